@@ -1,0 +1,201 @@
+// Package store defines the persistence contract of the auth library: the
+// Store interface, the records it keeps and the errors it reports.
+//
+// A Store is shared by every instance of an application, so every change
+// that matters for security is a single atomic method: creating a user with
+// a unique email, rotating a refresh token, revoking sessions. An
+// implementation must never split such a method into a read and a later
+// write that another caller can interleave with; SQL implementations use one
+// transaction or one conditional statement, the memory store one lock.
+//
+// Stores never read a clock. The caller passes the current time and every
+// expiry in, which keeps implementations deterministic and lets tests travel
+// in time. Stores start no goroutines: DeleteExpired is a method the
+// application schedules.
+//
+// Secrets are never stored in plain text. Refresh tokens arrive here already
+// hashed (TokenHash); passwords arrive as PHC strings. Signing keys are the
+// exception, because the library must use them; protect the database
+// accordingly.
+//
+// Every implementation should pass the conformance suite in package
+// storetest.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Errors reported by stores. Implementations wrap or return them so that
+// callers can test with errors.Is.
+var (
+	// ErrNotFound reports that a record does not exist or has expired.
+	// Expired records are indistinguishable from missing ones.
+	ErrNotFound = errors.New("store: not found")
+
+	// ErrConflict reports that a record with the same unique key (a user's
+	// email, a user or session id, a token hash, a key id) already exists.
+	ErrConflict = errors.New("store: conflict")
+
+	// ErrTokenReused reports that a refresh token was presented after it had
+	// already been exchanged. The store has revoked the token's session in
+	// the same atomic step.
+	ErrTokenReused = errors.New("store: refresh token reused")
+)
+
+// TokenHash is the SHA-256 digest of a secret token. Stores index and
+// compare tokens only through their hashes.
+type TokenHash [32]byte
+
+// User is an account.
+type User struct {
+	// ID is the unique, immutable identifier of the user.
+	ID string
+	// Email is unique across users. The library normalises it (trimmed,
+	// lower-cased) before it reaches the store; stores compare it exactly.
+	Email string
+	// PasswordHash is the password in PHC string format, or "" for a user
+	// without a password login.
+	PasswordHash string
+	// TimeJoined is when the user signed up.
+	TimeJoined time.Time
+}
+
+// Session is a signed-in session of a user: one lineage of refresh tokens.
+type Session struct {
+	// Handle is the unique, public identifier of the session.
+	Handle string
+	// UserID is the owner of the session.
+	UserID string
+	// CreatedAt is when the user signed in.
+	CreatedAt time.Time
+	// RefreshedAt is when the current refresh token was issued.
+	RefreshedAt time.Time
+	// ExpiresAt is when the session ends unless it is refreshed before.
+	ExpiresAt time.Time
+}
+
+// SigningKey is a key that signs access tokens. All instances of an
+// application read the keys from the store, so a token signed by one
+// instance verifies on every other.
+type SigningKey struct {
+	// ID is the key id ("kid" in the token header). Unique.
+	ID string
+	// Algorithm is the JWS algorithm, such as "HS256" or "EdDSA".
+	Algorithm string
+	// Material is the secret: the HMAC key, or the private key seed.
+	Material []byte
+	// CreatedAt is when the key was made; the newest key signs.
+	CreatedAt time.Time
+	// SignUntil is when the key stops signing new tokens.
+	SignUntil time.Time
+	// VerifyUntil is when tokens signed by the key stop verifying and the
+	// key may be deleted.
+	VerifyUntil time.Time
+}
+
+// Rotation asks a store to exchange a refresh token for a new one.
+type Rotation struct {
+	// Presented is the hash of the refresh token the client sent.
+	Presented TokenHash
+	// Next is the hash of the refresh token that replaces it.
+	Next TokenHash
+	// Now is the current time.
+	Now time.Time
+	// ExpiresAt is the new expiry of the session and of Next.
+	ExpiresAt time.Time
+	// ReuseWindow, when positive, lets the immediate predecessor of the
+	// current token be presented again for that long after the current
+	// token was issued, to recover from a lost response. See
+	// Store.RotateRefreshToken.
+	ReuseWindow time.Duration
+}
+
+// Store persists users, sessions, refresh tokens and signing keys.
+//
+// All methods are safe for concurrent use, take a context first, and report
+// the errors of this package (possibly wrapped). A method that returns any
+// other error has changed nothing, or everything it was asked to: never a
+// part.
+type Store interface {
+	// CreateUser adds u. It returns ErrConflict if a user with the same ID
+	// or the same Email exists; then nothing is written. Of several
+	// concurrent calls with one email exactly one succeeds.
+	CreateUser(ctx context.Context, u User) error
+
+	// UserByID returns the user with the given id, or ErrNotFound.
+	UserByID(ctx context.Context, id string) (User, error)
+
+	// UserByEmail returns the user with the given (normalised) email, or
+	// ErrNotFound.
+	UserByEmail(ctx context.Context, email string) (User, error)
+
+	// UpdatePasswordHash replaces the password hash of a user, or returns
+	// ErrNotFound. It is used to upgrade hashes made with old parameters.
+	// It succeeds only if the stored hash still equals oldHash, so an upgrade
+	// never overwrites a password changed in the meantime; otherwise it
+	// returns ErrConflict.
+	UpdatePasswordHash(ctx context.Context, userID, oldHash, newHash string) error
+
+	// CreateSession adds s with refresh as its current refresh token, valid
+	// until s.ExpiresAt. It returns ErrConflict if the handle or the token
+	// hash exists, and ErrNotFound if the user does not.
+	CreateSession(ctx context.Context, s Session, refresh TokenHash) error
+
+	// Session returns the session with the given handle if it has not
+	// expired at now, or ErrNotFound.
+	Session(ctx context.Context, handle string, now time.Time) (Session, error)
+
+	// UserSessions returns the sessions of a user that have not expired at
+	// now, newest first. A user without sessions, or an unknown user, has
+	// none: the result is empty and the error nil.
+	UserSessions(ctx context.Context, userID string, now time.Time) ([]Session, error)
+
+	// RotateRefreshToken exchanges the refresh token r.Presented for
+	// r.Next in one atomic step. The outcomes:
+	//
+	//   - r.Presented is the current token of a session that has not
+	//     expired at r.Now: r.Next becomes the current token, r.Presented
+	//     becomes its superseded predecessor, the session's RefreshedAt is
+	//     set to r.Now and its ExpiresAt to r.ExpiresAt. The updated session
+	//     is returned.
+	//   - r.ReuseWindow is positive, r.Presented is the immediate
+	//     predecessor of the current token, and the current token was
+	//     issued less than r.ReuseWindow before r.Now: r.Next replaces the
+	//     current token, which becomes superseded; the predecessor stays the
+	//     same. There is still exactly one current token. The updated
+	//     session is returned.
+	//   - r.Presented was a token of a live session and has been superseded
+	//     (any other case): the session and all of its tokens are revoked,
+	//     and the store returns the session as it was with ErrTokenReused.
+	//   - r.Presented is unknown, has expired, or belongs to a session that
+	//     has expired or was revoked: ErrNotFound, and nothing changes. A
+	//     forged or stale token must never harm a session.
+	//
+	// A token's expiry is the ExpiresAt it was issued with; superseded
+	// tokens keep theirs. Of several concurrent calls with the same current
+	// token exactly one takes the first branch.
+	RotateRefreshToken(ctx context.Context, r Rotation) (Session, error)
+
+	// RevokeSession deletes a session and all of its refresh tokens. It
+	// returns ErrNotFound if there was no such session.
+	RevokeSession(ctx context.Context, handle string) error
+
+	// RevokeUserSessions deletes every session of a user and returns the
+	// handles it deleted (none for an unknown user).
+	RevokeUserSessions(ctx context.Context, userID string) ([]string, error)
+
+	// SigningKeys returns the keys whose VerifyUntil is after now, newest
+	// first.
+	SigningKeys(ctx context.Context, now time.Time) ([]SigningKey, error)
+
+	// AddSigningKey adds k, or returns ErrConflict if its ID exists.
+	AddSigningKey(ctx context.Context, k SigningKey) error
+
+	// DeleteExpired removes sessions, refresh tokens and signing keys that
+	// have expired at now. Applications call it on a schedule of their
+	// choosing; correctness never depends on it, only storage size.
+	DeleteExpired(ctx context.Context, now time.Time) error
+}
