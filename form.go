@@ -1,0 +1,229 @@
+package auth
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// The validation messages are the translation keys of the SuperTokens UI
+// components: they must stay byte-identical.
+const (
+	msgFieldNotOptional = "Field is not optional"
+	msgEmailInvalid     = "Email is invalid"
+	msgEmailTaken       = "This email already exists. Please sign in instead."
+	msgPasswordShort    = "Password must contain at least 8 characters, including a number"
+	msgPasswordLong     = "Password's length must be lesser than 100 characters"
+	msgPasswordNoLetter = "Password must contain at least one alphabet"
+	msgPasswordNoDigit  = "Password must contain at least one number"
+)
+
+// Limits on single values, far above any real input; they bound the work an
+// attacker can cause (a password is hashed) whatever the policy says.
+const (
+	maxEmailLen    = 256  // bytes; RFC 5321 allows 254
+	maxPasswordLen = 1024 // bytes
+)
+
+// emailPattern is the email check of the SuperTokens backends. JavaScript's
+// \s is Unicode-aware and Go's is not, so the whitespace class is spelled
+// out.
+var emailPattern = regexp.MustCompile(`^(([^<>()\[\]\\.,;:\s\x0B\p{Z}\x{FEFF}@"]+(\.[^<>()\[\]\\.,;:\s\x0B\p{Z}\x{FEFF}@"]+)*)|("[^\n\r\x{2028}\x{2029}]+"))@((\[[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\])|(([a-zA-Z\-0-9]+\.)+[a-zA-Z]{2,}))$`)
+
+// A PasswordPolicy checks a new password at sign-up (and password reset).
+// It returns nil to accept it, or an error whose message is shown to the
+// user as the field error. Sign-in never applies the policy.
+type PasswordPolicy func(password string) error
+
+// DefaultPasswordPolicy requires 8 to 99 characters (counted in UTF-16
+// units, as browsers count them) with at least one ASCII letter and one
+// digit.
+func DefaultPasswordPolicy(password string) error {
+	n := utf16Len(password)
+	switch {
+	case n < 8:
+		return errors.New(msgPasswordShort)
+	case n >= 100:
+		return errors.New(msgPasswordLong)
+	case !strings.ContainsFunc(password, isASCIILetter):
+		return errors.New(msgPasswordNoLetter)
+	case !strings.ContainsAny(password, "0123456789"):
+		return errors.New(msgPasswordNoDigit)
+	}
+	return nil
+}
+
+func isASCIILetter(r rune) bool { return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' }
+
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
+
+// fieldError is one entry of a FIELD_ERROR answer.
+type fieldError struct {
+	ID    string `json:"id"`
+	Error string `json:"error"`
+}
+
+// credentials are the decoded form fields of a sign-up or sign-in.
+type credentials struct {
+	email, password string
+}
+
+// rawField is one element of formFields as it arrives.
+type rawField struct {
+	ID    *string          `json:"id"`
+	Value *json.RawMessage `json:"value"`
+}
+
+// readJSON decodes the body of r into v. It refuses bodies over the
+// configured size, anything that is not one JSON value, and trailing data.
+// Unknown keys are ignored: the SuperTokens SDKs send some.
+func (a *Auth) readJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, a.cfg.MaxBodyBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return errBodyTooLarge
+		}
+		return badRequest("could not read the request body")
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return badRequest("the request body must be a JSON object")
+	}
+	if !utf8.Valid(body) {
+		return badRequest("the request body is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(v); err != nil {
+		return badRequest("the request body must be a JSON object")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return badRequest("unexpected data after the JSON object")
+	}
+	return nil
+}
+
+// formFields decodes the formFields array of a request and returns the
+// values of the wanted ids as raw JSON. Missing wanted ids are absent from
+// the map. Every structural problem is a bad request, as in the SuperTokens
+// backends.
+func formFields(raw json.RawMessage, wanted ...string) (map[string]json.RawMessage, error) {
+	if raw == nil || string(raw) == "null" {
+		return nil, badRequest("Missing input param: formFields")
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(raw, &elems); err != nil {
+		return nil, badRequest("formFields must be an array")
+	}
+	if len(elems) > len(wanted) {
+		return nil, badRequest("Are you sending too many formFields?")
+	}
+	out := make(map[string]json.RawMessage, len(wanted))
+	for _, e := range elems {
+		var f rawField
+		if err := json.Unmarshal(e, &f); err != nil || bytes.TrimSpace(e)[0] != '{' {
+			return nil, badRequest("All elements of formFields must be an object")
+		}
+		if f.ID == nil || f.Value == nil {
+			return nil, badRequest("All elements of formFields must contain an 'id' and 'value' field")
+		}
+		id := *f.ID
+		known := false
+		for _, w := range wanted {
+			known = known || w == id
+		}
+		if !known {
+			return nil, badRequest("formFields contains an unknown field id")
+		}
+		if _, dup := out[id]; dup {
+			return nil, badRequest("formFields contains a repeated field id")
+		}
+		out[id] = *f.Value
+	}
+	return out, nil
+}
+
+// stringField returns the string value of a form field. A missing field or
+// JSON null is "" (the caller reports it as not optional); any other
+// non-string is a bad request.
+func stringField(fields map[string]json.RawMessage, id string) (string, error) {
+	v, ok := fields[id]
+	if !ok || string(v) == "null" {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return "", badRequest(id + " value must be a string")
+	}
+	return s, nil
+}
+
+// normaliseEmail trims and lower-cases an email for validation and lookup.
+func normaliseEmail(s string) string {
+	return strings.ToLower(strings.TrimSpace(s))
+}
+
+// checkEmail returns the field error for an email, or "".
+func checkEmail(email string) string {
+	switch {
+	case email == "":
+		return msgFieldNotOptional
+	case len(email) > maxEmailLen || !emailPattern.MatchString(email):
+		return msgEmailInvalid
+	}
+	return ""
+}
+
+// decodeCredentials reads the email and password of a sign-up or sign-in
+// request. It returns field errors for values that fail validation; policy
+// is nil for sign-in, where only emptiness is checked.
+func (a *Auth) decodeCredentials(w http.ResponseWriter, r *http.Request, policy PasswordPolicy) (credentials, []fieldError, error) {
+	var req struct {
+		FormFields json.RawMessage `json:"formFields"`
+	}
+	if err := a.readJSON(w, r, &req); err != nil {
+		return credentials{}, nil, err
+	}
+	fields, err := formFields(req.FormFields, "email", "password")
+	if err != nil {
+		return credentials{}, nil, err
+	}
+	email, err := stringField(fields, "email")
+	if err != nil {
+		return credentials{}, nil, err
+	}
+	password, err := stringField(fields, "password")
+	if err != nil {
+		return credentials{}, nil, err
+	}
+	c := credentials{email: normaliseEmail(email), password: password}
+
+	// Password first, as the SuperTokens backends order them; clients
+	// match by id.
+	var errs []fieldError
+	switch {
+	case password == "":
+		errs = append(errs, fieldError{"password", msgFieldNotOptional})
+	case policy != nil:
+		if err := policy(password); err != nil {
+			errs = append(errs, fieldError{"password", err.Error()})
+		} else if len(password) > maxPasswordLen {
+			errs = append(errs, fieldError{"password", msgPasswordLong})
+		}
+	}
+	if msg := checkEmail(c.email); msg != "" {
+		errs = append(errs, fieldError{"email", msg})
+	}
+	return c, errs, nil
+}

@@ -1,0 +1,213 @@
+package auth
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/latchkit/auth/store"
+)
+
+// Signing algorithms for access tokens.
+const (
+	// HS256 (HMAC-SHA256) is the default: the fastest to sign and verify,
+	// and enough when only the application's own instances verify tokens,
+	// which share the key through the Store.
+	HS256 = "HS256"
+	// EdDSA (Ed25519) lets others verify tokens with the public keys served
+	// at <base>/jwt/jwks.json.
+	EdDSA = "EdDSA"
+)
+
+// keyReloadInterval limits how often an unknown key id makes the keyring
+// read the store, so tokens with made-up key ids cannot flood it.
+const keyReloadInterval = time.Second
+
+// signingKey is a usable key: parsed once, then shared.
+type signingKey struct {
+	id          string
+	method      jwt.SigningMethod
+	sign        any // []byte or ed25519.PrivateKey
+	verify      any // []byte or ed25519.PublicKey
+	signUntil   time.Time
+	verifyUntil time.Time
+}
+
+// keyset is an immutable snapshot of the keys in the store.
+type keyset struct {
+	loadedAt time.Time
+	signer   *signingKey // newest key of the configured algorithm that still signs
+	byID     map[string]*signingKey
+	ordered  []*signingKey // newest first
+}
+
+// keyring caches the signing keys of the store and adds a new key when the
+// newest stops signing. Instances share keys through the store; one that
+// meets an unknown key id reloads, so a key added elsewhere is picked up.
+type keyring struct {
+	store        store.Store
+	alg          string
+	signFor      time.Duration // how long a new key signs
+	verifyExtra  time.Duration // how long after that it still verifies
+	now          func() time.Time
+	current      atomic.Pointer[keyset]
+	mu           sync.Mutex // serialises loads and key creation
+	lastReload time.Time  // of a reload for an unknown key id; under mu
+}
+
+// signer returns the key to sign with, loading or creating one if needed.
+func (k *keyring) signer(ctx context.Context) (*signingKey, error) {
+	now := k.now()
+	if ks := k.current.Load(); ks != nil && ks.signer != nil && now.Before(ks.signer.signUntil) {
+		return ks.signer, nil
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if ks := k.current.Load(); ks != nil && ks.signer != nil && now.Before(ks.signer.signUntil) {
+		return ks.signer, nil
+	}
+	ks, err := k.load(ctx, now)
+	if err != nil {
+		return nil, err
+	}
+	if ks.signer == nil {
+		if err := k.create(ctx, now); err != nil {
+			return nil, err
+		}
+		if ks, err = k.load(ctx, now); err != nil {
+			return nil, err
+		}
+		if ks.signer == nil {
+			return nil, errors.New("auth: the store lost the signing key it was given")
+		}
+	}
+	return ks.signer, nil
+}
+
+// verifier returns the key with the given id, reloading from the store at
+// most once per keyReloadInterval when the id is unknown.
+func (k *keyring) verifier(ctx context.Context, id string) (*signingKey, bool) {
+	if ks := k.current.Load(); ks != nil {
+		if key, ok := ks.byID[id]; ok {
+			return key, true
+		}
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	now := k.now()
+	if ks := k.current.Load(); ks != nil {
+		if key, ok := ks.byID[id]; ok {
+			return key, true
+		}
+		if now.Sub(k.lastReload) < keyReloadInterval && now.Sub(k.lastReload) >= 0 {
+			return nil, false
+		}
+	}
+	k.lastReload = now
+	ks, err := k.load(ctx, now)
+	if err != nil {
+		return nil, false
+	}
+	key, ok := ks.byID[id]
+	return key, ok
+}
+
+// load reads the keys of the store into a new snapshot. Called under mu.
+func (k *keyring) load(ctx context.Context, now time.Time) (*keyset, error) {
+	keys, err := k.store.SigningKeys(ctx, now)
+	if err != nil {
+		return nil, fmt.Errorf("auth: loading signing keys: %w", err)
+	}
+	ks := &keyset{loadedAt: now, byID: make(map[string]*signingKey, len(keys))}
+	for _, sk := range keys {
+		key, err := parseKey(sk)
+		if err != nil {
+			return nil, err
+		}
+		ks.byID[key.id] = key
+		ks.ordered = append(ks.ordered, key)
+		// Keys come newest first: the first that still signs is the signer.
+		if ks.signer == nil && sk.Algorithm == k.alg && now.Before(sk.SignUntil) {
+			ks.signer = key
+		}
+	}
+	k.current.Store(ks)
+	return ks, nil
+}
+
+// create adds a new key of the configured algorithm to the store.
+func (k *keyring) create(ctx context.Context, now time.Time) error {
+	id := make([]byte, 12)
+	rand.Read(id)
+	material := make([]byte, 32) // an HMAC-SHA256 key, or an Ed25519 seed
+	rand.Read(material)
+	sk := store.SigningKey{
+		ID:          base64.RawURLEncoding.EncodeToString(id),
+		Algorithm:   k.alg,
+		Material:    material,
+		CreatedAt:   now,
+		SignUntil:   now.Add(k.signFor),
+		VerifyUntil: now.Add(k.signFor + k.verifyExtra),
+	}
+	if err := k.store.AddSigningKey(ctx, sk); err != nil {
+		return fmt.Errorf("auth: adding a signing key: %w", err)
+	}
+	return nil
+}
+
+func parseKey(sk store.SigningKey) (*signingKey, error) {
+	key := &signingKey{id: sk.ID, signUntil: sk.SignUntil, verifyUntil: sk.VerifyUntil}
+	switch sk.Algorithm {
+	case HS256:
+		if len(sk.Material) < 32 {
+			return nil, fmt.Errorf("auth: signing key %q: HS256 key shorter than 32 bytes", sk.ID)
+		}
+		key.method = jwt.SigningMethodHS256
+		key.sign, key.verify = sk.Material, sk.Material
+	case EdDSA:
+		if len(sk.Material) != ed25519.SeedSize {
+			return nil, fmt.Errorf("auth: signing key %q: Ed25519 seed must be %d bytes", sk.ID, ed25519.SeedSize)
+		}
+		priv := ed25519.NewKeyFromSeed(sk.Material)
+		key.method = jwt.SigningMethodEdDSA
+		key.sign, key.verify = priv, priv.Public()
+	default:
+		return nil, fmt.Errorf("auth: signing key %q: unsupported algorithm %q", sk.ID, sk.Algorithm)
+	}
+	return key, nil
+}
+
+// serveJWKS answers the public keys of an asymmetric signer, so other
+// services can verify access tokens.
+func (a *Auth) serveJWKS(w http.ResponseWriter, r *http.Request) {
+	if _, err := a.keys.signer(r.Context()); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	type jwk struct {
+		Kty string `json:"kty"`
+		Crv string `json:"crv"`
+		X   string `json:"x"`
+		Kid string `json:"kid"`
+		Alg string `json:"alg"`
+		Use string `json:"use"`
+	}
+	keys := []jwk{}
+	for _, key := range a.keys.current.Load().ordered {
+		pub, ok := key.verify.(ed25519.PublicKey)
+		if !ok {
+			continue
+		}
+		keys = append(keys, jwk{"OKP", "Ed25519", base64.RawURLEncoding.EncodeToString(pub), key.id, EdDSA, "sig"})
+	}
+	w.Header().Set("Cache-Control", "public, max-age=60")
+	writeJSON(w, http.StatusOK, map[string]any{"keys": keys})
+}

@@ -1,0 +1,290 @@
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/google/uuid"
+	"github.com/latchkit/auth/store"
+)
+
+// Session is a verified session, as RequireSession finds it in a request.
+// Its fields are the claims of the access token.
+type Session struct {
+	UserID    string    // "sub"
+	Handle    string    // "sessionHandle": names the session for revocation
+	TenantID  string    // "tId": always "public"
+	TokenID   string    // "jti": unique per access token
+	IssuedAt  time.Time // "iat"
+	ExpiresAt time.Time // "exp": when the access token stops working
+}
+
+type sessionKey struct{}
+
+// SessionFromContext returns the session that RequireSession or
+// OptionalSession verified for a request.
+func SessionFromContext(ctx context.Context) (*Session, bool) {
+	s, ok := ctx.Value(sessionKey{}).(*Session)
+	return s, ok
+}
+
+// accessTokenType is the value of the tokenType claim of access tokens, so
+// that no other token signed with the same key can pass as one.
+const accessTokenType = "access"
+
+// accessClaims is the payload of an access token. The SuperTokens names
+// (sessionHandle, tId, rsub) keep the front-token familiar to its SDKs.
+type accessClaims struct {
+	Subject       string           `json:"sub"`
+	RecipeUserID  string           `json:"rsub"`
+	SessionHandle string           `json:"sessionHandle"`
+	TenantID      string           `json:"tId"`
+	TokenType     string           `json:"tokenType"`
+	Issuer        string           `json:"iss"`
+	IssuedAt      *jwt.NumericDate `json:"iat"`
+	ExpiresAt     *jwt.NumericDate `json:"exp"`
+	ID            string           `json:"jti"`
+}
+
+func (c *accessClaims) GetExpirationTime() (*jwt.NumericDate, error) { return c.ExpiresAt, nil }
+func (c *accessClaims) GetIssuedAt() (*jwt.NumericDate, error)       { return c.IssuedAt, nil }
+func (c *accessClaims) GetNotBefore() (*jwt.NumericDate, error)      { return nil, nil }
+func (c *accessClaims) GetIssuer() (string, error)                   { return c.Issuer, nil }
+func (c *accessClaims) GetSubject() (string, error)                  { return c.Subject, nil }
+func (c *accessClaims) GetAudience() (jwt.ClaimStrings, error)       { return nil, nil }
+
+var errNotAccessToken = errors.New("not an access token")
+
+// Validate runs after the standard checks of the parser.
+func (c *accessClaims) Validate() error {
+	if c.TokenType != accessTokenType || c.Subject == "" || c.SessionHandle == "" || c.IssuedAt == nil {
+		return errNotAccessToken
+	}
+	return nil
+}
+
+// newRefreshToken returns a random refresh token (256 bits, URL-safe
+// base64, safe in cookies and headers) and its hash.
+func newRefreshToken() (string, store.TokenHash) {
+	b := make([]byte, 32)
+	rand.Read(b)
+	tok := base64.RawURLEncoding.EncodeToString(b)
+	return tok, sha256.Sum256([]byte(tok))
+}
+
+// refreshTokenLen is the length of every refresh token we issue; anything
+// else is not ours and is refused without a store lookup.
+const refreshTokenLen = 43
+
+func wellFormedRefreshToken(tok string) bool {
+	if len(tok) != refreshTokenLen {
+		return false
+	}
+	for i := 0; i < len(tok); i++ {
+		c := tok[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// issueAccess signs an access token for s with key and returns the pair's
+// access half and front-token; the caller fills in the refresh half.
+func (a *Auth) issueAccess(key *signingKey, s store.Session, now time.Time) (issued, error) {
+	jti := make([]byte, 16)
+	rand.Read(jti)
+	exp := now.Add(a.cfg.AccessTokenLifetime)
+	c := &accessClaims{
+		Subject:       s.UserID,
+		RecipeUserID:  s.UserID,
+		SessionHandle: s.Handle,
+		TenantID:      "public",
+		TokenType:     accessTokenType,
+		Issuer:        a.cfg.Issuer,
+		IssuedAt:      jwt.NewNumericDate(now),
+		ExpiresAt:     jwt.NewNumericDate(exp),
+		ID:            base64.RawURLEncoding.EncodeToString(jti),
+	}
+	t := jwt.NewWithClaims(key.method, c)
+	t.Header["kid"] = key.id
+	access, err := t.SignedString(key.sign)
+	if err != nil {
+		return issued{}, fmt.Errorf("auth: signing an access token: %w", err)
+	}
+	payload, err := json.Marshal(c)
+	if err != nil {
+		return issued{}, err
+	}
+	return issued{
+		access:        access,
+		accessExpiry:  c.ExpiresAt.Time,
+		refreshExpiry: s.ExpiresAt,
+		frontToken:    frontToken(s.UserID, c.ExpiresAt.Time, payload),
+	}, nil
+}
+
+// verifyAccess checks an access token and returns its session.
+func (a *Auth) verifyAccess(ctx context.Context, tok string) (*Session, error) {
+	var c accessClaims
+	_, err := a.parser.ParseWithClaims(tok, &c, func(t *jwt.Token) (any, error) {
+		kid, _ := t.Header["kid"].(string)
+		key, ok := a.keys.verifier(ctx, kid)
+		if !ok || key.method.Alg() != t.Method.Alg() || !a.cfg.Now().Before(key.verifyUntil) {
+			return nil, errors.New("unknown signing key")
+		}
+		return key.verify, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrTryRefreshToken, err)
+	}
+	return &Session{
+		UserID:    c.Subject,
+		Handle:    c.SessionHandle,
+		TenantID:  c.TenantID,
+		TokenID:   c.ID,
+		IssuedAt:  c.IssuedAt.Time,
+		ExpiresAt: c.ExpiresAt.Time,
+	}, nil
+}
+
+// VerifyRequest finds and verifies the session of a request, as
+// RequireSession does. It returns an error matching ErrUnauthorised when
+// the request carries no session (or, with Config.CheckSessionInStore, a
+// revoked one) and ErrTryRefreshToken when its access token is expired or
+// invalid.
+func (a *Auth) VerifyRequest(r *http.Request) (*Session, error) {
+	s, _, err := a.verifyRequest(r)
+	return s, err
+}
+
+// errRevoked is a valid access token of a session that no longer exists.
+var errRevoked = fmt.Errorf("%w: session revoked", ErrUnauthorised)
+
+func (a *Auth) verifyRequest(r *http.Request) (*Session, mode, error) {
+	tok, m, found, bad := tokenFrom(r, cookieAccess)
+	switch {
+	case !found:
+		return nil, m, ErrUnauthorised
+	case bad:
+		return nil, m, fmt.Errorf("%w: unusable token", ErrTryRefreshToken)
+	case a.csrfFailed(r, m):
+		return nil, m, fmt.Errorf("%w: rid header required with SameSite=None cookies", ErrTryRefreshToken)
+	}
+	s, err := a.verifyAccess(r.Context(), tok)
+	if err != nil {
+		return nil, m, err
+	}
+	if a.cfg.CheckSessionInStore {
+		if _, err := a.store.Session(r.Context(), s.Handle, a.cfg.Now()); errors.Is(err, store.ErrNotFound) {
+			return nil, m, errRevoked
+		} else if err != nil {
+			return nil, m, err
+		}
+	}
+	return s, m, nil
+}
+
+// RequireSession lets through requests with a valid session, which handlers
+// read with SessionFromContext, and answers the others 401 as the protocol
+// says: "unauthorised" without a session, "try refresh token" when the
+// access token is expired or invalid (the SDKs then refresh and retry).
+// OPTIONS requests (CORS preflight) pass unverified.
+func (a *Auth) RequireSession(next http.Handler) http.Handler {
+	return a.sessionMiddleware(next, true)
+}
+
+// OptionalSession is RequireSession for pages that also serve signed-out
+// users: a request without a session passes with none in its context. An
+// expired or invalid access token is still answered 401 "try refresh token",
+// so a signed-in user is never served as signed out by mistake.
+func (a *Auth) OptionalSession(next http.Handler) http.Handler {
+	return a.sessionMiddleware(next, false)
+}
+
+func (a *Auth) sessionMiddleware(next http.Handler, required bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodOptions || r.Method == http.MethodTrace {
+			next.ServeHTTP(w, r)
+			return
+		}
+		s, _, err := a.verifyRequest(r)
+		switch {
+		case err == nil:
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, s)))
+		case !required && err == ErrUnauthorised:
+			next.ServeHTTP(w, r)
+		default:
+			if errors.Is(err, errRevoked) {
+				a.clearTokens(w, true, true)
+			}
+			a.fail(w, r, err)
+		}
+	})
+}
+
+// createSession starts a session for a user who just signed up or in, and
+// writes its tokens in the mode the request asks for.
+func (a *Auth) createSession(ctx context.Context, w http.ResponseWriter, r *http.Request, userID string) (store.Session, bodyTokens, error) {
+	key, err := a.keys.signer(ctx)
+	if err != nil {
+		return store.Session{}, bodyTokens{}, err
+	}
+	now := a.cfg.Now()
+	s := store.Session{
+		Handle:      uuid.NewString(),
+		UserID:      userID,
+		CreatedAt:   now,
+		RefreshedAt: now,
+		ExpiresAt:   now.Add(a.cfg.RefreshTokenLifetime),
+	}
+	refresh, hash := newRefreshToken()
+	t, err := a.issueAccess(key, s, now)
+	if err != nil {
+		return store.Session{}, bodyTokens{}, err
+	}
+	t.refresh = refresh
+	if err := a.store.CreateSession(ctx, s, hash); err != nil {
+		return store.Session{}, bodyTokens{}, fmt.Errorf("auth: creating a session: %w", err)
+	}
+	m := newSessionMode(r)
+	// Tokens of an earlier session in the other transport would shadow the
+	// new ones: clear them.
+	if _, err := r.Cookie(cookieAccess); m != modeCookie && err == nil {
+		a.clearTokens(w, true, false)
+	} else if m == modeCookie && r.Header.Get("Authorization") != "" {
+		a.clearTokens(w, false, true)
+	}
+	return s, a.writeTokens(w, m, t), nil
+}
+
+// handleSignOut revokes the session of the request and clears its tokens.
+func (a *Auth) handleSignOut(w http.ResponseWriter, r *http.Request) {
+	s, m, err := a.verifyRequest(r)
+	if err != nil {
+		if errors.Is(err, errRevoked) {
+			a.clearTokens(w, true, true)
+		}
+		a.fail(w, r, err)
+		return
+	}
+	if err := a.store.RevokeSession(r.Context(), s.Handle); err != nil && !errors.Is(err, store.ErrNotFound) {
+		a.fail(w, r, err)
+		return
+	}
+	a.clearTokens(w, m == modeCookie, m != modeCookie)
+	a.emit(r.Context(), r, Event{Kind: EventSignOut, UserID: s.UserID, SessionHandle: s.Handle})
+	writeJSON(w, http.StatusOK, statusOK)
+}
+
+var statusOK = struct {
+	Status string `json:"status"`
+}{"OK"}
