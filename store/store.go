@@ -32,11 +32,13 @@ import (
 // callers can test with errors.Is.
 var (
 	// ErrNotFound reports that a record does not exist or has expired.
-	// Expired records are indistinguishable from missing ones.
+	// Expired records are indistinguishable from missing ones. A record
+	// has expired when its expiry is at or before the time passed in.
 	ErrNotFound = errors.New("store: not found")
 
 	// ErrConflict reports that a record with the same unique key (a user's
 	// email, a user or session id, a token hash, a key id) already exists.
+	// Expired records may keep their keys until DeleteExpired removes them.
 	ErrConflict = errors.New("store: conflict")
 
 	// ErrTokenReused reports that a refresh token was presented after it had
@@ -149,7 +151,7 @@ type Store interface {
 	Session(ctx context.Context, handle string, now time.Time) (Session, error)
 
 	// UserSessions returns the sessions of a user that have not expired at
-	// now, newest first. A user without sessions, or an unknown user, has
+	// now, newest (by CreatedAt) first. A user without sessions, or an unknown user, has
 	// none: the result is empty and the error nil.
 	UserSessions(ctx context.Context, userID string, now time.Time) ([]Session, error)
 
@@ -162,10 +164,11 @@ type Store interface {
 	//     set to r.Now and its ExpiresAt to r.ExpiresAt. The updated session
 	//     is returned.
 	//   - r.ReuseWindow is positive, r.Presented is the immediate
-	//     predecessor of the current token, and the current token was
-	//     issued less than r.ReuseWindow before r.Now: r.Next replaces the
-	//     current token, which becomes superseded; the predecessor stays the
-	//     same. There is still exactly one current token. The updated
+	//     predecessor of the current token, and it was exchanged less than
+	//     r.ReuseWindow before r.Now: r.Next replaces the current token,
+	//     which becomes superseded; the predecessor stays the same, and so
+	//     does the time it was exchanged, so retries do not extend the
+	//     window. There is still exactly one current token. The updated
 	//     session is returned.
 	//   - r.Presented was a token of a live session and has been superseded
 	//     (any other case): the session and all of its tokens are revoked,
@@ -175,12 +178,14 @@ type Store interface {
 	//     forged or stale token must never harm a session.
 	//
 	// A token's expiry is the ExpiresAt it was issued with; superseded
-	// tokens keep theirs. Of several concurrent calls with the same current
-	// token exactly one takes the first branch.
+	// tokens keep theirs. If r.Next is already on record the store returns
+	// ErrConflict and changes nothing. Of several concurrent calls with the
+	// same current token exactly one takes the first branch.
 	RotateRefreshToken(ctx context.Context, r Rotation) (Session, error)
 
-	// RevokeSession deletes a session and all of its refresh tokens. It
-	// returns ErrNotFound if there was no such session.
+	// RevokeSession deletes a session and all of its refresh tokens,
+	// whether or not it has expired. It returns ErrNotFound if there was no
+	// such session.
 	RevokeSession(ctx context.Context, handle string) error
 
 	// RevokeUserSessions deletes every session of a user and returns the

@@ -1,0 +1,372 @@
+// Package memstore is the in-memory reference implementation of
+// store.Store.
+//
+// Everything lives in maps inside one process and is lost when the process
+// exits; two processes never see each other's data. Use it for tests, demos
+// and single-process applications that can afford to sign every user out on
+// restart. Applications with several instances need a shared store.
+//
+// Every method holds one lock for its whole duration, which makes each of
+// them atomic as the store.Store contract requires. The methods never block
+// on I/O, so they ignore their context.
+package memstore
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/latchkit/auth/store"
+)
+
+var _ store.Store = (*Store)(nil)
+
+// Store is an in-memory store.Store. The zero value is not usable; call New.
+type Store struct {
+	mu sync.RWMutex
+
+	users   map[string]store.User // by id
+	byEmail map[string]string     // email -> user id
+
+	sessions     map[string]*session            // by handle
+	userSessions map[string]map[string]struct{} // user id -> handles
+
+	tokens map[store.TokenHash]*refreshToken
+
+	keys map[string]store.SigningKey // by id; Material owned by the store
+}
+
+// session is a session together with the state of its token lineage.
+type session struct {
+	store.Session
+
+	// current is the one token that rotates normally.
+	current store.TokenHash
+	// previous is the token that current replaced in a normal rotation:
+	// the only superseded token the reuse window may forgive. A re-rotation
+	// inside the window leaves it alone, as the contract says.
+	previous    store.TokenHash
+	hasPrevious bool
+	// supersededAt is when previous was exchanged: the window is measured
+	// from there, so retries inside it do not extend it.
+	supersededAt time.Time
+
+	// tokens holds every token hash of the lineage still on record, current
+	// and superseded, so that a revocation can remove them all.
+	tokens map[store.TokenHash]struct{}
+}
+
+// refreshToken is the record of one issued refresh token. Whether it is
+// current is not stored here but read from its session, so that there is
+// exactly one place that can say so.
+type refreshToken struct {
+	handle    string
+	expiresAt time.Time
+}
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{
+		users:        make(map[string]store.User),
+		byEmail:      make(map[string]string),
+		sessions:     make(map[string]*session),
+		userSessions: make(map[string]map[string]struct{}),
+		tokens:       make(map[store.TokenHash]*refreshToken),
+		keys:         make(map[string]store.SigningKey),
+	}
+}
+
+// live reports whether something that ends at end has not ended at now.
+// The end itself counts as expired, as it does for signing keys, whose
+// contract says they verify only while VerifyUntil is after now.
+func live(end, now time.Time) bool {
+	return now.Before(end)
+}
+
+// CreateUser implements store.Store.
+func (s *Store) CreateUser(_ context.Context, u store.User) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	if _, ok := s.users[u.ID]; ok {
+		return store.ErrConflict
+	}
+	if _, ok := s.byEmail[u.Email]; ok {
+		return store.ErrConflict
+	}
+	s.users[u.ID] = u
+	s.byEmail[u.Email] = u.ID
+	return nil
+}
+
+// UserByID implements store.Store.
+func (s *Store) UserByID(_ context.Context, id string) (store.User, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+
+	u, ok := s.users[id]
+	if !ok {
+		return store.User{}, store.ErrNotFound
+	}
+	return u, nil
+}
+
+// UserByEmail implements store.Store.
+func (s *Store) UserByEmail(_ context.Context, email string) (store.User, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+
+	id, ok := s.byEmail[email]
+	if !ok {
+		return store.User{}, store.ErrNotFound
+	}
+	return s.users[id], nil
+}
+
+// UpdatePasswordHash implements store.Store.
+func (s *Store) UpdatePasswordHash(_ context.Context, userID, oldHash, newHash string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	u, ok := s.users[userID]
+	if !ok {
+		return store.ErrNotFound
+	}
+	if u.PasswordHash != oldHash {
+		return store.ErrConflict
+	}
+	u.PasswordHash = newHash
+	s.users[userID] = u
+	return nil
+}
+
+// CreateSession implements store.Store.
+func (s *Store) CreateSession(_ context.Context, sess store.Session, refresh store.TokenHash) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	if _, ok := s.sessions[sess.Handle]; ok {
+		return store.ErrConflict
+	}
+	if _, ok := s.tokens[refresh]; ok {
+		return store.ErrConflict
+	}
+	if _, ok := s.users[sess.UserID]; !ok {
+		return store.ErrNotFound
+	}
+
+	s.sessions[sess.Handle] = &session{
+		Session: sess,
+		current: refresh,
+		tokens:  map[store.TokenHash]struct{}{refresh: {}},
+	}
+	handles := s.userSessions[sess.UserID]
+	if handles == nil {
+		handles = make(map[string]struct{})
+		s.userSessions[sess.UserID] = handles
+	}
+	handles[sess.Handle] = struct{}{}
+	s.tokens[refresh] = &refreshToken{handle: sess.Handle, expiresAt: sess.ExpiresAt}
+	return nil
+}
+
+// Session implements store.Store.
+func (s *Store) Session(_ context.Context, handle string, now time.Time) (store.Session, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+
+	sess, ok := s.sessions[handle]
+	if !ok || !live(sess.ExpiresAt, now) {
+		return store.Session{}, store.ErrNotFound
+	}
+	return sess.Session, nil
+}
+
+// UserSessions implements store.Store. Sessions are ordered by CreatedAt,
+// newest first; ties are broken by handle so that the order is stable.
+func (s *Store) UserSessions(_ context.Context, userID string, now time.Time) ([]store.Session, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+
+	var out []store.Session
+	for h := range s.userSessions[userID] {
+		if sess := s.sessions[h]; live(sess.ExpiresAt, now) {
+			out = append(out, sess.Session)
+		}
+	}
+	slices.SortFunc(out, newestSessionFirst)
+	return out, nil
+}
+
+func newestSessionFirst(a, b store.Session) int {
+	if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Handle, b.Handle)
+}
+
+// RotateRefreshToken implements store.Store.
+//
+// If r.Next is already on record the rotation is refused with
+// store.ErrConflict and nothing changes; the contract leaves this case open,
+// and overwriting the record would hand another lineage's token to this one.
+func (s *Store) RotateRefreshToken(_ context.Context, r store.Rotation) (store.Session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	tok, ok := s.tokens[r.Presented]
+	if !ok || !live(tok.expiresAt, r.Now) {
+		return store.Session{}, store.ErrNotFound
+	}
+	sess := s.sessions[tok.handle]
+	if !live(sess.ExpiresAt, r.Now) {
+		return store.Session{}, store.ErrNotFound
+	}
+
+	switch {
+	case r.Presented == sess.current:
+		if _, taken := s.tokens[r.Next]; taken {
+			return store.Session{}, store.ErrConflict
+		}
+		sess.previous, sess.hasPrevious, sess.supersededAt = r.Presented, true, r.Now
+	case r.ReuseWindow > 0 && sess.hasPrevious && r.Presented == sess.previous &&
+		r.Now.Sub(sess.supersededAt) < r.ReuseWindow:
+		if _, taken := s.tokens[r.Next]; taken {
+			return store.Session{}, store.ErrConflict
+		}
+		// The replaced current token stays on record as superseded, so that
+		// presenting it later is detected as reuse.
+	default:
+		old := sess.Session
+		s.deleteSession(sess)
+		return old, store.ErrTokenReused
+	}
+
+	sess.current = r.Next
+	sess.tokens[r.Next] = struct{}{}
+	s.tokens[r.Next] = &refreshToken{handle: sess.Handle, expiresAt: r.ExpiresAt}
+	sess.RefreshedAt = r.Now
+	sess.ExpiresAt = r.ExpiresAt
+	return sess.Session, nil
+}
+
+// RevokeSession implements store.Store.
+func (s *Store) RevokeSession(_ context.Context, handle string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	sess, ok := s.sessions[handle]
+	if !ok {
+		return store.ErrNotFound
+	}
+	s.deleteSession(sess)
+	return nil
+}
+
+// RevokeUserSessions implements store.Store. The method has no notion of the
+// current time, so it also deletes, and reports, sessions that have expired
+// but have not yet been removed by DeleteExpired. The handles come newest
+// first.
+func (s *Store) RevokeUserSessions(_ context.Context, userID string) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	var doomed []*session
+	for h := range s.userSessions[userID] {
+		doomed = append(doomed, s.sessions[h])
+	}
+	slices.SortFunc(doomed, func(a, b *session) int { return newestSessionFirst(a.Session, b.Session) })
+
+	handles := make([]string, 0, len(doomed))
+	for _, sess := range doomed {
+		handles = append(handles, sess.Handle)
+		s.deleteSession(sess)
+	}
+	return handles, nil
+}
+
+// deleteSession removes sess, every token of its lineage and its entry in
+// the per-user index. The caller holds s.mu for writing.
+func (s *Store) deleteSession(sess *session) {
+	for h := range sess.tokens {
+		delete(s.tokens, h)
+	}
+	delete(s.sessions, sess.Handle)
+	if handles := s.userSessions[sess.UserID]; handles != nil {
+		delete(handles, sess.Handle)
+		if len(handles) == 0 {
+			delete(s.userSessions, sess.UserID)
+		}
+	}
+}
+
+// SigningKeys implements store.Store. Keys are ordered by CreatedAt, newest
+// first; ties are broken by ID so that the order is stable.
+func (s *Store) SigningKeys(_ context.Context, now time.Time) ([]store.SigningKey, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+
+	var out []store.SigningKey
+	for _, k := range s.keys {
+		if live(k.VerifyUntil, now) {
+			k.Material = bytes.Clone(k.Material)
+			out = append(out, k)
+		}
+	}
+	slices.SortFunc(out, func(a, b store.SigningKey) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+// AddSigningKey implements store.Store.
+func (s *Store) AddSigningKey(_ context.Context, k store.SigningKey) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	if _, ok := s.keys[k.ID]; ok {
+		return store.ErrConflict
+	}
+	// The caller may reuse its slice; the key material must not change
+	// under the store's feet.
+	k.Material = bytes.Clone(k.Material)
+	s.keys[k.ID] = k
+	return nil
+}
+
+// DeleteExpired implements store.Store. Superseded tokens that have not
+// expired are kept even though they can never rotate again: they are what
+// lets RotateRefreshToken recognise a stolen token.
+func (s *Store) DeleteExpired(_ context.Context, now time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	for _, sess := range s.sessions {
+		if !live(sess.ExpiresAt, now) {
+			s.deleteSession(sess)
+		}
+	}
+	for h, tok := range s.tokens {
+		if live(tok.expiresAt, now) {
+			continue
+		}
+		delete(s.tokens, h)
+		sess := s.sessions[tok.handle]
+		delete(sess.tokens, h)
+		if sess.hasPrevious && sess.previous == h {
+			sess.previous, sess.hasPrevious = store.TokenHash{}, false
+		}
+	}
+	for id, k := range s.keys {
+		if !live(k.VerifyUntil, now) {
+			delete(s.keys, id)
+		}
+	}
+	return nil
+}
