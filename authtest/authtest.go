@@ -1,0 +1,122 @@
+// Package authtest helps test applications that use the auth library, in
+// the way net/http/httptest helps test handlers: a running server for an
+// *auth.Auth, a client that speaks the protocol in each token transfer
+// mode, fixtures for users and sessions, and a clock to travel in time.
+package authtest
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/store/memstore"
+)
+
+// Clock is a manual clock for Config.Now. It is safe for concurrent use.
+type Clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// NewClock returns a clock that stands at t until moved.
+func NewClock(t time.Time) *Clock { return &Clock{t: t} }
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// Advance moves the clock forward by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// Server is a running HTTPS test server with an *auth.Auth mounted at its
+// base path. Add the application's own routes to Mux.
+type Server struct {
+	*httptest.Server
+	Auth   *auth.Auth
+	Config auth.Config // as passed to auth.New, with the test defaults filled in
+	Clock  *Clock
+	Mux    *http.ServeMux
+
+	tb    testing.TB
+	users atomic.Int64
+}
+
+// Start is the time a Server's clock starts at.
+var Start = time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+
+// NewServer starts a server for an Auth made from cfg, and closes it when
+// the test ends. Unset fields get test defaults: a fresh memstore, a Clock
+// at Start, and cheap password hashing (the real parameters would dominate
+// a test's run time). Set those fields to test with something else.
+//
+// Besides the auth routes, the server answers GET /api/session behind
+// RequireSession with the session as JSON: {"userId", "sessionHandle"}.
+func NewServer(tb testing.TB, cfg auth.Config) *Server {
+	tb.Helper()
+	s := &Server{tb: tb, Mux: http.NewServeMux()}
+	if cfg.Store == nil {
+		cfg.Store = memstore.New()
+	}
+	if cfg.Now == nil {
+		s.Clock = NewClock(Start)
+		cfg.Now = s.Clock.Now
+	}
+	if cfg.PasswordHashing == (auth.PasswordHashing{}) {
+		cfg.PasswordHashing = auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1}
+		cfg.InsecureWeakPasswordHashing = true
+	}
+	a, err := auth.New(cfg)
+	if err != nil {
+		tb.Fatalf("authtest: auth.New: %v", err)
+	}
+	s.Auth, s.Config = a, cfg
+	base := cfg.BasePath
+	if base == "" {
+		base = auth.DefaultBasePath
+	}
+	s.Mux.Handle(base+"/", a)
+	s.Mux.Handle("GET /api/session", a.RequireSession(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sess, _ := auth.SessionFromContext(r.Context())
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"userId":%q,"sessionHandle":%q}`, sess.UserID, sess.Handle)
+	})))
+	s.Server = httptest.NewTLSServer(s.Mux)
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// Password is the password fixtures sign up with.
+const Password = "correct horse 1"
+
+// NewEmail returns an email no other call on this server returned.
+func (s *Server) NewEmail() string {
+	return fmt.Sprintf("user%d@example.com", s.users.Add(1))
+}
+
+// SignedIn signs up a new user over HTTP with a client in mode m and
+// returns the client, holding the session, and the user.
+func (s *Server) SignedIn(m Mode) (*Client, auth.User) {
+	s.tb.Helper()
+	c := s.Client(m)
+	email := s.NewEmail()
+	if res := c.SignUp(email, Password); res.StatusCode != http.StatusOK || res.Status != "OK" {
+		s.tb.Fatalf("authtest: sign-up of %s: %d %s", email, res.StatusCode, res.Body)
+	}
+	u, err := s.Auth.UserByEmail(s.tb.Context(), email)
+	if err != nil {
+		s.tb.Fatalf("authtest: user %s after sign-up: %v", email, err)
+	}
+	return c, u
+}

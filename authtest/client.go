@@ -1,0 +1,262 @@
+package authtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// Mode is how a Client asks for its tokens.
+type Mode int
+
+const (
+	// Cookie mode: no mode header; tokens travel in cookies, which the
+	// client keeps in a cookie jar as a browser would.
+	Cookie Mode = iota
+	// Header mode: st-auth-mode: header; tokens come in st-access-token
+	// and st-refresh-token headers and go back as Authorization: Bearer.
+	Header
+	// Body mode: fg-auth-mode: body; tokens come in the JSON body and go
+	// back as Authorization: Bearer.
+	Body
+)
+
+// Modes lists every mode, for table tests.
+var Modes = []Mode{Cookie, Header, Body}
+
+func (m Mode) String() string {
+	switch m {
+	case Header:
+		return "header"
+	case Body:
+		return "body"
+	}
+	return "cookie"
+}
+
+// Client speaks the protocol to a Server in one mode and keeps the tokens
+// it is given, like a frontend SDK. It is not safe for concurrent use.
+type Client struct {
+	// Mode is the transfer mode the client asks for.
+	Mode Mode
+	// HTTP sends the requests; in cookie mode its jar holds the tokens.
+	HTTP *http.Client
+	// AccessToken and RefreshToken are the tokens of header and body mode.
+	// Tests may set them, to replay an old token for instance.
+	AccessToken, RefreshToken string
+	// FrontToken is the last front-token header received ("" after
+	// "remove").
+	FrontToken string
+	// Header is added to every request; the SDKs send rid and fdi-version.
+	Header http.Header
+
+	tb  testing.TB
+	srv *Server
+}
+
+// Response is a response, read in full.
+type Response struct {
+	StatusCode int
+	Header     http.Header
+	Body       []byte
+	// Status and Message are the "status" and "message" of a JSON body.
+	Status, Message string
+	// JSON is the body decoded, or nil if it is not a JSON object.
+	JSON map[string]any
+}
+
+// Client returns a new client in mode m.
+func (s *Server) Client(m Mode) *Client {
+	hc := s.Server.Client()
+	jar, _ := cookiejar.New(nil)
+	if m == Cookie {
+		hc = &http.Client{Transport: hc.Transport, Jar: jar}
+	}
+	return &Client{Mode: m, HTTP: hc, Header: http.Header{}, tb: s.tb, srv: s}
+}
+
+// SignUp signs up with an email and password.
+func (c *Client) SignUp(email, password string) *Response {
+	c.tb.Helper()
+	return c.do(http.MethodPost, c.path("/signup"), credentials(email, password), "emailpassword", c.AccessToken)
+}
+
+// SignIn signs in with an email and password.
+func (c *Client) SignIn(email, password string) *Response {
+	c.tb.Helper()
+	return c.do(http.MethodPost, c.path("/signin"), credentials(email, password), "emailpassword", c.AccessToken)
+}
+
+// Refresh exchanges the refresh token for a new pair.
+func (c *Client) Refresh() *Response {
+	c.tb.Helper()
+	return c.do(http.MethodPost, c.path("/session/refresh"), nil, "session", c.RefreshToken)
+}
+
+// SignOut ends the session.
+func (c *Client) SignOut() *Response {
+	c.tb.Helper()
+	return c.do(http.MethodPost, c.path("/signout"), nil, "session", c.AccessToken)
+}
+
+// Get sends a GET with the client's session to a path of the server.
+func (c *Client) Get(path string) *Response {
+	c.tb.Helper()
+	return c.do(http.MethodGet, path, nil, "anti-csrf", c.AccessToken)
+}
+
+// Do sends a request with the client's session (the access token) to a
+// path of the server. A non-nil body is sent as JSON.
+func (c *Client) Do(method, path string, body any) *Response {
+	c.tb.Helper()
+	var b []byte
+	if body != nil {
+		var err error
+		if b, err = json.Marshal(body); err != nil {
+			c.tb.Fatalf("authtest: encoding body: %v", err)
+		}
+	}
+	return c.do(method, path, b, "anti-csrf", c.AccessToken)
+}
+
+// Cookie returns the value of a cookie the jar would send to path, or "".
+func (c *Client) Cookie(name, path string) string {
+	if c.HTTP.Jar == nil {
+		return ""
+	}
+	u, _ := url.Parse(c.srv.URL + path)
+	for _, ck := range c.HTTP.Jar.Cookies(u) {
+		if ck.Name == name {
+			return ck.Value
+		}
+	}
+	return ""
+}
+
+// SetCookie puts a cookie into the jar for the server, as a replayed or
+// stolen cookie would arrive.
+func (c *Client) SetCookie(name, value, path string) {
+	u, _ := url.Parse(c.srv.URL)
+	c.HTTP.Jar.SetCookies(u, []*http.Cookie{{Name: name, Value: value, Path: path, Secure: true}})
+}
+
+func (c *Client) path(p string) string {
+	base := c.srv.Config.BasePath
+	if base == "" {
+		base = "/auth"
+	}
+	return strings.TrimRight(base, "/") + p
+}
+
+func credentials(email, password string) []byte {
+	b, _ := json.Marshal(map[string]any{"formFields": []map[string]any{
+		{"id": "email", "value": email},
+		{"id": "password", "value": password},
+	}})
+	return b
+}
+
+func (c *Client) do(method, path string, body []byte, rid, bearer string) *Response {
+	c.tb.Helper()
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(c.tb.Context(), method, c.srv.URL+path, r)
+	if err != nil {
+		c.tb.Fatalf("authtest: %v", err)
+	}
+	for k, v := range c.Header {
+		req.Header[k] = v
+	}
+	if req.Header.Get("rid") == "" {
+		req.Header.Set("rid", rid)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	switch c.Mode {
+	case Header:
+		req.Header.Set("st-auth-mode", "header")
+	case Body:
+		req.Header.Set("fg-auth-mode", "body")
+	}
+	if c.Mode != Cookie && bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	res, err := c.HTTP.Do(req)
+	if err != nil {
+		c.tb.Fatalf("authtest: %s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	out := &Response{StatusCode: res.StatusCode, Header: res.Header}
+	if out.Body, err = io.ReadAll(res.Body); err != nil {
+		c.tb.Fatalf("authtest: reading %s %s: %v", method, path, err)
+	}
+	if json.Unmarshal(out.Body, &out.JSON) == nil {
+		out.Status, _ = out.JSON["status"].(string)
+		out.Message, _ = out.JSON["message"].(string)
+	}
+	c.keep(out)
+	return out
+}
+
+// keep stores the tokens a response hands out, as the SDKs do.
+func (c *Client) keep(res *Response) {
+	if ft, ok := res.Header[http.CanonicalHeaderKey("front-token")]; ok {
+		if ft[0] == "remove" {
+			c.FrontToken, c.AccessToken, c.RefreshToken = "", "", ""
+		} else {
+			c.FrontToken = ft[0]
+		}
+	}
+	if v, ok := res.Header[http.CanonicalHeaderKey("st-access-token")]; ok && c.Mode == Header {
+		c.AccessToken = v[0]
+	}
+	if v, ok := res.Header[http.CanonicalHeaderKey("st-refresh-token")]; ok && c.Mode == Header {
+		c.RefreshToken = v[0]
+	}
+	if c.Mode == Body {
+		if v, ok := res.JSON["accessToken"].(string); ok {
+			c.AccessToken = v
+		}
+		if v, ok := res.JSON["refreshToken"].(string); ok {
+			c.RefreshToken = v
+		}
+	}
+}
+
+// Tokens returns the access and refresh token the client holds, from the
+// jar in cookie mode.
+func (c *Client) Tokens() (access, refresh string) {
+	if c.Mode == Cookie {
+		base := c.path("")
+		return c.Cookie("sAccessToken", "/"), c.Cookie("sRefreshToken", base+"/session/refresh")
+	}
+	return c.AccessToken, c.RefreshToken
+}
+
+// SetTokens replaces the tokens the client holds, in any mode; to replay
+// an old refresh token, for instance. An empty value leaves that token be.
+func (c *Client) SetTokens(access, refresh string) {
+	if c.Mode == Cookie {
+		if access != "" {
+			c.SetCookie("sAccessToken", access, "/")
+		}
+		if refresh != "" {
+			c.SetCookie("sRefreshToken", refresh, c.path("/session/refresh"))
+		}
+		return
+	}
+	if access != "" {
+		c.AccessToken = access
+	}
+	if refresh != "" {
+		c.RefreshToken = refresh
+	}
+}
