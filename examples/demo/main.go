@@ -1,0 +1,221 @@
+// Command demo is a small server that uses the auth library: the auth
+// endpoints under /auth and a protected GET /api/me.
+//
+//	go run ./examples/demo
+//
+// Every flag has an environment variable twin; the flag wins.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/store"
+	"github.com/latchkit/auth/store/memstore"
+)
+
+// options are the demo's settings, from flags and environment.
+type options struct {
+	addr       string
+	db         string
+	accessTTL  time.Duration
+	refreshTTL time.Duration
+	resetTTL   time.Duration
+	smtp       string
+	appURL     string
+}
+
+func main() {
+	if err := run(os.Args[1:], os.Getenv); err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
+	}
+}
+
+// parseOptions reads flags, each defaulting to its environment variable.
+func parseOptions(args []string, getenv func(string) string) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	env := func(name, def string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	dur := func(p *time.Duration, name, envName string, def time.Duration, usage string) error {
+		d := def
+		if v := getenv(envName); v != "" {
+			var err error
+			if d, err = time.ParseDuration(v); err != nil {
+				return fmt.Errorf("%s: %v", envName, err)
+			}
+		}
+		fs.DurationVar(p, name, d, usage+" (env "+envName+")")
+		return nil
+	}
+	fs.StringVar(&o.addr, "addr", env("DEMO_ADDR", "127.0.0.1:8080"), "address to listen on (env DEMO_ADDR)")
+	fs.StringVar(&o.db, "db", env("DEMO_DB", "memory"), "store: memory (env DEMO_DB)")
+	fs.StringVar(&o.smtp, "smtp", env("DEMO_SMTP", ""), "SMTP server for password reset email, smtp://user:pass@host:port; unset: print email to stdout (env DEMO_SMTP)")
+	fs.StringVar(&o.appURL, "app-url", env("DEMO_APP_URL", ""), "public URL of the app, the base of links in email; default http://<addr> (env DEMO_APP_URL)")
+	for _, err := range []error{
+		dur(&o.accessTTL, "access-ttl", "DEMO_ACCESS_TTL", auth.DefaultAccessTokenLifetime, "access token lifetime"),
+		dur(&o.refreshTTL, "refresh-ttl", "DEMO_REFRESH_TTL", auth.DefaultRefreshTokenLifetime, "session lifetime without a refresh"),
+		dur(&o.resetTTL, "reset-ttl", "DEMO_RESET_TTL", auth.DefaultResetTokenLifetime, "password reset token lifetime"),
+	} {
+		if err != nil {
+			return o, err
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if o.appURL == "" {
+		o.appURL = "http://" + o.addr
+	}
+	if u, err := url.Parse(o.appURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return o, fmt.Errorf("-app-url %q: want an http or https URL", o.appURL)
+	}
+	if o.smtp != "" {
+		if u, err := url.Parse(o.smtp); err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Host == "" {
+			return o, fmt.Errorf("-smtp %q: want smtp://[user:pass@]host:port", o.smtp)
+		}
+	}
+	return o, nil
+}
+
+// openStore opens the store named by -db.
+func openStore(db string) (store.Store, error) {
+	switch db {
+	case "memory":
+		return memstore.New(), nil
+	}
+	return nil, fmt.Errorf("-db %q: unsupported store (memory)", db)
+}
+
+func run(args []string, getenv func(string) string) error {
+	o, err := parseOptions(args, getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	st, err := openStore(o.db)
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	a, err := auth.New(auth.Config{
+		Store:                st,
+		AccessTokenLifetime:  o.accessTTL,
+		RefreshTokenLifetime: o.refreshTTL,
+		ResetTokenLifetime:   o.resetTTL,
+		Logger:               logger,
+		// Browsers and curl treat http://localhost and 127.0.0.1 as
+		// secure, so Secure cookies work there; other hosts need TLS.
+		Cookie: auth.CookieConfig{InsecureAllowHTTP: !isLoopback(o.addr) && strings.HasPrefix(o.appURL, "http:")},
+	})
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           newMux(a, st),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go cleanExpired(ctx, st, logger)
+
+	fmt.Printf("demo: listening on http://%s (store: %s)\n", ln.Addr(), o.db)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutdown)
+}
+
+// newMux mounts the auth handler and the demo's own routes.
+func newMux(a *auth.Auth, st store.Store) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("/auth/", a)
+	mux.Handle("GET /api/me", a.RequireSession(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s, _ := auth.SessionFromContext(r.Context())
+		u, err := a.UserByID(r.Context(), s.UserID)
+		if errors.Is(err, store.ErrNotFound) {
+			http.Error(w, `{"message":"unauthorised"}`, http.StatusUnauthorized)
+			return
+		} else if err != nil {
+			http.Error(w, `{"message":"internal error"}`, http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]string{"userId": u.ID, "email": u.Email})
+	})))
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "auth demo\n\n"+
+			"POST /auth/signup          {\"formFields\":[{\"id\":\"email\",\"value\":...},{\"id\":\"password\",\"value\":...}]}\n"+
+			"POST /auth/signin          same body\n"+
+			"POST /auth/session/refresh refresh token by cookie or Authorization: Bearer\n"+
+			"POST /auth/signout\n"+
+			"GET  /api/me               behind RequireSession\n")
+	})
+	return mux
+}
+
+// cleanExpired deletes expired sessions and keys once an hour.
+func cleanExpired(ctx context.Context, st store.Store, logger *slog.Logger) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := st.DeleteExpired(ctx, time.Now()); err != nil {
+				logger.Warn("deleting expired sessions", "error", err)
+			}
+		}
+	}
+}
+
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

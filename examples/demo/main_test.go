@@ -1,0 +1,110 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/store/memstore"
+)
+
+func TestParseOptions(t *testing.T) {
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+
+	o, err := parseOptions(nil, getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.addr != "127.0.0.1:8080" || o.db != "memory" || o.accessTTL != time.Hour ||
+		o.refreshTTL != 100*24*time.Hour || o.resetTTL != time.Hour || o.appURL != "http://127.0.0.1:8080" {
+		t.Errorf("defaults: %+v", o)
+	}
+
+	env["DEMO_ADDR"] = "127.0.0.1:9999"
+	env["DEMO_ACCESS_TTL"] = "5s"
+	env["DEMO_APP_URL"] = "https://app.example.com"
+	o, err = parseOptions([]string{"-access-ttl", "7s"}, getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.addr != "127.0.0.1:9999" || o.accessTTL != 7*time.Second || o.appURL != "https://app.example.com" {
+		t.Errorf("env twins, flag wins: %+v", o)
+	}
+
+	for _, bad := range [][]string{
+		{"-access-ttl", "soon"},
+		{"-app-url", "ftp://x"},
+		{"-smtp", "http://mail"},
+		{"stray"},
+	} {
+		if _, err := parseOptions(bad, func(string) string { return "" }); err == nil {
+			t.Errorf("parseOptions(%q) accepted", bad)
+		}
+	}
+	env["DEMO_REFRESH_TTL"] = "a while"
+	if _, err := parseOptions(nil, getenv); err == nil {
+		t.Error("a malformed DEMO_REFRESH_TTL was accepted")
+	}
+	if _, err := openStore("mongodb://x"); err == nil {
+		t.Error("an unsupported -db was accepted")
+	}
+}
+
+// TestMe signs up in header mode and reads /api/me, as the README shows.
+func TestMe(t *testing.T) {
+	st := memstore.New()
+	a, err := auth.New(auth.Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(newMux(a, st))
+	defer srv.Close()
+
+	res, err := http.Get(srv.URL + "/api/me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("/api/me without a session: %d, want 401", res.StatusCode)
+	}
+
+	req, _ := http.NewRequest("POST", srv.URL+"/auth/signup", strings.NewReader(
+		`{"formFields":[{"id":"email","value":" Ada@Example.com"},{"id":"password","value":"correct horse 1"}]}`))
+	req.Header.Set("st-auth-mode", "header")
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	access := res.Header.Get("st-access-token")
+	if access == "" {
+		t.Fatalf("sign-up: %d, no access token", res.StatusCode)
+	}
+
+	req, _ = http.NewRequest("GET", srv.URL+"/api/me", nil)
+	req.Header.Set("Authorization", "Bearer "+access)
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	var me struct{ UserID, Email string }
+	if err := json.Unmarshal(body, &me); err != nil || res.StatusCode != 200 {
+		t.Fatalf("/api/me: %d %s", res.StatusCode, body)
+	}
+	u, err := a.UserByEmail(t.Context(), "ada@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if me.UserID != u.ID || me.Email != "ada@example.com" {
+		t.Errorf("/api/me = %s, want user %s with email ada@example.com", body, u.ID)
+	}
+}
