@@ -1,0 +1,113 @@
+package auth_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/store/memstore"
+)
+
+// Run with:
+//
+//	go test -run '^$' -bench . -benchmem .
+
+const benchBody = `{"formFields":[{"id":"email","value":"bench@example.com"},{"id":"password","value":"bench password 1"}]}`
+
+// discard is a ResponseWriter that keeps headers and drops the body, so a
+// benchmark measures the handler and not a recorder.
+type discard struct {
+	h    http.Header
+	code int
+}
+
+func (d *discard) Header() http.Header         { return d.h }
+func (d *discard) Write(b []byte) (int, error) { return len(b), nil }
+func (d *discard) WriteHeader(code int)        { d.code = code }
+func (d *discard) reset()                      { clear(d.h); d.code = 200 }
+
+// signedUp returns an Auth and the header-mode tokens of a fresh session.
+func signedUp(b *testing.B, cfg auth.Config) (a *auth.Auth, access, refresh string) {
+	b.Helper()
+	if cfg.Store == nil {
+		cfg.Store = memstore.New()
+	}
+	if cfg.PasswordHashing == (auth.PasswordHashing{}) {
+		cfg.PasswordHashing = auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1}
+		cfg.InsecureWeakPasswordHashing = true
+	}
+	a, err := auth.New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := httptest.NewRequest("POST", "/auth/signup", strings.NewReader(benchBody))
+	req.Header.Set("st-auth-mode", "header")
+	rec := httptest.NewRecorder()
+	a.ServeHTTP(rec, req)
+	if rec.Code != 200 {
+		b.Fatalf("sign-up: %d %s", rec.Code, rec.Body)
+	}
+	return a, rec.Header().Get("st-access-token"), rec.Header().Get("st-refresh-token")
+}
+
+func BenchmarkRequireSession(b *testing.B) {
+	for _, alg := range []string{auth.HS256, auth.EdDSA} {
+		b.Run(alg, func(b *testing.B) {
+			a, access, _ := signedUp(b, auth.Config{SigningAlgorithm: alg})
+			h := a.RequireSession(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+			req := httptest.NewRequest("GET", "/api/me", nil)
+			req.Header.Set("Authorization", "Bearer "+access)
+			w := &discard{h: http.Header{}}
+			b.ReportAllocs()
+			for b.Loop() {
+				w.reset()
+				h.ServeHTTP(w, req)
+			}
+			if w.code != 200 {
+				b.Fatalf("status %d", w.code)
+			}
+		})
+	}
+}
+
+// BenchmarkRefresh rotates a session's refresh token on memstore and
+// signs a new access token: the signing cost of each algorithm shows here.
+func BenchmarkRefresh(b *testing.B) {
+	for _, alg := range []string{auth.HS256, auth.EdDSA} {
+		b.Run(alg, func(b *testing.B) {
+			a, _, refresh := signedUp(b, auth.Config{SigningAlgorithm: alg})
+			w := &discard{h: http.Header{}}
+			b.ReportAllocs()
+			for b.Loop() {
+				req := httptest.NewRequest("POST", "/auth/session/refresh", nil)
+				req.Header.Set("Authorization", "Bearer "+refresh)
+				req.Header.Set("st-auth-mode", "header")
+				w.reset()
+				a.ServeHTTP(w, req)
+				if w.code != 200 {
+					b.Fatalf("status %d", w.code)
+				}
+				refresh = w.h.Get("st-refresh-token")
+			}
+		})
+	}
+}
+
+// BenchmarkSignIn uses the default argon2id parameters: the hash is the
+// cost of a sign-in.
+func BenchmarkSignIn(b *testing.B) {
+	a, _, _ := signedUp(b, auth.Config{PasswordHashing: auth.PasswordHashing{Memory: 19 * 1024, Iterations: 2, Parallelism: 1}})
+	w := &discard{h: http.Header{}}
+	b.ReportAllocs()
+	for b.Loop() {
+		req := httptest.NewRequest("POST", "/auth/signin", strings.NewReader(benchBody))
+		req.Header.Set("st-auth-mode", "header")
+		w.reset()
+		a.ServeHTTP(w, req)
+		if w.code != 200 {
+			b.Fatalf("status %d", w.code)
+		}
+	}
+}

@@ -1,0 +1,91 @@
+package auth_test
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/store/memstore"
+)
+
+// A sign-in that waits longer than HashQueueTimeout for a hashing slot is
+// answered 503 with Retry-After; none goes unanswered.
+func TestHashQueueDeadline(t *testing.T) {
+	s := authtest.NewServer(t, auth.Config{
+		// Slow enough that requests queue behind the single slot.
+		PasswordHashing:     auth.PasswordHashing{Memory: 32 * 1024, Iterations: 3, Parallelism: 1},
+		MaxConcurrentHashes: 1,
+		HashQueueTimeout:    time.Millisecond,
+	})
+	email := s.NewEmail()
+	if res := s.Client(authtest.Header).SignUp(email, authtest.Password); res.Status != "OK" {
+		t.Fatalf("sign-up: %d %s", res.StatusCode, res.Body)
+	}
+	const n = 8
+	codes := make([]int, n)
+	retry := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			res := s.Client(authtest.Header).SignIn(email, authtest.Password)
+			codes[i], retry[i] = res.StatusCode, res.Header.Get("Retry-After")
+		})
+	}
+	wg.Wait()
+	var ok, busy int
+	for i, c := range codes {
+		switch {
+		case c == http.StatusOK:
+			ok++
+		case c == http.StatusServiceUnavailable && retry[i] != "":
+			busy++
+		default:
+			t.Errorf("sign-in %d: status %d, Retry-After %q; want 200, or 503 with Retry-After", i, c, retry[i])
+		}
+	}
+	if ok == 0 || busy == 0 {
+		t.Errorf("%d signed in and %d were turned away; want some of each", ok, busy)
+	}
+}
+
+// A hash made with other parameters is replaced at the next sign-in.
+func TestHashUpgradeAtSignIn(t *testing.T) {
+	st := memstore.New()
+	old := authtest.NewServer(t, auth.Config{Store: st,
+		PasswordHashing: auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1}, InsecureWeakPasswordHashing: true})
+	email := old.NewEmail()
+	if res := old.Client(authtest.Header).SignUp(email, authtest.Password); res.Status != "OK" {
+		t.Fatalf("sign-up: %s", res.Body)
+	}
+	cur := authtest.NewServer(t, auth.Config{Store: st,
+		PasswordHashing: auth.PasswordHashing{Memory: 128, Iterations: 1, Parallelism: 1}, InsecureWeakPasswordHashing: true})
+	if res := cur.Client(authtest.Header).SignIn(email, authtest.Password); res.Status != "OK" {
+		t.Fatalf("sign-in with old hash: %s", res.Body)
+	}
+	u, err := st.UserByEmail(t.Context(), email)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(u.PasswordHash, "$m=128,t=1,p=1$") {
+		t.Errorf("hash after sign-in = %q; want it upgraded to m=128", u.PasswordHash)
+	}
+	if res := cur.Client(authtest.Header).SignIn(email, authtest.Password); res.Status != "OK" {
+		t.Errorf("sign-in with the upgraded hash: %s", res.Body)
+	}
+}
+
+// New refuses password hashing below the OWASP minimum unless told the
+// weakness is intended.
+func TestWeakHashingRefused(t *testing.T) {
+	weak := auth.PasswordHashing{Memory: 1024, Iterations: 1, Parallelism: 1}
+	if _, err := auth.New(auth.Config{Store: memstore.New(), PasswordHashing: weak}); err == nil {
+		t.Error("New accepted 1 MiB x 1 argon2id")
+	}
+	if _, err := auth.New(auth.Config{Store: memstore.New(), PasswordHashing: weak, InsecureWeakPasswordHashing: true}); err != nil {
+		t.Errorf("New with InsecureWeakPasswordHashing: %v", err)
+	}
+}
