@@ -53,14 +53,14 @@ type keyset struct {
 // newest stops signing. Instances share keys through the store; one that
 // meets an unknown key id reloads, so a key added elsewhere is picked up.
 type keyring struct {
-	store        store.Store
-	alg          string
-	signFor      time.Duration // how long a new key signs
-	verifyExtra  time.Duration // how long after that it still verifies
-	now          func() time.Time
-	current      atomic.Pointer[keyset]
-	mu           sync.Mutex // serialises loads and key creation
-	lastReload time.Time  // of a reload for an unknown key id; under mu
+	store       store.Store
+	alg         string
+	signFor     time.Duration // how long a new key signs
+	verifyExtra time.Duration // how long after that it still verifies
+	now         func() time.Time
+	current     atomic.Pointer[keyset]
+	mu          sync.Mutex // serialises loads and key creation
+	lastReload  time.Time  // of a reload for an unknown key id; under mu
 }
 
 // signer returns the key to sign with, loading or creating one if needed.

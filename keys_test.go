@@ -1,0 +1,80 @@
+package auth_test
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/store/memstore"
+)
+
+// kid returns the key id in the header of a JWT.
+func kid(t *testing.T, jwt string) string {
+	t.Helper()
+	h, _, _ := strings.Cut(jwt, ".")
+	b, err := base64.RawURLEncoding.DecodeString(h)
+	if err != nil {
+		t.Fatalf("token header: %v", err)
+	}
+	var v struct{ Kid string }
+	if err := json.Unmarshal(b, &v); err != nil || v.Kid == "" {
+		t.Fatalf("token header %s: no kid", b)
+	}
+	return v.Kid
+}
+
+// Keys rotate after SigningKeyLifetime. A token signed with the previous
+// key keeps working until it expires, and an instance that has not seen the
+// new key yet loads it from the shared store on demand.
+func TestSigningKeyRotation(t *testing.T) {
+	st := memstore.New()
+	clock := authtest.NewClock(authtest.Start)
+	cfg := auth.Config{Store: st, Now: clock.Now, SigningKeyLifetime: 24 * time.Hour}
+	one := authtest.NewServer(t, cfg)
+	two := authtest.NewServer(t, cfg)
+
+	early, _ := one.SignedIn(authtest.Header) // makes the first key
+	clock.Advance(24*time.Hour - time.Minute)
+	before, _ := one.SignedIn(authtest.Header)
+	access, _ := before.Tokens()
+	oldKid := kid(t, access)
+	if early, _ := early.Tokens(); kid(t, early) != oldKid {
+		t.Fatal("two keys within one signing lifetime")
+	}
+	onTwo := two.Client(authtest.Header)
+	onTwo.AccessToken = access
+	if res := onTwo.Get("/api/session"); res.StatusCode != http.StatusOK {
+		t.Fatalf("a token of instance one on instance two: %d %s", res.StatusCode, res.Body)
+	}
+
+	clock.Advance(2 * time.Minute) // the first key stops signing
+	after, _ := one.SignedIn(authtest.Header)
+	newAccess, _ := after.Tokens()
+	if kid(t, newAccess) == oldKid {
+		t.Fatalf("a token issued after the signing lifetime still uses kid %s", oldKid)
+	}
+	// Instance two knows only the first key so far.
+	onTwo.AccessToken = newAccess
+	if res := onTwo.Get("/api/session"); res.StatusCode != http.StatusOK {
+		t.Errorf("a token of the new key on an instance that had not seen it: %d %s", res.StatusCode, res.Body)
+	}
+	if res := before.Get("/api/session"); res.StatusCode != http.StatusOK {
+		t.Errorf("a token of the previous key within its lifetime: %d %s", res.StatusCode, res.Body)
+	}
+
+	clock.Advance(time.Hour)
+	if res := before.Get("/api/session"); res.StatusCode != http.StatusUnauthorized || res.Message != "try refresh token" {
+		t.Errorf("a token of the previous key after its hour: %d %s; want 401 try refresh token", res.StatusCode, res.Body)
+	}
+	if res := before.Refresh(); res.StatusCode != http.StatusOK {
+		t.Fatalf("refresh: %d %s", res.StatusCode, res.Body)
+	}
+	if access, _ := before.Tokens(); kid(t, access) == oldKid {
+		t.Error("a refresh after the rotation signed with the retired key")
+	}
+}
