@@ -1,10 +1,11 @@
 module github.com/latchkit/auth
 
-go 1.26.8
+go 1.26.0
 
 require (
-	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
-	github.com/google/uuid v1.6.0 // indirect
-	golang.org/x/crypto v0.58.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
+	github.com/golang-jwt/jwt/v5 v5.3.1
+	github.com/google/uuid v1.6.0
+	golang.org/x/crypto v0.58.0
 )
+
+require golang.org/x/sys v0.49.0 // indirect
