@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/mail"
+	"net/url"
 	"runtime"
 	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/latchkit/auth/internal/password"
+	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/store"
 )
 
@@ -26,6 +29,9 @@ const (
 	DefaultSigningKeyLifetime   = 30 * 24 * time.Hour
 	DefaultHashQueueTimeout     = 2 * time.Second
 	DefaultMaxBodyBytes         = 16 << 10
+	DefaultMailQueueSize        = 1000
+	DefaultMailTimeout          = 10 * time.Second
+	DefaultMailAttempts         = 3
 
 	// MaxRefreshReuseWindow is the longest reuse window New accepts.
 	MaxRefreshReuseWindow = time.Minute
@@ -123,6 +129,40 @@ type Config struct {
 	// Cookie configures the session cookies.
 	Cookie CookieConfig
 
+	// Mailer sends password reset email. Without one the reset endpoints
+	// are not served.
+	Mailer mailer.Mailer
+
+	// AppURL is the public URL of the application's frontend, such as
+	// "https://app.example.com". Required with a Mailer: reset links
+	// point there.
+	AppURL string
+
+	// ResetPasswordURL is the page reset links open, with ?token=...&
+	// tenantId=public added. Default AppURL + "/auth/reset-password", the
+	// page of the SuperTokens UI.
+	ResetPasswordURL string
+
+	// EmailFrom is the sender of email, "Name <address>" or an address.
+	// Default "no-reply@" + the host of AppURL.
+	EmailFrom string
+
+	// ResetEmail renders the password reset email. Default
+	// DefaultResetEmail.
+	ResetEmail *EmailTemplate
+
+	// MailQueueSize bounds the reset emails waiting to be sent; requests
+	// past it are answered as usual but their email is dropped, logged and
+	// reported. Default 1000.
+	MailQueueSize int
+
+	// MailTimeout bounds one delivery attempt. Default 10 seconds.
+	MailTimeout time.Duration
+
+	// MailAttempts is how often a failed delivery is tried in all, with a
+	// pause of a second that doubles between attempts. Default 3.
+	MailAttempts int
+
 	// Now returns the current time. Default time.Now. Tests inject a clock
 	// to travel in time.
 	Now func() time.Time
@@ -173,6 +213,7 @@ type Auth struct {
 	hashSlots   chan struct{}
 	dummyHash   string // verified for unknown users, so they cost as much as known ones
 	refreshPath string
+	outbox      *outbox
 }
 
 // New validates cfg, fills in its defaults and returns an Auth.
@@ -232,6 +273,31 @@ func New(cfg Config) (*Auth, error) {
 			return nil, errors.New("auth: SameSite=None cookies must be Secure; unset Cookie.InsecureAllowHTTP")
 		}
 	}
+	if cfg.Mailer != nil {
+		app, err := url.Parse(cfg.AppURL)
+		if err != nil || (app.Scheme != "http" && app.Scheme != "https") || app.Host == "" {
+			return nil, fmt.Errorf("auth: Config.AppURL %q must be an http or https URL when a Mailer is set", cfg.AppURL)
+		}
+		setDefault(&cfg.ResetPasswordURL, strings.TrimRight(cfg.AppURL, "/")+"/auth/reset-password")
+		if u, err := url.Parse(cfg.ResetPasswordURL); err != nil || u.Host == "" {
+			return nil, fmt.Errorf("auth: Config.ResetPasswordURL %q is not an absolute URL", cfg.ResetPasswordURL)
+		}
+		setDefault(&cfg.EmailFrom, "no-reply@"+app.Hostname())
+		if _, err := mail.ParseAddress(cfg.EmailFrom); err != nil {
+			return nil, fmt.Errorf("auth: Config.EmailFrom %q: %v", cfg.EmailFrom, err)
+		}
+	}
+	if cfg.ResetEmail == nil {
+		cfg.ResetEmail = &DefaultResetEmail
+	} else if cfg.ResetEmail.Subject == nil || cfg.ResetEmail.Text == nil {
+		return nil, errors.New("auth: Config.ResetEmail needs a Subject and a Text template")
+	}
+	setDefault(&cfg.MailQueueSize, DefaultMailQueueSize)
+	setDefault(&cfg.MailTimeout, DefaultMailTimeout)
+	setDefault(&cfg.MailAttempts, DefaultMailAttempts)
+	if cfg.MailQueueSize < 0 || cfg.MailTimeout < 0 || cfg.MailAttempts < 0 {
+		return nil, errors.New("auth: Config mail limits must not be negative")
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -245,6 +311,7 @@ func New(cfg Config) (*Auth, error) {
 		hashParams:  hp,
 		hashSlots:   make(chan struct{}, cfg.MaxConcurrentHashes),
 		refreshPath: cfg.BasePath + "/session/refresh",
+		outbox:      newOutbox(cfg.MailQueueSize, cfg.MailAttempts, cfg.MailTimeout, time.Second),
 	}
 	a.keys = &keyring{
 		store:       cfg.Store,
@@ -301,6 +368,14 @@ func (a *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h = a.handleRefresh
 	case "/signout":
 		h = a.handleSignOut
+	case "/user/password/reset/token":
+		if a.cfg.Mailer != nil {
+			h = a.handleResetRequest
+		}
+	case "/user/password/reset":
+		if a.cfg.Mailer != nil {
+			h = a.handleResetPassword
+		}
 	case "/jwt/jwks.json":
 		if a.cfg.SigningAlgorithm == EdDSA {
 			h, method = a.serveJWKS, http.MethodGet
@@ -341,6 +416,9 @@ const (
 	EventSignOut        EventKind = "sign_out"
 	EventSessionRevoked EventKind = "session_revoked"
 	EventTokenTheft     EventKind = "token_theft"
+	EventResetEmailSent EventKind = "reset_email_sent"
+	EventPasswordReset  EventKind = "password_reset"
+	EventMailFailed     EventKind = "mail_failed" // a reset email was not sent: see the log for why
 )
 
 // emit logs an event and passes it to the hook.
@@ -395,6 +473,8 @@ func (a *Auth) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.As(err, &bad):
 		writeMessage(w, http.StatusBadRequest, string(bad))
 	case errors.Is(err, errBodyTooLarge):
+		// Close rather than drain what is left of the body.
+		w.Header().Set("Connection", "close")
 		writeMessage(w, http.StatusRequestEntityTooLarge, "request body too large")
 	case errors.Is(err, ErrUnauthorised):
 		writeMessage(w, http.StatusUnauthorized, "unauthorised")

@@ -14,6 +14,7 @@ func TestDependencies(t *testing.T) {
 		"github.com/golang-jwt/jwt/v5",
 		"github.com/google/uuid",
 		"github.com/latchkit/auth/internal/password",
+		"github.com/latchkit/auth/mailer",
 		"github.com/latchkit/auth/store",
 		"golang.org/x/crypto/argon2",
 		"golang.org/x/crypto/bcrypt",

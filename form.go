@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -80,16 +81,13 @@ type credentials struct {
 	email, password string
 }
 
-// rawField is one element of formFields as it arrives.
-type rawField struct {
-	ID    *string          `json:"id"`
-	Value *json.RawMessage `json:"value"`
-}
-
 // readJSON decodes the body of r into v. It refuses bodies over the
 // configured size, anything that is not one JSON value, and trailing data.
 // Unknown keys are ignored: the SuperTokens SDKs send some.
 func (a *Auth) readJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	if r.ContentLength > a.cfg.MaxBodyBytes {
+		return errBodyTooLarge // refused unread
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, a.cfg.MaxBodyBytes))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
@@ -131,14 +129,19 @@ func formFields(raw json.RawMessage, wanted ...string) (map[string]json.RawMessa
 	}
 	out := make(map[string]json.RawMessage, len(wanted))
 	for _, e := range elems {
-		var f rawField
-		if err := json.Unmarshal(e, &f); err != nil || bytes.TrimSpace(e)[0] != '{' {
+		// A map, not a struct: keys match exactly, as in the SuperTokens
+		// backends ("ID" is not "id"), and a null value stays apart from
+		// an absent one.
+		var f map[string]json.RawMessage
+		if err := json.Unmarshal(e, &f); err != nil || f == nil {
 			return nil, badRequest("All elements of formFields must be an object")
 		}
-		if f.ID == nil || f.Value == nil {
+		rawID, hasID := f["id"]
+		value, hasValue := f["value"]
+		var id string
+		if !hasID || !hasValue || !bytes.HasPrefix(rawID, []byte{'"'}) || json.Unmarshal(rawID, &id) != nil {
 			return nil, badRequest("All elements of formFields must contain an 'id' and 'value' field")
 		}
-		id := *f.ID
 		known := false
 		for _, w := range wanted {
 			known = known || w == id
@@ -149,7 +152,7 @@ func formFields(raw json.RawMessage, wanted ...string) (map[string]json.RawMessa
 		if _, dup := out[id]; dup {
 			return nil, badRequest("formFields contains a repeated field id")
 		}
-		out[id] = *f.Value
+		out[id] = value
 	}
 	return out, nil
 }
@@ -174,28 +177,31 @@ func normaliseEmail(s string) string {
 	return strings.ToLower(strings.TrimSpace(s))
 }
 
-// checkEmail returns the field error for an email, or "".
+// checkEmail returns the field error for an email, or "". Unlike the
+// SuperTokens regex alone, it refuses control characters and invalid UTF-8:
+// no mailbox has them, and SQL stores cannot hold a NUL.
 func checkEmail(email string) string {
 	switch {
 	case email == "":
 		return msgFieldNotOptional
-	case len(email) > maxEmailLen || !emailPattern.MatchString(email):
+	case len(email) > maxEmailLen || !utf8.ValidString(email) || strings.ContainsFunc(email, unicode.IsControl) ||
+		!emailPattern.MatchString(email):
 		return msgEmailInvalid
 	}
 	return ""
 }
 
 // decodeCredentials reads the email and password of a sign-up or sign-in
-// request. It returns field errors for values that fail validation; policy
-// is nil for sign-in, where only emptiness is checked.
-func (a *Auth) decodeCredentials(w http.ResponseWriter, r *http.Request, policy PasswordPolicy) (credentials, []fieldError, error) {
-	var req struct {
-		FormFields json.RawMessage `json:"formFields"`
-	}
+// request. It returns field errors for values that fail validation. The
+// password policy applies to a new password (sign-up), not at sign-in,
+// where only emptiness is checked.
+func (a *Auth) decodeCredentials(w http.ResponseWriter, r *http.Request, newPassword bool) (credentials, []fieldError, error) {
+	// A map, so that only "formFields" itself matches, not "FormFields".
+	var req map[string]json.RawMessage
 	if err := a.readJSON(w, r, &req); err != nil {
 		return credentials{}, nil, err
 	}
-	fields, err := formFields(req.FormFields, "email", "password")
+	fields, err := formFields(req["formFields"], "email", "password")
 	if err != nil {
 		return credentials{}, nil, err
 	}
@@ -212,18 +218,30 @@ func (a *Auth) decodeCredentials(w http.ResponseWriter, r *http.Request, policy 
 	// Password first, as the SuperTokens backends order them; clients
 	// match by id.
 	var errs []fieldError
-	switch {
-	case password == "":
+	if password == "" {
 		errs = append(errs, fieldError{"password", msgFieldNotOptional})
-	case policy != nil:
-		if err := policy(password); err != nil {
-			errs = append(errs, fieldError{"password", err.Error()})
-		} else if len(password) > maxPasswordLen {
-			errs = append(errs, fieldError{"password", msgPasswordLong})
+	} else if newPassword {
+		if msg := a.checkNewPassword(password); msg != "" {
+			errs = append(errs, fieldError{"password", msg})
 		}
 	}
 	if msg := checkEmail(c.email); msg != "" {
 		errs = append(errs, fieldError{"email", msg})
 	}
 	return c, errs, nil
+}
+
+// checkNewPassword returns the field error for a password being set, or "".
+// The hard length cap holds whatever the policy allows: it bounds hashing.
+func (a *Auth) checkNewPassword(pw string) string {
+	switch {
+	case pw == "":
+		return msgFieldNotOptional
+	case len(pw) > maxPasswordLen:
+		return msgPasswordLong
+	}
+	if err := a.cfg.PasswordPolicy(pw); err != nil {
+		return err.Error()
+	}
+	return ""
 }

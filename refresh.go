@@ -25,7 +25,7 @@ import (
 // refreshes across tabs.
 func (a *Auth) handleRefresh(w http.ResponseWriter, r *http.Request) {
 	tok, m, found, bad := tokenFrom(r, cookieRefresh)
-	if !found || bad || !wellFormedRefreshToken(tok) || a.csrfFailed(r, m) {
+	if !found || bad || !wellFormedSecret(tok) || a.csrfFailed(r, m) {
 		// A first visit probes refresh with no token at all: routine,
 		// and cheap, as no store is touched.
 		a.clearTokens(w, true, true)
@@ -39,7 +39,7 @@ func (a *Auth) handleRefresh(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	next, nextHash := newRefreshToken()
+	next, nextHash := newSecret()
 	now := a.cfg.Now()
 	s, err := a.store.RotateRefreshToken(r.Context(), store.Rotation{
 		Presented:   sha256.Sum256([]byte(tok)),

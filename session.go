@@ -51,12 +51,13 @@ type accessClaims struct {
 	Issuer        string           `json:"iss"`
 	IssuedAt      *jwt.NumericDate `json:"iat"`
 	ExpiresAt     *jwt.NumericDate `json:"exp"`
+	NotBefore     *jwt.NumericDate `json:"nbf,omitempty"` // never issued, but honoured (RFC 7519)
 	ID            string           `json:"jti"`
 }
 
 func (c *accessClaims) GetExpirationTime() (*jwt.NumericDate, error) { return c.ExpiresAt, nil }
 func (c *accessClaims) GetIssuedAt() (*jwt.NumericDate, error)       { return c.IssuedAt, nil }
-func (c *accessClaims) GetNotBefore() (*jwt.NumericDate, error)      { return nil, nil }
+func (c *accessClaims) GetNotBefore() (*jwt.NumericDate, error)      { return c.NotBefore, nil }
 func (c *accessClaims) GetIssuer() (string, error)                   { return c.Issuer, nil }
 func (c *accessClaims) GetSubject() (string, error)                  { return c.Subject, nil }
 func (c *accessClaims) GetAudience() (jwt.ClaimStrings, error)       { return nil, nil }
@@ -71,21 +72,21 @@ func (c *accessClaims) Validate() error {
 	return nil
 }
 
-// newRefreshToken returns a random refresh token (256 bits, URL-safe
-// base64, safe in cookies and headers) and its hash.
-func newRefreshToken() (string, store.TokenHash) {
+// newSecret returns a random token (256 bits, URL-safe base64, safe in
+// cookies, headers and URLs) and its hash: a refresh or reset token.
+func newSecret() (string, store.TokenHash) {
 	b := make([]byte, 32)
 	rand.Read(b)
 	tok := base64.RawURLEncoding.EncodeToString(b)
 	return tok, sha256.Sum256([]byte(tok))
 }
 
-// refreshTokenLen is the length of every refresh token we issue; anything
-// else is not ours and is refused without a store lookup.
-const refreshTokenLen = 43
+// secretLen is the length of every token newSecret makes; anything else
+// is not ours and is refused without a store lookup.
+const secretLen = 43
 
-func wellFormedRefreshToken(tok string) bool {
-	if len(tok) != refreshTokenLen {
+func wellFormedSecret(tok string) bool {
+	if len(tok) != secretLen {
 		return false
 	}
 	for i := 0; i < len(tok); i++ {
@@ -212,7 +213,7 @@ func (a *Auth) OptionalSession(next http.Handler) http.Handler {
 
 func (a *Auth) sessionMiddleware(next http.Handler, required bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodOptions || r.Method == http.MethodTrace {
+		if r.Method == http.MethodOptions {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -246,7 +247,7 @@ func (a *Auth) createSession(ctx context.Context, w http.ResponseWriter, r *http
 		RefreshedAt: now,
 		ExpiresAt:   now.Add(a.cfg.RefreshTokenLifetime),
 	}
-	refresh, hash := newRefreshToken()
+	refresh, hash := newSecret()
 	t, err := a.issueAccess(key, s, now)
 	if err != nil {
 		return store.Session{}, bodyTokens{}, err

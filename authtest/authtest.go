@@ -5,7 +5,10 @@
 package authtest
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -48,6 +51,8 @@ type Server struct {
 	Config auth.Config // as passed to auth.New, with the test defaults filled in
 	Clock  *Clock
 	Mux    *http.ServeMux
+	// Mailbox receives the reset emails, unless Config.Mailer was set.
+	Mailbox *Mailbox
 
 	tb    testing.TB
 	users atomic.Int64
@@ -58,8 +63,9 @@ var Start = time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 
 // NewServer starts a server for an Auth made from cfg, and closes it when
 // the test ends. Unset fields get test defaults: a fresh memstore, a Clock
-// at Start, and cheap password hashing (the real parameters would dominate
-// a test's run time). Set those fields to test with something else.
+// at Start, cheap password hashing (the real parameters would dominate a
+// test's run time), a Mailbox as the Mailer and the server's own URL as
+// AppURL. Set those fields to test with something else.
 //
 // Besides the auth routes, the server answers GET /api/session behind
 // RequireSession with the session as JSON: {"userId", "sessionHandle"}.
@@ -77,8 +83,20 @@ func NewServer(tb testing.TB, cfg auth.Config) *Server {
 		cfg.PasswordHashing = auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1}
 		cfg.InsecureWeakPasswordHashing = true
 	}
+	s.Server = httptest.NewUnstartedServer(s.Mux)
+	// Clients of a closing test server abandon TLS handshakes; that is
+	// not worth a log line.
+	s.Server.Config.ErrorLog = log.New(io.Discard, "", 0)
+	if cfg.Mailer == nil {
+		s.Mailbox = NewMailbox()
+		cfg.Mailer = s.Mailbox
+	}
+	if cfg.AppURL == "" {
+		cfg.AppURL = "https://" + s.Server.Listener.Addr().String()
+	}
 	a, err := auth.New(cfg)
 	if err != nil {
+		s.Server.Close()
 		tb.Fatalf("authtest: auth.New: %v", err)
 	}
 	s.Auth, s.Config = a, cfg
@@ -92,8 +110,15 @@ func NewServer(tb testing.TB, cfg auth.Config) *Server {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"userId":%q,"sessionHandle":%q}`, sess.UserID, sess.Handle)
 	})))
-	s.Server = httptest.NewTLSServer(s.Mux)
-	tb.Cleanup(s.Close)
+	s.Server.StartTLS()
+	tb.Cleanup(func() {
+		s.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := a.Close(ctx); err != nil {
+			tb.Errorf("authtest: closing the Auth: %v", err)
+		}
+	})
 	return s
 }
 

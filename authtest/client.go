@@ -92,6 +92,25 @@ func (c *Client) SignIn(email, password string) *Response {
 	return c.do(http.MethodPost, c.path("/signin"), credentials(email, password), "emailpassword", c.AccessToken)
 }
 
+// RequestPasswordReset asks for a reset email.
+func (c *Client) RequestPasswordReset(email string) *Response {
+	c.tb.Helper()
+	b, _ := json.Marshal(map[string]any{"formFields": []map[string]any{{"id": "email", "value": email}}})
+	return c.do(http.MethodPost, c.path("/user/password/reset/token"), b, "emailpassword", c.AccessToken)
+}
+
+// ResetPassword sets a new password with a reset token, as the SDKs send
+// it.
+func (c *Client) ResetPassword(token, password string) *Response {
+	c.tb.Helper()
+	b, _ := json.Marshal(map[string]any{
+		"method":     "token",
+		"formFields": []map[string]any{{"id": "password", "value": password}},
+		"token":      token,
+	})
+	return c.do(http.MethodPost, c.path("/user/password/reset"), b, "emailpassword", c.AccessToken)
+}
+
 // Refresh exchanges the refresh token for a new pair.
 func (c *Client) Refresh() *Response {
 	c.tb.Helper()

@@ -79,6 +79,23 @@ type Session struct {
 	ExpiresAt time.Time
 }
 
+// HasPasswordLogin reports whether the user can sign in with a password
+// (and so reset it). Users who signed up through a third-party provider
+// have no password hash.
+func (u User) HasPasswordLogin() bool { return u.PasswordHash != "" }
+
+// ResetToken is a password reset token, known to the store only by hash.
+type ResetToken struct {
+	// Hash is the SHA-256 of the token sent to the user. Unique.
+	Hash TokenHash
+	// UserID is the user whose password the token resets.
+	UserID string
+	// CreatedAt is when the token was issued.
+	CreatedAt time.Time
+	// ExpiresAt is when it stops working.
+	ExpiresAt time.Time
+}
+
 // SigningKey is a key that signs access tokens. All instances of an
 // application read the keys from the store, so a token signed by one
 // instance verifies on every other.
@@ -138,8 +155,23 @@ type Store interface {
 	// ErrNotFound. It is used to upgrade hashes made with old parameters.
 	// It succeeds only if the stored hash still equals oldHash, so an upgrade
 	// never overwrites a password changed in the meantime; otherwise it
-	// returns ErrConflict.
+	// returns ErrConflict. Like every change of the hash, it voids the
+	// user's outstanding reset tokens.
 	UpdatePasswordHash(ctx context.Context, userID, oldHash, newHash string) error
+
+	// CreateResetToken adds a password reset token. It returns ErrNotFound
+	// if the user does not exist and ErrConflict if the hash does.
+	CreateResetToken(ctx context.Context, t ResetToken) error
+
+	// ResetPassword uses up the reset token with the given hash and sets
+	// the password, in one atomic step. If the token exists, has not been
+	// used and has not expired at now, the store sets the user's password
+	// hash to passwordHash, deletes every reset token of the user (this one
+	// included, so it works once), revokes every session of the user, and
+	// returns the user as updated and the handles of the revoked sessions.
+	// Otherwise it returns ErrNotFound and changes nothing. Of several
+	// concurrent calls with one token at most one succeeds.
+	ResetPassword(ctx context.Context, token TokenHash, passwordHash string, now time.Time) (User, []string, error)
 
 	// CreateSession adds s with refresh as its current refresh token, valid
 	// until s.ExpiresAt. It returns ErrConflict if the handle or the token
@@ -199,8 +231,8 @@ type Store interface {
 	// AddSigningKey adds k, or returns ErrConflict if its ID exists.
 	AddSigningKey(ctx context.Context, k SigningKey) error
 
-	// DeleteExpired removes sessions, refresh tokens and signing keys that
-	// have expired at now. Applications call it on a schedule of their
+	// DeleteExpired removes sessions, refresh tokens, reset tokens and
+	// signing keys that have expired at now. Applications call it on a schedule of their
 	// choosing; correctness never depends on it, only storage size.
 	DeleteExpired(ctx context.Context, now time.Time) error
 }

@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -23,9 +24,13 @@ import (
 	"time"
 
 	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
 )
+
+//go:embed reset.html
+var resetPage []byte
 
 // options are the demo's settings, from flags and environment.
 type options struct {
@@ -68,7 +73,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	}
 	fs.StringVar(&o.addr, "addr", env("DEMO_ADDR", "127.0.0.1:8080"), "address to listen on (env DEMO_ADDR)")
 	fs.StringVar(&o.db, "db", env("DEMO_DB", "memory"), "store: memory (env DEMO_DB)")
-	fs.StringVar(&o.smtp, "smtp", env("DEMO_SMTP", ""), "SMTP server for password reset email, smtp://user:pass@host:port; unset: print email to stdout (env DEMO_SMTP)")
+	fs.StringVar(&o.smtp, "smtp", env("DEMO_SMTP", ""), "SMTP server for password reset email: smtp://[user:pass@]host:port (STARTTLS; add ?starttls=optional for a local relay), smtps://... (TLS); unset: print email to stdout (env DEMO_SMTP)")
 	fs.StringVar(&o.appURL, "app-url", env("DEMO_APP_URL", ""), "public URL of the app, the base of links in email; default http://<addr> (env DEMO_APP_URL)")
 	for _, err := range []error{
 		dur(&o.accessTTL, "access-ttl", "DEMO_ACCESS_TTL", auth.DefaultAccessTokenLifetime, "access token lifetime"),
@@ -92,8 +97,8 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 		return o, fmt.Errorf("-app-url %q: want an http or https URL", o.appURL)
 	}
 	if o.smtp != "" {
-		if u, err := url.Parse(o.smtp); err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Host == "" {
-			return o, fmt.Errorf("-smtp %q: want smtp://[user:pass@]host:port", o.smtp)
+		if _, err := mailer.NewSMTP(o.smtp); err != nil {
+			return o, fmt.Errorf("-smtp: %v", err)
 		}
 	}
 	return o, nil
@@ -121,11 +126,19 @@ func run(args []string, getenv func(string) string) error {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	var m mailer.Mailer = mailer.NewLog(os.Stdout)
+	if o.smtp != "" {
+		if m, err = mailer.NewSMTP(o.smtp); err != nil {
+			return err
+		}
+	}
 	a, err := auth.New(auth.Config{
 		Store:                st,
 		AccessTokenLifetime:  o.accessTTL,
 		RefreshTokenLifetime: o.refreshTTL,
 		ResetTokenLifetime:   o.resetTTL,
+		Mailer:               m,
+		AppURL:               o.appURL,
 		Logger:               logger,
 		// Browsers and curl treat http://localhost and 127.0.0.1 as
 		// secure, so Secure cookies work there; other hosts need TLS.
@@ -161,7 +174,9 @@ func run(args []string, getenv func(string) string) error {
 	}
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return srv.Shutdown(shutdown)
+	err = srv.Shutdown(shutdown)
+	// Send the reset emails still queued.
+	return errors.Join(err, a.Close(shutdown))
 }
 
 // newMux mounts the auth handler and the demo's own routes.
@@ -181,12 +196,22 @@ func newMux(a *auth.Auth, st store.Store) *http.ServeMux {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]string{"userId": u.ID, "email": u.Email})
 	})))
+	// The page reset links open. A more specific pattern than /auth/, so
+	// it wins over the auth handler.
+	mux.HandleFunc("GET /auth/reset-password", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'")
+		w.Header().Set("Referrer-Policy", "no-referrer") // the token is in the URL
+		w.Write(resetPage)
+	})
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, "auth demo\n\n"+
 			"POST /auth/signup          {\"formFields\":[{\"id\":\"email\",\"value\":...},{\"id\":\"password\",\"value\":...}]}\n"+
 			"POST /auth/signin          same body\n"+
 			"POST /auth/session/refresh refresh token by cookie or Authorization: Bearer\n"+
 			"POST /auth/signout\n"+
+			"POST /auth/user/password/reset/token {\"formFields\":[{\"id\":\"email\",\"value\":...}]}: the link is printed or mailed\n"+
+			"POST /auth/user/password/reset       {\"formFields\":[{\"id\":\"password\",\"value\":...}],\"token\":...}\n"+
 			"GET  /api/me               behind RequireSession\n")
 	})
 	return mux

@@ -37,6 +37,8 @@ type Store struct {
 	tokens map[store.TokenHash]*refreshToken
 
 	keys map[string]store.SigningKey // by id; Material owned by the store
+
+	resets map[store.TokenHash]store.ResetToken
 }
 
 // session is a session together with the state of its token lineage.
@@ -76,6 +78,7 @@ func New() *Store {
 		userSessions: make(map[string]map[string]struct{}),
 		tokens:       make(map[store.TokenHash]*refreshToken),
 		keys:         make(map[string]store.SigningKey),
+		resets:       make(map[store.TokenHash]store.ResetToken),
 	}
 }
 
@@ -140,7 +143,57 @@ func (s *Store) UpdatePasswordHash(_ context.Context, userID, oldHash, newHash s
 	}
 	u.PasswordHash = newHash
 	s.users[userID] = u
+	s.deleteResetTokens(userID)
 	return nil
+}
+
+// CreateResetToken implements store.Store.
+func (s *Store) CreateResetToken(_ context.Context, t store.ResetToken) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	if _, ok := s.users[t.UserID]; !ok {
+		return store.ErrNotFound
+	}
+	if _, ok := s.resets[t.Hash]; ok {
+		return store.ErrConflict
+	}
+	s.resets[t.Hash] = t
+	return nil
+}
+
+// ResetPassword implements store.Store.
+func (s *Store) ResetPassword(_ context.Context, token store.TokenHash, passwordHash string, now time.Time) (store.User, []string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	t, ok := s.resets[token]
+	if !ok || !live(t.ExpiresAt, now) {
+		return store.User{}, nil, store.ErrNotFound
+	}
+	u, ok := s.users[t.UserID]
+	if !ok {
+		delete(s.resets, token)
+		return store.User{}, nil, store.ErrNotFound
+	}
+	u.PasswordHash = passwordHash
+	s.users[u.ID] = u
+	s.deleteResetTokens(u.ID)
+	handles := make([]string, 0, len(s.userSessions[u.ID]))
+	for h := range s.userSessions[u.ID] {
+		handles = append(handles, h)
+		s.deleteSession(s.sessions[h])
+	}
+	return u, handles, nil
+}
+
+// deleteResetTokens removes every reset token of a user. Called under mu.
+func (s *Store) deleteResetTokens(userID string) {
+	for h, t := range s.resets {
+		if t.UserID == userID {
+			delete(s.resets, h)
+		}
+	}
 }
 
 // CreateSession implements store.Store.
@@ -366,6 +419,11 @@ func (s *Store) DeleteExpired(_ context.Context, now time.Time) error {
 	for id, k := range s.keys {
 		if !live(k.VerifyUntil, now) {
 			delete(s.keys, id)
+		}
+	}
+	for h, t := range s.resets {
+		if !live(t.ExpiresAt, now) {
+			delete(s.resets, h)
 		}
 	}
 	return nil

@@ -1,0 +1,80 @@
+package authtest
+
+import (
+	"context"
+	"net/url"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/latchkit/auth/mailer"
+)
+
+// Mailbox is a Mailer that keeps every message it is given. It is safe
+// for concurrent use.
+type Mailbox struct {
+	mu       sync.Mutex
+	messages []mailer.Message
+	arrived  chan struct{} // closed and replaced on every message
+}
+
+// NewMailbox returns an empty Mailbox.
+func NewMailbox() *Mailbox { return &Mailbox{arrived: make(chan struct{})} }
+
+// Send keeps m.
+func (b *Mailbox) Send(ctx context.Context, m mailer.Message) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.messages = append(b.messages, m)
+	close(b.arrived)
+	b.arrived = make(chan struct{})
+	return nil
+}
+
+// Messages returns the messages received so far.
+func (b *Mailbox) Messages() []mailer.Message {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]mailer.Message(nil), b.messages...)
+}
+
+// WaitFor waits up to timeout until n messages have arrived, and returns
+// them all. Reset emails are sent off the request path, so a test waits
+// for them. It fails the test if they do not come.
+func (b *Mailbox) WaitFor(tb testing.TB, n int, timeout time.Duration) []mailer.Message {
+	tb.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		b.mu.Lock()
+		got, arrived := len(b.messages), b.arrived
+		b.mu.Unlock()
+		if got >= n {
+			return b.Messages()
+		}
+		select {
+		case <-arrived:
+		case <-deadline.C:
+			tb.Fatalf("authtest: %d messages after %v, want %d", got, timeout, n)
+		}
+	}
+}
+
+var linkPattern = regexp.MustCompile(`https?://[^\s"<>]+`)
+
+// ResetLink returns the first link in a message's text, and its token.
+// It fails the test if there is none.
+func ResetLink(tb testing.TB, m mailer.Message) (link, token string) {
+	tb.Helper()
+	link = linkPattern.FindString(m.Text)
+	u, err := url.Parse(link)
+	if err != nil || link == "" {
+		tb.Fatalf("authtest: no link in the message text:\n%s", m.Text)
+	}
+	token = u.Query().Get("token")
+	if token == "" {
+		tb.Fatalf("authtest: link %s has no token", link)
+	}
+	return link, token
+}

@@ -1,0 +1,121 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/latchkit/auth/mailer"
+)
+
+// outboxWorkers is how many reset emails are prepared and sent at once.
+const outboxWorkers = 4
+
+// outbox sends reset emails off the request path: a bounded queue drained
+// by a few workers, with a timeout on each delivery attempt and retries.
+// The workers start with the first email, not in New, and stop in Close.
+type outbox struct {
+	queue    chan string // emails that asked for a reset
+	attempts int
+	timeout  time.Duration
+	backoff  time.Duration
+
+	start   sync.Once
+	mu      sync.RWMutex // guards closed against enqueue
+	closed  bool
+	workers sync.WaitGroup
+	stop    context.CancelFunc // aborts deliveries in flight when Close gives up
+	ctx     context.Context
+}
+
+func newOutbox(size, attempts int, timeout, backoff time.Duration) *outbox {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &outbox{
+		queue: make(chan string, size), attempts: attempts, timeout: timeout, backoff: backoff,
+		ctx: ctx, stop: cancel,
+	}
+}
+
+// enqueue queues a reset email for email. A full queue or a closed Auth
+// drops it, loudly: it is logged and reported as EventMailFailed.
+func (o *outbox) enqueue(a *Auth, email string) {
+	o.start.Do(func() {
+		for range outboxWorkers {
+			o.workers.Go(func() {
+				for email := range o.queue {
+					a.sendResetEmail(o.ctx, email)
+				}
+			})
+		}
+	})
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	reason := "the auth handler is closed"
+	if !o.closed {
+		select {
+		case o.queue <- email:
+			return
+		default:
+			reason = "the mail queue is full"
+		}
+	}
+	a.cfg.Logger.LogAttrs(o.ctx, slog.LevelError, "auth: reset email dropped", slog.String("reason", reason))
+	a.emit(o.ctx, nil, Event{Kind: EventMailFailed})
+}
+
+// deliver sends m, retrying failed attempts with a growing pause.
+func (o *outbox) deliver(ctx context.Context, m mailer.Mailer, msg mailer.Message) error {
+	var err error
+	pause := o.backoff
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, o.timeout)
+		err = m.Send(actx, msg)
+		cancel()
+		if err == nil || attempt == o.attempts || errors.Is(err, mailer.ErrInvalidMessage) {
+			return err
+		}
+		select {
+		case <-time.After(pause):
+			pause *= 2
+		case <-ctx.Done():
+			return errors.Join(err, ctx.Err())
+		}
+	}
+}
+
+// Close stops taking reset emails and waits for the queued ones to be
+// sent. If ctx ends first, deliveries in flight are abandoned, every email
+// still queued is logged and reported as EventMailFailed, and Close returns
+// ctx's error. Call it when the server shuts down, after http.Server's
+// Shutdown. The session endpoints keep working after Close.
+func (a *Auth) Close(ctx context.Context) error {
+	o := a.outbox
+	o.mu.Lock()
+	if o.closed {
+		o.mu.Unlock()
+		return nil
+	}
+	o.closed = true
+	close(o.queue)
+	o.mu.Unlock()
+
+	done := make(chan struct{})
+	go func() { o.workers.Wait(); close(done) }()
+	select {
+	case <-done:
+		o.stop()
+		return nil
+	case <-ctx.Done():
+	}
+	o.stop()
+	// The workers may be gone, or stuck; account for what is still queued.
+	// Workers that are still sending report their own outcome when their
+	// Mailer returns; what is still queued is reported here.
+	for range o.queue {
+		a.cfg.Logger.LogAttrs(ctx, slog.LevelError, "auth: reset email dropped", slog.String("reason", "shutdown"))
+		a.emit(ctx, nil, Event{Kind: EventMailFailed})
+	}
+	return ctx.Err()
+}

@@ -1,0 +1,239 @@
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/json"
+	"errors"
+	htmltemplate "html/template"
+	"log/slog"
+	"net/http"
+	"net/mail"
+	"strconv"
+	"strings"
+	texttemplate "text/template"
+	"time"
+
+	"github.com/latchkit/auth/internal/password"
+	"github.com/latchkit/auth/mailer"
+	"github.com/latchkit/auth/store"
+)
+
+// EmailTemplate renders an email. Each template is executed with the data
+// of the email it renders (ResetEmailData for the reset email).
+type EmailTemplate struct {
+	Subject *texttemplate.Template
+	Text    *texttemplate.Template // the plain-text body
+	HTML    *htmltemplate.Template // the HTML body; nil for text only
+}
+
+// ResetEmailData is what the reset email templates can show.
+type ResetEmailData struct {
+	Email    string // the recipient, whose password the link resets
+	Link     string // the reset page, with the token in its query
+	ValidFor string // how long the link works, in words: "1 hour"
+}
+
+//go:embed templates/reset_password.txt templates/reset_password.html
+var templateFS embed.FS
+
+// DefaultResetEmail is the reset email used when Config.ResetEmail is nil.
+var DefaultResetEmail = EmailTemplate{
+	Subject: texttemplate.Must(texttemplate.New("subject").Parse("Reset your password")),
+	Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/reset_password.txt")),
+	HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/reset_password.html")),
+}
+
+// render executes the templates of t with data.
+func (t *EmailTemplate) render(from, to string, data any) (mailer.Message, error) {
+	var subject, text, html strings.Builder
+	if err := t.Subject.Execute(&subject, data); err != nil {
+		return mailer.Message{}, err
+	}
+	if err := t.Text.Execute(&text, data); err != nil {
+		return mailer.Message{}, err
+	}
+	if t.HTML != nil {
+		if err := t.HTML.Execute(&html, data); err != nil {
+			return mailer.Message{}, err
+		}
+	}
+	m := mailer.Message{
+		To:      mailAddress(to),
+		Subject: strings.TrimSpace(subject.String()),
+		Text:    text.String(),
+		HTML:    html.String(),
+	}
+	m.From = mailAddress(from)
+	return m, nil
+}
+
+// handleResetRequest answers a request for a reset email. The answer is the
+// same, and as fast, whoever the email belongs to: the lookup, the token and
+// the delivery all happen off the request path, in the outbox.
+func (a *Auth) handleResetRequest(w http.ResponseWriter, r *http.Request) {
+	var req map[string]json.RawMessage
+	if err := a.readJSON(w, r, &req); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	fields, err := formFields(req["formFields"], "email")
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	email, err := stringField(fields, "email")
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	email = normaliseEmail(email)
+	if msg := checkEmail(email); msg != "" {
+		writeFieldErrors(w, []fieldError{{"email", msg}})
+		return
+	}
+	a.outbox.enqueue(a, email)
+	writeJSON(w, http.StatusOK, statusOK)
+}
+
+// sendResetEmail is the outbox's work for one request: if the email
+// belongs to a user with a password, issue a token and mail the link.
+func (a *Auth) sendResetEmail(ctx context.Context, email string) {
+	u, err := a.store.UserByEmail(ctx, email)
+	if errors.Is(err, store.ErrNotFound) || err == nil && !u.HasPasswordLogin() {
+		return // nobody to tell; the requester learns nothing either way
+	}
+	if err != nil {
+		a.mailFailed(ctx, u.ID, "looking up the user", err)
+		return
+	}
+	tok, hash := newSecret()
+	now := a.cfg.Now()
+	if err := a.store.CreateResetToken(ctx, store.ResetToken{
+		Hash: hash, UserID: u.ID, CreatedAt: now, ExpiresAt: now.Add(a.cfg.ResetTokenLifetime),
+	}); err != nil {
+		a.mailFailed(ctx, u.ID, "creating a reset token", err)
+		return
+	}
+	m, err := a.cfg.ResetEmail.render(a.cfg.EmailFrom, u.Email, ResetEmailData{
+		Email:    u.Email,
+		Link:     a.resetLink(tok),
+		ValidFor: inWords(a.cfg.ResetTokenLifetime),
+	})
+	if err != nil {
+		a.mailFailed(ctx, u.ID, "rendering the reset email", err)
+		return
+	}
+	if err := a.outbox.deliver(ctx, a.cfg.Mailer, m); err != nil {
+		a.mailFailed(ctx, u.ID, "sending the reset email", err)
+		return
+	}
+	a.emit(ctx, nil, Event{Kind: EventResetEmailSent, UserID: u.ID})
+}
+
+// mailFailed logs and reports a reset email that was not sent.
+func (a *Auth) mailFailed(ctx context.Context, userID, step string, err error) {
+	a.cfg.Logger.LogAttrs(ctx, slog.LevelError, "auth: reset email not sent",
+		slog.String("user_id", userID), slog.String("step", step), slog.String("error", err.Error()))
+	a.emit(ctx, nil, Event{Kind: EventMailFailed, UserID: userID})
+}
+
+// resetLink is the reset page's URL with the token and tenant in its query,
+// where the SuperTokens SDKs look for them.
+func (a *Auth) resetLink(tok string) string {
+	sep := "?"
+	if strings.Contains(a.cfg.ResetPasswordURL, "?") {
+		sep = "&"
+	}
+	// The token is URL-safe base64: nothing to escape.
+	return a.cfg.ResetPasswordURL + sep + "token=" + tok + "&tenantId=public"
+}
+
+// handleResetPassword sets a new password with a reset token. Success ends
+// every session of the user; it creates none.
+func (a *Auth) handleResetPassword(w http.ResponseWriter, r *http.Request) {
+	var req map[string]json.RawMessage
+	if err := a.readJSON(w, r, &req); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	fields, err := formFields(req["formFields"], "password")
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	pw, err := stringField(fields, "password")
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if msg := a.checkNewPassword(pw); msg != "" {
+		writeFieldErrors(w, []fieldError{{"password", msg}})
+		return
+	}
+	raw, ok := req["token"]
+	if !ok || string(raw) == "null" {
+		a.fail(w, r, badRequest("Please provide the password reset token"))
+		return
+	}
+	var tok string
+	if err := json.Unmarshal(raw, &tok); err != nil {
+		a.fail(w, r, badRequest("The password reset token must be a string"))
+		return
+	}
+	if !wellFormedSecret(tok) {
+		writeInvalidResetToken(w)
+		return
+	}
+	var hash string
+	if err := a.withHashSlot(r.Context(), func() { hash = password.Hash(pw, a.hashParams) }); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	u, handles, err := a.store.ResetPassword(r.Context(), sha256.Sum256([]byte(tok)), hash, a.cfg.Now())
+	if errors.Is(err, store.ErrNotFound) {
+		writeInvalidResetToken(w)
+		return
+	} else if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.emit(r.Context(), r, Event{Kind: EventPasswordReset, UserID: u.ID})
+	for _, h := range handles {
+		a.emit(r.Context(), r, Event{Kind: EventSessionRevoked, UserID: u.ID, SessionHandle: h})
+	}
+	writeJSON(w, http.StatusOK, statusOK)
+}
+
+func writeInvalidResetToken(w http.ResponseWriter) {
+	writeJSON(w, http.StatusOK, struct {
+		Status string `json:"status"`
+	}{"RESET_PASSWORD_INVALID_TOKEN_ERROR"})
+}
+
+// inWords says a duration the way an email would: "1 hour", "30 minutes".
+func inWords(d time.Duration) string {
+	n, unit := int64(d/time.Second), "second"
+	switch {
+	case d >= 24*time.Hour && d%(24*time.Hour) == 0:
+		n, unit = int64(d/(24*time.Hour)), "day"
+	case d >= time.Hour && d%time.Hour == 0:
+		n, unit = int64(d/time.Hour), "hour"
+	case d >= time.Minute:
+		n, unit = int64(d/time.Minute), "minute"
+	}
+	if n != 1 {
+		unit += "s"
+	}
+	return strconv.FormatInt(n, 10) + " " + unit
+}
+
+// mailAddress parses "Name <addr>" or a bare address; New has validated
+// the configured ones and emails are validated at sign-up.
+func mailAddress(s string) mail.Address {
+	if a, err := mail.ParseAddress(s); err == nil {
+		return *a
+	}
+	return mail.Address{Address: s}
+}
