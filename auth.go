@@ -71,10 +71,11 @@ type Config struct {
 	ResetTokenLifetime time.Duration
 
 	// RefreshReuseWindow, if positive, lets a client present the refresh
-	// token it just exchanged once more within this time, to recover from
-	// a response it never received. The retry gets a new token and the
-	// one it replaces stops working; a token two exchanges old is always
-	// treated as theft. Default 0 (off): any second use is theft. At most
+	// token it last exchanged again within this time of the exchange, to
+	// recover from a response it never received. Each retry gets a new
+	// token and the one it replaces stops working, so there is never more
+	// than one live token; a token two exchanges old is always theft.
+	// Default 0 (off): any second use is theft. At most
 	// MaxRefreshReuseWindow.
 	RefreshReuseWindow time.Duration
 
@@ -395,7 +396,8 @@ func (a *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// Event reports an authentication outcome to Config.OnEvent.
+// Event reports an authentication outcome to Config.OnEvent. A sign-up
+// reports EventSignUp and then EventSignIn for the session it starts.
 type Event struct {
 	Kind          EventKind
 	Time          time.Time

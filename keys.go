@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -120,6 +121,24 @@ func (k *keyring) verifier(ctx context.Context, id string) (*signingKey, bool) {
 	return key, ok
 }
 
+// jwksMaxAge is how stale the served key set may be.
+const jwksMaxAge = 30 * time.Second
+
+// reloadIfOlder reloads the keys if the snapshot is older than maxAge.
+func (k *keyring) reloadIfOlder(ctx context.Context, maxAge time.Duration) error {
+	now := k.now()
+	if ks := k.current.Load(); ks != nil && now.Sub(ks.loadedAt) < maxAge {
+		return nil
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if ks := k.current.Load(); ks != nil && now.Sub(ks.loadedAt) < maxAge {
+		return nil
+	}
+	_, err := k.load(ctx, now)
+	return err
+}
+
 // load reads the keys of the store into a new snapshot. Called under mu.
 func (k *keyring) load(ctx context.Context, now time.Time) (*keyset, error) {
 	keys, err := k.store.SigningKeys(ctx, now)
@@ -192,6 +211,11 @@ func (a *Auth) serveJWKS(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
+	// Other instances may have added keys since this one last looked.
+	if err := a.keys.reloadIfOlder(r.Context(), jwksMaxAge); err != nil {
+		a.fail(w, r, err)
+		return
+	}
 	type jwk struct {
 		Kty string `json:"kty"`
 		Crv string `json:"crv"`
@@ -208,6 +232,6 @@ func (a *Auth) serveJWKS(w http.ResponseWriter, r *http.Request) {
 		}
 		keys = append(keys, jwk{"OKP", "Ed25519", base64.RawURLEncoding.EncodeToString(pub), key.id, EdDSA, "sig"})
 	}
-	w.Header().Set("Cache-Control", "public, max-age=60")
+	w.Header().Set("Cache-Control", "public, max-age="+strconv.Itoa(int(jwksMaxAge/time.Second)))
 	writeJSON(w, http.StatusOK, map[string]any{"keys": keys})
 }

@@ -4,12 +4,14 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
 )
 
@@ -76,5 +78,40 @@ func TestSigningKeyRotation(t *testing.T) {
 	}
 	if access, _ := before.Tokens(); kid(t, access) == oldKid {
 		t.Error("a refresh after the rotation signed with the retired key")
+	}
+}
+
+// An instance's JWKS shows keys that another instance added, within the
+// freshness it advertises, even while its own key still signs.
+func TestJWKSSeesKeysOfOtherInstances(t *testing.T) {
+	st := memstore.New()
+	clock := authtest.NewClock(authtest.Start)
+	s := authtest.NewServer(t, auth.Config{Store: st, Now: clock.Now, SigningAlgorithm: auth.EdDSA})
+	kids := func() []string {
+		res := s.Client(authtest.Header).Get("/auth/jwt/jwks.json")
+		var set struct{ Keys []struct{ Kid string } }
+		if err := json.Unmarshal(res.Body, &set); err != nil || res.StatusCode != http.StatusOK {
+			t.Fatalf("jwks: %d %s", res.StatusCode, res.Body)
+		}
+		var ids []string
+		for _, k := range set.Keys {
+			ids = append(ids, k.Kid)
+		}
+		return ids
+	}
+	if got := kids(); len(got) != 1 {
+		t.Fatalf("jwks = %v, want one key", got)
+	}
+	// Another instance, racing this one, made a key of its own.
+	now := clock.Now()
+	if err := st.AddSigningKey(t.Context(), store.SigningKey{
+		ID: "other-instance", Algorithm: auth.EdDSA, Material: make([]byte, 32),
+		CreatedAt: now, SignUntil: now.Add(time.Hour), VerifyUntil: now.Add(2 * time.Hour),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(31 * time.Second)
+	if got := kids(); len(got) != 2 || !slices.Contains(got, "other-instance") {
+		t.Errorf("jwks 31s after another instance added a key = %v, want it listed", got)
 	}
 }
