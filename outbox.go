@@ -109,13 +109,15 @@ func (a *Auth) Close(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 	}
-	o.stop()
 	// The workers may be gone, or stuck; account for what is still queued.
-	// Workers that are still sending report their own outcome when their
-	// Mailer returns; what is still queued is reported here.
+	// Drain the queue before aborting the deliveries in flight: once
+	// aborted, a worker would pick up the next queued email and report it
+	// itself, possibly after Close has returned. Workers that are still
+	// sending report their own outcome when their Mailer returns.
 	for range o.queue {
 		a.cfg.Logger.LogAttrs(ctx, slog.LevelError, "auth: reset email dropped", slog.String("reason", "shutdown"))
 		a.emit(ctx, nil, Event{Kind: EventMailFailed})
 	}
+	o.stop()
 	return ctx.Err()
 }
