@@ -47,7 +47,11 @@ func (m Message) validate() error {
 		return fmt.Errorf("%w: From and To need an address", ErrInvalidMessage)
 	}
 	for _, a := range []string{m.From.Address, m.To.Address} {
-		if _, err := mail.ParseAddress(a); err != nil || strings.ContainsAny(a, "\r\n") {
+		// Only a bare addr-spec will do: "Bob <bob@example.com>" or
+		// " bob@example.com " parse too, but would reach the envelope
+		// and the header as they are.
+		p, err := mail.ParseAddress(a)
+		if err != nil || p.Name != "" || p.Address != a || strings.ContainsAny(a, "\r\n") {
 			return fmt.Errorf("%w: bad address %q", ErrInvalidMessage, a)
 		}
 	}
@@ -68,7 +72,7 @@ func (m Message) Bytes(now time.Time) ([]byte, error) {
 	id := make([]byte, 16)
 	rand.Read(id)
 	_, domain, _ := strings.Cut(m.From.Address, "@")
-	header := func(k, v string) { fmt.Fprintf(&b, "%s: %s\r\n", k, v) }
+	header := func(k, v string) { fmt.Fprintf(&b, "%s: %s\r\n", k, fold(len(k)+2, v)) }
 	header("From", m.From.String())
 	header("To", m.To.String())
 	header("Subject", mime.QEncoding.Encode("utf-8", m.Subject))
@@ -109,6 +113,42 @@ func (m Message) Bytes(now time.Time) ([]byte, error) {
 		}
 	}
 	return b.Bytes(), nil
+}
+
+// maxHeaderLine is the length, CRLF excluded, that fold keeps header lines
+// under where it can (RFC 5322 section 2.1.1). Servers refuse lines longer
+// than 998 octets, and the encoded subject or name of a long non-ASCII
+// value makes one.
+const maxHeaderLine = 78
+
+// fold folds the header value v, which follows a name and colon of width
+// prefix, by breaking lines before single spaces between words, so that
+// unfolding (removing the CRLFs) restores v exactly. The encoded words of
+// mime.WordEncoder are at most 75 octets and separated by single spaces, so
+// an encoded value always folds short enough.
+func fold(prefix int, v string) string {
+	if prefix+len(v) <= maxHeaderLine {
+		return v
+	}
+	var b strings.Builder
+	width := prefix
+	for len(v) > 0 {
+		// The next word and the space before it: fold points are spaces
+		// between two non-spaces, which textproto unfolds losslessly.
+		i := 1
+		for i < len(v) && !(v[i] == ' ' && v[i-1] != ' ' && i+1 < len(v) && v[i+1] != ' ') {
+			i++
+		}
+		word := v[:i]
+		v = v[i:]
+		if width+len(word) > maxHeaderLine && b.Len() > 0 {
+			b.WriteString("\r\n")
+			width = 0
+		}
+		b.WriteString(word)
+		width += len(word)
+	}
+	return b.String()
 }
 
 type writer interface{ Write([]byte) (int, error) }

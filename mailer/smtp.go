@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/smtp"
 	"net/url"
+	"os"
 	"time"
 )
 
@@ -128,20 +129,23 @@ func (s *SMTP) Send(ctx context.Context, m Message) error {
 	}
 
 	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", s.Addr)
+	raw, err := d.DialContext(ctx, "tcp", s.Addr)
 	if err != nil {
-		return fmt.Errorf("mailer: dialing %s: %w", s.Addr, err)
+		return fmt.Errorf("mailer: dialing %s: %w", s.Addr, ctxErr(ctx, err))
 	}
 	// The deadline covers every read and write; cancellation closes the
-	// connection, which unblocks whatever is in flight.
-	conn.SetDeadline(deadline)
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	// TCP connection, which unblocks whatever is in flight. (Not conn, which
+	// is replaced below: the function runs on another goroutine, and closing
+	// a TLS connection can block on writing its close_notify.)
+	raw.SetDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { raw.Close() })
 	defer stop()
+	conn := raw
 	if s.TLS == ImplicitTLS {
-		tc := tls.Client(conn, tlsConfig)
+		tc := tls.Client(raw, tlsConfig)
 		if err := tc.HandshakeContext(ctx); err != nil {
-			conn.Close()
-			return fmt.Errorf("mailer: TLS with %s: %w", s.Addr, err)
+			raw.Close()
+			return fmt.Errorf("mailer: TLS with %s: %w", s.Addr, ctxErr(ctx, err))
 		}
 		conn = tc
 	}
@@ -197,7 +201,10 @@ func (s *SMTP) deliver(c *smtp.Client, tlsConfig *tls.Config, m Message, msg []b
 	if err := w.Close(); err != nil {
 		return err
 	}
-	return c.Quit()
+	// The server has accepted the message. Reporting a failed QUIT as a
+	// failed delivery would make the caller send it again.
+	c.Quit()
+	return nil
 }
 
 func hostOf(addr string) string {
@@ -206,9 +213,15 @@ func hostOf(addr string) string {
 }
 
 // ctxErr prefers the context's error, which says why a connection was cut.
+// The connection's deadline is the context's, and may pass a moment before
+// the context's timer fires: a deadline error then means the context's
+// deadline was exceeded too.
 func ctxErr(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("%w (%v)", ctx.Err(), err)
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return fmt.Errorf("%w (%v)", context.DeadlineExceeded, err)
 	}
 	return err
 }

@@ -23,11 +23,16 @@
 // at least millisecond precision but need not keep the location or the
 // monotonic reading. It assumes no order beyond what the contract promises,
 // and it leaves alone what the contract leaves open: whether a session or a
-// token is still live at the very instant of its ExpiresAt, whether
+// refresh token is still live at the very instant of its ExpiresAt, whether
+// DeleteExpired removes a record whose expiry is exactly now, whether
 // UserSessions orders by CreatedAt or by RefreshedAt, what
-// RotateRefreshToken does when Next already exists, and whether RevokeSession
-// and RevokeUserSessions see sessions that have expired but not yet been
-// deleted. Failure messages name the rule of the contract that was broken.
+// RotateRefreshToken does when Next already exists, in which order
+// ResetPassword returns the handles it revoked, and whether RevokeSession,
+// RevokeUserSessions and ResetPassword see sessions that have expired but not
+// yet been deleted. Signing keys and password reset tokens, on the other
+// hand, are checked at the very instant: a reset token whose ExpiresAt is now
+// has expired, as the documentation of store.ErrNotFound says. Failure
+// messages name the rule of the contract that was broken.
 package storetest
 
 import (
@@ -54,6 +59,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Sessions", sessionTests},
 		{"Rotation", rotationTests},
 		{"SigningKeys", signingKeyTests},
+		{"ResetTokens", resetTokenTests},
 		{"DeleteExpired", deleteExpiredTests},
 		{"Concurrency", concurrencyTests},
 	}
@@ -124,6 +130,18 @@ var signingKeyTests = []test{
 	{"MaterialNotAliased", testSigningKeyMaterialNotAliased},
 }
 
+var resetTokenTests = []test{
+	{"ResetPassword", testResetPassword},
+	{"WorksOnce", testResetPasswordOnce},
+	{"Expiry", testResetTokenExpiry},
+	{"UnknownToken", testResetPasswordUnknownToken},
+	{"CreateUnknownUser", testCreateResetTokenUnknownUser},
+	{"CreateDuplicateHash", testCreateResetTokenDuplicate},
+	{"VoidsOtherTokens", testResetPasswordVoidsOtherTokens},
+	{"UpdatePasswordHashVoidsTokens", testUpdatePasswordHashVoidsResetTokens},
+	{"DeleteExpired", testDeleteExpiredResetTokens},
+}
+
 var deleteExpiredTests = []test{
 	{"RemovesExpired", testDeleteExpired},
 	{"KeepsLive", testDeleteExpiredKeepsLive},
@@ -135,6 +153,7 @@ var concurrencyTests = []test{
 	{"CreateSessionSameHandle", testConcurrentCreateSession},
 	{"RotateSameToken", testConcurrentRotate},
 	{"RotateSameTokenReuseWindow", testConcurrentRotateReuseWindow},
+	{"ResetPasswordSameToken", testConcurrentResetPassword},
 	{"MixedUsers", testConcurrentMixed},
 }
 
@@ -195,6 +214,17 @@ func newKey(id string, created, signUntil, verifyUntil time.Time) store.SigningK
 	}
 }
 
+// newResetToken is the reset token called name (its hash is token(name)) of
+// a user, issued at created and working until expires.
+func newResetToken(name, userID string, created, expires time.Time) store.ResetToken {
+	return store.ResetToken{
+		Hash:      token(name),
+		UserID:    userID,
+		CreatedAt: created,
+		ExpiresAt: expires,
+	}
+}
+
 // rotation asks to exchange presented for next at now, extending the
 // session by ttl.
 func rotation(presented, next string, now time.Time, window time.Duration) store.Rotation {
@@ -235,6 +265,39 @@ func mustAddKey(t *testing.T, s store.Store, k store.SigningKey) {
 	if err := s.AddSigningKey(t.Context(), k); err != nil {
 		t.Fatalf("AddSigningKey: a key with a new id must be added; got error %v", err)
 	}
+}
+
+func mustCreateResetToken(t *testing.T, s store.Store, rt store.ResetToken) {
+	t.Helper()
+	if err := s.CreateResetToken(t.Context(), rt); err != nil {
+		t.Fatalf("CreateResetToken: a token with a new hash of an existing user must be added; got error %v", err)
+	}
+}
+
+// mustResetPassword performs a reset with the token called name that the
+// contract says succeeds, explained by rule. It checks that the store returns
+// want, the user as updated, and the handles in revoked, in any order.
+func mustResetPassword(t *testing.T, s store.Store, name string, now time.Time, want store.User, revoked []string, rule string) {
+	t.Helper()
+	got, handles, err := s.ResetPassword(t.Context(), token(name), want.PasswordHash, now)
+	if err != nil {
+		t.Fatalf("%s must succeed; got error %v", rule, err)
+	}
+	if d := userDiff(got, want); d != "" {
+		t.Errorf("ResetPassword: a successful reset must return the user with the new password hash: %s", d)
+	}
+	if got, want := slices.Sorted(slices.Values(handles)), slices.Sorted(slices.Values(revoked)); !slices.Equal(got, want) {
+		t.Errorf("ResetPassword: a successful reset must return the handles of every session of the user it revoked: got %q, want %q (in any order)", got, want)
+	}
+}
+
+// wantResetErr attempts a reset to passwordHash with the token called name
+// and reports a failure of rule unless it returns ErrNotFound, the only error
+// the contract allows ResetPassword.
+func wantResetErr(t *testing.T, s store.Store, name, passwordHash string, now time.Time, rule string) {
+	t.Helper()
+	_, _, err := s.ResetPassword(t.Context(), token(name), passwordHash, now)
+	wantErr(t, err, store.ErrNotFound, "ResetPassword: "+rule)
 }
 
 // mustRotate performs a rotation that the contract says succeeds, explained
@@ -1130,6 +1193,212 @@ func testSigningKeyMaterialNotAliased(t *testing.T, s store.Store) {
 }
 
 // ---------------------------------------------------------------------------
+// Reset tokens
+
+// withHash is u with its password hash replaced.
+func withHash(u store.User, hash string) store.User {
+	u.PasswordHash = hash
+	return u
+}
+
+func testResetPassword(t *testing.T, s store.Store) {
+	u1 := mustCreateUser(t, s, "u1")
+	u2 := mustCreateUser(t, s, "u2")
+	a := newSession("a", "u1", base, at(ttl))
+	b := newSession("b", "u1", at(time.Minute), at(ttl))
+	c := newSession("c", "u2", at(2*time.Minute), at(ttl))
+	for _, sess := range []store.Session{a, b, c} {
+		mustCreateSession(t, s, sess, sess.Handle+"/r0")
+	}
+	// Give a a superseded token as well as a current one.
+	r := rotation("a/r0", "a/r1", at(time.Hour), 0)
+	mustRotate(t, s, r, updated(a, r), "the current token of a live session")
+	mustCreateResetToken(t, s, newResetToken("u1/reset", "u1", at(time.Hour), at(2*time.Hour)))
+	mustCreateResetToken(t, s, newResetToken("u2/reset", "u2", at(time.Hour), at(2*time.Hour)))
+
+	now := at(90 * time.Minute)
+	want := withHash(u1, phc("reset"))
+	mustResetPassword(t, s, "u1/reset", now, want, []string{"a", "b"}, "a live token of a user with sessions")
+	wantUser(t, s, want, "ResetPassword: must set the user's password hash and nothing else")
+	wantNoSession(t, s, "a", now, "ResetPassword: must revoke every session of the user")
+	wantNoSession(t, s, "b", now, "ResetPassword: must revoke every session of the user")
+	wantUserSessions(t, s, "u1", now, nil, "ResetPassword: must revoke every session of the user")
+	for _, tok := range []string{"a/r1", "a/r0", "b/r0"} {
+		wantRotateErr(t, s, rotation(tok, tok+"/next", now, 0), store.ErrNotFound,
+			fmt.Sprintf("ResetPassword must delete the revoked sessions' tokens, current and superseded: %s must return ErrNotFound", tok))
+	}
+
+	wantUser(t, s, u2, "ResetPassword: must not change other users")
+	wantUserSessions(t, s, "u2", now, []store.Session{c}, "ResetPassword: must not revoke other users' sessions")
+	r = rotation("c/r0", "c/r1", now, 0)
+	mustRotate(t, s, r, updated(c, r), "ResetPassword: must not revoke other users' sessions, so rotating their tokens")
+	mustResetPassword(t, s, "u2/reset", now, withHash(u2, phc("reset of u2")), []string{"c"},
+		"a reset must delete only the user's own reset tokens, so another user's token")
+}
+
+func testResetPasswordOnce(t *testing.T, s store.Store) {
+	u := mustCreateUser(t, s, "u1")
+	mustCreateResetToken(t, s, newResetToken("reset", "u1", base, at(time.Hour)))
+
+	want := withHash(u, phc("first"))
+	mustResetPassword(t, s, "reset", at(10*time.Minute), want, nil, "a live token of a user without sessions")
+
+	// The user signs in with the new password; then the token comes back.
+	sess := newSession("s1", "u1", at(11*time.Minute), at(ttl))
+	mustCreateSession(t, s, sess, "s1/r0")
+	now := at(12 * time.Minute)
+	wantResetErr(t, s, "reset", phc("second"), now,
+		"a token works once: presenting it again after a successful reset must return ErrNotFound")
+	wantUser(t, s, want, "ResetPassword: a used token must change nothing, so the hash set by the first reset must stay")
+	wantSession(t, s, sess, now, "ResetPassword: a used token must change nothing, so it must not revoke sessions")
+	r := rotation("s1/r0", "s1/r1", now, 0)
+	mustRotate(t, s, r, updated(sess, r), "ResetPassword: a used token must change nothing, so the current token of a session made after the reset")
+}
+
+func testResetTokenExpiry(t *testing.T, s store.Store) {
+	u := mustCreateUser(t, s, "u1")
+	sess := newSession("s1", "u1", base, at(ttl))
+	mustCreateSession(t, s, sess, "s1/r0")
+	mustCreateResetToken(t, s, newResetToken("reset", "u1", base, at(time.Hour)))
+
+	for _, now := range []time.Time{at(time.Hour), at(time.Hour + time.Millisecond), at(2 * time.Hour)} {
+		wantResetErr(t, s, "reset", phc("too late"), now, fmt.Sprintf(
+			"a token has expired when its ExpiresAt is at or before now, so %v after an expiry of 1h0m0s it must return ErrNotFound", now.Sub(base)))
+	}
+	wantUser(t, s, u, "ResetPassword: an expired token must change nothing, so the hash must stay")
+	wantSession(t, s, sess, at(2*time.Hour), "ResetPassword: an expired token must change nothing, so it must not revoke sessions")
+
+	// Stores never read a clock, so going back in time shows whether the
+	// rejected calls changed anything.
+	mustResetPassword(t, s, "reset", at(time.Hour-time.Second), withHash(u, phc("in time")), []string{"s1"},
+		"an expired token must change nothing, so the same token at a time before its ExpiresAt")
+}
+
+func testResetPasswordUnknownToken(t *testing.T, s store.Store) {
+	wantResetErr(t, s, "forged", phc("new"), base, "an unknown token must return ErrNotFound in an empty store")
+
+	u := mustCreateUser(t, s, "u1")
+	sess := newSession("s1", "u1", base, at(ttl))
+	mustCreateSession(t, s, sess, "s1/r0")
+	mustCreateResetToken(t, s, newResetToken("reset", "u1", base, at(time.Hour)))
+
+	now := at(10 * time.Minute)
+	wantResetErr(t, s, "forged", phc("new"), now, "an unknown token must return ErrNotFound")
+	wantResetErr(t, s, "s1/r0", phc("new"), now, "a refresh token is not a reset token: it must return ErrNotFound")
+	wantUser(t, s, u, "ResetPassword: an unknown token must change nothing, so the hash must stay")
+	wantSession(t, s, sess, now, "ResetPassword: an unknown token must change nothing, so it must not revoke sessions")
+	mustResetPassword(t, s, "reset", now, withHash(u, phc("new")), []string{"s1"},
+		"an unknown token must change nothing, so the user's live token")
+}
+
+func testCreateResetTokenUnknownUser(t *testing.T, s store.Store) {
+	rt := newResetToken("reset", "u1", base, at(time.Hour))
+	err := s.CreateResetToken(t.Context(), rt)
+	wantErr(t, err, store.ErrNotFound, "CreateResetToken: an unknown user must return ErrNotFound")
+
+	u := mustCreateUser(t, s, "u1")
+	wantResetErr(t, s, "reset", phc("new"), at(10*time.Minute),
+		"a token rejected for an unknown user must not be written, so once the user exists it must return ErrNotFound")
+	wantUser(t, s, u, "ResetPassword: an unknown token must change nothing")
+
+	// Nothing was written, so the hash is still free.
+	if err := s.CreateResetToken(t.Context(), rt); err != nil {
+		t.Errorf("CreateResetToken: a token rejected for an unknown user must leave its hash free; got error %v", err)
+	}
+}
+
+func testCreateResetTokenDuplicate(t *testing.T, s store.Store) {
+	u1 := mustCreateUser(t, s, "u1")
+	u2 := mustCreateUser(t, s, "u2")
+	mustCreateResetToken(t, s, newResetToken("reset", "u1", base, at(time.Hour)))
+
+	err := s.CreateResetToken(t.Context(), newResetToken("reset", "u2", at(time.Minute), at(2*time.Hour)))
+	wantErr(t, err, store.ErrConflict, "CreateResetToken: a duplicate hash must return ErrConflict")
+	err = s.CreateResetToken(t.Context(), newResetToken("reset", "u1", at(time.Minute), at(2*time.Hour)))
+	wantErr(t, err, store.ErrConflict, "CreateResetToken: a duplicate hash must return ErrConflict even for the same user")
+
+	wantResetErr(t, s, "reset", phc("new"), at(90*time.Minute),
+		"a conflicting token must not overwrite the existing one, so the existing one must still expire at its own ExpiresAt")
+	mustResetPassword(t, s, "reset", at(10*time.Minute), withHash(u1, phc("new")), nil,
+		"CreateResetToken: a conflicting token must not overwrite the existing one, so the existing token for its own user")
+	wantUser(t, s, u2, "CreateResetToken: a conflicting token must not be written, so the user it named must not change")
+}
+
+func testResetPasswordVoidsOtherTokens(t *testing.T, s store.Store) {
+	u1 := mustCreateUser(t, s, "u1")
+	u2 := mustCreateUser(t, s, "u2")
+	mustCreateResetToken(t, s, newResetToken("u1/old", "u1", base, at(time.Hour)))
+	mustCreateResetToken(t, s, newResetToken("u1/new", "u1", at(time.Minute), at(2*time.Hour)))
+	mustCreateResetToken(t, s, newResetToken("u1/later", "u1", at(2*time.Minute), at(3*time.Hour)))
+	mustCreateResetToken(t, s, newResetToken("u2/reset", "u2", base, at(time.Hour)))
+
+	now := at(10 * time.Minute)
+	want := withHash(u1, phc("reset"))
+	mustResetPassword(t, s, "u1/new", now, want, nil, "a live token of the user")
+	for _, name := range []string{"u1/old", "u1/later", "u1/new"} {
+		wantResetErr(t, s, name, phc("again"), now, fmt.Sprintf(
+			"a successful reset must delete every reset token of the user, so %s must return ErrNotFound", name))
+	}
+	wantUser(t, s, want, "ResetPassword: a voided token must change nothing, so the hash of the successful reset must stay")
+	mustResetPassword(t, s, "u2/reset", now, withHash(u2, phc("reset of u2")), nil,
+		"a reset must delete only the user's own reset tokens, so another user's token")
+}
+
+func testUpdatePasswordHashVoidsResetTokens(t *testing.T, s store.Store) {
+	u1 := mustCreateUser(t, s, "u1")
+	u2 := mustCreateUser(t, s, "u2")
+	u3 := mustCreateUser(t, s, "u3")
+	mustCreateResetToken(t, s, newResetToken("u1/a", "u1", base, at(time.Hour)))
+	mustCreateResetToken(t, s, newResetToken("u1/b", "u1", at(time.Minute), at(2*time.Hour)))
+	mustCreateResetToken(t, s, newResetToken("u2/reset", "u2", base, at(time.Hour)))
+	mustCreateResetToken(t, s, newResetToken("u3/reset", "u3", base, at(time.Hour)))
+
+	want := withHash(u1, phc("upgraded"))
+	if err := s.UpdatePasswordHash(t.Context(), u1.ID, u1.PasswordHash, want.PasswordHash); err != nil {
+		t.Fatalf("UpdatePasswordHash: a matching old hash must succeed; got error %v", err)
+	}
+	now := at(10 * time.Minute)
+	for _, name := range []string{"u1/a", "u1/b"} {
+		wantResetErr(t, s, name, phc("reset"), now, fmt.Sprintf(
+			"UpdatePasswordHash must void the user's outstanding reset tokens, so %s must return ErrNotFound", name))
+	}
+	wantUser(t, s, want, "ResetPassword: a voided token must change nothing, so the upgraded hash must stay")
+	mustResetPassword(t, s, "u2/reset", now, withHash(u2, phc("reset of u2")), nil,
+		"UpdatePasswordHash must void only the user's own reset tokens, so another user's token")
+
+	// A refused update changes no hash, so it voids nothing.
+	err := s.UpdatePasswordHash(t.Context(), u3.ID, phc("stale"), phc("upgrade of the stale one"))
+	wantErr(t, err, store.ErrConflict, "UpdatePasswordHash: an old hash that does not match the stored one must return ErrConflict")
+	mustResetPassword(t, s, "u3/reset", now, withHash(u3, phc("reset of u3")), nil,
+		"UpdatePasswordHash: a refused update changes nothing, so the user's reset token")
+}
+
+func testDeleteExpiredResetTokens(t *testing.T, s store.Store) {
+	u1 := mustCreateUser(t, s, "u1")
+	u2 := mustCreateUser(t, s, "u2")
+	mustCreateResetToken(t, s, newResetToken("u1/expired", "u1", base, at(time.Hour)))
+	mustCreateResetToken(t, s, newResetToken("u1/live", "u1", base, at(10*time.Hour)))
+	mustCreateResetToken(t, s, newResetToken("u2/expired", "u2", base, at(time.Hour)))
+
+	now := at(2 * time.Hour)
+	if err := s.DeleteExpired(t.Context(), now); err != nil {
+		t.Fatalf("DeleteExpired: must succeed; got error %v", err)
+	}
+
+	// Stores never read a clock: asking about a time before things expired
+	// tells removed records from merely expired ones.
+	earlier := at(20 * time.Minute)
+	for _, name := range []string{"u1/expired", "u2/expired"} {
+		wantResetErr(t, s, name, phc("reset"), earlier, fmt.Sprintf(
+			"DeleteExpired must remove expired reset tokens, so %s must return ErrNotFound even before its ExpiresAt", name))
+	}
+	wantUser(t, s, u1, "DeleteExpired: must not change users")
+	wantUser(t, s, u2, "DeleteExpired: must not change users")
+	mustResetPassword(t, s, "u1/live", now, withHash(u1, phc("reset")), nil,
+		"DeleteExpired: must keep reset tokens that have not expired, so a live one")
+}
+
+// ---------------------------------------------------------------------------
 // DeleteExpired
 
 func testDeleteExpired(t *testing.T, s store.Store) {
@@ -1469,6 +1738,61 @@ func rotateStormReuseWindow(t *testing.T, s store.Store, handle string) {
 		}
 		reused = true
 	}
+}
+
+// testConcurrentResetPassword presents one reset token in many concurrent
+// calls, each setting its own password hash, once for each of several users.
+//
+// Invariant checked: exactly one call succeeds and all the others return
+// ErrNotFound, because the token works once; the user's hash is then the
+// winner's, and the user's session is revoked.
+func testConcurrentResetPassword(t *testing.T, s store.Store) {
+	for round := range stormRounds {
+		resetStorm(t, s, fmt.Sprintf("u%d", round))
+	}
+}
+
+func resetStorm(t *testing.T, s store.Store, userID string) {
+	t.Helper()
+	const n = 20
+	ctx := t.Context()
+	u := mustCreateUser(t, s, userID)
+	sess := newSession(userID+"/s1", userID, base, at(ttl))
+	mustCreateSession(t, s, sess, userID+"/s1/r0")
+	mustCreateResetToken(t, s, newResetToken(userID+"/reset", userID, base, at(time.Hour)))
+
+	now := at(10 * time.Minute)
+	newHash := func(i int) string { return phc(fmt.Sprintf("%s-reset%d", userID, i)) }
+	users := make([]store.User, n)
+	handles := make([][]string, n)
+	errs := make([]error, n)
+	parallel(n, func(i int) {
+		users[i], handles[i], errs[i] = s.ResetPassword(ctx, token(userID+"/reset"), newHash(i), now)
+	})
+
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner >= 0:
+			t.Errorf("ResetPassword: a token works once, so of concurrent calls with it exactly one must succeed; for user %s calls %d and %d did", userID, winner, i)
+		case err == nil:
+			winner = i
+		case !errors.Is(err, store.ErrNotFound):
+			t.Errorf("ResetPassword: a concurrent call with a token used up by another must return ErrNotFound; user %s got error %v", userID, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatalf("ResetPassword: of concurrent calls with a live token exactly one must succeed; for user %s none did", userID)
+	}
+	want := withHash(u, newHash(winner))
+	if d := userDiff(users[winner], want); d != "" {
+		t.Errorf("ResetPassword: a successful reset must return the user with the new password hash: %s", d)
+	}
+	if !slices.Equal(handles[winner], []string{sess.Handle}) {
+		t.Errorf("ResetPassword: the call that succeeded must return the handles of the sessions it revoked: got %q, want %q", handles[winner], []string{sess.Handle})
+	}
+	wantUser(t, s, want, "ResetPassword: the stored hash must be the one of the call that succeeded")
+	wantNoSession(t, s, sess.Handle, now, "ResetPassword: must revoke every session of the user")
 }
 
 // testConcurrentMixed runs the everyday operations of several users at once,
