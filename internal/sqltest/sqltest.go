@@ -1,0 +1,215 @@
+// Package sqltest opens throwaway databases for tests of the SQL store:
+// SQLite files and in-memory databases, and, when their DSNs are set,
+// PostgreSQL schemas and MySQL/MariaDB databases that are dropped when the
+// test ends.
+//
+// PostgreSQL and MySQL tests read AUTH_TEST_POSTGRES and AUTH_TEST_MYSQL.
+// Without them the tests skip, except under CI=true, where a missing or
+// unreachable database fails the test.
+package sqltest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	_ "github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite"
+
+	"github.com/latchkit/auth/store/sqlstore"
+)
+
+// Environment variables naming the test servers.
+const (
+	PostgresEnv = "AUTH_TEST_POSTGRES" // e.g. postgres://postgres@127.0.0.1:5432/test
+	MySQLEnv    = "AUTH_TEST_MYSQL"    // e.g. root@tcp(127.0.0.1:3306)/test
+)
+
+func name() string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return "authtest_" + hex.EncodeToString(b)
+}
+
+// unavailable skips, or fails in CI.
+func unavailable(tb testing.TB, format string, args ...any) {
+	tb.Helper()
+	if os.Getenv("CI") == "true" {
+		tb.Fatalf(format+" (required in CI)", args...)
+	}
+	tb.Skipf(format, args...)
+}
+
+// SQLiteDSN is the modernc.org/sqlite DSN the library recommends for a
+// database file: WAL, a busy timeout that queues writers, full sync.
+func SQLiteDSN(path string) string {
+	return "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
+}
+
+// SQLiteFile opens a fresh SQLite database file in a temporary directory.
+func SQLiteFile(tb testing.TB) *sql.DB {
+	tb.Helper()
+	db, err := sql.Open("sqlite", SQLiteDSN(filepath.Join(tb.TempDir(), "auth.db")))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
+
+// SQLiteMemory opens a fresh in-memory SQLite database. It has one
+// connection: each connection to ":memory:" is a database of its own.
+func SQLiteMemory(tb testing.TB) *sql.DB {
+	tb.Helper()
+	db, err := sql.Open("sqlite", "file::memory:?_pragma=busy_timeout(10000)")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	db.SetConnMaxIdleTime(0)
+	db.SetConnMaxLifetime(0)
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
+
+// Postgres creates a schema of its own on the server of AUTH_TEST_POSTGRES
+// and returns a pool whose connections use it; the schema is dropped at
+// the end of the test.
+func Postgres(tb testing.TB) *sql.DB {
+	tb.Helper()
+	dsn := os.Getenv(PostgresEnv)
+	if dsn == "" {
+		unavailable(tb, "%s is not set", PostgresEnv)
+	}
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer admin.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := admin.PingContext(ctx); err != nil {
+		unavailable(tb, "PostgreSQL at %s: %v", PostgresEnv, err)
+	}
+	schema := name()
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		admin, err := sql.Open("pgx", dsn)
+		if err != nil {
+			return
+		}
+		defer admin.Close()
+		admin.Exec("DROP SCHEMA " + schema + " CASCADE")
+	})
+	u, err := url.Parse(dsn)
+	if err != nil {
+		tb.Fatalf("%s: %v", PostgresEnv, err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	db, err := sql.Open("pgx", u.String())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
+
+// PostgresDSN is Postgres, for tests that need to open the database
+// again (from another process, say): it returns the DSN of the schema.
+func PostgresDSN(tb testing.TB) string {
+	tb.Helper()
+	db := Postgres(tb)
+	var schema string
+	if err := db.QueryRow("SELECT current_schema()").Scan(&schema); err != nil {
+		tb.Fatal(err)
+	}
+	u, _ := url.Parse(os.Getenv(PostgresEnv))
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// MySQL creates a database of its own on the server of AUTH_TEST_MYSQL
+// and returns a pool for it; the database is dropped at the end of the
+// test.
+func MySQL(tb testing.TB) *sql.DB {
+	tb.Helper()
+	dsn := os.Getenv(MySQLEnv)
+	if dsn == "" {
+		unavailable(tb, "%s is not set", MySQLEnv)
+	}
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		tb.Fatalf("%s: %v", MySQLEnv, err)
+	}
+	admin, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer admin.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := admin.PingContext(ctx); err != nil {
+		unavailable(tb, "MySQL at %s: %v", MySQLEnv, err)
+	}
+	dbName := name()
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+dbName); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		admin, err := sql.Open("mysql", cfg.FormatDSN())
+		if err != nil {
+			return
+		}
+		defer admin.Close()
+		admin.Exec("DROP DATABASE " + dbName)
+	})
+	cfg.DBName = dbName
+	db, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
+
+// Backend is a way to open a fresh database for the SQL store.
+type Backend struct {
+	Name    string
+	Dialect sqlstore.Dialect
+	Open    func(testing.TB) *sql.DB
+}
+
+// Backends lists every backend, for table tests.
+var Backends = []Backend{
+	{"sqlite-file", sqlstore.SQLite, SQLiteFile},
+	{"sqlite-memory", sqlstore.SQLite, SQLiteMemory},
+	{"postgres", sqlstore.Postgres, Postgres},
+	{"mysql", sqlstore.MySQL, MySQL},
+}
+
+// NewStore opens a fresh, migrated store on b.
+func NewStore(tb testing.TB, b Backend) *sqlstore.Store {
+	tb.Helper()
+	s, err := sqlstore.New(b.Open(tb), b.Dialect)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := s.Migrate(context.Background()); err != nil {
+		tb.Fatalf("migrate %s: %v", b.Name, err)
+	}
+	return s
+}
+

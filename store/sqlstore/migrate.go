@@ -1,0 +1,153 @@
+package sqlstore
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+//go:embed migrations
+var migrations embed.FS
+
+// Migration is one versioned step of the schema.
+type Migration struct {
+	Version int
+	Name    string
+	SQL     string
+}
+
+// Migrations returns the schema steps of a dialect in order, for
+// applications that run migrations with their own tool.
+func Migrations(d Dialect) ([]Migration, error) {
+	dir := path.Join("migrations", d.String())
+	entries, err := fs.ReadDir(migrations, dir)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: no migrations for %v", d)
+	}
+	var out []Migration
+	for _, e := range entries {
+		v, _, ok := strings.Cut(e.Name(), "_")
+		n, err := strconv.Atoi(v)
+		if !ok || err != nil || !strings.HasSuffix(e.Name(), ".sql") {
+			continue
+		}
+		b, err := fs.ReadFile(migrations, path.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Migration{Version: n, Name: e.Name(), SQL: string(b)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
+	return out, nil
+}
+
+// Migrate brings the schema up to date: it creates auth_schema_migrations
+// if needed and applies, in order, each migration it does not record.
+// Instances starting together may all call it: a lock on the database
+// lets one apply each step. On SQLite it also turns on WAL mode.
+func (s *Store) Migrate(ctx context.Context) error {
+	steps, err := Migrations(s.dialect)
+	if err != nil {
+		return err
+	}
+	if s.dialect == SQLite {
+		var mode string
+		if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); err != nil {
+			return fmt.Errorf("sqlstore: enabling WAL: %w", err)
+		}
+	}
+	create := `CREATE TABLE IF NOT EXISTS auth_schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`
+	if _, err := s.db.ExecContext(ctx, create); err != nil {
+		return fmt.Errorf("sqlstore: creating auth_schema_migrations: %w", err)
+	}
+	// MySQL commits DDL implicitly, so its migrations cannot run in a
+	// transaction; a named lock keeps instances from racing instead.
+	if s.dialect == MySQL {
+		conn, err := s.db.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		var got int
+		if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK('auth_schema_migrations', 60)").Scan(&got); err != nil || got != 1 {
+			return fmt.Errorf("sqlstore: taking the migration lock: %v", err)
+		}
+		defer conn.ExecContext(context.Background(), "SELECT RELEASE_LOCK('auth_schema_migrations')")
+		for _, m := range steps {
+			var n int
+			if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM auth_schema_migrations WHERE version = ?", m.Version).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				continue
+			}
+			for _, stmt := range statements(m.SQL) {
+				if _, err := conn.ExecContext(ctx, stmt); err != nil {
+					return fmt.Errorf("sqlstore: migration %s: %w", m.Name, err)
+				}
+			}
+			if _, err := conn.ExecContext(ctx, "INSERT INTO auth_schema_migrations (version, applied_at) VALUES (?, ?)",
+				m.Version, time.Now().UnixMilli()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, m := range steps {
+		err := s.inTx(ctx, func(q querier) error {
+			if s.dialect == Postgres {
+				// Serialises concurrent Migrate calls until commit.
+				if _, err := q.ExecContext(ctx, "SELECT pg_advisory_xact_lock(7305161)"); err != nil {
+					return err
+				}
+			}
+			var n int
+			check := "SELECT COUNT(*) FROM auth_schema_migrations WHERE version = ?"
+			insert := "INSERT INTO auth_schema_migrations (version, applied_at) VALUES (?, ?)"
+			if s.dialect == Postgres {
+				check = "SELECT COUNT(*) FROM auth_schema_migrations WHERE version = $1"
+				insert = "INSERT INTO auth_schema_migrations (version, applied_at) VALUES ($1, $2)"
+			}
+			if err := q.QueryRowContext(ctx, check, m.Version).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return nil
+			}
+			for _, stmt := range statements(m.SQL) {
+				if _, err := q.ExecContext(ctx, stmt); err != nil {
+					return fmt.Errorf("%s: %w", m.Name, err)
+				}
+			}
+			_, err := q.ExecContext(ctx, insert, m.Version, time.Now().UnixMilli())
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("sqlstore: migration: %w", err)
+		}
+	}
+	return nil
+}
+
+// statements splits a migration file into statements, dropping comments.
+func statements(src string) []string {
+	var lines []string
+	for _, l := range strings.Split(src, "\n") {
+		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "--") {
+			lines = append(lines, l)
+		}
+	}
+	var out []string
+	for _, st := range strings.Split(strings.Join(lines, "\n"), ";") {
+		if st = strings.TrimSpace(st); st != "" {
+			out = append(out, st)
+		}
+	}
+	return out
+}

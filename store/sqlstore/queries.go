@@ -1,0 +1,135 @@
+package sqlstore
+
+import (
+	"strconv"
+	"strings"
+)
+
+// queries holds the statements of a dialect, with its placeholders.
+type queries struct {
+	insertUser, userByID, userByEmail, userExists, updatePassword, setPassword string
+
+	insertSession, insertToken, session, userSessions string
+
+	rotateCurrent       string // PostgreSQL only: the one-statement rotation
+	tokenSession        string
+	sessionForUpdate    string
+	rotate, rotateAgain string
+
+	deleteSession, deleteSessionTokens                         string
+	userHandlesForUpdate, deleteUserTokens, deleteUserSessions string
+
+	insertReset, resetUser, resetForUpdate, deleteUserResets string
+
+	signingKeys, insertKey string
+
+	deleteExpiredSessionTokens, deleteExpiredSessions, deleteExpiredTokens,
+	deleteExpiredResets, deleteExpiredKeys string
+}
+
+func newQueries(d Dialect) queries {
+	// Insert-if-absent, so a duplicate key is "0 rows" and not an error
+	// whose shape depends on the driver. MySQL's no-op update reports 0
+	// affected rows for a duplicate.
+	ignore := func(insert, key string) string {
+		if d == MySQL {
+			return insert + " ON DUPLICATE KEY UPDATE " + key + " = " + key
+		}
+		return insert + " ON CONFLICT DO NOTHING"
+	}
+	// Row locks where the database has them; SQLite's BEGIN IMMEDIATE
+	// already holds the only write lock.
+	forUpdate := " FOR UPDATE"
+	if d == SQLite {
+		forUpdate = ""
+	}
+	q := queries{
+		insertUser:     ignore(`INSERT INTO auth_users (id, email, password_hash, time_joined) VALUES (?, ?, ?, ?)`, "id"),
+		userByID:       `SELECT id, email, password_hash, time_joined FROM auth_users WHERE id = ?`,
+		userByEmail:    `SELECT id, email, password_hash, time_joined FROM auth_users WHERE email = ?`,
+		userExists:     `SELECT 1 FROM auth_users WHERE id = ?` + forUpdate,
+		updatePassword: `UPDATE auth_users SET password_hash = ? WHERE id = ? AND password_hash = ?`,
+		setPassword:    `UPDATE auth_users SET password_hash = ? WHERE id = ?`,
+
+		insertSession: ignore(`INSERT INTO auth_sessions (handle, user_id, created_at, refreshed_at, expires_at, current_hash)
+			VALUES (?, ?, ?, ?, ?, ?)`, "handle"),
+		insertToken: ignore(`INSERT INTO auth_refresh_tokens (hash, session_handle, expires_at) VALUES (?, ?, ?)`, "hash"),
+		session:     `SELECT ` + sessionColumns + ` FROM auth_sessions WHERE handle = ? AND expires_at > ?`,
+		userSessions: `SELECT ` + sessionColumns + ` FROM auth_sessions WHERE user_id = ? AND expires_at > ?
+			ORDER BY created_at DESC, handle`,
+
+		// A session's expiry always equals that of its current token
+		// (both are set together), so checking the session suffices.
+		rotateCurrent: `WITH s AS (
+				UPDATE auth_sessions SET previous_hash = current_hash, current_hash = ?,
+					superseded_at = ?, refreshed_at = ?, expires_at = ?
+				WHERE current_hash = ? AND expires_at > ?
+				RETURNING ` + sessionColumns + `
+			), t AS (
+				INSERT INTO auth_refresh_tokens (hash, session_handle, expires_at) SELECT ?, handle, expires_at FROM s
+			)
+			SELECT ` + sessionColumns + ` FROM s`,
+		// Locks are always taken in one order, user, then session, then
+		// tokens, so that transactions cannot deadlock on each other.
+		tokenSession: `SELECT session_handle, expires_at FROM auth_refresh_tokens WHERE hash = ?`,
+		sessionForUpdate: `SELECT ` + sessionColumns + `, current_hash, previous_hash, superseded_at
+			FROM auth_sessions WHERE handle = ?` + forUpdate,
+		rotate: `UPDATE auth_sessions SET previous_hash = current_hash, current_hash = ?,
+				superseded_at = ?, refreshed_at = ?, expires_at = ? WHERE handle = ?`,
+		rotateAgain: `UPDATE auth_sessions SET current_hash = ?, refreshed_at = ?, expires_at = ? WHERE handle = ?`,
+
+		deleteSession:        `DELETE FROM auth_sessions WHERE handle = ?`,
+		deleteSessionTokens:  `DELETE FROM auth_refresh_tokens WHERE session_handle = ?`,
+		userHandlesForUpdate: `SELECT handle FROM auth_sessions WHERE user_id = ? ORDER BY created_at DESC, handle` + forUpdate,
+		deleteUserTokens: `DELETE FROM auth_refresh_tokens WHERE session_handle IN
+			(SELECT handle FROM auth_sessions WHERE user_id = ?)`,
+		deleteUserSessions: `DELETE FROM auth_sessions WHERE user_id = ?`,
+
+		insertReset:      ignore(`INSERT INTO auth_reset_tokens (hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)`, "hash"),
+		resetUser:        `SELECT user_id FROM auth_reset_tokens WHERE hash = ?`,
+		resetForUpdate:   `SELECT user_id, expires_at FROM auth_reset_tokens WHERE hash = ?` + forUpdate,
+		deleteUserResets: `DELETE FROM auth_reset_tokens WHERE user_id = ?`,
+
+		signingKeys: `SELECT id, algorithm, material, created_at, sign_until, verify_until FROM auth_signing_keys
+			WHERE verify_until > ? ORDER BY created_at DESC, id`,
+		insertKey: ignore(`INSERT INTO auth_signing_keys (id, algorithm, material, created_at, sign_until, verify_until)
+			VALUES (?, ?, ?, ?, ?, ?)`, "id"),
+
+		deleteExpiredSessionTokens: `DELETE FROM auth_refresh_tokens WHERE session_handle IN
+			(SELECT handle FROM auth_sessions WHERE expires_at <= ?)`,
+		deleteExpiredSessions: `DELETE FROM auth_sessions WHERE expires_at <= ?`,
+		deleteExpiredTokens:   `DELETE FROM auth_refresh_tokens WHERE expires_at <= ?`,
+		deleteExpiredResets:   `DELETE FROM auth_reset_tokens WHERE expires_at <= ?`,
+		deleteExpiredKeys:     `DELETE FROM auth_signing_keys WHERE verify_until <= ?`,
+	}
+	if d == Postgres {
+		q.rebind()
+	}
+	return q
+}
+
+// rebind turns ? placeholders into PostgreSQL's $1, $2, ...
+func (q *queries) rebind() {
+	for _, p := range []*string{
+		&q.insertUser, &q.userByID, &q.userByEmail, &q.userExists, &q.updatePassword, &q.setPassword,
+		&q.insertSession, &q.insertToken, &q.session, &q.userSessions,
+		&q.rotateCurrent, &q.tokenSession, &q.sessionForUpdate, &q.rotate, &q.rotateAgain,
+		&q.deleteSession, &q.deleteSessionTokens, &q.userHandlesForUpdate, &q.deleteUserTokens, &q.deleteUserSessions,
+		&q.insertReset, &q.resetUser, &q.resetForUpdate, &q.deleteUserResets,
+		&q.signingKeys, &q.insertKey,
+		&q.deleteExpiredSessionTokens, &q.deleteExpiredSessions, &q.deleteExpiredTokens,
+		&q.deleteExpiredResets, &q.deleteExpiredKeys,
+	} {
+		var b strings.Builder
+		n := 0
+		for _, r := range *p {
+			if r == '?' {
+				n++
+				b.WriteString("$" + strconv.Itoa(n))
+				continue
+			}
+			b.WriteRune(r)
+		}
+		*p = b.String()
+	}
+}

@@ -1,0 +1,601 @@
+// Package sqlstore is a store.Store over database/sql for PostgreSQL (and
+// compatible databases such as CockroachDB and YugabyteDB), SQLite and
+// MySQL or MariaDB.
+//
+// It takes a *sql.DB and imports no driver: the application chooses one
+// (pgx's stdlib, a pure-Go SQLite such as modernc.org/sqlite,
+// go-sql-driver/mysql) and opens the database. Call Migrate once at start
+// to create or upgrade the schema, or apply the files under migrations/
+// with your own tool, in order, recording each version in
+// auth_schema_migrations.
+//
+// Every method that changes more than one row runs in one transaction;
+// refresh-token rotation on PostgreSQL is a single statement in the common
+// case. Times are stored as milliseconds since the Unix epoch.
+//
+// SQLite: open the database in WAL mode with a busy timeout (with
+// modernc.org/sqlite, "file:auth.db?_pragma=busy_timeout(10000)&
+// _pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"). Write
+// transactions start with BEGIN IMMEDIATE, so concurrent writers queue on
+// the busy timeout instead of failing with SQLITE_BUSY.
+//
+// MySQL and MariaDB: the tables use a binary collation, so emails compare
+// exactly; the library lower-cases them before they reach the store.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/latchkit/auth/store"
+)
+
+// Dialect names the SQL flavour of a database.
+type Dialect int
+
+// The supported dialects.
+const (
+	Postgres Dialect = iota + 1
+	SQLite
+	MySQL
+)
+
+func (d Dialect) String() string {
+	switch d {
+	case Postgres:
+		return "postgres"
+	case SQLite:
+		return "sqlite"
+	case MySQL:
+		return "mysql"
+	}
+	return "Dialect(" + strconv.Itoa(int(d)) + ")"
+}
+
+// Store implements store.Store on a SQL database.
+type Store struct {
+	db      *sql.DB
+	dialect Dialect
+	q       queries
+}
+
+var _ store.Store = (*Store)(nil)
+
+// New returns a Store using db, which speaks dialect. It does not touch
+// the database; call Migrate before first use.
+func New(db *sql.DB, dialect Dialect) (*Store, error) {
+	if db == nil {
+		return nil, errors.New("sqlstore: nil *sql.DB")
+	}
+	switch dialect {
+	case Postgres, SQLite, MySQL:
+	default:
+		return nil, fmt.Errorf("sqlstore: unknown dialect %v", dialect)
+	}
+	return &Store{db: db, dialect: dialect, q: newQueries(dialect)}, nil
+}
+
+// querier is what a transaction and a connection have in common.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// inTx runs f in a write transaction and commits if f returns nil. On
+// SQLite the transaction begins IMMEDIATE, taking the write lock up front:
+// a deferred transaction that reads and then writes can fail with
+// SQLITE_BUSY at once, whatever the busy timeout.
+func (s *Store) inTx(ctx context.Context, f func(q querier) error) error {
+	for attempt := 1; ; attempt++ {
+		err := s.inTxOnce(ctx, f)
+		if err == nil || attempt == maxAttempts || !retryable(err) {
+			return err
+		}
+		// Another transaction won a deadlock or a serialisation
+		// conflict; nothing of this one was committed. Try again after
+		// a short, random pause.
+		select {
+		case <-time.After(time.Duration(attempt) * time.Duration(1+mrand.IntN(5)) * time.Millisecond):
+		case <-ctx.Done():
+			return err
+		}
+	}
+}
+
+// maxAttempts is how often a transaction that lost a deadlock is tried.
+const maxAttempts = 5
+
+// retryable reports a transaction aborted to break a deadlock or a
+// serialisation conflict, recognised by SQLSTATE or MySQL error number
+// (without importing a driver).
+func retryable(err error) bool {
+	var state interface{ SQLState() string }
+	if errors.As(err, &state) {
+		c := state.SQLState()
+		return c == "40001" || c == "40P01"
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "Error 1213") || strings.Contains(msg, "Error 1205") || strings.Contains(msg, "(40001)")
+}
+
+func (s *Store) inTxOnce(ctx context.Context, f func(q querier) error) error {
+	if s.dialect != SQLite {
+		// READ COMMITTED: MySQL then takes no gap locks on plain
+		// searches, which is where its deadlocks come from; the rows
+		// this package changes are locked explicitly anyway.
+		tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+		if err != nil {
+			return err
+		}
+		if err := f(tx); err != nil {
+			tx.Rollback()
+			return err
+		}
+		return tx.Commit()
+	}
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return err
+	}
+	if err := f(conn); err != nil {
+		// A fresh context: the rollback must run even if ctx is done, or
+		// the connection goes back to the pool inside a transaction.
+		conn.ExecContext(context.Background(), "ROLLBACK")
+		return err
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		conn.ExecContext(context.Background(), "ROLLBACK")
+		return err
+	}
+	return nil
+}
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
+
+// affected returns the rows a statement changed.
+func affected(res sql.Result, err error) (int64, error) {
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// CreateUser implements store.Store.
+func (s *Store) CreateUser(ctx context.Context, u store.User) error {
+	n, err := affected(s.db.ExecContext(ctx, s.q.insertUser, u.ID, u.Email, u.PasswordHash, ms(u.TimeJoined)))
+	if err != nil {
+		return fmt.Errorf("sqlstore: creating a user: %w", err)
+	}
+	if n == 0 {
+		return store.ErrConflict
+	}
+	return nil
+}
+
+func (s *Store) user(ctx context.Context, query, arg string) (store.User, error) {
+	var u store.User
+	var joined int64
+	err := s.db.QueryRowContext(ctx, query, arg).Scan(&u.ID, &u.Email, &u.PasswordHash, &joined)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.User{}, store.ErrNotFound
+	} else if err != nil {
+		return store.User{}, fmt.Errorf("sqlstore: reading a user: %w", err)
+	}
+	u.TimeJoined = fromMS(joined)
+	return u, nil
+}
+
+// UserByID implements store.Store.
+func (s *Store) UserByID(ctx context.Context, id string) (store.User, error) {
+	return s.user(ctx, s.q.userByID, id)
+}
+
+// UserByEmail implements store.Store.
+func (s *Store) UserByEmail(ctx context.Context, email string) (store.User, error) {
+	return s.user(ctx, s.q.userByEmail, email)
+}
+
+// UpdatePasswordHash implements store.Store.
+func (s *Store) UpdatePasswordHash(ctx context.Context, userID, oldHash, newHash string) error {
+	return s.inTx(ctx, func(q querier) error {
+		n, err := affected(q.ExecContext(ctx, s.q.updatePassword, newHash, userID, oldHash))
+		if err != nil {
+			return fmt.Errorf("sqlstore: updating a password hash: %w", err)
+		}
+		if n == 0 {
+			var one int
+			err := q.QueryRowContext(ctx, s.q.userExists, userID).Scan(&one)
+			if errors.Is(err, sql.ErrNoRows) {
+				return store.ErrNotFound
+			} else if err != nil {
+				return fmt.Errorf("sqlstore: updating a password hash: %w", err)
+			}
+			return store.ErrConflict
+		}
+		if _, err := q.ExecContext(ctx, s.q.deleteUserResets, userID); err != nil {
+			return fmt.Errorf("sqlstore: voiding reset tokens: %w", err)
+		}
+		return nil
+	})
+}
+
+// CreateSession implements store.Store.
+func (s *Store) CreateSession(ctx context.Context, sess store.Session, refresh store.TokenHash) error {
+	return s.inTx(ctx, func(q querier) error {
+		var one int
+		if err := q.QueryRowContext(ctx, s.q.userExists, sess.UserID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound
+		} else if err != nil {
+			return fmt.Errorf("sqlstore: creating a session: %w", err)
+		}
+		n, err := affected(q.ExecContext(ctx, s.q.insertSession, sess.Handle, sess.UserID,
+			ms(sess.CreatedAt), ms(sess.RefreshedAt), ms(sess.ExpiresAt), refresh[:]))
+		if err != nil {
+			return fmt.Errorf("sqlstore: creating a session: %w", err)
+		}
+		if n == 0 {
+			return store.ErrConflict
+		}
+		n, err = affected(q.ExecContext(ctx, s.q.insertToken, refresh[:], sess.Handle, ms(sess.ExpiresAt)))
+		if err != nil {
+			return fmt.Errorf("sqlstore: creating a session: %w", err)
+		}
+		if n == 0 {
+			return store.ErrConflict
+		}
+		return nil
+	})
+}
+
+const sessionColumns = "handle, user_id, created_at, refreshed_at, expires_at"
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanSession(r scanner, extra ...any) (store.Session, error) {
+	var s store.Session
+	var created, refreshed, expires int64
+	dest := append([]any{&s.Handle, &s.UserID, &created, &refreshed, &expires}, extra...)
+	if err := r.Scan(dest...); err != nil {
+		return store.Session{}, err
+	}
+	s.CreatedAt, s.RefreshedAt, s.ExpiresAt = fromMS(created), fromMS(refreshed), fromMS(expires)
+	return s, nil
+}
+
+// Session implements store.Store.
+func (s *Store) Session(ctx context.Context, handle string, now time.Time) (store.Session, error) {
+	sess, err := scanSession(s.db.QueryRowContext(ctx, s.q.session, handle, ms(now)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Session{}, store.ErrNotFound
+	} else if err != nil {
+		return store.Session{}, fmt.Errorf("sqlstore: reading a session: %w", err)
+	}
+	return sess, nil
+}
+
+// UserSessions implements store.Store.
+func (s *Store) UserSessions(ctx context.Context, userID string, now time.Time) ([]store.Session, error) {
+	rows, err := s.db.QueryContext(ctx, s.q.userSessions, userID, ms(now))
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: listing sessions: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Session
+	for rows.Next() {
+		sess, err := scanSession(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlstore: listing sessions: %w", err)
+		}
+		out = append(out, sess)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlstore: listing sessions: %w", err)
+	}
+	return out, nil
+}
+
+// RotateRefreshToken implements store.Store. On PostgreSQL the common
+// case, a current token, is one conditional UPDATE that also inserts the
+// new token; everything else (and every rotation on the other dialects)
+// is a transaction that locks the session row first.
+func (s *Store) RotateRefreshToken(ctx context.Context, r store.Rotation) (store.Session, error) {
+	if s.dialect == Postgres {
+		now := ms(r.Now)
+		sess, err := scanSession(s.db.QueryRowContext(ctx, s.q.rotateCurrent,
+			r.Next[:], now, now, ms(r.ExpiresAt), r.Presented[:], now, r.Next[:]))
+		switch {
+		case err == nil:
+			return sess, nil
+		case isUniqueViolation(err):
+			return store.Session{}, store.ErrConflict
+		case !errors.Is(err, sql.ErrNoRows):
+			return store.Session{}, fmt.Errorf("sqlstore: rotating a refresh token: %w", err)
+		}
+		// Not the current token of a live session: find out what it is.
+	}
+	var out store.Session
+	reused := false
+	err := s.inTx(ctx, func(q querier) error {
+		var handle string
+		var tokenExpires int64
+		err := q.QueryRowContext(ctx, s.q.tokenSession, r.Presented[:]).Scan(&handle, &tokenExpires)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound
+		} else if err != nil {
+			return err
+		}
+		// Tokens are added and removed only under the session's lock, so
+		// once it is held, what was read of the token stays true.
+		var current, previous []byte
+		var superseded sql.NullInt64
+		sess, err := scanSession(q.QueryRowContext(ctx, s.q.sessionForUpdate, handle), &current, &previous, &superseded)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound
+		} else if err != nil {
+			return err
+		}
+		now := ms(r.Now)
+		if tokenExpires <= now || ms(sess.ExpiresAt) <= now {
+			return store.ErrNotFound
+		}
+		switch {
+		case string(current) == string(r.Presented[:]):
+			_, err = q.ExecContext(ctx, s.q.rotate, r.Next[:], now, now, ms(r.ExpiresAt), sess.Handle)
+		case r.ReuseWindow > 0 && previous != nil && string(previous) == string(r.Presented[:]) &&
+			superseded.Valid && now-superseded.Int64 < r.ReuseWindow.Milliseconds():
+			_, err = q.ExecContext(ctx, s.q.rotateAgain, r.Next[:], now, ms(r.ExpiresAt), sess.Handle)
+		default:
+			// Superseded: revoke the session, and commit that.
+			out, reused = sess, true
+			return s.deleteSession(ctx, q, sess.Handle)
+		}
+		if err != nil {
+			return err
+		}
+		n, err := affected(q.ExecContext(ctx, s.q.insertToken, r.Next[:], sess.Handle, ms(r.ExpiresAt)))
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return store.ErrConflict
+		}
+		sess.RefreshedAt, sess.ExpiresAt = fromMS(now), fromMS(ms(r.ExpiresAt))
+		out = sess
+		return nil
+	})
+	switch {
+	case err == nil && reused:
+		return out, store.ErrTokenReused
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrConflict):
+		return store.Session{}, err
+	case err != nil:
+		return store.Session{}, fmt.Errorf("sqlstore: rotating a refresh token: %w", err)
+	}
+	return out, nil
+}
+
+// deleteSession deletes a session and its refresh tokens.
+func (s *Store) deleteSession(ctx context.Context, q querier, handle string) error {
+	if _, err := q.ExecContext(ctx, s.q.deleteSessionTokens, handle); err != nil {
+		return err
+	}
+	_, err := q.ExecContext(ctx, s.q.deleteSession, handle)
+	return err
+}
+
+// RevokeSession implements store.Store.
+func (s *Store) RevokeSession(ctx context.Context, handle string) error {
+	return s.inTx(ctx, func(q querier) error {
+		if _, err := q.ExecContext(ctx, s.q.deleteSessionTokens, handle); err != nil {
+			return fmt.Errorf("sqlstore: revoking a session: %w", err)
+		}
+		n, err := affected(q.ExecContext(ctx, s.q.deleteSession, handle))
+		if err != nil {
+			return fmt.Errorf("sqlstore: revoking a session: %w", err)
+		}
+		if n == 0 {
+			return store.ErrNotFound
+		}
+		return nil
+	})
+}
+
+// revokeUser deletes every session of a user and returns their handles.
+func (s *Store) revokeUser(ctx context.Context, q querier, userID string) ([]string, error) {
+	rows, err := q.QueryContext(ctx, s.q.userHandlesForUpdate, userID)
+	if err != nil {
+		return nil, err
+	}
+	var handles []string
+	for rows.Next() {
+		var h string
+		if err := rows.Scan(&h); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		handles = append(handles, h)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(handles) == 0 {
+		return nil, nil
+	}
+	if _, err := q.ExecContext(ctx, s.q.deleteUserTokens, userID); err != nil {
+		return nil, err
+	}
+	if _, err := q.ExecContext(ctx, s.q.deleteUserSessions, userID); err != nil {
+		return nil, err
+	}
+	return handles, nil
+}
+
+// RevokeUserSessions implements store.Store.
+func (s *Store) RevokeUserSessions(ctx context.Context, userID string) ([]string, error) {
+	var handles []string
+	err := s.inTx(ctx, func(q querier) error {
+		var err error
+		handles, err = s.revokeUser(ctx, q, userID)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: revoking sessions: %w", err)
+	}
+	return handles, nil
+}
+
+// CreateResetToken implements store.Store.
+func (s *Store) CreateResetToken(ctx context.Context, t store.ResetToken) error {
+	return s.inTx(ctx, func(q querier) error {
+		var one int
+		if err := q.QueryRowContext(ctx, s.q.userExists, t.UserID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound
+		} else if err != nil {
+			return fmt.Errorf("sqlstore: creating a reset token: %w", err)
+		}
+		n, err := affected(q.ExecContext(ctx, s.q.insertReset, t.Hash[:], t.UserID, ms(t.CreatedAt), ms(t.ExpiresAt)))
+		if err != nil {
+			return fmt.Errorf("sqlstore: creating a reset token: %w", err)
+		}
+		if n == 0 {
+			return store.ErrConflict
+		}
+		return nil
+	})
+}
+
+// ResetPassword implements store.Store. Deleting the token row is what
+// uses it up: of racing calls, one deletes it and the others find none.
+func (s *Store) ResetPassword(ctx context.Context, token store.TokenHash, passwordHash string, now time.Time) (store.User, []string, error) {
+	var u store.User
+	var handles []string
+	err := s.inTx(ctx, func(q querier) error {
+		// Lock the user first, then the token: the order every other
+		// method takes.
+		var userID string
+		err := q.QueryRowContext(ctx, s.q.resetUser, token[:]).Scan(&userID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound
+		} else if err != nil {
+			return err
+		}
+		var one int
+		if err := q.QueryRowContext(ctx, s.q.userExists, userID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound
+		} else if err != nil {
+			return err
+		}
+		var expires int64
+		err = q.QueryRowContext(ctx, s.q.resetForUpdate, token[:]).Scan(&userID, &expires)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound // used up by a racing call
+		} else if err != nil {
+			return err
+		}
+		if expires <= ms(now) {
+			return store.ErrNotFound
+		}
+		if _, err := q.ExecContext(ctx, s.q.deleteUserResets, userID); err != nil {
+			return err
+		}
+		if _, err := q.ExecContext(ctx, s.q.setPassword, passwordHash, userID); err != nil {
+			return err
+		}
+		var joined int64
+		if err := q.QueryRowContext(ctx, s.q.userByID, userID).Scan(&u.ID, &u.Email, &u.PasswordHash, &joined); err != nil {
+			return err
+		}
+		u.TimeJoined = fromMS(joined)
+		handles, err = s.revokeUser(ctx, q, userID)
+		return err
+	})
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return store.User{}, nil, err
+	case err != nil:
+		return store.User{}, nil, fmt.Errorf("sqlstore: resetting a password: %w", err)
+	}
+	return u, handles, nil
+}
+
+// SigningKeys implements store.Store.
+func (s *Store) SigningKeys(ctx context.Context, now time.Time) ([]store.SigningKey, error) {
+	rows, err := s.db.QueryContext(ctx, s.q.signingKeys, ms(now))
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: reading signing keys: %w", err)
+	}
+	defer rows.Close()
+	var out []store.SigningKey
+	for rows.Next() {
+		var k store.SigningKey
+		var created, signUntil, verifyUntil int64
+		if err := rows.Scan(&k.ID, &k.Algorithm, &k.Material, &created, &signUntil, &verifyUntil); err != nil {
+			return nil, fmt.Errorf("sqlstore: reading signing keys: %w", err)
+		}
+		k.CreatedAt, k.SignUntil, k.VerifyUntil = fromMS(created), fromMS(signUntil), fromMS(verifyUntil)
+		out = append(out, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlstore: reading signing keys: %w", err)
+	}
+	return out, nil
+}
+
+// AddSigningKey implements store.Store.
+func (s *Store) AddSigningKey(ctx context.Context, k store.SigningKey) error {
+	n, err := affected(s.db.ExecContext(ctx, s.q.insertKey, k.ID, k.Algorithm, k.Material,
+		ms(k.CreatedAt), ms(k.SignUntil), ms(k.VerifyUntil)))
+	if err != nil {
+		return fmt.Errorf("sqlstore: adding a signing key: %w", err)
+	}
+	if n == 0 {
+		return store.ErrConflict
+	}
+	return nil
+}
+
+// DeleteExpired implements store.Store. It deletes in batches of
+// statements, each its own transaction, so it never holds locks long.
+func (s *Store) DeleteExpired(ctx context.Context, now time.Time) error {
+	for _, query := range []string{
+		s.q.deleteExpiredSessionTokens,
+		s.q.deleteExpiredSessions,
+		s.q.deleteExpiredTokens,
+		s.q.deleteExpiredResets,
+		s.q.deleteExpiredKeys,
+	} {
+		err := s.inTx(ctx, func(q querier) error {
+			_, err := q.ExecContext(ctx, query, ms(now))
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("sqlstore: deleting expired rows: %w", err)
+		}
+	}
+	return nil
+}
+
+// isUniqueViolation recognises a unique-key violation without importing a
+// driver: SQLSTATE 23505 (PostgreSQL) through the SQLState method pgx and
+// lib/pq errors have.
+func isUniqueViolation(err error) bool {
+	var state interface{ SQLState() string }
+	if errors.As(err, &state) {
+		return state.SQLState() == "23505"
+	}
+	return strings.Contains(err.Error(), "23505")
+}

@@ -1,0 +1,17 @@
+package sqlstore_test
+
+import (
+	"testing"
+
+	"github.com/latchkit/auth/internal/sqltest"
+	"github.com/latchkit/auth/store"
+	"github.com/latchkit/auth/store/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	for _, b := range sqltest.Backends {
+		t.Run(b.Name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T) store.Store { return sqltest.NewStore(t, b) })
+		})
+	}
+}
