@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -23,10 +24,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+	_ "github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite"
+
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
+	"github.com/latchkit/auth/store/sqlstore"
 )
 
 //go:embed reset.html
@@ -72,7 +78,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 		return nil
 	}
 	fs.StringVar(&o.addr, "addr", env("DEMO_ADDR", "127.0.0.1:8080"), "address to listen on (env DEMO_ADDR)")
-	fs.StringVar(&o.db, "db", env("DEMO_DB", "memory"), "store: memory (env DEMO_DB)")
+	fs.StringVar(&o.db, "db", env("DEMO_DB", "sqlite:auth.db"), "store: sqlite:PATH, postgres://..., mysql://user:pass@host:port/db or memory (env DEMO_DB)")
 	fs.StringVar(&o.smtp, "smtp", env("DEMO_SMTP", ""), "SMTP server for password reset email: smtp://[user:pass@]host:port (STARTTLS; add ?starttls=optional for a local relay), smtps://... (TLS); unset: print email to stdout (env DEMO_SMTP)")
 	fs.StringVar(&o.appURL, "app-url", env("DEMO_APP_URL", ""), "public URL of the app, the base of links in email; default http://<addr> (env DEMO_APP_URL)")
 	for _, err := range []error{
@@ -104,13 +110,72 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	return o, nil
 }
 
-// openStore opens the store named by -db.
-func openStore(db string) (store.Store, error) {
-	switch db {
-	case "memory":
-		return memstore.New(), nil
+// openStore opens the store named by -db and brings its schema up to date.
+// The returned function closes the database.
+func openStore(ctx context.Context, db string) (store.Store, func() error, error) {
+	var driver, dsn string
+	var dialect sqlstore.Dialect
+	switch {
+	case db == "memory":
+		return memstore.New(), func() error { return nil }, nil
+	case strings.HasPrefix(db, "sqlite:"):
+		path := strings.TrimPrefix(db, "sqlite:")
+		if path == "" {
+			return nil, nil, errors.New("-db sqlite: needs a file path, as in sqlite:auth.db")
+		}
+		// WAL lets readers work beside the writer; the busy timeout
+		// queues writers; synchronous=FULL makes every commit survive
+		// power loss, not just a crash of the process.
+		driver, dialect = "sqlite", sqlstore.SQLite
+		dsn = "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
+	case strings.HasPrefix(db, "postgres://"), strings.HasPrefix(db, "postgresql://"):
+		driver, dsn, dialect = "pgx", db, sqlstore.Postgres
+	case strings.HasPrefix(db, "mysql://"):
+		var err error
+		if dsn, err = mysqlDSN(db); err != nil {
+			return nil, nil, err
+		}
+		driver, dialect = "mysql", sqlstore.MySQL
+	default:
+		return nil, nil, fmt.Errorf("-db %q: want memory, sqlite:PATH, postgres://... or mysql://...", db)
 	}
-	return nil, fmt.Errorf("-db %q: unsupported store (memory)", db)
+	sqldb, err := sql.Open(driver, dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := sqlstore.New(sqldb, dialect)
+	if err == nil {
+		err = st.Migrate(ctx)
+	}
+	if err != nil {
+		sqldb.Close()
+		return nil, nil, fmt.Errorf("-db %s: %w", redact(db), err)
+	}
+	return st, sqldb.Close, nil
+}
+
+// mysqlDSN turns mysql://user:pass@host:port/db?params into the DSN of
+// go-sql-driver/mysql.
+func mysqlDSN(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || strings.Trim(u.Path, "/") == "" {
+		return "", fmt.Errorf("-db %q: want mysql://user:pass@host:port/database", redact(raw))
+	}
+	cfg := mysql.NewConfig()
+	cfg.Net, cfg.Addr, cfg.DBName = "tcp", u.Host, strings.Trim(u.Path, "/")
+	if u.User != nil {
+		cfg.User = u.User.Username()
+		cfg.Passwd, _ = u.User.Password()
+	}
+	return cfg.FormatDSN(), nil
+}
+
+// redact hides the password of a database URL.
+func redact(db string) string {
+	if u, err := url.Parse(db); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return db
 }
 
 func run(args []string, getenv func(string) string) error {
@@ -121,10 +186,11 @@ func run(args []string, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	st, err := openStore(o.db)
+	st, closeStore, err := openStore(context.Background(), o.db)
 	if err != nil {
 		return err
 	}
+	defer closeStore()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	var m mailer.Mailer = mailer.NewLog(os.Stdout)
 	if o.smtp != "" {
@@ -164,7 +230,7 @@ func run(args []string, getenv func(string) string) error {
 	defer stop()
 	go cleanExpired(ctx, st, logger)
 
-	fmt.Printf("demo: listening on http://%s (store: %s)\n", ln.Addr(), o.db)
+	fmt.Printf("demo: listening on http://%s (store: %s)\n", ln.Addr(), redact(o.db))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -21,7 +21,7 @@ func TestParseOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.addr != "127.0.0.1:8080" || o.db != "memory" || o.accessTTL != time.Hour ||
+	if o.addr != "127.0.0.1:8080" || o.db != "sqlite:auth.db" || o.accessTTL != time.Hour ||
 		o.refreshTTL != 100*24*time.Hour || o.resetTTL != time.Hour || o.appURL != "http://127.0.0.1:8080" {
 		t.Errorf("defaults: %+v", o)
 	}
@@ -51,8 +51,10 @@ func TestParseOptions(t *testing.T) {
 	if _, err := parseOptions(nil, getenv); err == nil {
 		t.Error("a malformed DEMO_REFRESH_TTL was accepted")
 	}
-	if _, err := openStore("mongodb://x"); err == nil {
-		t.Error("an unsupported -db was accepted")
+	for _, db := range []string{"mongodb://x", "sqlite:", "mysql://host"} {
+		if _, _, err := openStore(t.Context(), db); err == nil {
+			t.Errorf("-db %q was accepted", db)
+		}
 	}
 }
 
