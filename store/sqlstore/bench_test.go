@@ -1,0 +1,199 @@
+package sqlstore_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/internal/sqltest"
+	"github.com/latchkit/auth/store"
+	"github.com/latchkit/auth/store/sqlstore"
+)
+
+// Run with (PostgreSQL cases need AUTH_TEST_POSTGRES):
+//
+//	go test -run '^$' -bench . -benchtime 3s ./store/sqlstore/
+
+// benchBackend opens a counted, migrated store.
+type benchBackend struct {
+	name string
+	open func(b *testing.B) (*sqlstore.Store, *sqltest.Counter)
+}
+
+var benchBackends = []benchBackend{
+	{"sqlite", func(b *testing.B) (*sqlstore.Store, *sqltest.Counter) {
+		db, c := sqltest.Counted(b, "sqlite", sqltest.SQLiteDSN(filepath.Join(b.TempDir(), "auth.db")))
+		return migrated(b, db, sqlstore.SQLite), c
+	}},
+	{"postgres", func(b *testing.B) (*sqlstore.Store, *sqltest.Counter) {
+		db, c := sqltest.Counted(b, "pgx", sqltest.PostgresDSN(b))
+		return migrated(b, db, sqlstore.Postgres), c
+	}},
+}
+
+func migrated(b *testing.B, db *sql.DB, d sqlstore.Dialect) *sqlstore.Store {
+	b.Helper()
+	db.SetMaxIdleConns(32)
+	st, err := sqlstore.New(db, d)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := st.Migrate(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	return st
+}
+
+var seq atomic.Int64
+
+// session creates a user with a session and returns the session's first
+// refresh token hash.
+func session(b *testing.B, st store.Store, now time.Time) store.TokenHash {
+	n := seq.Add(1)
+	ctx := context.Background()
+	uid := fmt.Sprintf("u%d", n)
+	if err := st.CreateUser(ctx, store.User{ID: uid, Email: uid + "@example.com", PasswordHash: "x", TimeJoined: now}); err != nil {
+		b.Fatal(err)
+	}
+	tok := sha256.Sum256([]byte(uid))
+	if err := st.CreateSession(ctx, store.Session{Handle: "s" + uid, UserID: uid, CreatedAt: now, RefreshedAt: now,
+		ExpiresAt: now.Add(time.Hour)}, tok); err != nil {
+		b.Fatal(err)
+	}
+	return tok
+}
+
+func next(cur store.TokenHash, i int) store.TokenHash {
+	return sha256.Sum256(append(cur[:], byte(i), byte(i>>8), byte(i>>16), byte(i>>24)))
+}
+
+// BenchmarkRotate is the store's rotation alone: the floor under a
+// refresh.
+func BenchmarkRotate(b *testing.B) {
+	for _, be := range benchBackends {
+		for _, callers := range []int{1, 16} {
+			b.Run(fmt.Sprintf("%s/callers=%d", be.name, callers), func(b *testing.B) {
+				st, count := be.open(b)
+				now := time.Now()
+				start := count.Load()
+				b.SetParallelism((callers + 1) / 2) // 2 procs here
+				if callers == 1 {
+					b.SetParallelism(1)
+				}
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					cur := session(b, st, now)
+					for i := 0; pb.Next(); i++ {
+						nx := next(cur, i)
+						if _, err := st.RotateRefreshToken(context.Background(), store.Rotation{
+							Presented: cur, Next: nx, Now: now, ExpiresAt: now.Add(time.Hour),
+						}); err != nil {
+							b.Error(err)
+							return
+						}
+						cur = nx
+					}
+				})
+				b.ReportMetric(float64(count.Load()-start)/float64(b.N), "trips/op")
+			})
+		}
+	}
+}
+
+// BenchmarkRefresh is a whole refresh through the handler (no network):
+// rotation plus signing plus the HTTP answer.
+func BenchmarkRefresh(b *testing.B) {
+	for _, be := range benchBackends {
+		for _, callers := range []int{1, 16} {
+			b.Run(fmt.Sprintf("%s/callers=%d", be.name, callers), func(b *testing.B) {
+				st, count := be.open(b)
+				a := newAuth(b, st)
+				b.SetParallelism((callers + 1) / 2)
+				if callers == 1 {
+					b.SetParallelism(1)
+				}
+				var start int64
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					refresh := signUp(b, a)
+					atomic.CompareAndSwapInt64(&start, 0, count.Load())
+					for pb.Next() {
+						req := httptest.NewRequest("POST", "/auth/session/refresh", nil)
+						req.Header.Set("Authorization", "Bearer "+refresh)
+						req.Header.Set("st-auth-mode", "header")
+						rec := httptest.NewRecorder()
+						a.ServeHTTP(rec, req)
+						if rec.Code != 200 {
+							b.Errorf("refresh: %d %s", rec.Code, rec.Body)
+							return
+						}
+						refresh = rec.Header().Get("st-refresh-token")
+					}
+				})
+				b.ReportMetric(float64(count.Load()-start)/float64(b.N), "trips/op")
+			})
+		}
+	}
+}
+
+// BenchmarkSignUp is a sign-up through the handler with cheap hashing, so
+// the store's part shows: a user, a session, its first token.
+func BenchmarkSignUp(b *testing.B) {
+	for _, be := range benchBackends {
+		for _, callers := range []int{1, 16} {
+			b.Run(fmt.Sprintf("%s/callers=%d", be.name, callers), func(b *testing.B) {
+				st, count := be.open(b)
+				a := newAuth(b, st)
+				a.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/auth/jwt/jwks.json", nil)) // make the signing key
+				signUp(b, a)
+				b.SetParallelism((callers + 1) / 2)
+				if callers == 1 {
+					b.SetParallelism(1)
+				}
+				start := count.Load()
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						signUp(b, a)
+					}
+				})
+				b.ReportMetric(float64(count.Load()-start)/float64(b.N), "trips/op")
+			})
+		}
+	}
+}
+
+func newAuth(b *testing.B, st store.Store) *auth.Auth {
+	a, err := auth.New(auth.Config{
+		Store:                       st,
+		PasswordHashing:             auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1},
+		InsecureWeakPasswordHashing: true,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return a
+}
+
+// signUp signs a new user up in header mode and returns the refresh token.
+func signUp(b *testing.B, a *auth.Auth) string {
+	email := fmt.Sprintf("bench%d@example.com", seq.Add(1))
+	req := httptest.NewRequest("POST", "/auth/signup", strings.NewReader(
+		`{"formFields":[{"id":"email","value":"`+email+`"},{"id":"password","value":"bench password 1"}]}`))
+	req.Header.Set("st-auth-mode", "header")
+	rec := httptest.NewRecorder()
+	a.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		b.Fatalf("sign-up: %d %s", rec.Code, rec.Body)
+	}
+	return rec.Header().Get("st-refresh-token")
+}
