@@ -1,0 +1,204 @@
+// Command customstore shows how an application writes its own store.Store:
+// auditStore wraps any store and writes an audit trail of every
+// security-relevant change to it, and the auth routes run on top.
+//
+//	go run ./examples/customstore
+//
+// The audit trail goes to standard error. store_test.go proves the store
+// with the conformance suite, storetest.Run.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/store"
+	"github.com/latchkit/auth/store/memstore"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8081", "address to listen on")
+	flag.Parse()
+
+	audit := newAuditStore(memstore.New(), os.Stderr)
+	a, err := auth.New(auth.Config{Store: audit})
+	if err != nil {
+		log.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/auth/", a)
+
+	// Listen before printing, so that the address printed is one that
+	// answers (and the real port when -addr asks for port 0).
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("customstore: listening on http://%s/auth/ (audit trail on stderr)\n", ln.Addr())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	log.Fatal(srv.Serve(ln))
+}
+
+// auditStore is a store.Store that records every security-relevant change
+// made through it: users created, passwords changed, sessions created,
+// rotated, stolen and revoked, reset tokens issued and used, signing keys
+// added. Recording it at the store, rather than in Config.OnEvent, catches
+// every change whichever code path makes it: HTTP handlers, the Go API, or
+// an admin tool sharing the store.
+//
+// Every method calls the wrapped store exactly once and logs only after it
+// returns, so each change stays the single atomic step the inner store
+// makes it; the wrapper adds no read-then-write. A change is logged only
+// when it happened: the contract says a failed call changed nothing, with
+// the one exception of ErrTokenReused, which revokes a session.
+//
+// The trail holds user ids, session handles and key ids, never a secret:
+// no password hash, no token hash, no key material. Those are what an
+// attacker who reads the logs would want, and ids are enough to follow a
+// user or a session through the trail.
+type auditStore struct {
+	inner store.Store
+	log   *slog.Logger
+}
+
+// Every method is written out instead of embedding store.Store: should the
+// interface gain a method, this stops compiling, rather than letting the
+// new change through unaudited.
+var _ store.Store = (*auditStore)(nil)
+
+// newAuditStore wraps inner and writes the trail to w as slog text lines,
+// one per change. Writes to w are serialised.
+func newAuditStore(inner store.Store, w io.Writer) *auditStore {
+	return &auditStore{inner: inner, log: slog.New(slog.NewTextHandler(w, nil))}
+}
+
+// CreateUser implements store.Store.
+func (s *auditStore) CreateUser(ctx context.Context, u store.User) error {
+	err := s.inner.CreateUser(ctx, u)
+	if err == nil {
+		s.log.InfoContext(ctx, "user created", "user_id", u.ID, "password_login", u.HasPasswordLogin())
+	}
+	return err
+}
+
+// UserByID implements store.Store.
+func (s *auditStore) UserByID(ctx context.Context, id string) (store.User, error) {
+	return s.inner.UserByID(ctx, id)
+}
+
+// UserByEmail implements store.Store.
+func (s *auditStore) UserByEmail(ctx context.Context, email string) (store.User, error) {
+	return s.inner.UserByEmail(ctx, email)
+}
+
+// UpdatePasswordHash implements store.Store. The library calls it to
+// upgrade a hash to new parameters; the password stays the same, but the
+// credential changed and the user's reset tokens are void, so it is logged.
+func (s *auditStore) UpdatePasswordHash(ctx context.Context, userID, oldHash, newHash string) error {
+	err := s.inner.UpdatePasswordHash(ctx, userID, oldHash, newHash)
+	if err == nil {
+		s.log.InfoContext(ctx, "password changed", "user_id", userID)
+	}
+	return err
+}
+
+// CreateResetToken implements store.Store.
+func (s *auditStore) CreateResetToken(ctx context.Context, t store.ResetToken) error {
+	err := s.inner.CreateResetToken(ctx, t)
+	if err == nil {
+		s.log.InfoContext(ctx, "reset token issued", "user_id", t.UserID, "expires_at", t.ExpiresAt)
+	}
+	return err
+}
+
+// ResetPassword implements store.Store.
+func (s *auditStore) ResetPassword(ctx context.Context, token store.TokenHash, passwordHash string, now time.Time) (store.User, []string, error) {
+	u, handles, err := s.inner.ResetPassword(ctx, token, passwordHash, now)
+	if err == nil {
+		s.log.InfoContext(ctx, "reset used", "user_id", u.ID, "revoked_sessions", handles)
+	}
+	return u, handles, err
+}
+
+// CreateSession implements store.Store.
+func (s *auditStore) CreateSession(ctx context.Context, sess store.Session, refresh store.TokenHash) error {
+	err := s.inner.CreateSession(ctx, sess, refresh)
+	if err == nil {
+		s.log.InfoContext(ctx, "session created", "user_id", sess.UserID, "session", sess.Handle)
+	}
+	return err
+}
+
+// Session implements store.Store.
+func (s *auditStore) Session(ctx context.Context, handle string, now time.Time) (store.Session, error) {
+	return s.inner.Session(ctx, handle, now)
+}
+
+// UserSessions implements store.Store.
+func (s *auditStore) UserSessions(ctx context.Context, userID string, now time.Time) ([]store.Session, error) {
+	return s.inner.UserSessions(ctx, userID, now)
+}
+
+// RotateRefreshToken implements store.Store. Reuse is logged as a warning:
+// it means a refresh token was stolen, or a client is badly broken.
+func (s *auditStore) RotateRefreshToken(ctx context.Context, r store.Rotation) (store.Session, error) {
+	sess, err := s.inner.RotateRefreshToken(ctx, r)
+	switch {
+	case err == nil:
+		s.log.InfoContext(ctx, "session refreshed", "user_id", sess.UserID, "session", sess.Handle)
+	case errors.Is(err, store.ErrTokenReused):
+		s.log.WarnContext(ctx, "refresh token reuse detected, session revoked", "user_id", sess.UserID, "session", sess.Handle)
+	}
+	return sess, err
+}
+
+// RevokeSession implements store.Store. The owner is not logged: finding
+// it would take a read before the revocation, which the contract's single
+// atomic step does not need; the handle leads back to it in the trail.
+func (s *auditStore) RevokeSession(ctx context.Context, handle string) error {
+	err := s.inner.RevokeSession(ctx, handle)
+	if err == nil {
+		s.log.InfoContext(ctx, "session revoked", "session", handle)
+	}
+	return err
+}
+
+// RevokeUserSessions implements store.Store.
+func (s *auditStore) RevokeUserSessions(ctx context.Context, userID string) ([]string, error) {
+	handles, err := s.inner.RevokeUserSessions(ctx, userID)
+	if err == nil {
+		s.log.InfoContext(ctx, "sessions revoked", "user_id", userID, "sessions", handles)
+	}
+	return handles, err
+}
+
+// SigningKeys implements store.Store.
+func (s *auditStore) SigningKeys(ctx context.Context, now time.Time) ([]store.SigningKey, error) {
+	return s.inner.SigningKeys(ctx, now)
+}
+
+// AddSigningKey implements store.Store. A new key is logged because it
+// decides which tokens verify; its material never is.
+func (s *auditStore) AddSigningKey(ctx context.Context, k store.SigningKey) error {
+	err := s.inner.AddSigningKey(ctx, k)
+	if err == nil {
+		s.log.InfoContext(ctx, "signing key added", "key_id", k.ID, "algorithm", k.Algorithm, "sign_until", k.SignUntil)
+	}
+	return err
+}
+
+// DeleteExpired implements store.Store. Removing what has expired changes
+// no one's access, so it is housekeeping, not audit.
+func (s *auditStore) DeleteExpired(ctx context.Context, now time.Time) error {
+	return s.inner.DeleteExpired(ctx, now)
+}
