@@ -64,6 +64,13 @@ func SQLiteFile(tb testing.TB) *sql.DB {
 	return db
 }
 
+// SQLiteFileDSN is SQLiteFile, for tests that open the database more than
+// once: it returns the DSN of a fresh file in a temporary directory.
+func SQLiteFileDSN(tb testing.TB) string {
+	tb.Helper()
+	return SQLiteDSN(filepath.Join(tb.TempDir(), "auth.db"))
+}
+
 // SQLiteMemory opens a fresh in-memory SQLite database. It has one
 // connection: each connection to ":memory:" is a database of its own.
 func SQLiteMemory(tb testing.TB) *sql.DB {
@@ -146,6 +153,18 @@ func PostgresDSN(tb testing.TB) string {
 // test.
 func MySQL(tb testing.TB) *sql.DB {
 	tb.Helper()
+	db, err := sql.Open("mysql", MySQLDSN(tb))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
+
+// MySQLDSN is MySQL, for tests that need to open the database again: it
+// creates the database and returns its DSN, for go-sql-driver/mysql.
+func MySQLDSN(tb testing.TB) string {
+	tb.Helper()
 	dsn := os.Getenv(MySQLEnv)
 	if dsn == "" {
 		unavailable(tb, "%s is not set", MySQLEnv)
@@ -177,12 +196,7 @@ func MySQL(tb testing.TB) *sql.DB {
 		admin.Exec("DROP DATABASE " + dbName)
 	})
 	cfg.DBName = dbName
-	db, err := sql.Open("mysql", cfg.FormatDSN())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	return db
+	return cfg.FormatDSN()
 }
 
 // Backend is a way to open a fresh database for the SQL store.
@@ -212,4 +226,3 @@ func NewStore(tb testing.TB, b Backend) *sqlstore.Store {
 	}
 	return s
 }
-

@@ -5,6 +5,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	mrand "math/rand/v2"
 	"path"
 	"sort"
 	"strconv"
@@ -57,13 +58,30 @@ func (s *Store) Migrate(ctx context.Context) error {
 		return err
 	}
 	if s.dialect == SQLite {
-		var mode string
-		if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); err != nil {
+		if err := s.enableWAL(ctx); err != nil {
 			return fmt.Errorf("sqlstore: enabling WAL: %w", err)
 		}
 	}
 	create := `CREATE TABLE IF NOT EXISTS auth_schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`
-	if _, err := s.db.ExecContext(ctx, create); err != nil {
+	if s.dialect == MySQL {
+		_, err = s.db.ExecContext(ctx, create)
+	} else {
+		// Racing CREATE TABLE IF NOT EXISTS statements can fail: on
+		// PostgreSQL with a unique violation in pg_type, on SQLite with
+		// SQLITE_BUSY outside a transaction that took the write lock
+		// first. Create the table under the lock that serialises the
+		// steps below.
+		err = s.inTx(ctx, func(q querier) error {
+			if s.dialect == Postgres {
+				if _, err := q.ExecContext(ctx, "SELECT pg_advisory_xact_lock(7305161)"); err != nil {
+					return err
+				}
+			}
+			_, err := q.ExecContext(ctx, create)
+			return err
+		})
+	}
+	if err != nil {
 		return fmt.Errorf("sqlstore: creating auth_schema_migrations: %w", err)
 	}
 	// MySQL commits DDL implicitly, so its migrations cannot run in a
@@ -133,6 +151,25 @@ func (s *Store) Migrate(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// enableWAL turns on SQLite's WAL mode. Converting a database takes an
+// exclusive lock, and SQLite answers a connection that asks while another
+// is converting with SQLITE_BUSY at once, whatever the busy timeout; so
+// instances starting together on a new file try again.
+func (s *Store) enableWAL(ctx context.Context) error {
+	for attempt := 1; ; attempt++ {
+		var mode string
+		err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode)
+		if err == nil || attempt == 200 || !strings.Contains(err.Error(), "database is locked") {
+			return err
+		}
+		select {
+		case <-time.After(time.Duration(1+mrand.IntN(10)) * time.Millisecond):
+		case <-ctx.Done():
+			return err
+		}
+	}
 }
 
 // statements splits a migration file into statements, dropping comments.
