@@ -13,13 +13,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/internal/sqltest"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/sqlstore"
 )
 
-// Run with (PostgreSQL cases need AUTH_TEST_POSTGRES):
+// Run with (PostgreSQL and MySQL cases need AUTH_TEST_POSTGRES and
+// AUTH_TEST_MYSQL):
 //
 //	go test -run '^$' -bench . -benchtime 3s ./store/sqlstore/
 
@@ -37,6 +40,17 @@ var benchBackends = []benchBackend{
 	{"postgres", func(b *testing.B) (*sqlstore.Store, *sqltest.Counter) {
 		db, c := sqltest.Counted(b, "pgx", sqltest.PostgresDSN(b))
 		return migrated(b, db, sqlstore.Postgres), c
+	}},
+	{"mysql", func(b *testing.B) (*sqlstore.Store, *sqltest.Counter) {
+		// Interpolated parameters: one round trip per statement instead
+		// of prepare, execute, close.
+		cfg, err := mysql.ParseDSN(sqltest.MySQLDSN(b))
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg.InterpolateParams = true
+		db, c := sqltest.Counted(b, "mysql", cfg.FormatDSN())
+		return migrated(b, db, sqlstore.MySQL), c
 	}},
 }
 
