@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/mail"
+	"net/netip"
 	"net/url"
 	"runtime"
 	"strings"
@@ -129,6 +130,22 @@ type Config struct {
 
 	// Cookie configures the session cookies.
 	Cookie CookieConfig
+
+	// Limiter keeps the counts behind RateLimits. Default
+	// NewMemoryLimiter(0): each instance counts on its own, so with N
+	// instances behind a load balancer the effective limits are up to N
+	// times higher.
+	Limiter Limiter
+
+	// RateLimits bounds failed sign-ins and reset requests; see the
+	// fields for the defaults. Throttled requests get 429 with
+	// Retry-After.
+	RateLimits RateLimits
+
+	// TrustedProxies are the addresses of reverse proxies whose
+	// X-Forwarded-For header names the client. Default none: the client
+	// is the connection's peer, which a client cannot forge.
+	TrustedProxies []netip.Prefix
 
 	// Mailer sends password reset email. Without one the reset endpoints
 	// are not served.
@@ -299,6 +316,17 @@ func New(cfg Config) (*Auth, error) {
 	if cfg.MailQueueSize < 0 || cfg.MailTimeout < 0 || cfg.MailAttempts < 0 {
 		return nil, errors.New("auth: Config mail limits must not be negative")
 	}
+	if cfg.Limiter == nil {
+		cfg.Limiter = NewMemoryLimiter(0)
+	}
+	cfg.RateLimits.setDefaults()
+	for _, r := range []Rate{cfg.RateLimits.SignInFailures, cfg.RateLimits.ClientSignInFailures,
+		cfg.RateLimits.ResetEmails, cfg.RateLimits.ClientResetRequests} {
+		if !r.valid() {
+			return nil, errors.New("auth: Config.RateLimits: every Rate needs a positive Burst and Every")
+		}
+	}
+	cfg.TrustedProxies = append([]netip.Prefix(nil), cfg.TrustedProxies...)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -411,16 +439,17 @@ type EventKind string
 
 // The kinds of Event.
 const (
-	EventSignUp         EventKind = "sign_up"
-	EventSignIn         EventKind = "sign_in"
-	EventSignInFailed   EventKind = "sign_in_failed"
-	EventRefresh        EventKind = "refresh"
-	EventSignOut        EventKind = "sign_out"
-	EventSessionRevoked EventKind = "session_revoked"
-	EventTokenTheft     EventKind = "token_theft"
-	EventResetEmailSent EventKind = "reset_email_sent"
-	EventPasswordReset  EventKind = "password_reset"
-	EventMailFailed     EventKind = "mail_failed" // a reset email was not sent: see the log for why
+	EventSignUp          EventKind = "sign_up"
+	EventSignIn          EventKind = "sign_in"
+	EventSignInFailed    EventKind = "sign_in_failed"
+	EventSignInThrottled EventKind = "sign_in_throttled" // refused by RateLimits before checking the password
+	EventRefresh         EventKind = "refresh"
+	EventSignOut         EventKind = "sign_out"
+	EventSessionRevoked  EventKind = "session_revoked"
+	EventTokenTheft      EventKind = "token_theft"
+	EventResetEmailSent  EventKind = "reset_email_sent"
+	EventPasswordReset   EventKind = "password_reset"
+	EventMailFailed      EventKind = "mail_failed" // a reset email was not sent: see the log for why
 )
 
 // emit logs an event and passes it to the hook.

@@ -81,6 +81,18 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	// Failures count per email and client address together, so guessing
+	// from elsewhere cannot lock the user out, and per address alone.
+	client := a.clientAddr(r)
+	limits := []limit{
+		{limitKey("signin", c.email, client), a.cfg.RateLimits.SignInFailures},
+		{limitKey("signin-client", client), a.cfg.RateLimits.ClientSignInFailures},
+	}
+	if wait := a.wait(ctx, limits...); wait > 0 {
+		a.emit(ctx, r, Event{Kind: EventSignInThrottled})
+		tooMany(w, wait)
+		return
+	}
 	u, err := a.store.UserByEmail(ctx, c.email)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		a.fail(w, r, err)
@@ -103,11 +115,15 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 			slog.String("user_id", u.ID), slog.String("error", verr.Error()))
 	}
 	if !ok || u.PasswordHash == "" {
+		a.count(ctx, limits...)
 		a.emit(ctx, r, Event{Kind: EventSignInFailed, UserID: u.ID})
 		writeJSON(w, http.StatusOK, struct {
 			Status string `json:"status"`
 		}{"WRONG_CREDENTIALS_ERROR"})
 		return
+	}
+	if err := a.cfg.Limiter.Reset(ctx, limits[0].key); err != nil {
+		a.limiterFailed(ctx, err)
 	}
 	if rehash {
 		a.upgradeHash(ctx, u, c.password)
