@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/latchkit/auth/store"
 )
 
 // A Limiter keeps the rate-limit state of failed sign-ins and password
@@ -91,16 +93,42 @@ func NewMemoryLimiter(maxKeys int) Limiter {
 func (m *memoryLimiter) Wait(_ context.Context, key string, r Rate, now time.Time) (time.Duration, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	tat, ok := m.tat[key]
-	if !ok {
-		return 0, nil
+	return gcraWait(m.tat[key], r, now), nil
+}
+
+// gcraWait is how long an attempt must wait, given the theoretical
+// arrival time tat of the next one (zero: none recorded): Burst attempts
+// fit in the window before it, and the next waits until there is room.
+func gcraWait(tat time.Time, r Rate, now time.Time) time.Duration {
+	if tat.IsZero() {
+		return 0
 	}
-	// Burst attempts fit in the window before the theoretical arrival
-	// time; the next one waits until the window has room.
-	if wait := tat.Sub(now) - time.Duration(r.Burst-1)*r.Every; wait > 0 {
-		return wait, nil
+	return max(0, tat.Sub(now)-time.Duration(r.Burst-1)*r.Every)
+}
+
+// storeLimiter keeps the counts in a store, shared by every instance.
+type storeLimiter struct{ s store.RateLimitStore }
+
+// NewStoreLimiter returns a Limiter that keeps its counts in s, so that
+// every instance of an application sharing the store counts the same
+// attempts. memstore and sqlstore implement store.RateLimitStore. Each
+// check costs a store read and each failure a write.
+func NewStoreLimiter(s store.RateLimitStore) Limiter { return storeLimiter{s} }
+
+func (l storeLimiter) Wait(ctx context.Context, key string, r Rate, now time.Time) (time.Duration, error) {
+	tat, err := l.s.RateLimit(ctx, key)
+	if err != nil {
+		return 0, err
 	}
-	return 0, nil
+	return gcraWait(tat, r, now), nil
+}
+
+func (l storeLimiter) Add(ctx context.Context, key string, r Rate, now time.Time) error {
+	return l.s.AddRateLimit(ctx, key, r.Every, now)
+}
+
+func (l storeLimiter) Reset(ctx context.Context, key string) error {
+	return l.s.ResetRateLimit(ctx, key)
 }
 
 func (m *memoryLimiter) Add(_ context.Context, key string, r Rate, now time.Time) error {

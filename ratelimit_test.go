@@ -10,6 +10,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/store/memstore"
 )
 
 // fromClient makes a client's requests look as if they came through a
@@ -220,5 +221,24 @@ func TestRateLimitsValidated(t *testing.T) {
 	st := authtest.NewServer(t, auth.Config{}).Config.Store
 	if _, err := auth.New(auth.Config{Store: st, RateLimits: auth.RateLimits{SignInFailures: auth.Rate{Burst: 0, Every: time.Minute}}}); err == nil {
 		t.Error("a Rate without a burst was accepted")
+	}
+}
+
+// With NewStoreLimiter, instances sharing a store share the counts.
+func TestStoreLimiterSharedByInstances(t *testing.T) {
+	st := memstore.New()
+	cfg := auth.Config{Store: st, Limiter: auth.NewStoreLimiter(st),
+		RateLimits: auth.RateLimits{SignInFailures: auth.Rate{Burst: 4, Every: time.Hour}}}
+	one, two := authtest.NewServer(t, cfg), authtest.NewServer(t, cfg)
+	email := one.NewEmail()
+	for i, s := range []*authtest.Server{one, two, one, two} {
+		if res := s.Client(authtest.Header).SignIn(email, "password 123"); res.Status != "WRONG_CREDENTIALS_ERROR" {
+			t.Fatalf("failure %d: %d %s", i+1, res.StatusCode, res.Body)
+		}
+	}
+	for _, s := range []*authtest.Server{one, two} {
+		if res := s.Client(authtest.Header).SignIn(email, "password 123"); res.StatusCode != http.StatusTooManyRequests {
+			t.Errorf("fifth failure, counted across instances: %d; want 429", res.StatusCode)
+		}
 	}
 }

@@ -231,8 +231,30 @@ type Store interface {
 	// AddSigningKey adds k, or returns ErrConflict if its ID exists.
 	AddSigningKey(ctx context.Context, k SigningKey) error
 
-	// DeleteExpired removes sessions, refresh tokens, reset tokens and
-	// signing keys that have expired at now. Applications call it on a schedule of their
+	// DeleteExpired removes sessions, refresh tokens, reset tokens,
+	// signing keys and (for a RateLimitStore) rate-limit entries that have
+	// expired at now. Applications call it on a schedule of their
 	// choosing; correctness never depends on it, only storage size.
 	DeleteExpired(ctx context.Context, now time.Time) error
+}
+
+// RateLimitStore is implemented by stores that can hold the rate-limit
+// state of the auth library, so that every instance of an application
+// counts the same attempts (auth.NewStoreLimiter). It is optional: the
+// library counts in memory otherwise. Keys are opaque strings of at most
+// 64 bytes. Entries whose time has passed are worth nothing and
+// DeleteExpired removes them.
+type RateLimitStore interface {
+	// RateLimit returns the time recorded for key, or the zero time if
+	// there is none.
+	RateLimit(ctx context.Context, key string) (time.Time, error)
+
+	// AddRateLimit sets key's time to the later of the recorded time and
+	// now, plus every, in one atomic step: concurrent calls each add
+	// every.
+	AddRateLimit(ctx context.Context, key string, every time.Duration, now time.Time) error
+
+	// ResetRateLimit forgets key. Forgetting a missing key is not an
+	// error.
+	ResetRateLimit(ctx context.Context, key string) error
 }

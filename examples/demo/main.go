@@ -198,8 +198,15 @@ func run(args []string, getenv func(string) string) error {
 			return err
 		}
 	}
+	// Counting attempts in the store lets several demo instances on one
+	// database share the limits.
+	var limiter auth.Limiter
+	if ls, ok := st.(store.RateLimitStore); ok {
+		limiter = auth.NewStoreLimiter(ls)
+	}
 	a, err := auth.New(auth.Config{
 		Store:                st,
+		Limiter:              limiter,
 		AccessTokenLifetime:  o.accessTTL,
 		RefreshTokenLifetime: o.refreshTTL,
 		ResetTokenLifetime:   o.resetTTL,

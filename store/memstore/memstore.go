@@ -39,7 +39,11 @@ type Store struct {
 	keys map[string]store.SigningKey // by id; Material owned by the store
 
 	resets map[store.TokenHash]store.ResetToken
+
+	limits map[string]time.Time
 }
+
+var _ store.RateLimitStore = (*Store)(nil)
 
 // session is a session together with the state of its token lineage.
 type session struct {
@@ -79,6 +83,7 @@ func New() *Store {
 		tokens:       make(map[store.TokenHash]*refreshToken),
 		keys:         make(map[string]store.SigningKey),
 		resets:       make(map[store.TokenHash]store.ResetToken),
+		limits:       make(map[string]time.Time),
 	}
 }
 
@@ -426,5 +431,40 @@ func (s *Store) DeleteExpired(_ context.Context, now time.Time) error {
 			delete(s.resets, h)
 		}
 	}
+	for k, tat := range s.limits {
+		if !live(tat, now) {
+			delete(s.limits, k)
+		}
+	}
 	return nil
+}
+
+// RateLimit implements store.RateLimitStore.
+func (s *Store) RateLimit(_ context.Context, key string) (time.Time, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.limits[key], nil
+}
+
+// AddRateLimit implements store.RateLimitStore.
+func (s *Store) AddRateLimit(_ context.Context, key string, every time.Duration, now time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.limits[key] = later(s.limits[key], now).Add(every)
+	return nil
+}
+
+// ResetRateLimit implements store.RateLimitStore.
+func (s *Store) ResetRateLimit(_ context.Context, key string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.limits, key)
+	return nil
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

@@ -23,8 +23,10 @@ type queries struct {
 
 	signingKeys, insertKey string
 
+	rateLimit, addRateLimit, resetRateLimit string
+
 	deleteExpiredSessionTokens, deleteExpiredSessions, deleteExpiredTokens,
-	deleteExpiredResets, deleteExpiredKeys string
+	deleteExpiredResets, deleteExpiredKeys, deleteExpiredLimits string
 }
 
 func newQueries(d Dialect) queries {
@@ -101,6 +103,23 @@ func newQueries(d Dialect) queries {
 		deleteExpiredTokens:   `DELETE FROM auth_refresh_tokens WHERE expires_at <= ?`,
 		deleteExpiredResets:   `DELETE FROM auth_reset_tokens WHERE expires_at <= ?`,
 		deleteExpiredKeys:     `DELETE FROM auth_signing_keys WHERE verify_until <= ?`,
+		deleteExpiredLimits:   `DELETE FROM auth_rate_limits WHERE tat <= ?`,
+
+		rateLimit:      `SELECT tat FROM auth_rate_limits WHERE limit_key = ?`,
+		resetRateLimit: `DELETE FROM auth_rate_limits WHERE limit_key = ?`,
+	}
+	// One statement: the new time is the later of the recorded one and
+	// now, plus the interval. Arguments: key, now+every, now, every.
+	switch d {
+	case Postgres:
+		q.addRateLimit = `INSERT INTO auth_rate_limits (limit_key, tat) VALUES (?, ?)
+			ON CONFLICT (limit_key) DO UPDATE SET tat = GREATEST(auth_rate_limits.tat, ?) + ?`
+	case SQLite:
+		q.addRateLimit = `INSERT INTO auth_rate_limits (limit_key, tat) VALUES (?, ?)
+			ON CONFLICT (limit_key) DO UPDATE SET tat = max(auth_rate_limits.tat, ?) + ?`
+	case MySQL:
+		q.addRateLimit = `INSERT INTO auth_rate_limits (limit_key, tat) VALUES (?, ?)
+			ON DUPLICATE KEY UPDATE tat = GREATEST(tat, ?) + ?`
 	}
 	if d == Postgres {
 		q.rebind()
@@ -118,7 +137,8 @@ func (q *queries) rebind() {
 		&q.insertReset, &q.resetUser, &q.resetForUpdate, &q.deleteUserResets,
 		&q.signingKeys, &q.insertKey,
 		&q.deleteExpiredSessionTokens, &q.deleteExpiredSessions, &q.deleteExpiredTokens,
-		&q.deleteExpiredResets, &q.deleteExpiredKeys,
+		&q.deleteExpiredResets, &q.deleteExpiredKeys, &q.deleteExpiredLimits,
+		&q.rateLimit, &q.addRateLimit, &q.resetRateLimit,
 	} {
 		var b strings.Builder
 		n := 0

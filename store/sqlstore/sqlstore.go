@@ -65,7 +65,10 @@ type Store struct {
 	q       queries
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store          = (*Store)(nil)
+	_ store.RateLimitStore = (*Store)(nil)
+)
 
 // New returns a Store using db, which speaks dialect. It does not touch
 // the database; call Migrate before first use.
@@ -577,6 +580,7 @@ func (s *Store) DeleteExpired(ctx context.Context, now time.Time) error {
 		s.q.deleteExpiredTokens,
 		s.q.deleteExpiredResets,
 		s.q.deleteExpiredKeys,
+		s.q.deleteExpiredLimits,
 	} {
 		err := s.inTx(ctx, func(q querier) error {
 			_, err := q.ExecContext(ctx, query, ms(now))
@@ -598,4 +602,33 @@ func isUniqueViolation(err error) bool {
 		return state.SQLState() == "23505"
 	}
 	return strings.Contains(err.Error(), "23505")
+}
+
+// RateLimit implements store.RateLimitStore.
+func (s *Store) RateLimit(ctx context.Context, key string) (time.Time, error) {
+	var tat int64
+	err := s.db.QueryRowContext(ctx, s.q.rateLimit, key).Scan(&tat)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, nil
+	} else if err != nil {
+		return time.Time{}, fmt.Errorf("sqlstore: reading a rate limit: %w", err)
+	}
+	return fromMS(tat), nil
+}
+
+// AddRateLimit implements store.RateLimitStore in one statement.
+func (s *Store) AddRateLimit(ctx context.Context, key string, every time.Duration, now time.Time) error {
+	n, e := ms(now), every.Milliseconds()
+	if _, err := s.db.ExecContext(ctx, s.q.addRateLimit, key, n+e, n, e); err != nil {
+		return fmt.Errorf("sqlstore: counting an attempt: %w", err)
+	}
+	return nil
+}
+
+// ResetRateLimit implements store.RateLimitStore.
+func (s *Store) ResetRateLimit(ctx context.Context, key string) error {
+	if _, err := s.db.ExecContext(ctx, s.q.resetRateLimit, key); err != nil {
+		return fmt.Errorf("sqlstore: resetting a rate limit: %w", err)
+	}
+	return nil
 }

@@ -63,6 +63,13 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"DeleteExpired", deleteExpiredTests},
 		{"Concurrency", concurrencyTests},
 	}
+	// Optional parts of the contract are checked when the store has them.
+	if _, ok := newStore(t).(store.RateLimitStore); ok {
+		groups = append(groups, struct {
+			name  string
+			tests []test
+		}{"RateLimits", rateLimitTests})
+	}
 	for _, g := range groups {
 		// The group itself is not parallel: t.Run then waits for all of its
 		// parallel subtests, which is what lets Run promise that the suite
