@@ -95,6 +95,13 @@ type Config struct {
 	// verified by signature alone and stay valid until they expire.
 	CheckSessionInStore bool
 
+	// SessionCheckCache, with CheckSessionInStore, lets an instance trust
+	// that a session it found live is still live for this long, saving
+	// store reads. Revocations made through this instance take effect at
+	// once regardless; those made through others within this time.
+	// Default 0: every request reads the store.
+	SessionCheckCache time.Duration
+
 	// DisableEmailExists turns off the endpoint that tells whether an
 	// email has an account (the sign-up form uses it). It reveals which
 	// emails are registered; sign-up reveals as much, but one at a time
@@ -232,6 +239,8 @@ type Auth struct {
 	dummyHash   string // verified for unknown users, so they cost as much as known ones
 	refreshPath string
 	outbox      *outbox
+
+	liveSessions sessionCache // for Config.SessionCheckCache
 }
 
 // New validates cfg, fills in its defaults and returns an Auth.
@@ -256,7 +265,7 @@ func New(cfg Config) (*Auth, error) {
 	setDefault(&cfg.MaxBodyBytes, DefaultMaxBodyBytes)
 	setDefault(&cfg.MaxConcurrentHashes, runtime.GOMAXPROCS(0))
 	if cfg.AccessTokenLifetime < 0 || cfg.RefreshTokenLifetime < 0 || cfg.ResetTokenLifetime < 0 ||
-		cfg.SigningKeyLifetime < 0 || cfg.HashQueueTimeout < 0 || cfg.MaxBodyBytes < 0 || cfg.MaxConcurrentHashes < 0 {
+		cfg.SigningKeyLifetime < 0 || cfg.SessionCheckCache < 0 || cfg.HashQueueTimeout < 0 || cfg.MaxBodyBytes < 0 || cfg.MaxConcurrentHashes < 0 {
 		return nil, errors.New("auth: Config durations and limits must not be negative")
 	}
 	if cfg.AccessTokenLifetime >= cfg.RefreshTokenLifetime {
@@ -467,6 +476,10 @@ func (a *Auth) emit(ctx context.Context, r *http.Request, e Event) {
 		slog.String("user_id", e.UserID),
 		slog.String("session", e.SessionHandle),
 		slog.String("remote_addr", e.RemoteAddr))
+	switch e.Kind {
+	case EventSignOut, EventSessionRevoked, EventTokenTheft:
+		a.liveSessions.evict(e.SessionHandle)
+	}
 	if a.cfg.OnEvent != nil {
 		a.cfg.OnEvent(ctx, e)
 	}

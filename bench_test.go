@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/store/memstore"
@@ -53,9 +54,19 @@ func signedUp(b *testing.B, cfg auth.Config) (a *auth.Auth, access, refresh stri
 }
 
 func BenchmarkRequireSession(b *testing.B) {
-	for _, alg := range []string{auth.HS256, auth.EdDSA} {
-		b.Run(alg, func(b *testing.B) {
-			a, access, _ := signedUp(b, auth.Config{SigningAlgorithm: alg})
+	for _, c := range []struct {
+		name string
+		cfg  auth.Config
+	}{
+		{"HS256", auth.Config{SigningAlgorithm: auth.HS256}},
+		{"EdDSA", auth.Config{SigningAlgorithm: auth.EdDSA}},
+		// The revocation check against memstore, uncached and cached:
+		// what immediate revocation costs beyond the signature.
+		{"HS256+CheckSessionInStore", auth.Config{CheckSessionInStore: true}},
+		{"HS256+CheckSessionInStore+Cache", auth.Config{CheckSessionInStore: true, SessionCheckCache: time.Second}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			a, access, _ := signedUp(b, c.cfg)
 			h := a.RequireSession(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 			req := httptest.NewRequest("GET", "/api/me", nil)
 			req.Header.Set("Authorization", "Bearer "+access)

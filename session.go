@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -185,13 +186,68 @@ func (a *Auth) verifyRequest(r *http.Request) (*Session, mode, error) {
 		return nil, m, err
 	}
 	if a.cfg.CheckSessionInStore {
-		if _, err := a.store.Session(r.Context(), s.Handle, a.cfg.Now()); errors.Is(err, store.ErrNotFound) {
-			return nil, m, errRevoked
-		} else if err != nil {
+		if err := a.checkSession(r.Context(), s.Handle); err != nil {
 			return nil, m, err
 		}
 	}
 	return s, m, nil
+}
+
+// checkSession confirms in the store that a session still exists, or
+// trusts a confirmation younger than Config.SessionCheckCache.
+func (a *Auth) checkSession(ctx context.Context, handle string) error {
+	now := a.cfg.Now()
+	if a.liveSessions.has(handle, now) {
+		return nil
+	}
+	sess, err := a.store.Session(ctx, handle, now)
+	if errors.Is(err, store.ErrNotFound) {
+		return errRevoked
+	} else if err != nil {
+		return err
+	}
+	if ttl := a.cfg.SessionCheckCache; ttl > 0 {
+		until := now.Add(ttl)
+		if sess.ExpiresAt.Before(until) {
+			until = sess.ExpiresAt
+		}
+		a.liveSessions.add(handle, until)
+	}
+	return nil
+}
+
+// sessionCache remembers sessions recently found live in the store, for
+// Config.SessionCheckCache. Revocations seen by this instance evict at
+// once; those made by other instances show after at most the cache time.
+type sessionCache struct {
+	mu   sync.Mutex
+	live map[string]time.Time // handle -> trusted until
+}
+
+// maxCachedSessions bounds the cache; when full it is emptied, which
+// costs only store reads.
+const maxCachedSessions = 100_000
+
+func (c *sessionCache) has(handle string, now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	until, ok := c.live[handle]
+	return ok && now.Before(until)
+}
+
+func (c *sessionCache) add(handle string, until time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.live == nil || len(c.live) >= maxCachedSessions {
+		c.live = make(map[string]time.Time)
+	}
+	c.live[handle] = until
+}
+
+func (c *sessionCache) evict(handle string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.live, handle)
 }
 
 // RequireSession lets through requests with a valid session, which handlers
