@@ -196,6 +196,10 @@ type Config struct {
 	// errors. Never tokens or passwords. Default: discard.
 	Logger *slog.Logger
 
+	// Metrics, if set, receives a count of every event and the time
+	// password hashes wait for a slot, for a monitoring system.
+	Metrics Metrics
+
 	// OnEvent, if set, is called synchronously after every sign-up,
 	// sign-in (successful or not), refresh, sign-out, revocation and token
 	// theft. Keep it fast; hand slow work to a goroutine.
@@ -480,9 +484,26 @@ func (a *Auth) emit(ctx context.Context, r *http.Request, e Event) {
 	case EventSignOut, EventSessionRevoked, EventTokenTheft:
 		a.liveSessions.evict(e.SessionHandle)
 	}
+	if a.cfg.Metrics != nil {
+		a.cfg.Metrics.CountEvent(e.Kind)
+	}
 	if a.cfg.OnEvent != nil {
 		a.cfg.OnEvent(ctx, e)
 	}
+}
+
+// Metrics receives the library's counts and timings. Implementations must
+// be safe for concurrent use and quick: they run on the request path.
+// examples/metrics exports them in the Prometheus text format.
+type Metrics interface {
+	// CountEvent counts one outcome: sign-ins by result (EventSignIn,
+	// EventSignInFailed, EventSignInThrottled), refreshes, token thefts,
+	// mail failures and every other EventKind.
+	CountEvent(kind EventKind)
+	// ObserveHashWait records how long a password hash waited for a free
+	// slot: zero when one was free, up to HashQueueTimeout when the
+	// request was turned away.
+	ObserveHashWait(d time.Duration)
 }
 
 // Errors of the Go API. Over HTTP they are the 401 answers of the protocol.

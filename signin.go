@@ -156,12 +156,17 @@ func (a *Auth) upgradeHash(ctx context.Context, u store.User, pw string) {
 func (a *Auth) withHashSlot(ctx context.Context, f func()) error {
 	select {
 	case a.hashSlots <- struct{}{}:
+		a.observeHashWait(0)
 	default:
+		// Real time, not Config.Now: this is a wait in this process.
+		start := time.Now()
 		t := time.NewTimer(a.cfg.HashQueueTimeout)
 		defer t.Stop()
 		select {
 		case a.hashSlots <- struct{}{}:
+			a.observeHashWait(time.Since(start))
 		case <-t.C:
+			a.observeHashWait(time.Since(start))
 			return errOverloaded
 		case <-ctx.Done():
 			return ctx.Err()
@@ -170,6 +175,12 @@ func (a *Auth) withHashSlot(ctx context.Context, f func()) error {
 	defer func() { <-a.hashSlots }()
 	f()
 	return nil
+}
+
+func (a *Auth) observeHashWait(d time.Duration) {
+	if a.cfg.Metrics != nil {
+		a.cfg.Metrics.ObserveHashWait(d)
+	}
 }
 
 // handleEmailExists tells whether an email has a password login.
