@@ -238,7 +238,7 @@ type Auth struct {
 	store       store.Store
 	keys        *keyring
 	parser      *jwt.Parser
-	hashParams  password.Params
+	passwords   passwordHasher
 	hashSlots   chan struct{}
 	dummyHash   string // verified for unknown users, so they cost as much as known ones
 	refreshPath string
@@ -350,7 +350,6 @@ func New(cfg Config) (*Auth, error) {
 	a := &Auth{
 		cfg:         cfg,
 		store:       cfg.Store,
-		hashParams:  hp,
 		hashSlots:   make(chan struct{}, cfg.MaxConcurrentHashes),
 		refreshPath: cfg.BasePath + "/session/refresh",
 		outbox:      newOutbox(cfg.MailQueueSize, cfg.MailAttempts, cfg.MailTimeout, time.Second),
@@ -371,7 +370,8 @@ func New(cfg Config) (*Auth, error) {
 		jwt.WithStrictDecoding(),
 		jwt.WithTimeFunc(cfg.Now),
 	)
-	a.dummyHash = password.Hash("not a password of anyone", hp)
+	a.passwords = argon2id{hp}
+	a.dummyHash = a.passwords.hash("not a password of anyone")
 	return a, nil
 }
 

@@ -15,7 +15,6 @@ import (
 	texttemplate "text/template"
 	"time"
 
-	"github.com/latchkit/auth/internal/password"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/store"
 )
@@ -202,7 +201,7 @@ func (a *Auth) handleResetPassword(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var hash string
-	if err := a.withHashSlot(r.Context(), func() { hash = password.Hash(pw, a.hashParams) }); err != nil {
+	if err := a.withHashSlot(r.Context(), func() { hash = a.passwords.hash(pw) }); err != nil {
 		a.fail(w, r, err)
 		return
 	}

@@ -38,7 +38,7 @@ func (a *Auth) handleSignUp(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var hash string
-	if err := a.withHashSlot(ctx, func() { hash = password.Hash(c.password, a.hashParams) }); err != nil {
+	if err := a.withHashSlot(ctx, func() { hash = a.passwords.hash(c.password) }); err != nil {
 		a.fail(w, r, err)
 		return
 	}
@@ -105,7 +105,7 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	var ok, rehash bool
 	var verr error
 	if len(c.password) <= maxPasswordLen {
-		if err := a.withHashSlot(ctx, func() { ok, rehash, verr = password.Verify(c.password, hash, a.hashParams) }); err != nil {
+		if err := a.withHashSlot(ctx, func() { ok, rehash, verr = a.passwords.verify(c.password, hash) }); err != nil {
 			a.fail(w, r, err)
 			return
 		}
@@ -141,7 +141,7 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 // the upgrade waits for the next sign-in.
 func (a *Auth) upgradeHash(ctx context.Context, u store.User, pw string) {
 	var hash string
-	if err := a.withHashSlot(ctx, func() { hash = password.Hash(pw, a.hashParams) }); err != nil {
+	if err := a.withHashSlot(ctx, func() { hash = a.passwords.hash(pw) }); err != nil {
 		return
 	}
 	if err := a.store.UpdatePasswordHash(ctx, u.ID, u.PasswordHash, hash); err != nil && !errors.Is(err, store.ErrConflict) {
@@ -297,4 +297,20 @@ func legacyFDI(header string) bool {
 		return false
 	}
 	return bestMajor == 2 || bestMajor == 1 && bestMinor < 18 || bestMajor == 0
+}
+
+// passwordHasher hashes and verifies passwords; an interface so that a
+// test inside the package can count the calls each path makes.
+type passwordHasher interface {
+	hash(pw string) string
+	verify(pw, phc string) (ok, rehash bool, err error)
+}
+
+// argon2id is the passwordHasher of every Auth.
+type argon2id struct{ params password.Params }
+
+func (h argon2id) hash(pw string) string { return password.Hash(pw, h.params) }
+
+func (h argon2id) verify(pw, phc string) (ok, rehash bool, err error) {
+	return password.Verify(pw, phc, h.params)
 }
