@@ -201,8 +201,11 @@ type Config struct {
 	Metrics Metrics
 
 	// OnEvent, if set, is called synchronously after every sign-up,
-	// sign-in (successful or not), refresh, sign-out, revocation and token
-	// theft. Keep it fast; hand slow work to a goroutine.
+	// sign-in that reaches the password check (successful, failed or
+	// throttled), refresh, sign-out, revocation, token theft, password
+	// reset and mail failure. Requests refused as malformed, or for lack
+	// of capacity, report nothing. Keep it fast; hand slow work to a
+	// goroutine.
 	OnEvent func(context.Context, Event)
 }
 

@@ -1,0 +1,965 @@
+package auth_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/mailer"
+	"github.com/latchkit/auth/store"
+	"github.com/latchkit/auth/store/memstore"
+)
+
+// TestLogHygiene runs every flow of the library over HTTP, in every
+// transfer mode, with a Logger that keeps every record, and checks that no
+// record holds a token any client ever held (or its SHA-256), a password
+// used in the test, or a password hash. It also checks that every sign-in
+// attempt emits exactly one event, through OnEvent and the log alike.
+func TestLogHygiene(t *testing.T) {
+	t.Parallel()
+	t.Run("detector", testLogHygieneDetector)
+	for _, v := range []lhVariant{{
+		name: "HS256",
+		cfg:  auth.Config{},
+	}, {
+		name: "EdDSA+check+reuse",
+		cfg: auth.Config{
+			SigningAlgorithm:    auth.EdDSA,
+			CheckSessionInStore: true,
+			RefreshReuseWindow:  30 * time.Second,
+		},
+	}} {
+		for _, m := range authtest.Modes {
+			t.Run(v.name+"/"+m.String(), func(t *testing.T) {
+				t.Parallel()
+				lhRunFlows(t, m, v)
+			})
+		}
+	}
+}
+
+type lhVariant struct {
+	name string
+	cfg  auth.Config
+}
+
+// lhRunFlows is one server, one transfer mode: every flow, then the checks.
+func lhRunFlows(t *testing.T, m authtest.Mode, v lhVariant) {
+	ctx := t.Context()
+	f := &lhFlow{
+		t:       t,
+		mode:    m,
+		sink:    &lhSink{},
+		events:  &lhEvents{changed: make(chan struct{})},
+		secrets: &lhSecrets{byValue: map[string]string{}},
+		mail:    &lhMailer{changed: make(chan struct{})},
+		st:      &lhStore{Store: memstore.New()},
+	}
+	cfg := v.cfg
+	cfg.Store = f.st
+	cfg.Logger = slog.New(&lhHandler{sink: f.sink})
+	cfg.OnEvent = f.events.record
+	cfg.Mailer = f.mail
+	cfg.MailAttempts = 2 // one retry, a second later, for the failing Mailer
+	f.s = authtest.NewServer(t, cfg)
+	reuse := cfg.RefreshReuseWindow > 0
+
+	const (
+		pwFirst = "Hygiene-first-pw-41"
+		pwWrong = "Hygiene-wrong-pw-42"
+		pwNew   = "Hygiene-new-pw-43"
+		pwNewer = "Hygiene-newer-pw-44"
+		pwWeak  = "hygieneweakpasswordwithoutdigits"
+	)
+	pwLong := strings.Repeat("Hygiene-long-pw-45", 80) // over the 1 KiB cap
+	for _, pw := range []string{pwFirst, pwWrong, pwNew, pwNewer, pwWeak, pwLong, authtest.Password} {
+		f.secrets.add("password "+lhShort(pw), pw)
+	}
+
+	// Sign-up, email exists, a taken email, a weak password.
+	c := f.s.Client(m)
+	email := "owner-" + m.String() + "@example.com"
+	f.want(f.do(c, http.MethodGet, "/auth/emailpassword/email/exists?email="+url.QueryEscape(email)), 200, "OK")
+	owner := f.signUp(c, email, pwFirst)
+	f.want(f.do(c, http.MethodGet, "/auth/emailpassword/email/exists?email="+url.QueryEscape(email)), 200, "OK")
+	f.want(f.call(c, c.SignUp(email, pwFirst)), 200, "FIELD_ERROR")
+	f.want(f.call(c, c.SignUp("weak-"+email, pwWeak)), 200, "FIELD_ERROR")
+	f.want(f.call(c, c.Get("/api/session")), 200, "")
+
+	// Refresh, twice; then replay: within the reuse window the immediate
+	// predecessor still works, and a token two exchanges old is theft.
+	_, r0 := c.Tokens()
+	f.want(f.call(c, c.Refresh()), 200, "OK")
+	_, r1 := c.Tokens()
+	f.want(f.call(c, c.Refresh()), 200, "OK")
+	if reuse {
+		c.SetTokens("", r1)
+		f.want(f.call(c, c.Refresh()), 200, "OK")
+	}
+	stolenAccess, _ := c.Tokens()
+	c.SetTokens("", r0)
+	f.want(f.call(c, c.Refresh()), 401, "token theft detected")
+	// The thief's access token: refused at once with the store check.
+	thief := f.s.Client(m)
+	thief.SetTokens(stolenAccess, "")
+	if cfg.CheckSessionInStore {
+		f.want(f.call(thief, thief.Get("/api/session")), 401, "unauthorised")
+	} else {
+		f.want(f.call(thief, thief.Get("/api/session")), 200, "")
+	}
+	c.SetTokens("", r1)
+	f.want(f.call(c, c.Refresh()), 401, "")
+
+	// Sign-in: good, wrong password, unknown email, an over-long password,
+	// a malformed email, a user without a password, a different case.
+	f.signIn(c, email, pwFirst, owner.ID)
+	f.signIn(f.s.Client(m), email, pwWrong, owner.ID)
+	f.signIn(f.s.Client(m), "nobody-"+m.String()+"@example.com", pwFirst, "")
+	f.signIn(f.s.Client(m), email, pwLong, owner.ID)
+	f.signIn(f.s.Client(m), "not an email", pwFirst, "")
+	noPW := store.User{ID: "no-password-" + m.String(), Email: "nopw-" + m.String() + "@example.com", TimeJoined: authtest.Start}
+	if err := f.st.CreateUser(ctx, noPW); err != nil {
+		t.Fatal(err)
+	}
+	f.signIn(f.s.Client(m), noPW.Email, pwFirst, noPW.ID)
+	c2 := f.s.Client(m)
+	f.signIn(c2, strings.ToUpper(email), pwFirst, owner.ID)
+
+	// A protected call with an expired access token, a refresh, a forged
+	// access token, forged and unknown refresh tokens.
+	f.s.Clock.Advance(time.Hour + 6*time.Second)
+	f.want(f.call(c, c.Get("/api/session")), 401, "try refresh token")
+	f.want(f.call(c, c.Refresh()), 200, "OK")
+	f.want(f.call(c, c.Get("/api/session")), 200, "")
+	access, _ := c.Tokens()
+	forged := f.s.Client(m)
+	forged.SetTokens(access[:len(access)-4]+"AAAA", "")
+	f.want(f.call(forged, forged.Get("/api/session")), 401, "try refresh token")
+	forged.SetTokens("", "not-a-refresh-token")
+	f.want(f.call(forged, forged.Refresh()), 401, "unauthorised")
+	unknownRefresh := lhRandomToken()
+	f.secrets.token("unknown refresh token", unknownRefresh)
+	forged.SetTokens("", unknownRefresh)
+	f.want(f.call(forged, forged.Refresh()), 401, "unauthorised")
+
+	// Store failures: a refresh and a sign-in answered 500, then a refresh
+	// that works, as the token survived.
+	f.st.failNext("RotateRefreshToken")
+	f.want(f.call(c, c.Refresh()), 500, "internal error")
+	f.want(f.call(c, c.Refresh()), 200, "OK")
+	f.st.failNext("CreateSession")
+	f.signIn(f.s.Client(m), email, pwFirst, owner.ID)
+
+	// The Go API: list sessions, revoke one.
+	n := f.events.count()
+	c4 := f.s.Client(m)
+	f.signIn(c4, email, pwFirst, owner.ID)
+	handle := f.events.since(n)[0].SessionHandle
+	sessions, err := f.s.Auth.Sessions(ctx, owner.ID)
+	if err != nil || !slices.ContainsFunc(sessions, func(s store.Session) bool { return s.Handle == handle }) {
+		t.Fatalf("Sessions: %v, %v; want %s among them", sessions, err, handle)
+	}
+	if err := f.s.Auth.RevokeSession(ctx, handle); err != nil {
+		t.Fatalf("RevokeSession: %v", err)
+	}
+	f.want(f.call(c4, c4.Refresh()), 401, "unauthorised")
+
+	// Sign-out, then the session is gone.
+	f.want(f.call(c, c.SignOut()), 200, "OK")
+	f.want(f.call(c, c.Get("/api/session")), 401, "unauthorised")
+	f.want(f.call(c, c.Refresh()), 401, "unauthorised")
+	f.want(f.call(c, c.SignOut()), 401, "unauthorised")
+
+	// Reset requests: known, unknown, no password, a failing Mailer, a
+	// failing store lookup.
+	failing := f.s.Client(m)
+	failEmail := "fail-" + m.String() + "@example.com"
+	f.signUp(failing, failEmail, pwFirst)
+	other := f.s.Client(m)
+	otherEmail := "other-" + m.String() + "@example.com"
+	f.signUp(other, otherEmail, pwFirst)
+	rc := f.s.Client(m)
+	f.want(f.call(rc, rc.RequestPasswordReset(email)), 200, "OK")
+	t1 := f.resetToken(1, email)
+	f.want(f.call(rc, rc.RequestPasswordReset("nobody-"+m.String()+"@example.com")), 200, "OK")
+	f.want(f.call(rc, rc.RequestPasswordReset(noPW.Email)), 200, "OK")
+	f.want(f.call(rc, rc.RequestPasswordReset(failEmail)), 200, "OK")
+	f.events.waitFor(t, auth.EventMailFailed, 1, 10*time.Second)
+	f.st.failNext("UserByEmail")
+	f.want(f.call(rc, rc.RequestPasswordReset(otherEmail)), 200, "OK")
+	f.events.waitFor(t, auth.EventMailFailed, 2, 10*time.Second)
+	f.want(f.call(rc, rc.RequestPasswordReset("not an email")), 200, "FIELD_ERROR")
+
+	// Reset submissions: malformed, unknown and mistyped tokens, a weak
+	// password, success, a replay.
+	f.want(f.call(rc, rc.ResetPassword("not-a-reset-token", pwNew)), 200, "RESET_PASSWORD_INVALID_TOKEN_ERROR")
+	unknownReset := lhRandomToken()
+	f.secrets.token("unknown reset token", unknownReset)
+	f.want(f.call(rc, rc.ResetPassword(unknownReset, pwNew)), 200, "RESET_PASSWORD_INVALID_TOKEN_ERROR")
+	f.want(f.do(rc, http.MethodPost, "/auth/user/password/reset", map[string]any{
+		"method": "token", "token": 12345,
+		"formFields": []map[string]any{{"id": "password", "value": pwNew}},
+	}), 400, "")
+	f.want(f.call(rc, rc.ResetPassword(t1, pwWeak)), 200, "FIELD_ERROR")
+	f.want(f.call(c2, c2.Refresh()), 200, "OK") // a live session, which the reset ends
+	f.want(f.call(rc, rc.ResetPassword(t1, pwNew)), 200, "OK")
+	f.userHash(email)
+	f.want(f.call(rc, rc.ResetPassword(t1, pwNewer)), 200, "RESET_PASSWORD_INVALID_TOKEN_ERROR")
+	f.want(f.call(c2, c2.Refresh()), 401, "unauthorised") // the reset ended the session
+	f.signIn(f.s.Client(m), email, pwFirst, owner.ID)
+	c3 := f.s.Client(m)
+	f.signIn(c3, email, pwNew, owner.ID)
+	f.want(f.call(c3, c3.Get("/api/session")), 200, "")
+
+	// An expired reset token.
+	f.want(f.call(rc, rc.RequestPasswordReset(email)), 200, "OK")
+	t2 := f.resetToken(2, email)
+	f.s.Clock.Advance(2 * time.Hour)
+	f.want(f.call(rc, rc.ResetPassword(t2, pwNewer)), 200, "RESET_PASSWORD_INVALID_TOKEN_ERROR")
+
+	// Reset requests past the per-email and per-client limits, if any.
+	for i := range 25 {
+		res := f.call(rc, rc.RequestPasswordReset(noPW.Email))
+		if res.StatusCode == http.StatusTooManyRequests {
+			t.Logf("reset request %d throttled: %s", i+1, res.Body)
+			break
+		}
+		f.want(res, 200, "OK")
+	}
+
+	// Every session of a user, through the Go API.
+	if _, err := f.s.Auth.RevokeAllSessions(ctx, owner.ID); err != nil {
+		t.Fatalf("RevokeAllSessions: %v", err)
+	}
+
+	// Failed sign-ins for one email until throttled, if they ever are.
+	throttled := false
+	for range 15 {
+		res := f.signIn(f.s.Client(m), "throttle-"+m.String()+"@example.com", pwWrong, "")
+		if res.StatusCode == http.StatusTooManyRequests {
+			throttled = true
+			break
+		}
+	}
+	if !throttled {
+		t.Logf("15 failed sign-ins for one email were not throttled")
+	}
+
+	// Let the outbox finish, so every record it writes is in.
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := f.s.Auth.Close(cctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+
+	// The secrets that never went over HTTP: reset tokens of every email
+	// (the failed ones too), password hashes and signing keys.
+	for _, msg := range f.mail.messages() {
+		if tok := lhMailToken(msg); tok != "" {
+			f.secrets.token("reset token mailed to "+msg.To.Address, tok)
+		} else {
+			t.Errorf("no token in the email to %s", msg.To.Address)
+		}
+	}
+	for _, e := range []string{email, failEmail, otherEmail} {
+		f.userHash(e)
+	}
+	keys, err := f.st.Store.SigningKeys(ctx, time.Time{})
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("SigningKeys: %d, %v", len(keys), err)
+	}
+	for _, k := range keys {
+		f.secrets.bytes("signing key "+k.ID, k.Material)
+	}
+
+	f.checkCoverage()
+	f.checkNoLeaks()
+}
+
+// lhFlow drives one server and keeps what the checks need.
+type lhFlow struct {
+	t       *testing.T
+	mode    authtest.Mode
+	s       *authtest.Server
+	st      *lhStore
+	sink    *lhSink
+	events  *lhEvents
+	secrets *lhSecrets
+	mail    *lhMailer
+}
+
+// call takes the tokens a response hands out into the secrets, and
+// returns it.
+func (f *lhFlow) call(c *authtest.Client, res *authtest.Response) *authtest.Response {
+	f.t.Helper()
+	for _, h := range []string{"St-Access-Token", "St-Refresh-Token", "Front-Token"} {
+		for _, v := range res.Header.Values(h) {
+			if v != "remove" {
+				f.secrets.token(h+" header", v)
+			}
+		}
+	}
+	for _, line := range res.Header.Values("Set-Cookie") {
+		if ck, err := http.ParseSetCookie(line); err == nil && ck.Value != "" {
+			f.secrets.token(ck.Name+" cookie", ck.Value)
+			if v, err := url.PathUnescape(ck.Value); err == nil {
+				f.secrets.token(ck.Name+" cookie", v)
+			}
+		}
+	}
+	for _, k := range []string{"accessToken", "refreshToken"} {
+		if v, ok := res.JSON[k].(string); ok {
+			f.secrets.token(k+" in body", v)
+		}
+	}
+	access, refresh := c.Tokens()
+	f.secrets.token("access token held", access)
+	f.secrets.token("refresh token held", refresh)
+	f.secrets.token("front-token held", c.FrontToken)
+	return res
+}
+
+// do sends a request with the client's session and keeps its tokens.
+func (f *lhFlow) do(c *authtest.Client, method, path string, body ...any) *authtest.Response {
+	f.t.Helper()
+	var b any
+	if len(body) > 0 {
+		b = body[0]
+	}
+	return f.call(c, c.Do(method, path, b))
+}
+
+// want checks a response's status code and its "status" (or, for errors,
+// "message"); "" checks only the code.
+func (f *lhFlow) want(res *authtest.Response, code int, status string) {
+	f.t.Helper()
+	got := res.Status
+	if res.StatusCode != http.StatusOK {
+		got = res.Message
+	}
+	if res.StatusCode != code || status != "" && got != status {
+		f.t.Fatalf("answer %d %s, want %d %q", res.StatusCode, res.Body, code, status)
+	}
+}
+
+// signUp signs a new user up and checks its two events.
+func (f *lhFlow) signUp(c *authtest.Client, email, pw string) auth.User {
+	f.t.Helper()
+	e0 := f.events.count()
+	f.want(f.call(c, c.SignUp(email, pw)), 200, "OK")
+	var kinds []auth.EventKind
+	for _, e := range f.events.since(e0) {
+		if lhSyncKind(e.Kind) {
+			kinds = append(kinds, e.Kind)
+		}
+	}
+	if !slices.Equal(kinds, []auth.EventKind{auth.EventSignUp, auth.EventSignIn}) {
+		f.t.Errorf("sign-up events %v, want [sign_up sign_in]", kinds)
+	}
+	u, err := f.s.Auth.UserByEmail(f.t.Context(), email)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.userHash(email)
+	return u
+}
+
+// signIn signs in and checks that the attempt emitted exactly one event,
+// of the kind its answer implies, to OnEvent and to the log alike.
+func (f *lhFlow) signIn(c *authtest.Client, email, pw, userID string) *authtest.Response {
+	f.t.Helper()
+	e0, l0 := f.events.count(), f.sink.count()
+	res := f.call(c, c.SignIn(email, pw))
+	var evs []auth.Event
+	for _, e := range f.events.since(e0) {
+		if lhSyncKind(e.Kind) {
+			evs = append(evs, e)
+		}
+	}
+	var recs []lhRecord
+	for _, r := range f.sink.since(l0) {
+		if r.Message == "auth event" && lhSyncKind(auth.EventKind(r.attr("kind"))) {
+			recs = append(recs, r)
+		}
+	}
+	var want auth.EventKind
+	switch {
+	case res.StatusCode == http.StatusOK && res.Status == "OK":
+		want = auth.EventSignIn
+	case res.StatusCode == http.StatusOK && res.Status == "WRONG_CREDENTIALS_ERROR":
+		want = auth.EventSignInFailed
+	case res.StatusCode == http.StatusTooManyRequests:
+		want = "sign_in_throttled" // auth.EventSignInThrottled, with rate limits
+	default:
+		// Not an attempt on the credentials (a malformed request) or an
+		// internal error: at most one event.
+		if len(evs) > 1 || len(recs) > 1 {
+			f.t.Errorf("sign-in answered %d %s: %d events %v, %d event records", res.StatusCode, res.Body, len(evs), evs, len(recs))
+		}
+		f.t.Logf("sign-in answered %d %s emitted %d events, %d event records", res.StatusCode, lhShort(string(res.Body)), len(evs), len(recs))
+		return res
+	}
+	if len(evs) != 1 || len(recs) != 1 {
+		f.t.Errorf("sign-in as %s answered %d %s: %d events %v and %d \"auth event\" records, want one of each",
+			email, res.StatusCode, res.Body, len(evs), evs, len(recs))
+		return res
+	}
+	e, r := evs[0], recs[0]
+	wantUser := userID
+	if want == "sign_in_throttled" {
+		wantUser = "" // refused before the lookup
+	}
+	if e.Kind != want || e.UserID != wantUser || (want == auth.EventSignIn) != (e.SessionHandle != "") || e.RemoteAddr == "" {
+		f.t.Errorf("sign-in as %s answered %d %s: event %+v, want %s for user %q", email, res.StatusCode, res.Body, e, want, wantUser)
+	}
+	if r.attr("kind") != string(e.Kind) || r.attr("user_id") != e.UserID || r.attr("session") != e.SessionHandle ||
+		r.attr("remote_addr") != e.RemoteAddr {
+		f.t.Errorf("log record %v does not match the event %+v", r.Attrs, e)
+	}
+	return res
+}
+
+// resetToken waits for the nth email and returns its token.
+func (f *lhFlow) resetToken(n int, to string) string {
+	f.t.Helper()
+	got := f.mail.waitFor(f.t, to, n, 10*time.Second)
+	tok := lhMailToken(got[n-1])
+	if tok == "" {
+		f.t.Fatalf("no token in %q", got[n-1].Text)
+	}
+	f.secrets.token("reset token", tok)
+	return tok
+}
+
+// userHash adds a user's password hash, and its salt and key, to the
+// secrets.
+func (f *lhFlow) userHash(email string) {
+	f.t.Helper()
+	u, err := f.st.Store.UserByEmail(f.t.Context(), email)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.secrets.add("password hash of "+email, u.PasswordHash)
+	if parts := strings.Split(u.PasswordHash, "$"); len(parts) == 6 {
+		f.secrets.add("password hash salt of "+email, parts[4])
+		f.secrets.add("password hash key of "+email, parts[5])
+	}
+}
+
+// checkCoverage makes sure the flows happened: every kind of event, and
+// the log records of internal and mail errors.
+func (f *lhFlow) checkCoverage() {
+	f.t.Helper()
+	seen := map[auth.EventKind]int{}
+	for _, e := range f.events.since(0) {
+		seen[e.Kind]++
+	}
+	for _, k := range []auth.EventKind{auth.EventSignUp, auth.EventSignIn, auth.EventSignInFailed, auth.EventRefresh,
+		auth.EventSignOut, auth.EventSessionRevoked, auth.EventTokenTheft, auth.EventResetEmailSent,
+		auth.EventPasswordReset, auth.EventMailFailed} {
+		if seen[k] == 0 {
+			f.t.Errorf("no %s event: the flows did not run as planned (%v)", k, seen)
+		}
+	}
+	msgs := map[string]int{}
+	for _, r := range f.sink.since(0) {
+		msgs[r.Message]++
+	}
+	for _, m := range []string{"auth event", "auth: internal error", "auth: reset email not sent"} {
+		if msgs[m] == 0 {
+			f.t.Errorf("no %q log record (%v)", m, msgs)
+		}
+	}
+	if msgs["auth event"] != len(f.events.since(0)) {
+		f.t.Errorf("%d \"auth event\" records for %d events", msgs["auth event"], len(f.events.since(0)))
+	}
+	f.t.Logf("%d log records %v; %d events %v; %d secrets", f.sink.count(), msgs, f.events.count(), seen, f.secrets.len())
+}
+
+// checkNoLeaks looks for every secret in every record.
+func (f *lhFlow) checkNoLeaks() {
+	f.t.Helper()
+	for _, leak := range lhLeaks(f.sink.since(0), f.secrets) {
+		f.t.Error(leak)
+	}
+}
+
+// lhGenericSecrets are prefixes of password hashes: no record may hold one,
+// whoever's it is.
+var lhGenericSecrets = []string{"$argon2id$", "$argon2i$", "$2a$", "$2b$", "$2y$"}
+
+// lhLeaks returns a description of each secret found in a record.
+func lhLeaks(recs []lhRecord, secrets *lhSecrets) []string {
+	var out []string
+	values, labels := secrets.snapshot()
+	for _, r := range recs {
+		text := r.text()
+		for i, v := range values {
+			if strings.Contains(text, v) {
+				out = append(out, fmt.Sprintf("log record %q holds the %s %q:\n%s", r.Message, labels[i], v, r.JSON))
+			}
+		}
+		for _, p := range lhGenericSecrets {
+			if strings.Contains(text, p) {
+				out = append(out, fmt.Sprintf("log record %q holds a password hash (%q):\n%s", r.Message, p, r.JSON))
+			}
+		}
+	}
+	return out
+}
+
+func lhSyncKind(k auth.EventKind) bool {
+	// Mail events come from the outbox, at any time.
+	return k != auth.EventResetEmailSent && k != auth.EventMailFailed
+}
+
+func lhShort(s string) string {
+	if len(s) > 24 {
+		return s[:24] + "..."
+	}
+	return s
+}
+
+func lhRandomToken() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+var lhTokenInLink = regexp.MustCompile(`[?&]token=([^&\s"<>]+)`)
+
+func lhMailToken(m mailer.Message) string {
+	if sub := lhTokenInLink.FindStringSubmatch(m.Text); sub != nil {
+		tok, _ := url.QueryUnescape(sub[1])
+		return tok
+	}
+	return ""
+}
+
+// lhSecrets is what must never be logged, each with a label.
+type lhSecrets struct {
+	mu      sync.Mutex
+	byValue map[string]string
+}
+
+func (s *lhSecrets) add(label, v string) {
+	if len(v) < 8 { // too short to search for without false alarms; none of ours is
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.byValue[v]; !ok {
+		s.byValue[v] = label
+	}
+}
+
+// token adds a token, its signature if it is a JWT, and its SHA-256 in hex
+// and base64.
+func (s *lhSecrets) token(label, tok string) {
+	if tok == "" {
+		return
+	}
+	s.add(label, tok)
+	if parts := strings.Split(tok, "."); len(parts) == 3 {
+		s.add(label+" (JWT signature)", parts[2])
+	}
+	sum := sha256.Sum256([]byte(tok))
+	s.bytes(label+" SHA-256", sum[:])
+}
+
+// bytes adds raw bytes in hex and base64.
+func (s *lhSecrets) bytes(label string, b []byte) {
+	s.add(label+" hex", hex.EncodeToString(b))
+	s.add(label+" HEX", strings.ToUpper(hex.EncodeToString(b)))
+	s.add(label+" base64", base64.StdEncoding.EncodeToString(b))
+	s.add(label+" raw base64", base64.RawStdEncoding.EncodeToString(b))
+	s.add(label+" base64url", base64.URLEncoding.EncodeToString(b))
+	s.add(label+" raw base64url", base64.RawURLEncoding.EncodeToString(b))
+}
+
+func (s *lhSecrets) snapshot() (values, labels []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for v := range s.byValue {
+		values = append(values, v)
+	}
+	slices.Sort(values)
+	for _, v := range values {
+		labels = append(labels, s.byValue[v])
+	}
+	return values, labels
+}
+
+func (s *lhSecrets) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.byValue)
+}
+
+// lhSink keeps every record a lhHandler handles.
+type lhSink struct {
+	mu      sync.Mutex
+	records []lhRecord
+}
+
+func (s *lhSink) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.records)
+}
+
+func (s *lhSink) since(n int) []lhRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.records[n:])
+}
+
+// lhRecord is a record with its attributes flattened: the keys of nested
+// groups are joined with dots, LogValuers are resolved.
+type lhRecord struct {
+	Level   slog.Level
+	Message string
+	Attrs   []lhAttr
+	JSON    string // the record as slog's JSON handler writes it
+}
+
+type lhAttr struct {
+	Key   string
+	Value slog.Value
+}
+
+func (r lhRecord) attr(key string) string {
+	for _, a := range r.Attrs {
+		if a.Key == key {
+			return a.Value.String()
+		}
+	}
+	return ""
+}
+
+// text is everything in the record, each value in every form it could
+// be printed in.
+func (r lhRecord) text() string {
+	var b strings.Builder
+	b.WriteString(r.Message)
+	b.WriteByte('\n')
+	b.WriteString(r.JSON)
+	for _, a := range r.Attrs {
+		b.WriteString(a.Key)
+		for _, s := range lhRenderings(a.Value) {
+			b.WriteByte('\n')
+			b.WriteString(s)
+		}
+	}
+	return b.String()
+}
+
+func lhRenderings(v slog.Value) []string {
+	out := []string{v.String()}
+	if v.Kind() != slog.KindAny {
+		return out
+	}
+	x := v.Any()
+	out = append(out, fmt.Sprintf("%v", x), fmt.Sprintf("%+v", x), fmt.Sprintf("%#v", x), fmt.Sprintf("%x", x))
+	if j, err := json.Marshal(x); err == nil {
+		out = append(out, string(j))
+	}
+	if rv := reflect.ValueOf(x); rv.IsValid() && (rv.Kind() == reflect.Array || rv.Kind() == reflect.Slice) &&
+		rv.Type().Elem().Kind() == reflect.Uint8 {
+		b := make([]byte, rv.Len())
+		for i := range b {
+			b[i] = byte(rv.Index(i).Uint())
+		}
+		out = append(out, hex.EncodeToString(b), base64.StdEncoding.EncodeToString(b), base64.URLEncoding.EncodeToString(b))
+	}
+	return out
+}
+
+// lhHandler is a slog.Handler that keeps every record from Debug up, with
+// all its attributes, those of With and WithGroup included.
+type lhHandler struct {
+	sink   *lhSink
+	prefix string                            // the open groups, "a.b."
+	attrs  []lhAttr                          // from WithAttrs, qualified
+	chain  []func(slog.Handler) slog.Handler // WithAttrs and WithGroup, replayed on the JSON handler
+}
+
+func (h *lhHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelDebug }
+
+func (h *lhHandler) Handle(ctx context.Context, r slog.Record) error {
+	rec := lhRecord{Level: r.Level, Message: r.Message, Attrs: slices.Clone(h.attrs)}
+	r.Attrs(func(a slog.Attr) bool {
+		rec.Attrs = lhFlatten(rec.Attrs, h.prefix, a)
+		return true
+	})
+	var buf bytes.Buffer
+	var jh slog.Handler = slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug, AddSource: true})
+	for _, f := range h.chain {
+		jh = f(jh)
+	}
+	if err := jh.Handle(ctx, r.Clone()); err != nil {
+		return err
+	}
+	rec.JSON = buf.String()
+	h.sink.mu.Lock()
+	defer h.sink.mu.Unlock()
+	h.sink.records = append(h.sink.records, rec)
+	return nil
+}
+
+func (h *lhHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	h2 := *h
+	h2.attrs = slices.Clone(h.attrs)
+	for _, a := range as {
+		h2.attrs = lhFlatten(h2.attrs, h.prefix, a)
+	}
+	h2.chain = append(slices.Clone(h.chain), func(j slog.Handler) slog.Handler { return j.WithAttrs(as) })
+	return &h2
+}
+
+func (h *lhHandler) WithGroup(name string) slog.Handler {
+	if name == "" {
+		return h
+	}
+	h2 := *h
+	h2.prefix = h.prefix + name + "."
+	h2.chain = append(slices.Clone(h.chain), func(j slog.Handler) slog.Handler { return j.WithGroup(name) })
+	return &h2
+}
+
+func lhFlatten(dst []lhAttr, prefix string, a slog.Attr) []lhAttr {
+	v := a.Value.Resolve()
+	if v.Kind() == slog.KindGroup {
+		p := prefix
+		if a.Key != "" {
+			p = prefix + a.Key + "."
+		}
+		for _, g := range v.Group() {
+			dst = lhFlatten(dst, p, g)
+		}
+		return dst
+	}
+	return append(dst, lhAttr{Key: prefix + a.Key, Value: v})
+}
+
+// lhEvents records what OnEvent reports.
+type lhEvents struct {
+	mu      sync.Mutex
+	list    []auth.Event
+	changed chan struct{} // closed and replaced on every event
+}
+
+func (e *lhEvents) record(_ context.Context, ev auth.Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.list = append(e.list, ev)
+	close(e.changed)
+	e.changed = make(chan struct{})
+}
+
+func (e *lhEvents) count() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.list)
+}
+
+func (e *lhEvents) since(n int) []auth.Event {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.list[n:])
+}
+
+func (e *lhEvents) waitFor(t testing.TB, kind auth.EventKind, n int, timeout time.Duration) {
+	t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		e.mu.Lock()
+		got, changed := 0, e.changed
+		for _, ev := range e.list {
+			if ev.Kind == kind {
+				got++
+			}
+		}
+		e.mu.Unlock()
+		if got >= n {
+			return
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			t.Fatalf("%d %s events after %v, want %d", got, kind, timeout, n)
+		}
+	}
+}
+
+// lhMailer keeps every message and fails, as an SMTP server refusing the
+// recipient would, for recipients whose address starts with "fail".
+type lhMailer struct {
+	mu      sync.Mutex
+	msgs    []mailer.Message
+	changed chan struct{}
+}
+
+func (m *lhMailer) Send(_ context.Context, msg mailer.Message) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.msgs = append(m.msgs, msg)
+	close(m.changed)
+	m.changed = make(chan struct{})
+	if strings.HasPrefix(msg.To.Address, "fail") {
+		return fmt.Errorf("550 5.1.1 <%s>: mailbox unavailable", msg.To.Address)
+	}
+	return nil
+}
+
+func (m *lhMailer) messages() []mailer.Message {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.msgs)
+}
+
+// waitFor waits until n messages to one address have come, and returns
+// them.
+func (m *lhMailer) waitFor(t testing.TB, to string, n int, timeout time.Duration) []mailer.Message {
+	t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		m.mu.Lock()
+		var got []mailer.Message
+		for _, msg := range m.msgs {
+			if msg.To.Address == to {
+				got = append(got, msg)
+			}
+		}
+		changed := m.changed
+		m.mu.Unlock()
+		if len(got) >= n {
+			return got
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			t.Fatalf("%d messages to %s after %v, want %d", len(got), to, timeout, n)
+		}
+	}
+}
+
+// lhStore is a memstore whose next call of a named method can be made to
+// fail.
+type lhStore struct {
+	*memstore.Store
+	mu   sync.Mutex
+	fail string
+}
+
+var errLHInjected = errors.New("injected store failure")
+
+func (s *lhStore) failNext(method string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fail = method
+}
+
+func (s *lhStore) failing(method string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail == method {
+		s.fail = ""
+		return true
+	}
+	return false
+}
+
+func (s *lhStore) UserByEmail(ctx context.Context, email string) (store.User, error) {
+	if s.failing("UserByEmail") {
+		return store.User{}, errLHInjected
+	}
+	return s.Store.UserByEmail(ctx, email)
+}
+
+func (s *lhStore) CreateSession(ctx context.Context, sess store.Session, refresh store.TokenHash) error {
+	if s.failing("CreateSession") {
+		return errLHInjected
+	}
+	return s.Store.CreateSession(ctx, sess, refresh)
+}
+
+func (s *lhStore) RotateRefreshToken(ctx context.Context, r store.Rotation) (store.Session, error) {
+	if s.failing("RotateRefreshToken") {
+		return store.Session{}, errLHInjected
+	}
+	return s.Store.RotateRefreshToken(ctx, r)
+}
+
+// lhValuer is a LogValuer, as a careless caller might log a token with.
+type lhValuer string
+
+func (v lhValuer) LogValue() slog.Value { return slog.StringValue(string(v)) }
+
+// testLogHygieneDetector shows that the checks would see a secret however
+// a record carried it: nested in groups, in With attributes, as a
+// LogValuer, an error, a struct field, or a SHA-256 in a byte array.
+func testLogHygieneDetector(t *testing.T) {
+	t.Parallel()
+	tok := lhRandomToken()
+	sum := sha256.Sum256([]byte(tok))
+	const pw = "Detector-pw-46"
+	hash := "$argon2id$v=19$m=64,t=1,p=1$c2FsdHNhbHRzYWx0$a2V5a2V5a2V5a2V5a2V5a2V5"
+	for _, tc := range []struct {
+		name string
+		log  func(l *slog.Logger)
+		want bool
+	}{
+		{"clean", func(l *slog.Logger) { l.Info("auth event", "kind", "refresh", "user_id", "u1") }, false},
+		{"string", func(l *slog.Logger) { l.Debug("x", "token", tok) }, true},
+		{"message", func(l *slog.Logger) { l.Warn("refresh " + tok) }, true},
+		{"nested groups", func(l *slog.Logger) {
+			l.Info("x", slog.Group("req", slog.Group("auth", slog.String("bearer", "Bearer "+tok))))
+		}, true},
+		{"With and WithGroup", func(l *slog.Logger) { l.With("t", tok).WithGroup("g").Info("x", "k", 1) }, true},
+		{"attrs inside WithGroup", func(l *slog.Logger) { l.WithGroup("g").With("t", tok).Info("x") }, true},
+		{"LogValuer", func(l *slog.Logger) { l.Info("x", "t", lhValuer(tok)) }, true},
+		{"error", func(l *slog.Logger) { l.Error("x", "error", fmt.Errorf("bad token %s", tok)) }, true},
+		{"struct", func(l *slog.Logger) { l.Info("x", "req", struct{ Refresh string }{tok}) }, true},
+		{"hash array", func(l *slog.Logger) { l.Info("x", "hash", store.TokenHash(sum)) }, true},
+		{"hash slice", func(l *slog.Logger) { l.Info("x", "hash", sum[:]) }, true},
+		{"hash hex", func(l *slog.Logger) { l.Info("x", "hash", hex.EncodeToString(sum[:])) }, true},
+		{"hash base64", func(l *slog.Logger) { l.Info("x", "hash", base64.StdEncoding.EncodeToString(sum[:])) }, true},
+		{"password", func(l *slog.Logger) { l.Info("x", slog.Group("form", "password", pw)) }, true},
+		{"password hash", func(l *slog.Logger) { l.Info("x", "user", store.User{PasswordHash: hash}) }, true},
+		{"any argon2id hash", func(l *slog.Logger) { l.Info("x", "h", "$argon2id$v=19$other") }, true},
+	} {
+		sink := &lhSink{}
+		secrets := &lhSecrets{byValue: map[string]string{}}
+		secrets.token("token", tok)
+		secrets.add("password", pw)
+		secrets.add("password hash", hash)
+		tc.log(slog.New(&lhHandler{sink: sink}).With("svc", "auth"))
+		if sink.count() != 1 {
+			t.Errorf("%s: %d records, want 1", tc.name, sink.count())
+		}
+		if leaks := lhLeaks(sink.since(0), secrets); (len(leaks) > 0) != tc.want {
+			t.Errorf("%s: leaks %q, want found = %v", tc.name, leaks, tc.want)
+		}
+	}
+}
