@@ -387,6 +387,7 @@ func setDefault[T comparable](v *T, def T) {
 
 // ServeHTTP serves the endpoints under the base path.
 func (a *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer a.recoverPanic(w, r)
 	rest, ok := strings.CutPrefix(r.URL.Path, a.cfg.BasePath)
 	if !ok || (rest != "" && rest[0] != '/') {
 		writeMessage(w, http.StatusNotFound, "not found")
@@ -558,6 +559,27 @@ func (a *Auth) fail(w http.ResponseWriter, r *http.Request, err error) {
 			slog.String("path", r.URL.Path), slog.String("error", err.Error()))
 		writeMessage(w, http.StatusInternalServerError, "internal error")
 	}
+}
+
+// recoverPanic, deferred, turns a panic below the handler (a Store or
+// hook that panics) into a 500, so the client gets an answer and the
+// cause is logged.
+func (a *Auth) recoverPanic(w http.ResponseWriter, r *http.Request) {
+	if v := recover(); v != nil {
+		a.answerPanic(w, r, v)
+	}
+}
+
+// answerPanic answers a recovered panic. http.ErrAbortHandler keeps its
+// meaning.
+func (a *Auth) answerPanic(w http.ResponseWriter, r *http.Request, v any) {
+	if v == http.ErrAbortHandler {
+		panic(v)
+	}
+	// The type only: a panic value may quote a token.
+	a.cfg.Logger.LogAttrs(r.Context(), slog.LevelError, "auth: panic",
+		slog.String("path", r.URL.Path), slog.String("type", fmt.Sprintf("%T", v)))
+	writeMessage(w, http.StatusInternalServerError, "internal error")
 }
 
 func writeMessage(w http.ResponseWriter, status int, msg string) {

@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -45,7 +46,7 @@ func (o *outbox) enqueue(a *Auth, email string) {
 		for range outboxWorkers {
 			o.workers.Go(func() {
 				for email := range o.queue {
-					a.sendResetEmail(o.ctx, email)
+					o.send(a, email)
 				}
 			})
 		}
@@ -63,6 +64,22 @@ func (o *outbox) enqueue(a *Auth, email string) {
 	}
 	a.cfg.Logger.LogAttrs(o.ctx, slog.LevelError, "auth: reset email dropped", slog.String("reason", reason))
 	a.emit(o.ctx, nil, Event{Kind: EventMailFailed})
+}
+
+// send prepares and sends one reset email. A panic in the Store or the
+// Mailer loses this email, reported like any failure, and not the process:
+// a worker goroutine has no net/http recovery above it.
+func (o *outbox) send(a *Auth, email string) {
+	defer func() {
+		if p := recover(); p != nil {
+			// Only the type: a panic value may quote the message, link
+			// and token included.
+			a.cfg.Logger.LogAttrs(o.ctx, slog.LevelError, "auth: reset email not sent",
+				slog.String("step", "panic"), slog.String("error", fmt.Sprintf("panic: %T", p)))
+			a.emit(o.ctx, nil, Event{Kind: EventMailFailed})
+		}
+	}()
+	a.sendResetEmail(o.ctx, email)
 }
 
 // deliver sends m, retrying failed attempts with a growing pause.

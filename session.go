@@ -273,12 +273,13 @@ func (a *Auth) sessionMiddleware(next http.Handler, required bool) http.Handler 
 			next.ServeHTTP(w, r)
 			return
 		}
-		s, _, err := a.verifyRequest(r)
+		s, _, err := a.verifyNoPanic(w, r)
 		switch {
 		case err == nil:
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, s)))
 		case !required && err == ErrUnauthorised:
 			next.ServeHTTP(w, r)
+		case err == errAnswered:
 		default:
 			if errors.Is(err, errRevoked) {
 				a.clearTokens(w, true, true)
@@ -287,6 +288,21 @@ func (a *Auth) sessionMiddleware(next http.Handler, required bool) http.Handler 
 		}
 	})
 }
+
+// verifyNoPanic is verifyRequest for the middleware, where a panicking
+// Store must not take down the application's own handler chain.
+func (a *Auth) verifyNoPanic(w http.ResponseWriter, r *http.Request) (s *Session, m mode, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			a.answerPanic(w, r, v)
+			s, err = nil, errAnswered
+		}
+	}()
+	return a.verifyRequest(r)
+}
+
+// errAnswered reports that the response has been written already.
+var errAnswered = errors.New("auth: answered")
 
 // createSession starts a session for a user who just signed up or in, and
 // writes its tokens in the mode the request asks for.

@@ -37,6 +37,12 @@ func (a *Auth) handleSignUp(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
+	// Load the signing key before the user exists, so that a store
+	// failure there cannot leave an account without its first session.
+	if _, err := a.keys.signer(ctx); err != nil {
+		a.fail(w, r, err)
+		return
+	}
 	var hash string
 	if err := a.withHashSlot(ctx, func() { hash = a.passwords.hash(c.password) }); err != nil {
 		a.fail(w, r, err)
