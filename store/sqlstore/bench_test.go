@@ -211,3 +211,33 @@ func signUp(b *testing.B, a *auth.Auth) string {
 	}
 	return rec.Header().Get("st-refresh-token")
 }
+
+// BenchmarkSession is the read RequireSession makes per request with
+// CheckSessionInStore (and no SessionCheckCache).
+func BenchmarkSession(b *testing.B) {
+	for _, be := range benchBackends {
+		for _, callers := range []int{1, 16} {
+			b.Run(fmt.Sprintf("%s/callers=%d", be.name, callers), func(b *testing.B) {
+				st, count := be.open(b)
+				now := time.Now()
+				session(b, st, now)
+				handle := fmt.Sprintf("su%d", seq.Load())
+				b.SetParallelism((callers + 1) / 2)
+				if callers == 1 {
+					b.SetParallelism(1)
+				}
+				start := count.Load()
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if _, err := st.Session(context.Background(), handle, now); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+				b.ReportMetric(float64(count.Load()-start)/float64(b.N), "trips/op")
+			})
+		}
+	}
+}
