@@ -18,13 +18,8 @@ import (
 // handleSignUp creates a user with an email and a password and signs them
 // in.
 func (a *Auth) handleSignUp(w http.ResponseWriter, r *http.Request) {
-	c, errs, err := a.decodeCredentials(w, r, true)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	if len(errs) > 0 {
-		writeFieldErrors(w, errs)
+	c, ok := a.credentials(w, r, true)
+	if !ok {
 		return
 	}
 	ctx := r.Context()
@@ -77,13 +72,8 @@ func (a *Auth) handleSignUp(w http.ResponseWriter, r *http.Request) {
 // answer after the same work: an unknown user's password is verified
 // against a dummy hash made with the real parameters.
 func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
-	c, errs, err := a.decodeCredentials(w, r, false)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	if len(errs) > 0 {
-		writeFieldErrors(w, errs)
+	c, valid := a.credentials(w, r, false)
+	if !valid {
 		return
 	}
 	ctx := r.Context()
@@ -141,6 +131,21 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	}
 	a.emit(ctx, r, Event{Kind: EventSignIn, UserID: u.ID, SessionHandle: s.Handle})
 	writeUser(w, r, u, tokens)
+}
+
+// credentials decodes the email and password of a request, or answers
+// the request (400, 413 or FIELD_ERROR) and reports false.
+func (a *Auth) credentials(w http.ResponseWriter, r *http.Request, newPassword bool) (credentials, bool) {
+	c, errs, err := a.decodeCredentials(w, r, newPassword)
+	if err != nil {
+		a.fail(w, r, err)
+		return c, false
+	}
+	if len(errs) > 0 {
+		writeFieldErrors(w, errs)
+		return c, false
+	}
+	return c, true
 }
 
 // upgradeHash replaces a hash made with old parameters. Failure only means
