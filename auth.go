@@ -248,6 +248,7 @@ type Auth struct {
 	outbox      *outbox
 
 	liveSessions sessionCache // for Config.SessionCheckCache
+	verified     tokenCache   // access tokens verified before, in session.go
 }
 
 // New validates cfg, fills in its defaults and returns an Auth.

@@ -1,12 +1,16 @@
 package auth_test
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/store/memstore"
 )
@@ -80,6 +84,53 @@ func BenchmarkRequireSession(b *testing.B) {
 				b.Fatalf("status %d", w.code)
 			}
 		})
+	}
+}
+
+// benchKey signs up on a fresh memstore with HS256 and returns a real
+// access token with the key material that signed it, for the baselines.
+func benchKey(b *testing.B) (access string, key []byte) {
+	b.Helper()
+	st := memstore.New()
+	_, access, _ = signedUp(b, auth.Config{Store: st, SigningAlgorithm: auth.HS256})
+	keys, err := st.SigningKeys(b.Context(), time.Now())
+	if err != nil || len(keys) != 1 {
+		b.Fatalf("signing keys: %v %d", err, len(keys))
+	}
+	return access, keys[0].Material
+}
+
+// BenchmarkRawHMAC is the floor for HS256 verification: HMAC-SHA256 over
+// the signing input of a real access token, compared with its signature
+// (decoded once, outside the loop). No parsing, no claims.
+func BenchmarkRawHMAC(b *testing.B) {
+	access, key := benchKey(b)
+	dot := strings.LastIndexByte(access, '.')
+	input := []byte(access[:dot])
+	sig, err := base64.RawURLEncoding.DecodeString(access[dot+1:])
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		m := hmac.New(sha256.New, key)
+		m.Write(input)
+		if !hmac.Equal(m.Sum(nil), sig) {
+			b.Fatal("signature mismatch")
+		}
+	}
+}
+
+// BenchmarkGolangJWTParse is golang-jwt's generic path on the same token
+// and key: jwt.Parse into MapClaims with the algorithm pinned.
+func BenchmarkGolangJWTParse(b *testing.B) {
+	access, key := benchKey(b)
+	keyFunc := func(*jwt.Token) (any, error) { return key, nil }
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := jwt.Parse(access, keyFunc, jwt.WithValidMethods([]string{"HS256"})); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

@@ -121,6 +121,13 @@ func (k *keyring) verifier(ctx context.Context, id string) (*signingKey, bool) {
 	return key, ok
 }
 
+// loaded reports whether key is in the current snapshot: the same
+// *signingKey, which a reload of the keys replaces.
+func (k *keyring) loaded(key *signingKey) bool {
+	ks := k.current.Load()
+	return ks != nil && ks.byID[key.id] == key
+}
+
 // jwksMaxAge is how stale the served key set may be.
 const jwksMaxAge = 30 * time.Second
 

@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,6 +21,11 @@ import (
 
 // Session is a verified session, as RequireSession finds it in a request.
 // Its fields are the claims of the access token.
+//
+// A Session is read-only: requests that carry the same access token share
+// one Session value (verified tokens are cached until they expire), so a
+// handler must copy it before changing anything. Nothing the library
+// checks is read back from it.
 type Session struct {
 	UserID    string    // "sub"
 	Handle    string    // "sessionHandle": names the session for revocation
@@ -31,7 +38,8 @@ type Session struct {
 type sessionKey struct{}
 
 // SessionFromContext returns the session that RequireSession or
-// OptionalSession verified for a request.
+// OptionalSession verified for a request. It is shared and read-only; see
+// Session.
 func SessionFromContext(ctx context.Context) (*Session, bool) {
 	s, ok := ctx.Value(sessionKey{}).(*Session)
 	return s, ok
@@ -134,35 +142,229 @@ func (a *Auth) issueAccess(key *signingKey, s store.Session, now time.Time) (iss
 	}, nil
 }
 
-// verifyAccess checks an access token and returns its session.
-func (a *Auth) verifyAccess(ctx context.Context, tok string) (*Session, error) {
-	var c accessClaims
-	_, err := a.parser.ParseWithClaims(tok, &c, func(t *jwt.Token) (any, error) {
-		kid, _ := t.Header["kid"].(string)
-		key, ok := a.keys.verifier(ctx, kid)
-		if !ok || key.method.Alg() != t.Method.Alg() || !a.cfg.Now().Before(key.verifyUntil) {
-			return nil, errors.New("unknown signing key")
-		}
-		return key.verify, nil
-	})
+// verifyState is the per-call state of a full verification, pooled so
+// that the claims are not allocated per request and the keyfunc is bound
+// once (to the state) rather than built as a closure per call. The context
+// is held only for the duration of one parse: the keyring may read the
+// store for an unknown key id.
+type verifyState struct {
+	a       *Auth
+	ctx     context.Context
+	key     *signingKey // the key lookupKey returned, so the one that verified
+	claims  accessClaims
+	keyFunc jwt.Keyfunc // st.lookupKey, bound once
+}
+
+var verifyStates = sync.Pool{New: func() any {
+	st := new(verifyState)
+	st.keyFunc = st.lookupKey
+	return st
+}}
+
+// lookupKey is the jwt.Keyfunc: the key named by kid, of the token's
+// algorithm, within its verification period.
+func (st *verifyState) lookupKey(t *jwt.Token) (any, error) {
+	kid, _ := t.Header["kid"].(string)
+	key, ok := st.a.keys.verifier(st.ctx, kid)
+	if !ok || key.method.Alg() != t.Method.Alg() || !st.a.cfg.Now().Before(key.verifyUntil) {
+		return nil, errors.New("unknown signing key")
+	}
+	st.key = key
+	return key.verify, nil
+}
+
+// verifiedToken is an access token that passed full verification: what
+// the token cache keeps, and what verifyAccess returns. It is immutable
+// once made. The fields that decide whether it is still good are kept
+// apart from the Session handed to handlers, so a handler that writes to
+// its Session (it must not) cannot change how the token is checked.
+type verifiedToken struct {
+	token     string      // the whole access token
+	session   *Session    // shared by every request with this token: read-only
+	handle    string      // the session, for Config.CheckSessionInStore
+	key       *signingKey // the key that verified the signature
+	issuedAt  time.Time
+	expiresAt time.Time
+	notBefore time.Time // zero when the token has no nbf
+}
+
+// stillValid reports whether the token passes, at now, every check of a
+// full verification that depends on anything but the token's bytes and
+// the Auth's fixed configuration:
+//
+//   - the time checks of golang-jwt's validator, with the same leeway and
+//     the same clock (Config.Now): exp, iat not in the future, nbf;
+//   - the key: still in the keyring's current snapshot (the very same
+//     *signingKey, so any reload of the keys sends the token through a
+//     full verification again) and within its verifyUntil.
+//
+// Everything else a full verification checks is a property of the token
+// string and of the parser, which New builds once: the signature, the
+// algorithm allow-list and its match with the key, the header and claim
+// decoding, the issuer, the token type and the required claims. A cache
+// keyed by a hash of the whole token string cannot see a different token.
+// What the request brings (the CSRF rule) and what the store knows (the
+// session's revocation, with CheckSessionInStore) are checked by
+// verifyRequest on every request, cached token or not. A key removed from
+// the store is noticed by the uncached path only when the keyring reloads;
+// the snapshot check makes a cached token stop at that same reload.
+func (vt *verifiedToken) stillValid(k *keyring, now time.Time) bool {
+	return now.Before(vt.expiresAt.Add(jwtLeeway)) &&
+		!now.Before(vt.issuedAt.Add(-jwtLeeway)) &&
+		(vt.notBefore.IsZero() || !now.Before(vt.notBefore.Add(-jwtLeeway))) &&
+		now.Before(vt.key.verifyUntil) && k.loaded(vt.key)
+}
+
+// verifyAccess checks an access token and returns it verified. A token
+// verified before is taken from the token cache if it is still valid
+// (see stillValid); any other goes through golang-jwt in full, and into
+// the cache if it passes.
+func (a *Auth) verifyAccess(ctx context.Context, tok string) (*verifiedToken, error) {
+	h := a.verified.hash(tok)
+	cached := a.verified.get(h, tok)
+	if cached != nil && cached.stillValid(a.keys, a.cfg.Now()) {
+		return cached, nil
+	}
+	vt, err := a.parseAccess(ctx, tok)
 	if err != nil {
+		if cached != nil {
+			a.verified.remove(h)
+		}
 		return nil, fmt.Errorf("%w: %v", ErrTryRefreshToken, err)
 	}
-	return &Session{
-		UserID:    c.Subject,
-		Handle:    c.SessionHandle,
-		TenantID:  c.TenantID,
-		TokenID:   c.ID,
-		IssuedAt:  c.IssuedAt.Time,
-		ExpiresAt: c.ExpiresAt.Time,
-	}, nil
+	vt.token = strings.Clone(tok) // not a slice of a larger header
+	a.verified.put(h, vt, a.cfg.Now())
+	return vt, nil
+}
+
+// parseAccess is the full verification of an access token by golang-jwt,
+// with the options New gives the parser.
+func (a *Auth) parseAccess(ctx context.Context, tok string) (*verifiedToken, error) {
+	st := verifyStates.Get().(*verifyState)
+	defer verifyStates.Put(st)
+	// The claims must start empty: JSON leaves absent fields untouched.
+	st.a, st.ctx, st.key, st.claims = a, ctx, nil, accessClaims{}
+	defer func() { st.a, st.ctx, st.key, st.claims = nil, nil, nil, accessClaims{} }()
+	if _, err := a.parser.ParseWithClaims(tok, &st.claims, st.keyFunc); err != nil {
+		return nil, err
+	}
+	c := &st.claims
+	vt := &verifiedToken{
+		session: &Session{
+			UserID:    c.Subject,
+			Handle:    c.SessionHandle,
+			TenantID:  c.TenantID,
+			TokenID:   c.ID,
+			IssuedAt:  c.IssuedAt.Time,
+			ExpiresAt: c.ExpiresAt.Time,
+		},
+		handle:    c.SessionHandle,
+		key:       st.key,
+		issuedAt:  c.IssuedAt.Time,
+		expiresAt: c.ExpiresAt.Time,
+	}
+	if c.NotBefore != nil {
+		vt.notBefore = c.NotBefore.Time
+	}
+	return vt, nil
+}
+
+// tokenCache keeps verified access tokens until they expire, so that a
+// token presented again costs a hash, a map lookup and a comparison
+// instead of a parse. It is bounded: a shard that is full when a token is
+// added drops its expired entries, and is emptied if that is not enough,
+// which costs only full verifications. The zero value is ready to use.
+//
+// Entries are found by a keyed 64-bit hash of the token (hash/maphash,
+// with a random seed per Auth) and accepted only if the whole token is
+// equal, compared in constant time: the map compares nothing but hashes,
+// so no timing tells a client how much of its token matches a cached one,
+// and a hash collision is a miss, never another token's session.
+type tokenCache struct {
+	seedOnce sync.Once
+	seed     maphash.Seed
+	shards   [tokenCacheShards]tokenCacheShard
+}
+
+type tokenCacheShard struct {
+	mu sync.RWMutex
+	m  map[uint64]*verifiedToken
+}
+
+const (
+	tokenCacheShards = 16
+	// maxVerifiedTokens bounds the token cache: 10,000 tokens are a few
+	// MB of entries.
+	maxVerifiedTokens = 10_000
+	maxShardTokens    = maxVerifiedTokens / tokenCacheShards
+)
+
+func (c *tokenCache) hash(tok string) uint64 {
+	c.seedOnce.Do(func() { c.seed = maphash.MakeSeed() })
+	return maphash.String(c.seed, tok)
+}
+
+func (c *tokenCache) shard(h uint64) *tokenCacheShard {
+	return &c.shards[h%tokenCacheShards]
+}
+
+// get returns the cached token tok, whose hash is h, or nil.
+func (c *tokenCache) get(h uint64, tok string) *verifiedToken {
+	s := c.shard(h)
+	s.mu.RLock()
+	vt := s.m[h]
+	s.mu.RUnlock()
+	if vt == nil || !equalConstantTime(vt.token, tok) {
+		return nil
+	}
+	return vt
+}
+
+func (c *tokenCache) put(h uint64, vt *verifiedToken, now time.Time) {
+	s := c.shard(h)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = make(map[uint64]*verifiedToken)
+	}
+	if _, ok := s.m[h]; !ok && len(s.m) >= maxShardTokens {
+		for k, old := range s.m {
+			if !now.Before(old.expiresAt.Add(jwtLeeway)) || !now.Before(old.key.verifyUntil) {
+				delete(s.m, k)
+			}
+		}
+		if len(s.m) >= maxShardTokens {
+			clear(s.m)
+		}
+	}
+	s.m[h] = vt
+}
+
+func (c *tokenCache) remove(h uint64) {
+	s := c.shard(h)
+	s.mu.Lock()
+	delete(s.m, h)
+	s.mu.Unlock()
+}
+
+// equalConstantTime is subtle.ConstantTimeCompare for strings, without
+// copying them to byte slices: its time depends on the lengths only.
+func equalConstantTime(x, y string) bool {
+	if len(x) != len(y) {
+		return false
+	}
+	var v byte
+	for i := 0; i < len(x); i++ {
+		v |= x[i] ^ y[i]
+	}
+	return v == 0
 }
 
 // VerifyRequest finds and verifies the session of a request, as
 // RequireSession does. It returns an error matching ErrUnauthorised when
 // the request carries no session (or, with Config.CheckSessionInStore, a
 // revoked one) and ErrTryRefreshToken when its access token is expired or
-// invalid.
+// invalid. The Session is shared and read-only; see Session.
 func (a *Auth) VerifyRequest(r *http.Request) (*Session, error) {
 	s, _, err := a.verifyRequest(r)
 	return s, err
@@ -181,16 +383,18 @@ func (a *Auth) verifyRequest(r *http.Request) (*Session, mode, error) {
 	case a.csrfFailed(r, m):
 		return nil, m, fmt.Errorf("%w: rid header required with SameSite=None cookies", ErrTryRefreshToken)
 	}
-	s, err := a.verifyAccess(r.Context(), tok)
+	vt, err := a.verifyAccess(r.Context(), tok)
 	if err != nil {
 		return nil, m, err
 	}
+	// A cached token is checked here like a fresh one: a revoked session
+	// is refused even if its token is in the cache.
 	if a.cfg.CheckSessionInStore {
-		if err := a.checkSession(r.Context(), s.Handle); err != nil {
+		if err := a.checkSession(r.Context(), vt.handle); err != nil {
 			return nil, m, err
 		}
 	}
-	return s, m, nil
+	return vt.session, m, nil
 }
 
 // checkSession confirms in the store that a session still exists, or

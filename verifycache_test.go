@@ -1,0 +1,123 @@
+package auth_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/store"
+	"github.com/latchkit/auth/store/memstore"
+)
+
+// Verified access tokens are cached; these tests show that a cached token
+// is refused exactly when a fresh verification would refuse it.
+
+// The cache never extends a token's life: a token verified (and cached)
+// at t is refused once the clock passes its expiry plus the leeway, and
+// before its issue time minus the leeway if the clock goes back.
+func TestVerifyCacheNeverExtendsLife(t *testing.T) {
+	s := authtest.NewServer(t, auth.Config{})
+	c, _ := s.SignedIn(authtest.Header)
+	access, _ := c.Tokens()
+	get := func() *authtest.Response {
+		c.AccessToken = access // a 401 may have cleared it
+		return c.Get("/api/session")
+	}
+	for i := range 3 {
+		if res := get(); res.StatusCode != http.StatusOK {
+			t.Fatalf("request %d at issue time: %d %s", i, res.StatusCode, res.Body)
+		}
+	}
+	// The access token lives an hour; the parser allows 5 s of skew.
+	s.Clock.Advance(time.Hour + 4*time.Second)
+	if res := get(); res.StatusCode != http.StatusOK {
+		t.Fatalf("within the leeway of expiry: %d %s", res.StatusCode, res.Body)
+	}
+	s.Clock.Advance(2 * time.Second)
+	wantMessage(t, get(), http.StatusUnauthorized, "try refresh token")
+	wantMessage(t, get(), http.StatusUnauthorized, "try refresh token")
+
+	// A clock that goes back puts the issue time in the future.
+	c2, _ := s.SignedIn(authtest.Header)
+	access, _ = c2.Tokens()
+	c = c2
+	if res := get(); res.StatusCode != http.StatusOK {
+		t.Fatalf("second session: %d %s", res.StatusCode, res.Body)
+	}
+	s.Clock.Advance(-10 * time.Second)
+	wantMessage(t, get(), http.StatusUnauthorized, "try refresh token")
+	s.Clock.Advance(10 * time.Second)
+	if res := get(); res.StatusCode != http.StatusOK {
+		t.Fatalf("clock back at issue time: %d %s", res.StatusCode, res.Body)
+	}
+}
+
+// With CheckSessionInStore, a cached token of a revoked session is
+// refused at once.
+func TestVerifyCacheRevokedSession(t *testing.T) {
+	s := authtest.NewServer(t, auth.Config{CheckSessionInStore: true})
+	c, u := s.SignedIn(authtest.Header)
+	access, _ := c.Tokens()
+	for i := range 3 {
+		if res := c.Get("/api/session"); res.StatusCode != http.StatusOK {
+			t.Fatalf("request %d before revocation: %d %s", i, res.StatusCode, res.Body)
+		}
+	}
+	if n, err := s.Auth.RevokeAllSessions(t.Context(), u.ID); err != nil || n != 1 {
+		t.Fatalf("RevokeAllSessions = %d, %v", n, err)
+	}
+	for range 2 {
+		c.AccessToken = access
+		wantMessage(t, c.Get("/api/session"), http.StatusUnauthorized, "unauthorised")
+	}
+}
+
+// A cached token stops when its signing key stops verifying, even before
+// the token expires (a key from the store may verify for less time than
+// this Auth would give its own keys).
+func TestVerifyCacheKeyVerifyUntil(t *testing.T) {
+	st := memstore.New()
+	clock := authtest.NewClock(authtest.Start)
+	key := store.SigningKey{
+		ID:          "short-lived-key",
+		Algorithm:   auth.HS256,
+		Material:    []byte("0123456789abcdef0123456789abcdef"),
+		CreatedAt:   authtest.Start,
+		SignUntil:   authtest.Start.Add(5 * time.Minute),
+		VerifyUntil: authtest.Start.Add(10 * time.Minute),
+	}
+	if err := st.AddSigningKey(t.Context(), key); err != nil {
+		t.Fatal(err)
+	}
+	s := authtest.NewServer(t, auth.Config{Store: st, Now: clock.Now})
+	c, _ := s.SignedIn(authtest.Header)
+	access, _ := c.Tokens()
+	if h, _ := jwtParts(t, access); h["kid"] != key.ID {
+		t.Fatalf("token signed with key %v, want %s", h["kid"], key.ID)
+	}
+	clock.Advance(9 * time.Minute)
+	for i := range 2 {
+		if res := c.Get("/api/session"); res.StatusCode != http.StatusOK {
+			t.Fatalf("request %d while the key verifies: %d %s", i, res.StatusCode, res.Body)
+		}
+	}
+	clock.Advance(time.Minute)
+	c.AccessToken = access
+	wantMessage(t, c.Get("/api/session"), http.StatusUnauthorized, "try refresh token")
+}
+
+// The CSRF rule applies to every request, cached token or not.
+func TestVerifyCacheCSRF(t *testing.T) {
+	s := authtest.NewServer(t, auth.Config{Cookie: auth.CookieConfig{SameSite: http.SameSiteNoneMode}})
+	s.Mux.Handle("POST /api/act", s.Auth.RequireSession(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
+	c, _ := s.SignedIn(authtest.Cookie)
+	cookie := "sAccessToken=" + c.Cookie("sAccessToken", "/")
+	for i := range 2 {
+		if res := send(t, s, "POST", "/api/act", "", hdr("Cookie", cookie, "rid", "session")); res.StatusCode != http.StatusOK {
+			t.Fatalf("request %d with rid: %d %s", i, res.StatusCode, res.Body)
+		}
+	}
+	wantMessage(t, send(t, s, "POST", "/api/act", "", hdr("Cookie", cookie)), http.StatusUnauthorized, "try refresh token")
+}
