@@ -154,6 +154,13 @@ type Config struct {
 	// is the connection's peer, which a client cannot forge.
 	TrustedProxies []netip.Prefix
 
+	// AllowedOrigins are the origins ("https://app.example.com",
+	// "http://localhost:3000") of frontends served from another origin
+	// than the API. Browsers' state-changing requests to the auth
+	// endpoints from any other origin are refused (403), against login
+	// CSRF; (*Auth).CORS answers these origins' preflights.
+	AllowedOrigins []string
+
 	// Mailer sends password reset email. Without one the reset endpoints
 	// are not served.
 	Mailer mailer.Mailer
@@ -246,6 +253,7 @@ type Auth struct {
 	dummyHash   string // verified for unknown users, so they cost as much as known ones
 	refreshPath string
 	outbox      *outbox
+	xorigin     *http.CrossOriginProtection
 
 	liveSessions sessionCache // for Config.SessionCheckCache
 	verified     tokenCache   // access tokens verified before, in session.go
@@ -344,6 +352,14 @@ func New(cfg Config) (*Auth, error) {
 		}
 	}
 	cfg.TrustedProxies = append([]netip.Prefix(nil), cfg.TrustedProxies...)
+	cfg.AllowedOrigins = append([]string(nil), cfg.AllowedOrigins...)
+	for i, o := range cfg.AllowedOrigins {
+		cfg.AllowedOrigins[i] = strings.TrimRight(o, "/")
+	}
+	xorigin, err := newCrossOrigin(cfg.AllowedOrigins)
+	if err != nil {
+		return nil, fmt.Errorf("auth: Config.AllowedOrigins: %w", err)
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -357,6 +373,7 @@ func New(cfg Config) (*Auth, error) {
 		hashSlots:   make(chan struct{}, cfg.MaxConcurrentHashes),
 		refreshPath: cfg.BasePath + "/session/refresh",
 		outbox:      newOutbox(cfg.MailQueueSize, cfg.MailAttempts, cfg.MailTimeout, time.Second),
+		xorigin:     xorigin,
 	}
 	a.keys = &keyring{
 		store:       cfg.Store,
@@ -437,6 +454,8 @@ func (a *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method != method && !(method == http.MethodGet && r.Method == http.MethodHead):
 		w.Header().Set("Allow", method+", OPTIONS")
 		writeMessage(w, http.StatusMethodNotAllowed, "method not allowed")
+	case a.xorigin.Check(r) != nil:
+		writeMessage(w, http.StatusForbidden, "cross-origin request refused: add the page's origin to Config.AllowedOrigins")
 	default:
 		h(w, r)
 	}

@@ -11,14 +11,14 @@ import (
 )
 
 func TestCORS(t *testing.T) {
-	a, err := auth.New(auth.Config{Store: memstore.New()})
+	a, err := auth.New(auth.Config{Store: memstore.New(), AllowedOrigins: []string{"http://localhost:3000", "https://app.example.com/"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/auth/", a)
 	mux.Handle("/api/me", a.RequireSession(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})))
-	h := auth.CORS("http://localhost:3000", "https://app.example.com/")(mux)
+	h := a.CORS(mux)
 
 	// A preflight from an allowed origin, even to a protected route.
 	req := httptest.NewRequest("OPTIONS", "/api/me", nil)
@@ -72,6 +72,42 @@ func TestCORS(t *testing.T) {
 		}
 		if !strings.Contains(rec.Header().Get("Vary"), "Origin") {
 			t.Errorf("origin %q: no Vary: Origin", origin)
+		}
+	}
+}
+
+// A page on another site cannot sign its visitor in (login CSRF): browser
+// requests to the auth endpoints from origins not allowed are refused,
+// while the API's own pages, allowed origins and non-browser clients pass.
+func TestCrossOriginSignInRefused(t *testing.T) {
+	a, err := auth.New(auth.Config{Store: memstore.New(), AllowedOrigins: []string{"https://app.example.com"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"formFields":[{"id":"email","value":"x@example.com"},{"id":"password","value":"x password 1"}]}`
+	for _, c := range []struct {
+		name          string
+		site, origin  string
+		wantForbidden bool
+	}{
+		{"form on another site", "cross-site", "https://evil.example.com", true},
+		{"another port of the same host, not allowed", "same-site", "http://example.com:8081", true},
+		{"allowed origin", "cross-site", "https://app.example.com", false},
+		{"same origin", "same-origin", "http://example.com", false},
+		{"not a browser", "", "", false},
+	} {
+		req := httptest.NewRequest("POST", "http://example.com/auth/signin", strings.NewReader(body))
+		req.Header.Set("Content-Type", "text/plain")
+		if c.site != "" {
+			req.Header.Set("Sec-Fetch-Site", c.site)
+		}
+		if c.origin != "" {
+			req.Header.Set("Origin", c.origin)
+		}
+		rec := httptest.NewRecorder()
+		a.ServeHTTP(rec, req)
+		if got := rec.Code == http.StatusForbidden; got != c.wantForbidden {
+			t.Errorf("%s: %d %s", c.name, rec.Code, rec.Body)
 		}
 	}
 }
