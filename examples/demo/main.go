@@ -9,11 +9,12 @@ package main
 import (
 	"context"
 	"database/sql"
-	_ "embed"
+	"embed"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -35,8 +36,20 @@ import (
 	"github.com/latchkit/auth/store/sqlstore"
 )
 
-//go:embed reset.html
-var resetPage []byte
+// static holds the web front end: index.html and app.js, built from web/
+// (cd web && npm install && npm run build) and kept in the tree, so the demo
+// needs only Go.
+//
+//go:embed static
+var static embed.FS
+
+var indexPage = func() []byte {
+	b, err := static.ReadFile("static/index.html")
+	if err != nil {
+		panic(err)
+	}
+	return b
+}()
 
 // options are the demo's settings, from flags and environment.
 type options struct {
@@ -47,6 +60,8 @@ type options struct {
 	resetTTL   time.Duration
 	smtp       string
 	appURL     string
+	origins    []string      // frontends on other origins
+	sameSite   http.SameSite // of the session cookies
 }
 
 func main() {
@@ -60,6 +75,7 @@ func main() {
 func parseOptions(args []string, getenv func(string) string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	var origins, sameSite string
 	env := func(name, def string) string {
 		if v := getenv(name); v != "" {
 			return v
@@ -81,6 +97,8 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	fs.StringVar(&o.db, "db", env("DEMO_DB", "sqlite:auth.db"), "store: sqlite:PATH, postgres://..., mysql://user:pass@host:port/db or memory (env DEMO_DB)")
 	fs.StringVar(&o.smtp, "smtp", env("DEMO_SMTP", ""), "SMTP server for password reset email: smtp://[user:pass@]host:port (STARTTLS; add ?starttls=optional for a local relay), smtps://... (TLS); unset: print email to stdout (env DEMO_SMTP)")
 	fs.StringVar(&o.appURL, "app-url", env("DEMO_APP_URL", ""), "public URL of the app, the base of links in email; default http://<addr> (env DEMO_APP_URL)")
+	fs.StringVar(&origins, "allowed-origin", env("DEMO_ALLOWED_ORIGIN", ""), "comma-separated origins of frontends on other origins, as in http://localhost:5173 (env DEMO_ALLOWED_ORIGIN)")
+	fs.StringVar(&sameSite, "samesite", env("DEMO_SAMESITE", "lax"), "SameSite of the session cookies: lax, strict or none; none needs Secure cookies, so https or a loopback -addr (env DEMO_SAMESITE)")
 	for _, err := range []error{
 		dur(&o.accessTTL, "access-ttl", "DEMO_ACCESS_TTL", auth.DefaultAccessTokenLifetime, "access token lifetime"),
 		dur(&o.refreshTTL, "refresh-ttl", "DEMO_REFRESH_TTL", auth.DefaultRefreshTokenLifetime, "session lifetime without a refresh"),
@@ -98,6 +116,29 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	}
 	if o.appURL == "" {
 		o.appURL = "http://" + o.addr
+	}
+	for _, origin := range strings.Split(origins, ",") {
+		if origin = strings.TrimSpace(origin); origin == "" {
+			continue
+		}
+		if u, err := url.Parse(origin); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+			strings.TrimRight(u.Path, "/") != "" || u.RawQuery != "" || u.User != nil {
+			return o, fmt.Errorf("-allowed-origin %q: want an origin, as in https://app.example.com", origin)
+		}
+		o.origins = append(o.origins, origin)
+	}
+	switch strings.ToLower(sameSite) {
+	case "lax":
+		o.sameSite = http.SameSiteLaxMode
+	case "strict":
+		o.sameSite = http.SameSiteStrictMode
+	case "none":
+		o.sameSite = http.SameSiteNoneMode
+	default:
+		return o, fmt.Errorf("-samesite %q: want lax, strict or none", sameSite)
+	}
+	if o.sameSite == http.SameSiteNoneMode && !isLoopback(o.addr) && strings.HasPrefix(o.appURL, "http:") {
+		return o, errors.New("-samesite none needs Secure cookies: an https -app-url or a loopback -addr")
 	}
 	if u, err := url.Parse(o.appURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return o, fmt.Errorf("-app-url %q: want an http or https URL", o.appURL)
@@ -218,9 +259,15 @@ func run(args []string, getenv func(string) string) error {
 		Mailer:               m,
 		AppURL:               o.appURL,
 		Logger:               logger,
+		AllowedOrigins:       o.origins,
 		// Browsers and curl treat http://localhost and 127.0.0.1 as
 		// secure, so Secure cookies work there; other hosts need TLS.
-		Cookie: auth.CookieConfig{InsecureAllowHTTP: !isLoopback(o.addr) && strings.HasPrefix(o.appURL, "http:")},
+		// SameSite=None cookies must be Secure: auth.New refuses the
+		// combination with InsecureAllowHTTP.
+		Cookie: auth.CookieConfig{
+			SameSite:          o.sameSite,
+			InsecureAllowHTTP: !isLoopback(o.addr) && strings.HasPrefix(o.appURL, "http:"),
+		},
 	})
 	if err != nil {
 		return err
@@ -231,7 +278,7 @@ func run(args []string, getenv func(string) string) error {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           newMux(a, st),
+		Handler:           a.CORS(newMux(a, st)),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
@@ -279,24 +326,23 @@ func newMux(a *auth.Auth, st store.Store) *http.ServeMux {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"ok":true}` + "\n"))
 	})
-	// The page reset links open. A more specific pattern than /auth/, so
-	// it wins over the auth handler.
-	mux.HandleFunc("GET /auth/reset-password", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'")
-		w.Header().Set("Referrer-Policy", "no-referrer") // the token is in the URL
-		w.Write(resetPage)
-	})
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, "auth demo\n\n"+
-			"POST /auth/signup          {\"formFields\":[{\"id\":\"email\",\"value\":...},{\"id\":\"password\",\"value\":...}]}\n"+
-			"POST /auth/signin          same body\n"+
-			"POST /auth/session/refresh refresh token by cookie or Authorization: Bearer\n"+
-			"POST /auth/signout\n"+
-			"POST /auth/user/password/reset/token {\"formFields\":[{\"id\":\"email\",\"value\":...}]}: the link is printed or mailed\n"+
-			"POST /auth/user/password/reset       {\"formFields\":[{\"id\":\"password\",\"value\":...}],\"token\":...}\n"+
-			"GET  /api/me               behind RequireSession\n")
-	})
+	// The web front end. The reset page the emailed links open is the
+	// same page: a more specific pattern than /auth/, so it wins over the
+	// auth handler.
+	page := func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		h.Set("Cache-Control", "no-cache")
+		// connect-src allows any http(s) origin for ?api=<origin>.
+		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self' http: https:; frame-ancestors 'none'")
+		h.Set("Referrer-Policy", "no-referrer") // reset tokens are in the URL
+		h.Set("X-Content-Type-Options", "nosniff")
+		w.Write(indexPage)
+	}
+	mux.HandleFunc("GET /{$}", page)
+	mux.HandleFunc("GET /auth/reset-password", page)
+	assets, _ := fs.Sub(static, "static")
+	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(assets)))
 	return mux
 }
 

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -47,6 +48,42 @@ func TestParseOptions(t *testing.T) {
 			t.Errorf("parseOptions(%q) accepted", bad)
 		}
 	}
+	if len(o.origins) != 0 || o.sameSite != http.SameSiteLaxMode {
+		t.Errorf("defaults: origins %q, SameSite %v; want none and Lax", o.origins, o.sameSite)
+	}
+	env["DEMO_ALLOWED_ORIGIN"] = "http://localhost:5173"
+	env["DEMO_SAMESITE"] = "strict"
+	o, err = parseOptions(nil, getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(o.origins, []string{"http://localhost:5173"}) || o.sameSite != http.SameSiteStrictMode {
+		t.Errorf("env DEMO_ALLOWED_ORIGIN, DEMO_SAMESITE: origins %q, SameSite %v", o.origins, o.sameSite)
+	}
+	o, err = parseOptions([]string{"-allowed-origin", "https://a.example.com, http://127.0.0.1:3000/", "-samesite", "None", "-app-url", ""}, getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(o.origins, []string{"https://a.example.com", "http://127.0.0.1:3000/"}) || o.sameSite != http.SameSiteNoneMode {
+		t.Errorf("flags win: origins %q, SameSite %v", o.origins, o.sameSite)
+	}
+	delete(env, "DEMO_ALLOWED_ORIGIN")
+	delete(env, "DEMO_SAMESITE")
+	for _, bad := range [][]string{
+		{"-allowed-origin", "app.example.com"},
+		{"-allowed-origin", "https://app.example.com/path"},
+		{"-allowed-origin", "ftp://app.example.com"},
+		{"-samesite", "sometimes"},
+		{"-samesite", "none", "-addr", "0.0.0.0:8080"}, // http on a public address: not Secure
+	} {
+		if _, err := parseOptions(bad, func(string) string { return "" }); err == nil {
+			t.Errorf("parseOptions(%q) accepted", bad)
+		}
+	}
+	if _, err := parseOptions([]string{"-samesite", "none", "-addr", "0.0.0.0:8080", "-app-url", "https://app.example.com"}, func(string) string { return "" }); err != nil {
+		t.Errorf("-samesite none behind https: %v", err)
+	}
+
 	env["DEMO_REFRESH_TTL"] = "a while"
 	if _, err := parseOptions(nil, getenv); err == nil {
 		t.Error("a malformed DEMO_REFRESH_TTL was accepted")
@@ -108,5 +145,54 @@ func TestMe(t *testing.T) {
 	}
 	if me.UserID != u.ID || me.Email != "ada@example.com" {
 		t.Errorf("/api/me = %s, want user %s with email ada@example.com", body, u.ID)
+	}
+}
+
+// TestPages checks that the web front end is served: the page at / and at
+// the reset link, and the bundle, all from the embedded static/.
+func TestPages(t *testing.T) {
+	st := memstore.New()
+	a, err := auth.New(auth.Config{Store: st, AllowedOrigins: []string{"http://localhost:5173"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(a.CORS(newMux(a, st)))
+	defer srv.Close()
+	for _, c := range []struct{ path, ctype, want string }{
+		{"/", "text/html", `<script src="/static/app.js"`},
+		{"/auth/reset-password?token=abc&tenantId=public", "text/html", `id="reset-form"`},
+		{"/static/app.js", "javascript", "auth demo"},
+	} {
+		res, err := http.Get(srv.URL + c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 || !strings.Contains(res.Header.Get("Content-Type"), c.ctype) || !strings.Contains(string(body), c.want) {
+			t.Errorf("GET %s: %d %s, want 200 %s containing %q", c.path, res.StatusCode, res.Header.Get("Content-Type"), c.ctype, c.want)
+		}
+	}
+	res, err := http.Get(srv.URL + "/nothing-here")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNotFound {
+		t.Errorf("GET /nothing-here: %d, want 404", res.StatusCode)
+	}
+
+	// The allowed origin gets CORS answers from the wrapped handler.
+	req, _ := http.NewRequest("OPTIONS", srv.URL+"/auth/signin", nil)
+	req.Header.Set("Origin", "http://localhost:5173")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	req.Header.Set("Access-Control-Request-Headers", "content-type,rid,fdi-version,st-auth-mode")
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if got := res.Header.Get("Access-Control-Allow-Origin"); got != "http://localhost:5173" || res.StatusCode >= 300 {
+		t.Errorf("preflight: %d, Access-Control-Allow-Origin %q", res.StatusCode, got)
 	}
 }
