@@ -451,14 +451,16 @@ async function pageServer(api, port = 0) {
   return { url: `http://127.0.0.1:${port}`, port, close: () => new Promise((r) => srv.close(r)) };
 }
 
-describe("page on another origin", { timeout: 4 * TEST_TIMEOUT }, () => {
+// SameSite=Lax suffices for another port of the same host; None is what a
+// page on another site needs (Secure: Chromium treats 127.0.0.1 as secure).
+for (const sameSite of ["lax", "none"]) describe(`page on another origin, SameSite=${sameSite}`, { timeout: 4 * TEST_TIMEOUT }, () => {
   let demo, pages, browser;
   before(async () => {
     // The page's port is needed for -allowed-origin before the demo runs,
     // and the page server needs the demo: reserve the port, start the demo,
     // then the page server on that port.
     const pagePort = await freePort();
-    demo = await startDemo(["-allowed-origin", `http://127.0.0.1:${pagePort}`, "-samesite", "lax"]);
+    demo = await startDemo(["-allowed-origin", `http://127.0.0.1:${pagePort}`, "-samesite", sameSite]);
     pages = await pageServer(demo.url, pagePort);
     browser = await launch();
   });
@@ -470,9 +472,9 @@ describe("page on another origin", { timeout: 4 * TEST_TIMEOUT }, () => {
 
   for (const mode of ["header", "cookie"]) {
     test(`${mode} mode: sign up, /api/me, refresh, sign out`, { timeout: TEST_TIMEOUT }, () =>
-      session(browser, `cross-origin-${mode}`, async ({ context, page, step, ok200 }) => {
+      session(browser, `cross-origin-${sameSite}-${mode}`, async ({ context, page, step, ok200 }) => {
         const home = mode === "header" ? `${pages.url}/?mode=header` : `${pages.url}/`;
-        const email = newEmail(`xo-${mode}`);
+        const email = newEmail(`xo-${sameSite}-${mode}`);
         await step("open", () => open(page, home));
         await step("api shown", () => assertText(page, "#api", `API: ${demo.url}`));
         await step("sign up", () => signUp(page, email));
