@@ -121,6 +121,15 @@ func newQueries(d Dialect) queries {
 		q.addRateLimit = `INSERT INTO auth_rate_limits (limit_key, tat) VALUES (?, ?)
 			ON DUPLICATE KEY UPDATE tat = GREATEST(tat, ?) + ?`
 	}
+	if d == MySQL {
+		// A join locks only the rows it deletes; MySQL may run the IN
+		// subquery form as a scan that locks rows of other sessions and
+		// deadlocks with their rotations.
+		q.deleteUserTokens = `DELETE t FROM auth_refresh_tokens t JOIN auth_sessions s ON s.handle = t.session_handle
+			WHERE s.user_id = ?`
+		q.deleteExpiredSessionTokens = `DELETE t FROM auth_refresh_tokens t JOIN auth_sessions s ON s.handle = t.session_handle
+			WHERE s.expires_at <= ?`
+	}
 	if d == Postgres {
 		q.rebind()
 	}

@@ -104,8 +104,10 @@ func (s *Store) inTx(ctx context.Context, f func(q querier) error) error {
 		// Another transaction won a deadlock or a serialisation
 		// conflict; nothing of this one was committed. Try again after
 		// a short, random pause.
+		// Exponential, jittered: 1-2 ms, 2-4 ms, ... up to about 0.5 s.
+		pause := time.Duration(1<<min(attempt-1, 9)) * time.Millisecond
 		select {
-		case <-time.After(time.Duration(attempt) * time.Duration(1+mrand.IntN(5)) * time.Millisecond):
+		case <-time.After(pause + time.Duration(mrand.Int64N(int64(pause)))):
 		case <-ctx.Done():
 			return err
 		}
@@ -113,7 +115,7 @@ func (s *Store) inTx(ctx context.Context, f func(q querier) error) error {
 }
 
 // maxAttempts is how often a transaction that lost a deadlock is tried.
-const maxAttempts = 5
+const maxAttempts = 10
 
 // retryable reports a transaction aborted to break a deadlock or a
 // serialisation conflict, recognised by SQLSTATE or MySQL error number
