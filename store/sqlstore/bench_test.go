@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -67,6 +68,25 @@ func migrated(b *testing.B, db *sql.DB, d sqlstore.Dialect) *sqlstore.Store {
 	return st
 }
 
+// nexter is what a benchmark worker asks for its next iteration.
+type nexter interface{ Next() bool }
+
+// loop counts down b.N iterations for a single caller.
+type loop struct{ n int }
+
+func (l *loop) Next() bool { l.n--; return l.n >= 0 }
+
+// parallel runs worker in exactly callers goroutines. RunParallel starts
+// parallelism × GOMAXPROCS of them, so one caller is a plain loop.
+func parallel(b *testing.B, callers int, worker func(pb nexter)) {
+	if callers == 1 {
+		worker(&loop{n: b.N})
+		return
+	}
+	b.SetParallelism(callers / runtime.GOMAXPROCS(0))
+	b.RunParallel(func(pb *testing.PB) { worker(pb) })
+}
+
 var seq atomic.Int64
 
 // session creates a user with a session and returns the session's first
@@ -99,12 +119,8 @@ func BenchmarkRotate(b *testing.B) {
 				st, count := be.open(b)
 				now := time.Now()
 				start := count.Load()
-				b.SetParallelism((callers + 1) / 2) // 2 procs here
-				if callers == 1 {
-					b.SetParallelism(1)
-				}
 				b.ResetTimer()
-				b.RunParallel(func(pb *testing.PB) {
+				parallel(b, callers, func(pb nexter) {
 					cur := session(b, st, now)
 					for i := 0; pb.Next(); i++ {
 						nx := next(cur, i)
@@ -131,13 +147,9 @@ func BenchmarkRefresh(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/callers=%d", be.name, callers), func(b *testing.B) {
 				st, count := be.open(b)
 				a := newAuth(b, st)
-				b.SetParallelism((callers + 1) / 2)
-				if callers == 1 {
-					b.SetParallelism(1)
-				}
 				var start int64
 				b.ResetTimer()
-				b.RunParallel(func(pb *testing.PB) {
+				parallel(b, callers, func(pb nexter) {
 					refresh := signUp(b, a)
 					atomic.CompareAndSwapInt64(&start, 0, count.Load())
 					for pb.Next() {
@@ -169,13 +181,9 @@ func BenchmarkSignUp(b *testing.B) {
 				a := newAuth(b, st)
 				a.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/auth/jwt/jwks.json", nil)) // make the signing key
 				signUp(b, a)
-				b.SetParallelism((callers + 1) / 2)
-				if callers == 1 {
-					b.SetParallelism(1)
-				}
 				start := count.Load()
 				b.ResetTimer()
-				b.RunParallel(func(pb *testing.PB) {
+				parallel(b, callers, func(pb nexter) {
 					for pb.Next() {
 						signUp(b, a)
 					}
@@ -222,13 +230,9 @@ func BenchmarkSession(b *testing.B) {
 				now := time.Now()
 				session(b, st, now)
 				handle := fmt.Sprintf("su%d", seq.Load())
-				b.SetParallelism((callers + 1) / 2)
-				if callers == 1 {
-					b.SetParallelism(1)
-				}
 				start := count.Load()
 				b.ResetTimer()
-				b.RunParallel(func(pb *testing.PB) {
+				parallel(b, callers, func(pb nexter) {
 					for pb.Next() {
 						if _, err := st.Session(context.Background(), handle, now); err != nil {
 							b.Error(err)
