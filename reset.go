@@ -72,17 +72,7 @@ func (t *EmailTemplate) render(from, to string, data any) (mailer.Message, error
 // same, and as fast, whoever the email belongs to: the lookup, the token and
 // the delivery all happen off the request path, in the outbox.
 func (a *Auth) handleResetRequest(w http.ResponseWriter, r *http.Request) {
-	var req map[string]json.RawMessage
-	if err := a.readJSON(w, r, &req); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	fields, err := formFields(req["formFields"], "email")
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	email, err := stringField(fields, "email")
+	_, email, err := a.readOneField(w, r, "email")
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -167,17 +157,7 @@ func (a *Auth) resetLink(tok string) string {
 // handleResetPassword sets a new password with a reset token. Success ends
 // every session of the user; it creates none.
 func (a *Auth) handleResetPassword(w http.ResponseWriter, r *http.Request) {
-	var req map[string]json.RawMessage
-	if err := a.readJSON(w, r, &req); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	fields, err := formFields(req["formFields"], "password")
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	pw, err := stringField(fields, "password")
+	req, pw, err := a.readOneField(w, r, "password")
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -218,6 +198,22 @@ func (a *Auth) handleResetPassword(w http.ResponseWriter, r *http.Request) {
 		a.emit(r.Context(), r, Event{Kind: EventSessionRevoked, UserID: u.ID, SessionHandle: h})
 	}
 	writeJSON(w, http.StatusOK, statusOK)
+}
+
+// readOneField decodes a request whose formFields hold the single field
+// id, and returns the whole body (for other top-level keys) and that
+// field's string value.
+func (a *Auth) readOneField(w http.ResponseWriter, r *http.Request, id string) (map[string]json.RawMessage, string, error) {
+	var req map[string]json.RawMessage
+	if err := a.readJSON(w, r, &req); err != nil {
+		return nil, "", err
+	}
+	fields, err := formFields(req["formFields"], id)
+	if err != nil {
+		return nil, "", err
+	}
+	v, err := stringField(fields, id)
+	return req, v, err
 }
 
 func writeInvalidResetToken(w http.ResponseWriter) {
