@@ -61,12 +61,16 @@ func newQueries(d Dialect) queries {
 			ORDER BY created_at DESC, handle`,
 
 		// A session's expiry always equals that of its current token
-		// (both are set together), so checking the session suffices.
+		// (both are set together), so checking the session suffices. The
+		// session is found through the token's primary key, as its
+		// current hash is not indexed (migration 0003).
 		rotateCurrent: `WITH s AS (
-				UPDATE auth_sessions SET previous_hash = current_hash, current_hash = ?,
+				UPDATE auth_sessions AS sess SET previous_hash = sess.current_hash, current_hash = ?,
 					superseded_at = ?, refreshed_at = ?, expires_at = ?
-				WHERE current_hash = ? AND expires_at > ?
-				RETURNING ` + sessionColumns + `
+				FROM auth_refresh_tokens AS tok
+				WHERE tok.hash = ? AND sess.handle = tok.session_handle
+					AND sess.current_hash = tok.hash AND sess.expires_at > ?
+				RETURNING sess.handle, sess.user_id, sess.created_at, sess.refreshed_at, sess.expires_at
 			), t AS (
 				INSERT INTO auth_refresh_tokens (hash, session_handle, expires_at) SELECT ?, handle, expires_at FROM s
 			)
