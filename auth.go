@@ -200,7 +200,8 @@ type Config struct {
 	Now func() time.Time
 
 	// Logger receives a record of every auth outcome and of internal
-	// errors. Never tokens or passwords. Default: discard.
+	// errors. Never tokens or passwords. Refreshes are logged at Debug,
+	// token theft at Warn, every other outcome at Info. Default: discard.
 	Logger *slog.Logger
 
 	// Metrics, if set, receives a count of every event and the time
@@ -495,8 +496,14 @@ func (a *Auth) emit(ctx context.Context, r *http.Request, e Event) {
 	if r != nil {
 		e.RemoteAddr = r.RemoteAddr
 	}
+	// Refreshes are routine and the most frequent event by far (one per
+	// session per access-token lifetime); logging each at Info would
+	// drown the events worth reading.
 	level := slog.LevelInfo
-	if e.Kind == EventTokenTheft {
+	switch e.Kind {
+	case EventRefresh:
+		level = slog.LevelDebug
+	case EventTokenTheft:
 		level = slog.LevelWarn
 	}
 	a.cfg.Logger.LogAttrs(ctx, level, "auth event",
