@@ -32,9 +32,14 @@ type Store struct {
 	byEmail map[string]string     // email -> user id
 
 	sessions     map[string]*session            // by handle
+	bySeq        map[uint64]*session            // by session.seq
 	userSessions map[string]map[string]struct{} // user id -> handles
+	lastSeq      uint64
 
-	tokens map[store.TokenHash]*refreshToken
+	// tokens is by far the largest map: every refresh adds a record that
+	// stays until it expires. Its records hold no pointers, so the garbage
+	// collector never has to scan them.
+	tokens map[store.TokenHash]refreshToken
 
 	keys map[string]store.SigningKey // by id; Material owned by the store
 
@@ -48,6 +53,7 @@ var _ store.RateLimitStore = (*Store)(nil)
 // session is a session together with the state of its token lineage.
 type session struct {
 	store.Session
+	seq uint64 // a number no other session of this store has had
 
 	// current is the one token that rotates normally.
 	current store.TokenHash
@@ -69,9 +75,19 @@ type session struct {
 // current is not stored here but read from its session, so that there is
 // exactly one place that can say so.
 type refreshToken struct {
-	handle    string
-	expiresAt time.Time
+	session   uint64 // session.seq
+	expiresAt instant
 }
+
+// instant is a time.Time without its location pointer.
+type instant struct {
+	sec  int64
+	nsec int32
+}
+
+func instantOf(t time.Time) instant { return instant{t.Unix(), int32(t.Nanosecond())} }
+
+func (i instant) time() time.Time { return time.Unix(i.sec, int64(i.nsec)) }
 
 // New returns an empty store.
 func New() *Store {
@@ -79,8 +95,9 @@ func New() *Store {
 		users:        make(map[string]store.User),
 		byEmail:      make(map[string]string),
 		sessions:     make(map[string]*session),
+		bySeq:        make(map[uint64]*session),
 		userSessions: make(map[string]map[string]struct{}),
-		tokens:       make(map[store.TokenHash]*refreshToken),
+		tokens:       make(map[store.TokenHash]refreshToken),
 		keys:         make(map[string]store.SigningKey),
 		resets:       make(map[store.TokenHash]store.ResetToken),
 		limits:       make(map[string]time.Time),
@@ -216,18 +233,22 @@ func (s *Store) CreateSession(_ context.Context, sess store.Session, refresh sto
 		return store.ErrNotFound
 	}
 
-	s.sessions[sess.Handle] = &session{
+	s.lastSeq++
+	rec := &session{
 		Session: sess,
+		seq:     s.lastSeq,
 		current: refresh,
 		tokens:  map[store.TokenHash]struct{}{refresh: {}},
 	}
+	s.sessions[sess.Handle] = rec
+	s.bySeq[rec.seq] = rec
 	handles := s.userSessions[sess.UserID]
 	if handles == nil {
 		handles = make(map[string]struct{})
 		s.userSessions[sess.UserID] = handles
 	}
 	handles[sess.Handle] = struct{}{}
-	s.tokens[refresh] = &refreshToken{handle: sess.Handle, expiresAt: sess.ExpiresAt}
+	s.tokens[refresh] = refreshToken{session: rec.seq, expiresAt: instantOf(sess.ExpiresAt)}
 	return nil
 }
 
@@ -276,10 +297,10 @@ func (s *Store) RotateRefreshToken(_ context.Context, r store.Rotation) (store.S
 	defer s.mu.Unlock()
 
 	tok, ok := s.tokens[r.Presented]
-	if !ok || !live(tok.expiresAt, r.Now) {
+	if !ok || !live(tok.expiresAt.time(), r.Now) {
 		return store.Session{}, store.ErrNotFound
 	}
-	sess := s.sessions[tok.handle]
+	sess := s.bySeq[tok.session]
 	if !live(sess.ExpiresAt, r.Now) {
 		return store.Session{}, store.ErrNotFound
 	}
@@ -305,7 +326,7 @@ func (s *Store) RotateRefreshToken(_ context.Context, r store.Rotation) (store.S
 
 	sess.current = r.Next
 	sess.tokens[r.Next] = struct{}{}
-	s.tokens[r.Next] = &refreshToken{handle: sess.Handle, expiresAt: r.ExpiresAt}
+	s.tokens[r.Next] = refreshToken{session: sess.seq, expiresAt: instantOf(r.ExpiresAt)}
 	sess.RefreshedAt = r.Now
 	sess.ExpiresAt = r.ExpiresAt
 	return sess.Session, nil
@@ -353,6 +374,7 @@ func (s *Store) deleteSession(sess *session) {
 		delete(s.tokens, h)
 	}
 	delete(s.sessions, sess.Handle)
+	delete(s.bySeq, sess.seq)
 	if handles := s.userSessions[sess.UserID]; handles != nil {
 		delete(handles, sess.Handle)
 		if len(handles) == 0 {
@@ -411,11 +433,11 @@ func (s *Store) DeleteExpired(_ context.Context, now time.Time) error {
 		}
 	}
 	for h, tok := range s.tokens {
-		if live(tok.expiresAt, now) {
+		if live(tok.expiresAt.time(), now) {
 			continue
 		}
 		delete(s.tokens, h)
-		sess := s.sessions[tok.handle]
+		sess := s.bySeq[tok.session]
 		delete(sess.tokens, h)
 		if sess.hasPrevious && sess.previous == h {
 			sess.previous, sess.hasPrevious = store.TokenHash{}, false
