@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// emailCache keeps users' emails for a short time, so that /api/me, which
+// every page load of an app calls, verifies the session without touching
+// the database. That is sound because an email never changes once the user
+// exists; the time-to-live only bounds how long a user deleted from the
+// database by hand still shows.
+type emailCache struct {
+	lookup func(ctx context.Context, userID string) (string, error)
+	ttl    time.Duration
+	max    int // entries; when full, the cache starts over
+	now    func() time.Time
+
+	mu sync.Mutex
+	m  map[string]cachedEmail
+}
+
+type cachedEmail struct {
+	email string
+	until time.Time
+}
+
+func newEmailCache(lookup func(ctx context.Context, userID string) (string, error)) *emailCache {
+	return &emailCache{lookup: lookup, ttl: time.Minute, max: 10000, now: time.Now, m: map[string]cachedEmail{}}
+}
+
+// email returns the user's email, from the cache when it is fresh.
+// Errors are not cached.
+func (c *emailCache) email(ctx context.Context, userID string) (string, error) {
+	now := c.now()
+	c.mu.Lock()
+	e, ok := c.m[userID]
+	c.mu.Unlock()
+	if ok && now.Before(e.until) {
+		return e.email, nil
+	}
+	email, err := c.lookup(ctx, userID)
+	if err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	if len(c.m) >= c.max {
+		clear(c.m)
+	}
+	c.m[userID] = cachedEmail{email, now.Add(c.ttl)}
+	c.mu.Unlock()
+	return email, nil
+}
