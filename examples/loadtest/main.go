@@ -6,8 +6,10 @@
 //	go run ./examples/loadtest -db memory -d 10s
 //	go run ./examples/loadtest -db 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable' -phases ping,me,refresh
 //	go run ./examples/loadtest -db sqlite:/tmp/lt.db -phases refresh
+//	go run ./examples/loadtest -db memory -phases ping,me,signup -runs 3
 //
-// Phases, each at fixed concurrency for a fixed time:
+// Phases, each at fixed concurrency for a fixed time; -phases picks them,
+// by default all but signup:
 //
 //   - ping: GET /api/ping, a trivial handler: the baseline for me.
 //   - me: GET /api/me with a bearer access token, behind RequireSession.
@@ -17,8 +19,15 @@
 //     same database at the same concurrency: the baseline.
 //   - signin: POST /auth/signin; beside it the raw argon2id rate at the
 //     library's parameters, measured in this process while the server idles.
+//   - signup: POST /auth/signup, each request with a new email; beside it
+//     the same raw argon2id rate (measured once if signin runs too). The
+//     ratio is informative: a sign-up also writes the user and its session.
 //   - burst: in a fresh demo process, 500 sign-ins at once; every answer
 //     must be 200, or 503 with Retry-After.
+//
+// With -runs N the phases run N times, each time against a fresh demo
+// process with fresh users, and the report shows per row the median of
+// each figure with its min–max, and holds the targets against the medians.
 //
 // Load generator and server share the machine's cores, so the absolute
 // figures understate a dedicated server; the ratios compare like with like.
@@ -36,6 +45,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -68,12 +78,15 @@ const (
 	password             = "load test 1"
 )
 
+var allPhases = []string{"ping", "me", "refresh", "signin", "signup", "burst"}
+
 type config struct {
 	db     string
 	c      int
 	d      time.Duration
 	phases []string
 	demo   string
+	runs   int
 }
 
 func main() {
@@ -90,23 +103,24 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&cfg.db, "db", "memory", "demo store: memory, sqlite:PATH or postgres://...")
 	fs.IntVar(&cfg.c, "c", 16, "concurrent clients per phase (burst always uses 500)")
 	fs.DurationVar(&cfg.d, "d", 10*time.Second, "duration of each phase")
-	fs.StringVar(&phases, "phases", "ping,me,refresh,signin,burst", "comma-separated phases to run, in order")
+	fs.StringVar(&phases, "phases", "ping,me,refresh,signin,burst", "comma-separated phases to run, in order, of: "+strings.Join(allPhases, ", "))
 	fs.StringVar(&cfg.demo, "demo", "", "demo binary; default: go build ./examples/demo into a temporary directory")
+	fs.IntVar(&cfg.runs, "runs", 1, "run the phases this many times, each with a fresh demo, and report medians with min–max")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
-	if cfg.c < 1 || cfg.d <= 0 {
-		return cfg, errors.New("-c and -d must be positive")
+	if cfg.c < 1 || cfg.d <= 0 || cfg.runs < 1 {
+		return cfg, errors.New("-c, -d and -runs must be positive")
 	}
 	if cfg.db != "memory" && !strings.HasPrefix(cfg.db, "sqlite:") && !isPostgres(cfg.db) {
 		return cfg, fmt.Errorf("-db %q: want memory, sqlite:PATH or postgres://...", cfg.db)
 	}
 	for _, p := range strings.Split(phases, ",") {
 		p = strings.TrimSpace(p)
-		if !slices.Contains([]string{"ping", "me", "refresh", "signin", "burst"}, p) {
+		if !slices.Contains(allPhases, p) {
 			return cfg, fmt.Errorf("-phases: unknown phase %q", p)
 		}
 		cfg.phases = append(cfg.phases, p)
@@ -136,6 +150,7 @@ type result struct {
 	lat     []time.Duration // sorted
 	errs    map[string]int
 	rss     string // server memory after the phase, "" if not applicable
+	hwm     int64  // the server's peak RSS in bytes, 0 if not applicable
 	note    string
 }
 
@@ -455,9 +470,9 @@ func argon2Rate(d time.Duration) result {
 }
 
 // bareRotate runs the rotation's statement alone, a conditional UPDATE ...
-// RETURNING, on a scratch table in the demo's database: each worker swaps
-// its own row's value, as each client rotates its own session.
-func bareRotate(ctx context.Context, db string, c int, d time.Duration) (result, error) {
+// RETURNING, on a new scratch table in the demo's database: each worker
+// swaps its own row's value, as each client rotates its own session.
+func bareRotate(ctx context.Context, db, table string, c int, d time.Duration) (result, error) {
 	driver, dsn, ph := "pgx", db, []string{"$1", "$2", "$3"}
 	if path, ok := strings.CutPrefix(db, "sqlite:"); ok {
 		// The demo's settings: WAL, busy timeout, synchronous=FULL.
@@ -471,7 +486,6 @@ func bareRotate(ctx context.Context, db string, c int, d time.Duration) (result,
 	defer sqldb.Close()
 	sqldb.SetMaxOpenConns(c)
 	sqldb.SetMaxIdleConns(c)
-	table := fmt.Sprintf("loadtest_rotate_%d", os.Getpid())
 	if _, err := sqldb.ExecContext(ctx, "CREATE TABLE "+table+" (id INTEGER PRIMARY KEY, cur TEXT NOT NULL)"); err != nil {
 		return result{}, fmt.Errorf("creating the scratch table: %w", err)
 	}
@@ -507,20 +521,40 @@ func token() string {
 
 // ---- the run ----
 
+// report is one run of the phases: its rows and its target checks.
 type report struct {
-	cfg     config
-	rows    []result
-	ratios  []string
-	missing bool
+	cfg    config
+	rows   []result
+	checks []check
 }
 
-func (rp *report) check(what string, ok bool, format string, args ...any) {
-	mark := "met"
-	if !ok {
-		mark = "**MISSED**"
-		rp.missing = true
+// check is a target check. value is the figure held against target: the
+// target is met when value >= target, or, for a ceiling, value < target.
+// format and unit print value; detail is the line's text. Over several
+// runs a check is held against the median, or, for an everyRun check (a
+// guarantee rather than a rate), against the worst run.
+type check struct {
+	what          string
+	value, target float64
+	ceiling       bool
+	everyRun      bool
+	format, unit  string
+	detail        string
+}
+
+func (c check) met() bool {
+	if c.ceiling {
+		return c.value < c.target
 	}
-	rp.ratios = append(rp.ratios, fmt.Sprintf("- %s: %s: %s", what, fmt.Sprintf(format, args...), mark))
+	return c.value >= c.target
+}
+
+func (c check) line() string {
+	mark := "met"
+	if !c.met() {
+		mark = "**MISSED**"
+	}
+	return fmt.Sprintf("- %s: %s: %s", c.what, c.detail, mark)
 }
 
 func run(args []string) error {
@@ -547,31 +581,59 @@ func run(args []string) error {
 		}
 	}
 	runID := fmt.Sprintf("lt%d-%d", time.Now().UnixNano(), os.Getpid())
-	rp := &report{cfg: cfg}
-
-	var srv *server
-	var cl *client
-	var users []session
-	for _, phase := range cfg.phases {
+	var runs []*report
+	for i := 1; i <= cfg.runs; i++ {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		id := runID
+		if cfg.runs > 1 {
+			log(fmt.Sprintf("run %d of %d", i, cfg.runs))
+			id = fmt.Sprintf("%s-r%d", runID, i)
+		}
+		rp, err := runOnce(ctx, cfg, bin, dir, id, i)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, rp)
+	}
+	if len(runs) == 1 {
+		printReport(os.Stdout, runs[0])
+	} else {
+		printSummary(os.Stdout, cfg, runs)
+	}
+	return nil
+}
+
+// runOnce runs the phases once, against a demo process of its own; runID
+// makes its users' emails unique, n its scratch table's name.
+func runOnce(ctx context.Context, cfg config, bin, dir, runID string, n int) (*report, error) {
+	rp := &report{cfg: cfg}
+	var srv *server
+	var cl *client
+	var users []session
+	var argon *result // the raw argon2id rate, measured once per run
+	for _, phase := range cfg.phases {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		if phase == "burst" {
 			if err := burst(ctx, rp, bin, dir, runID); err != nil {
-				return err
+				return nil, err
 			}
 			continue
 		}
 		if srv == nil {
 			log("starting the demo, -db " + redact(cfg.db))
+			var err error
 			if srv, err = startDemo(bin, cfg.db, dir, "demo"); err != nil {
-				return err
+				return nil, err
 			}
 			defer srv.stop()
 			cl = newClient(srv.base, cfg.c, 30*time.Second)
 			log(fmt.Sprintf("signing up %d users", cfg.c))
 			if users, err = signUp(ctx, cl, runID, cfg.c); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		log("phase " + phase)
@@ -609,8 +671,16 @@ func run(args []string) error {
 				a, err := cl.do(ctx, "POST", "/auth/signin", "", credentials(users[w].email))
 				return expect200(a, err, true)
 			})
+		case "signup":
+			sent := make([]int, cfg.c) // per worker, so each email is new
+			r = runPhase(ctx, "signup", cfg.c, cfg.d, func(ctx context.Context, w int) outcome {
+				sent[w]++
+				email := fmt.Sprintf("%s-signup-%d-%d@example.com", runID, w, sent[w])
+				a, err := cl.do(ctx, "POST", "/auth/signup", "", credentials(email))
+				return expect200(a, err, true)
+			})
 		}
-		r.rss, _ = srv.memoryString()
+		r.rss, r.hwm = srv.memoryString()
 		rp.rows = append(rp.rows, r)
 
 		// Baselines, while the server is idle.
@@ -618,36 +688,56 @@ func run(args []string) error {
 		case "refresh":
 			if cfg.db != "memory" {
 				log("bare rotate in the harness")
-				b, err := bareRotate(ctx, cfg.db, cfg.c, cfg.d)
+				table := fmt.Sprintf("loadtest_rotate_%d_%d", os.Getpid(), n)
+				b, err := bareRotate(ctx, cfg.db, table, cfg.c, cfg.d)
 				if err != nil {
-					return fmt.Errorf("bare rotate: %w", err)
+					return nil, fmt.Errorf("bare rotate: %w", err)
 				}
 				rp.rows = append(rp.rows, b)
-				rp.check(fmt.Sprintf("refresh over HTTP vs bare rotate, %d clients (target ≥ %.1fx)", cfg.c, targetRefreshVsBare),
-					b.rate() > 0 && r.rate()/b.rate() >= targetRefreshVsBare,
-					"%.0f/s vs %.0f/s = %.2fx; refresh p99 %s", r.rate(), b.rate(), r.rate()/b.rate(), ms(percentile(r.lat, 99)))
+				ratio := 0.0
+				if b.rate() > 0 {
+					ratio = r.rate() / b.rate()
+				}
+				rp.checks = append(rp.checks, check{
+					what:  fmt.Sprintf("refresh over HTTP vs bare rotate, %d clients (target ≥ %.1fx)", cfg.c, targetRefreshVsBare),
+					value: ratio, target: targetRefreshVsBare, format: "%.2f", unit: "x",
+					detail: fmt.Sprintf("%.0f/s vs %.0f/s = %.2fx; refresh p99 %s", r.rate(), b.rate(), r.rate()/b.rate(), ms(percentile(r.lat, 99))),
+				})
 			} else {
-				rp.check(fmt.Sprintf("refresh over HTTP on memstore, %d clients (target ≥ %.0f/s)", cfg.c, targetRefreshMemory),
-					r.rate() >= targetRefreshMemory,
-					"%.0f/s; p99 %s", r.rate(), ms(percentile(r.lat, 99)))
+				rp.checks = append(rp.checks, check{
+					what:  fmt.Sprintf("refresh over HTTP on memstore, %d clients (target ≥ %.0f/s)", cfg.c, targetRefreshMemory),
+					value: r.rate(), target: targetRefreshMemory, format: "%.0f", unit: "/s",
+					detail: fmt.Sprintf("%.0f/s; p99 %s", r.rate(), ms(percentile(r.lat, 99))),
+				})
 			}
-		case "signin":
-			d := min(cfg.d, 5*time.Second)
-			log(fmt.Sprintf("raw argon2id in the harness for %s", d))
-			b := argon2Rate(d)
-			rp.rows = append(rp.rows, b)
-			ratio := r.rate() / b.rate()
-			rp.check(fmt.Sprintf("sign-in vs raw argon2id m=19 MiB t=2 p=1 on %d goroutines (target ≥ %.2fx)", runtime.GOMAXPROCS(0), targetSigninVsArgon2),
-				ratio >= targetSigninVsArgon2, "%.1f/s vs %.1f/s = %.2fx", r.rate(), b.rate(), ratio)
+		case "signin", "signup":
+			if argon == nil {
+				d := min(cfg.d, 5*time.Second)
+				log(fmt.Sprintf("raw argon2id in the harness for %s", d))
+				b := argon2Rate(d)
+				argon = &b
+				rp.rows = append(rp.rows, b)
+			}
+			what := fmt.Sprintf("sign-in vs raw argon2id m=19 MiB t=2 p=1 on %d goroutines (target ≥ %.2fx)", runtime.GOMAXPROCS(0), targetSigninVsArgon2)
+			if phase == "signup" {
+				what = fmt.Sprintf("sign-up vs raw argon2id m=19 MiB t=2 p=1 on %d goroutines (target ≥ %.2fx; informative: a sign-up also writes the user and its session)", runtime.GOMAXPROCS(0), targetSigninVsArgon2)
+			}
+			ratio := r.rate() / argon.rate()
+			rp.checks = append(rp.checks, check{
+				what: what, value: ratio, target: targetSigninVsArgon2, format: "%.2f", unit: "x",
+				detail: fmt.Sprintf("%.1f/s vs %.1f/s = %.2fx", r.rate(), argon.rate(), ratio),
+			})
 		}
 	}
 	if ping, me := find(rp.rows, "ping"), find(rp.rows, "me"); ping != nil && me != nil {
 		ratio := me.rate() / ping.rate()
-		rp.check(fmt.Sprintf("/api/me vs /api/ping (target ≥ %.1fx)", targetMeVsPing), ratio >= targetMeVsPing,
-			"%.0f/s vs %.0f/s = %.2fx", me.rate(), ping.rate(), ratio)
+		rp.checks = append(rp.checks, check{
+			what:  fmt.Sprintf("/api/me vs /api/ping (target ≥ %.1fx)", targetMeVsPing),
+			value: ratio, target: targetMeVsPing, format: "%.2f", unit: "x",
+			detail: fmt.Sprintf("%.0f/s vs %.0f/s = %.2fx", me.rate(), ping.rate(), ratio),
+		})
 	}
-	printReport(os.Stdout, rp)
-	return nil
+	return rp, nil
 }
 
 // burst starts a fresh demo, so that its peak memory is the burst's own,
@@ -715,17 +805,26 @@ func burst(ctx context.Context, rp *report, bin, dir, runID string) error {
 	wg.Wait()
 	r := result{name: fmt.Sprintf("burst (%d at once, fresh server)", burstSize), n: len(lat), elapsed: time.Since(start), lat: lat, errs: errs}
 	slices.Sort(r.lat)
-	var hwm int64
-	r.rss, hwm = s.memoryString()
+	r.rss, r.hwm = s.memoryString()
 	r.note = "before the burst: " + before
 	rp.rows = append(rp.rows, r)
 
 	answered := codes[http.StatusOK] + codes[http.StatusServiceUnavailable] - errs["503 without Retry-After"]
-	rp.check(fmt.Sprintf("burst of %d sign-ins: every answer 200, or 503 with Retry-After; none unanswered", burstSize),
-		answered == burstSize, "%d ok, %d 503 with Retry-After, %d other (%s)",
-		codes[http.StatusOK], errs["503"], burstSize-answered, formatErrs(errs, "503"))
-	rp.check(fmt.Sprintf("burst peak RSS of the server (target < %s)", mib(targetBurstRSS)),
-		hwm > 0 && hwm < targetBurstRSS, "VmHWM %s", mib(hwm))
+	rp.checks = append(rp.checks, check{
+		what:  fmt.Sprintf("burst of %d sign-ins: every answer 200, or 503 with Retry-After; none unanswered", burstSize),
+		value: float64(answered), target: burstSize, format: "%.0f", unit: " answered", everyRun: true,
+		detail: fmt.Sprintf("%d ok, %d 503 with Retry-After, %d other (%s)",
+			codes[http.StatusOK], errs["503"], burstSize-answered, formatErrs(errs, "503")),
+	})
+	peak := math.Inf(1) // unread: missed
+	if r.hwm > 0 {
+		peak = float64(r.hwm) / (1 << 20)
+	}
+	rp.checks = append(rp.checks, check{
+		what:  fmt.Sprintf("burst peak RSS of the server (target < %s)", mib(targetBurstRSS)),
+		value: peak, target: targetBurstRSS / (1 << 20), ceiling: true, everyRun: true, format: "%.1f", unit: " MiB",
+		detail: "VmHWM " + mib(r.hwm),
+	})
 	return nil
 }
 
@@ -738,8 +837,106 @@ func find(rows []result, name string) *result {
 	return nil
 }
 
+// ---- several runs ----
+
+// spread is one figure across runs: its median, minimum and maximum.
+type spread struct{ med, min, max float64 }
+
+// spreadOf needs at least one value; the median of an even count is the
+// mean of the middle two.
+func spreadOf(xs []float64) spread {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	med := s[n/2]
+	if n%2 == 0 {
+		med = (s[n/2-1] + s[n/2]) / 2
+	}
+	return spread{med: med, min: s[0], max: s[n-1]}
+}
+
+// summary is a row of the report over several runs.
+type summary struct {
+	name           string
+	runs           int // runs that have the row
+	n              int // requests, all runs
+	rate, p50, p99 spread
+	errs           map[string]int // all runs
+	hwm            int64          // the highest peak RSS of the runs, 0 if not applicable
+	notes          []string
+}
+
+// aggregate sums runs up: a summary per row name and a check per target,
+// in the order they first appear. A check's value becomes the median of
+// its runs' values, so that the target is held against the median, and
+// its detail shows that median with the min–max.
+func aggregate(runs []*report) ([]summary, []check) {
+	var rows []summary
+	rowAt := map[string]int{}
+	var rates, p50s, p99s [][]float64
+	for i, rp := range runs {
+		for _, r := range rp.rows {
+			j, ok := rowAt[r.name]
+			if !ok {
+				j = len(rows)
+				rowAt[r.name] = j
+				rows = append(rows, summary{name: r.name, errs: map[string]int{}})
+				rates, p50s, p99s = append(rates, nil), append(p50s, nil), append(p99s, nil)
+			}
+			s := &rows[j]
+			s.runs++
+			s.n += r.n
+			rates[j] = append(rates[j], r.rate())
+			p50s[j] = append(p50s[j], float64(percentile(r.lat, 50)))
+			p99s[j] = append(p99s[j], float64(percentile(r.lat, 99)))
+			for k, v := range r.errs {
+				s.errs[k] += v
+			}
+			s.hwm = max(s.hwm, r.hwm)
+			if r.note != "" {
+				s.notes = append(s.notes, fmt.Sprintf("run %d: %s", i+1, r.note))
+			}
+		}
+	}
+	for j := range rows {
+		rows[j].rate, rows[j].p50, rows[j].p99 = spreadOf(rates[j]), spreadOf(p50s[j]), spreadOf(p99s[j])
+	}
+
+	var checks []check
+	checkAt := map[string]int{}
+	var values [][]float64
+	for _, rp := range runs {
+		for _, c := range rp.checks {
+			j, ok := checkAt[c.what]
+			if !ok {
+				j = len(checks)
+				checkAt[c.what] = j
+				checks = append(checks, c)
+				values = append(values, nil)
+			}
+			values[j] = append(values[j], c.value)
+		}
+	}
+	for j := range checks {
+		c := &checks[j]
+		s := spreadOf(values[j])
+		c.value = s.med
+		basis := "median"
+		if c.everyRun {
+			c.value, basis = s.min, "worst run"
+			if c.ceiling {
+				c.value = s.max
+			}
+		}
+		c.detail = fmt.Sprintf(basis+" "+c.format+"%s (min–max "+c.format+"–"+c.format+"%s, %d runs)",
+			c.value, c.unit, s.min, s.max, c.unit, len(values[j]))
+	}
+	return rows, checks
+}
+
 // ---- output ----
 
+// printReport prints one run.
 func printReport(w io.Writer, rp *report) {
 	fmt.Fprintf(w, "\n### loadtest: -db %s, -c %d, -d %s, GOMAXPROCS %d, %s\n\n",
 		redact(rp.cfg.db), rp.cfg.c, rp.cfg.d, runtime.GOMAXPROCS(0), runtime.Version())
@@ -759,14 +956,50 @@ func printReport(w io.Writer, rp *report) {
 			fmt.Fprintf(w, "- %s: %s\n", r.name, r.note)
 		}
 	}
+	printChecks(w, rp.checks)
+}
+
+// printSummary prints several runs: per row the median with the min–max.
+func printSummary(w io.Writer, cfg config, runs []*report) {
+	rows, checks := aggregate(runs)
+	fmt.Fprintf(w, "\n### loadtest: -db %s, -c %d, -d %s, -runs %d, GOMAXPROCS %d, %s\n\n",
+		redact(cfg.db), cfg.c, cfg.d, len(runs), runtime.GOMAXPROCS(0), runtime.Version())
+	fmt.Fprintf(w, "Each run against a fresh demo. ops/s, p50 and p99: median (min–max) of the runs; requests and errors: all runs; peak RSS: the highest of the runs.\n\n")
+	fmt.Fprintln(w, "| phase | runs | requests | ops/s | p50 | p99 | errors (by status) | server peak RSS (VmHWM) |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+	toMs := func(v float64) string { return ms(time.Duration(v)) }
+	for _, s := range rows {
+		rss := "n/a"
+		if s.hwm > 0 {
+			rss = mib(s.hwm)
+		}
+		fmt.Fprintf(w, "| %s | %d | %d | %s | %s | %s | %s | %s |\n", s.name, s.runs, s.n,
+			spreadString(s.rate, rateString), spreadString(s.p50, toMs), spreadString(s.p99, toMs),
+			formatErrs(s.errs, ""), rss)
+	}
+	fmt.Fprintln(w)
+	for _, s := range rows {
+		for _, note := range s.notes {
+			fmt.Fprintf(w, "- %s, %s\n", s.name, note)
+		}
+	}
+	printChecks(w, checks)
+}
+
+func printChecks(w io.Writer, checks []check) {
 	fmt.Fprintln(w, "\nTargets:")
 	fmt.Fprintln(w)
-	for _, s := range rp.ratios {
-		fmt.Fprintln(w, s)
+	for _, c := range checks {
+		fmt.Fprintln(w, c.line())
 	}
-	if len(rp.ratios) == 0 {
+	if len(checks) == 0 {
 		fmt.Fprintln(w, "- none of the phases run has a target")
 	}
+}
+
+// spreadString prints "median (min–max)".
+func spreadString(s spread, f func(float64) string) string {
+	return fmt.Sprintf("%s (%s–%s)", f(s.med), f(s.min), f(s.max))
 }
 
 // formatErrs lists error counts, most frequent first, but skip.

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"math"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -99,9 +101,220 @@ func TestParseFlags(t *testing.T) {
 	if err != nil || cfg.c != 3 || len(cfg.phases) != 2 || cfg.phases[0] != "refresh" || cfg.phases[1] != "ping" {
 		t.Errorf("parseFlags = %+v, %v", cfg, err)
 	}
-	for _, args := range [][]string{{"-phases", "nope"}, {"-db", "mysql://x"}, {"-c", "0"}} {
+	if cfg.runs != 1 {
+		t.Errorf("default -runs = %d, want 1", cfg.runs)
+	}
+	cfg, err = parseFlags([]string{"-phases", "ping,signup", "-runs", "3"})
+	if err != nil || cfg.runs != 3 || len(cfg.phases) != 2 || cfg.phases[1] != "signup" {
+		t.Errorf("parseFlags(-phases ping,signup -runs 3) = %+v, %v", cfg, err)
+	}
+	if cfg, _ := parseFlags(nil); slices.Contains(cfg.phases, "signup") {
+		t.Errorf("default phases %q include signup", cfg.phases)
+	}
+	for _, args := range [][]string{{"-phases", "nope"}, {"-db", "mysql://x"}, {"-c", "0"}, {"-runs", "0"}} {
 		if _, err := parseFlags(args); err == nil {
 			t.Errorf("parseFlags(%q) accepted", args)
+		}
+	}
+}
+
+func TestSpreadOf(t *testing.T) {
+	for _, tc := range []struct {
+		in   []float64
+		want spread
+	}{
+		{[]float64{5}, spread{5, 5, 5}},
+		{[]float64{3, 1, 2}, spread{2, 1, 3}},
+		{[]float64{4, 1, 3, 2}, spread{2.5, 1, 4}},
+		{[]float64{10, 10, 1, 10, 100}, spread{10, 1, 100}},
+	} {
+		in := slices.Clone(tc.in)
+		if got := spreadOf(in); got != tc.want {
+			t.Errorf("spreadOf(%v) = %+v, want %+v", tc.in, got, tc.want)
+		}
+		if !slices.Equal(in, tc.in) {
+			t.Errorf("spreadOf(%v) reordered its argument to %v", tc.in, in)
+		}
+	}
+}
+
+// row is a result of rate requests in a second, with the given p50 and
+// p99 (nearest rank of two latencies), errors and peak RSS in MiB.
+func row(name string, rate int, p50, p99 time.Duration, errs map[string]int, rssMiB int64) result {
+	if errs == nil {
+		errs = map[string]int{}
+	}
+	return result{name: name, n: rate, elapsed: time.Second, lat: []time.Duration{p50, p99}, errs: errs, hwm: rssMiB << 20}
+}
+
+func TestAggregateRows(t *testing.T) {
+	const ms = time.Millisecond
+	for _, tc := range []struct {
+		name string
+		runs [][]result
+		want []summary
+	}{
+		{
+			name: "one run",
+			runs: [][]result{{row("ping", 100, 1*ms, 5*ms, map[string]int{"503": 2}, 20)}},
+			want: []summary{{name: "ping", runs: 1, n: 100,
+				rate: spread{100, 100, 100}, p50: spread{1e6, 1e6, 1e6}, p99: spread{5e6, 5e6, 5e6},
+				errs: map[string]int{"503": 2}, hwm: 20 << 20}},
+		},
+		{
+			name: "three runs: medians, ranges, total errors, highest RSS",
+			runs: [][]result{
+				{row("ping", 100, 2*ms, 9*ms, map[string]int{"503": 1}, 10), row("argon2id raw (harness)", 8, 200*ms, 300*ms, nil, 0)},
+				{row("ping", 300, 1*ms, 4*ms, map[string]int{"503": 2, "timeout": 1}, 30), row("argon2id raw (harness)", 10, 150*ms, 250*ms, nil, 0)},
+				{row("ping", 200, 3*ms, 6*ms, nil, 20), row("argon2id raw (harness)", 9, 180*ms, 400*ms, nil, 0)},
+			},
+			want: []summary{
+				{name: "ping", runs: 3, n: 600,
+					rate: spread{200, 100, 300}, p50: spread{2e6, 1e6, 3e6}, p99: spread{6e6, 4e6, 9e6},
+					errs: map[string]int{"503": 3, "timeout": 1}, hwm: 30 << 20},
+				{name: "argon2id raw (harness)", runs: 3, n: 27,
+					rate: spread{9, 8, 10}, p50: spread{180e6, 150e6, 200e6}, p99: spread{300e6, 250e6, 400e6},
+					errs: map[string]int{}, hwm: 0},
+			},
+		},
+		{
+			name: "two runs: the median is the mean of the two",
+			runs: [][]result{
+				{row("me", 100, 1*ms, 3*ms, nil, 10)},
+				{row("me", 200, 2*ms, 4*ms, nil, 12)},
+			},
+			want: []summary{{name: "me", runs: 2, n: 300,
+				rate: spread{150, 100, 200}, p50: spread{1.5e6, 1e6, 2e6}, p99: spread{3.5e6, 3e6, 4e6},
+				errs: map[string]int{}, hwm: 12 << 20}},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var runs []*report
+			for _, rows := range tc.runs {
+				runs = append(runs, &report{rows: rows})
+			}
+			got, _ := aggregate(runs)
+			if len(got) != len(tc.want) {
+				t.Fatalf("aggregate gave %d rows, want %d: %+v", len(got), len(tc.want), got)
+			}
+			for i, w := range tc.want {
+				g := got[i]
+				if g.name != w.name || g.runs != w.runs || g.n != w.n || g.rate != w.rate || g.p50 != w.p50 || g.p99 != w.p99 || g.hwm != w.hwm {
+					t.Errorf("row %d = %+v,\nwant %+v", i, g, w)
+				}
+				if len(g.errs) != len(w.errs) {
+					t.Errorf("row %s errors %v, want %v", w.name, g.errs, w.errs)
+				}
+				for k, v := range w.errs {
+					if g.errs[k] != v {
+						t.Errorf("row %s errors %v, want %v", w.name, g.errs, w.errs)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestAggregateChecks(t *testing.T) {
+	ratio := func(v float64) check {
+		return check{what: "me vs ping", value: v, target: 0.7, format: "%.2f", unit: "x", detail: "one run"}
+	}
+	rss := func(v float64) check {
+		return check{what: "burst RSS", value: v, target: 256, ceiling: true, format: "%.1f", unit: " MiB"}
+	}
+	answered := func(v float64) check {
+		return check{what: "burst answered", value: v, target: 500, everyRun: true, format: "%.0f", unit: " answered"}
+	}
+	peak := func(v float64) check {
+		c := rss(v)
+		c.everyRun = true
+		return c
+	}
+	for _, tc := range []struct {
+		name       string
+		runs       []check
+		met        bool
+		median     float64
+		wantDetail string
+	}{
+		{"every run: one short run misses", []check{answered(500), answered(499), answered(500)}, false, 499, "worst run 499 answered (min–max 499–500 answered, 3 runs)"},
+		{"every run: all met", []check{answered(500), answered(500)}, true, 500, "worst run 500 answered (min–max 500–500 answered, 2 runs)"},
+		{"every run, ceiling: the highest counts", []check{peak(100), peak(300), peak(120)}, false, 300, "worst run 300.0 MiB (min–max 100.0–300.0 MiB, 3 runs)"},
+		{"one run", []check{ratio(0.5)}, false, 0.5, "median 0.50x (min–max 0.50–0.50x, 1 runs)"},
+		{"median met, one run missed", []check{ratio(0.5), ratio(0.9), ratio(0.8)}, true, 0.8, "median 0.80x (min–max 0.50–0.90x, 3 runs)"},
+		{"median missed, one run met", []check{ratio(0.9), ratio(0.6), ratio(0.65)}, false, 0.65, "median 0.65x (min–max 0.60–0.90x, 3 runs)"},
+		{"even: median on the target", []check{ratio(0.6), ratio(0.8)}, true, 0.7, "median 0.70x (min–max 0.60–0.80x, 2 runs)"},
+		{"ceiling met on the median", []check{rss(300), rss(100), rss(200)}, true, 200, "median 200.0 MiB (min–max 100.0–300.0 MiB, 3 runs)"},
+		{"ceiling missed on the median", []check{rss(300), rss(280), rss(100)}, false, 280, "median 280.0 MiB (min–max 100.0–300.0 MiB, 3 runs)"},
+		{"ceiling: an unread RSS counts as missed", []check{rss(math.Inf(1)), rss(math.Inf(1)), rss(100)}, false, math.Inf(1), "median +Inf MiB (min–max 100.0–+Inf MiB, 3 runs)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var runs []*report
+			for _, c := range tc.runs {
+				runs = append(runs, &report{checks: []check{c}})
+			}
+			_, got := aggregate(runs)
+			if len(got) != 1 {
+				t.Fatalf("aggregate gave %d checks, want 1: %+v", len(got), got)
+			}
+			if got[0].met() != tc.met || got[0].value != tc.median || got[0].detail != tc.wantDetail {
+				t.Errorf("check = met %v, value %v, detail %q;\nwant met %v, value %v, detail %q",
+					got[0].met(), got[0].value, got[0].detail, tc.met, tc.median, tc.wantDetail)
+			}
+		})
+	}
+
+	// Checks keep their order and are aggregated by what they check.
+	_, got := aggregate([]*report{
+		{checks: []check{ratio(0.9), rss(100)}},
+		{checks: []check{ratio(0.5), rss(300)}},
+		{checks: []check{ratio(0.8), rss(290)}},
+	})
+	if len(got) != 2 || got[0].what != "me vs ping" || got[0].value != 0.8 || got[1].what != "burst RSS" || got[1].value != 290 || got[1].met() {
+		t.Errorf("two checks over three runs: %+v", got)
+	}
+}
+
+func TestPrintReports(t *testing.T) {
+	const ms = time.Millisecond
+	cfg := config{db: "memory", c: 4, d: time.Second}
+	me := check{what: "/api/me vs /api/ping (target ≥ 0.7x)", value: 0.5, target: 0.7, format: "%.2f", unit: "x",
+		detail: "50/s vs 100/s = 0.50x"}
+
+	// One run: the lines as they always were.
+	var out bytes.Buffer
+	printReport(&out, &report{cfg: cfg, rows: []result{row("ping", 100, ms, 2*ms, nil, 0)}, checks: []check{me}})
+	for _, want := range []string{
+		"### loadtest: -db memory, -c 4, -d 1s, GOMAXPROCS ",
+		"| ping | 100 | 100 | 1.00 ms | 2.00 ms | 0 | n/a |\n",
+		"- /api/me vs /api/ping (target ≥ 0.7x): 50/s vs 100/s = 0.50x: **MISSED**\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("one run's report lacks %q:\n%s", want, out.String())
+		}
+	}
+
+	// Three runs: medians and ranges, and the target held against the median.
+	me2, me3 := me, me
+	me2.value, me3.value = 0.8, 0.9
+	burst := row("burst (500 at once, fresh server)", 500, ms, 2*ms, map[string]int{"503": 7}, 40)
+	burst.note = "before the burst: 9.0 MiB"
+	out.Reset()
+	printSummary(&out, cfg, []*report{
+		{rows: []result{row("ping", 100, ms, 3*ms, nil, 0), burst}, checks: []check{me}},
+		{rows: []result{row("ping", 300, 2*ms, 4*ms, nil, 0), burst}, checks: []check{me2}},
+		{rows: []result{row("ping", 200, 3*ms, 5*ms, map[string]int{"timeout": 1}, 0), burst}, checks: []check{me3}},
+	})
+	for _, want := range []string{
+		"-runs 3, GOMAXPROCS ",
+		"| ping | 3 | 600 | 200 (100–300) | 2.00 ms (1.00 ms–3.00 ms) | 4.00 ms (3.00 ms–5.00 ms) | timeout: 1 | n/a |\n",
+		"| burst (500 at once, fresh server) | 3 | 1500 | 500 (500–500) | ",
+		"| 503: 21 | 40.0 MiB |\n",
+		"- burst (500 at once, fresh server), run 2: before the burst: 9.0 MiB\n",
+		"- /api/me vs /api/ping (target ≥ 0.7x): median 0.80x (min–max 0.50–0.90x, 3 runs): met\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("three runs' report lacks %q:\n%s", want, out.String())
 		}
 	}
 }
