@@ -18,10 +18,12 @@
 //     runs a bare conditional UPDATE ... RETURNING on a scratch table in the
 //     same database at the same concurrency: the baseline.
 //   - signin: POST /auth/signin; beside it the raw argon2id rate at the
-//     library's parameters, measured in this process while the server idles.
+//     library's parameters, measured in this process while the server
+//     idles, just before the phase and just after it, so that a drift in
+//     the machine's speed during the phase weighs on both sides.
 //   - signup: POST /auth/signup, each request with a new email; beside it
-//     the same raw argon2id rate (measured once if signin runs too). The
-//     ratio is informative: a sign-up also writes the user and its session.
+//     the raw argon2id rate measured the same way. The ratio is
+//     informative: a sign-up also writes the user and its session.
 //   - burst: in a fresh demo process, 500 sign-ins at once; every answer
 //     must be 200, or 503 with Retry-After.
 //
@@ -458,6 +460,26 @@ func buildDemo(dir string) (string, error) {
 
 // ---- baselines measured in the harness ----
 
+// rawArgon2 measures argon2Rate for up to 5 s.
+func rawArgon2(d time.Duration) result {
+	d = min(d, 5*time.Second)
+	log(fmt.Sprintf("raw argon2id in the harness for %s", d))
+	return argon2Rate(d)
+}
+
+// combine merges two measurements of one thing into one row.
+func combine(name string, a, b result) result {
+	c := result{name: name, n: a.n + b.n, elapsed: a.elapsed + b.elapsed, errs: map[string]int{}}
+	c.lat = append(slices.Clone(a.lat), b.lat...)
+	slices.Sort(c.lat)
+	for _, m := range []map[string]int{a.errs, b.errs} {
+		for k, v := range m {
+			c.errs[k] += v
+		}
+	}
+	return c
+}
+
 // argon2Rate hashes at the library's default parameters on GOMAXPROCS
 // goroutines for d.
 func argon2Rate(d time.Duration) result {
@@ -612,7 +634,6 @@ func runOnce(ctx context.Context, cfg config, bin, dir, runID string, n int) (*r
 	var srv *server
 	var cl *client
 	var users []session
-	var argon *result // the raw argon2id rate, measured once per run
 	for _, phase := range cfg.phases {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -635,6 +656,10 @@ func runOnce(ctx context.Context, cfg config, bin, dir, runID string, n int) (*r
 			if users, err = signUp(ctx, cl, runID, cfg.c); err != nil {
 				return nil, err
 			}
+		}
+		var argonBefore result
+		if phase == "signin" || phase == "signup" {
+			argonBefore = rawArgon2(cfg.d)
 		}
 		log("phase " + phase)
 		var r result
@@ -711,13 +736,8 @@ func runOnce(ctx context.Context, cfg config, bin, dir, runID string, n int) (*r
 				})
 			}
 		case "signin", "signup":
-			if argon == nil {
-				d := min(cfg.d, 5*time.Second)
-				log(fmt.Sprintf("raw argon2id in the harness for %s", d))
-				b := argon2Rate(d)
-				argon = &b
-				rp.rows = append(rp.rows, b)
-			}
+			argon := combine("argon2id raw (harness), around "+phase, argonBefore, rawArgon2(cfg.d))
+			rp.rows = append(rp.rows, argon)
 			what := fmt.Sprintf("sign-in vs raw argon2id m=19 MiB t=2 p=1 on %d goroutines (target ≥ %.2fx)", runtime.GOMAXPROCS(0), targetSigninVsArgon2)
 			if phase == "signup" {
 				what = fmt.Sprintf("sign-up vs raw argon2id m=19 MiB t=2 p=1 on %d goroutines (target ≥ %.2fx; informative: a sign-up also writes the user and its session)", runtime.GOMAXPROCS(0), targetSigninVsArgon2)

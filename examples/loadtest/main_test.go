@@ -318,3 +318,22 @@ func TestPrintReports(t *testing.T) {
 		}
 	}
 }
+
+func TestCombine(t *testing.T) {
+	const ms = time.Millisecond
+	a := result{name: "a", n: 10, elapsed: time.Second, lat: []time.Duration{1 * ms, 3 * ms}, errs: map[string]int{"503": 1}}
+	b := result{name: "b", n: 30, elapsed: time.Second, lat: []time.Duration{2 * ms}, errs: map[string]int{"503": 2, "timeout": 1}}
+	c := combine("both", a, b)
+	if c.name != "both" || c.rate() != 20 {
+		t.Errorf("combine: %s at %v/s, want both at 20/s", c.name, c.rate())
+	}
+	if !slices.Equal(c.lat, []time.Duration{1 * ms, 2 * ms, 3 * ms}) {
+		t.Errorf("combined latencies %v, want sorted 1 2 3 ms", c.lat)
+	}
+	if c.errs["503"] != 3 || c.errs["timeout"] != 1 {
+		t.Errorf("combined errors %v", c.errs)
+	}
+	if len(a.lat) != 2 || a.lat[1] != 3*ms {
+		t.Errorf("combine changed its input: %v", a.lat)
+	}
+}
