@@ -17,8 +17,8 @@ type levelRecorder struct {
 }
 
 func (h *levelRecorder) Enabled(context.Context, slog.Level) bool { return true }
-func (h *levelRecorder) WithAttrs([]slog.Attr) slog.Handler        { return h }
-func (h *levelRecorder) WithGroup(string) slog.Handler             { return h }
+func (h *levelRecorder) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *levelRecorder) WithGroup(string) slog.Handler            { return h }
 func (h *levelRecorder) Handle(_ context.Context, r slog.Record) error {
 	r.Attrs(func(a slog.Attr) bool {
 		if a.Key == "kind" {
