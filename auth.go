@@ -539,9 +539,9 @@ type Metrics interface {
 
 // Errors of the Go API. Over HTTP they are the 401 answers of the protocol.
 var (
-	// ErrUnauthorised: the request carries no session, or its session has
+	// ErrUnauthorized: the request carries no session, or its session has
 	// ended.
-	ErrUnauthorised = errors.New("auth: unauthorised")
+	ErrUnauthorized = errors.New("auth: unauthorised")
 	// ErrTryRefreshToken: the access token is expired or invalid; the
 	// client should refresh and retry.
 	ErrTryRefreshToken = errors.New("auth: try refresh token")
@@ -572,7 +572,7 @@ func (a *Auth) fail(w http.ResponseWriter, r *http.Request, err error) {
 		// Close rather than drain what is left of the body.
 		w.Header().Set("Connection", "close")
 		writeMessage(w, http.StatusRequestEntityTooLarge, "request body too large")
-	case errors.Is(err, ErrUnauthorised):
+	case errors.Is(err, ErrUnauthorized):
 		writeMessage(w, http.StatusUnauthorized, "unauthorised")
 	case errors.Is(err, ErrTryRefreshToken):
 		writeMessage(w, http.StatusUnauthorized, "try refresh token")

@@ -225,7 +225,7 @@ func BenchmarkSignOut(b *testing.B) {
 // request path and is not timed.
 func BenchmarkResetRequest(b *testing.B) {
 	a, _, _ := signedUp(b, auth.Config{
-		Mailer: mailer.MailerFunc(func(context.Context, mailer.Message) error { return nil }),
+		Mailer: mailer.Func(func(context.Context, mailer.Message) error { return nil }),
 		AppURL: "https://app.example.com",
 		// The request path only: no allowance runs out.
 		RateLimits: auth.RateLimits{

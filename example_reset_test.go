@@ -15,14 +15,14 @@ import (
 	"github.com/latchkit/auth/store/memstore"
 )
 
-// A Mailer turns on password reset. Here a MailerFunc stands in for a real
+// A Mailer turns on password reset. Here a Func stands in for a real
 // one; the email is sent off the request path, after the answer.
 func ExampleConfig_mailer() {
 	sent := make(chan mailer.Message, 1)
 	a, err := auth.New(auth.Config{
 		Store:  memstore.New(),
 		AppURL: "https://app.example.com", // where the reset page is
-		Mailer: mailer.MailerFunc(func(ctx context.Context, m mailer.Message) error {
+		Mailer: mailer.Func(func(ctx context.Context, m mailer.Message) error {
 			sent <- m
 			return nil
 		}),

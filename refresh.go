@@ -29,7 +29,7 @@ func (a *Auth) handleRefresh(w http.ResponseWriter, r *http.Request) {
 		// A first visit probes refresh with no token at all: routine,
 		// and cheap, as no store is touched.
 		a.clearTokens(w, true, true)
-		a.fail(w, r, ErrUnauthorised)
+		a.fail(w, r, ErrUnauthorized)
 		return
 	}
 	// Everything that can fail for reasons of our own happens before the
@@ -56,7 +56,7 @@ func (a *Auth) handleRefresh(w http.ResponseWriter, r *http.Request) {
 		return
 	case errors.Is(err, store.ErrNotFound):
 		a.clearTokens(w, true, true)
-		a.fail(w, r, ErrUnauthorised)
+		a.fail(w, r, ErrUnauthorized)
 		return
 	case err != nil:
 		a.fail(w, r, fmt.Errorf("auth: rotating a refresh token: %w", err))

@@ -769,7 +769,7 @@ func TestResetMailerFailures(t *testing.T) {
 			events, logs := newResetEvents(), &resetLog{}
 			cfg := tc.cfg
 			cfg.OnEvent, cfg.Logger = events.record, logs.logger()
-			cfg.Mailer = mailer.MailerFunc(func(ctx context.Context, m mailer.Message) error {
+			cfg.Mailer = mailer.Func(func(ctx context.Context, m mailer.Message) error {
 				calls.Add(1)
 				mu.Lock()
 				tokens = append(tokens, tokenOf(m))
@@ -832,7 +832,7 @@ func TestResetMailerRetry(t *testing.T) {
 	s := authtest.NewServer(t, auth.Config{
 		OnEvent: events.record,
 		Logger:  logs.logger(),
-		Mailer: mailer.MailerFunc(func(ctx context.Context, m mailer.Message) error {
+		Mailer: mailer.Func(func(ctx context.Context, m mailer.Message) error {
 			if calls.Add(1) == 1 {
 				return errors.New("421 try again later")
 			}

@@ -21,11 +21,6 @@ import (
 
 // Session is a verified session, as RequireSession finds it in a request.
 // Its fields are the claims of the access token.
-//
-// A Session is read-only: requests that carry the same access token share
-// one Session value (verified tokens are cached until they expire), so a
-// handler must copy it before changing anything. Nothing the library
-// checks is read back from it.
 type Session struct {
 	UserID    string    // "sub"
 	Handle    string    // "sessionHandle": names the session for revocation
@@ -38,11 +33,21 @@ type Session struct {
 type sessionKey struct{}
 
 // SessionFromContext returns the session that RequireSession or
-// OptionalSession verified for a request. It is shared and read-only; see
-// Session.
-func SessionFromContext(ctx context.Context) (*Session, bool) {
+// OptionalSession verified for a request, and whether there is one.
+func SessionFromContext(ctx context.Context) (Session, bool) {
 	s, ok := ctx.Value(sessionKey{}).(*Session)
-	return s, ok
+	if !ok {
+		return Session{}, false
+	}
+	return *s, true
+}
+
+// ContextWithSession returns a copy of ctx that carries s, as
+// RequireSession would pass it to the next handler. It lets a test call a
+// protected handler directly, with no server and no token (see
+// authtest.NewRequest).
+func ContextWithSession(ctx context.Context, s Session) context.Context {
+	return context.WithValue(ctx, sessionKey{}, &s)
 }
 
 // accessTokenType is the value of the tokenType claim of access tokens, so
@@ -180,7 +185,7 @@ func (st *verifyState) lookupKey(t *jwt.Token) (any, error) {
 // its Session (it must not) cannot change how the token is checked.
 type verifiedToken struct {
 	token     string      // the whole access token
-	session   *Session    // shared by every request with this token: read-only
+	session   *Session    // shared by every request with this token; handlers get copies
 	handle    string      // the session, for Config.CheckSessionInStore
 	key       *signingKey // the key that verified the signature
 	issuedAt  time.Time
@@ -361,23 +366,26 @@ func equalConstantTime(x, y string) bool {
 }
 
 // VerifyRequest finds and verifies the session of a request, as
-// RequireSession does. It returns an error matching ErrUnauthorised when
+// RequireSession does. It returns an error matching ErrUnauthorized when
 // the request carries no session (or, with Config.CheckSessionInStore, a
 // revoked one) and ErrTryRefreshToken when its access token is expired or
-// invalid. The Session is shared and read-only; see Session.
-func (a *Auth) VerifyRequest(r *http.Request) (*Session, error) {
+// invalid.
+func (a *Auth) VerifyRequest(r *http.Request) (Session, error) {
 	s, _, err := a.verifyRequest(r)
-	return s, err
+	if err != nil {
+		return Session{}, err
+	}
+	return *s, nil
 }
 
 // errRevoked is a valid access token of a session that no longer exists.
-var errRevoked = fmt.Errorf("%w: session revoked", ErrUnauthorised)
+var errRevoked = fmt.Errorf("%w: session revoked", ErrUnauthorized)
 
 func (a *Auth) verifyRequest(r *http.Request) (*Session, mode, error) {
 	tok, m, found, bad := tokenFrom(r, cookieAccess)
 	switch {
 	case !found:
-		return nil, m, ErrUnauthorised
+		return nil, m, ErrUnauthorized
 	case bad:
 		return nil, m, fmt.Errorf("%w: unusable token", ErrTryRefreshToken)
 	case a.csrfFailed(r, m):
@@ -481,7 +489,7 @@ func (a *Auth) sessionMiddleware(next http.Handler, required bool) http.Handler 
 		switch {
 		case err == nil:
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, s)))
-		case !required && err == ErrUnauthorised:
+		case !required && err == ErrUnauthorized:
 			next.ServeHTTP(w, r)
 		case err == errAnswered:
 		default:

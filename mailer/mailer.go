@@ -33,11 +33,11 @@ type Mailer interface {
 	Send(ctx context.Context, m Message) error
 }
 
-// MailerFunc adapts a function to the Mailer interface.
-type MailerFunc func(ctx context.Context, m Message) error
+// Func adapts a function to the Mailer interface.
+type Func func(ctx context.Context, m Message) error
 
 // Send calls f.
-func (f MailerFunc) Send(ctx context.Context, m Message) error { return f(ctx, m) }
+func (f Func) Send(ctx context.Context, m Message) error { return f(ctx, m) }
 
 // ErrInvalidMessage reports a message that cannot be sent as it is.
 var ErrInvalidMessage = errors.New("mailer: invalid message")

@@ -345,16 +345,16 @@ func TestLogWriteError(t *testing.T) {
 
 func TestMailerFunc(t *testing.T) {
 	var got mailer.Message
-	var f mailer.Mailer = mailer.MailerFunc(func(_ context.Context, m mailer.Message) error {
+	var f mailer.Mailer = mailer.Func(func(_ context.Context, m mailer.Message) error {
 		got = m
 		return errors.New("sent")
 	})
 	m := testMessage()
 	if err := f.Send(t.Context(), m); err == nil || err.Error() != "sent" {
-		t.Errorf("MailerFunc.Send must return the function's error; got %v", err)
+		t.Errorf("Func.Send must return the function's error; got %v", err)
 	}
 	if got != m {
-		t.Errorf("MailerFunc.Send passed %+v, want %+v", got, m)
+		t.Errorf("Func.Send passed %+v, want %+v", got, m)
 	}
 }
 
