@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
-	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -36,39 +35,6 @@ const (
 // \s is Unicode-aware and Go's is not, so the whitespace class is spelled
 // out.
 var emailPattern = regexp.MustCompile(`^(([^<>()\[\]\\.,;:\s\x0B\p{Z}\x{FEFF}@"]+(\.[^<>()\[\]\\.,;:\s\x0B\p{Z}\x{FEFF}@"]+)*)|("[^\n\r\x{2028}\x{2029}]+"))@((\[[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\])|(([a-zA-Z\-0-9]+\.)+[a-zA-Z]{2,}))$`)
-
-// A PasswordPolicy checks a new password at sign-up (and password reset).
-// It returns nil to accept it, or an error whose message is shown to the
-// user as the field error. Sign-in never applies the policy.
-type PasswordPolicy func(password string) error
-
-// DefaultPasswordPolicy requires 8 to 99 characters (counted in UTF-16
-// units, as browsers count them) with at least one ASCII letter and one
-// digit.
-func DefaultPasswordPolicy(password string) error {
-	n := utf16Len(password)
-	switch {
-	case n < 8:
-		return errors.New(msgPasswordShort)
-	case n >= 100:
-		return errors.New(msgPasswordLong)
-	case !strings.ContainsFunc(password, isASCIILetter):
-		return errors.New(msgPasswordNoLetter)
-	case !strings.ContainsAny(password, "0123456789"):
-		return errors.New(msgPasswordNoDigit)
-	}
-	return nil
-}
-
-func isASCIILetter(r rune) bool { return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' }
-
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		n += utf16.RuneLen(r)
-	}
-	return n
-}
 
 // fieldError is one entry of a FIELD_ERROR answer.
 type fieldError struct {
@@ -229,19 +195,4 @@ func (a *Auth) decodeCredentials(w http.ResponseWriter, r *http.Request, newPass
 		errs = append(errs, fieldError{"email", msg})
 	}
 	return c, errs, nil
-}
-
-// checkNewPassword returns the field error for a password being set, or "".
-// The hard length cap holds whatever the policy allows: it bounds hashing.
-func (a *Auth) checkNewPassword(pw string) string {
-	switch {
-	case pw == "":
-		return msgFieldNotOptional
-	case len(pw) > maxPasswordLen:
-		return msgPasswordLong
-	}
-	if err := a.cfg.PasswordPolicy(pw); err != nil {
-		return err.Error()
-	}
-	return ""
 }

@@ -3,70 +3,14 @@ package auth
 import (
 	"context"
 	"crypto/sha256"
-	"embed"
 	"encoding/json"
 	"errors"
-	htmltemplate "html/template"
 	"log/slog"
 	"net/http"
-	"net/mail"
-	"strconv"
 	"strings"
-	texttemplate "text/template"
-	"time"
 
-	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/store"
 )
-
-// EmailTemplate renders an email. Each template is executed with the data
-// of the email it renders (ResetEmailData for the reset email).
-type EmailTemplate struct {
-	Subject *texttemplate.Template
-	Text    *texttemplate.Template // the plain-text body
-	HTML    *htmltemplate.Template // the HTML body; nil for text only
-}
-
-// ResetEmailData is what the reset email templates can show.
-type ResetEmailData struct {
-	Email    string // the recipient, whose password the link resets
-	Link     string // the reset page, with the token in its query
-	ValidFor string // how long the link works, in words: "1 hour"
-}
-
-//go:embed templates/reset_password.txt templates/reset_password.html
-var templateFS embed.FS
-
-// DefaultResetEmail is the reset email used when Config.ResetEmail is nil.
-var DefaultResetEmail = EmailTemplate{
-	Subject: texttemplate.Must(texttemplate.New("subject").Parse("Reset your password")),
-	Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/reset_password.txt")),
-	HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/reset_password.html")),
-}
-
-// render executes the templates of t with data.
-func (t *EmailTemplate) render(from, to string, data any) (mailer.Message, error) {
-	var subject, text, html strings.Builder
-	if err := t.Subject.Execute(&subject, data); err != nil {
-		return mailer.Message{}, err
-	}
-	if err := t.Text.Execute(&text, data); err != nil {
-		return mailer.Message{}, err
-	}
-	if t.HTML != nil {
-		if err := t.HTML.Execute(&html, data); err != nil {
-			return mailer.Message{}, err
-		}
-	}
-	m := mailer.Message{
-		To:      mailAddress(to),
-		Subject: strings.TrimSpace(subject.String()),
-		Text:    text.String(),
-		HTML:    html.String(),
-	}
-	m.From = mailAddress(from)
-	return m, nil
-}
 
 // handleResetRequest answers a request for a reset email. The answer is the
 // same, and as fast, whoever the email belongs to: the lookup, the token and
@@ -220,30 +164,4 @@ func writeInvalidResetToken(w http.ResponseWriter) {
 	writeJSON(w, http.StatusOK, struct {
 		Status string `json:"status"`
 	}{"RESET_PASSWORD_INVALID_TOKEN_ERROR"})
-}
-
-// inWords says a duration the way an email would: "1 hour", "30 minutes".
-func inWords(d time.Duration) string {
-	n, unit := int64(d/time.Second), "second"
-	switch {
-	case d >= 24*time.Hour && d%(24*time.Hour) == 0:
-		n, unit = int64(d/(24*time.Hour)), "day"
-	case d >= time.Hour && d%time.Hour == 0:
-		n, unit = int64(d/time.Hour), "hour"
-	case d >= time.Minute:
-		n, unit = int64(d/time.Minute), "minute"
-	}
-	if n != 1 {
-		unit += "s"
-	}
-	return strconv.FormatInt(n, 10) + " " + unit
-}
-
-// mailAddress parses "Name <addr>" or a bare address; New has validated
-// the configured ones and emails are validated at sign-up.
-func mailAddress(s string) mail.Address {
-	if a, err := mail.ParseAddress(s); err == nil {
-		return *a
-	}
-	return mail.Address{Address: s}
 }

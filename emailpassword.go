@@ -1,17 +1,13 @@
 package auth
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/latchkit/auth/internal/password"
 	"github.com/latchkit/auth/store"
 )
 
@@ -148,52 +144,6 @@ func (a *Auth) credentials(w http.ResponseWriter, r *http.Request, newPassword b
 	return c, true
 }
 
-// upgradeHash replaces a hash made with old parameters. Failure only means
-// the upgrade waits for the next sign-in.
-func (a *Auth) upgradeHash(ctx context.Context, u store.User, pw string) {
-	var hash string
-	if err := a.withHashSlot(ctx, func() { hash = a.passwords.hash(pw) }); err != nil {
-		return
-	}
-	if err := a.store.UpdatePasswordHash(ctx, u.ID, u.PasswordHash, hash); err != nil && !errors.Is(err, store.ErrConflict) {
-		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: upgrading a password hash",
-			slog.String("user_id", u.ID), slog.String("error", err.Error()))
-	}
-}
-
-// withHashSlot runs f, a password hash, once one of the
-// Config.MaxConcurrentHashes slots is free. Waiting longer than
-// Config.HashQueueTimeout fails with errOverloaded, answered 503.
-func (a *Auth) withHashSlot(ctx context.Context, f func()) error {
-	select {
-	case a.hashSlots <- struct{}{}:
-		a.observeHashWait(0)
-	default:
-		// Real time, not Config.Now: this is a wait in this process.
-		start := time.Now()
-		t := time.NewTimer(a.cfg.HashQueueTimeout)
-		defer t.Stop()
-		select {
-		case a.hashSlots <- struct{}{}:
-			a.observeHashWait(time.Since(start))
-		case <-t.C:
-			a.observeHashWait(time.Since(start))
-			return errOverloaded
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	defer func() { <-a.hashSlots }()
-	f()
-	return nil
-}
-
-func (a *Auth) observeHashWait(d time.Duration) {
-	if a.cfg.Metrics != nil {
-		a.cfg.Metrics.ObserveHashWait(d)
-	}
-}
-
 // handleEmailExists tells whether an email has a password login.
 func (a *Auth) handleEmailExists(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
@@ -222,106 +172,4 @@ func writeFieldErrors(w http.ResponseWriter, errs []fieldError) {
 		Status     string       `json:"status"`
 		FormFields []fieldError `json:"formFields"`
 	}{"FIELD_ERROR", errs})
-}
-
-// loginMethod and wireUser are the user object of FDI 1.18 and 3.x and later.
-type loginMethod struct {
-	RecipeID     string   `json:"recipeId"`
-	RecipeUserID string   `json:"recipeUserId"`
-	TenantIDs    []string `json:"tenantIds"`
-	Email        string   `json:"email"`
-	TimeJoined   int64    `json:"timeJoined"`
-	Verified     bool     `json:"verified"`
-}
-
-type wireUser struct {
-	ID            string        `json:"id"`
-	IsPrimaryUser bool          `json:"isPrimaryUser"`
-	TenantIDs     []string      `json:"tenantIds"`
-	Emails        []string      `json:"emails"`
-	PhoneNumbers  []string      `json:"phoneNumbers"`
-	ThirdParty    []any         `json:"thirdParty"`
-	LoginMethods  []loginMethod `json:"loginMethods"`
-	TimeJoined    int64         `json:"timeJoined"`
-}
-
-// legacyUser is the user object of older clients.
-type legacyUser struct {
-	ID         string   `json:"id"`
-	Email      string   `json:"email"`
-	TimeJoined int64    `json:"timeJoined"`
-	TenantIDs  []string `json:"tenantIds"`
-}
-
-var publicTenant = []string{"public"}
-
-// writeUser answers a successful sign-up or sign-in.
-func writeUser(w http.ResponseWriter, r *http.Request, u store.User, tokens bodyTokens) {
-	joined := u.TimeJoined.UnixMilli()
-	var user any
-	if legacyFDI(r.Header.Get("fdi-version")) {
-		user = legacyUser{ID: u.ID, Email: u.Email, TimeJoined: joined, TenantIDs: publicTenant}
-	} else {
-		user = wireUser{
-			ID:           u.ID,
-			TenantIDs:    publicTenant,
-			Emails:       []string{u.Email},
-			PhoneNumbers: []string{},
-			ThirdParty:   []any{},
-			LoginMethods: []loginMethod{{
-				RecipeID: "emailpassword", RecipeUserID: u.ID, TenantIDs: publicTenant,
-				Email: u.Email, TimeJoined: joined,
-			}},
-			TimeJoined: joined,
-		}
-	}
-	writeJSON(w, http.StatusOK, struct {
-		Status string `json:"status"`
-		User   any    `json:"user"`
-		bodyTokens
-	}{"OK", user, tokens})
-}
-
-// legacyFDI reports whether the highest version in an fdi-version header is
-// below 1.18 or is a 2.x, whose clients expect the legacy user object. No
-// header means the latest.
-func legacyFDI(header string) bool {
-	if header == "" || len(header) > 256 {
-		return false
-	}
-	bestMajor, bestMinor := -1, -1
-	for _, v := range strings.Split(header, ",") {
-		maj, min, ok := strings.Cut(strings.TrimSpace(v), ".")
-		if !ok {
-			continue
-		}
-		ma, err1 := strconv.Atoi(maj)
-		mi, err2 := strconv.Atoi(min)
-		if err1 != nil || err2 != nil || ma < 0 || mi < 0 {
-			continue
-		}
-		if ma > bestMajor || ma == bestMajor && mi > bestMinor {
-			bestMajor, bestMinor = ma, mi
-		}
-	}
-	if bestMajor < 0 {
-		return false
-	}
-	return bestMajor == 2 || bestMajor == 1 && bestMinor < 18 || bestMajor == 0
-}
-
-// passwordHasher hashes and verifies passwords; an interface so that a
-// test inside the package can count the calls each path makes.
-type passwordHasher interface {
-	hash(pw string) string
-	verify(pw, phc string) (ok, rehash bool, err error)
-}
-
-// argon2id is the passwordHasher of every Auth.
-type argon2id struct{ params password.Params }
-
-func (h argon2id) hash(pw string) string { return password.Hash(pw, h.params) }
-
-func (h argon2id) verify(pw, phc string) (ok, rehash bool, err error) {
-	return password.Verify(pw, phc, h.params)
 }

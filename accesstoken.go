@@ -1,0 +1,222 @@
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/latchkit/auth/store"
+)
+
+// jwtLeeway absorbs clock differences between application instances.
+const jwtLeeway = 5 * time.Second
+
+// accessTokenType is the value of the tokenType claim of access tokens, so
+// that no other token signed with the same key can pass as one.
+const accessTokenType = "access"
+
+// accessClaims is the payload of an access token. The SuperTokens names
+// (sessionHandle, tId, rsub) keep the front-token familiar to its SDKs.
+type accessClaims struct {
+	Subject       string           `json:"sub"`
+	RecipeUserID  string           `json:"rsub"`
+	SessionHandle string           `json:"sessionHandle"`
+	TenantID      string           `json:"tId"`
+	TokenType     string           `json:"tokenType"`
+	Issuer        string           `json:"iss"`
+	IssuedAt      *jwt.NumericDate `json:"iat"`
+	ExpiresAt     *jwt.NumericDate `json:"exp"`
+	NotBefore     *jwt.NumericDate `json:"nbf,omitempty"` // never issued, but honoured (RFC 7519)
+	ID            string           `json:"jti"`
+}
+
+func (c *accessClaims) GetExpirationTime() (*jwt.NumericDate, error) { return c.ExpiresAt, nil }
+
+func (c *accessClaims) GetIssuedAt() (*jwt.NumericDate, error) { return c.IssuedAt, nil }
+
+func (c *accessClaims) GetNotBefore() (*jwt.NumericDate, error) { return c.NotBefore, nil }
+
+func (c *accessClaims) GetIssuer() (string, error) { return c.Issuer, nil }
+
+func (c *accessClaims) GetSubject() (string, error) { return c.Subject, nil }
+
+func (c *accessClaims) GetAudience() (jwt.ClaimStrings, error) { return nil, nil }
+
+var errNotAccessToken = errors.New("not an access token")
+
+// Validate runs after the standard checks of the parser.
+func (c *accessClaims) Validate() error {
+	if c.TokenType != accessTokenType || c.Subject == "" || c.SessionHandle == "" || c.IssuedAt == nil {
+		return errNotAccessToken
+	}
+	return nil
+}
+
+// issueAccess signs an access token for s with key and returns the pair's
+// access half and front-token; the caller fills in the refresh half.
+func (a *Auth) issueAccess(key *signingKey, s store.Session, now time.Time) (issued, error) {
+	jti := make([]byte, 16)
+	rand.Read(jti)
+	exp := now.Add(a.cfg.AccessTokenLifetime)
+	c := &accessClaims{
+		Subject:       s.UserID,
+		RecipeUserID:  s.UserID,
+		SessionHandle: s.Handle,
+		TenantID:      "public",
+		TokenType:     accessTokenType,
+		Issuer:        a.cfg.Issuer,
+		IssuedAt:      jwt.NewNumericDate(now),
+		ExpiresAt:     jwt.NewNumericDate(exp),
+		ID:            base64.RawURLEncoding.EncodeToString(jti),
+	}
+	t := jwt.NewWithClaims(key.method, c)
+	t.Header["kid"] = key.id
+	access, err := t.SignedString(key.sign)
+	if err != nil {
+		return issued{}, fmt.Errorf("auth: signing an access token: %w", err)
+	}
+	payload, err := json.Marshal(c)
+	if err != nil {
+		return issued{}, err
+	}
+	return issued{
+		access:        access,
+		accessExpiry:  c.ExpiresAt.Time,
+		refreshExpiry: s.ExpiresAt,
+		frontToken:    frontToken(s.UserID, c.ExpiresAt.Time, payload),
+	}, nil
+}
+
+// verifyState is the per-call state of a full verification, pooled so
+// that the claims are not allocated per request and the keyfunc is bound
+// once (to the state) rather than built as a closure per call. The context
+// is held only for the duration of one parse: the keyring may read the
+// store for an unknown key id.
+type verifyState struct {
+	a       *Auth
+	ctx     context.Context
+	key     *signingKey // the key lookupKey returned, so the one that verified
+	claims  accessClaims
+	keyFunc jwt.Keyfunc // st.lookupKey, bound once
+}
+
+var verifyStates = sync.Pool{New: func() any {
+	st := new(verifyState)
+	st.keyFunc = st.lookupKey
+	return st
+}}
+
+// lookupKey is the jwt.Keyfunc: the key named by kid, of the token's
+// algorithm, within its verification period.
+func (st *verifyState) lookupKey(t *jwt.Token) (any, error) {
+	kid, _ := t.Header["kid"].(string)
+	key, ok := st.a.keys.verifier(st.ctx, kid)
+	if !ok || key.method.Alg() != t.Method.Alg() || !st.a.cfg.Now().Before(key.verifyUntil) {
+		return nil, errors.New("unknown signing key")
+	}
+	st.key = key
+	return key.verify, nil
+}
+
+// verifiedToken is an access token that passed full verification: what
+// the token cache keeps, and what verifyAccess returns. It is immutable
+// once made. The fields that decide whether it is still good are kept
+// apart from the Session handed to handlers, so a handler that writes to
+// its Session (it must not) cannot change how the token is checked.
+type verifiedToken struct {
+	token     string      // the whole access token
+	session   *Session    // shared by every request with this token; handlers get copies
+	handle    string      // the session, for Config.CheckSessionInStore
+	key       *signingKey // the key that verified the signature
+	issuedAt  time.Time
+	expiresAt time.Time
+	notBefore time.Time // zero when the token has no nbf
+}
+
+// stillValid reports whether the token passes, at now, every check of a
+// full verification that depends on anything but the token's bytes and
+// the Auth's fixed configuration:
+//
+//   - the time checks of golang-jwt's validator, with the same leeway and
+//     the same clock (Config.Now): exp, iat not in the future, nbf;
+//   - the key: still in the keyring's current snapshot (the very same
+//     *signingKey, so any reload of the keys sends the token through a
+//     full verification again) and within its verifyUntil.
+//
+// Everything else a full verification checks is a property of the token
+// string and of the parser, which New builds once: the signature, the
+// algorithm allow-list and its match with the key, the header and claim
+// decoding, the issuer, the token type and the required claims. A cache
+// keyed by a hash of the whole token string cannot see a different token.
+// What the request brings (the CSRF rule) and what the store knows (the
+// session's revocation, with CheckSessionInStore) are checked by
+// verifyRequest on every request, cached token or not. A key removed from
+// the store is noticed by the uncached path only when the keyring reloads;
+// the snapshot check makes a cached token stop at that same reload.
+func (vt *verifiedToken) stillValid(k *keyring, now time.Time) bool {
+	return now.Before(vt.expiresAt.Add(jwtLeeway)) &&
+		!now.Before(vt.issuedAt.Add(-jwtLeeway)) &&
+		(vt.notBefore.IsZero() || !now.Before(vt.notBefore.Add(-jwtLeeway))) &&
+		now.Before(vt.key.verifyUntil) && k.loaded(vt.key)
+}
+
+// verifyAccess checks an access token and returns it verified. A token
+// verified before is taken from the token cache if it is still valid
+// (see stillValid); any other goes through golang-jwt in full, and into
+// the cache if it passes.
+func (a *Auth) verifyAccess(ctx context.Context, tok string) (*verifiedToken, error) {
+	h := a.verified.hash(tok)
+	cached := a.verified.get(h, tok)
+	if cached != nil && cached.stillValid(a.keys, a.cfg.Now()) {
+		return cached, nil
+	}
+	vt, err := a.parseAccess(ctx, tok)
+	if err != nil {
+		if cached != nil {
+			a.verified.remove(h)
+		}
+		return nil, fmt.Errorf("%w: %v", ErrTryRefreshToken, err)
+	}
+	vt.token = strings.Clone(tok) // not a slice of a larger header
+	a.verified.put(h, vt, a.cfg.Now())
+	return vt, nil
+}
+
+// parseAccess is the full verification of an access token by golang-jwt,
+// with the options New gives the parser.
+func (a *Auth) parseAccess(ctx context.Context, tok string) (*verifiedToken, error) {
+	st := verifyStates.Get().(*verifyState)
+	defer verifyStates.Put(st)
+	// The claims must start empty: JSON leaves absent fields untouched.
+	st.a, st.ctx, st.key, st.claims = a, ctx, nil, accessClaims{}
+	defer func() { st.a, st.ctx, st.key, st.claims = nil, nil, nil, accessClaims{} }()
+	if _, err := a.parser.ParseWithClaims(tok, &st.claims, st.keyFunc); err != nil {
+		return nil, err
+	}
+	c := &st.claims
+	vt := &verifiedToken{
+		session: &Session{
+			UserID:    c.Subject,
+			Handle:    c.SessionHandle,
+			TenantID:  c.TenantID,
+			TokenID:   c.ID,
+			IssuedAt:  c.IssuedAt.Time,
+			ExpiresAt: c.ExpiresAt.Time,
+		},
+		handle:    c.SessionHandle,
+		key:       st.key,
+		issuedAt:  c.IssuedAt.Time,
+		expiresAt: c.ExpiresAt.Time,
+	}
+	if c.NotBefore != nil {
+		vt.notBefore = c.NotBefore.Time
+	}
+	return vt, nil
+}

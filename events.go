@@ -1,0 +1,83 @@
+package auth
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// Event reports an authentication outcome to Config.OnEvent. A sign-up
+// reports EventSignUp and then EventSignIn for the session it starts.
+type Event struct {
+	Kind          EventKind
+	Time          time.Time
+	UserID        string // empty when no user is known, as for a failed sign-in
+	SessionHandle string // empty when no session is involved
+	RemoteAddr    string // the client's address as the server saw it; empty for Go API calls
+}
+
+// EventKind names what happened.
+type EventKind string
+
+// The kinds of Event.
+const (
+	EventSignUp          EventKind = "sign_up"
+	EventSignIn          EventKind = "sign_in"
+	EventSignInFailed    EventKind = "sign_in_failed"
+	EventSignInThrottled EventKind = "sign_in_throttled" // refused by RateLimits before checking the password
+	EventRefresh         EventKind = "refresh"
+	EventSignOut         EventKind = "sign_out"
+	EventSessionRevoked  EventKind = "session_revoked"
+	EventTokenTheft      EventKind = "token_theft"
+	EventResetEmailSent  EventKind = "reset_email_sent"
+	EventPasswordReset   EventKind = "password_reset"
+	EventMailFailed      EventKind = "mail_failed" // a reset email was not sent: see the log for why
+)
+
+// emit logs an event and passes it to the hook.
+func (a *Auth) emit(ctx context.Context, r *http.Request, e Event) {
+	e.Time = a.cfg.Now()
+	if r != nil {
+		e.RemoteAddr = r.RemoteAddr
+	}
+	// Refreshes are routine and the most frequent event by far (one per
+	// session per access-token lifetime); logging each at Info would
+	// drown the events worth reading.
+	level := slog.LevelInfo
+	switch e.Kind {
+	case EventRefresh:
+		level = slog.LevelDebug
+	case EventTokenTheft:
+		level = slog.LevelWarn
+	}
+	a.cfg.Logger.LogAttrs(ctx, level, "auth event",
+		slog.String("kind", string(e.Kind)),
+		slog.String("user_id", e.UserID),
+		slog.String("session", e.SessionHandle),
+		slog.String("remote_addr", e.RemoteAddr))
+	switch e.Kind {
+	case EventSignOut, EventSessionRevoked, EventTokenTheft:
+		a.liveSessions.evict(e.SessionHandle)
+	}
+	if a.cfg.Metrics != nil {
+		a.cfg.Metrics.CountEvent(e.Kind)
+	}
+	if a.cfg.OnEvent != nil {
+		a.cfg.OnEvent(ctx, e)
+	}
+}
+
+// Metrics receives the library's counts and timings. Implementations must
+// be safe for concurrent use and quick: they run on the request path.
+// examples/metrics exports them in the Prometheus text format.
+type Metrics interface {
+	// CountEvent counts one outcome: sign-ins by result (EventSignIn,
+	// EventSignInFailed, EventSignInThrottled), refreshes, token thefts,
+	// mail failures and every other EventKind.
+	CountEvent(kind EventKind)
+	// ObserveHashWait records how long a password hash waited for a free
+	// slot: zero when one was free, up to HashQueueTimeout when the
+	// request was turned away.
+	ObserveHashWait(d time.Duration)
+}

@@ -1,0 +1,123 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"time"
+	"unicode/utf16"
+
+	"github.com/latchkit/auth/internal/password"
+	"github.com/latchkit/auth/store"
+)
+
+// upgradeHash replaces a hash made with old parameters. Failure only means
+// the upgrade waits for the next sign-in.
+func (a *Auth) upgradeHash(ctx context.Context, u store.User, pw string) {
+	var hash string
+	if err := a.withHashSlot(ctx, func() { hash = a.passwords.hash(pw) }); err != nil {
+		return
+	}
+	if err := a.store.UpdatePasswordHash(ctx, u.ID, u.PasswordHash, hash); err != nil && !errors.Is(err, store.ErrConflict) {
+		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: upgrading a password hash",
+			slog.String("user_id", u.ID), slog.String("error", err.Error()))
+	}
+}
+
+// withHashSlot runs f, a password hash, once one of the
+// Config.MaxConcurrentHashes slots is free. Waiting longer than
+// Config.HashQueueTimeout fails with errOverloaded, answered 503.
+func (a *Auth) withHashSlot(ctx context.Context, f func()) error {
+	select {
+	case a.hashSlots <- struct{}{}:
+		a.observeHashWait(0)
+	default:
+		// Real time, not Config.Now: this is a wait in this process.
+		start := time.Now()
+		t := time.NewTimer(a.cfg.HashQueueTimeout)
+		defer t.Stop()
+		select {
+		case a.hashSlots <- struct{}{}:
+			a.observeHashWait(time.Since(start))
+		case <-t.C:
+			a.observeHashWait(time.Since(start))
+			return errOverloaded
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	defer func() { <-a.hashSlots }()
+	f()
+	return nil
+}
+
+func (a *Auth) observeHashWait(d time.Duration) {
+	if a.cfg.Metrics != nil {
+		a.cfg.Metrics.ObserveHashWait(d)
+	}
+}
+
+// passwordHasher hashes and verifies passwords; an interface so that a
+// test inside the package can count the calls each path makes.
+type passwordHasher interface {
+	hash(pw string) string
+	verify(pw, phc string) (ok, rehash bool, err error)
+}
+
+// argon2id is the passwordHasher of every Auth.
+type argon2id struct{ params password.Params }
+
+func (h argon2id) hash(pw string) string { return password.Hash(pw, h.params) }
+
+func (h argon2id) verify(pw, phc string) (ok, rehash bool, err error) {
+	return password.Verify(pw, phc, h.params)
+}
+
+// A PasswordPolicy checks a new password at sign-up (and password reset).
+// It returns nil to accept it, or an error whose message is shown to the
+// user as the field error. Sign-in never applies the policy.
+type PasswordPolicy func(password string) error
+
+// DefaultPasswordPolicy requires 8 to 99 characters (counted in UTF-16
+// units, as browsers count them) with at least one ASCII letter and one
+// digit.
+func DefaultPasswordPolicy(password string) error {
+	n := utf16Len(password)
+	switch {
+	case n < 8:
+		return errors.New(msgPasswordShort)
+	case n >= 100:
+		return errors.New(msgPasswordLong)
+	case !strings.ContainsFunc(password, isASCIILetter):
+		return errors.New(msgPasswordNoLetter)
+	case !strings.ContainsAny(password, "0123456789"):
+		return errors.New(msgPasswordNoDigit)
+	}
+	return nil
+}
+
+func isASCIILetter(r rune) bool { return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' }
+
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
+
+// checkNewPassword returns the field error for a password being set, or "".
+// The hard length cap holds whatever the policy allows: it bounds hashing.
+func (a *Auth) checkNewPassword(pw string) string {
+	switch {
+	case pw == "":
+		return msgFieldNotOptional
+	case len(pw) > maxPasswordLen:
+		return msgPasswordLong
+	}
+	if err := a.cfg.PasswordPolicy(pw); err != nil {
+		return err.Error()
+	}
+	return ""
+}

@@ -1,0 +1,152 @@
+package auth
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/latchkit/auth/store"
+)
+
+// User is an account, as the Go API reports it.
+type User struct {
+	ID         string
+	Email      string
+	TimeJoined time.Time
+}
+
+func publicUser(u store.User) User {
+	return User{ID: u.ID, Email: u.Email, TimeJoined: u.TimeJoined}
+}
+
+// UserByID returns a user, or an error matching store.ErrNotFound.
+func (a *Auth) UserByID(ctx context.Context, id string) (User, error) {
+	u, err := a.store.UserByID(ctx, id)
+	return publicUser(u), err
+}
+
+// UserByEmail returns the user with an email (compared after trimming and
+// lower-casing), or an error matching store.ErrNotFound.
+func (a *Auth) UserByEmail(ctx context.Context, email string) (User, error) {
+	u, err := a.store.UserByEmail(ctx, normaliseEmail(email))
+	return publicUser(u), err
+}
+
+// Sessions returns the live sessions of a user, newest first.
+func (a *Auth) Sessions(ctx context.Context, userID string) ([]store.Session, error) {
+	return a.store.UserSessions(ctx, userID, a.cfg.Now())
+}
+
+// RevokeSession ends a session: its refresh token stops working at once,
+// its access tokens when they expire (or at once with
+// Config.CheckSessionInStore). It returns an error matching
+// store.ErrNotFound if there is no such session.
+func (a *Auth) RevokeSession(ctx context.Context, handle string) error {
+	s, err := a.store.Session(ctx, handle, a.cfg.Now())
+	if err != nil {
+		return err
+	}
+	if err := a.store.RevokeSession(ctx, handle); err != nil {
+		return err
+	}
+	a.emit(ctx, nil, Event{Kind: EventSessionRevoked, UserID: s.UserID, SessionHandle: handle})
+	return nil
+}
+
+// RevokeAllSessions ends every session of a user and returns how many it
+// ended.
+func (a *Auth) RevokeAllSessions(ctx context.Context, userID string) (int, error) {
+	handles, err := a.store.RevokeUserSessions(ctx, userID)
+	for _, h := range handles {
+		a.emit(ctx, nil, Event{Kind: EventSessionRevoked, UserID: userID, SessionHandle: h})
+	}
+	return len(handles), err
+}
+
+// loginMethod and wireUser are the user object of FDI 1.18 and 3.x and later.
+type loginMethod struct {
+	RecipeID     string   `json:"recipeId"`
+	RecipeUserID string   `json:"recipeUserId"`
+	TenantIDs    []string `json:"tenantIds"`
+	Email        string   `json:"email"`
+	TimeJoined   int64    `json:"timeJoined"`
+	Verified     bool     `json:"verified"`
+}
+
+type wireUser struct {
+	ID            string        `json:"id"`
+	IsPrimaryUser bool          `json:"isPrimaryUser"`
+	TenantIDs     []string      `json:"tenantIds"`
+	Emails        []string      `json:"emails"`
+	PhoneNumbers  []string      `json:"phoneNumbers"`
+	ThirdParty    []any         `json:"thirdParty"`
+	LoginMethods  []loginMethod `json:"loginMethods"`
+	TimeJoined    int64         `json:"timeJoined"`
+}
+
+// legacyUser is the user object of older clients.
+type legacyUser struct {
+	ID         string   `json:"id"`
+	Email      string   `json:"email"`
+	TimeJoined int64    `json:"timeJoined"`
+	TenantIDs  []string `json:"tenantIds"`
+}
+
+var publicTenant = []string{"public"}
+
+// writeUser answers a successful sign-up or sign-in.
+func writeUser(w http.ResponseWriter, r *http.Request, u store.User, tokens bodyTokens) {
+	joined := u.TimeJoined.UnixMilli()
+	var user any
+	if legacyFDI(r.Header.Get("fdi-version")) {
+		user = legacyUser{ID: u.ID, Email: u.Email, TimeJoined: joined, TenantIDs: publicTenant}
+	} else {
+		user = wireUser{
+			ID:           u.ID,
+			TenantIDs:    publicTenant,
+			Emails:       []string{u.Email},
+			PhoneNumbers: []string{},
+			ThirdParty:   []any{},
+			LoginMethods: []loginMethod{{
+				RecipeID: "emailpassword", RecipeUserID: u.ID, TenantIDs: publicTenant,
+				Email: u.Email, TimeJoined: joined,
+			}},
+			TimeJoined: joined,
+		}
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Status string `json:"status"`
+		User   any    `json:"user"`
+		bodyTokens
+	}{"OK", user, tokens})
+}
+
+// legacyFDI reports whether the highest version in an fdi-version header is
+// below 1.18 or is a 2.x, whose clients expect the legacy user object. No
+// header means the latest.
+func legacyFDI(header string) bool {
+	if header == "" || len(header) > 256 {
+		return false
+	}
+	bestMajor, bestMinor := -1, -1
+	for _, v := range strings.Split(header, ",") {
+		maj, min, ok := strings.Cut(strings.TrimSpace(v), ".")
+		if !ok {
+			continue
+		}
+		ma, err1 := strconv.Atoi(maj)
+		mi, err2 := strconv.Atoi(min)
+		if err1 != nil || err2 != nil || ma < 0 || mi < 0 {
+			continue
+		}
+		if ma > bestMajor || ma == bestMajor && mi > bestMinor {
+			bestMajor, bestMinor = ma, mi
+		}
+	}
+	if bestMajor < 0 {
+		return false
+	}
+	return bestMajor == 2 || bestMajor == 1 && bestMinor < 18 || bestMajor == 0
+}
