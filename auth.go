@@ -2,19 +2,13 @@ package auth
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/mail"
-	"net/netip"
-	"net/url"
-	"runtime"
 	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-	"github.com/latchkit/auth/internal/password"
 	"github.com/latchkit/auth/store"
 )
 
@@ -31,125 +25,28 @@ type Auth struct {
 	refreshPath string
 	outbox      *outbox
 	xorigin     *http.CrossOriginProtection
+	routes      map[string]route // built once by New
 
 	liveSessions sessionCache // for Config.SessionCheckCache
-	verified     tokenCache   // access tokens verified before, in session.go
+	verified     tokenCache   // access tokens verified before
 }
 
 // New validates cfg, fills in its defaults and returns an Auth.
 func New(cfg Config) (*Auth, error) {
-	if cfg.Store == nil {
-		return nil, errors.New("auth: Config.Store is required")
-	}
-	cfg.BasePath = strings.TrimRight(cfg.BasePath, "/")
-	if cfg.BasePath == "" {
-		cfg.BasePath = DefaultBasePath
-	}
-	if !strings.HasPrefix(cfg.BasePath, "/") {
-		return nil, fmt.Errorf("auth: Config.BasePath %q must start with /", cfg.BasePath)
-	}
-	setDefault(&cfg.Issuer, DefaultIssuer)
-	setDefault(&cfg.AccessTokenLifetime, DefaultAccessTokenLifetime)
-	setDefault(&cfg.RefreshTokenLifetime, DefaultRefreshTokenLifetime)
-	setDefault(&cfg.ResetTokenLifetime, DefaultResetTokenLifetime)
-	setDefault(&cfg.SigningKeyLifetime, DefaultSigningKeyLifetime)
-	setDefault(&cfg.SigningAlgorithm, HS256)
-	setDefault(&cfg.HashQueueTimeout, DefaultHashQueueTimeout)
-	setDefault(&cfg.MaxBodyBytes, DefaultMaxBodyBytes)
-	setDefault(&cfg.MaxConcurrentHashes, runtime.GOMAXPROCS(0))
-	if cfg.AccessTokenLifetime < 0 || cfg.RefreshTokenLifetime < 0 || cfg.ResetTokenLifetime < 0 ||
-		cfg.SigningKeyLifetime < 0 || cfg.SessionCheckCache < 0 || cfg.HashQueueTimeout < 0 || cfg.MaxBodyBytes < 0 || cfg.MaxConcurrentHashes < 0 {
-		return nil, errors.New("auth: Config durations and limits must not be negative")
-	}
-	if cfg.AccessTokenLifetime >= cfg.RefreshTokenLifetime {
-		return nil, errors.New("auth: Config.AccessTokenLifetime must be shorter than RefreshTokenLifetime")
-	}
-	if cfg.RefreshReuseWindow < 0 || cfg.RefreshReuseWindow > MaxRefreshReuseWindow {
-		return nil, fmt.Errorf("auth: Config.RefreshReuseWindow must be between 0 and %v", MaxRefreshReuseWindow)
-	}
-	if cfg.SigningAlgorithm != HS256 && cfg.SigningAlgorithm != EdDSA {
-		return nil, fmt.Errorf("auth: Config.SigningAlgorithm %q is not supported (HS256 or EdDSA)", cfg.SigningAlgorithm)
-	}
-	if cfg.PasswordPolicy == nil {
-		cfg.PasswordPolicy = DefaultPasswordPolicy
-	}
-	hp := password.Params{Memory: cfg.PasswordHashing.Memory, Time: cfg.PasswordHashing.Iterations, Threads: cfg.PasswordHashing.Parallelism}
-	if hp == (password.Params{}) {
-		hp = password.Default
-	}
-	if hp.Memory == 0 || hp.Time == 0 || hp.Threads == 0 {
-		return nil, errors.New("auth: Config.PasswordHashing needs Memory, Iterations and Parallelism")
-	}
-	// OWASP lists equivalent argon2id settings from 46 MiB x 1 down to
-	// 7 MiB x 5; all do at least this much work.
-	if !cfg.InsecureWeakPasswordHashing && (hp.Memory < 7*1024 || uint64(hp.Memory)*uint64(hp.Time) < 35*1024) {
-		return nil, errors.New("auth: Config.PasswordHashing is below the OWASP minimum (19 MiB, 2 iterations)")
-	}
-	switch cfg.Cookie.SameSite {
-	case 0, http.SameSiteDefaultMode:
-		cfg.Cookie.SameSite = http.SameSiteLaxMode
-	case http.SameSiteNoneMode:
-		if cfg.Cookie.InsecureAllowHTTP {
-			return nil, errors.New("auth: SameSite=None cookies must be Secure; unset Cookie.InsecureAllowHTTP")
-		}
-	}
-	if cfg.Mailer != nil {
-		app, err := url.Parse(cfg.AppURL)
-		if err != nil || (app.Scheme != "http" && app.Scheme != "https") || app.Host == "" {
-			return nil, fmt.Errorf("auth: Config.AppURL %q must be an http or https URL when a Mailer is set", cfg.AppURL)
-		}
-		setDefault(&cfg.ResetPasswordURL, strings.TrimRight(cfg.AppURL, "/")+"/auth/reset-password")
-		if u, err := url.Parse(cfg.ResetPasswordURL); err != nil || u.Host == "" {
-			return nil, fmt.Errorf("auth: Config.ResetPasswordURL %q is not an absolute URL", cfg.ResetPasswordURL)
-		}
-		setDefault(&cfg.EmailFrom, "no-reply@"+app.Hostname())
-		if _, err := mail.ParseAddress(cfg.EmailFrom); err != nil {
-			return nil, fmt.Errorf("auth: Config.EmailFrom %q: %v", cfg.EmailFrom, err)
-		}
-	}
-	if cfg.ResetEmail == nil {
-		cfg.ResetEmail = &DefaultResetEmail
-	} else if cfg.ResetEmail.Subject == nil || cfg.ResetEmail.Text == nil {
-		return nil, errors.New("auth: Config.ResetEmail needs a Subject and a Text template")
-	}
-	setDefault(&cfg.MailQueueSize, DefaultMailQueueSize)
-	setDefault(&cfg.MailTimeout, DefaultMailTimeout)
-	setDefault(&cfg.MailAttempts, DefaultMailAttempts)
-	if cfg.MailQueueSize < 0 || cfg.MailTimeout < 0 || cfg.MailAttempts < 0 {
-		return nil, errors.New("auth: Config mail limits must not be negative")
-	}
-	if cfg.Limiter == nil {
-		cfg.Limiter = NewMemoryLimiter(0)
-	}
-	cfg.RateLimits.setDefaults()
-	for _, r := range []Rate{cfg.RateLimits.SignInFailures, cfg.RateLimits.ClientSignInFailures,
-		cfg.RateLimits.ResetEmails, cfg.RateLimits.ClientResetRequests} {
-		if !r.valid() {
-			return nil, errors.New("auth: Config.RateLimits: every Rate needs a positive Burst and Every")
-		}
-	}
-	cfg.TrustedProxies = append([]netip.Prefix(nil), cfg.TrustedProxies...)
-	cfg.AllowedOrigins = append([]string(nil), cfg.AllowedOrigins...)
-	for i, o := range cfg.AllowedOrigins {
-		cfg.AllowedOrigins[i] = strings.TrimRight(o, "/")
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	xorigin, err := newCrossOrigin(cfg.AllowedOrigins)
 	if err != nil {
 		return nil, fmt.Errorf("auth: Config.AllowedOrigins: %w", err)
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-
 	a := &Auth{
 		cfg:         cfg,
 		store:       cfg.Store,
-		hashSlots:   make(chan struct{}, cfg.MaxConcurrentHashes),
+		hashSlots:   make(chan struct{}, cfg.Password.MaxConcurrentHashes),
 		refreshPath: cfg.BasePath + "/session/refresh",
-		outbox:      newOutbox(cfg.MailQueueSize, cfg.MailAttempts, cfg.MailTimeout, time.Second),
+		outbox:      newOutbox(cfg.Email.QueueSize, cfg.Email.Attempts, cfg.Email.Timeout, time.Second),
 		xorigin:     xorigin,
 	}
 	a.keys = &keyring{
@@ -168,12 +65,48 @@ func New(cfg Config) (*Auth, error) {
 		jwt.WithStrictDecoding(),
 		jwt.WithTimeFunc(cfg.Now),
 	)
-	a.passwords = argon2id{hp}
+	a.passwords = argon2id{cfg.Password.params()}
 	a.dummyHash = a.passwords.hash("not a password of anyone")
+	a.routes = a.routeTable()
 	return a, nil
 }
 
-// ServeHTTP serves the endpoints under the base path.
+// A route is an endpoint: the method it serves (GET also answers HEAD)
+// and its handler.
+type route struct {
+	method string
+	handle http.HandlerFunc
+}
+
+// routeTable maps the paths under the base path to the endpoints of the
+// features that are configured; the others are not served at all.
+func (a *Auth) routeTable() map[string]route {
+	post := func(h http.HandlerFunc) route { return route{http.MethodPost, h} }
+	get := func(h http.HandlerFunc) route { return route{http.MethodGet, h} }
+	routes := map[string]route{
+		"/signup":          post(a.handleSignUp),
+		"/signin":          post(a.handleSignIn),
+		"/session/refresh": post(a.handleRefresh),
+		"/signout":         post(a.handleSignOut),
+	}
+	if !a.cfg.DisableEmailExists {
+		// Two paths: FDI 1.16 and later, and older SDKs.
+		routes["/emailpassword/email/exists"] = get(a.handleEmailExists)
+		routes["/signup/email/exists"] = get(a.handleEmailExists)
+	}
+	if a.cfg.Email.Mailer != nil {
+		routes["/user/password/reset/token"] = post(a.handleResetRequest)
+		routes["/user/password/reset"] = post(a.handleResetPassword)
+	}
+	if a.cfg.SigningAlgorithm == EdDSA {
+		routes["/jwt/jwks.json"] = get(a.serveJWKS)
+	}
+	return routes
+}
+
+// ServeHTTP serves the endpoints under the base path. Unknown paths get
+// 404, other methods 405, and OPTIONS an empty 204 naming the method;
+// state-changing requests from browsers on foreign origins get 403.
 func (a *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer a.recoverPanic(w, r)
 	rest, ok := strings.CutPrefix(r.URL.Path, a.cfg.BasePath)
@@ -186,48 +119,20 @@ func (a *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if t, ok := strings.CutPrefix(rest, "/public/"); ok {
 		rest = "/" + t
 	}
-	var h http.HandlerFunc
-	method := http.MethodPost
-	switch rest {
-	case "/signup":
-		h = a.handleSignUp
-	case "/signin":
-		h = a.handleSignIn
-	case "/emailpassword/email/exists", "/signup/email/exists":
-		if a.cfg.DisableEmailExists {
-			break
-		}
-		h, method = a.handleEmailExists, http.MethodGet
-	case "/session/refresh":
-		h = a.handleRefresh
-	case "/signout":
-		h = a.handleSignOut
-	case "/user/password/reset/token":
-		if a.cfg.Mailer != nil {
-			h = a.handleResetRequest
-		}
-	case "/user/password/reset":
-		if a.cfg.Mailer != nil {
-			h = a.handleResetPassword
-		}
-	case "/jwt/jwks.json":
-		if a.cfg.SigningAlgorithm == EdDSA {
-			h, method = a.serveJWKS, http.MethodGet
-		}
-	}
+	rt, ok := a.routes[rest]
 	switch {
-	case h == nil:
+	case !ok:
 		writeMessage(w, http.StatusNotFound, "not found")
 	case r.Method == http.MethodOptions:
-		w.Header().Set("Allow", method+", OPTIONS")
+		w.Header().Set("Allow", rt.method+", OPTIONS")
 		w.WriteHeader(http.StatusNoContent)
-	case r.Method != method && !(method == http.MethodGet && r.Method == http.MethodHead):
-		w.Header().Set("Allow", method+", OPTIONS")
+	case r.Method != rt.method && !(rt.method == http.MethodGet && r.Method == http.MethodHead):
+		w.Header().Set("Allow", rt.method+", OPTIONS")
 		writeMessage(w, http.StatusMethodNotAllowed, "method not allowed")
 	case a.xorigin.Check(r) != nil:
 		writeMessage(w, http.StatusForbidden, "cross-origin request refused: add the page's origin to Config.AllowedOrigins")
 	default:
-		h(w, r)
+		rt.handle(w, r)
 	}
 }
 

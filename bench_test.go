@@ -42,9 +42,9 @@ func signedUp(b *testing.B, cfg auth.Config) (a *auth.Auth, access, refresh stri
 	if cfg.Store == nil {
 		cfg.Store = memstore.New()
 	}
-	if cfg.PasswordHashing == (auth.PasswordHashing{}) {
-		cfg.PasswordHashing = auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1}
-		cfg.InsecureWeakPasswordHashing = true
+	if cfg.Password.Hashing == (auth.PasswordHashing{}) {
+		cfg.Password.Hashing = auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1}
+		cfg.Password.InsecureWeakHashing = true
 	}
 	a, err := auth.New(cfg)
 	if err != nil {
@@ -163,7 +163,7 @@ func BenchmarkRefresh(b *testing.B) {
 // BenchmarkSignIn uses the default argon2id parameters: the hash is the
 // cost of a sign-in.
 func BenchmarkSignIn(b *testing.B) {
-	a, _, _ := signedUp(b, auth.Config{PasswordHashing: auth.PasswordHashing{Memory: 19 * 1024, Iterations: 2, Parallelism: 1}})
+	a, _, _ := signedUp(b, auth.Config{Password: auth.PasswordConfig{Hashing: auth.PasswordHashing{Memory: 19 * 1024, Iterations: 2, Parallelism: 1}}})
 	w := &discard{h: http.Header{}}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -180,7 +180,7 @@ func BenchmarkSignIn(b *testing.B) {
 // BenchmarkSignUp is a sign-up with the default argon2id parameters: the
 // hash, the user, the session and the answer.
 func BenchmarkSignUp(b *testing.B) {
-	a, _, _ := signedUp(b, auth.Config{PasswordHashing: auth.PasswordHashing{Memory: 19 * 1024, Iterations: 2, Parallelism: 1}})
+	a, _, _ := signedUp(b, auth.Config{Password: auth.PasswordConfig{Hashing: auth.PasswordHashing{Memory: 19 * 1024, Iterations: 2, Parallelism: 1}}})
 	w := &discard{h: http.Header{}}
 	b.ReportAllocs()
 	i := 0
@@ -225,7 +225,7 @@ func BenchmarkSignOut(b *testing.B) {
 // request path and is not timed.
 func BenchmarkResetRequest(b *testing.B) {
 	a, _, _ := signedUp(b, auth.Config{
-		Mailer: mailer.Func(func(context.Context, mailer.Message) error { return nil }),
+		Email:  auth.EmailConfig{Mailer: mailer.Func(func(context.Context, mailer.Message) error { return nil })},
 		AppURL: "https://app.example.com",
 		// The request path only: no allowance runs out.
 		RateLimits: auth.RateLimits{

@@ -2,11 +2,18 @@ package auth
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"net/mail"
 	"net/netip"
+	"net/url"
+	"runtime"
+	"strings"
 	"time"
 
+	"github.com/latchkit/auth/internal/password"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/store"
 )
@@ -30,7 +37,9 @@ const (
 )
 
 // Config configures an Auth. The zero value of every field except Store
-// means the documented default.
+// means the documented default. Each feature has its own group (Password,
+// Email, Cookie, RateLimits), whose zero value means the feature's
+// defaults, or the feature off.
 type Config struct {
 	// Store keeps users, sessions and signing keys. Required. Every
 	// instance of an application must use the same one.
@@ -39,6 +48,11 @@ type Config struct {
 	// BasePath is where the handler is mounted. Default "/auth"; mount the
 	// handler with mux.Handle(BasePath+"/", a).
 	BasePath string
+
+	// AppURL is the public URL of the application's frontend, such as
+	// "https://app.example.com". Required with Email.Mailer: the links in
+	// emails point there.
+	AppURL string
 
 	// Issuer is the "iss" claim of access tokens, which must match when
 	// they are verified. Default "latchkit/auth". Set it to the API's URL
@@ -54,10 +68,6 @@ type Config struct {
 	// RefreshTokenLifetime is how long a session lasts without a refresh;
 	// each refresh moves the end to now plus this. Default 100 days.
 	RefreshTokenLifetime time.Duration
-
-	// ResetTokenLifetime is how long a password reset token is valid.
-	// Default one hour.
-	ResetTokenLifetime time.Duration
 
 	// RefreshReuseWindow, if positive, lets a client present the refresh
 	// token it last exchanged again within this time of the exchange, to
@@ -90,41 +100,26 @@ type Config struct {
 	// Default 0: every request reads the store.
 	SessionCheckCache time.Duration
 
+	// Cookie configures the session cookies.
+	Cookie CookieConfig
+
+	// Password configures email and password sign-up and sign-in: the
+	// password policy and how passwords are hashed.
+	Password PasswordConfig
+
+	// Email configures outgoing mail. With a Mailer set, the password
+	// reset endpoints are served.
+	Email EmailConfig
+
 	// DisableEmailExists turns off the endpoint that tells whether an
 	// email has an account (the sign-up form uses it). It reveals which
 	// emails are registered; sign-up reveals as much, but one at a time
 	// and only with a password attempt.
 	DisableEmailExists bool
 
-	// PasswordPolicy checks new passwords. Default DefaultPasswordPolicy.
-	PasswordPolicy PasswordPolicy
-
-	// PasswordHashing sets the argon2id parameters of new password hashes.
-	// The zero value means the OWASP recommendation (19 MiB, 2 iterations,
-	// 1 thread); weaker parameters are refused unless
-	// InsecureWeakPasswordHashing is set. Hashes made with other
-	// parameters are upgraded at the next successful sign-in.
-	PasswordHashing PasswordHashing
-
-	// InsecureWeakPasswordHashing allows PasswordHashing below the OWASP
-	// minimum. Only for tests, where hashing would dominate run time.
-	InsecureWeakPasswordHashing bool
-
-	// MaxConcurrentHashes bounds how many password hashes run at once, and
-	// so the memory they take (19 MiB each by default). Default
-	// GOMAXPROCS.
-	MaxConcurrentHashes int
-
-	// HashQueueTimeout is how long a sign-in or sign-up waits for a hashing
-	// slot before it is answered 503 with Retry-After. Default 2 seconds.
-	HashQueueTimeout time.Duration
-
 	// MaxBodyBytes caps request bodies; larger ones are answered 413
 	// before any JSON is decoded. Default 16 KiB.
 	MaxBodyBytes int64
-
-	// Cookie configures the session cookies.
-	Cookie CookieConfig
 
 	// Limiter keeps the counts behind RateLimits. Default
 	// NewMemoryLimiter(0): each instance counts on its own, so with N
@@ -149,40 +144,6 @@ type Config struct {
 	// CSRF; (*Auth).CORS answers these origins' preflights.
 	AllowedOrigins []string
 
-	// Mailer sends password reset email. Without one the reset endpoints
-	// are not served.
-	Mailer mailer.Mailer
-
-	// AppURL is the public URL of the application's frontend, such as
-	// "https://app.example.com". Required with a Mailer: reset links
-	// point there.
-	AppURL string
-
-	// ResetPasswordURL is the page reset links open, with ?token=...&
-	// tenantId=public added. Default AppURL + "/auth/reset-password", the
-	// page of the SuperTokens UI.
-	ResetPasswordURL string
-
-	// EmailFrom is the sender of email, "Name <address>" or an address.
-	// Default "no-reply@" + the host of AppURL.
-	EmailFrom string
-
-	// ResetEmail renders the password reset email. Default
-	// DefaultResetEmail.
-	ResetEmail *EmailTemplate
-
-	// MailQueueSize bounds the reset emails waiting to be sent; requests
-	// past it are answered as usual but their email is dropped, logged and
-	// reported. Default 1000.
-	MailQueueSize int
-
-	// MailTimeout bounds one delivery attempt. Default 10 seconds.
-	MailTimeout time.Duration
-
-	// MailAttempts is how often a failed delivery is tried in all, with a
-	// pause of a second that doubles between attempts. Default 3.
-	MailAttempts int
-
 	// Now returns the current time. Default time.Now. Tests inject a clock
 	// to travel in time.
 	Now func() time.Time
@@ -205,11 +166,76 @@ type Config struct {
 	OnEvent func(context.Context, Event)
 }
 
+// PasswordConfig configures email and password logins. The zero value
+// means DefaultPasswordPolicy and the OWASP hashing parameters.
+type PasswordConfig struct {
+	// Policy checks new passwords. Default DefaultPasswordPolicy.
+	Policy PasswordPolicy
+
+	// Hashing sets the argon2id parameters of new password hashes. The
+	// zero value means the OWASP recommendation (19 MiB, 2 iterations, 1
+	// thread); weaker parameters are refused unless InsecureWeakHashing is
+	// set. Hashes made with other parameters are upgraded at the next
+	// successful sign-in.
+	Hashing PasswordHashing
+
+	// InsecureWeakHashing allows Hashing below the OWASP minimum. Only for
+	// tests, where hashing would dominate run time.
+	InsecureWeakHashing bool
+
+	// MaxConcurrentHashes bounds how many password hashes run at once, and
+	// so the memory they take (19 MiB each by default). Default
+	// GOMAXPROCS.
+	MaxConcurrentHashes int
+
+	// HashQueueTimeout is how long a sign-in or sign-up waits for a hashing
+	// slot before it is answered 503 with Retry-After. Default 2 seconds.
+	HashQueueTimeout time.Duration
+}
+
 // PasswordHashing holds argon2id parameters.
 type PasswordHashing struct {
 	Memory      uint32 // KiB
 	Iterations  uint32
 	Parallelism uint8
+}
+
+// EmailConfig configures outgoing mail and the password reset flow it
+// enables. The zero value means no mail: the reset endpoints are not
+// served.
+type EmailConfig struct {
+	// Mailer sends email. Without one the reset endpoints are not served.
+	// Config.AppURL is required with a Mailer.
+	Mailer mailer.Mailer
+
+	// From is the sender of email, "Name <address>" or an address.
+	// Default "no-reply@" + the host of Config.AppURL.
+	From string
+
+	// ResetPasswordURL is the page reset links open, with ?token=...&
+	// tenantId=public added. Default Config.AppURL +
+	// "/auth/reset-password", the page of the SuperTokens UI.
+	ResetPasswordURL string
+
+	// ResetEmail renders the password reset email. Default
+	// DefaultResetEmail.
+	ResetEmail *EmailTemplate
+
+	// ResetTokenLifetime is how long a password reset link works. Default
+	// one hour.
+	ResetTokenLifetime time.Duration
+
+	// QueueSize bounds the emails waiting to be sent; requests past it
+	// are answered as usual but their email is dropped, logged and
+	// reported. Default 1000.
+	QueueSize int
+
+	// Timeout bounds one delivery attempt. Default 10 seconds.
+	Timeout time.Duration
+
+	// Attempts is how often a failed delivery is tried in all, with a
+	// pause of a second that doubles between attempts. Default 3.
+	Attempts int
 }
 
 // CookieConfig configures the sAccessToken and sRefreshToken cookies. Both
@@ -228,6 +254,134 @@ type CookieConfig struct {
 	// plain HTTP. Browsers and curl treat http://localhost as secure, so
 	// local development needs it only for other hosts.
 	InsecureAllowHTTP bool
+}
+
+// withDefaults validates cfg and returns it with every default filled in
+// and its slices copied, so the caller's Config can change afterwards
+// without effect.
+func (cfg Config) withDefaults() (Config, error) {
+	if cfg.Store == nil {
+		return cfg, errors.New("auth: Config.Store is required")
+	}
+	cfg.BasePath = strings.TrimRight(cfg.BasePath, "/")
+	setDefault(&cfg.BasePath, DefaultBasePath)
+	if !strings.HasPrefix(cfg.BasePath, "/") {
+		return cfg, fmt.Errorf("auth: Config.BasePath %q must start with /", cfg.BasePath)
+	}
+	setDefault(&cfg.Issuer, DefaultIssuer)
+	setDefault(&cfg.AccessTokenLifetime, DefaultAccessTokenLifetime)
+	setDefault(&cfg.RefreshTokenLifetime, DefaultRefreshTokenLifetime)
+	setDefault(&cfg.SigningKeyLifetime, DefaultSigningKeyLifetime)
+	setDefault(&cfg.SigningAlgorithm, HS256)
+	setDefault(&cfg.MaxBodyBytes, DefaultMaxBodyBytes)
+	if cfg.AccessTokenLifetime < 0 || cfg.RefreshTokenLifetime < 0 || cfg.SigningKeyLifetime < 0 ||
+		cfg.SessionCheckCache < 0 || cfg.MaxBodyBytes < 0 {
+		return cfg, errors.New("auth: Config durations and limits must not be negative")
+	}
+	if cfg.AccessTokenLifetime >= cfg.RefreshTokenLifetime {
+		return cfg, errors.New("auth: Config.AccessTokenLifetime must be shorter than RefreshTokenLifetime")
+	}
+	if cfg.RefreshReuseWindow < 0 || cfg.RefreshReuseWindow > MaxRefreshReuseWindow {
+		return cfg, fmt.Errorf("auth: Config.RefreshReuseWindow must be between 0 and %v", MaxRefreshReuseWindow)
+	}
+	if cfg.SigningAlgorithm != HS256 && cfg.SigningAlgorithm != EdDSA {
+		return cfg, fmt.Errorf("auth: Config.SigningAlgorithm %q is not supported (HS256 or EdDSA)", cfg.SigningAlgorithm)
+	}
+	if err := cfg.Password.setDefaults(); err != nil {
+		return cfg, err
+	}
+	if err := cfg.Email.setDefaults(cfg.AppURL); err != nil {
+		return cfg, err
+	}
+	switch cfg.Cookie.SameSite {
+	case 0, http.SameSiteDefaultMode:
+		cfg.Cookie.SameSite = http.SameSiteLaxMode
+	case http.SameSiteNoneMode:
+		if cfg.Cookie.InsecureAllowHTTP {
+			return cfg, errors.New("auth: SameSite=None cookies must be Secure; unset Cookie.InsecureAllowHTTP")
+		}
+	}
+	if cfg.Limiter == nil {
+		cfg.Limiter = NewMemoryLimiter(0)
+	}
+	cfg.RateLimits.setDefaults()
+	for _, r := range []Rate{cfg.RateLimits.SignInFailures, cfg.RateLimits.ClientSignInFailures,
+		cfg.RateLimits.ResetEmails, cfg.RateLimits.ClientResetRequests} {
+		if !r.valid() {
+			return cfg, errors.New("auth: Config.RateLimits: every Rate needs a positive Burst and Every")
+		}
+	}
+	cfg.TrustedProxies = append([]netip.Prefix(nil), cfg.TrustedProxies...)
+	cfg.AllowedOrigins = append([]string(nil), cfg.AllowedOrigins...)
+	for i, o := range cfg.AllowedOrigins {
+		cfg.AllowedOrigins[i] = strings.TrimRight(o, "/")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return cfg, nil
+}
+
+func (p *PasswordConfig) setDefaults() error {
+	if p.Policy == nil {
+		p.Policy = DefaultPasswordPolicy
+	}
+	setDefault(&p.HashQueueTimeout, DefaultHashQueueTimeout)
+	setDefault(&p.MaxConcurrentHashes, runtime.GOMAXPROCS(0))
+	if p.HashQueueTimeout < 0 || p.MaxConcurrentHashes < 0 {
+		return errors.New("auth: Config.Password limits must not be negative")
+	}
+	hp := p.params()
+	if hp.Memory == 0 || hp.Time == 0 || hp.Threads == 0 {
+		return errors.New("auth: Config.Password.Hashing needs Memory, Iterations and Parallelism")
+	}
+	// OWASP lists equivalent argon2id settings from 46 MiB x 1 down to
+	// 7 MiB x 5; all do at least this much work.
+	if !p.InsecureWeakHashing && (hp.Memory < 7*1024 || uint64(hp.Memory)*uint64(hp.Time) < 35*1024) {
+		return errors.New("auth: Config.Password.Hashing is below the OWASP minimum (19 MiB, 2 iterations)")
+	}
+	return nil
+}
+
+// params are the argon2id parameters of new hashes.
+func (p *PasswordConfig) params() password.Params {
+	if p.Hashing == (PasswordHashing{}) {
+		return password.Default
+	}
+	return password.Params{Memory: p.Hashing.Memory, Time: p.Hashing.Iterations, Threads: p.Hashing.Parallelism}
+}
+
+func (e *EmailConfig) setDefaults(appURL string) error {
+	if e.Mailer != nil {
+		app, err := url.Parse(appURL)
+		if err != nil || (app.Scheme != "http" && app.Scheme != "https") || app.Host == "" {
+			return fmt.Errorf("auth: Config.AppURL %q must be an http or https URL when a Mailer is set", appURL)
+		}
+		setDefault(&e.ResetPasswordURL, strings.TrimRight(appURL, "/")+"/auth/reset-password")
+		if u, err := url.Parse(e.ResetPasswordURL); err != nil || u.Host == "" {
+			return fmt.Errorf("auth: Config.Email.ResetPasswordURL %q is not an absolute URL", e.ResetPasswordURL)
+		}
+		setDefault(&e.From, "no-reply@"+app.Hostname())
+		if _, err := mail.ParseAddress(e.From); err != nil {
+			return fmt.Errorf("auth: Config.Email.From %q: %v", e.From, err)
+		}
+	}
+	if e.ResetEmail == nil {
+		e.ResetEmail = &DefaultResetEmail
+	} else if e.ResetEmail.Subject == nil || e.ResetEmail.Text == nil {
+		return errors.New("auth: Config.Email.ResetEmail needs a Subject and a Text template")
+	}
+	setDefault(&e.ResetTokenLifetime, DefaultResetTokenLifetime)
+	setDefault(&e.QueueSize, DefaultMailQueueSize)
+	setDefault(&e.Timeout, DefaultMailTimeout)
+	setDefault(&e.Attempts, DefaultMailAttempts)
+	if e.ResetTokenLifetime < 0 || e.QueueSize < 0 || e.Timeout < 0 || e.Attempts < 0 {
+		return errors.New("auth: Config.Email durations and limits must not be negative")
+	}
+	return nil
 }
 
 func setDefault[T comparable](v *T, def T) {

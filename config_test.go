@@ -21,7 +21,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		"negative reuse window":        {Store: st, RefreshReuseWindow: -time.Second},
 		"unknown algorithm":            {Store: st, SigningAlgorithm: "none"},
 		"RS256 not offered":            {Store: st, SigningAlgorithm: "RS256"},
-		"partial hashing parameters":   {Store: st, PasswordHashing: auth.PasswordHashing{Memory: 64 * 1024}},
+		"partial hashing parameters":   {Store: st, Password: auth.PasswordConfig{Hashing: auth.PasswordHashing{Memory: 64 * 1024}}},
 		"SameSite=None without Secure": {Store: st, Cookie: auth.CookieConfig{SameSite: http.SameSiteNoneMode, InsecureAllowHTTP: true}},
 	} {
 		if _, err := auth.New(cfg); err == nil {

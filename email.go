@@ -30,7 +30,7 @@ type ResetEmailData struct {
 //go:embed templates/reset_password.txt templates/reset_password.html
 var templateFS embed.FS
 
-// DefaultResetEmail is the reset email used when Config.ResetEmail is nil.
+// DefaultResetEmail is the reset email used when Config.Email.ResetEmail is nil.
 var DefaultResetEmail = EmailTemplate{
 	Subject: texttemplate.Must(texttemplate.New("subject").Parse("Reset your password")),
 	Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/reset_password.txt")),

@@ -167,7 +167,7 @@ func TestEnumerationTiming(t *testing.T) {
 	st := memstore.New()
 	a, err := auth.New(auth.Config{
 		Store:   st, // and the default, real, argon2id parameters
-		Mailer:  mailer.Func(func(context.Context, mailer.Message) error { return nil }),
+		Email:   auth.EmailConfig{Mailer: mailer.Func(func(context.Context, mailer.Message) error { return nil })},
 		AppURL:  "https://app.example.com",
 		OnEvent: func(context.Context, auth.Event) {},
 	})

@@ -22,10 +22,10 @@ func ExampleConfig_mailer() {
 	a, err := auth.New(auth.Config{
 		Store:  memstore.New(),
 		AppURL: "https://app.example.com", // where the reset page is
-		Mailer: mailer.Func(func(ctx context.Context, m mailer.Message) error {
+		Email: auth.EmailConfig{Mailer: mailer.Func(func(ctx context.Context, m mailer.Message) error {
 			sent <- m
 			return nil
-		}),
+		})},
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -78,11 +78,13 @@ func ExampleConfig_smtp() {
 		log.Fatal(err)
 	}
 	a, err := auth.New(auth.Config{
-		Store:            memstore.New(),
-		Mailer:           m,
-		AppURL:           "https://app.example.com",
-		ResetPasswordURL: "https://app.example.com/account/new-password",
-		EmailFrom:        "Example <no-reply@example.com>",
+		Store:  memstore.New(),
+		AppURL: "https://app.example.com",
+		Email: auth.EmailConfig{
+			Mailer:           m,
+			ResetPasswordURL: "https://app.example.com/account/new-password",
+			From:             "Example <no-reply@example.com>",
+		},
 	})
 	if err != nil {
 		log.Fatal(err)

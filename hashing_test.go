@@ -17,9 +17,11 @@ import (
 func TestHashQueueDeadline(t *testing.T) {
 	s := authtest.NewServer(t, auth.Config{
 		// Slow enough that requests queue behind the single slot.
-		PasswordHashing:     auth.PasswordHashing{Memory: 32 * 1024, Iterations: 3, Parallelism: 1},
-		MaxConcurrentHashes: 1,
-		HashQueueTimeout:    time.Millisecond,
+		Password: auth.PasswordConfig{
+			Hashing:             auth.PasswordHashing{Memory: 32 * 1024, Iterations: 3, Parallelism: 1},
+			MaxConcurrentHashes: 1,
+			HashQueueTimeout:    time.Millisecond,
+		},
 	})
 	email := s.NewEmail()
 	if res := s.Client(authtest.Header).SignUp(email, authtest.Password); res.Status != "OK" {
@@ -56,13 +58,13 @@ func TestHashQueueDeadline(t *testing.T) {
 func TestHashUpgradeAtSignIn(t *testing.T) {
 	st := memstore.New()
 	old := authtest.NewServer(t, auth.Config{Store: st,
-		PasswordHashing: auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1}, InsecureWeakPasswordHashing: true})
+		Password: auth.PasswordConfig{Hashing: auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1}, InsecureWeakHashing: true}})
 	email := old.NewEmail()
 	if res := old.Client(authtest.Header).SignUp(email, authtest.Password); res.Status != "OK" {
 		t.Fatalf("sign-up: %s", res.Body)
 	}
 	cur := authtest.NewServer(t, auth.Config{Store: st,
-		PasswordHashing: auth.PasswordHashing{Memory: 128, Iterations: 1, Parallelism: 1}, InsecureWeakPasswordHashing: true})
+		Password: auth.PasswordConfig{Hashing: auth.PasswordHashing{Memory: 128, Iterations: 1, Parallelism: 1}, InsecureWeakHashing: true}})
 	if res := cur.Client(authtest.Header).SignIn(email, authtest.Password); res.Status != "OK" {
 		t.Fatalf("sign-in with old hash: %s", res.Body)
 	}
@@ -82,10 +84,10 @@ func TestHashUpgradeAtSignIn(t *testing.T) {
 // weakness is intended.
 func TestWeakHashingRefused(t *testing.T) {
 	weak := auth.PasswordHashing{Memory: 1024, Iterations: 1, Parallelism: 1}
-	if _, err := auth.New(auth.Config{Store: memstore.New(), PasswordHashing: weak}); err == nil {
+	if _, err := auth.New(auth.Config{Store: memstore.New(), Password: auth.PasswordConfig{Hashing: weak}}); err == nil {
 		t.Error("New accepted 1 MiB x 1 argon2id")
 	}
-	if _, err := auth.New(auth.Config{Store: memstore.New(), PasswordHashing: weak, InsecureWeakPasswordHashing: true}); err != nil {
-		t.Errorf("New with InsecureWeakPasswordHashing: %v", err)
+	if _, err := auth.New(auth.Config{Store: memstore.New(), Password: auth.PasswordConfig{Hashing: weak, InsecureWeakHashing: true}}); err != nil {
+		t.Errorf("New with Password.InsecureWeakHashing: %v", err)
 	}
 }

@@ -77,8 +77,8 @@ func lhRunFlows(t *testing.T, m authtest.Mode, v lhVariant) {
 	cfg.Store = f.st
 	cfg.Logger = slog.New(&lhHandler{sink: f.sink})
 	cfg.OnEvent = f.events.record
-	cfg.Mailer = f.mail
-	cfg.MailAttempts = 2 // one retry, a second later, for the failing Mailer
+	cfg.Email.Mailer = f.mail
+	cfg.Email.Attempts = 2 // one retry, a second later, for the failing Mailer
 	f.s = authtest.NewServer(t, cfg)
 	reuse := cfg.RefreshReuseWindow > 0
 

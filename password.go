@@ -26,8 +26,8 @@ func (a *Auth) upgradeHash(ctx context.Context, u store.User, pw string) {
 }
 
 // withHashSlot runs f, a password hash, once one of the
-// Config.MaxConcurrentHashes slots is free. Waiting longer than
-// Config.HashQueueTimeout fails with errOverloaded, answered 503.
+// Config.Password.MaxConcurrentHashes slots is free. Waiting longer than
+// Config.Password.HashQueueTimeout fails with errOverloaded, answered 503.
 func (a *Auth) withHashSlot(ctx context.Context, f func()) error {
 	select {
 	case a.hashSlots <- struct{}{}:
@@ -35,7 +35,7 @@ func (a *Auth) withHashSlot(ctx context.Context, f func()) error {
 	default:
 		// Real time, not Config.Now: this is a wait in this process.
 		start := time.Now()
-		t := time.NewTimer(a.cfg.HashQueueTimeout)
+		t := time.NewTimer(a.cfg.Password.HashQueueTimeout)
 		defer t.Stop()
 		select {
 		case a.hashSlots <- struct{}{}:
@@ -116,7 +116,7 @@ func (a *Auth) checkNewPassword(pw string) string {
 	case len(pw) > maxPasswordLen:
 		return msgPasswordLong
 	}
-	if err := a.cfg.PasswordPolicy(pw); err != nil {
+	if err := a.cfg.Password.Policy(pw); err != nil {
 		return err.Error()
 	}
 	return ""

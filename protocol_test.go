@@ -733,12 +733,12 @@ func TestSignUpValidation(t *testing.T) {
 func TestPasswordPolicy(t *testing.T) {
 	t.Parallel()
 	shared := memstore.New()
-	lax := authtest.NewServer(t, auth.Config{Store: shared, PasswordPolicy: func(p string) error {
+	lax := authtest.NewServer(t, auth.Config{Store: shared, Password: auth.PasswordConfig{Policy: func(p string) error {
 		if len(p) < 3 {
 			return errors.New("Three or more, please")
 		}
 		return nil
-	}})
+	}}})
 	strict := authtest.NewServer(t, auth.Config{Store: shared})
 
 	t.Run("custom policy message", func(t *testing.T) {

@@ -59,21 +59,21 @@ func (a *Auth) sendResetEmail(ctx context.Context, email string) {
 	tok, hash := newSecret()
 	now := a.cfg.Now()
 	if err := a.store.CreateResetToken(ctx, store.ResetToken{
-		Hash: hash, UserID: u.ID, CreatedAt: now, ExpiresAt: now.Add(a.cfg.ResetTokenLifetime),
+		Hash: hash, UserID: u.ID, CreatedAt: now, ExpiresAt: now.Add(a.cfg.Email.ResetTokenLifetime),
 	}); err != nil {
 		a.mailFailed(ctx, u.ID, "creating a reset token", err)
 		return
 	}
-	m, err := a.cfg.ResetEmail.render(a.cfg.EmailFrom, u.Email, ResetEmailData{
+	m, err := a.cfg.Email.ResetEmail.render(a.cfg.Email.From, u.Email, ResetEmailData{
 		Email:    u.Email,
 		Link:     a.resetLink(tok),
-		ValidFor: inWords(a.cfg.ResetTokenLifetime),
+		ValidFor: inWords(a.cfg.Email.ResetTokenLifetime),
 	})
 	if err != nil {
 		a.mailFailed(ctx, u.ID, "rendering the reset email", err)
 		return
 	}
-	if err := a.outbox.deliver(ctx, a.cfg.Mailer, m); err != nil {
+	if err := a.outbox.deliver(ctx, a.cfg.Email.Mailer, m); err != nil {
 		a.mailFailed(ctx, u.ID, "sending the reset email", err)
 		return
 	}
@@ -91,11 +91,11 @@ func (a *Auth) mailFailed(ctx context.Context, userID, step string, err error) {
 // where the SuperTokens SDKs look for them.
 func (a *Auth) resetLink(tok string) string {
 	sep := "?"
-	if strings.Contains(a.cfg.ResetPasswordURL, "?") {
+	if strings.Contains(a.cfg.Email.ResetPasswordURL, "?") {
 		sep = "&"
 	}
 	// The token is URL-safe base64: nothing to escape.
-	return a.cfg.ResetPasswordURL + sep + "token=" + tok + "&tenantId=public"
+	return a.cfg.Email.ResetPasswordURL + sep + "token=" + tok + "&tenantId=public"
 }
 
 // handleResetPassword sets a new password with a reset token. Success ends

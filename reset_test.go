@@ -450,7 +450,7 @@ func TestResetOverSMTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	events, logs := newResetEvents(), &resetLog{}
-	s := authtest.NewServer(t, auth.Config{Mailer: m, OnEvent: events.record, Logger: logs.logger()})
+	s := authtest.NewServer(t, auth.Config{Email: auth.EmailConfig{Mailer: m}, OnEvent: events.record, Logger: logs.logger()})
 
 	s1, u := s.SignedIn(authtest.Cookie)
 	s2 := s.Client(authtest.Header)
@@ -585,7 +585,7 @@ func TestResetTokenExpiry(t *testing.T) {
 	} {
 		t.Run(tc.words, func(t *testing.T) {
 			t.Parallel()
-			s := authtest.NewServer(t, auth.Config{ResetTokenLifetime: tc.lifetime})
+			s := authtest.NewServer(t, auth.Config{Email: auth.EmailConfig{ResetTokenLifetime: tc.lifetime}})
 			_, u := s.SignedIn(authtest.Header)
 
 			tok := requestToken(t, s, u.Email, 1)
@@ -730,7 +730,7 @@ func TestResetMailerFailures(t *testing.T) {
 	}{{
 		name:      "failing",
 		send:      func(context.Context) error { return errors.New("550 mailbox unavailable") },
-		cfg:       auth.Config{MailAttempts: 2},
+		cfg:       auth.Config{Email: auth.EmailConfig{Attempts: 2}},
 		wantCalls: 2,
 		wantErr:   "550 mailbox unavailable",
 	}, {
@@ -746,7 +746,7 @@ func TestResetMailerFailures(t *testing.T) {
 			<-ctx.Done()
 			return ctx.Err()
 		},
-		cfg:       auth.Config{MailTimeout: 200 * time.Millisecond, MailAttempts: 2},
+		cfg:       auth.Config{Email: auth.EmailConfig{Timeout: 200 * time.Millisecond, Attempts: 2}},
 		wantCalls: 2,
 		wantErr:   "context deadline exceeded",
 	}, {
@@ -769,7 +769,7 @@ func TestResetMailerFailures(t *testing.T) {
 			events, logs := newResetEvents(), &resetLog{}
 			cfg := tc.cfg
 			cfg.OnEvent, cfg.Logger = events.record, logs.logger()
-			cfg.Mailer = mailer.Func(func(ctx context.Context, m mailer.Message) error {
+			cfg.Email.Mailer = mailer.Func(func(ctx context.Context, m mailer.Message) error {
 				calls.Add(1)
 				mu.Lock()
 				tokens = append(tokens, tokenOf(m))
@@ -832,12 +832,12 @@ func TestResetMailerRetry(t *testing.T) {
 	s := authtest.NewServer(t, auth.Config{
 		OnEvent: events.record,
 		Logger:  logs.logger(),
-		Mailer: mailer.Func(func(ctx context.Context, m mailer.Message) error {
+		Email: auth.EmailConfig{Mailer: mailer.Func(func(ctx context.Context, m mailer.Message) error {
 			if calls.Add(1) == 1 {
 				return errors.New("421 try again later")
 			}
 			return box.Send(ctx, m)
-		}),
+		})},
 	})
 	_, u := s.SignedIn(authtest.Header)
 	res := s.Client(authtest.Header).RequestPasswordReset(u.Email)
@@ -912,7 +912,7 @@ func TestResetCloseDelivers(t *testing.T) {
 	t.Parallel()
 	g := newGatedMailer()
 	events, logs := newResetEvents(), &resetLog{}
-	s := authtest.NewServer(t, auth.Config{Mailer: g, OnEvent: events.record, Logger: logs.logger()})
+	s := authtest.NewServer(t, auth.Config{Email: auth.EmailConfig{Mailer: g}, OnEvent: events.record, Logger: logs.logger()})
 	emails := signUpMany(t, s, 10)
 	c := s.Client(authtest.Header)
 	for i, email := range emails {
@@ -974,7 +974,7 @@ func TestResetCloseGivesUp(t *testing.T) {
 	t.Parallel()
 	g := newGatedMailer() // never opened
 	events, logs := newResetEvents(), &resetLog{}
-	s := authtest.NewServer(t, auth.Config{Mailer: g, MailQueueSize: 2, OnEvent: events.record, Logger: logs.logger()})
+	s := authtest.NewServer(t, auth.Config{Email: auth.EmailConfig{Mailer: g, QueueSize: 2}, OnEvent: events.record, Logger: logs.logger()})
 	emails := signUpMany(t, s, 6)
 	c := s.Client(authtest.Header)
 	for i, email := range emails {
@@ -1038,7 +1038,7 @@ func TestResetQueueFull(t *testing.T) {
 	t.Parallel()
 	g := newGatedMailer()
 	events, logs := newResetEvents(), &resetLog{}
-	s := authtest.NewServer(t, auth.Config{Mailer: g, MailQueueSize: 1, OnEvent: events.record, Logger: logs.logger()})
+	s := authtest.NewServer(t, auth.Config{Email: auth.EmailConfig{Mailer: g, QueueSize: 1}, OnEvent: events.record, Logger: logs.logger()})
 	t.Cleanup(func() { // before the server's own cleanup closes the Auth
 		select {
 		case <-g.open:
@@ -1191,9 +1191,11 @@ func TestResetEmailNormalised(t *testing.T) {
 func TestResetWithoutMailer(t *testing.T) {
 	t.Parallel()
 	a, err := auth.New(auth.Config{
-		Store:                       memstore.New(),
-		PasswordHashing:             auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1},
-		InsecureWeakPasswordHashing: true,
+		Store: memstore.New(),
+		Password: auth.PasswordConfig{
+			Hashing:             auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1},
+			InsecureWeakHashing: true,
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -1266,13 +1268,15 @@ func TestResetEmailGolden(t *testing.T) {
 func TestResetEmailConfig(t *testing.T) {
 	t.Parallel()
 	s := authtest.NewServer(t, auth.Config{
-		AppURL:             "https://app.example.com",
-		ResetPasswordURL:   "https://accounts.example.com/password?lang=en",
-		EmailFrom:          "Example Support <support@example.com>",
-		ResetTokenLifetime: 30 * time.Minute,
-		ResetEmail: &auth.EmailTemplate{
-			Subject: template.Must(template.New("s").Parse("Password help for {{.Email}}")),
-			Text:    template.Must(template.New("t").Parse("Open {{.Link}} within {{.ValidFor}}.")),
+		AppURL: "https://app.example.com",
+		Email: auth.EmailConfig{
+			ResetPasswordURL:   "https://accounts.example.com/password?lang=en",
+			From:               "Example Support <support@example.com>",
+			ResetTokenLifetime: 30 * time.Minute,
+			ResetEmail: &auth.EmailTemplate{
+				Subject: template.Must(template.New("s").Parse("Password help for {{.Email}}")),
+				Text:    template.Must(template.New("t").Parse("Open {{.Link}} within {{.ValidFor}}.")),
+			},
 		},
 	})
 	_, u := s.SignedIn(authtest.Header)

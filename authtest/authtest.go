@@ -51,7 +51,7 @@ type Server struct {
 	Config auth.Config // as passed to auth.New, with the test defaults filled in
 	Clock  *Clock
 	Mux    *http.ServeMux
-	// Mailbox receives the reset emails, unless Config.Mailer was set.
+	// Mailbox receives the reset emails, unless Config.Email.Mailer was set.
 	Mailbox *Mailbox
 
 	tb    testing.TB
@@ -79,17 +79,17 @@ func NewServer(tb testing.TB, cfg auth.Config) *Server {
 		s.Clock = NewClock(Start)
 		cfg.Now = s.Clock.Now
 	}
-	if cfg.PasswordHashing == (auth.PasswordHashing{}) {
-		cfg.PasswordHashing = auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1}
-		cfg.InsecureWeakPasswordHashing = true
+	if cfg.Password.Hashing == (auth.PasswordHashing{}) {
+		cfg.Password.Hashing = auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1}
+		cfg.Password.InsecureWeakHashing = true
 	}
 	s.Server = httptest.NewUnstartedServer(s.Mux)
 	// Clients of a closing test server abandon TLS handshakes; that is
 	// not worth a log line.
 	s.Server.Config.ErrorLog = log.New(io.Discard, "", 0)
-	if cfg.Mailer == nil {
+	if cfg.Email.Mailer == nil {
 		s.Mailbox = NewMailbox()
-		cfg.Mailer = s.Mailbox
+		cfg.Email.Mailer = s.Mailbox
 	}
 	if cfg.AppURL == "" {
 		cfg.AppURL = "https://" + s.Server.Listener.Addr().String()

@@ -196,9 +196,11 @@ func BenchmarkSignUp(b *testing.B) {
 
 func newAuth(b *testing.B, st store.Store) *auth.Auth {
 	a, err := auth.New(auth.Config{
-		Store:                       st,
-		PasswordHashing:             auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1},
-		InsecureWeakPasswordHashing: true,
+		Store: st,
+		Password: auth.PasswordConfig{
+			Hashing:             auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1},
+			InsecureWeakHashing: true,
+		},
 	})
 	if err != nil {
 		b.Fatal(err)
