@@ -182,7 +182,11 @@ func (a *Auth) verifyAccess(ctx context.Context, tok string) (*verifiedToken, er
 		if cached != nil {
 			a.verified.remove(h)
 		}
-		return nil, fmt.Errorf("%w: %v", ErrTryRefreshToken, err)
+		reason := ReasonInvalid
+		if errors.Is(err, jwt.ErrTokenExpired) {
+			reason = ReasonExpired
+		}
+		return nil, &SessionError{Reason: reason, Err: err, answer: ErrTryRefreshToken}
 	}
 	vt.token = strings.Clone(tok) // not a slice of a larger header
 	a.verified.put(h, vt, a.cfg.Now())

@@ -6,9 +6,16 @@ import (
 	"strings"
 )
 
-// CORSHeaders are the request headers the SuperTokens frontend SDKs send to
+// corsHeaders are the request headers the SuperTokens frontend SDKs send to
 // an API on another origin; a preflight must allow them.
-var CORSHeaders = []string{"rid", "fdi-version", "anti-csrf", "authorization", "st-auth-mode", "fg-auth-mode", "content-type"}
+var corsHeaders = []string{"rid", "fdi-version", "anti-csrf", "authorization", "st-auth-mode", "fg-auth-mode", "content-type"}
+
+// CORSHeaders returns the request headers the SuperTokens frontend SDKs
+// send to an API on another origin, for an application that answers
+// preflights with a CORS middleware of its own rather than CORS: rid,
+// fdi-version, anti-csrf, authorization, st-auth-mode, fg-auth-mode and
+// content-type.
+func CORSHeaders() []string { return slices.Clone(corsHeaders) }
 
 // exposedHeaders are the response headers the SDKs must be able to read.
 var exposedHeaders = []string{"front-token", "st-access-token", "st-refresh-token", "anti-csrf"}
@@ -25,7 +32,7 @@ var exposedHeaders = []string{"front-token", "st-access-token", "st-refresh-toke
 // Requests from other origins pass through without CORS headers, so
 // browsers keep the answers from their pages.
 func (a *Auth) CORS(next http.Handler) http.Handler {
-	allowHeaders := strings.Join(CORSHeaders, ", ")
+	allowHeaders := strings.Join(corsHeaders, ", ")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Add("Vary", "Origin")

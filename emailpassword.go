@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,7 +22,7 @@ func (a *Auth) handleSignUp(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	// A cheap check first, so a taken email costs no hash. CreateUser
 	// decides for concurrent sign-ups.
-	if _, err := a.store.UserByEmail(ctx, c.email); err == nil {
+	if _, err := a.passwordLogin(ctx, c.email); err == nil {
 		writeFieldErrors(w, []fieldError{{"email", msgEmailTaken}})
 		return
 	} else if !errors.Is(err, store.ErrNotFound) {
@@ -53,13 +54,7 @@ func (a *Auth) handleSignUp(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.emit(ctx, r, Event{Kind: EventSignUp, UserID: u.ID})
-	s, tokens, err := a.createSession(ctx, w, r, u.ID)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	a.emit(ctx, r, Event{Kind: EventSignIn, UserID: u.ID, SessionHandle: s.Handle})
-	writeUser(w, r, u, tokens)
+	a.signedIn(w, r, u)
 }
 
 // handleSignIn checks an email and password and starts a session.
@@ -85,13 +80,14 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		tooMany(w, wait)
 		return
 	}
-	u, err := a.store.UserByEmail(ctx, c.email)
+	u, err := a.passwordLogin(ctx, c.email)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		a.fail(w, r, err)
 		return
 	}
+	known := err == nil
 	hash := u.PasswordHash
-	if hash == "" {
+	if !known {
 		hash = a.dummyHash
 	}
 	var ok, rehash bool
@@ -106,7 +102,7 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		a.cfg.Logger.LogAttrs(ctx, slog.LevelError, "auth: unusable password hash",
 			slog.String("user_id", u.ID), slog.String("error", verr.Error()))
 	}
-	if !ok || u.PasswordHash == "" {
+	if !ok || !known {
 		a.count(ctx, limits...)
 		a.emit(ctx, r, Event{Kind: EventSignInFailed, UserID: u.ID})
 		writeJSON(w, http.StatusOK, struct {
@@ -120,13 +116,7 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	if rehash {
 		a.upgradeHash(ctx, u, c.password)
 	}
-	s, tokens, err := a.createSession(ctx, w, r, u.ID)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	a.emit(ctx, r, Event{Kind: EventSignIn, UserID: u.ID, SessionHandle: s.Handle})
-	writeUser(w, r, u, tokens)
+	a.signedIn(w, r, u)
 }
 
 // credentials decodes the email and password of a request, or answers
@@ -154,12 +144,12 @@ func (a *Auth) handleEmailExists(w http.ResponseWriter, r *http.Request) {
 	email := normaliseEmail(q.Get("email"))
 	exists := false
 	if checkEmail(email) == "" {
-		u, err := a.store.UserByEmail(r.Context(), email)
+		_, err := a.passwordLogin(r.Context(), email)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			a.fail(w, r, err)
 			return
 		}
-		exists = err == nil && u.PasswordHash != ""
+		exists = err == nil
 	}
 	writeJSON(w, http.StatusOK, struct {
 		Status string `json:"status"`
@@ -172,4 +162,16 @@ func writeFieldErrors(w http.ResponseWriter, errs []fieldError) {
 		Status     string       `json:"status"`
 		FormFields []fieldError `json:"formFields"`
 	}{"FIELD_ERROR", errs})
+}
+
+// passwordLogin returns the user who signs in with email and a password,
+// or an error matching store.ErrNotFound. It is the one way the handlers
+// ask whether an email has a password login: sign-up, sign-in, the
+// email-exists endpoint and password reset.
+func (a *Auth) passwordLogin(ctx context.Context, email string) (store.User, error) {
+	u, err := a.store.UserByEmail(ctx, email)
+	if err == nil && !u.HasPasswordLogin() {
+		return store.User{}, store.ErrNotFound
+	}
+	return u, err
 }

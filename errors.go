@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+
+	"github.com/latchkit/auth/store"
 )
 
 // Errors of the Go API. Over HTTP they are the 401 answers of the protocol.
+// A refused session comes as a *SessionError that matches one of them.
 var (
 	// ErrUnauthorized: the request carries no session, or its session has
-	// ended.
+	// ended. The wire message is "unauthorised".
 	ErrUnauthorized = errors.New("auth: unauthorised")
 	// ErrTryRefreshToken: the access token is expired or invalid; the
 	// client should refresh and retry.
@@ -20,6 +23,69 @@ var (
 	// ErrTokenTheft: a refresh token was used twice; its session has been
 	// revoked.
 	ErrTokenTheft = errors.New("auth: token theft detected")
+)
+
+// ErrNotFound reports that a user or session does not exist. It is
+// store.ErrNotFound, so the Go API's callers need not import package store.
+var ErrNotFound = store.ErrNotFound
+
+// A Reason says why a session was refused.
+type Reason string
+
+// The reasons of a SessionError.
+const (
+	ReasonNoToken      Reason = "no_token"      // the request carries no token
+	ReasonMalformed    Reason = "malformed"     // the token is not one we could have issued
+	ReasonExpired      Reason = "expired"       // the access token has expired
+	ReasonInvalid      Reason = "invalid"       // signature, key, issuer or claims refused
+	ReasonMissingRID   Reason = "missing_rid"   // SameSite=None cookies came without a rid header
+	ReasonRevoked      Reason = "revoked"       // the session has ended (seen with CheckSessionInStore)
+	ReasonUnknownToken Reason = "unknown_token" // a refresh token of no live session
+	ReasonTokenTheft   Reason = "token_theft"   // a superseded refresh token came back
+)
+
+// A SessionError reports why a session was refused. It matches the
+// protocol's answer with errors.Is: ErrUnauthorized, ErrTryRefreshToken
+// or ErrTokenTheft. An access token that is expired or invalid, or a
+// missing rid header, means ErrTryRefreshToken; no token, or a revoked
+// session, means ErrUnauthorized. At the refresh endpoint every refusal
+// but theft means ErrUnauthorized. It unwraps to its cause where there is
+// one, such as golang-jwt's jwt.ErrTokenExpired.
+type SessionError struct {
+	Reason Reason
+	Err    error // the cause, or nil
+
+	answer error
+}
+
+func (e *SessionError) Error() string {
+	msg := e.answer.Error() + " (" + string(e.Reason) + ")"
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Is reports whether target is the protocol's answer for e.
+func (e *SessionError) Is(target error) bool { return target == e.answer }
+
+func (e *SessionError) Unwrap() error { return e.Err }
+
+var errRIDRequired = errors.New("a rid header is required with SameSite=None cookies")
+
+// Session errors without a cause, made once: the no-token answer is the
+// common case of OptionalSession and of a first visit's refresh.
+var (
+	errNoToken    = &SessionError{Reason: ReasonNoToken, answer: ErrUnauthorized}
+	errRevoked    = &SessionError{Reason: ReasonRevoked, answer: ErrUnauthorized}
+	errMalformed  = &SessionError{Reason: ReasonMalformed, answer: ErrTryRefreshToken}
+	errMissingRID = &SessionError{Reason: ReasonMissingRID, Err: errRIDRequired, answer: ErrTryRefreshToken}
+
+	errRefreshNoToken    = errNoToken
+	errRefreshMalformed  = &SessionError{Reason: ReasonMalformed, answer: ErrUnauthorized}
+	errRefreshMissingRID = &SessionError{Reason: ReasonMissingRID, Err: errRIDRequired, answer: ErrUnauthorized}
+	errUnknownToken      = &SessionError{Reason: ReasonUnknownToken, answer: ErrUnauthorized}
+	errTokenTheft        = &SessionError{Reason: ReasonTokenTheft, answer: ErrTokenTheft}
 )
 
 // Failures of a request that are not session answers.

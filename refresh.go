@@ -25,11 +25,20 @@ import (
 // refreshes across tabs.
 func (a *Auth) handleRefresh(w http.ResponseWriter, r *http.Request) {
 	tok, m, found, bad := tokenFrom(r, cookieRefresh)
-	if !found || bad || !wellFormedSecret(tok) || a.csrfFailed(r, m) {
+	var refused error
+	switch {
+	case !found:
 		// A first visit probes refresh with no token at all: routine,
 		// and cheap, as no store is touched.
+		refused = errRefreshNoToken
+	case bad || !wellFormedSecret(tok):
+		refused = errRefreshMalformed
+	case a.csrfFailed(r, m):
+		refused = errRefreshMissingRID
+	}
+	if refused != nil {
 		a.clearTokens(w, true, true)
-		a.fail(w, r, ErrUnauthorized)
+		a.fail(w, r, refused)
 		return
 	}
 	// Everything that can fail for reasons of our own happens before the
@@ -52,11 +61,11 @@ func (a *Auth) handleRefresh(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, store.ErrTokenReused):
 		a.emit(r.Context(), r, Event{Kind: EventTokenTheft, UserID: s.UserID, SessionHandle: s.Handle})
 		a.clearTokens(w, true, true)
-		a.fail(w, r, ErrTokenTheft)
+		a.fail(w, r, errTokenTheft)
 		return
 	case errors.Is(err, store.ErrNotFound):
 		a.clearTokens(w, true, true)
-		a.fail(w, r, ErrUnauthorized)
+		a.fail(w, r, errUnknownToken)
 		return
 	case err != nil:
 		a.fail(w, r, fmt.Errorf("auth: rotating a refresh token: %w", err))

@@ -48,8 +48,8 @@ func (a *Auth) handleResetRequest(w http.ResponseWriter, r *http.Request) {
 // sendResetEmail is the outbox's work for one request: if the email
 // belongs to a user with a password, issue a token and mail the link.
 func (a *Auth) sendResetEmail(ctx context.Context, email string) {
-	u, err := a.store.UserByEmail(ctx, email)
-	if errors.Is(err, store.ErrNotFound) || err == nil && !u.HasPasswordLogin() {
+	u, err := a.passwordLogin(ctx, email)
+	if errors.Is(err, store.ErrNotFound) {
 		return // nobody to tell; the requester learns nothing either way
 	}
 	if err != nil {

@@ -55,18 +55,15 @@ func (a *Auth) VerifyRequest(r *http.Request) (Session, error) {
 	return *s, nil
 }
 
-// errRevoked is a valid access token of a session that no longer exists.
-var errRevoked = fmt.Errorf("%w: session revoked", ErrUnauthorized)
-
 func (a *Auth) verifyRequest(r *http.Request) (*Session, mode, error) {
 	tok, m, found, bad := tokenFrom(r, cookieAccess)
 	switch {
 	case !found:
-		return nil, m, ErrUnauthorized
+		return nil, m, errNoToken
 	case bad:
-		return nil, m, fmt.Errorf("%w: unusable token", ErrTryRefreshToken)
+		return nil, m, errMalformed
 	case a.csrfFailed(r, m):
-		return nil, m, fmt.Errorf("%w: rid header required with SameSite=None cookies", ErrTryRefreshToken)
+		return nil, m, errMissingRID
 	}
 	vt, err := a.verifyAccess(r.Context(), tok)
 	if err != nil {
@@ -132,11 +129,11 @@ func (a *Auth) sessionMiddleware(next http.Handler, required bool) http.Handler 
 		switch {
 		case err == nil:
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, s)))
-		case !required && err == ErrUnauthorized:
+		case !required && err == errNoToken:
 			next.ServeHTTP(w, r)
 		case err == errAnswered:
 		default:
-			if errors.Is(err, errRevoked) {
+			if err == errRevoked {
 				a.clearTokens(w, true, true)
 			}
 			a.fail(w, r, err)
@@ -191,11 +188,24 @@ func (a *Auth) createSession(ctx context.Context, w http.ResponseWriter, r *http
 	return s, a.writeTokens(w, m, t), nil
 }
 
+// signedIn starts a session for u, who has just proved who they are, and
+// answers the sign-in: the user object, and the tokens in the transfer
+// mode the request asks for. Every sign-in route ends here.
+func (a *Auth) signedIn(w http.ResponseWriter, r *http.Request, u store.User) {
+	s, tokens, err := a.createSession(r.Context(), w, r, u.ID)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.emit(r.Context(), r, Event{Kind: EventSignIn, UserID: u.ID, SessionHandle: s.Handle})
+	writeUser(w, r, u, tokens)
+}
+
 // handleSignOut revokes the session of the request and clears its tokens.
 func (a *Auth) handleSignOut(w http.ResponseWriter, r *http.Request) {
 	s, m, err := a.verifyRequest(r)
 	if err != nil {
-		if errors.Is(err, errRevoked) {
+		if err == errRevoked {
 			a.clearTokens(w, true, true)
 		}
 		a.fail(w, r, err)

@@ -12,37 +12,61 @@ import (
 
 // User is an account, as the Go API reports it.
 type User struct {
-	ID         string
-	Email      string
+	// ID is the user's unique, immutable id: the "sub" of their access
+	// tokens and Session.UserID.
+	ID string
+	// Email is the email the user signs in with, normalised (trimmed and
+	// lower-cased).
+	Email string
+	// TimeJoined is when the user signed up.
 	TimeJoined time.Time
+}
+
+// SessionInfo is a live session as the Store keeps it: what Sessions
+// lists and RevokeSession ends. (A Session, by contrast, is what an
+// access token says.)
+type SessionInfo struct {
+	Handle      string    // names the session; Session.Handle of its access tokens
+	UserID      string    // the owner
+	CreatedAt   time.Time // when the user signed in
+	RefreshedAt time.Time // when its tokens were last refreshed
+	ExpiresAt   time.Time // when it ends unless refreshed before
 }
 
 func publicUser(u store.User) User {
 	return User{ID: u.ID, Email: u.Email, TimeJoined: u.TimeJoined}
 }
 
-// UserByID returns a user, or an error matching store.ErrNotFound.
+// UserByID returns a user, or an error matching ErrNotFound.
 func (a *Auth) UserByID(ctx context.Context, id string) (User, error) {
 	u, err := a.store.UserByID(ctx, id)
 	return publicUser(u), err
 }
 
 // UserByEmail returns the user with an email (compared after trimming and
-// lower-casing), or an error matching store.ErrNotFound.
+// lower-casing), or an error matching ErrNotFound.
 func (a *Auth) UserByEmail(ctx context.Context, email string) (User, error) {
 	u, err := a.store.UserByEmail(ctx, normaliseEmail(email))
 	return publicUser(u), err
 }
 
 // Sessions returns the live sessions of a user, newest first.
-func (a *Auth) Sessions(ctx context.Context, userID string) ([]store.Session, error) {
-	return a.store.UserSessions(ctx, userID, a.cfg.Now())
+func (a *Auth) Sessions(ctx context.Context, userID string) ([]SessionInfo, error) {
+	ss, err := a.store.UserSessions(ctx, userID, a.cfg.Now())
+	if err != nil {
+		return nil, err
+	}
+	infos := make([]SessionInfo, len(ss))
+	for i, s := range ss {
+		infos[i] = SessionInfo(s)
+	}
+	return infos, nil
 }
 
 // RevokeSession ends a session: its refresh token stops working at once,
 // its access tokens when they expire (or at once with
-// Config.CheckSessionInStore). It returns an error matching
-// store.ErrNotFound if there is no such session.
+// Config.CheckSessionInStore). It returns an error matching ErrNotFound
+// if there is no such session.
 func (a *Auth) RevokeSession(ctx context.Context, handle string) error {
 	s, err := a.store.Session(ctx, handle, a.cfg.Now())
 	if err != nil {
