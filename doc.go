@@ -1,12 +1,14 @@
 // Package auth is session-based user authentication for Go web
 // applications: email and password sign-up and sign-in, sessions carried in
 // cookies, headers or the response body, refresh-token rotation with theft
-// detection, and sign-out. Its HTTP protocol is that of the SuperTokens
-// frontend driver interface, so the SuperTokens frontend SDKs work against
-// it unchanged.
+// detection, sign-out and password reset. Its HTTP protocol is that of the
+// SuperTokens frontend driver interface, so the SuperTokens frontend SDKs
+// work against it unchanged.
 //
-// An application builds an Auth from a Config, mounts it, and wraps its own
-// handlers with RequireSession:
+// # Mounting
+//
+// An application builds an Auth from a Config, mounts it at its base path,
+// and wraps its own handlers with RequireSession:
 //
 //	a, err := auth.New(auth.Config{Store: memstore.New()})
 //	if err != nil {
@@ -18,6 +20,46 @@
 //		s, _ := auth.SessionFromContext(r.Context())
 //		fmt.Fprintln(w, "hello", s.UserID)
 //	})))
+//
+// New validates the Config once and copies it; two Auths in one process
+// are independent. A frontend served from another origin is named in
+// Config.AllowedOrigins, and the whole API wrapped with (*Auth).CORS. Call
+// (*Auth).Close at shutdown, after http.Server's Shutdown, to send the email
+// still queued.
+//
+// # Login methods and routes
+//
+// The handler serves the routes of each configured feature under
+// Config.BasePath ("/auth"), and nothing else:
+//
+//   - email and password ("emailpassword"): POST /signup, POST /signin,
+//     GET /emailpassword/email/exists (unless Config.DisableEmailExists);
+//   - password reset, with Config.Email.Mailer: POST
+//     /user/password/reset/token, POST /user/password/reset;
+//   - sessions ("session"): POST /session/refresh, POST /signout;
+//   - with Config.SigningAlgorithm EdDSA: GET /jwt/jwks.json.
+//
+// Every business outcome is HTTP 200 with a JSON status; 401 is reserved
+// for session problems, 400 for malformed requests, 413 for oversized
+// bodies, 429 for rate limits and 503 when password hashing is saturated.
+// A store.User is an identity; the ways it signs in are its logins
+// (store.Login), so that other login methods can join the password.
+//
+// # Sessions
+//
+// Sign-up and sign-in start a session and return an access token and a
+// refresh token, in cookies, in headers (st-auth-mode: header) or in the
+// body (fg-auth-mode: body). An access token is a JWT accepted until it
+// expires (Config.AccessTokenLifetime); RequireSession verifies it, and
+// answers 401 "try refresh token" once it has expired, when the client
+// exchanges its refresh token for a new pair. A session's errors are
+// *SessionError values that say why, and match ErrUnauthorized,
+// ErrTryRefreshToken or ErrTokenTheft.
+//
+// The Go API (UserByID, UserByEmail, Sessions, RevokeSession,
+// RevokeAllSessions) reads and ends sessions from the application's own
+// code. A revoked session's refresh token stops at once; its access tokens
+// at once with Config.CheckSessionInStore, or else when they expire.
 //
 // # Security model
 //
@@ -39,11 +81,20 @@
 // that live in the Store, so every instance of an application verifies the
 // tokens of every other and keys rotate. An access token is verified by its
 // signature alone, so after sign-out or revocation it keeps working until
-// it expires (Config.AccessTokenLifetime, one hour by default) unless
-// Config.CheckSessionInStore is set; refresh tokens stop at once.
+// it expires unless Config.CheckSessionInStore is set.
 //
 // Cookies are HttpOnly, Secure and SameSite=Lax by default; the refresh
 // cookie is sent only to the refresh endpoint. Token responses carry
 // Cache-Control: no-store. With SameSite=None, requests that carry cookies
 // must also carry a rid header, which cross-site forms cannot send.
+// Browsers' state-changing requests to the auth endpoints from origins not
+// in Config.AllowedOrigins are refused, against login CSRF.
+//
+// # Testing
+//
+// Package authtest runs an Auth on a test server with a manual clock and a
+// mailbox, gives clients that speak the protocol in each transfer mode, and
+// builds requests that carry a session for handler tests without a server.
+// Package store/storetest is the conformance suite for a Store of one's
+// own.
 package auth
