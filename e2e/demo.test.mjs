@@ -343,6 +343,53 @@ for (const mode of ["cookie", "header"]) {
       await step("sign in with new password", () => signIn(page, email, newPassword));
     });
 
+    // The emailed link has no mode (its format is the SDKs'), so the reset
+    // page must take the mode the page was used in, in the same browser. In
+    // cookie mode, a header mode used earlier in that browser must not stick.
+    it("reset link as emailed opens in the page's mode", async ({ context, page, step }) => {
+      const email = newEmail("reset-mode");
+      const newPassword = "new horse 2";
+      if (mode === "cookie") await step("header mode first", () => open(page, `${demo.url}/?mode=header`));
+      await step("open", () => open(page, home));
+      await step("sign up", () => signUp(page, email));
+      await step("sign out", async () => {
+        await page.click("#signout");
+        await signedOutUI(page);
+      });
+      await step("request email", async () => {
+        await page.fill("#forgot-email", email);
+        await page.click("#forgot-form button[type=submit]");
+        await assertText(page, "#status", "If that email has an account, a reset link is on its way.");
+      });
+      const link = await step("read link", () => resetLink(demo, email));
+      assert.equal(new URL(link).searchParams.has("mode"), false, link);
+      await step("open link as emailed", async () => {
+        await open(page, link);
+        await page.locator("#reset").waitFor({ state: "visible" });
+      });
+      await step("set password", async () => {
+        const sent = page.waitForRequest(
+          (r) => r.method() === "POST" && new URL(r.url()).pathname === "/auth/user/password/reset",
+        );
+        await page.fill("#new-password", newPassword);
+        await page.click("#reset-form button[type=submit]");
+        assert.equal((await sent).headers()["st-auth-mode"], mode, "the SDK's st-auth-mode on the reset request");
+        await assertText(page, "#status", "Your password is changed. Sign in with the new one.");
+      });
+      await step("back home", async () => {
+        await page.click("#home");
+        await page.waitForURL((u) => u.pathname === "/");
+        await page.locator("#loading").waitFor({ state: "hidden" });
+      });
+      await step("sign in with new password", () => signIn(page, email, newPassword));
+      await step(`${mode} tokens`, async () => {
+        const names = (await context.cookies()).map((c) => c.name);
+        const [want, notWant] = mode === "header" ? ["st-access-token", "sAccessToken"] : ["sAccessToken", "st-access-token"];
+        assert.ok(names.includes(want), `no ${want}; cookies: ${names}`);
+        assert.ok(!names.includes(notWant), `${notWant} set; cookies: ${names}`);
+      });
+    });
+
     it("sign out ends the session in the page and on the server", async ({ context, page, step }) => {
       const email = newEmail("out");
       await step("open", () => open(page, home));
