@@ -315,7 +315,7 @@ for (const mode of ["cookie", "header"]) {
       assert.equal(u.origin, demo.url);
       assert.equal(u.searchParams.get("tenantId"), "public");
       assert.ok(u.searchParams.get("token"));
-      // Keep the page's mode on the reset page: the emailed link has none.
+      // The link with ?mode added; as emailed, without it, is the next test.
       if (mode === "header") u.searchParams.set("mode", "header");
       await step("open link", async () => {
         await open(page, u.href);
@@ -346,11 +346,16 @@ for (const mode of ["cookie", "header"]) {
     // The emailed link has no mode (its format is the SDKs'), so the reset
     // page must take the mode the page was used in, in the same browser. In
     // cookie mode, a header mode used earlier in that browser must not stick.
+    // The page shows its mode in #mode.
     it("reset link as emailed opens in the page's mode", async ({ context, page, step }) => {
       const email = newEmail("reset-mode");
       const newPassword = "new horse 2";
+      const other = mode === "header" ? "cookie" : "header";
       if (mode === "cookie") await step("header mode first", () => open(page, `${demo.url}/?mode=header`));
-      await step("open", () => open(page, home));
+      await step("open", async () => {
+        await open(page, home);
+        await assertText(page, "#mode", `Token transfer: ${mode}`);
+      });
       await step("sign up", () => signUp(page, email));
       await step("sign out", async () => {
         await page.click("#signout");
@@ -363,9 +368,18 @@ for (const mode of ["cookie", "header"]) {
       });
       const link = await step("read link", () => resetLink(demo, email));
       assert.equal(new URL(link).searchParams.has("mode"), false, link);
+      // An explicit ?mode wins, and does not change what is remembered.
+      await step("open link with the other mode", async () => {
+        const u = new URL(link);
+        u.searchParams.set("mode", other);
+        await open(page, u.href);
+        await page.locator("#reset").waitFor({ state: "visible" });
+        await assertText(page, "#mode", `Token transfer: ${other}`);
+      });
       await step("open link as emailed", async () => {
         await open(page, link);
         await page.locator("#reset").waitFor({ state: "visible" });
+        await assertText(page, "#mode", `Token transfer: ${mode}`);
       });
       await step("set password", async () => {
         const sent = page.waitForRequest(
@@ -380,6 +394,7 @@ for (const mode of ["cookie", "header"]) {
         await page.click("#home");
         await page.waitForURL((u) => u.pathname === "/");
         await page.locator("#loading").waitFor({ state: "hidden" });
+        await assertText(page, "#mode", `Token transfer: ${mode}`);
       });
       await step("sign in with new password", () => signIn(page, email, newPassword));
       await step(`${mode} tokens`, async () => {

@@ -1,7 +1,8 @@
 // The demo's front end: sign up, sign in, "signed in as", sign out and
 // password reset, with supertokens-web-js against the Go auth library.
 //
-// Query parameters: ?mode=header uses header tokens instead of cookies;
+// ?mode=header uses header tokens instead of cookies, and the reset page
+// keeps the mode the page was used in (pageMode).
 // <meta name="api-domain" content="..."> (or <html data-api-domain="...">)
 // points the page at an API on another origin. Not a query parameter: a
 // crafted link must not send what the user types to another server.
@@ -27,20 +28,52 @@ function apiDomain() {
   return window.location.origin;
 }
 
+// The reset page is this page too, opened from the link in the email.
+const onResetPage = window.location.pathname === "/auth/reset-password";
+
+// pageMode is the token transfer mode: ?mode=header or ?mode=cookie if the
+// URL says; else cookie on the sign-in page, and on the reset page the mode
+// the sign-in page was last used in. The emailed link cannot carry ?mode
+// (its format is the SDKs'), so the sign-in page remembers its mode in this
+// browser; the reset page only reads it.
+const MODE_KEY = "latchkit-auth-demo.mode";
+const isMode = (m) => m === "cookie" || m === "header";
+
+function pageMode() {
+  const asked = params.get("mode");
+  if (isMode(asked)) return asked;
+  if (onResetPage) {
+    try {
+      const last = window.localStorage.getItem(MODE_KEY);
+      if (isMode(last)) return last;
+    } catch (_) {
+      // storage disabled: the default
+    }
+  }
+  return "cookie";
+}
+
+function rememberMode() {
+  if (onResetPage) return;
+  try {
+    window.localStorage.setItem(MODE_KEY, mode);
+  } catch (_) {
+    // storage disabled: reset pages open in cookie mode
+  }
+}
+
 const api = apiDomain();
-const mode = params.get("mode") === "header" ? "header" : "cookie";
+const mode = pageMode();
+rememberMode();
 
 SuperTokens.init({
   appInfo: { appName: "auth demo", apiDomain: api, apiBasePath: "/auth" },
   recipeList: [Session.init({ tokenTransferMethod: mode }), EmailPassword.init()],
 });
 
-// Links back to the page keep ?mode.
+// Links back to the sign-in page keep the mode, remembered or not.
 function homeURL() {
-  const keep = new URLSearchParams();
-  for (const k of ["mode"]) if (params.has(k)) keep.set(k, params.get(k));
-  const q = keep.toString();
-  return "/" + (q ? "?" + q : "");
+  return mode === "header" ? "/?mode=header" : "/";
 }
 
 function say(text) {
@@ -104,9 +137,11 @@ async function start() {
     $("api").textContent = "API: " + api;
     $("api").hidden = false;
   }
+  $("mode").textContent = "Token transfer: " + mode;
+  $("mode").hidden = false;
   $("home").href = homeURL();
 
-  if (window.location.pathname === "/auth/reset-password") {
+  if (onResetPage) {
     show("reset");
     if (!params.get("token")) say("This reset link has no token. Ask for a new one.");
     return;
@@ -163,6 +198,9 @@ $("forgot-form").addEventListener("submit", (e) => {
   const form = e.currentTarget;
   clearErrors(form);
   say("");
+  // The link opens in the mode of the page that asked for it, even if
+  // another tab used the other mode since this one loaded.
+  rememberMode();
   busy(form, async () => {
     const res = await EmailPassword.sendPasswordResetEmail({
       formFields: [{ id: "email", value: $("forgot-email").value }],
