@@ -336,7 +336,8 @@ func newMux(a *auth.Auth, st store.Store) *http.ServeMux {
 		h := w.Header()
 		h.Set("Content-Type", "text/html; charset=utf-8")
 		h.Set("Cache-Control", "no-cache")
-		// connect-src allows any http(s) origin for ?api=<origin>.
+		// connect-src allows other http(s) origins: a copy of the page may
+		// name an API on another origin (meta name="api-domain").
 		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self' http: https:; frame-ancestors 'none'")
 		h.Set("Referrer-Policy", "no-referrer") // reset tokens are in the URL
 		h.Set("X-Content-Type-Options", "nosniff")
