@@ -1,7 +1,3 @@
-// Package authtest helps test applications that use the auth library, in
-// the way net/http/httptest helps test handlers: a running server for an
-// *auth.Auth, a client that speaks the protocol in each token transfer
-// mode, fixtures for users and sessions, and a clock to travel in time.
 package authtest
 
 import (
@@ -11,7 +7,6 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,29 +14,6 @@ import (
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/store/memstore"
 )
-
-// Clock is a manual clock for Config.Now. It is safe for concurrent use.
-type Clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-// NewClock returns a clock that stands at t until moved.
-func NewClock(t time.Time) *Clock { return &Clock{t: t} }
-
-// Now returns the clock's time.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-// Advance moves the clock forward by d.
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // Server is a running HTTPS test server with an *auth.Auth mounted at its
 // base path. Add the application's own routes to Mux.
