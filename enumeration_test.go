@@ -49,7 +49,7 @@ func TestEnumerationSameAnswers(t *testing.T) {
 			for round := range 12 {
 				var answers []*authtest.Response
 				for _, c := range classes {
-					res := s.Client(m).SignIn(c.email, wrong)
+					res := s.NewClient(m).SignIn(c.email, wrong)
 					if round == 0 && (res.StatusCode != http.StatusOK || string(res.Body) != `{"status":"WRONG_CREDENTIALS_ERROR"}`) {
 						t.Fatalf("%s: sign-in answered %d %s", c.name, res.StatusCode, res.Body)
 					}
@@ -77,7 +77,7 @@ func TestEnumerationSameAnswers(t *testing.T) {
 			for round := range 4 {
 				var answers []*authtest.Response
 				for _, c := range classes {
-					res := s.Client(m).RequestPasswordReset(c.email)
+					res := s.NewClient(m).RequestPasswordReset(c.email)
 					if res.StatusCode != http.StatusOK || string(res.Body) != `{"status":"OK"}` {
 						t.Fatalf("%s, round %d: reset request answered %d %s", c.name, round+1, res.StatusCode, res.Body)
 					}

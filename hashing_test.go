@@ -24,7 +24,7 @@ func TestHashQueueDeadline(t *testing.T) {
 		},
 	})
 	email := s.NewEmail()
-	if res := s.Client(authtest.Header).SignUp(email, authtest.Password); res.Status != "OK" {
+	if res := s.NewClient(authtest.Header).SignUp(email, authtest.Password); res.Status != "OK" {
 		t.Fatalf("sign-up: %d %s", res.StatusCode, res.Body)
 	}
 	const n = 8
@@ -33,7 +33,7 @@ func TestHashQueueDeadline(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			res := s.Client(authtest.Header).SignIn(email, authtest.Password)
+			res := s.NewClient(authtest.Header).SignIn(email, authtest.Password)
 			codes[i], retry[i] = res.StatusCode, res.Header.Get("Retry-After")
 		})
 	}
@@ -60,12 +60,12 @@ func TestHashUpgradeAtSignIn(t *testing.T) {
 	old := authtest.NewServer(t, auth.Config{Store: st,
 		Password: auth.PasswordConfig{Hashing: auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1}, InsecureWeakHashing: true}})
 	email := old.NewEmail()
-	if res := old.Client(authtest.Header).SignUp(email, authtest.Password); res.Status != "OK" {
+	if res := old.NewClient(authtest.Header).SignUp(email, authtest.Password); res.Status != "OK" {
 		t.Fatalf("sign-up: %s", res.Body)
 	}
 	cur := authtest.NewServer(t, auth.Config{Store: st,
 		Password: auth.PasswordConfig{Hashing: auth.PasswordHashing{Memory: 128, Iterations: 1, Parallelism: 1}, InsecureWeakHashing: true}})
-	if res := cur.Client(authtest.Header).SignIn(email, authtest.Password); res.Status != "OK" {
+	if res := cur.NewClient(authtest.Header).SignIn(email, authtest.Password); res.Status != "OK" {
 		t.Fatalf("sign-in with old hash: %s", res.Body)
 	}
 	u, err := st.UserByEmail(t.Context(), email)
@@ -75,7 +75,7 @@ func TestHashUpgradeAtSignIn(t *testing.T) {
 	if !strings.Contains(u.PasswordHash, "$m=128,t=1,p=1$") {
 		t.Errorf("hash after sign-in = %q; want it upgraded to m=128", u.PasswordHash)
 	}
-	if res := cur.Client(authtest.Header).SignIn(email, authtest.Password); res.Status != "OK" {
+	if res := cur.NewClient(authtest.Header).SignIn(email, authtest.Password); res.Status != "OK" {
 		t.Errorf("sign-in with the upgraded hash: %s", res.Body)
 	}
 }

@@ -127,7 +127,7 @@ func newInFixture(t testing.TB, cfg auth.Config) *inFixture {
 	st := &inStore{Store: mem}
 	cfg.Store = st
 	s := authtest.NewServer(t, cfg)
-	return &inFixture{Server: s, store: st, mem: mem, hc: s.Server.Client()}
+	return &inFixture{Server: s, store: st, mem: mem, hc: s.Client()}
 }
 
 // inReply is a response read in full.
@@ -586,7 +586,7 @@ func TestPasswordWithNULIsNotTruncated(t *testing.T) {
 	f := newInFixture(t, auth.Config{})
 	email := f.NewEmail()
 	pw := "abc12345\x00\x01\x1b\u0085 and more"
-	c := f.Client(authtest.Header)
+	c := f.NewClient(authtest.Header)
 	if r := c.SignUp(email, pw); r.StatusCode != http.StatusOK || r.Status != "OK" {
 		t.Fatalf("sign-up: %d %s", r.StatusCode, r.Body)
 	}
@@ -1460,13 +1460,13 @@ func TestResetPasswordBodies(t *testing.T) {
 	})
 
 	// The password is unchanged, and the token still works.
-	if r := f.Client(authtest.Header).SignIn(known.Email, authtest.Password); r.Status != "OK" {
+	if r := f.NewClient(authtest.Header).SignIn(known.Email, authtest.Password); r.Status != "OK" {
 		t.Fatalf("sign-in with the old password: %d %s", r.StatusCode, r.Body)
 	}
 	if r := c.ResetPassword(tok, newPw); r.StatusCode != http.StatusOK || r.Status != "OK" {
 		t.Fatalf("reset with the token: %d %s", r.StatusCode, r.Body)
 	}
-	if r := f.Client(authtest.Header).SignIn(known.Email, newPw); r.Status != "OK" {
+	if r := f.NewClient(authtest.Header).SignIn(known.Email, newPw); r.Status != "OK" {
 		t.Errorf("sign-in with the new password: %d %s", r.StatusCode, r.Body)
 	}
 }

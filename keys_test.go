@@ -48,7 +48,7 @@ func TestSigningKeyRotation(t *testing.T) {
 	if early, _ := early.Tokens(); kid(t, early) != oldKid {
 		t.Fatal("two keys within one signing lifetime")
 	}
-	onTwo := two.Client(authtest.Header)
+	onTwo := two.NewClient(authtest.Header)
 	onTwo.AccessToken = access
 	if res := onTwo.Get("/api/session"); res.StatusCode != http.StatusOK {
 		t.Fatalf("a token of instance one on instance two: %d %s", res.StatusCode, res.Body)
@@ -88,7 +88,7 @@ func TestJWKSSeesKeysOfOtherInstances(t *testing.T) {
 	clock := authtest.NewClock(authtest.Start)
 	s := authtest.NewServer(t, auth.Config{Store: st, Now: clock.Now, SigningAlgorithm: auth.EdDSA})
 	kids := func() []string {
-		res := s.Client(authtest.Header).Get("/auth/jwt/jwks.json")
+		res := s.NewClient(authtest.Header).Get("/auth/jwt/jwks.json")
 		var set struct{ Keys []struct{ Kid string } }
 		if err := json.Unmarshal(res.Body, &set); err != nil || res.StatusCode != http.StatusOK {
 			t.Fatalf("jwks: %d %s", res.StatusCode, res.Body)

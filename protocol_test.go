@@ -223,7 +223,7 @@ func wantTokensSameSite(t testing.TB, s *authtest.Server, res *authtest.Response
 	if ft.UID != uid || ft.ATE != exp.UnixMilli() {
 		t.Errorf("front-token uid %q ate %d, want %q %d", ft.UID, ft.ATE, uid, exp.UnixMilli())
 	}
-	iss := s.Config.Issuer
+	iss := s.AuthConfig.Issuer
 	if iss == "" {
 		iss = auth.DefaultIssuer
 	}
@@ -312,7 +312,7 @@ func sendTo(hc *http.Client, base, method, path, body string, hdr http.Header) (
 
 func send(t testing.TB, s *authtest.Server, method, path, body string, hdr http.Header) *authtest.Response {
 	t.Helper()
-	res, err := sendTo(s.Server.Client(), s.URL, method, path, body, hdr)
+	res, err := sendTo(s.Client(), s.URL, method, path, body, hdr)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -418,7 +418,7 @@ func TestSignUpIssuesSession(t *testing.T) {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()
 			s := authtest.NewServer(t, auth.Config{})
-			c := s.Client(m)
+			c := s.NewClient(m)
 			res := c.SignUp("  New.User@Example.COM\t", authtest.Password)
 			user, _ := res.JSON["user"].(map[string]any)
 			uid, _ := user["id"].(string)
@@ -472,14 +472,14 @@ func TestUserObjectShape(t *testing.T) {
 		t.Run("fdi="+tc.fdi, func(t *testing.T) {
 			t.Parallel()
 			for _, path := range []string{"signup", "signin"} {
-				c := s.Client(authtest.Header)
+				c := s.NewClient(authtest.Header)
 				if tc.fdi != "" {
 					c.Header.Set("fdi-version", tc.fdi)
 				}
 				email := s.NewEmail()
 				var res *authtest.Response
 				if path == "signin" {
-					s.Client(authtest.Header).SignUp(email, authtest.Password)
+					s.NewClient(authtest.Header).SignUp(email, authtest.Password)
 					res = c.SignIn(email, authtest.Password)
 				} else {
 					res = c.SignUp(email, authtest.Password)
@@ -566,7 +566,7 @@ func TestFrontTokenPadding(t *testing.T) {
 		t.Run(iss, func(t *testing.T) {
 			t.Parallel()
 			s := authtest.NewServer(t, auth.Config{Issuer: iss})
-			c := s.Client(authtest.Header)
+			c := s.NewClient(authtest.Header)
 			res := c.SignUp(s.NewEmail(), authtest.Password)
 			uid, _ := res.JSON["user"].(map[string]any)["id"].(string)
 			wantTokens(t, s, res, authtest.Header, uid)
@@ -660,7 +660,7 @@ func TestSignUpDuplicateEmail(t *testing.T) {
 		for _, email := range []string{u.Email, "  " + strings.ToUpper(u.Email) + " "} {
 			t.Run(m.String()+"/"+email, func(t *testing.T) {
 				t.Parallel()
-				res := s.Client(m).SignUp(email, "another password 9")
+				res := s.NewClient(m).SignUp(email, "another password 9")
 				wantBody(t, res, want)
 				wantNoTokens(t, res)
 			})
@@ -742,26 +742,26 @@ func TestPasswordPolicy(t *testing.T) {
 	strict := authtest.NewServer(t, auth.Config{Store: shared})
 
 	t.Run("custom policy message", func(t *testing.T) {
-		res := lax.Client(authtest.Header).SignUp("c1@example.com", "ab")
+		res := lax.NewClient(authtest.Header).SignUp("c1@example.com", "ab")
 		wantBody(t, res, `{"status":"FIELD_ERROR","formFields":[{"id":"password","error":"Three or more, please"}]}`)
 	})
 	t.Run("sign-in does not apply the policy", func(t *testing.T) {
-		res := lax.Client(authtest.Header).SignUp("c2@example.com", "abc")
+		res := lax.NewClient(authtest.Header).SignUp("c2@example.com", "abc")
 		if res.Status != "OK" {
 			t.Fatalf("sign-up with the lax policy: %s", res.Body)
 		}
 		// The default policy refuses "abc", but sign-in must not apply it.
-		if res := strict.Client(authtest.Header).SignUp("c3@example.com", "abc"); res.Status != "FIELD_ERROR" {
+		if res := strict.NewClient(authtest.Header).SignUp("c3@example.com", "abc"); res.Status != "FIELD_ERROR" {
 			t.Fatalf("strict sign-up of a short password: %s", res.Body)
 		}
-		c := strict.Client(authtest.Header)
+		c := strict.NewClient(authtest.Header)
 		res = c.SignIn("c2@example.com", "abc")
 		uid, _ := res.JSON["user"].(map[string]any)["id"].(string)
 		wantTokens(t, strict, res, authtest.Header, uid)
 	})
 	t.Run("short or long wrong password", func(t *testing.T) {
 		for _, pw := range []string{"x", "ab", "abd", strings.Repeat("y1", 60)} {
-			res := strict.Client(authtest.Header).SignIn("c2@example.com", pw)
+			res := strict.NewClient(authtest.Header).SignIn("c2@example.com", pw)
 			wantBody(t, res, `{"status":"WRONG_CREDENTIALS_ERROR"}`)
 		}
 	})
@@ -776,7 +776,7 @@ func TestSignIn(t *testing.T) {
 			t.Parallel()
 			s := authtest.NewServer(t, auth.Config{})
 			first, u := s.SignedIn(m)
-			c := s.Client(m)
+			c := s.NewClient(m)
 			res := c.SignIn(" "+strings.ToUpper(u.Email), authtest.Password)
 			wantTokens(t, s, res, m, u.ID)
 			wantSession(t, c, u.ID)
@@ -796,8 +796,8 @@ func TestSignInWrongCredentials(t *testing.T) {
 			t.Parallel()
 			s := authtest.NewServer(t, auth.Config{})
 			_, u := s.SignedIn(authtest.Header)
-			wrong := s.Client(m).SignIn(u.Email, wrongPassword)
-			unknown := s.Client(m).SignIn("nobody@example.com", wrongPassword)
+			wrong := s.NewClient(m).SignIn(u.Email, wrongPassword)
+			unknown := s.NewClient(m).SignIn("nobody@example.com", wrongPassword)
 			const want = `{"status":"WRONG_CREDENTIALS_ERROR"}`
 			for _, res := range []*authtest.Response{wrong, unknown} {
 				wantBody(t, res, want)
@@ -823,7 +823,7 @@ func TestSignInFieldErrors(t *testing.T) {
 	} {
 		t.Run(tc.email+"/"+tc.password, func(t *testing.T) {
 			t.Parallel()
-			res := s.Client(authtest.Cookie).SignIn(tc.email, tc.password)
+			res := s.NewClient(authtest.Cookie).SignIn(tc.email, tc.password)
 			wantBody(t, res, `{"status":"FIELD_ERROR","formFields":`+tc.want+`}`)
 			wantNoTokens(t, res)
 		})
@@ -940,7 +940,7 @@ func TestRefreshWithoutToken(t *testing.T) {
 	for _, m := range authtest.Modes {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()
-			res := s.Client(m).Refresh()
+			res := s.NewClient(m).Refresh()
 			wantMessage(t, res, http.StatusUnauthorized, "unauthorised")
 			wantCleared(t, res, true, true)
 		})
@@ -973,7 +973,7 @@ func TestRefreshForgedTokenHarmsNoSession(t *testing.T) {
 				real + "x",              // the real token with a suffix
 				base64.RawURLEncoding.EncodeToString(make([]byte, 32)), // all zero bits
 			} {
-				attacker := s.Client(m)
+				attacker := s.NewClient(m)
 				attacker.SetTokens("", forged)
 				res := attacker.Refresh()
 				wantMessage(t, res, http.StatusUnauthorized, "unauthorised")
@@ -1112,7 +1112,7 @@ func TestRequireSessionNoToken(t *testing.T) {
 	for _, m := range authtest.Modes {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()
-			res := s.Client(m).Get("/api/session")
+			res := s.NewClient(m).Get("/api/session")
 			wantMessage(t, res, http.StatusUnauthorized, "unauthorised")
 			wantNoTokens(t, res)
 		})
@@ -1327,7 +1327,7 @@ func TestCSRFWithSameSiteNone(t *testing.T) {
 	addRoutes(s)
 	c, u := s.SignedIn(authtest.Cookie)
 	t.Run("cookies are SameSite=None and Secure", func(t *testing.T) {
-		c2 := s.Client(authtest.Cookie)
+		c2 := s.NewClient(authtest.Cookie)
 		res := c2.SignUp(s.NewEmail(), authtest.Password)
 		uid, _ := res.JSON["user"].(map[string]any)["id"].(string)
 		wantTokensSameSite(t, s, res, authtest.Cookie, uid, http.SameSiteNoneMode)
@@ -1362,7 +1362,7 @@ func TestOptionalSession(t *testing.T) {
 			t.Parallel()
 			s := authtest.NewServer(t, auth.Config{})
 			addRoutes(s)
-			wantBody(t, s.Client(m).Get("/api/optional"), `{"userId":"","method":"GET"}`)
+			wantBody(t, s.NewClient(m).Get("/api/optional"), `{"userId":"","method":"GET"}`)
 			c, u := s.SignedIn(m)
 			wantBody(t, c.Get("/api/optional"), fmt.Sprintf(`{"userId":%q,"method":"GET"}`, u.ID))
 			access, _ := c.Tokens()
@@ -1385,7 +1385,7 @@ func TestSignOut(t *testing.T) {
 			s := authtest.NewServer(t, auth.Config{})
 			c, u := s.SignedIn(m)
 			other, _ := s.SignedIn(m)
-			second := s.Client(m) // a second session of the same user
+			second := s.NewClient(m) // a second session of the same user
 			wantTokens(t, s, second.SignIn(u.Email, authtest.Password), m, u.ID)
 			_, refresh := c.Tokens()
 			res := c.SignOut()
@@ -1412,7 +1412,7 @@ func TestSignOutWithoutSession(t *testing.T) {
 	for _, m := range authtest.Modes {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()
-			res := s.Client(m).SignOut()
+			res := s.NewClient(m).SignOut()
 			wantMessage(t, res, http.StatusUnauthorized, "unauthorised")
 			wantNoTokens(t, res)
 		})
@@ -1542,7 +1542,7 @@ func TestConcurrentRefresh(t *testing.T) {
 					go func() {
 						defer wg.Done()
 						<-start
-						results[i], errs[i] = sendTo(s.Server.Client(), s.URL, "POST", refreshPath, "", refreshRequest(m, r0))
+						results[i], errs[i] = sendTo(s.Client(), s.URL, "POST", refreshPath, "", refreshRequest(m, r0))
 					}()
 				}
 				close(start)
@@ -1669,7 +1669,7 @@ func TestConcurrentSignUp(t *testing.T) {
 			if i%2 == 1 {
 				email = " RACE@Example.com "
 			}
-			results[i], errs[i] = sendTo(s.Server.Client(), s.URL, "POST", "/auth/signup", creds(email, authtest.Password),
+			results[i], errs[i] = sendTo(s.Client(), s.URL, "POST", "/auth/signup", creds(email, authtest.Password),
 				hdr("rid", "emailpassword", "st-auth-mode", "header"))
 		}()
 	}
@@ -1704,7 +1704,7 @@ func TestConcurrentSignUp(t *testing.T) {
 	if signUps != 1 {
 		t.Errorf("%d sign_up events, want 1", signUps)
 	}
-	if st := s.Config.Store.(*overlappingCreates); st.calls.Load() < 2 {
+	if st := s.AuthConfig.Store.(*overlappingCreates); st.calls.Load() < 2 {
 		t.Errorf("only %d sign-ups reached CreateUser; the race was not exercised", st.calls.Load())
 	}
 }
@@ -1749,18 +1749,18 @@ func TestEvents(t *testing.T) {
 	ctx := t.Context()
 	email := "events@example.com"
 
-	c := s.Client(authtest.Header)
+	c := s.NewClient(authtest.Header)
 	res := c.SignUp(email, authtest.Password)
 	uid, _ := res.JSON["user"].(map[string]any)["id"].(string)
 	h1 := handleOf(t, c)
 	want(t, "sign-up", ev{auth.EventSignUp, uid, "", true}, ev{auth.EventSignIn, uid, h1, true})
 
-	s.Client(authtest.Header).SignIn(email, wrongPassword)
+	s.NewClient(authtest.Header).SignIn(email, wrongPassword)
 	want(t, "wrong password", ev{auth.EventSignInFailed, uid, "", true})
-	s.Client(authtest.Header).SignIn("nobody@example.com", wrongPassword)
+	s.NewClient(authtest.Header).SignIn("nobody@example.com", wrongPassword)
 	want(t, "unknown email", ev{auth.EventSignInFailed, "", "", true})
 
-	c2 := s.Client(authtest.Cookie)
+	c2 := s.NewClient(authtest.Cookie)
 	c2.SignIn(email, authtest.Password)
 	h2 := handleOf(t, c2)
 	want(t, "sign-in", ev{auth.EventSignIn, uid, h2, true})
@@ -1777,7 +1777,7 @@ func TestEvents(t *testing.T) {
 	}
 	want(t, "RevokeSession", ev{auth.EventSessionRevoked, uid, h2, false})
 
-	c3 := s.Client(authtest.Body)
+	c3 := s.NewClient(authtest.Body)
 	c3.SignIn(email, authtest.Password)
 	h3 := handleOf(t, c3)
 	_, r0 := c3.Tokens()
@@ -1789,13 +1789,13 @@ func TestEvents(t *testing.T) {
 
 	// Failures that involve no session raise no event.
 	c3.Refresh()
-	s.Client(authtest.Header).Get("/api/session")
+	s.NewClient(authtest.Header).Get("/api/session")
 	want(t, "no session")
 
-	c4 := s.Client(authtest.Header)
+	c4 := s.NewClient(authtest.Header)
 	c4.SignIn(email, authtest.Password)
 	s.Clock.Advance(time.Second)
-	c5 := s.Client(authtest.Header)
+	c5 := s.NewClient(authtest.Header)
 	c5.SignIn(email, authtest.Password)
 	h4, h5 := handleOf(t, c4), handleOf(t, c5)
 	take()
@@ -1819,7 +1819,7 @@ func TestInstancesShareStore(t *testing.T) {
 				ca, u := a.SignedIn(m)
 				access, refresh := ca.Tokens()
 
-				cb := b.Client(m)
+				cb := b.NewClient(m)
 				cb.SetTokens(access, refresh)
 				wantSession(t, cb, u.ID)
 				access2, _ := wantTokens(t, b, cb.Refresh(), m, u.ID)
@@ -1833,14 +1833,14 @@ func TestInstancesShareStore(t *testing.T) {
 
 				// A user made on b signs in on a.
 				email := "shared-" + m.String() + "@example.com"
-				if res := b.Client(m).SignUp(email, authtest.Password); res.Status != "OK" {
+				if res := b.NewClient(m).SignUp(email, authtest.Password); res.Status != "OK" {
 					t.Fatalf("sign-up on b: %s", res.Body)
 				}
-				c := a.Client(m)
+				c := a.NewClient(m)
 				res := c.SignIn(email, authtest.Password)
 				uid, _ := res.JSON["user"].(map[string]any)["id"].(string)
 				wantTokens(t, a, res, m, uid)
-				if res := b.Client(m).SignUp(email, authtest.Password); res.Status != "FIELD_ERROR" {
+				if res := b.NewClient(m).SignUp(email, authtest.Password); res.Status != "FIELD_ERROR" {
 					t.Errorf("duplicate sign-up across instances: %s", res.Body)
 				}
 			})

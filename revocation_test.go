@@ -20,7 +20,7 @@ func TestSessionCheckCache(t *testing.T) {
 	one, two := authtest.NewServer(t, cfg), authtest.NewServer(t, cfg)
 	c, u := one.SignedIn(authtest.Header)
 	access, _ := c.Tokens()
-	onTwo := two.Client(authtest.Header)
+	onTwo := two.NewClient(authtest.Header)
 	onTwo.AccessToken = access
 	for _, cl := range []*authtest.Client{c, onTwo} {
 		if res := cl.Get("/api/session"); res.StatusCode != http.StatusOK {
@@ -51,7 +51,7 @@ func TestSessionCheckImmediate(t *testing.T) {
 	one, two := authtest.NewServer(t, cfg), authtest.NewServer(t, cfg)
 	c, _ := one.SignedIn(authtest.Header)
 	access, _ := c.Tokens()
-	onTwo := two.Client(authtest.Header)
+	onTwo := two.NewClient(authtest.Header)
 	onTwo.AccessToken = access
 	if res := onTwo.Get("/api/session"); res.StatusCode != http.StatusOK {
 		t.Fatalf("before sign-out: %d", res.StatusCode)

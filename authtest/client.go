@@ -70,8 +70,8 @@ type Response struct {
 	JSON map[string]any
 }
 
-// Client returns a new client in mode m.
-func (s *Server) Client(m Mode) *Client {
+// NewClient returns a new client in mode m, with no session yet.
+func (s *Server) NewClient(m Mode) *Client {
 	hc := s.Server.Client()
 	jar, _ := cookiejar.New(nil)
 	if m == Cookie {
@@ -165,7 +165,7 @@ func (c *Client) SetCookie(name, value, path string) {
 }
 
 func (c *Client) path(p string) string {
-	base := c.srv.Config.BasePath
+	base := c.srv.AuthConfig.BasePath
 	if base == "" {
 		base = "/auth"
 	}

@@ -17,13 +17,21 @@ import (
 
 // Server is a running HTTPS test server with an *auth.Auth mounted at its
 // base path. Add the application's own routes to Mux.
+//
+// The embedded *httptest.Server keeps its meaning: Client is its plain
+// *http.Client and Config its *http.Server. NewClient makes a client that
+// speaks the auth protocol, and AuthConfig is the auth.Config.
 type Server struct {
 	*httptest.Server
-	Auth   *auth.Auth
-	Config auth.Config // as passed to auth.New, with the test defaults filled in
-	Clock  *Clock
-	Mux    *http.ServeMux
-	// Mailbox receives the reset emails, unless Config.Email.Mailer was set.
+	Auth *auth.Auth
+	// AuthConfig is the config as passed to auth.New, with the test
+	// defaults filled in.
+	AuthConfig auth.Config
+	// Clock is the clock of AuthConfig.Now, or nil if the caller set Now.
+	Clock *Clock
+	Mux   *http.ServeMux
+	// Mailbox receives the reset emails, unless AuthConfig.Email.Mailer
+	// was set.
 	Mailbox *Mailbox
 
 	tb    testing.TB
@@ -71,7 +79,7 @@ func NewServer(tb testing.TB, cfg auth.Config) *Server {
 		s.Server.Close()
 		tb.Fatalf("authtest: auth.New: %v", err)
 	}
-	s.Auth, s.Config = a, cfg
+	s.Auth, s.AuthConfig = a, cfg
 	base := cfg.BasePath
 	if base == "" {
 		base = auth.DefaultBasePath
@@ -106,7 +114,7 @@ func (s *Server) NewEmail() string {
 // returns the client, holding the session, and the user.
 func (s *Server) SignedIn(m Mode) (*Client, auth.User) {
 	s.tb.Helper()
-	c := s.Client(m)
+	c := s.NewClient(m)
 	email := s.NewEmail()
 	if res := c.SignUp(email, Password); res.StatusCode != http.StatusOK || res.Status != "OK" {
 		s.tb.Fatalf("authtest: sign-up of %s: %d %s", email, res.StatusCode, res.Body)
