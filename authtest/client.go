@@ -35,6 +35,7 @@ const (
 // Modes lists every mode, for table tests.
 var Modes = []Mode{Cookie, Header, Body}
 
+// String returns the mode's name: "cookie", "header" or "body".
 func (m Mode) String() string {
 	switch m {
 	case Header:

@@ -5,7 +5,8 @@ import (
 	"time"
 )
 
-// Clock is a manual clock for Config.Now. It is safe for concurrent use.
+// Clock is a manual clock, for auth.Config.Now: it moves only when told.
+// It is safe for concurrent use.
 type Clock struct {
 	mu sync.Mutex
 	t  time.Time
@@ -21,7 +22,7 @@ func (c *Clock) Now() time.Time {
 	return c.t
 }
 
-// Advance moves the clock forward by d.
+// Advance moves the clock by d: forward, or back if d is negative.
 func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

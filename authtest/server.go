@@ -23,13 +23,16 @@ import (
 // speaks the auth protocol, and AuthConfig is the auth.Config.
 type Server struct {
 	*httptest.Server
+	// Auth is the Auth under test, made by auth.New from AuthConfig.
 	Auth *auth.Auth
 	// AuthConfig is the config as passed to auth.New, with the test
 	// defaults filled in.
 	AuthConfig auth.Config
 	// Clock is the clock of AuthConfig.Now, or nil if the caller set Now.
 	Clock *Clock
-	Mux   *http.ServeMux
+	// Mux is the server's handler: the Auth at its base path and
+	// GET /api/session are on it; add the application's routes.
+	Mux *http.ServeMux
 	// Mailbox receives the reset emails, unless AuthConfig.Email.Mailer
 	// was set.
 	Mailbox *Mailbox
