@@ -8,7 +8,6 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
-	"context"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
@@ -26,191 +25,14 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
 	"github.com/latchkit/auth/store"
-	"github.com/latchkit/auth/store/memstore"
 )
-
-// inStore wraps the memory store. It counts the writes that took effect, so
-// a test can show that a request wrote nothing, and it refuses emails that a
-// SQL text column refuses (NUL bytes, invalid UTF-8), as a database would:
-// such a value reaching the store is a 500 in production.
-type inStore struct {
-	store.Store
-	writes atomic.Int64
-}
-
-func sqlText(s string) error {
-	if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
-		return fmt.Errorf("inStore: %q cannot be stored in a text column", s)
-	}
-	return nil
-}
-
-func (s *inStore) counted(err error) error {
-	if err == nil || errors.Is(err, store.ErrTokenReused) {
-		s.writes.Add(1)
-	}
-	return err
-}
-
-func (s *inStore) CreateUser(ctx context.Context, u store.User) error {
-	if err := sqlText(u.Email); err != nil {
-		return err
-	}
-	return s.counted(s.Store.CreateUser(ctx, u))
-}
-
-func (s *inStore) UserByEmail(ctx context.Context, email string) (store.User, error) {
-	if err := sqlText(email); err != nil {
-		return store.User{}, err
-	}
-	return s.Store.UserByEmail(ctx, email)
-}
-
-func (s *inStore) UpdatePasswordHash(ctx context.Context, userID, oldHash, newHash string) error {
-	return s.counted(s.Store.UpdatePasswordHash(ctx, userID, oldHash, newHash))
-}
-
-func (s *inStore) CreateResetToken(ctx context.Context, t store.ResetToken) error {
-	return s.counted(s.Store.CreateResetToken(ctx, t))
-}
-
-func (s *inStore) ResetPassword(ctx context.Context, token store.TokenHash, hash string, now time.Time) (store.User, []string, error) {
-	u, handles, err := s.Store.ResetPassword(ctx, token, hash, now)
-	return u, handles, s.counted(err)
-}
-
-func (s *inStore) CreateSession(ctx context.Context, sess store.Session, refresh store.TokenHash) error {
-	return s.counted(s.Store.CreateSession(ctx, sess, refresh))
-}
-
-func (s *inStore) RotateRefreshToken(ctx context.Context, r store.Rotation) (store.Session, error) {
-	sess, err := s.Store.RotateRefreshToken(ctx, r)
-	return sess, s.counted(err)
-}
-
-func (s *inStore) RevokeSession(ctx context.Context, handle string) error {
-	return s.counted(s.Store.RevokeSession(ctx, handle))
-}
-
-func (s *inStore) RevokeUserSessions(ctx context.Context, userID string) ([]string, error) {
-	handles, err := s.Store.RevokeUserSessions(ctx, userID)
-	if len(handles) > 0 {
-		s.writes.Add(1)
-	}
-	return handles, err
-}
-
-func (s *inStore) AddSigningKey(ctx context.Context, k store.SigningKey) error {
-	return s.counted(s.Store.AddSigningKey(ctx, k))
-}
-
-// inFixture is a test server over an inStore.
-type inFixture struct {
-	*authtest.Server
-	store *inStore
-	mem   *memstore.Store
-	hc    *http.Client
-}
-
-func newInFixture(t testing.TB, cfg auth.Config) *inFixture {
-	t.Helper()
-	mem := memstore.New()
-	st := &inStore{Store: mem}
-	cfg.Store = st
-	s := authtest.NewServer(t, cfg)
-	return &inFixture{Server: s, store: st, mem: mem, hc: s.Client()}
-}
-
-// inReply is a response read in full.
-type inReply struct {
-	code    int
-	header  http.Header
-	body    []byte
-	json    map[string]any
-	message string
-	status  string
-}
-
-// send makes a raw request. Headers are copied as given, repeats included.
-// A transport error (which is what a panic in a handler looks like from
-// outside) or a 5xx fails the test.
-func (f *inFixture) send(t *testing.T, method, path string, body io.Reader, header http.Header) inReply {
-	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, f.URL+path, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	res, err := f.hc.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer res.Body.Close()
-	r := inReply{code: res.StatusCode, header: res.Header}
-	if r.body, err = io.ReadAll(res.Body); err != nil {
-		t.Fatalf("%s %s: reading the answer: %v", method, path, err)
-	}
-	if json.Unmarshal(r.body, &r.json) == nil {
-		r.message, _ = r.json["message"].(string)
-		r.status, _ = r.json["status"].(string)
-	}
-	if r.code >= 500 {
-		t.Errorf("%s %s: %d %s, want no 5xx", method, path, r.code, r.body)
-	}
-	return r
-}
-
-// wantMessage checks a {"message"} answer; msg "" accepts any non-empty
-// message.
-func (r inReply) wantMessage(t *testing.T, code int, msg string) {
-	t.Helper()
-	if r.code != code {
-		t.Errorf("got %d %s, want %d", r.code, r.body, code)
-		return
-	}
-	if ct := r.header.Get("Content-Type"); ct != "application/json" {
-		t.Errorf("Content-Type %q, want application/json", ct)
-	}
-	if r.json == nil || r.message == "" {
-		t.Errorf("body %s, want a JSON object with a message", r.body)
-	} else if msg != "" && r.message != msg {
-		t.Errorf("message %q, want %q", r.message, msg)
-	}
-}
-
-// wantNoSession checks that an answer hands out no token.
-func (r inReply) wantNoSession(t *testing.T) {
-	t.Helper()
-	for _, h := range []string{"Set-Cookie", "Front-Token", "St-Access-Token", "St-Refresh-Token"} {
-		if v, ok := r.header[h]; ok {
-			t.Errorf("answer carries %s: %q", h, v)
-		}
-	}
-	if _, ok := r.json["accessToken"]; ok {
-		t.Errorf("answer carries tokens: %s", r.body)
-	}
-}
-
-// wantRefreshRefused checks a 401 from the refresh endpoint: unauthorised, and the
-// client told to forget its session.
-func (r inReply) wantRefreshRefused(t *testing.T) {
-	t.Helper()
-	r.wantMessage(t, http.StatusUnauthorized, "unauthorised")
-	if ft := r.header.Get("Front-Token"); ft != "remove" {
-		t.Errorf("front-token %q, want remove", ft)
-	}
-}
 
 func inHeader(kv ...string) http.Header {
 	h := http.Header{}
