@@ -343,24 +343,16 @@ func faultFrontHandle(front string) string {
 	return v.Up.SessionHandle
 }
 
-func faultCredentials(email, pw string) []byte {
-	b, _ := json.Marshal(map[string]any{"formFields": []map[string]any{
-		{"id": "email", "value": email},
-		{"id": "password", "value": pw},
-	}})
-	return b
-}
-
 func (e *faultEnv) signUp(c *authtest.Client, email, pw string) faultAnswer {
 	e.t.Helper()
 	access, _ := c.Tokens()
-	return e.send(c, http.MethodPost, "/auth/signup", faultCredentials(email, pw), "emailpassword", access)
+	return e.send(c, http.MethodPost, "/auth/signup", authtest.Credentials(email, pw), "emailpassword", access)
 }
 
 func (e *faultEnv) signIn(c *authtest.Client, email, pw string) faultAnswer {
 	e.t.Helper()
 	access, _ := c.Tokens()
-	return e.send(c, http.MethodPost, "/auth/signin", faultCredentials(email, pw), "emailpassword", access)
+	return e.send(c, http.MethodPost, "/auth/signin", authtest.Credentials(email, pw), "emailpassword", access)
 }
 
 func (e *faultEnv) refresh(c *authtest.Client) faultAnswer {

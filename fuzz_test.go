@@ -97,7 +97,7 @@ func fuzzCredentials(f *testing.F, ep string) {
 		default:
 			t.Fatalf("got %d %s, want 200, 400 or 413", r.code, r.body)
 		}
-		r.wantNoSession(t)
+		wantNoTokens(t, r.response())
 		if n := fx.store.writes.Load() - before; n != 0 {
 			t.Fatalf("%d store writes for a refused request", n)
 		}
@@ -218,7 +218,7 @@ func FuzzResetPassword(f *testing.F) {
 		default:
 			t.Fatalf("got %d %s, want 400, 413 or a refusal", r.code, r.body)
 		}
-		r.wantNoSession(t)
+		wantNoTokens(t, r.response())
 		if n := fx.store.writes.Load() - before; n != 0 {
 			t.Fatalf("%d store writes", n)
 		}

@@ -121,9 +121,15 @@ func wantBody(t testing.TB, res *authtest.Response, want string) {
 	}
 }
 
-// wantNoTokens checks that a response neither issues nor clears tokens.
+// wantNoTokens checks that a response neither issues nor clears tokens:
+// authtest finds none issued, and no Set-Cookie, front-token or
+// st-*-token header and no token field in the body is there at all, not
+// even an emptied one.
 func wantNoTokens(t testing.TB, res *authtest.Response) {
 	t.Helper()
+	if res.IssuedTokens() {
+		t.Errorf("the answer issues tokens: %d %v %s", res.StatusCode, res.Header, res.Body)
+	}
 	for _, h := range []string{"Front-Token", "St-Access-Token", "St-Refresh-Token", "Set-Cookie"} {
 		if v, ok := res.Header[h]; ok {
 			t.Errorf("unexpected %s: %q", h, v)
@@ -323,12 +329,10 @@ func hdr(kv ...string) http.Header {
 	return h
 }
 
-func creds(email, password string) string {
-	b, _ := json.Marshal(map[string]any{"formFields": []map[string]any{
-		{"id": "email", "value": email},
-		{"id": "password", "value": password},
-	}})
-	return string(b)
+// credBody is authtest.Credentials as a string, the form that send and the
+// input suite's body tables take.
+func credBody(email, password string) string {
+	return string(authtest.Credentials(email, password))
 }
 
 // modeHeaders are the request headers of a transfer mode.
@@ -559,17 +563,11 @@ func (r inReply) wantMessage(t *testing.T, code int, msg string) {
 	}
 }
 
-// wantNoSession checks that an answer hands out no token.
-func (r inReply) wantNoSession(t *testing.T) {
-	t.Helper()
-	for _, h := range []string{"Set-Cookie", "Front-Token", "St-Access-Token", "St-Refresh-Token"} {
-		if v, ok := r.header[h]; ok {
-			t.Errorf("answer carries %s: %q", h, v)
-		}
-	}
-	if _, ok := r.json["accessToken"]; ok {
-		t.Errorf("answer carries tokens: %s", r.body)
-	}
+// response is the reply as an authtest.Response, for the checks that take
+// one (wantNoTokens).
+func (r inReply) response() *authtest.Response {
+	return &authtest.Response{StatusCode: r.code, Header: r.header, Body: r.body,
+		Status: r.status, Message: r.message, JSON: r.json}
 }
 
 // wantRefreshRefused checks a 401 from the refresh endpoint: unauthorised, and the

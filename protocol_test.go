@@ -146,7 +146,7 @@ func TestExposeHeadersAppended(t *testing.T) {
 	for _, m := range authtest.Modes {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()
-			res, err := sendTo(app.Client(), app.URL, "POST", "/auth/signup", creds(s.NewEmail(), authtest.Password),
+			res, err := sendTo(app.Client(), app.URL, "POST", "/auth/signup", credBody(s.NewEmail(), authtest.Password),
 				hdr(append([]string{"rid", "emailpassword", "Content-Type", "application/json"}, modeHeaders(m)...)...))
 			if err != nil {
 				t.Fatal(err)
@@ -211,7 +211,7 @@ func TestCookieConfig(t *testing.T) {
 			t.Parallel()
 			s := authtest.NewServer(t, auth.Config{Cookie: tc.cfg})
 			for _, res := range []*authtest.Response{
-				send(t, s, "POST", "/auth/signup", creds("a@example.com", authtest.Password), hdr("rid", "emailpassword")),
+				send(t, s, "POST", "/auth/signup", credBody("a@example.com", authtest.Password), hdr("rid", "emailpassword")),
 				send(t, s, "POST", refreshPath, "", hdr("rid", "session")), // clearing
 			} {
 				for _, name := range []string{"sAccessToken", "sRefreshToken"} {
@@ -260,10 +260,10 @@ func TestRouting(t *testing.T) {
 	t.Run("tenant public", func(t *testing.T) {
 		t.Parallel()
 		email := s.NewEmail()
-		res := send(t, s, "POST", "/auth/public/signup", creds(email, authtest.Password), hdr("rid", "emailpassword", "st-auth-mode", "header"))
+		res := send(t, s, "POST", "/auth/public/signup", credBody(email, authtest.Password), hdr("rid", "emailpassword", "st-auth-mode", "header"))
 		uid, _ := res.JSON["user"].(map[string]any)["id"].(string)
 		wantTokens(t, s, res, authtest.Header, uid)
-		res = send(t, s, "POST", "/auth/public/signin", creds(email, authtest.Password), hdr("rid", "emailpassword", "st-auth-mode", "header"))
+		res = send(t, s, "POST", "/auth/public/signin", credBody(email, authtest.Password), hdr("rid", "emailpassword", "st-auth-mode", "header"))
 		wantTokens(t, s, res, authtest.Header, uid)
 	})
 }
@@ -306,29 +306,29 @@ func TestSignUpValidation(t *testing.T) {
 		body string
 		want []fe // nil: OK
 	}{
-		{"empty email", creds("", ok), []fe{{"email", notOptional}}},
-		{"blank email", creds("   ", ok), []fe{{"email", notOptional}}},
+		{"empty email", credBody("", ok), []fe{{"email", notOptional}}},
+		{"blank email", credBody("   ", ok), []fe{{"email", notOptional}}},
 		{"email field missing", `{"formFields":[{"id":"password","value":"` + ok + `"}]}`, []fe{{"email", notOptional}}},
-		{"malformed email", creds("not-an-email", ok), []fe{{"email", badEmail}}},
-		{"email without tld", creds("a@b", ok), []fe{{"email", badEmail}}},
-		{"empty password", creds("p1@example.com", ""), []fe{{"password", notOptional}}},
+		{"malformed email", credBody("not-an-email", ok), []fe{{"email", badEmail}}},
+		{"email without tld", credBody("a@b", ok), []fe{{"email", badEmail}}},
+		{"empty password", credBody("p1@example.com", ""), []fe{{"password", notOptional}}},
 		{"password missing", `{"formFields":[{"id":"email","value":"p2@example.com"}]}`, []fe{{"password", notOptional}}},
-		{"both empty", creds("", ""), []fe{{"password", notOptional}, {"email", notOptional}}},
-		{"short password", creds("p3@example.com", "abc1"), []fe{{"password", short}}},
-		{"7 characters", creds("p4@example.com", "abcde12"), []fe{{"password", short}}},
-		{"8 characters", creds("p5@example.com", "abcdef12"), nil},
-		{"99 characters", creds("p6@example.com", "a1"+strings.Repeat("x", 97)), nil},
-		{"100 characters", creds("p7@example.com", "a1"+strings.Repeat("x", 98)), []fe{{"password", long}}},
+		{"both empty", credBody("", ""), []fe{{"password", notOptional}, {"email", notOptional}}},
+		{"short password", credBody("p3@example.com", "abc1"), []fe{{"password", short}}},
+		{"7 characters", credBody("p4@example.com", "abcde12"), []fe{{"password", short}}},
+		{"8 characters", credBody("p5@example.com", "abcdef12"), nil},
+		{"99 characters", credBody("p6@example.com", "a1"+strings.Repeat("x", 97)), nil},
+		{"100 characters", credBody("p7@example.com", "a1"+strings.Repeat("x", 98)), []fe{{"password", long}}},
 		// 51 code points, but 100 UTF-16 units.
-		{"49 astral characters", creds("p8@example.com", "a1"+strings.Repeat(emoji, 49)), []fe{{"password", long}}},
-		{"48 astral characters", creds("p9@example.com", "a1"+strings.Repeat(emoji, 48)), nil},
+		{"49 astral characters", credBody("p8@example.com", "a1"+strings.Repeat(emoji, 49)), []fe{{"password", long}}},
+		{"48 astral characters", credBody("p9@example.com", "a1"+strings.Repeat(emoji, 48)), nil},
 		// 5 code points, but 8 UTF-16 units; 2 + 2*2 = 6 units is short.
-		{"3 astral characters", creds("p10@example.com", "a1"+strings.Repeat(emoji, 3)), nil},
-		{"2 astral characters", creds("p11@example.com", "a1"+strings.Repeat(emoji, 2)), []fe{{"password", short}}},
-		{"no letter", creds("p12@example.com", "12345678"), []fe{{"password", noLetter}}},
-		{"non-ASCII letters only", creds("p13@example.com", "ééééé123"), []fe{{"password", noLetter}}},
-		{"no digit", creds("p14@example.com", "abcdefgh"), []fe{{"password", noDigit}}},
-		{"bad email and password", creds("nope", "abc"), []fe{{"password", short}, {"email", badEmail}}},
+		{"3 astral characters", credBody("p10@example.com", "a1"+strings.Repeat(emoji, 3)), nil},
+		{"2 astral characters", credBody("p11@example.com", "a1"+strings.Repeat(emoji, 2)), []fe{{"password", short}}},
+		{"no letter", credBody("p12@example.com", "12345678"), []fe{{"password", noLetter}}},
+		{"non-ASCII letters only", credBody("p13@example.com", "ééééé123"), []fe{{"password", noLetter}}},
+		{"no digit", credBody("p14@example.com", "abcdefgh"), []fe{{"password", noDigit}}},
+		{"bad email and password", credBody("nope", "abc"), []fe{{"password", short}, {"email", badEmail}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -1288,7 +1288,7 @@ func TestConcurrentSignUp(t *testing.T) {
 			if i%2 == 1 {
 				email = " RACE@Example.com "
 			}
-			results[i], errs[i] = sendTo(s.Client(), s.URL, "POST", "/auth/signup", creds(email, authtest.Password),
+			results[i], errs[i] = sendTo(s.Client(), s.URL, "POST", "/auth/signup", credBody(email, authtest.Password),
 				hdr("rid", "emailpassword", "st-auth-mode", "header"))
 		}()
 	}
