@@ -35,6 +35,8 @@ const (
 	wrongPassword = "wrong horse 2"
 )
 
+// ---- reading what an answer hands out ----
+
 // frontTokenJSON is the decoded front-token header.
 type frontTokenJSON struct {
 	UID string         `json:"uid"`
@@ -103,6 +105,8 @@ func exposed(res *authtest.Response) []string {
 	}
 	return out
 }
+
+// ---- checking answers ----
 
 // wantMessage checks a {"message": ...} answer byte for byte.
 func wantMessage(t testing.TB, res *authtest.Response, code int, msg string) {
@@ -283,6 +287,8 @@ func wantCleared(t testing.TB, res *authtest.Response, cookies, headers bool) {
 	}
 }
 
+// ---- sending requests ----
+
 // sendTo sends a plain request. It may run outside the test goroutine.
 func sendTo(hc *http.Client, base, method, path, body string, hdr http.Header) (*authtest.Response, error) {
 	var rd io.Reader
@@ -346,43 +352,12 @@ func modeHeaders(m authtest.Mode) []string {
 	return nil
 }
 
-// refreshRequest is a plain refresh with refresh token tok in mode m.
-func refreshRequest(m authtest.Mode, tok string) http.Header {
-	h := hdr(append([]string{"rid", "session"}, modeHeaders(m)...)...)
-	if m == authtest.Cookie {
-		h.Set("Cookie", "sRefreshToken="+tok)
-	} else {
-		h.Set("Authorization", "Bearer "+tok)
-	}
-	return h
-}
-
-// issuedRefresh returns the refresh token a 200 refresh answer in mode m
-// hands out.
-func issuedRefresh(res *authtest.Response, m authtest.Mode) string {
-	switch m {
-	case authtest.Cookie:
-		if c := cookiesOf(res)["sRefreshToken"]; c != nil {
-			return c.Value
-		}
-		return ""
-	case authtest.Header:
-		return res.Header.Get("St-Refresh-Token")
-	}
-	s, _ := res.JSON["refreshToken"].(string)
-	return s
-}
+// ---- sessions and protected routes ----
 
 func handleOf(t testing.TB, c *authtest.Client) string {
 	t.Helper()
 	h, _ := decodeFrontToken(t, c.FrontToken).UP["sessionHandle"].(string)
 	return h
-}
-
-// userOf is the user of the session a client holds.
-func userOf(t testing.TB, c *authtest.Client) string {
-	t.Helper()
-	return decodeFrontToken(t, c.FrontToken).UID
 }
 
 // wantSession checks that the client's access token opens /api/session as

@@ -1,6 +1,7 @@
 package auth_test
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -90,4 +91,41 @@ func TestWeakHashingRefused(t *testing.T) {
 	if _, err := auth.New(auth.Config{Store: memstore.New(), Password: auth.PasswordConfig{Hashing: weak, InsecureWeakHashing: true}}); err != nil {
 		t.Errorf("New with Password.InsecureWeakHashing: %v", err)
 	}
+}
+
+func TestPasswordPolicy(t *testing.T) {
+	t.Parallel()
+	shared := memstore.New()
+	lax := authtest.NewServer(t, auth.Config{Store: shared, Password: auth.PasswordConfig{Policy: func(p string) error {
+		if len(p) < 3 {
+			return errors.New("Three or more, please")
+		}
+		return nil
+	}}})
+	strict := authtest.NewServer(t, auth.Config{Store: shared})
+
+	t.Run("custom policy message", func(t *testing.T) {
+		res := lax.NewClient(authtest.Header).SignUp("c1@example.com", "ab")
+		wantBody(t, res, `{"status":"FIELD_ERROR","formFields":[{"id":"password","error":"Three or more, please"}]}`)
+	})
+	t.Run("sign-in does not apply the policy", func(t *testing.T) {
+		res := lax.NewClient(authtest.Header).SignUp("c2@example.com", "abc")
+		if res.Status != "OK" {
+			t.Fatalf("sign-up with the lax policy: %s", res.Body)
+		}
+		// The default policy refuses "abc", but sign-in must not apply it.
+		if res := strict.NewClient(authtest.Header).SignUp("c3@example.com", "abc"); res.Status != "FIELD_ERROR" {
+			t.Fatalf("strict sign-up of a short password: %s", res.Body)
+		}
+		c := strict.NewClient(authtest.Header)
+		res = c.SignIn("c2@example.com", "abc")
+		uid, _ := res.JSON["user"].(map[string]any)["id"].(string)
+		wantTokens(t, strict, res, authtest.Header, uid)
+	})
+	t.Run("short or long wrong password", func(t *testing.T) {
+		for _, pw := range []string{"x", "ab", "abd", strings.Repeat("y1", 60)} {
+			res := strict.NewClient(authtest.Header).SignIn("c2@example.com", pw)
+			wantBody(t, res, `{"status":"WRONG_CREDENTIALS_ERROR"}`)
+		}
+	})
 }
