@@ -6,7 +6,10 @@ package auth_test
 //	go test -run '^$' -fuzz FuzzSignIn -fuzztime 1m .
 //
 // The handler is called directly, so a panic is a crash the fuzzer reports,
-// and header values can hold any bytes.
+// and header values can hold any bytes. The seeds are the cases of
+// input_test.go (malformedBodies, acceptedBodies, hostileCredentials,
+// forgeries), so a case added there seeds the fuzzer too; the fixture they
+// run on is in harness_test.go.
 
 import (
 	"bytes"
