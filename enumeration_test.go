@@ -49,11 +49,11 @@ func TestEnumerationSameAnswers(t *testing.T) {
 			for round := range 12 {
 				var answers []*authtest.Response
 				for _, c := range classes {
-					res := s.Client(m).SignIn(c.email, wrong)
+					res := s.NewClient(m).SignIn(c.email, wrong)
 					if round == 0 && (res.StatusCode != http.StatusOK || string(res.Body) != `{"status":"WRONG_CREDENTIALS_ERROR"}`) {
 						t.Fatalf("%s: sign-in answered %d %s", c.name, res.StatusCode, res.Body)
 					}
-					enumNoSession(t, c.name, res)
+					wantNoTokens(t, res)
 					answers = append(answers, res)
 				}
 				enumSame(t, fmt.Sprintf("sign-in round %d", round+1), classes, answers)
@@ -77,11 +77,11 @@ func TestEnumerationSameAnswers(t *testing.T) {
 			for round := range 4 {
 				var answers []*authtest.Response
 				for _, c := range classes {
-					res := s.Client(m).RequestPasswordReset(c.email)
+					res := s.NewClient(m).RequestPasswordReset(c.email)
 					if res.StatusCode != http.StatusOK || string(res.Body) != `{"status":"OK"}` {
 						t.Fatalf("%s, round %d: reset request answered %d %s", c.name, round+1, res.StatusCode, res.Body)
 					}
-					enumNoSession(t, c.name, res)
+					wantNoTokens(t, res)
 					answers = append(answers, res)
 				}
 				enumSame(t, fmt.Sprintf("reset request round %d", round+1), classes, answers)
@@ -133,15 +133,6 @@ func enumSame(t *testing.T, what string, classes []enumClass, answers []*authtes
 		if res.StatusCode != answers[0].StatusCode || !bytes.Equal(res.Body, answers[0].Body) || !reflect.DeepEqual(h, h0) {
 			t.Errorf("%s: %s and %s answer differently:\n%d %v %s\n%d %v %s", what, classes[0].name, classes[i+1].name,
 				answers[0].StatusCode, h0, answers[0].Body, res.StatusCode, h, res.Body)
-		}
-	}
-}
-
-func enumNoSession(t *testing.T, what string, res *authtest.Response) {
-	t.Helper()
-	for _, h := range []string{"Set-Cookie", "Front-Token", "St-Access-Token", "St-Refresh-Token"} {
-		if v, ok := res.Header[h]; ok {
-			t.Errorf("%s: the answer sets %s: %q", what, h, v)
 		}
 	}
 }

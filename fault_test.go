@@ -208,8 +208,8 @@ func newFaultEnv(t *testing.T, configure func(*auth.Config)) *faultEnv {
 		configure(&cfg)
 	}
 	e.srv = authtest.NewServer(t, cfg)
-	e.cfg = e.srv.Config
-	e.prober = e.srv.Client(authtest.Header)
+	e.cfg = e.srv.AuthConfig
+	e.prober = e.srv.NewClient(authtest.Header)
 	return e
 }
 
@@ -343,24 +343,16 @@ func faultFrontHandle(front string) string {
 	return v.Up.SessionHandle
 }
 
-func faultCredentials(email, pw string) []byte {
-	b, _ := json.Marshal(map[string]any{"formFields": []map[string]any{
-		{"id": "email", "value": email},
-		{"id": "password", "value": pw},
-	}})
-	return b
-}
-
 func (e *faultEnv) signUp(c *authtest.Client, email, pw string) faultAnswer {
 	e.t.Helper()
 	access, _ := c.Tokens()
-	return e.send(c, http.MethodPost, "/auth/signup", faultCredentials(email, pw), "emailpassword", access)
+	return e.send(c, http.MethodPost, "/auth/signup", authtest.Credentials(email, pw), "emailpassword", access)
 }
 
 func (e *faultEnv) signIn(c *authtest.Client, email, pw string) faultAnswer {
 	e.t.Helper()
 	access, _ := c.Tokens()
-	return e.send(c, http.MethodPost, "/auth/signin", faultCredentials(email, pw), "emailpassword", access)
+	return e.send(c, http.MethodPost, "/auth/signin", authtest.Credentials(email, pw), "emailpassword", access)
 }
 
 func (e *faultEnv) refresh(c *authtest.Client) faultAnswer {
@@ -498,7 +490,7 @@ func faultFlows() []faultFlow {
 	signIn := faultFlow{
 		name:  "signin",
 		modes: faultModes,
-		setup: func(e *faultEnv, c *authtest.Client) { e.mustSignUp(e.srv.Client(authtest.Header)) },
+		setup: func(e *faultEnv, c *authtest.Client) { e.mustSignUp(e.srv.NewClient(authtest.Header)) },
 		run: func(e *faultEnv, c *authtest.Client) faultAnswer {
 			return e.signIn(c, e.email, authtest.Password)
 		},
@@ -524,7 +516,7 @@ func faultFlows() []faultFlow {
 	upgrade.name = "signin-upgrade"
 	upgrade.tolerated = map[string]bool{"UpdatePasswordHash": true}
 	upgrade.setup = func(e *faultEnv, c *authtest.Client) {
-		e.mustSignUp(e.srv.Client(authtest.Header))
+		e.mustSignUp(e.srv.NewClient(authtest.Header))
 		u, err := e.mem.UserByEmail(e.t.Context(), e.email)
 		if err != nil {
 			e.t.Fatal(err)
@@ -638,7 +630,7 @@ func faultFlows() []faultFlow {
 				}
 				if checkStore {
 					// (d) The access token stops at once.
-					probe := e.srv.Client(authtest.Header)
+					probe := e.srv.NewClient(authtest.Header)
 					probe.AccessToken = e.access
 					if r := e.send(probe, http.MethodGet, "/api/session", nil, "anti-csrf", e.access); !r.message(http.StatusUnauthorized, "unauthorised") {
 						e.violation("access token of a signed-out session, session check on: %v, want 401 unauthorised", r)
@@ -694,17 +686,17 @@ func faultFlows() []faultFlow {
 		modes: faultModes,
 		setup: func(e *faultEnv, c *authtest.Client) {
 			e.mustSignUp(c)
-			e.resetTok = e.mustResetToken(e.srv.Client(authtest.Header))
+			e.resetTok = e.mustResetToken(e.srv.NewClient(authtest.Header))
 		},
 		run: func(e *faultEnv, c *authtest.Client) faultAnswer {
-			return e.submitReset(e.srv.Client(authtest.Header), e.resetTok, faultNewPassword)
+			return e.submitReset(e.srv.NewClient(authtest.Header), e.resetTok, faultNewPassword)
 		},
 		after: func(e *faultEnv, c *authtest.Client, a faultAnswer) {
 			done := e.committed("ResetPassword")
 			if a.ok() && !done {
 				e.violation("reset answered OK without committing")
 			}
-			r := e.submitReset(e.srv.Client(authtest.Header), e.resetTok, faultNewPassword)
+			r := e.submitReset(e.srv.NewClient(authtest.Header), e.resetTok, faultNewPassword)
 			switch {
 			case done && !r.is(http.StatusOK, "RESET_PASSWORD_INVALID_TOKEN_ERROR"):
 				// (e)
@@ -712,7 +704,7 @@ func faultFlows() []faultFlow {
 			case !done && !r.ok():
 				e.violation("reset retry after a failure before it committed: %v, want OK", r)
 			case !done:
-				if r := e.submitReset(e.srv.Client(authtest.Header), e.resetTok, faultNewPassword); !r.is(http.StatusOK, "RESET_PASSWORD_INVALID_TOKEN_ERROR") {
+				if r := e.submitReset(e.srv.NewClient(authtest.Header), e.resetTok, faultNewPassword); !r.is(http.StatusOK, "RESET_PASSWORD_INVALID_TOKEN_ERROR") {
 					e.violation("third use of a reset token: %v, want RESET_PASSWORD_INVALID_TOKEN_ERROR", r)
 				}
 			case !a.ok():
@@ -783,7 +775,7 @@ func faultCount(t *testing.T, f faultFlow, m authtest.Mode) []string {
 // calls the flow made.
 func faultRun(t *testing.T, f faultFlow, m authtest.Mode, p *faultstore.Plan, method string) []string {
 	e := newFaultEnv(t, f.configure)
-	c := e.srv.Client(m)
+	c := e.srv.NewClient(m)
 	if f.setup != nil {
 		f.setup(e, c)
 	}
@@ -864,7 +856,7 @@ func faultCheckAnswer(e *faultEnv, f faultFlow, p *faultstore.Plan, method strin
 			e.violation("a store panic: %v, want a transport error or 500 internal error", a)
 		}
 		// The server survived: it still answers.
-		probe := e.srv.Client(authtest.Header)
+		probe := e.srv.NewClient(authtest.Header)
 		if r := e.send(probe, http.MethodGet, "/api/session", nil, "anti-csrf", ""); !r.message(http.StatusUnauthorized, "unauthorised") {
 			e.violation("the server after a store panic: %v, want 401 unauthorised", r)
 		}
@@ -1055,7 +1047,7 @@ func (e *faultEnv) checkInvariants() {
 				pw, other = faultNewPassword, authtest.Password
 			}
 		}
-		c := e.srv.Client(authtest.Header)
+		c := e.srv.NewClient(authtest.Header)
 		if r := e.signIn(c, u.Email, pw); !r.ok() {
 			e.violation("user %s cannot sign in with the password last set: %v", u.Email, r)
 		}

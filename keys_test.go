@@ -1,6 +1,7 @@
 package auth_test
 
 import (
+	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -48,7 +49,7 @@ func TestSigningKeyRotation(t *testing.T) {
 	if early, _ := early.Tokens(); kid(t, early) != oldKid {
 		t.Fatal("two keys within one signing lifetime")
 	}
-	onTwo := two.Client(authtest.Header)
+	onTwo := two.NewClient(authtest.Header)
 	onTwo.AccessToken = access
 	if res := onTwo.Get("/api/session"); res.StatusCode != http.StatusOK {
 		t.Fatalf("a token of instance one on instance two: %d %s", res.StatusCode, res.Body)
@@ -88,7 +89,7 @@ func TestJWKSSeesKeysOfOtherInstances(t *testing.T) {
 	clock := authtest.NewClock(authtest.Start)
 	s := authtest.NewServer(t, auth.Config{Store: st, Now: clock.Now, SigningAlgorithm: auth.EdDSA})
 	kids := func() []string {
-		res := s.Client(authtest.Header).Get("/auth/jwt/jwks.json")
+		res := s.NewClient(authtest.Header).Get("/auth/jwt/jwks.json")
 		var set struct{ Keys []struct{ Kid string } }
 		if err := json.Unmarshal(res.Body, &set); err != nil || res.StatusCode != http.StatusOK {
 			t.Fatalf("jwks: %d %s", res.StatusCode, res.Body)
@@ -114,4 +115,76 @@ func TestJWKSSeesKeysOfOtherInstances(t *testing.T) {
 	if got := kids(); len(got) != 2 || !slices.Contains(got, "other-instance") {
 		t.Errorf("jwks 31s after another instance added a key = %v, want it listed", got)
 	}
+}
+
+func TestJWKS(t *testing.T) {
+	t.Parallel()
+	t.Run("HS256 has none", func(t *testing.T) {
+		t.Parallel()
+		s := authtest.NewServer(t, auth.Config{})
+		s.SignedIn(authtest.Header)
+		res := send(t, s, "GET", "/auth/jwt/jwks.json", "", nil)
+		if res.StatusCode != http.StatusNotFound {
+			t.Fatalf("got %d %s, want 404", res.StatusCode, res.Body)
+		}
+	})
+	t.Run("EdDSA", func(t *testing.T) {
+		t.Parallel()
+		s := authtest.NewServer(t, auth.Config{SigningAlgorithm: auth.EdDSA})
+		c, u := s.SignedIn(authtest.Header)
+		wantSession(t, c, u.ID)
+		access, _ := c.Tokens()
+		header, _ := jwtParts(t, access)
+		if header["alg"] != "EdDSA" {
+			t.Fatalf("access token header %v", header)
+		}
+		res := send(t, s, "GET", "/auth/jwt/jwks.json", "", nil)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("jwks: %d %s", res.StatusCode, res.Body)
+		}
+		var set struct {
+			Keys []map[string]string `json:"keys"`
+		}
+		if err := json.Unmarshal(res.Body, &set); err != nil {
+			t.Fatal(err)
+		}
+		var jwk map[string]string
+		for _, k := range set.Keys {
+			if k["kid"] == header["kid"] {
+				jwk = k
+			}
+		}
+		if jwk == nil {
+			t.Fatalf("no key with kid %v in %s", header["kid"], res.Body)
+		}
+		if jwk["kty"] != "OKP" || jwk["crv"] != "Ed25519" || jwk["alg"] != "EdDSA" || jwk["use"] != "sig" {
+			t.Errorf("jwk %v", jwk)
+		}
+		if _, ok := jwk["d"]; ok {
+			t.Fatal("the JWKS leaks the private key")
+		}
+		pub, err := base64.RawURLEncoding.DecodeString(jwk["x"])
+		if err != nil || len(pub) != ed25519.PublicKeySize {
+			t.Fatalf("x %q: %v", jwk["x"], err)
+		}
+		dot := strings.LastIndexByte(access, '.')
+		sig, err := base64.RawURLEncoding.DecodeString(access[dot+1:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ed25519.Verify(pub, []byte(access[:dot]), sig) {
+			t.Error("the access token does not verify with the published key")
+		}
+		if ed25519.Verify(pub, []byte(access[:dot]+"x"), sig) {
+			t.Error("the published key verifies anything")
+		}
+		// Refreshed tokens verify too.
+		res = c.Refresh()
+		access, _ = wantTokens(t, s, res, authtest.Header, u.ID)
+		dot = strings.LastIndexByte(access, '.')
+		sig, _ = base64.RawURLEncoding.DecodeString(access[dot+1:])
+		if !ed25519.Verify(pub, []byte(access[:dot]), sig) {
+			t.Error("the refreshed access token does not verify with the published key")
+		}
+	})
 }

@@ -95,7 +95,7 @@ func lhRunFlows(t *testing.T, m authtest.Mode, v lhVariant) {
 	}
 
 	// Sign-up, email exists, a taken email, a weak password.
-	c := f.s.Client(m)
+	c := f.s.NewClient(m)
 	email := "owner-" + m.String() + "@example.com"
 	f.want(f.do(c, http.MethodGet, "/auth/emailpassword/email/exists?email="+url.QueryEscape(email)), 200, "OK")
 	owner := f.signUp(c, email, pwFirst)
@@ -118,7 +118,7 @@ func lhRunFlows(t *testing.T, m authtest.Mode, v lhVariant) {
 	c.SetTokens("", r0)
 	f.want(f.call(c, c.Refresh()), 401, "token theft detected")
 	// The thief's access token: refused at once with the store check.
-	thief := f.s.Client(m)
+	thief := f.s.NewClient(m)
 	thief.SetTokens(stolenAccess, "")
 	if cfg.CheckSessionInStore {
 		f.want(f.call(thief, thief.Get("/api/session")), 401, "unauthorised")
@@ -131,18 +131,18 @@ func lhRunFlows(t *testing.T, m authtest.Mode, v lhVariant) {
 	// Sign-in: good, wrong password, unknown email, an over-long password,
 	// a malformed email, a user without a password, a different case.
 	f.signIn(c, email, pwFirst, owner.ID)
-	f.signIn(f.s.Client(m), email, pwWrong, owner.ID)
-	f.signIn(f.s.Client(m), "nobody-"+m.String()+"@example.com", pwFirst, "")
-	f.signIn(f.s.Client(m), email, pwLong, owner.ID)
-	f.signIn(f.s.Client(m), "not an email", pwFirst, "")
+	f.signIn(f.s.NewClient(m), email, pwWrong, owner.ID)
+	f.signIn(f.s.NewClient(m), "nobody-"+m.String()+"@example.com", pwFirst, "")
+	f.signIn(f.s.NewClient(m), email, pwLong, owner.ID)
+	f.signIn(f.s.NewClient(m), "not an email", pwFirst, "")
 	noPW := store.User{ID: "no-password-" + m.String(), Email: "nopw-" + m.String() + "@example.com", TimeJoined: authtest.Start}
 	if err := f.st.CreateUser(ctx, noPW); err != nil {
 		t.Fatal(err)
 	}
 	// A user without a password login is nobody to the password check:
 	// the failure names no user, as for an unknown email.
-	f.signIn(f.s.Client(m), noPW.Email, pwFirst, "")
-	c2 := f.s.Client(m)
+	f.signIn(f.s.NewClient(m), noPW.Email, pwFirst, "")
+	c2 := f.s.NewClient(m)
 	f.signIn(c2, strings.ToUpper(email), pwFirst, owner.ID)
 
 	// A protected call with an expired access token, a refresh, a forged
@@ -152,7 +152,7 @@ func lhRunFlows(t *testing.T, m authtest.Mode, v lhVariant) {
 	f.want(f.call(c, c.Refresh()), 200, "OK")
 	f.want(f.call(c, c.Get("/api/session")), 200, "")
 	access, _ := c.Tokens()
-	forged := f.s.Client(m)
+	forged := f.s.NewClient(m)
 	forged.SetTokens(access[:len(access)-4]+"AAAA", "")
 	f.want(f.call(forged, forged.Get("/api/session")), 401, "try refresh token")
 	forged.SetTokens("", "not-a-refresh-token")
@@ -168,11 +168,11 @@ func lhRunFlows(t *testing.T, m authtest.Mode, v lhVariant) {
 	f.want(f.call(c, c.Refresh()), 500, "internal error")
 	f.want(f.call(c, c.Refresh()), 200, "OK")
 	f.st.failNext("CreateSession")
-	f.signIn(f.s.Client(m), email, pwFirst, owner.ID)
+	f.signIn(f.s.NewClient(m), email, pwFirst, owner.ID)
 
 	// The Go API: list sessions, revoke one.
 	n := f.events.count()
-	c4 := f.s.Client(m)
+	c4 := f.s.NewClient(m)
 	f.signIn(c4, email, pwFirst, owner.ID)
 	handle := f.events.since(n)[0].SessionHandle
 	sessions, err := f.s.Auth.Sessions(ctx, owner.ID)
@@ -192,13 +192,13 @@ func lhRunFlows(t *testing.T, m authtest.Mode, v lhVariant) {
 
 	// Reset requests: known, unknown, no password, a failing Mailer, a
 	// failing store lookup.
-	failing := f.s.Client(m)
+	failing := f.s.NewClient(m)
 	failEmail := "fail-" + m.String() + "@example.com"
 	f.signUp(failing, failEmail, pwFirst)
-	other := f.s.Client(m)
+	other := f.s.NewClient(m)
 	otherEmail := "other-" + m.String() + "@example.com"
 	f.signUp(other, otherEmail, pwFirst)
-	rc := f.s.Client(m)
+	rc := f.s.NewClient(m)
 	f.want(f.call(rc, rc.RequestPasswordReset(email)), 200, "OK")
 	t1 := f.resetToken(1, email)
 	f.want(f.call(rc, rc.RequestPasswordReset("nobody-"+m.String()+"@example.com")), 200, "OK")
@@ -226,8 +226,8 @@ func lhRunFlows(t *testing.T, m authtest.Mode, v lhVariant) {
 	f.userHash(email)
 	f.want(f.call(rc, rc.ResetPassword(t1, pwNewer)), 200, "RESET_PASSWORD_INVALID_TOKEN_ERROR")
 	f.want(f.call(c2, c2.Refresh()), 401, "unauthorised") // the reset ended the session
-	f.signIn(f.s.Client(m), email, pwFirst, owner.ID)
-	c3 := f.s.Client(m)
+	f.signIn(f.s.NewClient(m), email, pwFirst, owner.ID)
+	c3 := f.s.NewClient(m)
 	f.signIn(c3, email, pwNew, owner.ID)
 	f.want(f.call(c3, c3.Get("/api/session")), 200, "")
 
@@ -255,7 +255,7 @@ func lhRunFlows(t *testing.T, m authtest.Mode, v lhVariant) {
 	// Failed sign-ins for one email until throttled, if they ever are.
 	throttled := false
 	for range 15 {
-		res := f.signIn(f.s.Client(m), "throttle-"+m.String()+"@example.com", pwWrong, "")
+		res := f.signIn(f.s.NewClient(m), "throttle-"+m.String()+"@example.com", pwWrong, "")
 		if res.StatusCode == http.StatusTooManyRequests {
 			throttled = true
 			break

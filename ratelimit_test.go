@@ -25,10 +25,10 @@ var loopbackProxy = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.M
 func TestSignInThrottledPerEmailAndClient(t *testing.T) {
 	s := authtest.NewServer(t, auth.Config{TrustedProxies: loopbackProxy})
 	victim := s.NewEmail()
-	if res := s.Client(authtest.Header).SignUp(victim, authtest.Password); res.Status != "OK" {
+	if res := s.NewClient(authtest.Header).SignUp(victim, authtest.Password); res.Status != "OK" {
 		t.Fatal(res.Status)
 	}
-	attacker := fromClient(s.Client(authtest.Header), "203.0.113.9")
+	attacker := fromClient(s.NewClient(authtest.Header), "203.0.113.9")
 	for i := range 10 {
 		if res := attacker.SignIn(victim, "guess number "+string(rune('a'+i))); res.Status != "WRONG_CREDENTIALS_ERROR" {
 			t.Fatalf("failure %d: %d %s", i+1, res.StatusCode, res.Body)
@@ -45,7 +45,7 @@ func TestSignInThrottledPerEmailAndClient(t *testing.T) {
 	}
 
 	// The user, elsewhere, is not locked out.
-	user := fromClient(s.Client(authtest.Header), "198.51.100.7")
+	user := fromClient(s.NewClient(authtest.Header), "198.51.100.7")
 	if res := user.SignIn(victim, authtest.Password); res.Status != "OK" {
 		t.Errorf("the user from another address: %d %s; want OK", res.StatusCode, res.Body)
 	}
@@ -81,7 +81,7 @@ func TestSignInThrottledPerClient(t *testing.T) {
 		TrustedProxies: loopbackProxy,
 		RateLimits:     auth.RateLimits{ClientSignInFailures: auth.Rate{Burst: 5, Every: time.Minute}},
 	})
-	stuffer := fromClient(s.Client(authtest.Header), "203.0.113.50")
+	stuffer := fromClient(s.NewClient(authtest.Header), "203.0.113.50")
 	for i := range 5 {
 		if res := stuffer.SignIn(s.NewEmail(), "password 123"); res.Status != "WRONG_CREDENTIALS_ERROR" {
 			t.Fatalf("attempt %d: %d %s", i+1, res.StatusCode, res.Body)
@@ -90,7 +90,7 @@ func TestSignInThrottledPerClient(t *testing.T) {
 	if res := stuffer.SignIn(s.NewEmail(), "password 123"); res.StatusCode != http.StatusTooManyRequests {
 		t.Errorf("6th email from one address: %d; want 429", res.StatusCode)
 	}
-	other := fromClient(s.Client(authtest.Header), "203.0.113.51")
+	other := fromClient(s.NewClient(authtest.Header), "203.0.113.51")
 	if res := other.SignIn(s.NewEmail(), "password 123"); res.Status != "WRONG_CREDENTIALS_ERROR" {
 		t.Errorf("another address: %d %s; want its own allowance", res.StatusCode, res.Body)
 	}
@@ -102,7 +102,7 @@ func TestForwardedForIgnoredWithoutTrustedProxies(t *testing.T) {
 	s := authtest.NewServer(t, auth.Config{RateLimits: auth.RateLimits{SignInFailures: auth.Rate{Burst: 2, Every: time.Hour}}})
 	email := s.NewEmail()
 	for i := range 3 {
-		c := fromClient(s.Client(authtest.Header), "192.0.2."+string(rune('1'+i)))
+		c := fromClient(s.NewClient(authtest.Header), "192.0.2."+string(rune('1'+i)))
 		res := c.SignIn(email, "password 123")
 		if want := i < 2; want != (res.Status == "WRONG_CREDENTIALS_ERROR") {
 			t.Errorf("attempt %d with a forged X-Forwarded-For: %d %s", i+1, res.StatusCode, res.Body)
@@ -116,7 +116,7 @@ func TestThrottledAnswerRevealsNothing(t *testing.T) {
 	_, u := s.SignedIn(authtest.Header)
 	var answers []string
 	for _, email := range []string{u.Email, s.NewEmail()} {
-		c := s.Client(authtest.Header)
+		c := s.NewClient(authtest.Header)
 		c.SignIn(email, "password 123")
 		res := c.SignIn(email, "password 123")
 		if res.StatusCode != http.StatusTooManyRequests {
@@ -138,7 +138,7 @@ func TestResetRequestsLimited(t *testing.T) {
 		},
 	})
 	_, u := s.SignedIn(authtest.Header)
-	c := fromClient(s.Client(authtest.Header), "203.0.113.1")
+	c := fromClient(s.NewClient(authtest.Header), "203.0.113.1")
 	var first *authtest.Response
 	for i := range 4 {
 		res := c.RequestPasswordReset(u.Email)
@@ -160,7 +160,7 @@ func TestResetRequestsLimited(t *testing.T) {
 	if res := c.RequestPasswordReset(s.NewEmail()); res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" {
 		t.Errorf("5th request from one address: %d %q; want 429 with Retry-After", res.StatusCode, res.Header.Get("Retry-After"))
 	}
-	if res := fromClient(s.Client(authtest.Header), "203.0.113.2").RequestPasswordReset(s.NewEmail()); res.StatusCode != http.StatusOK {
+	if res := fromClient(s.NewClient(authtest.Header), "203.0.113.2").RequestPasswordReset(s.NewEmail()); res.StatusCode != http.StatusOK {
 		t.Errorf("another address: %d; want its own allowance", res.StatusCode)
 	}
 }
@@ -218,7 +218,7 @@ func TestMemoryLimiterBounded(t *testing.T) {
 }
 
 func TestRateLimitsValidated(t *testing.T) {
-	st := authtest.NewServer(t, auth.Config{}).Config.Store
+	st := authtest.NewServer(t, auth.Config{}).AuthConfig.Store
 	if _, err := auth.New(auth.Config{Store: st, RateLimits: auth.RateLimits{SignInFailures: auth.Rate{Burst: 0, Every: time.Minute}}}); err == nil {
 		t.Error("a Rate without a burst was accepted")
 	}
@@ -232,12 +232,12 @@ func TestStoreLimiterSharedByInstances(t *testing.T) {
 	one, two := authtest.NewServer(t, cfg), authtest.NewServer(t, cfg)
 	email := one.NewEmail()
 	for i, s := range []*authtest.Server{one, two, one, two} {
-		if res := s.Client(authtest.Header).SignIn(email, "password 123"); res.Status != "WRONG_CREDENTIALS_ERROR" {
+		if res := s.NewClient(authtest.Header).SignIn(email, "password 123"); res.Status != "WRONG_CREDENTIALS_ERROR" {
 			t.Fatalf("failure %d: %d %s", i+1, res.StatusCode, res.Body)
 		}
 	}
 	for _, s := range []*authtest.Server{one, two} {
-		if res := s.Client(authtest.Header).SignIn(email, "password 123"); res.StatusCode != http.StatusTooManyRequests {
+		if res := s.NewClient(authtest.Header).SignIn(email, "password 123"); res.StatusCode != http.StatusTooManyRequests {
 			t.Errorf("fifth failure, counted across instances: %d; want 429", res.StatusCode)
 		}
 	}

@@ -26,9 +26,16 @@ const (
 	Body
 )
 
+// The cookies of cookie mode.
+const (
+	accessCookie  = "sAccessToken"
+	refreshCookie = "sRefreshToken"
+)
+
 // Modes lists every mode, for table tests.
 var Modes = []Mode{Cookie, Header, Body}
 
+// String returns the mode's name: "cookie", "header" or "body".
 func (m Mode) String() string {
 	switch m {
 	case Header:
@@ -70,8 +77,50 @@ type Response struct {
 	JSON map[string]any
 }
 
-// Client returns a new client in mode m.
-func (s *Server) Client(m Mode) *Client {
+// IssuedTokens reports whether the response hands out an access or a
+// refresh token in any transfer mode: a non-empty sAccessToken or
+// sRefreshToken cookie, st-access-token or st-refresh-token header, or
+// accessToken or refreshToken in the JSON body. A response that clears the
+// tokens (empty values, front-token: remove) issues none.
+//
+// It is the check that a refused request started no session.
+func (r *Response) IssuedTokens() bool {
+	for _, line := range r.Header.Values("Set-Cookie") {
+		c, err := http.ParseSetCookie(line)
+		if err == nil && (c.Name == accessCookie || c.Name == refreshCookie) && c.Value != "" && c.MaxAge >= 0 {
+			return true
+		}
+	}
+	for _, h := range []string{"st-access-token", "st-refresh-token"} {
+		if r.Header.Get(h) != "" {
+			return true
+		}
+	}
+	for _, k := range []string{"accessToken", "refreshToken"} {
+		if v, ok := r.JSON[k]; ok && v != nil && v != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Credentials returns the JSON body the frontend SDKs send to sign up or
+// sign in with an email and password:
+//
+//	{"formFields":[{"id":"email","value":"..."},{"id":"password","value":"..."}]}
+//
+// SignUp and SignIn send it; a test that builds its own request, with
+// httptest.NewRequest for instance, can send it too.
+func Credentials(email, password string) []byte {
+	b, _ := json.Marshal(map[string]any{"formFields": []map[string]any{
+		{"id": "email", "value": email},
+		{"id": "password", "value": password},
+	}})
+	return b
+}
+
+// NewClient returns a new client in mode m, with no session yet.
+func (s *Server) NewClient(m Mode) *Client {
 	hc := s.Server.Client()
 	jar, _ := cookiejar.New(nil)
 	if m == Cookie {
@@ -83,13 +132,13 @@ func (s *Server) Client(m Mode) *Client {
 // SignUp signs up with an email and password.
 func (c *Client) SignUp(email, password string) *Response {
 	c.tb.Helper()
-	return c.do(http.MethodPost, c.path("/signup"), credentials(email, password), "emailpassword", c.AccessToken)
+	return c.do(http.MethodPost, c.path("/signup"), Credentials(email, password), "emailpassword", c.AccessToken)
 }
 
 // SignIn signs in with an email and password.
 func (c *Client) SignIn(email, password string) *Response {
 	c.tb.Helper()
-	return c.do(http.MethodPost, c.path("/signin"), credentials(email, password), "emailpassword", c.AccessToken)
+	return c.do(http.MethodPost, c.path("/signin"), Credentials(email, password), "emailpassword", c.AccessToken)
 }
 
 // RequestPasswordReset asks for a reset email.
@@ -165,19 +214,11 @@ func (c *Client) SetCookie(name, value, path string) {
 }
 
 func (c *Client) path(p string) string {
-	base := c.srv.Config.BasePath
+	base := c.srv.AuthConfig.BasePath
 	if base == "" {
 		base = "/auth"
 	}
 	return strings.TrimRight(base, "/") + p
-}
-
-func credentials(email, password string) []byte {
-	b, _ := json.Marshal(map[string]any{"formFields": []map[string]any{
-		{"id": "email", "value": email},
-		{"id": "password", "value": password},
-	}})
-	return b
 }
 
 func (c *Client) do(method, path string, body []byte, rid, bearer string) *Response {
@@ -255,7 +296,7 @@ func (c *Client) keep(res *Response) {
 func (c *Client) Tokens() (access, refresh string) {
 	if c.Mode == Cookie {
 		base := c.path("")
-		return c.Cookie("sAccessToken", "/"), c.Cookie("sRefreshToken", base+"/session/refresh")
+		return c.Cookie(accessCookie, "/"), c.Cookie(refreshCookie, base+"/session/refresh")
 	}
 	return c.AccessToken, c.RefreshToken
 }
@@ -265,10 +306,10 @@ func (c *Client) Tokens() (access, refresh string) {
 func (c *Client) SetTokens(access, refresh string) {
 	if c.Mode == Cookie {
 		if access != "" {
-			c.SetCookie("sAccessToken", access, "/")
+			c.SetCookie(accessCookie, access, "/")
 		}
 		if refresh != "" {
-			c.SetCookie("sRefreshToken", refresh, c.path("/session/refresh"))
+			c.SetCookie(refreshCookie, refresh, c.path("/session/refresh"))
 		}
 		return
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/latchkit/auth/mailer"
 )
 
-// Mailbox is a Mailer that keeps every message it is given. It is safe
-// for concurrent use.
+// Mailbox is a mailer.Mailer that keeps every message it is given. It is
+// safe for concurrent use.
 type Mailbox struct {
 	mu       sync.Mutex
 	messages []mailer.Message

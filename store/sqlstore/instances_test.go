@@ -97,7 +97,7 @@ func (c *cluster) newEmail() string {
 // client holding the session and the user's id.
 func (c *cluster) signUp(i int, m authtest.Mode) (*authtest.Client, string, string) {
 	c.t.Helper()
-	cl := c.srv[i].Client(m)
+	cl := c.srv[i].NewClient(m)
 	email := c.newEmail()
 	res := cl.SignUp(email, authtest.Password)
 	if res.StatusCode != http.StatusOK || res.Status != "OK" {
@@ -114,7 +114,7 @@ func (c *cluster) signUp(i int, m authtest.Mode) (*authtest.Client, string, stri
 // signIn signs in on instance i in mode m.
 func (c *cluster) signIn(i int, m authtest.Mode, email string) *authtest.Client {
 	c.t.Helper()
-	cl := c.srv[i].Client(m)
+	cl := c.srv[i].NewClient(m)
 	if res := cl.SignIn(email, authtest.Password); res.StatusCode != http.StatusOK || res.Status != "OK" {
 		c.t.Fatalf("instance %d: sign-in of %s: %d %s", i, email, res.StatusCode, res.Body)
 	}
@@ -125,7 +125,7 @@ func (c *cluster) signIn(i int, m authtest.Mode, email string) *authtest.Client 
 // the same user agent, talking to another instance behind a load
 // balancer.
 func (c *cluster) on(i int, m authtest.Mode, access, refresh string) *authtest.Client {
-	cl := c.srv[i].Client(m)
+	cl := c.srv[i].NewClient(m)
 	cl.SetTokens(access, refresh)
 	return cl
 }
@@ -265,7 +265,7 @@ func rawRefresh(s *authtest.Server, tok string) (status int, message, next strin
 	req.Header.Set("rid", "session")
 	req.Header.Set("st-auth-mode", "header")
 	req.Header.Set("Authorization", "Bearer "+tok)
-	res, err := s.Server.Client().Do(req)
+	res, err := s.Client().Do(req)
 	if err != nil {
 		return 0, "", "", err
 	}

@@ -1,6 +1,7 @@
 package auth_test
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -24,7 +25,7 @@ func TestHashQueueDeadline(t *testing.T) {
 		},
 	})
 	email := s.NewEmail()
-	if res := s.Client(authtest.Header).SignUp(email, authtest.Password); res.Status != "OK" {
+	if res := s.NewClient(authtest.Header).SignUp(email, authtest.Password); res.Status != "OK" {
 		t.Fatalf("sign-up: %d %s", res.StatusCode, res.Body)
 	}
 	const n = 8
@@ -33,7 +34,7 @@ func TestHashQueueDeadline(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			res := s.Client(authtest.Header).SignIn(email, authtest.Password)
+			res := s.NewClient(authtest.Header).SignIn(email, authtest.Password)
 			codes[i], retry[i] = res.StatusCode, res.Header.Get("Retry-After")
 		})
 	}
@@ -60,12 +61,12 @@ func TestHashUpgradeAtSignIn(t *testing.T) {
 	old := authtest.NewServer(t, auth.Config{Store: st,
 		Password: auth.PasswordConfig{Hashing: auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1}, InsecureWeakHashing: true}})
 	email := old.NewEmail()
-	if res := old.Client(authtest.Header).SignUp(email, authtest.Password); res.Status != "OK" {
+	if res := old.NewClient(authtest.Header).SignUp(email, authtest.Password); res.Status != "OK" {
 		t.Fatalf("sign-up: %s", res.Body)
 	}
 	cur := authtest.NewServer(t, auth.Config{Store: st,
 		Password: auth.PasswordConfig{Hashing: auth.PasswordHashing{Memory: 128, Iterations: 1, Parallelism: 1}, InsecureWeakHashing: true}})
-	if res := cur.Client(authtest.Header).SignIn(email, authtest.Password); res.Status != "OK" {
+	if res := cur.NewClient(authtest.Header).SignIn(email, authtest.Password); res.Status != "OK" {
 		t.Fatalf("sign-in with old hash: %s", res.Body)
 	}
 	u, err := st.UserByEmail(t.Context(), email)
@@ -75,7 +76,7 @@ func TestHashUpgradeAtSignIn(t *testing.T) {
 	if !strings.Contains(u.PasswordHash, "$m=128,t=1,p=1$") {
 		t.Errorf("hash after sign-in = %q; want it upgraded to m=128", u.PasswordHash)
 	}
-	if res := cur.Client(authtest.Header).SignIn(email, authtest.Password); res.Status != "OK" {
+	if res := cur.NewClient(authtest.Header).SignIn(email, authtest.Password); res.Status != "OK" {
 		t.Errorf("sign-in with the upgraded hash: %s", res.Body)
 	}
 }
@@ -90,4 +91,41 @@ func TestWeakHashingRefused(t *testing.T) {
 	if _, err := auth.New(auth.Config{Store: memstore.New(), Password: auth.PasswordConfig{Hashing: weak, InsecureWeakHashing: true}}); err != nil {
 		t.Errorf("New with Password.InsecureWeakHashing: %v", err)
 	}
+}
+
+func TestPasswordPolicy(t *testing.T) {
+	t.Parallel()
+	shared := memstore.New()
+	lax := authtest.NewServer(t, auth.Config{Store: shared, Password: auth.PasswordConfig{Policy: func(p string) error {
+		if len(p) < 3 {
+			return errors.New("Three or more, please")
+		}
+		return nil
+	}}})
+	strict := authtest.NewServer(t, auth.Config{Store: shared})
+
+	t.Run("custom policy message", func(t *testing.T) {
+		res := lax.NewClient(authtest.Header).SignUp("c1@example.com", "ab")
+		wantBody(t, res, `{"status":"FIELD_ERROR","formFields":[{"id":"password","error":"Three or more, please"}]}`)
+	})
+	t.Run("sign-in does not apply the policy", func(t *testing.T) {
+		res := lax.NewClient(authtest.Header).SignUp("c2@example.com", "abc")
+		if res.Status != "OK" {
+			t.Fatalf("sign-up with the lax policy: %s", res.Body)
+		}
+		// The default policy refuses "abc", but sign-in must not apply it.
+		if res := strict.NewClient(authtest.Header).SignUp("c3@example.com", "abc"); res.Status != "FIELD_ERROR" {
+			t.Fatalf("strict sign-up of a short password: %s", res.Body)
+		}
+		c := strict.NewClient(authtest.Header)
+		res = c.SignIn("c2@example.com", "abc")
+		uid, _ := res.JSON["user"].(map[string]any)["id"].(string)
+		wantTokens(t, strict, res, authtest.Header, uid)
+	})
+	t.Run("short or long wrong password", func(t *testing.T) {
+		for _, pw := range []string{"x", "ab", "abd", strings.Repeat("y1", 60)} {
+			res := strict.NewClient(authtest.Header).SignIn("c2@example.com", pw)
+			wantBody(t, res, `{"status":"WRONG_CREDENTIALS_ERROR"}`)
+		}
+	})
 }

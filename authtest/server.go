@@ -1,7 +1,3 @@
-// Package authtest helps test applications that use the auth library, in
-// the way net/http/httptest helps test handlers: a running server for an
-// *auth.Auth, a client that speaks the protocol in each token transfer
-// mode, fixtures for users and sessions, and a clock to travel in time.
 package authtest
 
 import (
@@ -11,7 +7,6 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,38 +15,26 @@ import (
 	"github.com/latchkit/auth/store/memstore"
 )
 
-// Clock is a manual clock for Config.Now. It is safe for concurrent use.
-type Clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-// NewClock returns a clock that stands at t until moved.
-func NewClock(t time.Time) *Clock { return &Clock{t: t} }
-
-// Now returns the clock's time.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-// Advance moves the clock forward by d.
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // Server is a running HTTPS test server with an *auth.Auth mounted at its
 // base path. Add the application's own routes to Mux.
+//
+// The embedded *httptest.Server keeps its meaning: Client is its plain
+// *http.Client and Config its *http.Server. NewClient makes a client that
+// speaks the auth protocol, and AuthConfig is the auth.Config.
 type Server struct {
 	*httptest.Server
-	Auth   *auth.Auth
-	Config auth.Config // as passed to auth.New, with the test defaults filled in
-	Clock  *Clock
-	Mux    *http.ServeMux
-	// Mailbox receives the reset emails, unless Config.Email.Mailer was set.
+	// Auth is the Auth under test, made by auth.New from AuthConfig.
+	Auth *auth.Auth
+	// AuthConfig is the config as passed to auth.New, with the test
+	// defaults filled in.
+	AuthConfig auth.Config
+	// Clock is the clock of AuthConfig.Now, or nil if the caller set Now.
+	Clock *Clock
+	// Mux is the server's handler: the Auth at its base path and
+	// GET /api/session are on it; add the application's routes.
+	Mux *http.ServeMux
+	// Mailbox receives the reset emails, unless AuthConfig.Email.Mailer
+	// was set.
 	Mailbox *Mailbox
 
 	tb    testing.TB
@@ -99,7 +82,7 @@ func NewServer(tb testing.TB, cfg auth.Config) *Server {
 		s.Server.Close()
 		tb.Fatalf("authtest: auth.New: %v", err)
 	}
-	s.Auth, s.Config = a, cfg
+	s.Auth, s.AuthConfig = a, cfg
 	base := cfg.BasePath
 	if base == "" {
 		base = auth.DefaultBasePath
@@ -134,7 +117,7 @@ func (s *Server) NewEmail() string {
 // returns the client, holding the session, and the user.
 func (s *Server) SignedIn(m Mode) (*Client, auth.User) {
 	s.tb.Helper()
-	c := s.Client(m)
+	c := s.NewClient(m)
 	email := s.NewEmail()
 	if res := c.SignUp(email, Password); res.StatusCode != http.StatusOK || res.Status != "OK" {
 		s.tb.Fatalf("authtest: sign-up of %s: %d %s", email, res.StatusCode, res.Body)

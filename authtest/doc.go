@@ -1,0 +1,40 @@
+// Package authtest helps test applications that use the auth library, as
+// net/http/httptest helps test handlers.
+//
+// # Over HTTP
+//
+// [NewServer] starts an HTTPS test server with an *auth.Auth mounted at
+// its base path, over a fresh memory store, a manual [Clock] and a
+// [Mailbox], and closes it when the test ends. The application adds its
+// own routes to [Server.Mux]. [Server.NewClient] returns a [Client] that
+// speaks the protocol in one token transfer mode ([Cookie], [Header] or
+// [Body]) and keeps its tokens as a frontend SDK would; [Server.SignedIn]
+// is a new user's signed-in client in one call:
+//
+//	func TestProfile(t *testing.T) {
+//		s := authtest.NewServer(t, auth.Config{})
+//		s.Mux.Handle("GET /profile", s.Auth.RequireSession(profile))
+//		c, _ := s.SignedIn(authtest.Header)
+//		res := c.Get("/profile") // 200
+//		s.Clock.Advance(2 * time.Hour)
+//		res = c.Get("/profile") // 401 "try refresh token"
+//		c.Refresh()
+//		// ...
+//	}
+//
+// [Modes] lists the transfer modes, for a test that runs in each. Reset
+// emails land in Server.Mailbox; [Mailbox.WaitFor] waits for them, as they
+// are sent off the request path, and [ResetLink] reads the link and token.
+//
+// # Without a server
+//
+// [NewRequest] returns a request whose context carries an auth.Session, for
+// a handler behind RequireSession or OptionalSession, served with an
+// httptest.ResponseRecorder: no server, store or token.
+//
+// # Raw requests
+//
+// A test that builds its own requests sends [Credentials] as the body of a
+// sign-up or sign-in, and checks with [Response.IssuedTokens] that a refused
+// request started no session.
+package authtest

@@ -1,0 +1,149 @@
+package auth_test
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/authtest"
+)
+
+// levelRecorder keeps the level of each "auth event" record by kind.
+type levelRecorder struct {
+	mu     sync.Mutex
+	levels map[string]slog.Level
+}
+
+func (h *levelRecorder) Enabled(context.Context, slog.Level) bool { return true }
+func (h *levelRecorder) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *levelRecorder) WithGroup(string) slog.Handler            { return h }
+func (h *levelRecorder) Handle(_ context.Context, r slog.Record) error {
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "kind" {
+			h.mu.Lock()
+			h.levels[a.Value.String()] = r.Level
+			h.mu.Unlock()
+		}
+		return true
+	})
+	return nil
+}
+
+// TestEventLogLevels: refreshes, the most frequent event, are logged at
+// Debug so that sign-ins and revocations stand out at Info.
+func TestEventLogLevels(t *testing.T) {
+	rec := &levelRecorder{levels: map[string]slog.Level{}}
+	s := authtest.NewServer(t, auth.Config{Logger: slog.New(rec)})
+	c, _ := s.SignedIn(authtest.Header)
+	if res := c.Refresh(); res.StatusCode != 200 {
+		t.Fatalf("refresh: %d", res.StatusCode)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for kind, want := range map[auth.EventKind]slog.Level{
+		auth.EventSignUp:  slog.LevelInfo,
+		auth.EventSignIn:  slog.LevelInfo,
+		auth.EventRefresh: slog.LevelDebug,
+	} {
+		if got, ok := rec.levels[string(kind)]; !ok || got != want {
+			t.Errorf("%s logged at %v (logged: %v), want %v", kind, got, ok, want)
+		}
+	}
+}
+
+func TestEvents(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var events []auth.Event
+	s := authtest.NewServer(t, auth.Config{OnEvent: func(_ context.Context, e auth.Event) {
+		mu.Lock()
+		events = append(events, e)
+		mu.Unlock()
+	}})
+	take := func() []auth.Event {
+		mu.Lock()
+		defer mu.Unlock()
+		e := events
+		events = nil
+		return e
+	}
+	type ev struct {
+		kind          auth.EventKind
+		user, session string
+		http          bool
+	}
+	want := func(t *testing.T, step string, want ...ev) {
+		t.Helper()
+		got := take()
+		if len(got) != len(want) {
+			t.Fatalf("%s: events %+v, want %+v", step, got, want)
+		}
+		for i, e := range got {
+			w := want[i]
+			if e.Kind != w.kind || e.UserID != w.user || e.SessionHandle != w.session ||
+				(e.RemoteAddr != "") != w.http || !e.Time.Equal(s.Clock.Now()) {
+				t.Errorf("%s: event %d = %+v, want %+v", step, i, e, w)
+			}
+		}
+	}
+	ctx := t.Context()
+	email := "events@example.com"
+
+	c := s.NewClient(authtest.Header)
+	res := c.SignUp(email, authtest.Password)
+	uid, _ := res.JSON["user"].(map[string]any)["id"].(string)
+	h1 := handleOf(t, c)
+	want(t, "sign-up", ev{auth.EventSignUp, uid, "", true}, ev{auth.EventSignIn, uid, h1, true})
+
+	s.NewClient(authtest.Header).SignIn(email, wrongPassword)
+	want(t, "wrong password", ev{auth.EventSignInFailed, uid, "", true})
+	s.NewClient(authtest.Header).SignIn("nobody@example.com", wrongPassword)
+	want(t, "unknown email", ev{auth.EventSignInFailed, "", "", true})
+
+	c2 := s.NewClient(authtest.Cookie)
+	c2.SignIn(email, authtest.Password)
+	h2 := handleOf(t, c2)
+	want(t, "sign-in", ev{auth.EventSignIn, uid, h2, true})
+
+	s.Clock.Advance(time.Minute)
+	c.Refresh()
+	want(t, "refresh", ev{auth.EventRefresh, uid, h1, true})
+
+	c.SignOut()
+	want(t, "sign-out", ev{auth.EventSignOut, uid, h1, true})
+
+	if err := s.Auth.RevokeSession(ctx, h2); err != nil {
+		t.Fatal(err)
+	}
+	want(t, "RevokeSession", ev{auth.EventSessionRevoked, uid, h2, false})
+
+	c3 := s.NewClient(authtest.Body)
+	c3.SignIn(email, authtest.Password)
+	h3 := handleOf(t, c3)
+	_, r0 := c3.Tokens()
+	c3.Refresh()
+	take()
+	c3.SetTokens("", r0)
+	c3.Refresh()
+	want(t, "theft", ev{auth.EventTokenTheft, uid, h3, true})
+
+	// Failures that involve no session raise no event.
+	c3.Refresh()
+	s.NewClient(authtest.Header).Get("/api/session")
+	want(t, "no session")
+
+	c4 := s.NewClient(authtest.Header)
+	c4.SignIn(email, authtest.Password)
+	s.Clock.Advance(time.Second)
+	c5 := s.NewClient(authtest.Header)
+	c5.SignIn(email, authtest.Password)
+	h4, h5 := handleOf(t, c4), handleOf(t, c5)
+	take()
+	if n, err := s.Auth.RevokeAllSessions(ctx, uid); err != nil || n != 2 {
+		t.Fatalf("RevokeAllSessions: %d %v", n, err)
+	}
+	want(t, "RevokeAllSessions", ev{auth.EventSessionRevoked, uid, h5, false}, ev{auth.EventSessionRevoked, uid, h4, false})
+}

@@ -1,0 +1,375 @@
+package auth_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/store"
+	"github.com/latchkit/auth/store/memstore"
+)
+
+func TestRefreshRotates(t *testing.T) {
+	t.Parallel()
+	for _, m := range authtest.Modes {
+		t.Run(m.String(), func(t *testing.T) {
+			t.Parallel()
+			s := authtest.NewServer(t, auth.Config{})
+			c, u := s.SignedIn(m)
+			a0, r0 := c.Tokens()
+			f0 := c.FrontToken
+			h0 := handleOf(t, c)
+			res := c.Refresh()
+			a1, r1 := wantTokens(t, s, res, m, u.ID)
+			if m != authtest.Body {
+				wantBody(t, res, `{"status":"OK"}`)
+			}
+			if a1 == a0 || r1 == r0 || c.FrontToken == f0 {
+				t.Errorf("refresh handed back an old token: access %v, refresh %v, front %v", a1 == a0, r1 == r0, c.FrontToken == f0)
+			}
+			if h := handleOf(t, c); h != h0 {
+				t.Errorf("refresh changed the session handle %s to %s", h0, h)
+			}
+			if a, r := c.Tokens(); a != a1 || r != r1 {
+				t.Errorf("client holds %q %q after refresh", a, r)
+			}
+			wantSession(t, c, u.ID)
+
+			// R0 again: theft. The session ends and every transport is cleared.
+			c.SetTokens("", r0)
+			res = c.Refresh()
+			wantMessage(t, res, http.StatusUnauthorized, "token theft detected")
+			wantCleared(t, res, true, true)
+			// R1 belonged to the revoked session.
+			c.SetTokens("", r1)
+			res = c.Refresh()
+			wantMessage(t, res, http.StatusUnauthorized, "unauthorised")
+			wantCleared(t, res, true, true)
+			if ss, err := s.Auth.Sessions(t.Context(), u.ID); err != nil || len(ss) != 0 {
+				t.Errorf("sessions after theft: %v %v", ss, err)
+			}
+		})
+	}
+}
+
+func TestRefreshWithoutToken(t *testing.T) {
+	t.Parallel()
+	s := authtest.NewServer(t, auth.Config{})
+	for _, m := range authtest.Modes {
+		t.Run(m.String(), func(t *testing.T) {
+			t.Parallel()
+			res := s.NewClient(m).Refresh()
+			wantMessage(t, res, http.StatusUnauthorized, "unauthorised")
+			wantCleared(t, res, true, true)
+		})
+	}
+	t.Run("empty cleared cookie", func(t *testing.T) {
+		t.Parallel()
+		res := send(t, s, "POST", refreshPath, "", hdr("rid", "session", "Cookie", "sRefreshToken="))
+		wantMessage(t, res, http.StatusUnauthorized, "unauthorised")
+	})
+}
+
+func TestRefreshForgedTokenHarmsNoSession(t *testing.T) {
+	t.Parallel()
+	for _, m := range authtest.Modes {
+		t.Run(m.String(), func(t *testing.T) {
+			t.Parallel()
+			s := authtest.NewServer(t, auth.Config{})
+			victim, u := s.SignedIn(m)
+			access, real := victim.Tokens()
+			flipped := []byte(real)
+			flipped[10] ^= 'a' ^ 'b'
+			if flipped[10] == real[10] {
+				t.Fatal("no change")
+			}
+			for _, forged := range []string{
+				strings.Repeat("A", 43), // well-formed, unknown
+				string(flipped),         // one character off the real token
+				"garbage",               // not one of ours
+				access,                  // an access token is no refresh token
+				real + "x",              // the real token with a suffix
+				base64.RawURLEncoding.EncodeToString(make([]byte, 32)), // all zero bits
+			} {
+				attacker := s.NewClient(m)
+				attacker.SetTokens("", forged)
+				res := attacker.Refresh()
+				wantMessage(t, res, http.StatusUnauthorized, "unauthorised")
+				wantCleared(t, res, true, true)
+			}
+			res := victim.Refresh()
+			wantTokens(t, s, res, m, u.ID)
+			wantSession(t, victim, u.ID)
+		})
+	}
+}
+
+func TestRefreshTimeout(t *testing.T) {
+	t.Parallel()
+	for _, m := range authtest.Modes {
+		t.Run(m.String(), func(t *testing.T) {
+			t.Parallel()
+			s := authtest.NewServer(t, auth.Config{})
+			c, u := s.SignedIn(m)
+			// Each refresh moves the end of the session to now + 100 days.
+			s.Clock.Advance(99 * day)
+			wantTokens(t, s, c.Refresh(), m, u.ID)
+			s.Clock.Advance(99 * day)
+			wantTokens(t, s, c.Refresh(), m, u.ID)
+			wantSession(t, c, u.ID)
+			// Then 100 days without one end it.
+			s.Clock.Advance(auth.DefaultRefreshTokenLifetime + time.Second)
+			res := c.Refresh()
+			wantMessage(t, res, http.StatusUnauthorized, "unauthorised")
+			wantCleared(t, res, true, true)
+		})
+	}
+}
+
+// A superseded token that has expired is no evidence of theft: it is
+// refused and harms no session.
+func TestRefreshExpiredSupersededToken(t *testing.T) {
+	t.Parallel()
+	for _, m := range authtest.Modes {
+		t.Run(m.String(), func(t *testing.T) {
+			t.Parallel()
+			s := authtest.NewServer(t, auth.Config{})
+			c, u := s.SignedIn(m)
+			_, r0 := c.Tokens()
+			s.Clock.Advance(99 * day)
+			_, r1 := wantTokens(t, s, c.Refresh(), m, u.ID)
+			s.Clock.Advance(day + time.Second) // r0 has expired, r1 has not
+			c.SetTokens("", r0)
+			res := c.Refresh()
+			wantMessage(t, res, http.StatusUnauthorized, "unauthorised")
+			wantCleared(t, res, true, true)
+			c.SetTokens("", r1)
+			wantTokens(t, s, c.Refresh(), m, u.ID)
+			wantSession(t, c, u.ID)
+		})
+	}
+}
+
+func TestRefreshBearerWinsOverCookie(t *testing.T) {
+	t.Parallel()
+	s := authtest.NewServer(t, auth.Config{})
+	cookieClient, cu := s.SignedIn(authtest.Cookie)
+	headerClient, hu := s.SignedIn(authtest.Header)
+	_, cookieR := cookieClient.Tokens()
+	_, headerR := headerClient.Tokens()
+	res := send(t, s, "POST", refreshPath, "", hdr("rid", "session",
+		"Cookie", "sRefreshToken="+cookieR, "Authorization", "Bearer "+headerR))
+	// The bearer token was used, and the answer comes in its transport.
+	wantTokens(t, s, res, authtest.Header, hu.ID)
+	// The cookie's token was not touched.
+	wantTokens(t, s, cookieClient.Refresh(), authtest.Cookie, cu.ID)
+	// The bearer's was: using it again is theft.
+	wantMessage(t, headerClient.Refresh(), http.StatusUnauthorized, "token theft detected")
+}
+
+func TestRefreshReuseWindow(t *testing.T) {
+	t.Parallel()
+	const window = 10 * time.Second
+	for _, m := range authtest.Modes {
+		t.Run(m.String(), func(t *testing.T) {
+			t.Parallel()
+			s := authtest.NewServer(t, auth.Config{RefreshReuseWindow: window})
+			setup := func(t *testing.T) (*authtest.Client, auth.User, string, string) {
+				c, u := s.SignedIn(m)
+				_, r0 := c.Tokens()
+				_, r1 := wantTokens(t, s, c.Refresh(), m, u.ID)
+				return c, u, r0, r1
+			}
+			t.Run("retry inside the window continues the lineage", func(t *testing.T) {
+				c, u, r0, r1 := setup(t)
+				c.SetTokens("", r0)
+				_, r2 := wantTokens(t, s, c.Refresh(), m, u.ID)
+				if r2 == r1 {
+					t.Fatal("the retry handed back the token it replaces")
+				}
+				wantSession(t, c, u.ID)
+				wantTokens(t, s, c.Refresh(), m, u.ID)
+				wantSession(t, c, u.ID)
+			})
+			t.Run("retry inside the window kills the replaced token", func(t *testing.T) {
+				c, u, r0, r1 := setup(t)
+				c.SetTokens("", r0)
+				_, r2 := wantTokens(t, s, c.Refresh(), m, u.ID)
+				c.SetTokens("", r1)
+				wantMessage(t, c.Refresh(), http.StatusUnauthorized, "token theft detected")
+				c.SetTokens("", r2)
+				wantMessage(t, c.Refresh(), http.StatusUnauthorized, "unauthorised")
+			})
+			t.Run("outside the window is theft", func(t *testing.T) {
+				c, _, r0, r1 := setup(t)
+				// The subtests run in sequence, so moving the shared clock
+				// is safe.
+				s.Clock.Advance(window + time.Second)
+				c.SetTokens("", r0)
+				wantMessage(t, c.Refresh(), http.StatusUnauthorized, "token theft detected")
+				c.SetTokens("", r1)
+				wantMessage(t, c.Refresh(), http.StatusUnauthorized, "unauthorised")
+			})
+			t.Run("two generations old is theft", func(t *testing.T) {
+				c, u, r0, _ := setup(t)
+				_, r2 := wantTokens(t, s, c.Refresh(), m, u.ID)
+				c.SetTokens("", r0)
+				wantMessage(t, c.Refresh(), http.StatusUnauthorized, "token theft detected")
+				c.SetTokens("", r2)
+				wantMessage(t, c.Refresh(), http.StatusUnauthorized, "unauthorised")
+			})
+		})
+	}
+}
+
+// refreshRequest is a plain refresh with refresh token tok in mode m.
+func refreshRequest(m authtest.Mode, tok string) http.Header {
+	h := hdr(append([]string{"rid", "session"}, modeHeaders(m)...)...)
+	if m == authtest.Cookie {
+		h.Set("Cookie", "sRefreshToken="+tok)
+	} else {
+		h.Set("Authorization", "Bearer "+tok)
+	}
+	return h
+}
+
+// issuedRefresh returns the refresh token a 200 refresh answer in mode m
+// hands out.
+func issuedRefresh(res *authtest.Response, m authtest.Mode) string {
+	switch m {
+	case authtest.Cookie:
+		if c := cookiesOf(res)["sRefreshToken"]; c != nil {
+			return c.Value
+		}
+		return ""
+	case authtest.Header:
+		return res.Header.Get("St-Refresh-Token")
+	}
+	s, _ := res.JSON["refreshToken"].(string)
+	return s
+}
+
+// rotationLog records the order in which refresh tokens became current.
+type rotationLog struct {
+	*memstore.Store
+	mu        sync.Mutex
+	committed []store.TokenHash
+}
+
+func (l *rotationLog) RotateRefreshToken(ctx context.Context, r store.Rotation) (store.Session, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s, err := l.Store.RotateRefreshToken(ctx, r)
+	if err == nil {
+		l.committed = append(l.committed, r.Next)
+	}
+	return s, err
+}
+
+func TestConcurrentRefresh(t *testing.T) {
+	t.Parallel()
+	const n = 50
+	for _, window := range []time.Duration{0, 30 * time.Second} {
+		for _, m := range authtest.Modes {
+			t.Run(fmt.Sprintf("%v/window=%v", m, window), func(t *testing.T) {
+				t.Parallel()
+				log := &rotationLog{Store: memstore.New()}
+				s := authtest.NewServer(t, auth.Config{Store: log, RefreshReuseWindow: window})
+				c, u := s.SignedIn(m)
+				_, r0 := c.Tokens()
+
+				results := make([]*authtest.Response, n)
+				errs := make([]error, n)
+				var wg sync.WaitGroup
+				start := make(chan struct{})
+				for i := range n {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						<-start
+						results[i], errs[i] = sendTo(s.Client(), s.URL, "POST", refreshPath, "", refreshRequest(m, r0))
+					}()
+				}
+				close(start)
+				wg.Wait()
+
+				var issued []string
+				thefts := 0
+				for i, res := range results {
+					if errs[i] != nil {
+						t.Fatalf("request %d: %v", i, errs[i])
+					}
+					switch {
+					case res.StatusCode == http.StatusOK:
+						tok := issuedRefresh(res, m)
+						if tok == "" || res.Header.Get("Front-Token") == "" {
+							t.Errorf("200 without a refresh token or front-token: %v %s", res.Header, res.Body)
+						}
+						issued = append(issued, tok)
+					case res.StatusCode == http.StatusUnauthorized && res.Message == "token theft detected":
+						thefts++
+					case res.StatusCode == http.StatusUnauthorized && res.Message == "unauthorised":
+					default:
+						t.Errorf("request %d: %d %s", i, res.StatusCode, res.Body)
+					}
+				}
+				if len(issued) == 0 {
+					t.Fatal("no refresh succeeded")
+				}
+				if window == 0 {
+					// Strict rotation: one winner; the losers' reuse ends the session.
+					if len(issued) != 1 || thefts == 0 {
+						t.Fatalf("%d successes and %d thefts, want 1 and some", len(issued), thefts)
+					}
+					res := send(t, s, "POST", refreshPath, "", refreshRequest(m, issued[0]))
+					wantMessage(t, res, http.StatusUnauthorized, "unauthorised")
+					if ss, _ := s.Auth.Sessions(t.Context(), u.ID); len(ss) != 0 {
+						t.Errorf("%d sessions survive the theft", len(ss))
+					}
+					return
+				}
+				// Inside the window every retry succeeds, and only the last
+				// token issued stays current.
+				if len(issued) != n {
+					t.Errorf("%d of %d refreshes succeeded inside the reuse window", len(issued), n)
+				}
+				log.mu.Lock()
+				last := log.committed[len(log.committed)-1]
+				log.mu.Unlock()
+				var current string
+				var others []string
+				for _, tok := range issued {
+					if sha256.Sum256([]byte(tok)) == last {
+						current = tok
+					} else {
+						others = append(others, tok)
+					}
+				}
+				if current == "" {
+					t.Fatal("the last committed token was not handed out")
+				}
+				res := send(t, s, "POST", refreshPath, "", refreshRequest(m, current))
+				if res.StatusCode != http.StatusOK {
+					t.Fatalf("the current token: %d %s", res.StatusCode, res.Body)
+				}
+				// No other token is live: the first one presented is theft.
+				for i, tok := range others {
+					res := send(t, s, "POST", refreshPath, "", refreshRequest(m, tok))
+					want := "unauthorised"
+					if i == 0 {
+						want = "token theft detected"
+					}
+					wantMessage(t, res, http.StatusUnauthorized, want)
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,275 @@
+package auth_test
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/authtest"
+)
+
+func TestRequireSessionNoToken(t *testing.T) {
+	t.Parallel()
+	s := authtest.NewServer(t, auth.Config{})
+	for _, m := range authtest.Modes {
+		t.Run(m.String(), func(t *testing.T) {
+			t.Parallel()
+			res := s.NewClient(m).Get("/api/session")
+			wantMessage(t, res, http.StatusUnauthorized, "unauthorised")
+			wantNoTokens(t, res)
+		})
+	}
+}
+
+func TestRequireSessionExpired(t *testing.T) {
+	t.Parallel()
+	for _, m := range authtest.Modes {
+		t.Run(m.String(), func(t *testing.T) {
+			t.Parallel()
+			s := authtest.NewServer(t, auth.Config{})
+			c, u := s.SignedIn(m)
+			// Still valid within the leeway.
+			s.Clock.Advance(time.Hour + time.Second)
+			wantSession(t, c, u.ID)
+			s.Clock.Advance(accessExpired - time.Hour - time.Second)
+			res := c.Get("/api/session")
+			wantMessage(t, res, http.StatusUnauthorized, "try refresh token")
+			wantNoTokens(t, res)
+			wantTokens(t, s, c.Refresh(), m, u.ID)
+			wantSession(t, c, u.ID)
+		})
+	}
+}
+
+func TestRequireSessionInvalidToken(t *testing.T) {
+	t.Parallel()
+	other := authtest.NewServer(t, auth.Config{})
+	oc, _ := other.SignedIn(authtest.Header)
+	foreign, _ := oc.Tokens()
+	for _, m := range authtest.Modes {
+		t.Run(m.String(), func(t *testing.T) {
+			t.Parallel()
+			s := authtest.NewServer(t, auth.Config{})
+			for _, tc := range []struct {
+				name string
+				bad  func(access, refresh string) string
+			}{
+				{"garbage", func(string, string) string { return "garbage" }},
+				{"tampered signature", func(a, _ string) string {
+					b := []byte(a)
+					i := strings.LastIndexByte(a, '.') + 5
+					b[i] = map[bool]byte{true: 'B', false: 'A'}[b[i] == 'A']
+					return string(b)
+				}},
+				{"tampered payload", func(a, _ string) string {
+					p := strings.Split(a, ".")
+					raw, _ := base64.RawURLEncoding.DecodeString(p[1])
+					var claims map[string]any
+					json.Unmarshal(raw, &claims)
+					claims["sub"] = "someone-else"
+					raw, _ = json.Marshal(claims)
+					return p[0] + "." + base64.RawURLEncoding.EncodeToString(raw) + "." + p[2]
+				}},
+				{"signed by another instance", func(string, string) string { return foreign }},
+				{"refresh token", func(_, r string) string { return r }},
+				{"signature stripped", func(a, _ string) string { return a[:strings.LastIndexByte(a, '.')+1] }},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					c, u := s.SignedIn(m)
+					access, refresh := c.Tokens()
+					c.SetTokens(tc.bad(access, refresh), "")
+					res := c.Get("/api/session")
+					wantMessage(t, res, http.StatusUnauthorized, "try refresh token")
+					wantNoTokens(t, res)
+					// The session itself is fine: a refresh repairs it.
+					wantTokens(t, s, c.Refresh(), m, u.ID)
+					wantSession(t, c, u.ID)
+				})
+			}
+		})
+	}
+}
+
+func TestRequireSessionOptionsPasses(t *testing.T) {
+	t.Parallel()
+	s := authtest.NewServer(t, auth.Config{Cookie: auth.CookieConfig{SameSite: http.SameSiteNoneMode}})
+	addRoutes(s)
+	for _, h := range []http.Header{nil, hdr("Authorization", "Bearer garbage"), hdr("Cookie", "sAccessToken=garbage")} {
+		res := send(t, s, "OPTIONS", "/api/any", "", h)
+		wantBody(t, res, `{"userId":"","method":"OPTIONS"}`)
+	}
+}
+
+// Only OPTIONS passes unverified; every other method, including ones the
+// application might serve by accident such as TRACE, needs a session.
+func TestRequireSessionOtherMethods(t *testing.T) {
+	t.Parallel()
+	s := authtest.NewServer(t, auth.Config{})
+	addRoutes(s)
+	for _, method := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "TRACE", "PROPFIND"} {
+		t.Run(method, func(t *testing.T) {
+			t.Parallel()
+			res := send(t, s, method, "/api/any", "", nil)
+			if res.StatusCode != http.StatusUnauthorized {
+				t.Errorf("%s without a session: %d %s, want 401", method, res.StatusCode, res.Body)
+			}
+			if method != "HEAD" {
+				wantMessage(t, res, http.StatusUnauthorized, "unauthorised")
+			}
+		})
+	}
+}
+
+func TestRequireSessionCheckInStore(t *testing.T) {
+	t.Parallel()
+	for _, m := range authtest.Modes {
+		t.Run(m.String(), func(t *testing.T) {
+			t.Parallel()
+			s := authtest.NewServer(t, auth.Config{CheckSessionInStore: true})
+			ctx := t.Context()
+			for _, tc := range []struct {
+				name string
+				end  func(c *authtest.Client, u auth.User)
+			}{
+				{"signed out", func(c *authtest.Client, _ auth.User) {
+					access, _ := c.Tokens()
+					wantBody(t, c.SignOut(), `{"status":"OK"}`)
+					c.SetTokens(access, "")
+				}},
+				{"RevokeSession", func(c *authtest.Client, _ auth.User) {
+					if err := s.Auth.RevokeSession(ctx, handleOf(t, c)); err != nil {
+						t.Fatal(err)
+					}
+				}},
+				{"RevokeAllSessions", func(c *authtest.Client, u auth.User) {
+					if n, err := s.Auth.RevokeAllSessions(ctx, u.ID); err != nil || n != 1 {
+						t.Fatalf("RevokeAllSessions: %d %v", n, err)
+					}
+				}},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					c, u := s.SignedIn(m)
+					other, _ := s.SignedIn(m) // another user, untouched
+					wantSession(t, c, u.ID)
+					tc.end(c, u)
+					res := c.Get("/api/session")
+					wantMessage(t, res, http.StatusUnauthorized, "unauthorised")
+					wantCleared(t, res, true, true)
+					res = c.SignOut()
+					if res.StatusCode != http.StatusUnauthorized {
+						t.Errorf("sign-out with a revoked session: %d %s", res.StatusCode, res.Body)
+					}
+					if res := other.Get("/api/session"); res.StatusCode != http.StatusOK {
+						t.Errorf("another user's session: %d %s", res.StatusCode, res.Body)
+					}
+				})
+			}
+		})
+	}
+}
+
+// Without CheckSessionInStore a revoked session's access token works until
+// it expires; the refresh token stops at once.
+func TestRequireSessionRevokedWithoutStoreCheck(t *testing.T) {
+	t.Parallel()
+	for _, m := range authtest.Modes {
+		t.Run(m.String(), func(t *testing.T) {
+			t.Parallel()
+			s := authtest.NewServer(t, auth.Config{})
+			c, u := s.SignedIn(m)
+			if err := s.Auth.RevokeSession(t.Context(), handleOf(t, c)); err != nil {
+				t.Fatal(err)
+			}
+			wantSession(t, c, u.ID)
+			s.Clock.Advance(30 * time.Minute)
+			wantSession(t, c, u.ID)
+			s.Clock.Advance(30*time.Minute + 6*time.Second)
+			wantMessage(t, c.Get("/api/session"), http.StatusUnauthorized, "try refresh token")
+			res := c.Refresh()
+			wantMessage(t, res, http.StatusUnauthorized, "unauthorised")
+			wantCleared(t, res, true, true)
+		})
+	}
+}
+
+func TestOptionalSession(t *testing.T) {
+	t.Parallel()
+	for _, m := range authtest.Modes {
+		t.Run(m.String(), func(t *testing.T) {
+			t.Parallel()
+			s := authtest.NewServer(t, auth.Config{})
+			addRoutes(s)
+			wantBody(t, s.NewClient(m).Get("/api/optional"), `{"userId":"","method":"GET"}`)
+			c, u := s.SignedIn(m)
+			wantBody(t, c.Get("/api/optional"), fmt.Sprintf(`{"userId":%q,"method":"GET"}`, u.ID))
+			access, _ := c.Tokens()
+			c.SetTokens(access[:len(access)-3]+"xyz", "")
+			wantMessage(t, c.Get("/api/optional"), http.StatusUnauthorized, "try refresh token")
+			c.SetTokens(access, "")
+			s.Clock.Advance(accessExpired)
+			wantMessage(t, c.Get("/api/optional"), http.StatusUnauthorized, "try refresh token")
+		})
+	}
+}
+
+// userOf is the user of the session a client holds.
+func userOf(t testing.TB, c *authtest.Client) string {
+	t.Helper()
+	return decodeFrontToken(t, c.FrontToken).UID
+}
+
+func TestSignOut(t *testing.T) {
+	t.Parallel()
+	for _, m := range authtest.Modes {
+		t.Run(m.String(), func(t *testing.T) {
+			t.Parallel()
+			s := authtest.NewServer(t, auth.Config{})
+			c, u := s.SignedIn(m)
+			other, _ := s.SignedIn(m)
+			second := s.NewClient(m) // a second session of the same user
+			wantTokens(t, s, second.SignIn(u.Email, authtest.Password), m, u.ID)
+			_, refresh := c.Tokens()
+			res := c.SignOut()
+			wantBody(t, res, `{"status":"OK"}`)
+			wantCleared(t, res, m == authtest.Cookie, m != authtest.Cookie)
+			if got := res.Header.Get("Cache-Control"); got != "no-store" {
+				t.Errorf("Cache-Control %q", got)
+			}
+			c.SetTokens("", refresh)
+			res = c.Refresh()
+			wantMessage(t, res, http.StatusUnauthorized, "unauthorised")
+			wantCleared(t, res, true, true)
+			// Only that session ended.
+			wantSession(t, second, u.ID)
+			wantTokens(t, s, second.Refresh(), m, u.ID)
+			wantTokens(t, s, other.Refresh(), m, userOf(t, other))
+		})
+	}
+}
+
+func TestSignOutWithoutSession(t *testing.T) {
+	t.Parallel()
+	s := authtest.NewServer(t, auth.Config{})
+	for _, m := range authtest.Modes {
+		t.Run(m.String(), func(t *testing.T) {
+			t.Parallel()
+			res := s.NewClient(m).SignOut()
+			wantMessage(t, res, http.StatusUnauthorized, "unauthorised")
+			wantNoTokens(t, res)
+		})
+	}
+	t.Run("expired access token", func(t *testing.T) {
+		t.Parallel()
+		s := authtest.NewServer(t, auth.Config{})
+		c, u := s.SignedIn(authtest.Header)
+		s.Clock.Advance(accessExpired)
+		wantMessage(t, c.SignOut(), http.StatusUnauthorized, "try refresh token")
+		wantTokens(t, s, c.Refresh(), authtest.Header, u.ID)
+		wantBody(t, c.SignOut(), `{"status":"OK"}`)
+	})
+}
