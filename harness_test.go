@@ -13,10 +13,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/url"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,6 +28,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
 )
@@ -553,4 +558,173 @@ func (r inReply) wantRefreshRefused(t *testing.T) {
 	if ft := r.header.Get("Front-Token"); ft != "remove" {
 		t.Errorf("front-token %q, want remove", ft)
 	}
+}
+
+// Password reset: the answers, the events and log of a reset, and the
+// token in an emailed link; used by the reset, outbox and email tests.
+
+// newPassword is a password that passes the default policy.
+const newPassword = "brand new secret 7"
+
+// okBody is the whole body of every OK answer of the reset endpoints.
+const okBody = `{"status":"OK"}`
+
+// urlSafe is the alphabet a reset token may use in a link that
+// URLSearchParams reads back unchanged.
+var urlSafe = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// wantReply checks the status code and the exact body of a response.
+func wantReply(t testing.TB, what string, code int, body []byte, wantCode int, wantBody string) {
+	t.Helper()
+	if code != wantCode || string(body) != wantBody {
+		t.Errorf("%s: %d %s, want %d %s", what, code, body, wantCode, wantBody)
+	}
+}
+
+// sameBytes checks that two answers are indistinguishable: status, body and
+// every header but Date.
+func sameBytes(t testing.TB, what string, a, b *authtest.Response) {
+	t.Helper()
+	ha, hb := a.Header.Clone(), b.Header.Clone()
+	ha.Del("Date")
+	hb.Del("Date")
+	if a.StatusCode != b.StatusCode || !bytes.Equal(a.Body, b.Body) || !reflect.DeepEqual(ha, hb) {
+		t.Errorf("%s: answers differ:\n%d %v %s\n%d %v %s", what, a.StatusCode, ha, a.Body, b.StatusCode, hb, b.Body)
+	}
+}
+
+// resetEvents records what Config.OnEvent reports, and lets a test wait
+// for reports made off the request path.
+type resetEvents struct {
+	mu      sync.Mutex
+	events  []auth.Event
+	changed chan struct{} // closed and replaced on every event
+}
+
+func newResetEvents() *resetEvents { return &resetEvents{changed: make(chan struct{})} }
+
+func (r *resetEvents) record(_ context.Context, e auth.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+// of returns the events of a kind so far.
+func (r *resetEvents) of(kind auth.EventKind) []auth.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []auth.Event
+	for _, e := range r.events {
+		if e.Kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// waitFor waits until n events of a kind have been reported and returns
+// them.
+func (r *resetEvents) waitFor(t testing.TB, kind auth.EventKind, n int, timeout time.Duration) []auth.Event {
+	t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		r.mu.Lock()
+		changed := r.changed
+		r.mu.Unlock()
+		if got := r.of(kind); len(got) >= n {
+			return got
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			t.Fatalf("%d %s events after %v, want %d", len(r.of(kind)), kind, timeout, n)
+		}
+	}
+}
+
+// resetLog is a Config.Logger writing JSON records to a buffer.
+type resetLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *resetLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *resetLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func (l *resetLog) logger() *slog.Logger {
+	return slog.New(slog.NewJSONHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// records returns the records with a message.
+func (l *resetLog) records(t testing.TB, msg string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for line := range strings.Lines(l.String()) {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if rec["msg"] == msg {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// wantNoSecrets checks that no log record holds any of the secrets.
+func (l *resetLog) wantNoSecrets(t testing.TB, secrets ...string) {
+	t.Helper()
+	text := l.String()
+	for _, s := range secrets {
+		if s != "" && strings.Contains(text, s) {
+			t.Errorf("the log holds the secret %q:\n%s", s, text)
+		}
+	}
+}
+
+// tokenIn extracts the reset token of a message without failing, for use
+// inside a Mailer.
+var tokenIn = regexp.MustCompile(`[?&]token=([A-Za-z0-9_%-]+)`)
+
+func tokenOf(m mailer.Message) string {
+	if sub := tokenIn.FindStringSubmatch(m.Text); sub != nil {
+		tok, _ := url.QueryUnescape(sub[1])
+		return tok
+	}
+	return ""
+}
+
+// mailToken waits for the nth message of the server's Mailbox and returns
+// it with its token.
+func mailToken(t testing.TB, s *authtest.Server, n int) (mailer.Message, string) {
+	t.Helper()
+	msgs := s.Mailbox.WaitFor(t, n, 5*time.Second)
+	m := msgs[n-1]
+	_, tok := authtest.ResetLink(t, m)
+	return m, tok
+}
+
+// requestToken asks for a reset email for email and returns the token it
+// carries, the nth message of the Mailbox.
+func requestToken(t testing.TB, s *authtest.Server, email string, n int) string {
+	t.Helper()
+	res := s.NewClient(authtest.Header).RequestPasswordReset(email)
+	wantReply(t, "reset request", res.StatusCode, res.Body, http.StatusOK, okBody)
+	m, tok := mailToken(t, s, n)
+	if m.To.Address != email {
+		t.Fatalf("message %d went to %s, want %s", n, m.To.Address, email)
+	}
+	return tok
 }
