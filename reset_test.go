@@ -1,5 +1,10 @@
 package auth_test
 
+// Tests of password reset over HTTP (PROTOCOL.md sections 3 and 6,
+// SECURITY.md "Password reset"): the request and submission endpoints, the
+// email and its link through a real SMTP server. The outbox's failures and
+// the email's templates are tested in outbox_test.go and email_test.go.
+
 import (
 	"bytes"
 	"context"
