@@ -15,7 +15,10 @@ import (
 	"github.com/latchkit/auth/store"
 )
 
-// jwtLeeway absorbs clock differences between application instances.
+// jwtLeeway absorbs clock differences between application instances
+// where a skew would refuse a valid token: an iat or nbf slightly in the
+// future. It never extends a token's life: exp is exact (SERVICE-SPEC
+// section 3, rule 4).
 const jwtLeeway = 5 * time.Second
 
 // accessTokenType is the value of the tokenType claim of access tokens, so
@@ -144,8 +147,9 @@ type verifiedToken struct {
 // full verification that depends on anything but the token's bytes and
 // the Auth's fixed configuration:
 //
-//   - the time checks of golang-jwt's validator, with the same leeway and
-//     the same clock (Config.Now): exp, iat not in the future, nbf;
+//   - the time checks of a full verification, with the same clock
+//     (Config.Now): before exp, exactly; iat and nbf not in the future,
+//     with the leeway for clock skew;
 //   - the key: still in the keyring's current snapshot (the very same
 //     *signingKey, so any reload of the keys sends the token through a
 //     full verification again) and within its verifyUntil.
@@ -161,7 +165,7 @@ type verifiedToken struct {
 // the store is noticed by the uncached path only when the keyring reloads;
 // the snapshot check makes a cached token stop at that same reload.
 func (vt *verifiedToken) stillValid(k *keyring, now time.Time) bool {
-	return now.Before(vt.expiresAt.Add(jwtLeeway)) &&
+	return now.Before(vt.expiresAt) &&
 		!now.Before(vt.issuedAt.Add(-jwtLeeway)) &&
 		(vt.notBefore.IsZero() || !now.Before(vt.notBefore.Add(-jwtLeeway))) &&
 		now.Before(vt.key.verifyUntil) && k.loaded(vt.key)
@@ -205,6 +209,11 @@ func (a *Auth) parseAccess(ctx context.Context, tok string) (*verifiedToken, err
 		return nil, err
 	}
 	c := &st.claims
+	// golang-jwt applies its leeway to exp as well; the token's life
+	// ends at exp exactly.
+	if !a.cfg.Now().Before(c.ExpiresAt.Time) {
+		return nil, fmt.Errorf("%w: expired at %v", jwt.ErrTokenExpired, c.ExpiresAt.Time.UTC())
+	}
 	vt := &verifiedToken{
 		session: &Session{
 			UserID:    c.Subject,

@@ -61,7 +61,7 @@ func New(cfg Config) (*Auth, error) {
 		jwt.WithExpirationRequired(),
 		jwt.WithIssuedAt(),
 		jwt.WithIssuer(cfg.Issuer),
-		jwt.WithLeeway(jwtLeeway),
+		jwt.WithLeeway(jwtLeeway), // for iat and nbf; parseAccess checks exp exactly
 		jwt.WithStrictDecoding(),
 		jwt.WithTimeFunc(cfg.Now),
 	)

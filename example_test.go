@@ -1,14 +1,19 @@
 package auth_test
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/authtest"
 	"github.com/latchkit/auth/store/memstore"
 )
 
@@ -84,4 +89,60 @@ func ExampleAuth_OptionalSession() {
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
 	fmt.Println(rec.Body.String())
 	// Output: welcome, stranger
+}
+
+// VerifyRequest's errors match the protocol's answers with errors.Is:
+// ErrUnauthorized when there is no session, ErrTryRefreshToken when the
+// client should refresh and retry. A *SessionError says why, and unwraps
+// to golang-jwt's error where one is the cause.
+func ExampleAuth_VerifyRequest_errors() {
+	clock := authtest.NewClock(time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC))
+	a, err := auth.New(auth.Config{
+		Store: memstore.New(),
+		Now:   clock.Now,
+		// Cheap hashing, for the example only.
+		Password: auth.PasswordConfig{Hashing: auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1}, InsecureWeakHashing: true},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Sign up in header mode, as a client would, for an access token.
+	signUp := httptest.NewRequest("POST", "/auth/signup", bytes.NewReader(authtest.Credentials("ada@example.com", "correct horse 1")))
+	signUp.Header.Set("st-auth-mode", "header")
+	rec := httptest.NewRecorder()
+	a.ServeHTTP(rec, signUp)
+	access := rec.Header().Get("st-access-token")
+
+	verify := func(authorization string) {
+		r := httptest.NewRequest("GET", "/api/me", nil)
+		if authorization != "" {
+			r.Header.Set("Authorization", authorization)
+		}
+		_, err := a.VerifyRequest(r)
+		var se *auth.SessionError
+		switch {
+		case err == nil:
+			fmt.Println("session")
+		case errors.As(err, &se):
+			fmt.Printf("unauthorized=%v try-refresh=%v reason=%s jwt-expired=%v\n",
+				errors.Is(err, auth.ErrUnauthorized), errors.Is(err, auth.ErrTryRefreshToken),
+				se.Reason, errors.Is(err, jwt.ErrTokenExpired))
+		}
+	}
+	verify("")
+	verify("Bearer " + access)
+	forged := []byte(access) // one character of the signature changed
+	if i := len(forged) - 5; forged[i] == 'A' {
+		forged[i] = 'B'
+	} else {
+		forged[i] = 'A'
+	}
+	verify("Bearer " + string(forged))
+	clock.Advance(time.Hour) // the token's lifetime, to the instant
+	verify("Bearer " + access)
+	// Output:
+	// unauthorized=true try-refresh=false reason=no_token jwt-expired=false
+	// session
+	// unauthorized=false try-refresh=true reason=invalid jwt-expired=false
+	// unauthorized=false try-refresh=true reason=expired jwt-expired=true
 }

@@ -36,7 +36,7 @@ import (
 const (
 	refreshPath   = "/auth/session/refresh"
 	day           = 24 * time.Hour
-	accessExpired = time.Hour + 6*time.Second // past the lifetime and the leeway
+	accessExpired = time.Hour + 6*time.Second // past the lifetime, with a margin
 	wrongPassword = "wrong horse 2"
 )
 

@@ -33,10 +33,12 @@ func TestRequireSessionExpired(t *testing.T) {
 			t.Parallel()
 			s := authtest.NewServer(t, auth.Config{})
 			c, u := s.SignedIn(m)
-			// Still valid within the leeway.
-			s.Clock.Advance(time.Hour + time.Second)
+			// Valid up to the instant before its expiry (SERVICE-SPEC
+			// section 3, rule 4), and refused from it on: no leeway is
+			// added to exp.
+			s.Clock.Advance(time.Hour - time.Millisecond)
 			wantSession(t, c, u.ID)
-			s.Clock.Advance(accessExpired - time.Hour - time.Second)
+			s.Clock.Advance(time.Millisecond)
 			res := c.Get("/api/session")
 			wantMessage(t, res, http.StatusUnauthorized, "try refresh token")
 			wantNoTokens(t, res)
@@ -44,6 +46,40 @@ func TestRequireSessionExpired(t *testing.T) {
 			wantSession(t, c, u.ID)
 		})
 	}
+}
+
+// A token first seen after its expiry is refused by the full
+// verification, as a cached one is by the cache's check: the same rule
+// on both paths.
+func TestRequireSessionExpiredFirstSight(t *testing.T) {
+	t.Parallel()
+	for _, ttl := range []time.Duration{2 * time.Second, time.Hour} {
+		t.Run(ttl.String(), func(t *testing.T) {
+			t.Parallel()
+			s := authtest.NewServer(t, auth.Config{AccessTokenLifetime: ttl})
+			c, _ := s.SignedIn(authtest.Header)
+			access, _ := c.Tokens()
+			s.Clock.Advance(ttl)
+			fresh := s.NewClient(authtest.Header) // no request of this token has been verified yet
+			fresh.AccessToken = access
+			res := fresh.Get("/api/session")
+			wantMessage(t, res, http.StatusUnauthorized, "try refresh token")
+		})
+	}
+}
+
+// Clock skew between instances may put a token's iat a little in the
+// future of the instance that checks it: up to five seconds are accepted,
+// more are refused.
+func TestRequireSessionIssuedAtSkew(t *testing.T) {
+	t.Parallel()
+	s := authtest.NewServer(t, auth.Config{})
+	c, u := s.SignedIn(authtest.Header)
+	s.Clock.Advance(-4 * time.Second)
+	wantSession(t, c, u.ID)
+	c2, _ := s.SignedIn(authtest.Header)
+	s.Clock.Advance(-6 * time.Second)
+	wantMessage(t, c2.Get("/api/session"), http.StatusUnauthorized, "try refresh token")
 }
 
 func TestRequireSessionInvalidToken(t *testing.T) {

@@ -66,7 +66,7 @@ func (c *tokenCache) put(h uint64, vt *verifiedToken, now time.Time) {
 	}
 	if _, ok := s.m[h]; !ok && len(s.m) >= maxShardTokens {
 		for k, old := range s.m {
-			if !now.Before(old.expiresAt.Add(jwtLeeway)) || !now.Before(old.key.verifyUntil) {
+			if !now.Before(old.expiresAt) || !now.Before(old.key.verifyUntil) {
 				delete(s.m, k)
 			}
 		}

@@ -460,8 +460,8 @@ func testSigningKeysAcrossInstances(t *testing.T, b sharedBackend) {
 		}
 	}
 
-	// The old key's token works until it expires (plus the leeway of a
-	// few seconds), then nowhere; the new key's token still does.
+	// The old key's token works until it expires, then nowhere; the new
+	// key's token still does.
 	c.clock.Advance(issued.Add(time.Hour - time.Second).Sub(c.clock.Now()))
 	for i := range c.srv {
 		c.wantSession(i, oldAccess, userID)
