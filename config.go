@@ -254,6 +254,15 @@ type CookieConfig struct {
 	// plain HTTP. Browsers and curl treat http://localhost as secure, so
 	// local development needs it only for other hosts.
 	InsecureAllowHTTP bool
+
+	// InsecureSkipOriginCheck lets RequireSession and OptionalSession pass
+	// state-changing requests that carry their session in a cookie from
+	// browsers on other origins. By default they are refused 403 unless the
+	// origin is in Config.AllowedOrigins, against cross-site request
+	// forgery from the same site's other subdomains, which SameSite=Lax
+	// does not stop. Set it only when the application has a CSRF defence
+	// of its own. The auth endpoints check the origin regardless.
+	InsecureSkipOriginCheck bool
 }
 
 // withDefaults validates cfg and returns it with every default filled in

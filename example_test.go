@@ -66,10 +66,15 @@ func ExampleAuth_RequireSession() {
 	h := a.RequireSession(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, "secret")
 	}))
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", "/api/secret", nil))
-	fmt.Println(rec.Code, rec.Body.String())
-	// Output: 401 {"message":"unauthorised"}
+	for _, method := range []string{"GET", "POST", "OPTIONS"} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(method, "/api/secret", nil))
+		fmt.Println(method, rec.Code, rec.Body.String())
+	}
+	// Output:
+	// GET 401 {"message":"unauthorised"}
+	// POST 401 {"message":"unauthorised"}
+	// OPTIONS 401 {"message":"unauthorised"}
 }
 
 // OptionalSession serves signed-in and signed-out visitors alike.

@@ -586,19 +586,19 @@ func TestUnknownPathsAndMethods(t *testing.T) {
 	}
 }
 
-// Only OPTIONS (CORS preflight) passes RequireSession unverified; any other
-// method, TRACE included, needs a session.
+// Every method, TRACE and OPTIONS included, needs a session; only a CORS
+// preflight is answered without one, by the middleware itself.
 func TestRequireSessionEveryMethod(t *testing.T) {
 	f := newInFixture(t, auth.Config{})
 	reached := func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := auth.SessionFromContext(r.Context()); !ok && r.Method != http.MethodOptions {
+		if _, ok := auth.SessionFromContext(r.Context()); !ok {
 			w.Header().Set("X-Reached", "without a session")
 		}
 		w.WriteHeader(http.StatusNoContent)
 	}
 	f.Mux.Handle("/api/any", f.Auth.RequireSession(http.HandlerFunc(reached)))
 	f.Mux.Handle("/api/optional", f.Auth.OptionalSession(http.HandlerFunc(reached)))
-	for _, method := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "TRACE", "CONNECTX", "FOO"} {
+	for _, method := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECTX", "FOO"} {
 		t.Run(method, func(t *testing.T) {
 			for _, tc := range []struct {
 				header http.Header
@@ -625,8 +625,12 @@ func TestRequireSessionEveryMethod(t *testing.T) {
 			}
 		})
 	}
-	if r := f.send(t, "OPTIONS", "/api/any", nil, nil); r.code != http.StatusNoContent {
-		t.Errorf("OPTIONS: got %d, want the preflight through", r.code)
+	preflight := http.Header{"Origin": {"https://elsewhere.example"}, "Access-Control-Request-Method": {"POST"}}
+	for _, path := range []string{"/api/any", "/api/optional"} {
+		r := f.send(t, "OPTIONS", path, nil, preflight)
+		if r.code != http.StatusNoContent || r.header.Get("X-Reached") != "" {
+			t.Errorf("preflight to %s: got %d (%s), want 204 from the middleware, the handler not run", path, r.code, r.header.Get("X-Reached"))
+		}
 	}
 }
 

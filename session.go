@@ -106,7 +106,21 @@ func (a *Auth) checkSession(ctx context.Context, handle string) error {
 // read with SessionFromContext, and answers the others 401 as the protocol
 // says: "unauthorised" without a session, "try refresh token" when the
 // access token is expired or invalid (the SDKs then refresh and retry).
-// OPTIONS requests (CORS preflight) pass unverified.
+//
+// Every method needs a session, OPTIONS included. A CORS preflight (an
+// OPTIONS request with Access-Control-Request-Method) carries no
+// credentials, so the middleware answers it 204 itself and the handler
+// never runs; wrap the API with CORS for preflights from
+// Config.AllowedOrigins to get their CORS headers.
+//
+// A state-changing request (any method but GET, HEAD, OPTIONS and TRACE)
+// whose session comes in a cookie is refused 403 when a browser sends it
+// from another origin that is not in Config.AllowedOrigins, the same
+// site's subdomains included, which SameSite=Lax cookies would reach:
+// the check the auth endpoints make against login CSRF, here against CSRF
+// on the application's own routes. Header and body mode carry no ambient
+// credential and are not checked. Cookie.InsecureSkipOriginCheck turns
+// this off.
 func (a *Auth) RequireSession(next http.Handler) http.Handler {
 	return a.sessionMiddleware(next, true)
 }
@@ -121,13 +135,17 @@ func (a *Auth) OptionalSession(next http.Handler) http.Handler {
 
 func (a *Auth) sessionMiddleware(next http.Handler, required bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodOptions {
-			next.ServeHTTP(w, r)
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		s, _, err := a.verifyNoPanic(w, r)
+		s, m, err := a.verifyNoPanic(w, r)
 		switch {
 		case err == nil:
+			if m == modeCookie && !a.cfg.Cookie.InsecureSkipOriginCheck && a.xorigin.Check(r) != nil {
+				writeMessage(w, http.StatusForbidden, "cross-origin request refused: add the page's origin to Config.AllowedOrigins")
+				return
+			}
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, s)))
 		case !required && err == errNoToken:
 			next.ServeHTTP(w, r)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -131,18 +132,27 @@ func TestRequireSessionInvalidToken(t *testing.T) {
 	}
 }
 
-func TestRequireSessionOptionsPasses(t *testing.T) {
+// A CORS preflight is answered 204 by the middleware, whatever it
+// carries, and never reaches the handler.
+func TestRequireSessionPreflight(t *testing.T) {
 	t.Parallel()
 	s := authtest.NewServer(t, auth.Config{Cookie: auth.CookieConfig{SameSite: http.SameSiteNoneMode}})
 	addRoutes(s)
 	for _, h := range []http.Header{nil, hdr("Authorization", "Bearer garbage"), hdr("Cookie", "sAccessToken=garbage")} {
+		h = h.Clone()
+		if h == nil {
+			h = http.Header{}
+		}
+		h.Set("Access-Control-Request-Method", "POST")
 		res := send(t, s, "OPTIONS", "/api/any", "", h)
-		wantBody(t, res, `{"userId":"","method":"OPTIONS"}`)
+		if res.StatusCode != http.StatusNoContent || len(res.Body) != 0 {
+			t.Errorf("preflight with %v: %d %s, want 204 and no body", h, res.StatusCode, res.Body)
+		}
 	}
 }
 
-// Only OPTIONS passes unverified; every other method, including ones the
-// application might serve by accident such as TRACE, needs a session.
+// Every method, including ones the application might serve by accident
+// such as TRACE, needs a session; OPTIONS too (TestRequireSessionOptions).
 func TestRequireSessionOtherMethods(t *testing.T) {
 	t.Parallel()
 	s := authtest.NewServer(t, auth.Config{})
@@ -308,4 +318,74 @@ func TestSignOutWithoutSession(t *testing.T) {
 		wantTokens(t, s, c.Refresh(), authtest.Header, u.ID)
 		wantBody(t, c.SignOut(), `{"status":"OK"}`)
 	})
+}
+
+// A session guards every method of an application route: an OPTIONS
+// request needs one like a GET, and a CORS preflight is answered by the
+// middleware, never by the handler (security review F3).
+func TestRequireSessionOptions(t *testing.T) {
+	t.Parallel()
+	s := authtest.NewServer(t, auth.Config{})
+	var ran atomic.Int32
+	s.Mux.Handle("/api/secret", s.Auth.RequireSession(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ran.Add(1)
+		fmt.Fprint(w, "secret")
+	})))
+	res := send(t, s, "OPTIONS", "/api/secret", "", nil)
+	wantMessage(t, res, http.StatusUnauthorized, "unauthorised")
+	res = send(t, s, "OPTIONS", "/api/secret", "", http.Header{
+		"Origin": {"https://app.example.com"}, "Access-Control-Request-Method": {"DELETE"}})
+	if res.StatusCode != http.StatusNoContent || len(res.Body) != 0 {
+		t.Errorf("preflight: %d %q, want 204 and no body", res.StatusCode, res.Body)
+	}
+	if n := ran.Load(); n != 0 {
+		t.Errorf("the protected handler ran %d times without a session", n)
+	}
+	c, _ := s.SignedIn(authtest.Header)
+	if res := c.Do("OPTIONS", "/api/secret", nil); res.StatusCode != http.StatusOK || string(res.Body) != "secret" {
+		t.Errorf("OPTIONS with a session: %d %s", res.StatusCode, res.Body)
+	}
+}
+
+// Unsafe requests that carry their session in cookies are refused when a
+// browser sends them from another origin, the same site's included, as
+// the auth endpoints refuse them: SameSite=Lax lets a sibling subdomain's
+// form post with the cookies (security review F16). Safe methods, header
+// and body mode, allowed origins and clients that are not browsers pass.
+func TestRequireSessionCrossOriginCookieWrites(t *testing.T) {
+	t.Parallel()
+	s := authtest.NewServer(t, auth.Config{AllowedOrigins: []string{"https://app.example.com"}})
+	s.Mux.Handle("/api/data", s.Auth.RequireSession(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, r.Method)
+	})))
+	cookieClient, _ := s.SignedIn(authtest.Cookie)
+	headerClient, _ := s.SignedIn(authtest.Header)
+	sameSite := http.Header{"Sec-Fetch-Site": {"same-site"}, "Origin": {"https://evil.example.com"}}
+	crossSite := http.Header{"Sec-Fetch-Site": {"cross-site"}, "Origin": {"https://evil.test"}}
+	allowed := http.Header{"Sec-Fetch-Site": {"cross-site"}, "Origin": {"https://app.example.com"}}
+	for _, tc := range []struct {
+		name   string
+		c      *authtest.Client
+		method string
+		hdr    http.Header
+		want   int
+	}{
+		{"cookie POST same-site", cookieClient, "POST", sameSite, http.StatusForbidden},
+		{"cookie DELETE cross-site", cookieClient, "DELETE", crossSite, http.StatusForbidden},
+		{"cookie PUT same-site", cookieClient, "PUT", sameSite, http.StatusForbidden},
+		{"cookie GET same-site", cookieClient, "GET", sameSite, http.StatusOK},
+		{"cookie POST from an allowed origin", cookieClient, "POST", allowed, http.StatusOK},
+		{"cookie POST, not a browser", cookieClient, "POST", nil, http.StatusOK},
+		{"cookie POST same-origin", cookieClient, "POST", http.Header{"Sec-Fetch-Site": {"same-origin"}}, http.StatusOK},
+		{"header POST cross-site", headerClient, "POST", crossSite, http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.c.Header = tc.hdr
+			defer func() { tc.c.Header = nil }()
+			res := tc.c.Do(tc.method, "/api/data", nil)
+			if res.StatusCode != tc.want {
+				t.Errorf("%s: %d %s, want %d", tc.name, res.StatusCode, res.Body, tc.want)
+			}
+		})
+	}
 }
