@@ -83,7 +83,8 @@ func (a *Auth) verifyRequest(r *http.Request) (*Session, mode, error) {
 // trusts a confirmation younger than Config.SessionCheckCache.
 func (a *Auth) checkSession(ctx context.Context, handle string) error {
 	now := a.cfg.Now()
-	if a.liveSessions.has(handle, now) {
+	live, mark := a.liveSessions.has(handle, now)
+	if live {
 		return nil
 	}
 	sess, err := a.store.Session(ctx, handle, now)
@@ -97,7 +98,7 @@ func (a *Auth) checkSession(ctx context.Context, handle string) error {
 		if sess.ExpiresAt.Before(until) {
 			until = sess.ExpiresAt
 		}
-		a.liveSessions.add(handle, until)
+		a.liveSessions.add(handle, until, mark)
 	}
 	return nil
 }

@@ -100,25 +100,37 @@ func equalConstantTime(x, y string) bool {
 // sessionCache remembers sessions recently found live in the store, for
 // Config.SessionCheckCache. Revocations seen by this instance evict at
 // once; those made by other instances show after at most the cache time.
+//
+// A check that read the store before a revocation may finish after its
+// eviction; it must not put the session back. Every eviction counts, and
+// a check adds its answer only if no eviction happened since it began.
 type sessionCache struct {
-	mu   sync.Mutex
-	live map[string]time.Time // handle -> trusted until
+	mu        sync.Mutex
+	live      map[string]time.Time // handle -> trusted until
+	evictions uint64
 }
 
 // maxCachedSessions bounds the cache; when full it is emptied, which
 // costs only store reads.
 const maxCachedSessions = 100_000
 
-func (c *sessionCache) has(handle string, now time.Time) bool {
+// has reports whether handle is trusted at now, and otherwise returns the
+// mark that add needs.
+func (c *sessionCache) has(handle string, now time.Time) (ok bool, mark uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	until, ok := c.live[handle]
-	return ok && now.Before(until)
+	return ok && now.Before(until), c.evictions
 }
 
-func (c *sessionCache) add(handle string, until time.Time) {
+// add trusts handle until then, unless an eviction happened after has
+// returned mark.
+func (c *sessionCache) add(handle string, until time.Time, mark uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.evictions != mark {
+		return
+	}
 	if c.live == nil || len(c.live) >= maxCachedSessions {
 		c.live = make(map[string]time.Time)
 	}
@@ -128,5 +140,6 @@ func (c *sessionCache) add(handle string, until time.Time) {
 func (c *sessionCache) evict(handle string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.evictions++
 	delete(c.live, handle)
 }

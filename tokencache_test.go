@@ -1,7 +1,10 @@
 package auth_test
 
 import (
+	"context"
 	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -178,4 +181,54 @@ func TestSessionCheckImmediate(t *testing.T) {
 	if res := onTwo.Get("/api/session"); res.StatusCode != http.StatusUnauthorized {
 		t.Errorf("after sign-out on another instance: %d; want 401 at once", res.StatusCode)
 	}
+}
+
+// heldStore holds one Session read, once armed, between the store's
+// answer and its return, so a revocation can happen in between.
+type heldStore struct {
+	store.Store
+	armed   atomic.Bool
+	read    chan struct{} // closed when the held read has its answer
+	release chan struct{} // closed to let it return
+}
+
+func (s *heldStore) Session(ctx context.Context, handle string, now time.Time) (store.Session, error) {
+	sess, err := s.Store.Session(ctx, handle, now)
+	if s.armed.CompareAndSwap(true, false) {
+		close(s.read)
+		<-s.release
+	}
+	return sess, err
+}
+
+// A session check in flight while the session is revoked on the same
+// instance must not put the revoked session into the cache: the eviction
+// wins (security review F11).
+func TestSessionCheckCacheRevokedDuringCheck(t *testing.T) {
+	st := &heldStore{Store: memstore.New(), read: make(chan struct{}), release: make(chan struct{})}
+	s := authtest.NewServer(t, auth.Config{Store: st, CheckSessionInStore: true, SessionCheckCache: time.Hour})
+	c, _ := s.SignedIn(authtest.Header)
+	access, _ := c.Tokens()
+	st.armed.Store(true)
+	first := make(chan int)
+	go func() {
+		r := httptest.NewRequest("GET", "/api/session", nil)
+		r.Header.Set("Authorization", "Bearer "+access)
+		rec := httptest.NewRecorder()
+		s.Mux.ServeHTTP(rec, r)
+		first <- rec.Code
+	}()
+	<-st.read // the check has found the session live
+	signOut := s.NewClient(authtest.Header)
+	signOut.AccessToken = access
+	if res := signOut.SignOut(); res.StatusCode != http.StatusOK {
+		t.Fatalf("sign-out: %d %s", res.StatusCode, res.Body)
+	}
+	close(st.release)
+	if code := <-first; code != http.StatusOK {
+		t.Logf("the check in flight answered %d", code)
+	}
+	later := s.NewClient(authtest.Header)
+	later.AccessToken = access
+	wantMessage(t, later.Get("/api/session"), http.StatusUnauthorized, "unauthorised")
 }
