@@ -176,9 +176,11 @@ func (vt *verifiedToken) stillValid(k *keyring, now time.Time) bool {
 // (see stillValid); any other goes through golang-jwt in full, and into
 // the cache if it passes.
 func (a *Auth) verifyAccess(ctx context.Context, tok string) (*verifiedToken, error) {
+	now := a.cfg.Now()
+	a.keys.refresh(ctx, now)
 	h := a.verified.hash(tok)
 	cached := a.verified.get(h, tok)
-	if cached != nil && cached.stillValid(a.keys, a.cfg.Now()) {
+	if cached != nil && cached.stillValid(a.keys, now) {
 		return cached, nil
 	}
 	vt, err := a.parseAccess(ctx, tok)

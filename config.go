@@ -84,7 +84,9 @@ type Config struct {
 
 	// SigningKeyLifetime is how long a signing key signs before a new one
 	// replaces it. Keys keep verifying for an access-token lifetime after.
-	// Default 30 days.
+	// Default 30 days. To retire a key early (one suspected of leaking),
+	// delete it from the Store: every instance stops signing and
+	// verifying with it within KeyRefreshInterval.
 	SigningKeyLifetime time.Duration
 
 	// CheckSessionInStore makes RequireSession look the session up in the

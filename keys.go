@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -28,6 +29,11 @@ const (
 	EdDSA = "EdDSA"
 )
 
+// KeyRefreshInterval bounds how long an instance goes without reading the
+// signing keys from the Store: a key deleted there stops signing and
+// verifying on every instance within this time, whatever the traffic.
+const KeyRefreshInterval = time.Minute
+
 // keyReloadInterval limits how often an unknown key id makes the keyring
 // read the store, so tokens with made-up key ids cannot flood it.
 const keyReloadInterval = time.Second
@@ -40,6 +46,13 @@ type signingKey struct {
 	verify      any // []byte or ed25519.PublicKey
 	signUntil   time.Time
 	verifyUntil time.Time
+	fingerprint [32]byte // of the key material, to tell a reloaded key unchanged
+}
+
+// same reports whether two loads of a key found the same key.
+func (key *signingKey) same(other *signingKey) bool {
+	return key.id == other.id && key.method == other.method && key.fingerprint == other.fingerprint &&
+		key.signUntil.Equal(other.signUntil) && key.verifyUntil.Equal(other.verifyUntil)
 }
 
 // keyset is an immutable snapshot of the keys in the store.
@@ -64,15 +77,43 @@ type keyring struct {
 	lastReload  time.Time  // of a reload for an unknown key id; under mu
 }
 
+// refresh reloads the keys for verification if the snapshot is
+// KeyRefreshInterval old. One caller reloads; the others go on with the
+// snapshot they have rather than wait. A failed reload keeps the snapshot,
+// and the next caller tries again: verifying with keys a minute old is
+// better than refusing every token while the store hiccups.
+func (k *keyring) refresh(ctx context.Context, now time.Time) {
+	ks := k.current.Load()
+	if ks == nil || fresh(ks, now) || !k.mu.TryLock() {
+		return
+	}
+	defer k.mu.Unlock()
+	if ks := k.current.Load(); ks != nil && !fresh(ks, now) {
+		k.load(ctx, now)
+	}
+}
+
+func fresh(ks *keyset, now time.Time) bool {
+	age := now.Sub(ks.loadedAt)
+	return age >= 0 && age < KeyRefreshInterval
+}
+
+// signs reports whether the snapshot's signer may sign at now.
+func (ks *keyset) signs(now time.Time) bool {
+	return ks.signer != nil && now.Before(ks.signer.signUntil) && fresh(ks, now)
+}
+
 // signer returns the key to sign with, loading or creating one if needed.
+// A snapshot KeyRefreshInterval old is read again first, so a key removed
+// from the store stops signing; a failure to read it is the caller's.
 func (k *keyring) signer(ctx context.Context) (*signingKey, error) {
 	now := k.now()
-	if ks := k.current.Load(); ks != nil && ks.signer != nil && now.Before(ks.signer.signUntil) {
+	if ks := k.current.Load(); ks != nil && ks.signs(now) {
 		return ks.signer, nil
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if ks := k.current.Load(); ks != nil && ks.signer != nil && now.Before(ks.signer.signUntil) {
+	if ks := k.current.Load(); ks != nil && ks.signs(now) {
 		return ks.signer, nil
 	}
 	ks, err := k.load(ctx, now)
@@ -152,11 +193,19 @@ func (k *keyring) load(ctx context.Context, now time.Time) (*keyset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("auth: loading signing keys: %w", err)
 	}
+	prev := k.current.Load()
 	ks := &keyset{loadedAt: now, byID: make(map[string]*signingKey, len(keys))}
 	for _, sk := range keys {
 		key, err := parseKey(sk)
 		if err != nil {
 			return nil, err
+		}
+		// An unchanged key keeps its identity, so the tokens it verified
+		// stay in the token cache (see verifiedToken.stillValid).
+		if prev != nil {
+			if old := prev.byID[key.id]; old != nil && old.same(key) {
+				key = old
+			}
 		}
 		ks.byID[key.id] = key
 		ks.ordered = append(ks.ordered, key)
@@ -190,7 +239,7 @@ func (k *keyring) create(ctx context.Context, now time.Time) error {
 }
 
 func parseKey(sk store.SigningKey) (*signingKey, error) {
-	key := &signingKey{id: sk.ID, signUntil: sk.SignUntil, verifyUntil: sk.VerifyUntil}
+	key := &signingKey{id: sk.ID, signUntil: sk.SignUntil, verifyUntil: sk.VerifyUntil, fingerprint: sha256.Sum256(sk.Material)}
 	switch sk.Algorithm {
 	case HS256:
 		if len(sk.Material) < 32 {

@@ -1,12 +1,14 @@
 package auth_test
 
 import (
+	"context"
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -187,4 +189,71 @@ func TestJWKS(t *testing.T) {
 			t.Error("the refreshed access token does not verify with the published key")
 		}
 	})
+}
+
+// retiringStore hides the signing keys named in retired, as if an
+// operator had deleted them from the store.
+type retiringStore struct {
+	store.Store
+	mu      sync.Mutex
+	retired map[string]bool
+}
+
+func (s *retiringStore) retire(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.retired[id] = true
+}
+
+func (s *retiringStore) SigningKeys(ctx context.Context, now time.Time) ([]store.SigningKey, error) {
+	keys, err := s.Store.SigningKeys(ctx, now)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.DeleteFunc(keys, func(k store.SigningKey) bool { return s.retired[k.ID] }), err
+}
+
+// A key removed from the store stops signing and verifying on every
+// instance within auth.KeyRefreshInterval, whatever the traffic: no
+// request with an unknown kid is needed to make an instance look
+// (security review F10). Tokens of the keys that remain keep working, and
+// an instance that has cached a token drops it.
+func TestRetiredSigningKeyStops(t *testing.T) {
+	st := &retiringStore{Store: memstore.New(), retired: map[string]bool{}}
+	clock := authtest.NewClock(authtest.Start)
+	cfg := auth.Config{Store: st, Now: clock.Now, AccessTokenLifetime: 2 * time.Hour}
+	one, two := authtest.NewServer(t, cfg), authtest.NewServer(t, cfg)
+	c, u := one.SignedIn(authtest.Header)
+	access, _ := c.Tokens()
+	onTwo := two.NewClient(authtest.Header)
+	onTwo.AccessToken = access
+	wantSession(t, c, u.ID)
+	wantSession(t, onTwo, u.ID)
+
+	st.retire(kid(t, access))
+	clock.Advance(auth.KeyRefreshInterval)
+	for i, cl := range []*authtest.Client{c, onTwo} {
+		cl.AccessToken = access
+		if res := cl.Get("/api/session"); res.StatusCode != http.StatusUnauthorized {
+			t.Errorf("instance %d, a token of the retired key after %v: %d %s, want 401", i+1, auth.KeyRefreshInterval, res.StatusCode, res.Body)
+		}
+	}
+	c2 := two.NewClient(authtest.Header)
+	if res := c2.SignUp("second@example.com", authtest.Password); res.Status != "OK" {
+		t.Fatalf("sign-up after the retirement: %d %s", res.StatusCode, res.Body)
+	}
+	u2, err := two.Auth.UserByEmail(t.Context(), "second@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	access2, _ := c2.Tokens()
+	if kid(t, access2) == kid(t, access) {
+		t.Fatalf("a sign-in after the retirement signs with the retired key %s", kid(t, access))
+	}
+	wantSession(t, c2, u2.ID)
+	// Instance one looked for the retired key a moment ago; an unknown
+	// key id makes it look again after a second.
+	clock.Advance(time.Second)
+	onOne := one.NewClient(authtest.Header)
+	onOne.AccessToken = access2
+	wantSession(t, onOne, u2.ID)
 }
