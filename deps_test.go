@@ -18,6 +18,8 @@ func TestDependencies(t *testing.T) {
 		"github.com/latchkit/auth/store",
 		"golang.org/x/crypto/argon2",
 		"golang.org/x/crypto/bcrypt",
+		"golang.org/x/text/transform",
+		"golang.org/x/text/unicode/norm",
 	}
 	seen := map[string]bool{}
 	var walk func(path string)

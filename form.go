@@ -6,10 +6,13 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/mail"
 	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // The validation messages are the translation keys of the SuperTokens UI
@@ -139,22 +142,44 @@ func stringField(fields map[string]json.RawMessage, id string) (string, error) {
 }
 
 // normaliseEmail trims and lower-cases an email for validation and lookup.
+//
+// Emails are put in Unicode normalisation form C, so that an address typed
+// with a precomposed "é" and one with "e" and a combining accent are one
+// account. NFC, not NFKC: the compatibility mappings of NFKC (fullwidth
+// letters, ligatures) would change the mailbox the user typed, and mail
+// must reach it.
 func normaliseEmail(s string) string {
-	return strings.ToLower(strings.TrimSpace(s))
+	return norm.NFC.String(strings.ToLower(strings.TrimSpace(s)))
 }
 
-// checkEmail returns the field error for an email, or "". Unlike the
-// SuperTokens regex alone, it refuses control characters and invalid UTF-8:
-// no mailbox has them, and SQL stores cannot hold a NUL.
+// checkEmail returns the field error for an email, or "". Beyond the
+// SuperTokens regex it refuses:
+//
+//   - invalid UTF-8 and control characters: no mailbox has them, and SQL
+//     stores cannot hold a NUL;
+//   - format characters (Unicode category Cf: zero-width spaces and
+//     joiners, the soft hyphen, bidi overrides), which render as nothing
+//     and so make look-alikes of other accounts;
+//   - what the library's own mailer would refuse to send to, such as a
+//     quoted local part or an address literal net/mail cannot read: a
+//     user with such an address could never get a reset email.
 func checkEmail(email string) string {
 	switch {
 	case email == "":
 		return msgFieldNotOptional
-	case len(email) > maxEmailLen || !utf8.ValidString(email) || strings.ContainsFunc(email, unicode.IsControl) ||
-		!emailPattern.MatchString(email):
+	case len(email) > maxEmailLen || !utf8.ValidString(email) ||
+		strings.ContainsFunc(email, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }) ||
+		!emailPattern.MatchString(email) || !mailable(email):
 		return msgEmailInvalid
 	}
 	return ""
+}
+
+// mailable reports whether email is a bare address that net/mail reads
+// back unchanged, as mailer.Message requires of its recipients.
+func mailable(email string) bool {
+	a, err := mail.ParseAddress(email)
+	return err == nil && a.Name == "" && a.Address == email
 }
 
 // decodeCredentials reads the email and password of a sign-up or sign-in

@@ -10,6 +10,7 @@ import (
 
 	"github.com/latchkit/auth/internal/password"
 	"github.com/latchkit/auth/store"
+	"golang.org/x/text/unicode/norm"
 )
 
 // upgradeHash replaces a hash made with old parameters. Failure only means
@@ -65,14 +66,33 @@ type passwordHasher interface {
 	verify(pw, phc string) (ok, rehash bool, err error)
 }
 
-// argon2id is the passwordHasher of every Auth.
+// argon2id is the passwordHasher of every Auth. It hashes passwords in
+// their normalised form (see normalisePassword).
 type argon2id struct{ params password.Params }
 
-func (h argon2id) hash(pw string) string { return password.Hash(pw, h.params) }
+func (h argon2id) hash(pw string) string { return password.Hash(normalisePassword(pw), h.params) }
 
+// verify checks the normalised password, and, where normalising changed
+// it, the password as typed: hashes made before passwords were normalised
+// keep working, and are upgraded. Unknown users take the same steps
+// against the dummy hash, so the two paths cost the same.
 func (h argon2id) verify(pw, phc string) (ok, rehash bool, err error) {
-	return password.Verify(pw, phc, h.params)
+	n := normalisePassword(pw)
+	ok, rehash, err = password.Verify(n, phc, h.params)
+	if ok || err != nil || n == pw {
+		return ok, rehash, err
+	}
+	ok, _, err = password.Verify(pw, phc, h.params)
+	return ok, ok, err
 }
+
+// normalisePassword puts a password in Unicode normalisation form KC, as
+// NIST SP 800-63B (5.1.1.2) asks: the same password typed where accents
+// are composed and where they are not, or with an input method in
+// fullwidth mode, is one password. NFKC rather than NFC because the
+// compatibility forms (fullwidth digits, ligatures) are what users cannot
+// see they typed.
+func normalisePassword(pw string) string { return norm.NFKC.String(pw) }
 
 // A PasswordPolicy checks a new password at sign-up (and password reset).
 // It returns nil to accept it, or an error whose message is shown to the
@@ -116,7 +136,7 @@ func (a *Auth) checkNewPassword(pw string) string {
 	case len(pw) > maxPasswordLen:
 		return msgPasswordLong
 	}
-	if err := a.cfg.Password.Policy(pw); err != nil {
+	if err := a.cfg.Password.Policy(normalisePassword(pw)); err != nil {
 		return err.Error()
 	}
 	return ""

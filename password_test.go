@@ -10,6 +10,8 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/internal/password"
+	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
 )
 
@@ -128,4 +130,55 @@ func TestPasswordPolicy(t *testing.T) {
 			wantBody(t, res, `{"status":"WRONG_CREDENTIALS_ERROR"}`)
 		}
 	})
+}
+
+// Passwords are Unicode-normalised (NFKC, as NIST SP 800-63B 5.1.1.2
+// asks) before they are hashed or checked: the same password typed on a
+// system that composes accents and on one that does not, or with an input
+// method in fullwidth mode, signs in (security review F17).
+func TestPasswordUnicodeNormalised(t *testing.T) {
+	t.Parallel()
+	s := authtest.NewServer(t, auth.Config{})
+	email := s.NewEmail()
+	composed := "p\u00e4sswort12"            // ä as one code point (NFC)
+	decomposed := "pa\u0308sswort12"         // a and a combining diaeresis (NFD)
+	fullwidth := "p\u00e4sswort\uff11\uff12" // fullwidth digits 1 and 2
+	if res := s.NewClient(authtest.Header).SignUp(email, composed); res.Status != "OK" {
+		t.Fatalf("sign-up: %d %s", res.StatusCode, res.Body)
+	}
+	for _, pw := range []string{composed, decomposed, fullwidth} {
+		if res := s.NewClient(authtest.Header).SignIn(email, pw); res.Status != "OK" {
+			t.Errorf("sign-in with %+q: %d %s", pw, res.StatusCode, res.Body)
+		}
+	}
+	if res := s.NewClient(authtest.Header).SignIn(email, "passwort12"); res.Status != "WRONG_CREDENTIALS_ERROR" {
+		t.Errorf("sign-in without the umlaut: %d %s, want WRONG_CREDENTIALS_ERROR", res.StatusCode, res.Body)
+	}
+}
+
+// A hash made before passwords were normalised, from the password as it
+// was typed, still signs in with that input, and is then replaced by the
+// hash of the normalised password.
+func TestPasswordHashOfUnnormalisedInput(t *testing.T) {
+	t.Parallel()
+	st := memstore.New()
+	s := authtest.NewServer(t, auth.Config{Store: st})
+	decomposed := "pa\u0308sswort12"
+	old := password.Hash(decomposed, password.Params{Memory: 64, Time: 1, Threads: 1})
+	if err := st.CreateUser(t.Context(), store.User{ID: "u-old", Email: "old@example.com", PasswordHash: old, TimeJoined: authtest.Start}); err != nil {
+		t.Fatal(err)
+	}
+	if res := s.NewClient(authtest.Header).SignIn("old@example.com", decomposed); res.Status != "OK" {
+		t.Fatalf("sign-in as typed before: %d %s", res.StatusCode, res.Body)
+	}
+	u, err := st.UserByEmail(t.Context(), "old@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.PasswordHash == old {
+		t.Error("the hash of the unnormalised password was kept; want it replaced")
+	}
+	if res := s.NewClient(authtest.Header).SignIn("old@example.com", "p\u00e4sswort12"); res.Status != "OK" {
+		t.Errorf("sign-in with the composed form after the upgrade: %d %s", res.StatusCode, res.Body)
+	}
 }
