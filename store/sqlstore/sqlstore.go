@@ -1,26 +1,3 @@
-// Package sqlstore is a store.Store over database/sql for PostgreSQL (and
-// compatible databases such as CockroachDB and YugabyteDB), SQLite and
-// MySQL or MariaDB.
-//
-// It takes a *sql.DB and imports no driver: the application chooses one
-// (pgx's stdlib, a pure-Go SQLite such as modernc.org/sqlite,
-// go-sql-driver/mysql) and opens the database. Call Migrate once at start
-// to create or upgrade the schema, or apply the files under migrations/
-// with your own tool, in order, recording each version in
-// auth_schema_migrations.
-//
-// Every method that changes more than one row runs in one transaction;
-// refresh-token rotation on PostgreSQL is a single statement in the common
-// case. Times are stored as milliseconds since the Unix epoch.
-//
-// SQLite: open the database in WAL mode with a busy timeout (with
-// modernc.org/sqlite, "file:auth.db?_pragma=busy_timeout(10000)&
-// _pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"). Write
-// transactions start with BEGIN IMMEDIATE, so concurrent writers queue on
-// the busy timeout instead of failing with SQLITE_BUSY.
-//
-// MySQL and MariaDB: the tables use a binary collation, so emails compare
-// exactly; the library lower-cases them before they reach the store.
 package sqlstore
 
 import (

@@ -1,0 +1,81 @@
+// Package sqlstore is a store.Store over database/sql for PostgreSQL,
+// SQLite and MySQL or MariaDB. These three are tested; other databases that
+// speak one of the dialects are not.
+//
+// It takes a *sql.DB and imports no driver: the application chooses one
+// (pgx's stdlib, a pure-Go SQLite such as modernc.org/sqlite,
+// go-sql-driver/mysql) and opens the database:
+//
+//	db, err := sql.Open("pgx", os.Getenv("DATABASE_URL"))
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	st, err := sqlstore.New(db, sqlstore.Postgres)
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	if err := st.Migrate(ctx); err != nil { // creates or upgrades the auth_* tables
+//		log.Fatal(err)
+//	}
+//	a, err := auth.New(auth.Config{Store: st})
+//
+// Every method that changes more than one row runs in one transaction, and
+// every write commits before the method returns: after a crash (even kill
+// -9) following an answer of the auth handler, the database holds what the
+// answer promised. Times are stored as milliseconds since the Unix epoch.
+//
+// # Migrations
+//
+// The schema is embedded and versioned (the files under migrations/).
+// Migrate applies the missing versions and records them in
+// auth_schema_migrations; instances starting together may all call it (a
+// database lock lets one apply each step). Applications that run
+// migrations with their own tool take the files from Migrations instead, in
+// order, and record the versions the same way.
+//
+// # Many instances on PostgreSQL
+//
+// Run as many application instances as you like against one database, each
+// with its own *sql.DB. Signing keys live in the database, so a token signed
+// by one instance verifies on all, and keys rotate for all. Use the same
+// auth.Config.Issuer everywhere.
+//
+// A refresh is one UPDATE ... RETURNING round trip in the common case, and
+// the session row it rewrites is updated in place: none of the columns it
+// changes is indexed, so PostgreSQL makes it a heap-only update, which
+// leaves no index entries and no dead index tuples for vacuum to chase.
+// Concurrent refreshes of one token, on any instances, leave at most one
+// lineage, and theft is detected whichever instance sees the replay.
+//
+// # SQLite
+//
+// Open the file in WAL mode with a busy timeout, for example with
+// modernc.org/sqlite:
+//
+//	file:auth.db?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)
+//
+// Write transactions begin IMMEDIATE, so concurrent writers queue on the
+// busy timeout instead of failing with SQLITE_BUSY.
+//
+// synchronous(FULL) makes each commit survive a power cut; NORMAL survives
+// a crash of the process only, for faster writes. Prefer FULL: an auth
+// store that loses its last commits forgets sign-ups it confirmed, and
+// resurrects refresh tokens it had rotated away, so a thief's replay of one
+// would succeed instead of revoking the session. NORMAL is a reasonable
+// choice only where the machine cannot lose power without losing the disk
+// too.
+//
+// # MySQL and MariaDB
+//
+// Keys are VARBINARY, with a binary collation, so emails compare byte for
+// byte; the library normalises them before they reach the store. Add
+// interpolateParams=true to the go-sql-driver DSN to save a round trip per
+// statement.
+//
+// # Clean-up
+//
+// Call DeleteExpired on a schedule (hourly or daily); correctness never
+// depends on it, only table size. On PostgreSQL it scans the sessions
+// table, whose expiry is not indexed so that refreshes stay cheap: do not
+// run it per request.
+package sqlstore
