@@ -179,6 +179,17 @@ func (s *session) Logout() error { return nil }
 // returns its address and backend.
 func startServer(t *testing.T, mode serverMode, username, password string) (string, *backend) {
 	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serve(t, l, mode, username, password)
+}
+
+// serve runs an SMTP server on l until the test ends and returns its address
+// and backend.
+func serve(t *testing.T, l net.Listener, mode serverMode, username, password string) (string, *backend) {
+	t.Helper()
 	be := &backend{username: username, password: password}
 	srv := smtp.NewServer(be)
 	srv.Domain = "mx.test"
@@ -186,14 +197,10 @@ func startServer(t *testing.T, mode serverMode, username, password string) (stri
 	srv.WriteTimeout = 10 * time.Second
 	srv.MaxLineLength = 1000 // RFC 5321 section 4.5.3.1.6, CRLF included
 	srv.ErrorLog = log.New(io.Discard, "", 0)
-	// PlainAuth of net/smtp sends credentials in the clear to loopback
-	// servers only; the test server is one, so let it accept them.
+	// Whether credentials may travel in plain text is the client's
+	// decision: accept them, so that a test sees whether they were sent.
 	srv.AllowInsecureAuth = true
 
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	cert, _ := testCert()
 	switch mode {
 	case startTLS:
