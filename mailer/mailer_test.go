@@ -383,14 +383,15 @@ func ExampleNewLog() {
 }
 
 func ExampleNewSMTP() {
-	// Submission with STARTTLS on port 587, the default; the user name
-	// and password are percent-encoded in the URL.
+	// Submission with STARTTLS on port 587, the default, which a host that
+	// is not loopback must offer; the user name and password are
+	// percent-encoded in the URL.
 	m, err := mailer.NewSMTP("smtp://apikey:s3cr%40t@smtp.example.com")
 	if err != nil {
 		log.Fatal(err)
 	}
 	m.Timeout = 10 * time.Second
-	fmt.Println(m.Addr, m.TLS == mailer.StartTLSRequired, m.Username, m.Password)
+	fmt.Println(m.Addr, m.TLS == mailer.StartTLSRequiredUnlessLoopback, m.Username, m.Password)
 
 	// Implicit TLS on port 465.
 	m, err = mailer.NewSMTP("smtps://apikey:s3cr%40t@smtp.example.com")
@@ -398,6 +399,14 @@ func ExampleNewSMTP() {
 		log.Fatal(err)
 	}
 	fmt.Println(m.Addr, m.TLS == mailer.ImplicitTLS)
+
+	// A development relay on this machine (Mailpit, say): the same default
+	// mode goes on in plain text if it does not offer STARTTLS.
+	m, err = mailer.NewSMTP("smtp://localhost:1025")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(m.Addr, m.TLS == mailer.StartTLSRequiredUnlessLoopback)
 
 	// A relay on the local network that may not speak TLS.
 	m, err = mailer.NewSMTP("smtp://relay.internal:25?starttls=optional")
@@ -408,6 +417,7 @@ func ExampleNewSMTP() {
 	// Output:
 	// smtp.example.com:587 true apikey s3cr@t
 	// smtp.example.com:465 true
+	// localhost:1025 true
 	// relay.internal:25 true
 }
 

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/smtp"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -16,14 +18,27 @@ import (
 type TLSMode int
 
 const (
+	// StartTLSRequiredUnlessLoopback, the default, upgrades the connection
+	// with STARTTLS whenever the server offers it. A server that does not
+	// offer it gets nothing, and Send fails, unless it is on a loopback
+	// host: then the message, and the credentials, go in plain text, as
+	// they never leave the machine. This is what a local development relay
+	// (Mailpit, MailHog, a test sink) needs.
+	//
+	// A loopback host is "localhost" (in any case, with or without a final
+	// dot) or an IP literal in 127.0.0.0/8 or ::1, and the connection must
+	// also have reached a loopback address. Names are never resolved to
+	// decide: a name that points at 127.0.0.1 today may point elsewhere
+	// tomorrow, or to whoever controls its DNS.
+	StartTLSRequiredUnlessLoopback TLSMode = iota
 	// StartTLSRequired upgrades the connection with STARTTLS and fails if
-	// the server does not offer it. The default.
-	StartTLSRequired TLSMode = iota
+	// the server does not offer it, even on a loopback host.
+	StartTLSRequired
 	// ImplicitTLS speaks TLS from the first byte (port 465, "smtps").
 	ImplicitTLS
 	// InsecureStartTLSOptional uses STARTTLS when the server offers it and
-	// plain text otherwise. Credentials still never travel in plain text
-	// except to a loopback server.
+	// plain text otherwise, whatever the host. Credentials still never
+	// travel in plain text except to a loopback host.
 	InsecureStartTLSOptional
 )
 
@@ -38,7 +53,8 @@ type SMTP struct {
 	Addr string
 	// Username and Password, if set, authenticate with AUTH PLAIN.
 	Username, Password string
-	// TLS chooses how the connection is secured.
+	// TLS chooses how the connection is secured. The zero value is
+	// StartTLSRequiredUnlessLoopback.
 	TLS TLSMode
 	// TLSConfig, if set, configures TLS; ServerName defaults to Addr's
 	// host.
@@ -54,11 +70,14 @@ type SMTP struct {
 
 // NewSMTP configures an SMTP mailer from a URL:
 //
-//	smtp://user:pass@host:587            STARTTLS, required
+//	smtp://user:pass@host:587            STARTTLS, required unless host is loopback
+//	smtp://localhost:1025                STARTTLS if offered, as the host is loopback
+//	smtp://host:587?starttls=required    STARTTLS, required even on loopback
 //	smtps://user:pass@host:465           implicit TLS
-//	smtp://host:25?starttls=optional     STARTTLS if offered (for local relays)
+//	smtp://host:25?starttls=optional     STARTTLS if offered, whatever the host
 //
-// The port defaults to 587 for smtp and 465 for smtps.
+// See StartTLSRequiredUnlessLoopback for which hosts are loopback. The port
+// defaults to 587 for smtp and 465 for smtps.
 func NewSMTP(rawURL string) (*SMTP, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -86,7 +105,11 @@ func NewSMTP(rawURL string) (*SMTP, error) {
 	}
 	q := u.Query()
 	switch q.Get("starttls") {
-	case "", "required":
+	case "":
+	case "required":
+		if s.TLS != ImplicitTLS {
+			s.TLS = StartTLSRequired
+		}
 	case "optional":
 		if s.TLS == ImplicitTLS {
 			return nil, errors.New("mailer: starttls=optional makes no sense with smtps")
@@ -140,6 +163,7 @@ func (s *SMTP) Send(ctx context.Context, m Message) error {
 	raw.SetDeadline(deadline)
 	stop := context.AfterFunc(ctx, func() { raw.Close() })
 	defer stop()
+	loopback := isLoopbackHost(host) && isLoopbackConn(raw)
 	conn := raw
 	if s.TLS == ImplicitTLS {
 		tc := tls.Client(raw, tlsConfig)
@@ -155,13 +179,15 @@ func (s *SMTP) Send(ctx context.Context, m Message) error {
 		return fmt.Errorf("mailer: SMTP greeting from %s: %w", s.Addr, ctxErr(ctx, err))
 	}
 	defer c.Close()
-	if err := s.deliver(c, tlsConfig, m, msg); err != nil {
+	if err := s.deliver(c, tlsConfig, loopback, m, msg); err != nil {
 		return fmt.Errorf("mailer: SMTP delivery to %s: %w", s.Addr, ctxErr(ctx, err))
 	}
 	return nil
 }
 
-func (s *SMTP) deliver(c *smtp.Client, tlsConfig *tls.Config, m Message, msg []byte) error {
+// deliver sends m, rendered as msg, over c; loopback says whether the
+// server is on a loopback host.
+func (s *SMTP) deliver(c *smtp.Client, tlsConfig *tls.Config, loopback bool, m Message, msg []byte) error {
 	name := s.LocalName
 	if name == "" {
 		name = "localhost"
@@ -174,14 +200,19 @@ func (s *SMTP) deliver(c *smtp.Client, tlsConfig *tls.Config, m Message, msg []b
 			if err := c.StartTLS(tlsConfig); err != nil {
 				return err
 			}
-		} else if s.TLS == StartTLSRequired {
-			return errors.New("server does not offer STARTTLS")
+		} else {
+			switch {
+			case s.TLS == InsecureStartTLSOptional:
+			case s.TLS == StartTLSRequiredUnlessLoopback && loopback:
+			case s.TLS == StartTLSRequiredUnlessLoopback:
+				return errors.New("server does not offer STARTTLS, which is required for a host that is not loopback")
+			default: // StartTLSRequired, or a mode this package does not know
+				return errors.New("server does not offer STARTTLS")
+			}
 		}
 	}
 	if s.Username != "" {
-		// PlainAuth itself refuses to send credentials without TLS,
-		// except to localhost.
-		if err := c.Auth(smtp.PlainAuth("", s.Username, s.Password, hostOf(s.Addr))); err != nil {
+		if err := c.Auth(plainAuth{s.Username, s.Password, loopback}); err != nil {
 			return err
 		}
 	}
@@ -207,9 +238,48 @@ func (s *SMTP) deliver(c *smtp.Client, tlsConfig *tls.Config, m Message, msg []b
 	return nil
 }
 
-func hostOf(addr string) string {
-	h, _, _ := net.SplitHostPort(addr)
-	return h
+// plainAuth is AUTH PLAIN (RFC 4616) that sends credentials only over TLS
+// or to a loopback host. smtp.PlainAuth would do, but it trusts only the
+// exact names "localhost", "127.0.0.1" and "::1" with plain text, not the
+// other loopback hosts the TLS rule accepts.
+type plainAuth struct {
+	username, password string
+	loopback           bool
+}
+
+func (a plainAuth) Start(server *smtp.ServerInfo) (string, []byte, error) {
+	// Without TLS nothing the server said can be trusted, not even that
+	// it offers PLAIN: whether the host is loopback is all that counts.
+	if !server.TLS && !a.loopback {
+		return "", nil, errors.New("refusing to send credentials unencrypted to a host that is not loopback")
+	}
+	return "PLAIN", []byte("\x00" + a.username + "\x00" + a.password), nil
+}
+
+func (a plainAuth) Next(_ []byte, more bool) ([]byte, error) {
+	if more {
+		return nil, errors.New("unexpected challenge after AUTH PLAIN")
+	}
+	return nil, nil
+}
+
+// isLoopbackHost reports whether host, as written in an SMTP address,
+// names a loopback host by itself: "localhost" in any case, with or without
+// a final dot, or an IP literal in 127.0.0.0/8 or ::1. It resolves nothing.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// isLoopbackConn reports whether c reached a loopback address: "localhost"
+// is looked up like any name, and a hosts file or DNS server could point it
+// elsewhere.
+func isLoopbackConn(c net.Conn) bool {
+	a, ok := c.RemoteAddr().(*net.TCPAddr)
+	return ok && a.IP.IsLoopback()
 }
 
 // ctxErr prefers the context's error, which says why a connection was cut.

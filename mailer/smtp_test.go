@@ -179,6 +179,17 @@ func (s *session) Logout() error { return nil }
 // returns its address and backend.
 func startServer(t *testing.T, mode serverMode, username, password string) (string, *backend) {
 	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serve(t, l, mode, username, password)
+}
+
+// serve runs an SMTP server on l until the test ends and returns its address
+// and backend.
+func serve(t *testing.T, l net.Listener, mode serverMode, username, password string) (string, *backend) {
+	t.Helper()
 	be := &backend{username: username, password: password}
 	srv := smtp.NewServer(be)
 	srv.Domain = "mx.test"
@@ -186,14 +197,10 @@ func startServer(t *testing.T, mode serverMode, username, password string) (stri
 	srv.WriteTimeout = 10 * time.Second
 	srv.MaxLineLength = 1000 // RFC 5321 section 4.5.3.1.6, CRLF included
 	srv.ErrorLog = log.New(io.Discard, "", 0)
-	// PlainAuth of net/smtp sends credentials in the clear to loopback
-	// servers only; the test server is one, so let it accept them.
+	// Whether credentials may travel in plain text is the client's
+	// decision: accept them, so that a test sees whether they were sent.
 	srv.AllowInsecureAuth = true
 
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	cert, _ := testCert()
 	switch mode {
 	case startTLS:
@@ -431,19 +438,21 @@ func TestNewSMTP(t *testing.T) {
 		username, password string
 		mode               mailer.TLSMode
 	}{
-		{url: "smtp://smtp.example.com", addr: "smtp.example.com:587", mode: mailer.StartTLSRequired},
-		{url: "smtp://smtp.example.com:2525", addr: "smtp.example.com:2525", mode: mailer.StartTLSRequired},
+		{url: "smtp://smtp.example.com", addr: "smtp.example.com:587", mode: mailer.StartTLSRequiredUnlessLoopback},
+		{url: "smtp://smtp.example.com:2525", addr: "smtp.example.com:2525", mode: mailer.StartTLSRequiredUnlessLoopback},
 		{url: "smtp://smtp.example.com?starttls=required", addr: "smtp.example.com:587", mode: mailer.StartTLSRequired},
+		{url: "smtp://localhost:1025", addr: "localhost:1025", mode: mailer.StartTLSRequiredUnlessLoopback},
+		{url: "smtp://127.0.0.1:1025?starttls=required", addr: "127.0.0.1:1025", mode: mailer.StartTLSRequired},
 		{url: "smtp://relay.local:25?starttls=optional", addr: "relay.local:25", mode: mailer.InsecureStartTLSOptional},
 		{url: "smtps://smtp.example.com", addr: "smtp.example.com:465", mode: mailer.ImplicitTLS},
 		{url: "smtps://smtp.example.com:1465", addr: "smtp.example.com:1465", mode: mailer.ImplicitTLS},
 		{url: "smtps://smtp.example.com?starttls=required", addr: "smtp.example.com:465", mode: mailer.ImplicitTLS},
 		{url: "smtp://apikey:s3cr%40t%3Ax@smtp.example.com:587", addr: "smtp.example.com:587",
-			username: "apikey", password: "s3cr@t:x", mode: mailer.StartTLSRequired},
+			username: "apikey", password: "s3cr@t:x", mode: mailer.StartTLSRequiredUnlessLoopback},
 		{url: "smtps://user%40example.com:pass@smtp.example.com", addr: "smtp.example.com:465",
 			username: "user@example.com", password: "pass", mode: mailer.ImplicitTLS},
-		{url: "smtp://onlyuser@smtp.example.com", addr: "smtp.example.com:587", username: "onlyuser", mode: mailer.StartTLSRequired},
-		{url: "smtp://[::1]", addr: "[::1]:587", mode: mailer.StartTLSRequired},
+		{url: "smtp://onlyuser@smtp.example.com", addr: "smtp.example.com:587", username: "onlyuser", mode: mailer.StartTLSRequiredUnlessLoopback},
+		{url: "smtp://[::1]", addr: "[::1]:587", mode: mailer.StartTLSRequiredUnlessLoopback},
 		{url: "smtp://[2001:db8::1]:25?starttls=optional", addr: "[2001:db8::1]:25", mode: mailer.InsecureStartTLSOptional},
 	} {
 		t.Run(tc.url, func(t *testing.T) {
@@ -600,11 +609,17 @@ func TestSMTPStartTLSOptional(t *testing.T) {
 	})
 }
 
+// TestSMTPStartTLSRequiredNotOffered checks that an explicit
+// starttls=required holds even for a loopback server.
 func TestSMTPStartTLSRequiredNotOffered(t *testing.T) {
 	addr, be := startServer(t, plainOnly, "user", "pass")
 	explicit := &mailer.SMTP{Addr: addr, Username: "user", Password: "pass", TLS: mailer.StartTLSRequired, TLSConfig: trusting(), Timeout: 10 * time.Second}
-	byDefault := &mailer.SMTP{Addr: addr, Username: "user", Password: "pass", TLSConfig: trusting(), Timeout: 10 * time.Second}
-	for _, s := range []*mailer.SMTP{explicit, byDefault} {
+	fromURL, err := mailer.NewSMTP("smtp://user:pass@" + addr + "?starttls=required")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromURL.Timeout = 10 * time.Second
+	for _, s := range []*mailer.SMTP{explicit, fromURL} {
 		err := s.Send(t.Context(), testMessage())
 		if err == nil {
 			t.Fatal("Send must fail when STARTTLS is required and the server does not offer it")
@@ -619,6 +634,176 @@ func TestSMTPStartTLSRequiredNotOffered(t *testing.T) {
 	if n := be.Logins(); n != 0 {
 		t.Errorf("credentials must not be sent without the required TLS; server saw %d login attempts", n)
 	}
+}
+
+// listenOn listens on host, port 0, or skips the test if this machine
+// cannot (no IPv6, say).
+func listenOn(t *testing.T, host string) net.Listener {
+	t.Helper()
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		t.Skipf("cannot listen on %s: %v", host, err)
+	}
+	return l
+}
+
+// TestSMTPLoopbackWithoutStartTLS checks the usual development setup: a
+// relay on a loopback host that does not offer STARTTLS (Mailpit, MailHog,
+// a test sink) and a URL without a starttls parameter. The message goes in
+// plain text, and so do credentials, which never leave the machine.
+func TestSMTPLoopbackWithoutStartTLS(t *testing.T) {
+	for _, tc := range []struct{ listen, host string }{
+		{"127.0.0.1", "127.0.0.1"},
+		{"127.0.0.1", "localhost"},
+		{"127.0.0.1", "LOCALHOST"},
+		{"127.0.0.2", "127.0.0.2"},
+		{"::1", "[::1]"},
+	} {
+		for _, user := range []string{"", "user"} {
+			name := tc.host + "/NoAuth"
+			if user != "" {
+				name = tc.host + "/Auth"
+			}
+			t.Run(name, func(t *testing.T) {
+				pass := ""
+				userinfo := ""
+				if user != "" {
+					pass = "pass"
+					userinfo = user + ":" + pass + "@"
+				}
+				addr, be := serve(t, listenOn(t, tc.listen), plainOnly, user, pass)
+				_, port, _ := net.SplitHostPort(addr)
+				url := "smtp://" + userinfo + tc.host + ":" + port
+				s, err := mailer.NewSMTP(url)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.Timeout = 10 * time.Second
+				m := testMessage()
+				if err := s.Send(t.Context(), m); err != nil {
+					t.Fatalf("NewSMTP(%q).Send to a loopback relay without STARTTLS must deliver; got %v", url, err)
+				}
+				d := onlyDelivery(t, be)
+				if d.TLS {
+					t.Error("the plain test server cannot have spoken TLS")
+				}
+				if d.Username != user {
+					t.Errorf("server saw AUTH PLAIN as %q, want %q", d.Username, user)
+				}
+				wantDelivered(t, d, m)
+			})
+		}
+	}
+	t.Run("ZeroTLSMode", func(t *testing.T) {
+		addr, be := startServer(t, plainOnly, "", "")
+		s := &mailer.SMTP{Addr: addr, Timeout: 10 * time.Second}
+		if err := s.Send(t.Context(), testMessage()); err != nil {
+			t.Fatalf("an SMTP whose TLS is left at its default must deliver to a loopback relay without STARTTLS; got %v", err)
+		}
+		onlyDelivery(t, be)
+	})
+}
+
+// TestSMTPLoopbackStartTLSOffered checks that a loopback server that offers
+// STARTTLS still gets it, by default.
+func TestSMTPLoopbackStartTLSOffered(t *testing.T) {
+	for _, host := range []string{"127.0.0.1", "localhost"} {
+		t.Run(host, func(t *testing.T) {
+			addr, be := startServer(t, startTLS, "user", "pass")
+			_, port, _ := net.SplitHostPort(addr)
+			s, err := mailer.NewSMTP("smtp://user:pass@" + host + ":" + port)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.TLSConfig = trusting()
+			s.Timeout = 10 * time.Second
+			m := testMessage()
+			if err := s.Send(t.Context(), m); err != nil {
+				t.Fatalf("Send: %v", err)
+			}
+			d := onlyDelivery(t, be)
+			if !d.TLS {
+				t.Error("a loopback server that offers STARTTLS must get it")
+			}
+			if d.Username != "user" {
+				t.Errorf("server saw AUTH PLAIN as %q, want user", d.Username)
+			}
+			wantDelivered(t, d, m)
+		})
+	}
+}
+
+// nonLoopbackIP returns an address of this machine's that is not loopback,
+// a stand-in for a remote server, or skips the test if there is none.
+func nonLoopbackIP(t *testing.T) string {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Skipf("cannot list this machine's addresses: %v", err)
+	}
+	for _, a := range addrs {
+		// Global unicast includes the private ranges; it leaves out
+		// link-local addresses, which need a zone.
+		if n, ok := a.(*net.IPNet); ok && n.IP.IsGlobalUnicast() {
+			return n.IP.String()
+		}
+	}
+	t.Skip("this machine has no address but loopback and link-local ones")
+	return ""
+}
+
+// TestSMTPRemoteWithoutStartTLS checks that a server that is not on a
+// loopback host gets neither the message nor credentials in plain text,
+// unless starttls=optional allows the message.
+func TestSMTPRemoteWithoutStartTLS(t *testing.T) {
+	ip := nonLoopbackIP(t)
+	addr, be := serve(t, listenOn(t, ip), plainOnly, "user", "pass")
+	hostport := addr // the IP literal and the port
+
+	byDefault, err := mailer.NewSMTP("smtp://user:pass@" + hostport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero := &mailer.SMTP{Addr: hostport, Username: "user", Password: "pass"}
+	for _, s := range []*mailer.SMTP{byDefault, zero} {
+		s.Timeout = 10 * time.Second
+		err := s.Send(t.Context(), testMessage())
+		if err == nil {
+			t.Fatalf("Send to %s, which is not loopback and offers no STARTTLS, must fail by default", hostport)
+		}
+		if !strings.Contains(err.Error(), "STARTTLS") {
+			t.Errorf("error %q should say that STARTTLS is missing", err)
+		}
+	}
+
+	optional, err := mailer.NewSMTP("smtp://user:pass@" + hostport + "?starttls=optional")
+	if err != nil {
+		t.Fatal(err)
+	}
+	optional.Timeout = 10 * time.Second
+	if err := optional.Send(t.Context(), testMessage()); err == nil {
+		t.Errorf("with starttls=optional, credentials must still not go in plain text to %s, which is not loopback", hostport)
+	}
+	if n := be.Logins(); n != 0 {
+		t.Errorf("credentials must not go in plain text to a host that is not loopback; server saw %d login attempts", n)
+	}
+	if ds := be.Deliveries(); len(ds) != 0 {
+		t.Errorf("server accepted %d messages, want none", len(ds))
+	}
+
+	t.Run("OptionalWithoutCredentials", func(t *testing.T) {
+		addr, be := serve(t, listenOn(t, ip), plainOnly, "", "")
+		s, err := mailer.NewSMTP("smtp://" + addr + "?starttls=optional")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Timeout = 10 * time.Second
+		m := testMessage()
+		if err := s.Send(t.Context(), m); err != nil {
+			t.Fatalf("starttls=optional must let the message go to a server without STARTTLS; got %v", err)
+		}
+		wantDelivered(t, onlyDelivery(t, be), m)
+	})
 }
 
 func TestSMTPUntrustedCertificate(t *testing.T) {
