@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/store"
 )
 
@@ -62,4 +64,19 @@ func TestEmailCache(t *testing.T) {
 		t.Fatalf("cache holds %d entries, max %d", len(c.m), c.max)
 	}
 	get("u1", "ada@example.com", 7)
+}
+
+// A failed delivery is said where the reset links are printed, not only
+// in the log.
+func TestMailFailureToldOnStdout(t *testing.T) {
+	var out strings.Builder
+	tell := tellMailFailures(&out)
+	tell(t.Context(), auth.Event{Kind: auth.EventSignIn})
+	if out.Len() != 0 {
+		t.Errorf("a sign-in printed %q", out.String())
+	}
+	tell(t.Context(), auth.Event{Kind: auth.EventMailFailed})
+	if !strings.Contains(out.String(), "could not be sent") {
+		t.Errorf("a mail failure printed %q", out.String())
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -95,7 +96,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	}
 	fs.StringVar(&o.addr, "addr", env("DEMO_ADDR", "127.0.0.1:8080"), "address to listen on (env DEMO_ADDR)")
 	fs.StringVar(&o.db, "db", env("DEMO_DB", "sqlite:auth.db"), "store: sqlite:PATH, postgres://..., mysql://user:pass@host:port/db or memory (env DEMO_DB)")
-	fs.StringVar(&o.smtp, "smtp", env("DEMO_SMTP", ""), "SMTP server for password reset email: smtp://[user:pass@]host:port (STARTTLS; add ?starttls=optional for a local relay), smtps://... (TLS); unset: print email to stdout (env DEMO_SMTP)")
+	fs.StringVar(&o.smtp, "smtp", env("DEMO_SMTP", ""), "SMTP server for password reset email: smtp://[user:pass@]host:port (STARTTLS, optional for a loopback relay such as Mailpit), smtps://... (TLS); unset: print email to stdout (env DEMO_SMTP)")
 	fs.StringVar(&o.appURL, "app-url", env("DEMO_APP_URL", ""), "public URL of the app, the base of links in email; default http://<addr> (env DEMO_APP_URL)")
 	fs.StringVar(&origins, "allowed-origin", env("DEMO_ALLOWED_ORIGIN", ""), "comma-separated origins of frontends on other origins, as in http://localhost:5173 (env DEMO_ALLOWED_ORIGIN)")
 	fs.StringVar(&sameSite, "samesite", env("DEMO_SAMESITE", "lax"), "SameSite of the session cookies: lax, strict or none; none needs Secure cookies, so https or a loopback -addr (env DEMO_SAMESITE)")
@@ -258,6 +259,7 @@ func run(args []string, getenv func(string) string) error {
 		Email:                auth.EmailConfig{Mailer: m, ResetTokenLifetime: o.resetTTL},
 		AppURL:               o.appURL,
 		Logger:               logger,
+		OnEvent:              tellMailFailures(os.Stdout),
 		AllowedOrigins:       o.origins,
 		// Browsers and curl treat http://localhost and 127.0.0.1 as
 		// secure, so Secure cookies work there; other hosts need TLS.
@@ -351,6 +353,17 @@ func newMux(a *auth.Auth, st store.Store) *http.ServeMux {
 }
 
 // cleanExpired deletes expired sessions and keys once an hour.
+// tellMailFailures says on w, where the demo prints reset emails, that one
+// was not sent: a user waiting for a link there would otherwise see
+// nothing, the reason being only in the log on standard error.
+func tellMailFailures(w io.Writer) func(context.Context, auth.Event) {
+	return func(_ context.Context, e auth.Event) {
+		if e.Kind == auth.EventMailFailed {
+			fmt.Fprintln(w, "demo: an email could not be sent; the reason is in the log (standard error)")
+		}
+	}
+}
+
 func cleanExpired(ctx context.Context, st store.Store, logger *slog.Logger) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
