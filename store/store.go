@@ -3,7 +3,7 @@
 //
 // A Store is shared by every instance of an application, so every change
 // that matters for security is a single atomic method: creating a user with
-// a unique email, rotating a refresh token, revoking sessions. An
+// a unique login, rotating a refresh token, revoking sessions. An
 // implementation must never split such a method into a read and a later
 // write that another caller can interleave with; SQL implementations use one
 // transaction or one conditional statement, the memory store one lock.
@@ -36,8 +36,8 @@ var (
 	// has expired when its expiry is at or before the time passed in.
 	ErrNotFound = errors.New("store: not found")
 
-	// ErrConflict reports that a record with the same unique key (a user's
-	// email, a user or session id, a token hash, a key id) already exists.
+	// ErrConflict reports that a record with the same unique key (a login's
+	// key, a user or session id, a token hash, a key id) already exists.
 	// Expired records may keep their keys until DeleteExpired removes them.
 	ErrConflict = errors.New("store: conflict")
 
@@ -51,16 +51,11 @@ var (
 // compare tokens only through their hashes.
 type TokenHash [32]byte
 
-// User is an account.
+// User is an account: an identity. The ways it signs in are its logins
+// (see Login).
 type User struct {
 	// ID is the unique, immutable identifier of the user.
 	ID string
-	// Email is unique across users. The library normalises it (trimmed,
-	// lower-cased) before it reaches the store; stores compare it exactly.
-	Email string
-	// PasswordHash is the password in PHC string format, or "" for a user
-	// without a password login.
-	PasswordHash string
 	// TimeJoined is when the user signed up.
 	TimeJoined time.Time
 }
@@ -78,11 +73,6 @@ type Session struct {
 	// ExpiresAt is when the session ends unless it is refreshed before.
 	ExpiresAt time.Time
 }
-
-// HasPasswordLogin reports whether the user can sign in with a password
-// (and so reset it). Users who signed up through a third-party provider
-// have no password hash.
-func (u User) HasPasswordLogin() bool { return u.PasswordHash != "" }
 
 // ResetToken is a password reset token, known to the store only by hash.
 type ResetToken struct {
@@ -132,47 +122,79 @@ type Rotation struct {
 	ReuseWindow time.Duration
 }
 
-// Store persists users, sessions, refresh tokens and signing keys.
+// Store persists users and their logins, sessions, one-time tokens and
+// signing keys. Its methods are grouped by concern in the interfaces it
+// embeds.
 //
 // All methods are safe for concurrent use, take a context first, and report
 // the errors of this package (possibly wrapped). A method that returns any
 // other error has changed nothing, or everything it was asked to: never a
 // part.
 type Store interface {
-	// CreateUser adds u. It returns ErrConflict if a user with the same ID
-	// or the same Email exists; then nothing is written. Of several
-	// concurrent calls with one email exactly one succeeds.
-	CreateUser(ctx context.Context, u User) error
+	UserStore
+	SessionStore
+	TokenStore
+	KeyStore
+
+	// DeleteExpired removes sessions, refresh tokens, reset tokens,
+	// signing keys and (for a RateLimitStore) rate-limit entries that have
+	// expired at now. Applications call it on a schedule of their
+	// choosing; correctness never depends on it, only storage size.
+	DeleteExpired(ctx context.Context, now time.Time) error
+}
+
+// UserStore keeps users and their logins. A user has one or more logins;
+// each login's key is unique across all users.
+type UserStore interface {
+	// CreateUser adds u with its first login, first, in one step; the
+	// store sets first.UserID to u.ID. It returns ErrConflict if a user
+	// with u.ID or a login with first's key exists; then nothing is
+	// written. Of several concurrent calls with one login key exactly one
+	// succeeds.
+	CreateUser(ctx context.Context, u User, first Login) error
 
 	// UserByID returns the user with the given id, or ErrNotFound.
 	UserByID(ctx context.Context, id string) (User, error)
 
-	// UserByEmail returns the user with the given (normalised) email, or
-	// ErrNotFound.
-	UserByEmail(ctx context.Context, email string) (User, error)
+	// Login returns the login with key k, or ErrNotFound. The email and
+	// password login of an email is Login(ctx, EmailPasswordKey(email)).
+	Login(ctx context.Context, k LoginKey) (Login, error)
 
-	// UpdatePasswordHash replaces the password hash of a user, or returns
-	// ErrNotFound. It is used to upgrade hashes made with old parameters.
-	// It succeeds only if the stored hash still equals oldHash, so an upgrade
-	// never overwrites a password changed in the meantime; otherwise it
-	// returns ErrConflict. Like every change of the hash, it voids the
-	// user's outstanding reset tokens.
+	// Logins returns the logins of a user, oldest (by CreatedAt) first. An
+	// unknown user has none: the result is empty and the error nil.
+	Logins(ctx context.Context, userID string) ([]Login, error)
+
+	// UpdatePasswordHash replaces the password hash of the user's email
+	// and password login, or returns ErrNotFound if the user has none. It
+	// is used to upgrade hashes made with old parameters. It succeeds only
+	// if the stored hash still equals oldHash, so an upgrade never
+	// overwrites a password changed in the meantime; otherwise it returns
+	// ErrConflict. Like every change of the hash, it voids the user's
+	// outstanding reset tokens.
 	UpdatePasswordHash(ctx context.Context, userID, oldHash, newHash string) error
+}
 
+// TokenStore keeps one-time tokens: password reset tokens.
+type TokenStore interface {
 	// CreateResetToken adds a password reset token. It returns ErrNotFound
 	// if the user does not exist and ErrConflict if the hash does.
 	CreateResetToken(ctx context.Context, t ResetToken) error
 
 	// ResetPassword uses up the reset token with the given hash and sets
 	// the password, in one atomic step. If the token exists, has not been
-	// used and has not expired at now, the store sets the user's password
-	// hash to passwordHash, deletes every reset token of the user (this one
+	// used and has not expired at now, and its user has an email and
+	// password login, the store sets that login's password hash to
+	// passwordHash, deletes every reset token of the user (this one
 	// included, so it works once), revokes every session of the user, and
-	// returns the user as updated and the handles of the revoked sessions.
-	// Otherwise it returns ErrNotFound and changes nothing. Of several
-	// concurrent calls with one token at most one succeeds.
-	ResetPassword(ctx context.Context, token TokenHash, passwordHash string, now time.Time) (User, []string, error)
+	// returns the login as updated and the handles of the revoked
+	// sessions. Otherwise it returns ErrNotFound and changes nothing. Of
+	// several concurrent calls with one token at most one succeeds. No
+	// other login of the user changes.
+	ResetPassword(ctx context.Context, token TokenHash, passwordHash string, now time.Time) (Login, []string, error)
+}
 
+// SessionStore keeps sessions and their refresh tokens.
+type SessionStore interface {
 	// CreateSession adds s with refresh as its current refresh token, valid
 	// until s.ExpiresAt. It returns ErrConflict if the handle or the token
 	// hash exists, and ErrNotFound if the user does not.
@@ -183,8 +205,8 @@ type Store interface {
 	Session(ctx context.Context, handle string, now time.Time) (Session, error)
 
 	// UserSessions returns the sessions of a user that have not expired at
-	// now, newest (by CreatedAt) first. A user without sessions, or an unknown user, has
-	// none: the result is empty and the error nil.
+	// now, newest (by CreatedAt) first. A user without sessions, or an
+	// unknown user, has none: the result is empty and the error nil.
 	UserSessions(ctx context.Context, userID string, now time.Time) ([]Session, error)
 
 	// RotateRefreshToken exchanges the refresh token r.Presented for
@@ -208,11 +230,12 @@ type Store interface {
 	//   - r.Presented is unknown, has expired, or belongs to a session that
 	//     has expired or was revoked: ErrNotFound, and nothing changes. A
 	//     forged or stale token must never harm a session.
+	//   - r.Next is already on record, as any token of any session:
+	//     ErrConflict, and nothing changes.
 	//
 	// A token's expiry is the ExpiresAt it was issued with; superseded
-	// tokens keep theirs. If r.Next is already on record the store returns
-	// ErrConflict and changes nothing. Of several concurrent calls with the
-	// same current token exactly one takes the first branch.
+	// tokens keep theirs. Of several concurrent calls with the same current
+	// token exactly one takes the first branch.
 	RotateRefreshToken(ctx context.Context, r Rotation) (Session, error)
 
 	// RevokeSession deletes a session and all of its refresh tokens,
@@ -223,19 +246,16 @@ type Store interface {
 	// RevokeUserSessions deletes every session of a user and returns the
 	// handles it deleted (none for an unknown user).
 	RevokeUserSessions(ctx context.Context, userID string) ([]string, error)
+}
 
+// KeyStore keeps the keys that sign access tokens.
+type KeyStore interface {
 	// SigningKeys returns the keys whose VerifyUntil is after now, newest
 	// first.
 	SigningKeys(ctx context.Context, now time.Time) ([]SigningKey, error)
 
 	// AddSigningKey adds k, or returns ErrConflict if its ID exists.
 	AddSigningKey(ctx context.Context, k SigningKey) error
-
-	// DeleteExpired removes sessions, refresh tokens, reset tokens,
-	// signing keys and (for a RateLimitStore) rate-limit entries that have
-	// expired at now. Applications call it on a schedule of their
-	// choosing; correctness never depends on it, only storage size.
-	DeleteExpired(ctx context.Context, now time.Time) error
 }
 
 // RateLimitStore is implemented by stores that can hold the rate-limit

@@ -136,7 +136,7 @@ func (c Call) Committed() bool { return c.Delegated && c.Err == nil }
 
 // methods are the store.Store methods, which a Plan may name.
 var methods = map[string]bool{
-	"CreateUser": true, "UserByID": true, "UserByEmail": true, "UpdatePasswordHash": true,
+	"CreateUser": true, "UserByID": true, "Login": true, "Logins": true, "UpdatePasswordHash": true,
 	"CreateResetToken": true, "ResetPassword": true, "CreateSession": true, "Session": true,
 	"UserSessions": true, "RotateRefreshToken": true, "RevokeSession": true,
 	"RevokeUserSessions": true, "SigningKeys": true, "AddSigningKey": true, "DeleteExpired": true,
@@ -324,8 +324,8 @@ type none struct{}
 func errOnly(err error) (none, error) { return none{}, err }
 
 // CreateUser implements store.Store.
-func (s *Store) CreateUser(ctx context.Context, u store.User) error {
-	_, err := call(s, ctx, "CreateUser", []any{u}, func() (none, error) { return errOnly(s.inner.CreateUser(ctx, u)) })
+func (s *Store) CreateUser(ctx context.Context, u store.User, first store.Login) error {
+	_, err := call(s, ctx, "CreateUser", []any{u, first}, func() (none, error) { return errOnly(s.inner.CreateUser(ctx, u, first)) })
 	return err
 }
 
@@ -334,9 +334,14 @@ func (s *Store) UserByID(ctx context.Context, id string) (store.User, error) {
 	return call(s, ctx, "UserByID", []any{id}, func() (store.User, error) { return s.inner.UserByID(ctx, id) })
 }
 
-// UserByEmail implements store.Store.
-func (s *Store) UserByEmail(ctx context.Context, email string) (store.User, error) {
-	return call(s, ctx, "UserByEmail", []any{email}, func() (store.User, error) { return s.inner.UserByEmail(ctx, email) })
+// Login implements store.Store.
+func (s *Store) Login(ctx context.Context, k store.LoginKey) (store.Login, error) {
+	return call(s, ctx, "Login", []any{k}, func() (store.Login, error) { return s.inner.Login(ctx, k) })
+}
+
+// Logins implements store.Store.
+func (s *Store) Logins(ctx context.Context, userID string) ([]store.Login, error) {
+	return call(s, ctx, "Logins", []any{userID}, func() ([]store.Login, error) { return s.inner.Logins(ctx, userID) })
 }
 
 // UpdatePasswordHash implements store.Store.
@@ -355,17 +360,17 @@ func (s *Store) CreateResetToken(ctx context.Context, t store.ResetToken) error 
 
 // resetResult is the two values ResetPassword returns besides its error.
 type resetResult struct {
-	user    store.User
+	login   store.Login
 	handles []string
 }
 
 // ResetPassword implements store.Store.
-func (s *Store) ResetPassword(ctx context.Context, token store.TokenHash, passwordHash string, now time.Time) (store.User, []string, error) {
+func (s *Store) ResetPassword(ctx context.Context, token store.TokenHash, passwordHash string, now time.Time) (store.Login, []string, error) {
 	r, err := call(s, ctx, "ResetPassword", []any{token, passwordHash, now}, func() (resetResult, error) {
-		u, h, err := s.inner.ResetPassword(ctx, token, passwordHash, now)
-		return resetResult{u, h}, err
+		l, h, err := s.inner.ResetPassword(ctx, token, passwordHash, now)
+		return resetResult{l, h}, err
 	})
-	return r.user, r.handles, err
+	return r.login, r.handles, err
 }
 
 // CreateSession implements store.Store.

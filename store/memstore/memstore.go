@@ -28,8 +28,9 @@ var _ store.Store = (*Store)(nil)
 type Store struct {
 	mu sync.RWMutex
 
-	users   map[string]store.User // by id
-	byEmail map[string]string     // email -> user id
+	users      map[string]store.User          // by id
+	logins     map[store.LoginKey]store.Login // by key
+	userLogins map[string][]store.LoginKey    // user id -> keys, oldest first
 
 	sessions     map[string]*session            // by handle
 	bySeq        map[uint64]*session            // by session.seq
@@ -93,7 +94,8 @@ func (i instant) time() time.Time { return time.Unix(i.sec, int64(i.nsec)) }
 func New() *Store {
 	return &Store{
 		users:        make(map[string]store.User),
-		byEmail:      make(map[string]string),
+		logins:       make(map[store.LoginKey]store.Login),
+		userLogins:   make(map[string][]store.LoginKey),
 		sessions:     make(map[string]*session),
 		bySeq:        make(map[uint64]*session),
 		userSessions: make(map[string]map[string]struct{}),
@@ -112,18 +114,20 @@ func live(end, now time.Time) bool {
 }
 
 // CreateUser implements store.Store.
-func (s *Store) CreateUser(_ context.Context, u store.User) error {
+func (s *Store) CreateUser(_ context.Context, u store.User, first store.Login) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
 	if _, ok := s.users[u.ID]; ok {
 		return store.ErrConflict
 	}
-	if _, ok := s.byEmail[u.Email]; ok {
+	if _, ok := s.logins[first.LoginKey]; ok {
 		return store.ErrConflict
 	}
+	first.UserID = u.ID
 	s.users[u.ID] = u
-	s.byEmail[u.Email] = u.ID
+	s.logins[first.LoginKey] = first
+	s.userLogins[u.ID] = []store.LoginKey{first.LoginKey}
 	return nil
 }
 
@@ -139,16 +143,41 @@ func (s *Store) UserByID(_ context.Context, id string) (store.User, error) {
 	return u, nil
 }
 
-// UserByEmail implements store.Store.
-func (s *Store) UserByEmail(_ context.Context, email string) (store.User, error) {
+// Login implements store.Store.
+func (s *Store) Login(_ context.Context, k store.LoginKey) (store.Login, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 
-	id, ok := s.byEmail[email]
+	l, ok := s.logins[k]
 	if !ok {
-		return store.User{}, store.ErrNotFound
+		return store.Login{}, store.ErrNotFound
 	}
-	return s.users[id], nil
+	return l, nil
+}
+
+// Logins implements store.Store. Logins added in the same instant come in
+// the order they were added.
+func (s *Store) Logins(_ context.Context, userID string) ([]store.Login, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+
+	out := make([]store.Login, 0, len(s.userLogins[userID]))
+	for _, k := range s.userLogins[userID] {
+		out = append(out, s.logins[k])
+	}
+	slices.SortStableFunc(out, func(a, b store.Login) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	return out, nil
+}
+
+// passwordLogin returns the email and password login of a user. Called
+// under mu.
+func (s *Store) passwordLogin(userID string) (store.Login, bool) {
+	for _, k := range s.userLogins[userID] {
+		if k.Method == store.MethodEmailPassword {
+			return s.logins[k], true
+		}
+	}
+	return store.Login{}, false
 }
 
 // UpdatePasswordHash implements store.Store.
@@ -156,15 +185,15 @@ func (s *Store) UpdatePasswordHash(_ context.Context, userID, oldHash, newHash s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	u, ok := s.users[userID]
+	l, ok := s.passwordLogin(userID)
 	if !ok {
 		return store.ErrNotFound
 	}
-	if u.PasswordHash != oldHash {
+	if l.PasswordHash != oldHash {
 		return store.ErrConflict
 	}
-	u.PasswordHash = newHash
-	s.users[userID] = u
+	l.PasswordHash = newHash
+	s.logins[l.LoginKey] = l
 	s.deleteResetTokens(userID)
 	return nil
 }
@@ -185,28 +214,27 @@ func (s *Store) CreateResetToken(_ context.Context, t store.ResetToken) error {
 }
 
 // ResetPassword implements store.Store.
-func (s *Store) ResetPassword(_ context.Context, token store.TokenHash, passwordHash string, now time.Time) (store.User, []string, error) {
+func (s *Store) ResetPassword(_ context.Context, token store.TokenHash, passwordHash string, now time.Time) (store.Login, []string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
 	t, ok := s.resets[token]
 	if !ok || !live(t.ExpiresAt, now) {
-		return store.User{}, nil, store.ErrNotFound
+		return store.Login{}, nil, store.ErrNotFound
 	}
-	u, ok := s.users[t.UserID]
+	l, ok := s.passwordLogin(t.UserID)
 	if !ok {
-		delete(s.resets, token)
-		return store.User{}, nil, store.ErrNotFound
+		return store.Login{}, nil, store.ErrNotFound
 	}
-	u.PasswordHash = passwordHash
-	s.users[u.ID] = u
-	s.deleteResetTokens(u.ID)
-	handles := make([]string, 0, len(s.userSessions[u.ID]))
-	for h := range s.userSessions[u.ID] {
+	l.PasswordHash = passwordHash
+	s.logins[l.LoginKey] = l
+	s.deleteResetTokens(t.UserID)
+	handles := make([]string, 0, len(s.userSessions[t.UserID]))
+	for h := range s.userSessions[t.UserID] {
 		handles = append(handles, h)
 		s.deleteSession(s.sessions[h])
 	}
-	return u, handles, nil
+	return l, handles, nil
 }
 
 // deleteResetTokens removes every reset token of a user. Called under mu.
@@ -288,10 +316,6 @@ func newestSessionFirst(a, b store.Session) int {
 }
 
 // RotateRefreshToken implements store.Store.
-//
-// If r.Next is already on record the rotation is refused with
-// store.ErrConflict and nothing changes; the contract leaves this case open,
-// and overwriting the record would hand another lineage's token to this one.
 func (s *Store) RotateRefreshToken(_ context.Context, r store.Rotation) (store.Session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -95,7 +95,8 @@ func session(b *testing.B, st store.Store, now time.Time) store.TokenHash {
 	n := seq.Add(1)
 	ctx := context.Background()
 	uid := fmt.Sprintf("u%d", n)
-	if err := st.CreateUser(ctx, store.User{ID: uid, Email: uid + "@example.com", PasswordHash: "x", TimeJoined: now}); err != nil {
+	login := store.Login{LoginKey: store.EmailPasswordKey(uid + "@example.com"), Email: uid + "@example.com", PasswordHash: "x", CreatedAt: now}
+	if err := st.CreateUser(ctx, store.User{ID: uid, TimeJoined: now}, login); err != nil {
 		b.Fatal(err)
 	}
 	tok := sha256.Sum256([]byte(uid))

@@ -540,7 +540,8 @@ func migrateRace(t *testing.T, b sharedBackend, round, instances, steps int) {
 		t.Fatalf("round %d: %d migrations recorded (%v), want %d", round, n, err, steps)
 	}
 	st, _ := sqlstore.New(dbs[instances-1], b.dialect)
-	if err := st.CreateUser(t.Context(), store.User{ID: "u1", Email: "a@example.com", TimeJoined: authtest.Start}); err != nil {
+	login := store.Login{LoginKey: store.EmailPasswordKey("a@example.com"), Email: "a@example.com", CreatedAt: authtest.Start}
+	if err := st.CreateUser(t.Context(), store.User{ID: "u1", TimeJoined: authtest.Start}, login); err != nil {
 		t.Fatalf("round %d: the migrated schema: %v", round, err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"math"
 	mrand "math/rand/v2"
 	"path"
 	"sort"
@@ -53,9 +54,20 @@ func Migrations(d Dialect) ([]Migration, error) {
 // Instances starting together may all call it: a lock on the database
 // lets one apply each step. On SQLite it also turns on WAL mode.
 func (s *Store) Migrate(ctx context.Context) error {
-	steps, err := Migrations(s.dialect)
+	return s.migrate(ctx, math.MaxInt)
+}
+
+// migrate applies the missing migrations up to version last.
+func (s *Store) migrate(ctx context.Context, last int) error {
+	all, err := Migrations(s.dialect)
 	if err != nil {
 		return err
+	}
+	var steps []Migration
+	for _, m := range all {
+		if m.Version <= last {
+			steps = append(steps, m)
+		}
 	}
 	if s.dialect == SQLite {
 		if err := s.enableWAL(ctx); err != nil {

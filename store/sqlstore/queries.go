@@ -3,11 +3,18 @@ package sqlstore
 import (
 	"strconv"
 	"strings"
+
+	"github.com/latchkit/auth/store"
 )
+
+// loginColumns are the columns scanLogin reads, in its order.
+const loginColumns = `method, third_party, subject, user_id, email, email_verified, password_hash, created_at`
 
 // queries holds the statements of a dialect, with its placeholders.
 type queries struct {
-	insertUser, userByID, userByEmail, userExists, updatePassword, setPassword string
+	insertUser, userByID, userExists                 string
+	insertLogin, login, userLogins, passwordLogin    string
+	passwordLoginExists, updatePassword, setPassword string
 
 	insertSession, insertToken, session, userSessions string
 
@@ -46,12 +53,19 @@ func newQueries(d Dialect) queries {
 		forUpdate = ""
 	}
 	q := queries{
-		insertUser:     ignore(`INSERT INTO auth_users (id, email, password_hash, time_joined) VALUES (?, ?, ?, ?)`, "id"),
-		userByID:       `SELECT id, email, password_hash, time_joined FROM auth_users WHERE id = ?`,
-		userByEmail:    `SELECT id, email, password_hash, time_joined FROM auth_users WHERE email = ?`,
-		userExists:     `SELECT 1 FROM auth_users WHERE id = ?` + forUpdate,
-		updatePassword: `UPDATE auth_users SET password_hash = ? WHERE id = ? AND password_hash = ?`,
-		setPassword:    `UPDATE auth_users SET password_hash = ? WHERE id = ?`,
+		insertUser: ignore(`INSERT INTO auth_users (id, time_joined) VALUES (?, ?)`, "id"),
+		userByID:   `SELECT id, time_joined FROM auth_users WHERE id = ?`,
+		userExists: `SELECT 1 FROM auth_users WHERE id = ?` + forUpdate,
+
+		insertLogin: ignore(`INSERT INTO auth_logins (method, third_party, subject, user_id, email, email_verified, password_hash, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, "method"),
+		login:               `SELECT ` + loginColumns + ` FROM auth_logins WHERE method = ? AND third_party = ? AND subject = ?`,
+		userLogins:          `SELECT ` + loginColumns + ` FROM auth_logins WHERE user_id = ? ORDER BY created_at, method, third_party, subject`,
+		passwordLogin:       `SELECT ` + loginColumns + ` FROM auth_logins WHERE user_id = ? AND method = '` + store.MethodEmailPassword + `'`,
+		passwordLoginExists: `SELECT 1 FROM auth_logins WHERE user_id = ? AND method = '` + store.MethodEmailPassword + `'`,
+		updatePassword: `UPDATE auth_logins SET password_hash = ?
+			WHERE user_id = ? AND method = '` + store.MethodEmailPassword + `' AND password_hash = ?`,
+		setPassword: `UPDATE auth_logins SET password_hash = ? WHERE user_id = ? AND method = '` + store.MethodEmailPassword + `'`,
 
 		insertSession: ignore(`INSERT INTO auth_sessions (handle, user_id, created_at, refreshed_at, expires_at, current_hash)
 			VALUES (?, ?, ?, ?, ?, ?)`, "handle"),
@@ -143,7 +157,8 @@ func newQueries(d Dialect) queries {
 // rebind turns ? placeholders into PostgreSQL's $1, $2, ...
 func (q *queries) rebind() {
 	for _, p := range []*string{
-		&q.insertUser, &q.userByID, &q.userByEmail, &q.userExists, &q.updatePassword, &q.setPassword,
+		&q.insertUser, &q.userByID, &q.userExists,
+		&q.insertLogin, &q.login, &q.userLogins, &q.passwordLogin, &q.passwordLoginExists, &q.updatePassword, &q.setPassword,
 		&q.insertSession, &q.insertToken, &q.session, &q.userSessions,
 		&q.rotateCurrent, &q.tokenSession, &q.sessionForUpdate, &q.rotate, &q.rotateAgain,
 		&q.deleteSession, &q.deleteSessionTokens, &q.userHandlesForUpdate, &q.deleteUserTokens, &q.deleteUserSessions,

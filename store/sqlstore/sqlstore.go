@@ -156,10 +156,29 @@ func affected(res sql.Result, err error) (int64, error) {
 }
 
 // CreateUser implements store.Store.
-func (s *Store) CreateUser(ctx context.Context, u store.User) error {
-	n, err := affected(s.db.ExecContext(ctx, s.q.insertUser, u.ID, u.Email, u.PasswordHash, ms(u.TimeJoined)))
+func (s *Store) CreateUser(ctx context.Context, u store.User, first store.Login) error {
+	first.UserID = u.ID
+	return s.inTx(ctx, func(q querier) error {
+		n, err := affected(q.ExecContext(ctx, s.q.insertUser, u.ID, ms(u.TimeJoined)))
+		if err != nil {
+			return fmt.Errorf("sqlstore: creating a user: %w", err)
+		}
+		if n == 0 {
+			return store.ErrConflict
+		}
+		if err := s.insertLogin(ctx, q, first); err != nil {
+			return fmt.Errorf("sqlstore: creating a user: %w", err)
+		}
+		return nil
+	})
+}
+
+// insertLogin adds l, or returns ErrConflict if its key exists.
+func (s *Store) insertLogin(ctx context.Context, q querier, l store.Login) error {
+	n, err := affected(q.ExecContext(ctx, s.q.insertLogin, l.Method, l.ThirdParty, l.Subject, l.UserID,
+		l.Email, l.EmailVerified, l.PasswordHash, ms(l.CreatedAt)))
 	if err != nil {
-		return fmt.Errorf("sqlstore: creating a user: %w", err)
+		return err
 	}
 	if n == 0 {
 		return store.ErrConflict
@@ -167,10 +186,11 @@ func (s *Store) CreateUser(ctx context.Context, u store.User) error {
 	return nil
 }
 
-func (s *Store) user(ctx context.Context, query, arg string) (store.User, error) {
+// UserByID implements store.Store.
+func (s *Store) UserByID(ctx context.Context, id string) (store.User, error) {
 	var u store.User
 	var joined int64
-	err := s.db.QueryRowContext(ctx, query, arg).Scan(&u.ID, &u.Email, &u.PasswordHash, &joined)
+	err := s.db.QueryRowContext(ctx, s.q.userByID, id).Scan(&u.ID, &joined)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.User{}, store.ErrNotFound
 	} else if err != nil {
@@ -180,26 +200,64 @@ func (s *Store) user(ctx context.Context, query, arg string) (store.User, error)
 	return u, nil
 }
 
-// UserByID implements store.Store.
-func (s *Store) UserByID(ctx context.Context, id string) (store.User, error) {
-	return s.user(ctx, s.q.userByID, id)
+// scanLogin reads the loginColumns of a row.
+func scanLogin(row interface{ Scan(...any) error }) (store.Login, error) {
+	var l store.Login
+	var created int64
+	err := row.Scan(&l.Method, &l.ThirdParty, &l.Subject, &l.UserID, &l.Email, &l.EmailVerified, &l.PasswordHash, &created)
+	l.CreatedAt = fromMS(created)
+	return l, err
 }
 
-// UserByEmail implements store.Store.
-func (s *Store) UserByEmail(ctx context.Context, email string) (store.User, error) {
-	return s.user(ctx, s.q.userByEmail, email)
+// Login implements store.Store.
+func (s *Store) Login(ctx context.Context, k store.LoginKey) (store.Login, error) {
+	l, err := scanLogin(s.db.QueryRowContext(ctx, s.q.login, k.Method, k.ThirdParty, k.Subject))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Login{}, store.ErrNotFound
+	} else if err != nil {
+		return store.Login{}, fmt.Errorf("sqlstore: reading a login: %w", err)
+	}
+	return l, nil
+}
+
+// Logins implements store.Store.
+func (s *Store) Logins(ctx context.Context, userID string) ([]store.Login, error) {
+	rows, err := s.db.QueryContext(ctx, s.q.userLogins, userID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: reading logins: %w", err)
+	}
+	defer rows.Close()
+	out := []store.Login{}
+	for rows.Next() {
+		l, err := scanLogin(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlstore: reading logins: %w", err)
+		}
+		out = append(out, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlstore: reading logins: %w", err)
+	}
+	return out, nil
 }
 
 // UpdatePasswordHash implements store.Store.
 func (s *Store) UpdatePasswordHash(ctx context.Context, userID, oldHash, newHash string) error {
 	return s.inTx(ctx, func(q querier) error {
+		// The user first, as every method that changes a user's records
+		// locks it first (see the lock order in queries.go).
+		var one int
+		if err := q.QueryRowContext(ctx, s.q.userExists, userID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound
+		} else if err != nil {
+			return fmt.Errorf("sqlstore: updating a password hash: %w", err)
+		}
 		n, err := affected(q.ExecContext(ctx, s.q.updatePassword, newHash, userID, oldHash))
 		if err != nil {
 			return fmt.Errorf("sqlstore: updating a password hash: %w", err)
 		}
 		if n == 0 {
-			var one int
-			err := q.QueryRowContext(ctx, s.q.userExists, userID).Scan(&one)
+			err := q.QueryRowContext(ctx, s.q.passwordLoginExists, userID).Scan(&one)
 			if errors.Is(err, sql.ErrNoRows) {
 				return store.ErrNotFound
 			} else if err != nil {
@@ -333,26 +391,34 @@ func (s *Store) RotateRefreshToken(ctx context.Context, r store.Rotation) (store
 		if tokenExpires <= now || ms(sess.ExpiresAt) <= now {
 			return store.ErrNotFound
 		}
+		again := false
 		switch {
 		case string(current) == string(r.Presented[:]):
-			_, err = q.ExecContext(ctx, s.q.rotate, r.Next[:], now, now, ms(r.ExpiresAt), sess.Handle)
 		case r.ReuseWindow > 0 && previous != nil && string(previous) == string(r.Presented[:]) &&
 			superseded.Valid && now-superseded.Int64 < r.ReuseWindow.Milliseconds():
-			_, err = q.ExecContext(ctx, s.q.rotateAgain, r.Next[:], now, ms(r.ExpiresAt), sess.Handle)
+			again = true
 		default:
 			// Superseded: revoke the session, and commit that.
 			out, reused = sess, true
 			return s.deleteSession(ctx, q, sess.Handle)
 		}
-		if err != nil {
-			return err
-		}
+		// The new token first: every token on record, any session's
+		// current one included, is in auth_refresh_tokens, so a Next that
+		// exists is refused here, before the session row changes.
 		n, err := affected(q.ExecContext(ctx, s.q.insertToken, r.Next[:], sess.Handle, ms(r.ExpiresAt)))
 		if err != nil {
 			return err
 		}
 		if n == 0 {
 			return store.ErrConflict
+		}
+		if again {
+			_, err = q.ExecContext(ctx, s.q.rotateAgain, r.Next[:], now, ms(r.ExpiresAt), sess.Handle)
+		} else {
+			_, err = q.ExecContext(ctx, s.q.rotate, r.Next[:], now, now, ms(r.ExpiresAt), sess.Handle)
+		}
+		if err != nil {
+			return err
 		}
 		sess.RefreshedAt, sess.ExpiresAt = fromMS(now), fromMS(ms(r.ExpiresAt))
 		out = sess
@@ -462,8 +528,8 @@ func (s *Store) CreateResetToken(ctx context.Context, t store.ResetToken) error 
 
 // ResetPassword implements store.Store. Deleting the token row is what
 // uses it up: of racing calls, one deletes it and the others find none.
-func (s *Store) ResetPassword(ctx context.Context, token store.TokenHash, passwordHash string, now time.Time) (store.User, []string, error) {
-	var u store.User
+func (s *Store) ResetPassword(ctx context.Context, token store.TokenHash, passwordHash string, now time.Time) (store.Login, []string, error) {
+	var l store.Login
 	var handles []string
 	err := s.inTx(ctx, func(q querier) error {
 		// Lock the user first, then the token: the order every other
@@ -494,24 +560,26 @@ func (s *Store) ResetPassword(ctx context.Context, token store.TokenHash, passwo
 		if _, err := q.ExecContext(ctx, s.q.deleteUserResets, userID); err != nil {
 			return err
 		}
-		if _, err := q.ExecContext(ctx, s.q.setPassword, passwordHash, userID); err != nil {
+		n, err := affected(q.ExecContext(ctx, s.q.setPassword, passwordHash, userID))
+		if err != nil {
 			return err
 		}
-		var joined int64
-		if err := q.QueryRowContext(ctx, s.q.userByID, userID).Scan(&u.ID, &u.Email, &u.PasswordHash, &joined); err != nil {
+		if n == 0 {
+			return store.ErrNotFound // the user has no password login
+		}
+		if l, err = scanLogin(q.QueryRowContext(ctx, s.q.passwordLogin, userID)); err != nil {
 			return err
 		}
-		u.TimeJoined = fromMS(joined)
 		handles, err = s.revokeUser(ctx, q, userID)
 		return err
 	})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return store.User{}, nil, err
+		return store.Login{}, nil, err
 	case err != nil:
-		return store.User{}, nil, fmt.Errorf("sqlstore: resetting a password: %w", err)
+		return store.Login{}, nil, fmt.Errorf("sqlstore: resetting a password: %w", err)
 	}
-	return u, handles, nil
+	return l, handles, nil
 }
 
 // SigningKeys implements store.Store.

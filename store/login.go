@@ -1,0 +1,55 @@
+package store
+
+import "time"
+
+// Login methods: the values of LoginKey.Method.
+const (
+	// MethodEmailPassword is an email and a password. Its Subject is the
+	// normalised email.
+	MethodEmailPassword = "emailpassword"
+	// MethodThirdParty is an identity at a third-party provider. Its
+	// ThirdParty is the provider's id, its Subject the provider's id for
+	// the user.
+	MethodThirdParty = "thirdparty"
+)
+
+// A LoginKey names one way of signing in. It is unique across all users:
+// one email and password login per email, one third-party login per
+// provider and provider user id.
+type LoginKey struct {
+	// Method is MethodEmailPassword or MethodThirdParty.
+	Method string
+	// ThirdParty is the provider's id, such as "google"; "" for
+	// MethodEmailPassword.
+	ThirdParty string
+	// Subject identifies the user within the method: the normalised email
+	// for MethodEmailPassword, the provider's user id for MethodThirdParty.
+	Subject string
+}
+
+// EmailPasswordKey is the key of the email and password login of an email,
+// which the library normalises (trimmed, lower-cased, Unicode NFC) before
+// it reaches the store.
+func EmailPasswordKey(email string) LoginKey {
+	return LoginKey{Method: MethodEmailPassword, Subject: email}
+}
+
+// A Login is one login method of a user. A user has at least one, and at
+// most one whose Method is MethodEmailPassword.
+type Login struct {
+	LoginKey
+	// UserID is the user the login belongs to.
+	UserID string
+	// Email is the login's email, normalised. Logins of several users may
+	// share it: an email and password user and a user who signed up with a
+	// provider that reports the same address are two users.
+	Email string
+	// EmailVerified reports whether the email is known to belong to the
+	// user.
+	EmailVerified bool
+	// PasswordHash is the password in PHC string format; only for
+	// MethodEmailPassword.
+	PasswordHash string
+	// CreatedAt is when the login was added.
+	CreatedAt time.Time
+}

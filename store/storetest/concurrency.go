@@ -1,0 +1,417 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/latchkit/auth/store"
+)
+
+var concurrencyTests = []test{
+	{"CreateUserSameEmail", testConcurrentCreateUser},
+	{"UpdatePasswordHashSameOld", testConcurrentUpdatePasswordHash},
+	{"CreateSessionSameHandle", testConcurrentCreateSession},
+	{"RotateSameToken", testConcurrentRotate},
+	{"RotateSameTokenReuseWindow", testConcurrentRotateReuseWindow},
+	{"ResetPasswordSameToken", testConcurrentResetPassword},
+	{"MixedUsers", testConcurrentMixed},
+}
+
+// parallel runs f(0) … f(n-1) in n goroutines released at the same moment
+// and waits for all of them.
+func parallel(n int, f func(i int)) {
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			f(i)
+		})
+	}
+	close(start)
+	wg.Wait()
+}
+
+func testConcurrentCreateUser(t *testing.T, s store.Store) {
+	const n = 16
+	ctx := t.Context()
+	users := make([]user, n)
+	errs := make([]error, n)
+	for i := range users {
+		users[i] = newUser(fmt.Sprintf("u%d", i)).withEmail("same@example.com")
+	}
+	parallel(n, func(i int) { errs[i] = users[i].create(ctx, s) })
+
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner >= 0:
+			t.Errorf("CreateUser: of concurrent calls with one email exactly one must succeed; both %s and %s did", users[winner].ID, users[i].ID)
+		case err == nil:
+			winner = i
+		case !errors.Is(err, store.ErrConflict):
+			t.Errorf("CreateUser: a concurrent call losing the race for an email must return ErrConflict; got error %v", err)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("CreateUser: of concurrent calls with one email exactly one must succeed; none did")
+	}
+	wantUser(t, s, users[winner], "CreateUser: the email must belong to the one call that succeeded")
+	for i, u := range users {
+		if i == winner {
+			continue
+		}
+		_, err := s.UserByID(ctx, u.ID)
+		wantErr(t, err, store.ErrNotFound, "CreateUser: a call that returned ErrConflict must not have written its user")
+	}
+}
+
+func testConcurrentUpdatePasswordHash(t *testing.T, s store.Store) {
+	const n = 16
+	ctx := t.Context()
+	u := mustCreateUser(t, s, "u1")
+	errs := make([]error, n)
+	newHash := func(i int) string { return phc(fmt.Sprintf("upgrade%d", i)) }
+	parallel(n, func(i int) { errs[i] = s.UpdatePasswordHash(ctx, u.ID, u.PasswordHash, newHash(i)) })
+
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner >= 0:
+			t.Errorf("UpdatePasswordHash: of concurrent calls with the same old hash exactly one must succeed; calls %d and %d did", winner, i)
+		case err == nil:
+			winner = i
+		case !errors.Is(err, store.ErrConflict):
+			t.Errorf("UpdatePasswordHash: a concurrent call whose old hash was replaced in the meantime must return ErrConflict; got error %v", err)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("UpdatePasswordHash: of concurrent calls with the same old hash exactly one must succeed; none did")
+	}
+	u.PasswordHash = newHash(winner)
+	wantUser(t, s, u, "UpdatePasswordHash: the stored hash must be the one of the call that succeeded")
+}
+
+func testConcurrentCreateSession(t *testing.T, s store.Store) {
+	const n = 16
+	ctx := t.Context()
+	mustCreateUser(t, s, "u1")
+	sess := newSession("s1", "u1", base, at(ttl))
+	tok := func(i int) string { return fmt.Sprintf("r%d", i) }
+	errs := make([]error, n)
+	parallel(n, func(i int) { errs[i] = s.CreateSession(ctx, sess, token(tok(i))) })
+
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner >= 0:
+			t.Errorf("CreateSession: of concurrent calls with one handle exactly one must succeed; calls %d and %d did", winner, i)
+		case err == nil:
+			winner = i
+		case !errors.Is(err, store.ErrConflict):
+			t.Errorf("CreateSession: a concurrent call with a handle that exists must return ErrConflict; got error %v", err)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("CreateSession: of concurrent calls with one handle exactly one must succeed; none did")
+	}
+	now := at(time.Hour)
+	for i := range n {
+		if i != winner {
+			wantRotateErr(t, s, rotation(tok(i), "next", now, 0), store.ErrNotFound,
+				"CreateSession: a call that returned ErrConflict must not have written its token")
+		}
+	}
+	r := rotation(tok(winner), "next", now, 0)
+	mustRotate(t, s, r, updated(sess, r), "CreateSession: the token of the call that succeeded is current, so rotating it")
+}
+
+// stormRounds is how many sessions each rotation storm is repeated on. A
+// store that decides and writes in two steps loses only when the scheduler
+// interleaves two calls just so; more rounds make that likelier.
+const stormRounds = 10
+
+// testConcurrentRotate presents one current token in many concurrent calls
+// without a reuse window, once on each of several sessions.
+//
+// Invariant checked: exactly one call takes the first branch of the
+// contract. Every later call presents a superseded token: the first of them
+// finds the session live and must revoke it with ErrTokenReused; all the
+// others find it revoked and must return ErrNotFound. So there are exactly
+// one success, one ErrTokenReused and n-2 ErrNotFound, and afterwards no
+// token of the session rotates, not even the winner's Next.
+func testConcurrentRotate(t *testing.T, s store.Store) {
+	mustCreateUser(t, s, "u1")
+	for round := range stormRounds {
+		rotateStorm(t, s, fmt.Sprintf("s%d", round))
+	}
+}
+
+func rotateStorm(t *testing.T, s store.Store, handle string) {
+	t.Helper()
+	const n = 50
+	ctx := t.Context()
+	sess := newSession(handle, "u1", base, at(ttl))
+	mustCreateSession(t, s, sess, handle+"/r0")
+
+	now := at(time.Hour)
+	next := func(i int) string { return fmt.Sprintf("%s/next%d", handle, i) }
+	errs := make([]error, n)
+	parallel(n, func(i int) {
+		_, errs[i] = s.RotateRefreshToken(ctx, rotation(handle+"/r0", next(i), now, 0))
+	})
+
+	var ok, reused, notFound int
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case errors.Is(err, store.ErrTokenReused):
+			reused++
+		case errors.Is(err, store.ErrNotFound):
+			notFound++
+		default:
+			t.Errorf("RotateRefreshToken: concurrent calls with one token must return nil, ErrTokenReused or ErrNotFound; session %s got error %v", handle, err)
+		}
+	}
+	if ok != 1 {
+		t.Errorf("RotateRefreshToken: of concurrent calls with the same current token exactly one must succeed; on session %s %d did", handle, ok)
+	}
+	if reused != 1 {
+		t.Errorf("RotateRefreshToken: after one concurrent call won, the first to present the now superseded token must get ErrTokenReused and revoke the session, the rest ErrNotFound; session %s got %d ErrTokenReused and %d ErrNotFound", handle, reused, notFound)
+	}
+
+	wantNoSession(t, s, handle, now, "RotateRefreshToken: reuse by a losing concurrent call must revoke the session")
+	later := now.Add(time.Second)
+	for i := range n {
+		wantRotateErr(t, s, rotation(next(i), handle+"/after", later, 0), store.ErrNotFound,
+			fmt.Sprintf("after concurrent reuse revoked session %s no Next may rotate: %s must return ErrNotFound", handle, next(i)))
+	}
+	wantRotateErr(t, s, rotation(handle+"/r0", handle+"/after", later, 0), store.ErrNotFound,
+		fmt.Sprintf("after concurrent reuse revoked session %s the presented token must return ErrNotFound", handle))
+}
+
+// testConcurrentRotateReuseWindow presents one current token in many
+// concurrent calls with the same Now and a positive reuse window, as a
+// client retrying a lost response would, once on each of several sessions.
+//
+// Every call must succeed: the first takes the first branch and makes the
+// presented token the predecessor; each later one presents that predecessor
+// while the current token is zero seconds old, inside the window, and so
+// takes the second branch, which keeps the predecessor. Each call gives the
+// session its own ExpiresAt.
+//
+// Invariant checked: exactly one of the issued Next tokens is current, and it
+// is the one issued by the call whose ExpiresAt the session now has (the
+// contract sets the session's ExpiresAt and the current token together).
+// That token must rotate. Every other Next must then be a superseded token of
+// the live session, never a second current token and never lost: the first
+// one presented must return ErrTokenReused and revoke the session, and all
+// the rest ErrNotFound. Rotating the identified token first is what makes the
+// check sound: presenting a superseded one first would revoke the session and
+// hide whether the others were current.
+func testConcurrentRotateReuseWindow(t *testing.T, s store.Store) {
+	mustCreateUser(t, s, "u1")
+	for round := range stormRounds {
+		rotateStormReuseWindow(t, s, fmt.Sprintf("s%d", round))
+	}
+}
+
+func rotateStormReuseWindow(t *testing.T, s store.Store, handle string) {
+	t.Helper()
+	const n = 50
+	ctx := t.Context()
+	sess := newSession(handle, "u1", base, at(ttl))
+	mustCreateSession(t, s, sess, handle+"/r0")
+
+	now := at(time.Hour)
+	rotations := make([]store.Rotation, n)
+	for i := range rotations {
+		rotations[i] = rotation(handle+"/r0", fmt.Sprintf("%s/next%d", handle, i), now, time.Minute)
+		rotations[i].ExpiresAt = now.Add(ttl + time.Duration(i)*time.Second)
+	}
+	errs := make([]error, n)
+	parallel(n, func(i int) { _, errs[i] = s.RotateRefreshToken(ctx, rotations[i]) })
+
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("RotateRefreshToken: a concurrent retry with the predecessor inside the reuse window must succeed; session %s call %d got error %v", handle, i, err)
+		}
+	}
+	got, err := s.Session(ctx, handle, now)
+	if err != nil {
+		t.Fatalf("RotateRefreshToken: concurrent rotations inside the reuse window must leave the session alive; Session(%q) failed: %v", handle, err)
+	}
+	current := slices.IndexFunc(rotations, func(r store.Rotation) bool { return sameTime(got.ExpiresAt, r.ExpiresAt) })
+	if current < 0 {
+		t.Fatalf("RotateRefreshToken: after concurrent rotations the ExpiresAt %v of session %s must be that of one of the calls", got.ExpiresAt, handle)
+	}
+	if d := sessionDiff(got, updated(sess, rotations[current])); d != "" {
+		t.Errorf("RotateRefreshToken: after concurrent rotations session %s must be as the last one left it: %s", handle, d)
+	}
+
+	later := now.Add(time.Second)
+	r := store.Rotation{Presented: rotations[current].Next, Next: token(handle + "/after"), Now: later, ExpiresAt: later.Add(ttl)}
+	mustRotate(t, s, r, updated(got, r), "RotateRefreshToken: the Next of the call that set the session's ExpiresAt is the one current token, so rotating it")
+
+	reused := false
+	for i, ri := range rotations {
+		if i == current {
+			continue
+		}
+		_, err := s.RotateRefreshToken(ctx, store.Rotation{Presented: ri.Next, Next: token(handle + "/never"), Now: later, ExpiresAt: later.Add(ttl)})
+		switch {
+		case err == nil:
+			t.Fatalf("RotateRefreshToken: after concurrent rotations inside the reuse window exactly one Next may be current; on session %s call %d's Next rotated as well", handle, i)
+		case !reused && !errors.Is(err, store.ErrTokenReused):
+			t.Fatalf("RotateRefreshToken: every Next replaced inside the reuse window must be a superseded token of the session, so presenting call %d's Next on session %s must return ErrTokenReused; got error %v", i, handle, err)
+		case reused && !errors.Is(err, store.ErrNotFound):
+			t.Fatalf("RotateRefreshToken: after reuse revoked session %s, call %d's Next must return ErrNotFound; got error %v", handle, i, err)
+		}
+		reused = true
+	}
+}
+
+// testConcurrentResetPassword presents one reset token in many concurrent
+// calls, each setting its own password hash, once for each of several users.
+//
+// Invariant checked: exactly one call succeeds and all the others return
+// ErrNotFound, because the token works once; the user's hash is then the
+// winner's, and the user's session is revoked.
+func testConcurrentResetPassword(t *testing.T, s store.Store) {
+	for round := range stormRounds {
+		resetStorm(t, s, fmt.Sprintf("u%d", round))
+	}
+}
+
+func resetStorm(t *testing.T, s store.Store, userID string) {
+	t.Helper()
+	const n = 20
+	ctx := t.Context()
+	u := mustCreateUser(t, s, userID)
+	sess := newSession(userID+"/s1", userID, base, at(ttl))
+	mustCreateSession(t, s, sess, userID+"/s1/r0")
+	mustCreateResetToken(t, s, newResetToken(userID+"/reset", userID, base, at(time.Hour)))
+
+	now := at(10 * time.Minute)
+	newHash := func(i int) string { return phc(fmt.Sprintf("%s-reset%d", userID, i)) }
+	logins := make([]store.Login, n)
+	handles := make([][]string, n)
+	errs := make([]error, n)
+	parallel(n, func(i int) {
+		logins[i], handles[i], errs[i] = s.ResetPassword(ctx, token(userID+"/reset"), newHash(i), now)
+	})
+
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner >= 0:
+			t.Errorf("ResetPassword: a token works once, so of concurrent calls with it exactly one must succeed; for user %s calls %d and %d did", userID, winner, i)
+		case err == nil:
+			winner = i
+		case !errors.Is(err, store.ErrNotFound):
+			t.Errorf("ResetPassword: a concurrent call with a token used up by another must return ErrNotFound; user %s got error %v", userID, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatalf("ResetPassword: of concurrent calls with a live token exactly one must succeed; for user %s none did", userID)
+	}
+	want := withHash(u, newHash(winner))
+	if d := loginDiff(logins[winner], want.Login); d != "" {
+		t.Errorf("ResetPassword: a successful reset must return the email and password login with the new password hash: %s", d)
+	}
+	if !slices.Equal(handles[winner], []string{sess.Handle}) {
+		t.Errorf("ResetPassword: the call that succeeded must return the handles of the sessions it revoked: got %q, want %q", handles[winner], []string{sess.Handle})
+	}
+	wantUser(t, s, want, "ResetPassword: the stored hash must be the one of the call that succeeded")
+	wantNoSession(t, s, sess.Handle, now, "ResetPassword: must revoke every session of the user")
+}
+
+// testConcurrentMixed runs the everyday operations of several users at once,
+// plus key management and DeleteExpired, to shake out data races.
+func testConcurrentMixed(t *testing.T, s store.Store) {
+	const users, rounds = 8, 10
+	ctx := t.Context()
+
+	parallel(users+1, func(w int) {
+		if w == users {
+			keysWorker(t, s)
+			return
+		}
+		uid := fmt.Sprintf("u%d", w)
+		u := newUser(uid)
+		if err := u.create(ctx, s); err != nil {
+			t.Errorf("CreateUser: a user with a new id and email must be added; got error %v", err)
+			return
+		}
+		live := 0
+		for round := range rounds {
+			handle := fmt.Sprintf("%s/s%d", uid, round)
+			now := at(time.Duration(round) * time.Minute)
+			sess := newSession(handle, uid, now, now.Add(ttl))
+			if err := s.CreateSession(ctx, sess, token(handle+"/0")); err != nil {
+				t.Errorf("CreateSession: a session with a new handle and token of an existing user must be added; got error %v", err)
+				return
+			}
+			live++
+			for gen := range 3 {
+				now = now.Add(time.Second)
+				r := rotation(fmt.Sprintf("%s/%d", handle, gen), fmt.Sprintf("%s/%d", handle, gen+1), now, 0)
+				got, err := s.RotateRefreshToken(ctx, r)
+				if err != nil {
+					t.Errorf("RotateRefreshToken: the current token of a live session must rotate; got error %v", err)
+					return
+				}
+				if d := sessionDiff(got, updated(sess, r)); d != "" {
+					t.Errorf("RotateRefreshToken: must return the updated session: %s", d)
+				}
+			}
+			if got, err := s.UserSessions(ctx, uid, now); err != nil || len(got) != live {
+				t.Errorf("UserSessions: must return every live session of the user; got %d sessions, error %v, want %d", len(got), err, live)
+			}
+			oldHash, newHash := u.PasswordHash, phc(fmt.Sprintf("%s-%d", uid, round))
+			if err := s.UpdatePasswordHash(ctx, uid, oldHash, newHash); err != nil {
+				t.Errorf("UpdatePasswordHash: a matching old hash must succeed; got error %v", err)
+			}
+			u.PasswordHash = newHash
+			if round%3 == 0 {
+				if err := s.RevokeSession(ctx, handle); err != nil {
+					t.Errorf("RevokeSession: an existing session must be revoked; got error %v", err)
+				}
+				live--
+			}
+		}
+		if got, err := s.Login(ctx, u.LoginKey); err != nil || got.PasswordHash != u.PasswordHash {
+			t.Errorf("UpdatePasswordHash: the last successful update must be stored; got %q, error %v", got.PasswordHash, err)
+		}
+		handles, err := s.RevokeUserSessions(ctx, uid)
+		if err != nil || len(handles) != live {
+			t.Errorf("RevokeUserSessions: must return the handles of every session of the user; got %d, error %v, want %d", len(handles), err, live)
+		}
+	})
+}
+
+// keysWorker adds and reads signing keys and runs DeleteExpired at a time
+// before anything of testConcurrentMixed expires, so it must remove nothing
+// the other workers rely on.
+func keysWorker(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	for i := range 20 {
+		k := newKey(fmt.Sprintf("k%d", i), at(time.Duration(i)*time.Minute), at(ttl), at(2*ttl))
+		if err := s.AddSigningKey(ctx, k); err != nil {
+			t.Errorf("AddSigningKey: a key with a new id must be added; got error %v", err)
+			return
+		}
+		keys, err := s.SigningKeys(ctx, base)
+		if err != nil || len(keys) != i+1 || keys[0].ID != k.ID {
+			t.Errorf("SigningKeys: must return every live key, newest first; got %v, error %v, want %d keys starting with %s", keyIDs(keys), err, i+1, k.ID)
+		}
+		if err := s.DeleteExpired(ctx, base); err != nil {
+			t.Errorf("DeleteExpired: must succeed; got error %v", err)
+		}
+	}
+}

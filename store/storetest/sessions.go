@@ -1,0 +1,261 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/latchkit/auth/store"
+)
+
+var sessionTests = []test{
+	{"CreateAndGet", testCreateSession},
+	{"DuplicateHandle", testCreateSessionDuplicateHandle},
+	{"DuplicateToken", testCreateSessionDuplicateToken},
+	{"UnknownUser", testCreateSessionUnknownUser},
+	{"Expiry", testSessionExpiry},
+	{"UserSessionsNewestFirst", testUserSessionsNewestFirst},
+	{"UserSessionsEmpty", testUserSessionsEmpty},
+	{"RevokeSession", testRevokeSession},
+	{"RevokeUserSessions", testRevokeUserSessions},
+	{"RevokeUserSessionsExpired", testRevokeUserSessionsExpired},
+	{"RevokeExpiredSession", testRevokeExpiredSession},
+}
+
+func testCreateSession(t *testing.T, s store.Store) {
+	mustCreateUser(t, s, "u1")
+
+	// Distinct times for every field catch a store that mixes them up.
+	sess := store.Session{
+		Handle:      "s1",
+		UserID:      "u1",
+		CreatedAt:   at(time.Hour),
+		RefreshedAt: at(2*time.Hour + 500*time.Millisecond),
+		ExpiresAt:   at(26 * time.Hour),
+	}
+	if err := s.CreateSession(t.Context(), sess, token("s1/r0")); err != nil {
+		t.Fatalf("CreateSession: a session with a new handle and token of an existing user must be added; got error %v", err)
+	}
+	wantSession(t, s, sess, at(3*time.Hour), "CreateSession: the session must be stored as given")
+	wantUserSessions(t, s, "u1", at(3*time.Hour), []store.Session{sess}, "CreateSession: the session must belong to its user")
+
+	r := rotation("s1/r0", "s1/r1", at(3*time.Hour), 0)
+	mustRotate(t, s, r, updated(sess, r), "CreateSession: the given refresh token is the session's current token, so rotating it")
+}
+
+func testCreateSessionDuplicateHandle(t *testing.T, s store.Store) {
+	mustCreateUser(t, s, "u1")
+	mustCreateUser(t, s, "u2")
+	s1 := newSession("s1", "u1", base, at(ttl))
+	mustCreateSession(t, s, s1, "s1/r0")
+
+	dup := newSession("s1", "u2", at(time.Hour), at(time.Hour+ttl))
+	err := s.CreateSession(t.Context(), dup, token("dup/r0"))
+	wantErr(t, err, store.ErrConflict, "CreateSession: a duplicate handle must return ErrConflict")
+
+	now := at(2 * time.Hour)
+	wantSession(t, s, s1, now, "CreateSession: a conflicting session must not overwrite the existing one")
+	wantUserSessions(t, s, "u2", now, nil, "CreateSession: a conflicting session must not be written")
+	wantRotateErr(t, s, rotation("dup/r0", "dup/r1", now, 0), store.ErrNotFound,
+		"CreateSession: the token of a conflicting session must not be written, so it must return ErrNotFound")
+	r := rotation("s1/r0", "s1/r1", now, 0)
+	mustRotate(t, s, r, updated(s1, r), "CreateSession: a rejected duplicate must leave the existing session's token current, so rotating it")
+}
+
+func testCreateSessionDuplicateToken(t *testing.T, s store.Store) {
+	mustCreateUser(t, s, "u1")
+	s1 := newSession("s1", "u1", base, at(ttl))
+	mustCreateSession(t, s, s1, "t0")
+
+	s2 := newSession("s2", "u1", base, at(ttl))
+	err := s.CreateSession(t.Context(), s2, token("t0"))
+	wantErr(t, err, store.ErrConflict, "CreateSession: a refresh token hash that exists as a current token must return ErrConflict")
+	wantNoSession(t, s, "s2", base, "CreateSession: a conflicting session must not be written")
+
+	// Superseded tokens exist too: they are what reveals a theft.
+	r := rotation("t0", "t1", at(time.Hour), 0)
+	s1 = mustRotate(t, s, r, updated(s1, r), "rotating a current token")
+	s3 := newSession("s3", "u1", at(time.Hour), at(time.Hour+ttl))
+	err = s.CreateSession(t.Context(), s3, token("t0"))
+	wantErr(t, err, store.ErrConflict, "CreateSession: a refresh token hash that exists as a superseded token must return ErrConflict")
+	wantNoSession(t, s, "s3", at(time.Hour), "CreateSession: a conflicting session must not be written")
+
+	wantUserSessions(t, s, "u1", at(time.Hour), []store.Session{s1}, "CreateSession: conflicting sessions must not be written")
+	r = rotation("t1", "t2", at(2*time.Hour), 0)
+	mustRotate(t, s, r, updated(s1, r), "CreateSession: a rejected duplicate must not disturb the session owning the token, so rotating its current token")
+}
+
+func testCreateSessionUnknownUser(t *testing.T, s store.Store) {
+	sess := newSession("s1", "nobody", base, at(ttl))
+	err := s.CreateSession(t.Context(), sess, token("s1/r0"))
+	wantErr(t, err, store.ErrNotFound, "CreateSession: an unknown user must return ErrNotFound")
+	wantNoSession(t, s, "s1", base, "CreateSession: a session of an unknown user must not be written")
+	wantRotateErr(t, s, rotation("s1/r0", "s1/r1", base, 0), store.ErrNotFound,
+		"CreateSession: the token of a session rejected for an unknown user must not be written, so it must return ErrNotFound")
+
+	// Nothing was written, so the handle and the token are still free.
+	mustCreateUser(t, s, "u1")
+	sess.UserID = "u1"
+	if err := s.CreateSession(t.Context(), sess, token("s1/r0")); err != nil {
+		t.Errorf("CreateSession: a session rejected for an unknown user must leave its handle and token free; got error %v", err)
+	}
+}
+
+func testSessionExpiry(t *testing.T, s store.Store) {
+	mustCreateUser(t, s, "u1")
+	sess := newSession("s1", "u1", base, at(10*time.Hour))
+	mustCreateSession(t, s, sess, "s1/r0")
+
+	wantSession(t, s, sess, base, "Session: a session that has not expired must be returned")
+	wantSession(t, s, sess, at(10*time.Hour-time.Second), "Session: a session must be returned until it expires")
+	wantNoSession(t, s, "s1", at(10*time.Hour+time.Second), "Session: an expired session must return ErrNotFound")
+	wantUserSessions(t, s, "u1", at(9*time.Hour), []store.Session{sess}, "UserSessions: must include live sessions")
+	wantUserSessions(t, s, "u1", at(11*time.Hour), nil, "UserSessions: must exclude expired sessions")
+	wantNoSession(t, s, "unknown", base, "Session: an unknown handle must return ErrNotFound")
+}
+
+func testUserSessionsNewestFirst(t *testing.T, s store.Store) {
+	mustCreateUser(t, s, "u1")
+	mustCreateUser(t, s, "u2")
+
+	// Created in an order that differs from the order of CreatedAt, so that
+	// insertion order cannot pass for newest first.
+	a := newSession("a", "u1", at(1*time.Hour), at(100*time.Hour))
+	b := newSession("b", "u1", at(3*time.Hour), at(100*time.Hour))
+	c := newSession("c", "u1", at(2*time.Hour), at(100*time.Hour))
+	expired := newSession("x", "u1", at(4*time.Hour), at(5*time.Hour))
+	other := newSession("o", "u2", at(5*time.Hour), at(100*time.Hour))
+	for _, sess := range []store.Session{a, b, c, expired, other} {
+		mustCreateSession(t, s, sess, sess.Handle+"/r0")
+	}
+
+	wantUserSessions(t, s, "u1", at(6*time.Hour), []store.Session{b, c, a},
+		"UserSessions: must return the user's sessions that have not expired, newest first")
+	wantUserSessions(t, s, "u1", at(4*time.Hour+30*time.Minute), []store.Session{expired, b, c, a},
+		"UserSessions: must return the user's sessions that have not expired, newest first")
+	wantUserSessions(t, s, "u2", at(6*time.Hour), []store.Session{other},
+		"UserSessions: must return only the given user's sessions")
+}
+
+func testUserSessionsEmpty(t *testing.T, s store.Store) {
+	wantUserSessions(t, s, "nobody", base, nil, "UserSessions: an unknown user must have no sessions and no error")
+	mustCreateUser(t, s, "u1")
+	mustCreateUser(t, s, "u2")
+	mustCreateSession(t, s, newSession("s2", "u2", base, at(ttl)), "s2/r0")
+	wantUserSessions(t, s, "u1", base, nil, "UserSessions: a user without sessions must have none and no error")
+	wantUserSessions(t, s, "nobody", base, nil, "UserSessions: an unknown user must have no sessions and no error")
+}
+
+func testRevokeSession(t *testing.T, s store.Store) {
+	mustCreateUser(t, s, "u1")
+	s1 := newSession("s1", "u1", base, at(ttl))
+	s2 := newSession("s2", "u1", at(time.Minute), at(ttl))
+	mustCreateSession(t, s, s1, "s1/r0")
+	mustCreateSession(t, s, s2, "s2/r0")
+	// Give s1 a superseded token as well as a current one.
+	r := rotation("s1/r0", "s1/r1", at(time.Hour), 0)
+	mustRotate(t, s, r, updated(s1, r), "rotating a current token")
+
+	now := at(2 * time.Hour)
+	err := s.RevokeSession(t.Context(), "s1")
+	if !wantErr(t, err, nil, "RevokeSession: an existing session must be revoked") {
+		return
+	}
+	wantNoSession(t, s, "s1", now, "RevokeSession: a revoked session must no longer be found")
+	wantRotateErr(t, s, rotation("s1/r1", "s1/r2", now, 0), store.ErrNotFound,
+		"RevokeSession must delete the session's tokens: the current token must return ErrNotFound")
+	wantRotateErr(t, s, rotation("s1/r0", "s1/r2", now, 0), store.ErrNotFound,
+		"RevokeSession must delete the session's tokens: a superseded token must return ErrNotFound, not ErrTokenReused")
+
+	err = s.RevokeSession(t.Context(), "s1")
+	wantErr(t, err, store.ErrNotFound, "RevokeSession: revoking a session again must return ErrNotFound")
+	err = s.RevokeSession(t.Context(), "unknown")
+	wantErr(t, err, store.ErrNotFound, "RevokeSession: an unknown handle must return ErrNotFound")
+
+	wantUserSessions(t, s, "u1", now, []store.Session{s2}, "RevokeSession: must not revoke other sessions of the user")
+	r = rotation("s2/r0", "s2/r1", now, 0)
+	mustRotate(t, s, r, updated(s2, r), "RevokeSession: must not revoke other sessions, so rotating another session's token")
+}
+
+func testRevokeUserSessions(t *testing.T, s store.Store) {
+	u1 := mustCreateUser(t, s, "u1")
+	mustCreateUser(t, s, "u2")
+	a := newSession("a", "u1", base, at(ttl))
+	b := newSession("b", "u1", at(time.Minute), at(ttl))
+	c := newSession("c", "u2", at(2*time.Minute), at(ttl))
+	for _, sess := range []store.Session{a, b, c} {
+		mustCreateSession(t, s, sess, sess.Handle+"/r0")
+	}
+	r := rotation("b/r0", "b/r1", at(time.Hour), 0)
+	mustRotate(t, s, r, updated(b, r), "rotating a current token")
+
+	now := at(2 * time.Hour)
+	handles, err := s.RevokeUserSessions(t.Context(), "u1")
+	if wantErr(t, err, nil, "RevokeUserSessions: must succeed for a user with sessions") {
+		got := slices.Sorted(slices.Values(handles))
+		if want := []string{"a", "b"}; !slices.Equal(got, want) {
+			t.Errorf("RevokeUserSessions: must return the handles of every session of the user it deleted: got %q, want %q (in any order)", handles, want)
+		}
+	}
+	wantNoSession(t, s, "a", now, "RevokeUserSessions: must delete every session of the user")
+	wantNoSession(t, s, "b", now, "RevokeUserSessions: must delete every session of the user")
+	wantUserSessions(t, s, "u1", now, nil, "RevokeUserSessions: must delete every session of the user")
+	for _, tok := range []string{"a/r0", "b/r1", "b/r0"} {
+		wantRotateErr(t, s, rotation(tok, tok+"/next", now, 0), store.ErrNotFound,
+			fmt.Sprintf("RevokeUserSessions must delete the sessions' tokens: %s must return ErrNotFound", tok))
+	}
+	wantUser(t, s, u1, "RevokeUserSessions: must not delete the user")
+
+	wantUserSessions(t, s, "u2", now, []store.Session{c}, "RevokeUserSessions: must not touch other users' sessions")
+	r = rotation("c/r0", "c/r1", now, 0)
+	mustRotate(t, s, r, updated(c, r), "RevokeUserSessions: must not touch other users' sessions, so rotating their tokens")
+
+	handles, err = s.RevokeUserSessions(t.Context(), "u1")
+	if wantErr(t, err, nil, "RevokeUserSessions: must succeed for a user without sessions") && len(handles) != 0 {
+		t.Errorf("RevokeUserSessions: a user without sessions must return no handles; got %q", handles)
+	}
+	handles, err = s.RevokeUserSessions(t.Context(), "nobody")
+	if wantErr(t, err, nil, "RevokeUserSessions: must succeed for an unknown user") && len(handles) != 0 {
+		t.Errorf("RevokeUserSessions: an unknown user must return no handles; got %q", handles)
+	}
+}
+
+// RevokeUserSessions deletes every session of the user, those that have
+// expired but are still on record included, and reports them; and
+// UserSessions orders by CreatedAt, whatever the refresh times.
+func testRevokeUserSessionsExpired(t *testing.T, s store.Store) {
+	mustCreateUser(t, s, "u1")
+	old := newSession("old", "u1", base, at(time.Hour))
+	a := newSession("a", "u1", at(time.Minute), at(ttl))
+	b := newSession("b", "u1", at(2*time.Minute), at(ttl))
+	for _, sess := range []store.Session{old, a, b} {
+		mustCreateSession(t, s, sess, sess.Handle+"/r0")
+	}
+	r := rotation("a/r0", "a/r1", at(3*time.Hour), 0)
+	a = mustRotate(t, s, r, updated(a, r), "the current token of a live session")
+	wantUserSessions(t, s, "u1", at(3*time.Hour), []store.Session{b, a},
+		"UserSessions: newest by CreatedAt first, even when an older session was refreshed later")
+	handles, err := s.RevokeUserSessions(t.Context(), "u1")
+	if wantErr(t, err, nil, "RevokeUserSessions: must succeed") {
+		if got, want := slices.Sorted(slices.Values(handles)), []string{"a", "b", "old"}; !slices.Equal(got, want) {
+			t.Errorf("RevokeUserSessions: must delete and report every session of the user, an expired one not yet removed included: got %q, want %q", got, want)
+		}
+	}
+	if err := s.RevokeSession(t.Context(), "old"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("RevokeSession: a session deleted by RevokeUserSessions must be gone; got %v", err)
+	}
+}
+
+// RevokeSession deletes a session whether or not it has expired.
+func testRevokeExpiredSession(t *testing.T, s store.Store) {
+	mustCreateUser(t, s, "u1")
+	mustCreateSession(t, s, newSession("s1", "u1", base, at(time.Hour)), "s1/r0")
+	if err := s.RevokeSession(t.Context(), "s1"); err != nil {
+		t.Errorf("RevokeSession: an expired session still on record must be deleted; got error %v", err)
+	}
+	if err := s.RevokeSession(t.Context(), "s1"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("RevokeSession: a second revocation must return ErrNotFound; got %v", err)
+	}
+}

@@ -1,0 +1,224 @@
+package storetest
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/latchkit/auth/store"
+)
+
+var resetTokenTests = []test{
+	{"ResetPassword", testResetPassword},
+	{"WorksOnce", testResetPasswordOnce},
+	{"Expiry", testResetTokenExpiry},
+	{"UnknownToken", testResetPasswordUnknownToken},
+	{"CreateUnknownUser", testCreateResetTokenUnknownUser},
+	{"CreateDuplicateHash", testCreateResetTokenDuplicate},
+	{"VoidsOtherTokens", testResetPasswordVoidsOtherTokens},
+	{"UpdatePasswordHashVoidsTokens", testUpdatePasswordHashVoidsResetTokens},
+	{"DeleteExpired", testDeleteExpiredResetTokens},
+}
+
+// withHash is u with its password hash replaced.
+func withHash(u user, hash string) user {
+	u.PasswordHash = hash
+	return u
+}
+
+func testResetPassword(t *testing.T, s store.Store) {
+	u1 := mustCreateUser(t, s, "u1")
+	u2 := mustCreateUser(t, s, "u2")
+	a := newSession("a", "u1", base, at(ttl))
+	b := newSession("b", "u1", at(time.Minute), at(ttl))
+	c := newSession("c", "u2", at(2*time.Minute), at(ttl))
+	for _, sess := range []store.Session{a, b, c} {
+		mustCreateSession(t, s, sess, sess.Handle+"/r0")
+	}
+	// Give a a superseded token as well as a current one.
+	r := rotation("a/r0", "a/r1", at(time.Hour), 0)
+	mustRotate(t, s, r, updated(a, r), "the current token of a live session")
+	mustCreateResetToken(t, s, newResetToken("u1/reset", "u1", at(time.Hour), at(2*time.Hour)))
+	mustCreateResetToken(t, s, newResetToken("u2/reset", "u2", at(time.Hour), at(2*time.Hour)))
+
+	now := at(90 * time.Minute)
+	want := withHash(u1, phc("reset"))
+	mustResetPassword(t, s, "u1/reset", now, want, []string{"a", "b"}, "a live token of a user with sessions")
+	wantUser(t, s, want, "ResetPassword: must set the user's password hash and nothing else")
+	wantNoSession(t, s, "a", now, "ResetPassword: must revoke every session of the user")
+	wantNoSession(t, s, "b", now, "ResetPassword: must revoke every session of the user")
+	wantUserSessions(t, s, "u1", now, nil, "ResetPassword: must revoke every session of the user")
+	for _, tok := range []string{"a/r1", "a/r0", "b/r0"} {
+		wantRotateErr(t, s, rotation(tok, tok+"/next", now, 0), store.ErrNotFound,
+			fmt.Sprintf("ResetPassword must delete the revoked sessions' tokens, current and superseded: %s must return ErrNotFound", tok))
+	}
+
+	wantUser(t, s, u2, "ResetPassword: must not change other users")
+	wantUserSessions(t, s, "u2", now, []store.Session{c}, "ResetPassword: must not revoke other users' sessions")
+	r = rotation("c/r0", "c/r1", now, 0)
+	mustRotate(t, s, r, updated(c, r), "ResetPassword: must not revoke other users' sessions, so rotating their tokens")
+	mustResetPassword(t, s, "u2/reset", now, withHash(u2, phc("reset of u2")), []string{"c"},
+		"a reset must delete only the user's own reset tokens, so another user's token")
+}
+
+func testResetPasswordOnce(t *testing.T, s store.Store) {
+	u := mustCreateUser(t, s, "u1")
+	mustCreateResetToken(t, s, newResetToken("reset", "u1", base, at(time.Hour)))
+
+	want := withHash(u, phc("first"))
+	mustResetPassword(t, s, "reset", at(10*time.Minute), want, nil, "a live token of a user without sessions")
+
+	// The user signs in with the new password; then the token comes back.
+	sess := newSession("s1", "u1", at(11*time.Minute), at(ttl))
+	mustCreateSession(t, s, sess, "s1/r0")
+	now := at(12 * time.Minute)
+	wantResetErr(t, s, "reset", phc("second"), now,
+		"a token works once: presenting it again after a successful reset must return ErrNotFound")
+	wantUser(t, s, want, "ResetPassword: a used token must change nothing, so the hash set by the first reset must stay")
+	wantSession(t, s, sess, now, "ResetPassword: a used token must change nothing, so it must not revoke sessions")
+	r := rotation("s1/r0", "s1/r1", now, 0)
+	mustRotate(t, s, r, updated(sess, r), "ResetPassword: a used token must change nothing, so the current token of a session made after the reset")
+}
+
+func testResetTokenExpiry(t *testing.T, s store.Store) {
+	u := mustCreateUser(t, s, "u1")
+	sess := newSession("s1", "u1", base, at(ttl))
+	mustCreateSession(t, s, sess, "s1/r0")
+	mustCreateResetToken(t, s, newResetToken("reset", "u1", base, at(time.Hour)))
+
+	for _, now := range []time.Time{at(time.Hour), at(time.Hour + time.Millisecond), at(2 * time.Hour)} {
+		wantResetErr(t, s, "reset", phc("too late"), now, fmt.Sprintf(
+			"a token has expired when its ExpiresAt is at or before now, so %v after an expiry of 1h0m0s it must return ErrNotFound", now.Sub(base)))
+	}
+	wantUser(t, s, u, "ResetPassword: an expired token must change nothing, so the hash must stay")
+	wantSession(t, s, sess, at(2*time.Hour), "ResetPassword: an expired token must change nothing, so it must not revoke sessions")
+
+	// Stores never read a clock, so going back in time shows whether the
+	// rejected calls changed anything.
+	mustResetPassword(t, s, "reset", at(time.Hour-time.Second), withHash(u, phc("in time")), []string{"s1"},
+		"an expired token must change nothing, so the same token at a time before its ExpiresAt")
+}
+
+func testResetPasswordUnknownToken(t *testing.T, s store.Store) {
+	wantResetErr(t, s, "forged", phc("new"), base, "an unknown token must return ErrNotFound in an empty store")
+
+	u := mustCreateUser(t, s, "u1")
+	sess := newSession("s1", "u1", base, at(ttl))
+	mustCreateSession(t, s, sess, "s1/r0")
+	mustCreateResetToken(t, s, newResetToken("reset", "u1", base, at(time.Hour)))
+
+	now := at(10 * time.Minute)
+	wantResetErr(t, s, "forged", phc("new"), now, "an unknown token must return ErrNotFound")
+	wantResetErr(t, s, "s1/r0", phc("new"), now, "a refresh token is not a reset token: it must return ErrNotFound")
+	wantUser(t, s, u, "ResetPassword: an unknown token must change nothing, so the hash must stay")
+	wantSession(t, s, sess, now, "ResetPassword: an unknown token must change nothing, so it must not revoke sessions")
+	mustResetPassword(t, s, "reset", now, withHash(u, phc("new")), []string{"s1"},
+		"an unknown token must change nothing, so the user's live token")
+}
+
+func testCreateResetTokenUnknownUser(t *testing.T, s store.Store) {
+	rt := newResetToken("reset", "u1", base, at(time.Hour))
+	err := s.CreateResetToken(t.Context(), rt)
+	wantErr(t, err, store.ErrNotFound, "CreateResetToken: an unknown user must return ErrNotFound")
+
+	u := mustCreateUser(t, s, "u1")
+	wantResetErr(t, s, "reset", phc("new"), at(10*time.Minute),
+		"a token rejected for an unknown user must not be written, so once the user exists it must return ErrNotFound")
+	wantUser(t, s, u, "ResetPassword: an unknown token must change nothing")
+
+	// Nothing was written, so the hash is still free.
+	if err := s.CreateResetToken(t.Context(), rt); err != nil {
+		t.Errorf("CreateResetToken: a token rejected for an unknown user must leave its hash free; got error %v", err)
+	}
+}
+
+func testCreateResetTokenDuplicate(t *testing.T, s store.Store) {
+	u1 := mustCreateUser(t, s, "u1")
+	u2 := mustCreateUser(t, s, "u2")
+	mustCreateResetToken(t, s, newResetToken("reset", "u1", base, at(time.Hour)))
+
+	err := s.CreateResetToken(t.Context(), newResetToken("reset", "u2", at(time.Minute), at(2*time.Hour)))
+	wantErr(t, err, store.ErrConflict, "CreateResetToken: a duplicate hash must return ErrConflict")
+	err = s.CreateResetToken(t.Context(), newResetToken("reset", "u1", at(time.Minute), at(2*time.Hour)))
+	wantErr(t, err, store.ErrConflict, "CreateResetToken: a duplicate hash must return ErrConflict even for the same user")
+
+	wantResetErr(t, s, "reset", phc("new"), at(90*time.Minute),
+		"a conflicting token must not overwrite the existing one, so the existing one must still expire at its own ExpiresAt")
+	mustResetPassword(t, s, "reset", at(10*time.Minute), withHash(u1, phc("new")), nil,
+		"CreateResetToken: a conflicting token must not overwrite the existing one, so the existing token for its own user")
+	wantUser(t, s, u2, "CreateResetToken: a conflicting token must not be written, so the user it named must not change")
+}
+
+func testResetPasswordVoidsOtherTokens(t *testing.T, s store.Store) {
+	u1 := mustCreateUser(t, s, "u1")
+	u2 := mustCreateUser(t, s, "u2")
+	mustCreateResetToken(t, s, newResetToken("u1/old", "u1", base, at(time.Hour)))
+	mustCreateResetToken(t, s, newResetToken("u1/new", "u1", at(time.Minute), at(2*time.Hour)))
+	mustCreateResetToken(t, s, newResetToken("u1/later", "u1", at(2*time.Minute), at(3*time.Hour)))
+	mustCreateResetToken(t, s, newResetToken("u2/reset", "u2", base, at(time.Hour)))
+
+	now := at(10 * time.Minute)
+	want := withHash(u1, phc("reset"))
+	mustResetPassword(t, s, "u1/new", now, want, nil, "a live token of the user")
+	for _, name := range []string{"u1/old", "u1/later", "u1/new"} {
+		wantResetErr(t, s, name, phc("again"), now, fmt.Sprintf(
+			"a successful reset must delete every reset token of the user, so %s must return ErrNotFound", name))
+	}
+	wantUser(t, s, want, "ResetPassword: a voided token must change nothing, so the hash of the successful reset must stay")
+	mustResetPassword(t, s, "u2/reset", now, withHash(u2, phc("reset of u2")), nil,
+		"a reset must delete only the user's own reset tokens, so another user's token")
+}
+
+func testUpdatePasswordHashVoidsResetTokens(t *testing.T, s store.Store) {
+	u1 := mustCreateUser(t, s, "u1")
+	u2 := mustCreateUser(t, s, "u2")
+	u3 := mustCreateUser(t, s, "u3")
+	mustCreateResetToken(t, s, newResetToken("u1/a", "u1", base, at(time.Hour)))
+	mustCreateResetToken(t, s, newResetToken("u1/b", "u1", at(time.Minute), at(2*time.Hour)))
+	mustCreateResetToken(t, s, newResetToken("u2/reset", "u2", base, at(time.Hour)))
+	mustCreateResetToken(t, s, newResetToken("u3/reset", "u3", base, at(time.Hour)))
+
+	want := withHash(u1, phc("upgraded"))
+	if err := s.UpdatePasswordHash(t.Context(), u1.ID, u1.PasswordHash, want.PasswordHash); err != nil {
+		t.Fatalf("UpdatePasswordHash: a matching old hash must succeed; got error %v", err)
+	}
+	now := at(10 * time.Minute)
+	for _, name := range []string{"u1/a", "u1/b"} {
+		wantResetErr(t, s, name, phc("reset"), now, fmt.Sprintf(
+			"UpdatePasswordHash must void the user's outstanding reset tokens, so %s must return ErrNotFound", name))
+	}
+	wantUser(t, s, want, "ResetPassword: a voided token must change nothing, so the upgraded hash must stay")
+	mustResetPassword(t, s, "u2/reset", now, withHash(u2, phc("reset of u2")), nil,
+		"UpdatePasswordHash must void only the user's own reset tokens, so another user's token")
+
+	// A refused update changes no hash, so it voids nothing.
+	err := s.UpdatePasswordHash(t.Context(), u3.ID, phc("stale"), phc("upgrade of the stale one"))
+	wantErr(t, err, store.ErrConflict, "UpdatePasswordHash: an old hash that does not match the stored one must return ErrConflict")
+	mustResetPassword(t, s, "u3/reset", now, withHash(u3, phc("reset of u3")), nil,
+		"UpdatePasswordHash: a refused update changes nothing, so the user's reset token")
+}
+
+func testDeleteExpiredResetTokens(t *testing.T, s store.Store) {
+	u1 := mustCreateUser(t, s, "u1")
+	u2 := mustCreateUser(t, s, "u2")
+	mustCreateResetToken(t, s, newResetToken("u1/expired", "u1", base, at(time.Hour)))
+	mustCreateResetToken(t, s, newResetToken("u1/live", "u1", base, at(10*time.Hour)))
+	mustCreateResetToken(t, s, newResetToken("u2/expired", "u2", base, at(time.Hour)))
+
+	now := at(2 * time.Hour)
+	if err := s.DeleteExpired(t.Context(), now); err != nil {
+		t.Fatalf("DeleteExpired: must succeed; got error %v", err)
+	}
+
+	// Stores never read a clock: asking about a time before things expired
+	// tells removed records from merely expired ones.
+	earlier := at(20 * time.Minute)
+	for _, name := range []string{"u1/expired", "u2/expired"} {
+		wantResetErr(t, s, name, phc("reset"), earlier, fmt.Sprintf(
+			"DeleteExpired must remove expired reset tokens, so %s must return ErrNotFound even before its ExpiresAt", name))
+	}
+	wantUser(t, s, u1, "DeleteExpired: must not change users")
+	wantUser(t, s, u2, "DeleteExpired: must not change users")
+	mustResetPassword(t, s, "u1/live", now, withHash(u1, phc("reset")), nil,
+		"DeleteExpired: must keep reset tokens that have not expired, so a live one")
+}
