@@ -40,13 +40,16 @@ func (a *Auth) handleSignUp(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	u := store.User{
-		ID:           uuid.NewString(),
+	now := a.cfg.Now().Truncate(time.Millisecond)
+	u := store.User{ID: uuid.NewString(), TimeJoined: now}
+	l := store.Login{
+		LoginKey:     store.EmailPasswordKey(c.email),
+		UserID:       u.ID,
 		Email:        c.email,
 		PasswordHash: hash,
-		TimeJoined:   a.cfg.Now().Truncate(time.Millisecond),
+		CreatedAt:    now,
 	}
-	if err := a.store.CreateUser(ctx, u); errors.Is(err, store.ErrConflict) {
+	if err := a.store.CreateUser(ctx, u, l); errors.Is(err, store.ErrConflict) {
 		writeFieldErrors(w, []fieldError{{"email", msgEmailTaken}})
 		return
 	} else if err != nil {
@@ -54,7 +57,7 @@ func (a *Auth) handleSignUp(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.emit(ctx, r, Event{Kind: EventSignUp, UserID: u.ID})
-	a.signedIn(w, r, u)
+	a.signedIn(w, r, u, []store.Login{l})
 }
 
 // handleSignIn checks an email and password and starts a session.
@@ -80,13 +83,13 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		tooMany(w, wait)
 		return
 	}
-	u, err := a.passwordLogin(ctx, c.email)
+	l, err := a.passwordLogin(ctx, c.email)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		a.fail(w, r, err)
 		return
 	}
 	known := err == nil
-	hash := u.PasswordHash
+	hash := l.PasswordHash
 	if !known {
 		hash = a.dummyHash
 	}
@@ -100,11 +103,11 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	}
 	if verr != nil {
 		a.cfg.Logger.LogAttrs(ctx, slog.LevelError, "auth: unusable password hash",
-			slog.String("user_id", u.ID), slog.String("error", verr.Error()))
+			slog.String("user_id", l.UserID), slog.String("error", verr.Error()))
 	}
 	if !ok || !known {
 		a.count(ctx, limits...)
-		a.emit(ctx, r, Event{Kind: EventSignInFailed, UserID: u.ID})
+		a.emit(ctx, r, Event{Kind: EventSignInFailed, UserID: l.UserID})
 		writeJSON(w, http.StatusOK, struct {
 			Status string `json:"status"`
 		}{"WRONG_CREDENTIALS_ERROR"})
@@ -114,9 +117,14 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		a.limiterFailed(ctx, err)
 	}
 	if rehash {
-		a.upgradeHash(ctx, u, c.password)
+		a.upgradeHash(ctx, l, c.password)
 	}
-	a.signedIn(w, r, u)
+	u, logins, err := a.user(ctx, l.UserID)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.signedIn(w, r, u, logins)
 }
 
 // credentials decodes the email and password of a request, or answers
@@ -164,14 +172,15 @@ func writeFieldErrors(w http.ResponseWriter, errs []fieldError) {
 	}{"FIELD_ERROR", errs})
 }
 
-// passwordLogin returns the user who signs in with email and a password,
-// or an error matching store.ErrNotFound. It is the one way the handlers
-// ask whether an email has a password login: sign-up, sign-in, the
-// email-exists endpoint and password reset.
-func (a *Auth) passwordLogin(ctx context.Context, email string) (store.User, error) {
-	u, err := a.store.UserByEmail(ctx, email)
-	if err == nil && !u.HasPasswordLogin() {
-		return store.User{}, store.ErrNotFound
+// passwordLogin returns the email and password login of email, or an
+// error matching store.ErrNotFound. It is the one way the handlers ask
+// whether an email has a password login: sign-up, sign-in, the
+// email-exists endpoint and password reset. A login without a hash is
+// none: nobody could sign in with it.
+func (a *Auth) passwordLogin(ctx context.Context, email string) (store.Login, error) {
+	l, err := a.store.Login(ctx, store.EmailPasswordKey(email))
+	if err == nil && l.PasswordHash == "" {
+		return store.Login{}, store.ErrNotFound
 	}
-	return u, err
+	return l, err
 }

@@ -49,7 +49,8 @@ func TestUnknownUserCostsARealHash(t *testing.T) {
 		}
 	}
 	signUp("known@example.com")
-	if err := st.CreateUser(t.Context(), store.User{ID: "third-party", Email: "tp@example.com"}); err != nil {
+	tp := store.Login{LoginKey: store.LoginKey{Method: store.MethodThirdParty, ThirdParty: "google", Subject: "g-1"}, Email: "tp@example.com"}
+	if err := st.CreateUser(t.Context(), store.User{ID: "third-party"}, tp); err != nil {
 		t.Fatal(err)
 	}
 	for _, email := range []string{"unknown@example.com", "known@example.com", "tp@example.com"} {

@@ -254,7 +254,7 @@ type overlappingCreates struct {
 	both  chan struct{}
 }
 
-func (s *overlappingCreates) CreateUser(ctx context.Context, u store.User) error {
+func (s *overlappingCreates) CreateUser(ctx context.Context, u store.User, first store.Login) error {
 	if s.calls.Add(1) == 2 {
 		close(s.both)
 	}
@@ -262,7 +262,7 @@ func (s *overlappingCreates) CreateUser(ctx context.Context, u store.User) error
 	case <-s.both:
 	case <-time.After(5 * time.Second):
 	}
-	return s.Store.CreateUser(ctx, u)
+	return s.Store.CreateUser(ctx, u, first)
 }
 
 func TestConcurrentSignUp(t *testing.T) {

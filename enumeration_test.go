@@ -109,15 +109,12 @@ type enumClass struct{ name, email string }
 
 // enumServer starts a server with a user who has a password and one who
 // has none.
-func enumServer(t *testing.T) (*authtest.Server, auth.User, store.User) {
+func enumServer(t *testing.T) (*authtest.Server, auth.User, storedUser) {
 	t.Helper()
 	st := memstore.New()
 	s := authtest.NewServer(t, auth.Config{Store: st})
 	_, known := s.SignedIn(authtest.Header)
-	noPW := store.User{ID: "enum-no-password", Email: "nopassword@example.com", TimeJoined: authtest.Start}
-	if err := st.CreateUser(t.Context(), noPW); err != nil {
-		t.Fatal(err)
-	}
+	noPW := socialUser("enum-no-password", "nopassword@example.com").addTo(t, st)
 	return s, known, noPW
 }
 
@@ -217,17 +214,13 @@ func TestEnumerationTiming(t *testing.T) {
 		!bytes.Contains(body, []byte(`"status":"OK"`)) {
 		t.Fatalf("sign-up: %d %s", code, body)
 	}
-	first, err := st.UserByEmail(t.Context(), "first@example.com")
+	first, err := st.Login(t.Context(), store.EmailPasswordKey("first@example.com"))
 	if err != nil || !strings.HasPrefix(first.PasswordHash, "$argon2id$v=19$m=19456,t=2,p=1$") {
 		t.Fatalf("the hash %q, %v: not the real parameters", first.PasswordHash, err)
 	}
 	known := func(i int) string { return fmt.Sprintf("known%04d@example.com", i) }
 	for i := range samples + warmup {
-		if err := st.CreateUser(t.Context(), store.User{
-			ID: fmt.Sprintf("enum-%d", i), Email: known(i), PasswordHash: first.PasswordHash, TimeJoined: time.Now(),
-		}); err != nil {
-			t.Fatal(err)
-		}
+		passwordUser(fmt.Sprintf("enum-%d", i), known(i), first.PasswordHash).addTo(t, st)
 	}
 
 	// measure interleaves two classes in pairs, in random order within

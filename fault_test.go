@@ -517,19 +517,19 @@ func faultFlows() []faultFlow {
 	upgrade.tolerated = map[string]bool{"UpdatePasswordHash": true}
 	upgrade.setup = func(e *faultEnv, c *authtest.Client) {
 		e.mustSignUp(e.srv.NewClient(authtest.Header))
-		u, err := e.mem.UserByEmail(e.t.Context(), e.email)
+		u, err := e.mem.Login(e.t.Context(), store.EmailPasswordKey(e.email))
 		if err != nil {
 			e.t.Fatal(err)
 		}
 		old := password.Hash(authtest.Password, password.Params{Memory: 32, Time: 1, Threads: 1})
 		// Through the faultstore, so that its log stays complete.
-		if err := e.fs.UpdatePasswordHash(e.t.Context(), u.ID, u.PasswordHash, old); err != nil {
+		if err := e.fs.UpdatePasswordHash(e.t.Context(), u.UserID, u.PasswordHash, old); err != nil {
 			e.t.Fatal(err)
 		}
 	}
 	upgrade.after = func(e *faultEnv, c *authtest.Client, a faultAnswer) {
 		signIn.after(e, c, a)
-		u, err := e.mem.UserByEmail(e.t.Context(), e.email)
+		u, err := e.mem.Login(e.t.Context(), store.EmailPasswordKey(e.email))
 		if err != nil {
 			e.t.Fatal(err)
 		}
@@ -896,12 +896,12 @@ func (e *faultEnv) checkInvariants() {
 	created := map[string]int{} // handle -> index of its CreateSession
 	sessionsOf := map[string][]string{}
 	resetUser := map[store.TokenHash]string{}
-	var users []store.User
+	var users []storedUser
 	for i, c := range calls {
 		switch c.Method {
 		case "CreateUser":
 			if c.Committed() {
-				users = append(users, c.Args[0].(store.User))
+				users = append(users, storedUser{c.Args[0].(store.User), c.Args[1].(store.Login)})
 			}
 		case "CreateSession":
 			if c.Committed() {
@@ -1058,7 +1058,7 @@ func (e *faultEnv) checkInvariants() {
 
 	// (f) No plain text token or password in the store or the log.
 	for _, u := range users {
-		got, err := e.mem.UserByID(ctx, u.ID)
+		got, err := e.mem.Login(ctx, u.LoginKey)
 		if err != nil {
 			e.violation("user %s lost: %v", u.Email, err)
 			continue
@@ -1095,11 +1095,13 @@ func (e *faultEnv) replay(calls []faultstore.Call) faultCopy {
 		var err error
 		switch a := c.Args; c.Method {
 		case "CreateUser":
-			err = m.CreateUser(ctx, a[0].(store.User))
+			err = m.CreateUser(ctx, a[0].(store.User), a[1].(store.Login))
 		case "UserByID":
 			_, err = m.UserByID(ctx, a[0].(string))
-		case "UserByEmail":
-			_, err = m.UserByEmail(ctx, a[0].(string))
+		case "Login":
+			_, err = m.Login(ctx, a[0].(store.LoginKey))
+		case "Logins":
+			_, err = m.Logins(ctx, a[0].(string))
 		case "UpdatePasswordHash":
 			err = m.UpdatePasswordHash(ctx, a[0].(string), a[1].(string), a[2].(string))
 		case "CreateResetToken":
@@ -1243,15 +1245,15 @@ func TestFaultClientTimeout(t *testing.T) {
 // TestFaultStore checks the wrapper itself.
 func TestFaultStore(t *testing.T) {
 	ctx := t.Context()
-	user := func(n int) store.User {
-		return store.User{ID: fmt.Sprint("u", n), Email: fmt.Sprint("u", n, "@example.com"), PasswordHash: "$argon2id$x"}
+	user := func(n int) storedUser {
+		return passwordUser(fmt.Sprint("u", n), fmt.Sprint("u", n, "@example.com"), "$argon2id$x")
 	}
 	t.Run("counts one method", func(t *testing.T) {
 		fs := faultstore.New(memstore.New())
 		fs.Arm(faultstore.Plan{Call: 2, Method: "CreateUser", Kind: faultstore.Error, When: faultstore.Before})
 		for n := 1; n <= 3; n++ {
-			fs.UserByEmail(ctx, "nobody@example.com")
-			err := fs.CreateUser(ctx, user(n))
+			fs.Login(ctx, store.EmailPasswordKey("nobody@example.com"))
+			err := fs.CreateUser(ctx, user(n).User, user(n).Login)
 			if want := n == 2; errors.Is(err, faultstore.ErrInjected) != want {
 				t.Errorf("CreateUser %d: %v, fault wanted: %v", n, err, want)
 			}
@@ -1260,7 +1262,7 @@ func TestFaultStore(t *testing.T) {
 			t.Errorf("a Before fault must not reach the inner store: %v", err)
 		}
 		got := faultstore.Methods(fs.Armed())
-		want := []string{"UserByEmail", "CreateUser", "UserByEmail", "CreateUser", "UserByEmail", "CreateUser"}
+		want := []string{"Login", "CreateUser", "Login", "CreateUser", "Login", "CreateUser"}
 		if !slices.Equal(got, want) {
 			t.Errorf("calls %v, want %v", got, want)
 		}
@@ -1272,7 +1274,7 @@ func TestFaultStore(t *testing.T) {
 	t.Run("after commits", func(t *testing.T) {
 		fs := faultstore.New(memstore.New())
 		fs.Arm(faultstore.Plan{Call: 1, Kind: faultstore.Error, When: faultstore.After})
-		if err := fs.CreateUser(ctx, user(1)); !errors.Is(err, faultstore.ErrInjected) {
+		if err := fs.CreateUser(ctx, user(1).User, user(1).Login); !errors.Is(err, faultstore.ErrInjected) {
 			t.Errorf("CreateUser: %v, want the fault", err)
 		}
 		if _, err := fs.Inner().UserByID(ctx, "u1"); err != nil {
@@ -1295,7 +1297,7 @@ func TestFaultStore(t *testing.T) {
 						t.Errorf("%s: recovered %v", when, p)
 					}
 				}()
-				fs.CreateUser(ctx, user(1))
+				fs.CreateUser(ctx, user(1).User, user(1).Login)
 			}()
 			_, err := fs.UserByID(ctx, "u1")
 			if committed := err == nil; committed != (when == faultstore.After) {
@@ -1312,7 +1314,7 @@ func TestFaultStore(t *testing.T) {
 		cctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 		defer cancel()
 		start := time.Now()
-		if err := fs.CreateUser(cctx, user(1)); !errors.Is(err, context.DeadlineExceeded) {
+		if err := fs.CreateUser(cctx, user(1).User, user(1).Login); !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("CreateUser: %v, want the context's error", err)
 		}
 		if d := time.Since(start); d > 5*time.Second {
@@ -1330,7 +1332,7 @@ func TestFaultStore(t *testing.T) {
 		for g := range 8 {
 			wg.Go(func() {
 				for i := range 50 {
-					if _, err := fs.UserByEmail(ctx, fmt.Sprint(g, "-", i)); errors.Is(err, faultstore.ErrInjected) {
+					if _, err := fs.Login(ctx, store.EmailPasswordKey(fmt.Sprint(g, "-", i))); errors.Is(err, faultstore.ErrInjected) {
 						faults.Add(1)
 					}
 				}

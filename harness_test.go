@@ -415,18 +415,18 @@ func (s *inStore) counted(err error) error {
 	return err
 }
 
-func (s *inStore) CreateUser(ctx context.Context, u store.User) error {
-	if err := sqlText(u.Email); err != nil {
+func (s *inStore) CreateUser(ctx context.Context, u store.User, first store.Login) error {
+	if err := sqlText(first.Email); err != nil {
 		return err
 	}
-	return s.counted(s.Store.CreateUser(ctx, u))
+	return s.counted(s.Store.CreateUser(ctx, u, first))
 }
 
-func (s *inStore) UserByEmail(ctx context.Context, email string) (store.User, error) {
-	if err := sqlText(email); err != nil {
-		return store.User{}, err
+func (s *inStore) Login(ctx context.Context, k store.LoginKey) (store.Login, error) {
+	if err := sqlText(k.Subject); err != nil {
+		return store.Login{}, err
 	}
-	return s.Store.UserByEmail(ctx, email)
+	return s.Store.Login(ctx, k)
 }
 
 func (s *inStore) UpdatePasswordHash(ctx context.Context, userID, oldHash, newHash string) error {
@@ -437,7 +437,7 @@ func (s *inStore) CreateResetToken(ctx context.Context, t store.ResetToken) erro
 	return s.counted(s.Store.CreateResetToken(ctx, t))
 }
 
-func (s *inStore) ResetPassword(ctx context.Context, token store.TokenHash, hash string, now time.Time) (store.User, []string, error) {
+func (s *inStore) ResetPassword(ctx context.Context, token store.TokenHash, hash string, now time.Time) (store.Login, []string, error) {
 	u, handles, err := s.Store.ResetPassword(ctx, token, hash, now)
 	return u, handles, s.counted(err)
 }
@@ -727,4 +727,38 @@ func requestToken(t testing.TB, s *authtest.Server, email string, n int) string 
 		t.Fatalf("message %d went to %s, want %s", n, m.To.Address, email)
 	}
 	return tok
+}
+
+// A storedUser is a user put into a store directly, with its first login:
+// u.ID is the user's id, u.Email and u.PasswordHash its login's.
+type storedUser struct {
+	store.User
+	store.Login
+}
+
+// passwordUser is a user who signs in with email and the password of hash.
+func passwordUser(id, email, hash string) storedUser {
+	return storedUser{
+		User:  store.User{ID: id, TimeJoined: authtest.Start},
+		Login: store.Login{LoginKey: store.EmailPasswordKey(email), UserID: id, Email: email, PasswordHash: hash, CreatedAt: authtest.Start},
+	}
+}
+
+// socialUser is a user who signed up with a provider that reported email:
+// no password login.
+func socialUser(id, email string) storedUser {
+	return storedUser{
+		User: store.User{ID: id, TimeJoined: authtest.Start},
+		Login: store.Login{LoginKey: store.LoginKey{Method: store.MethodThirdParty, ThirdParty: "google", Subject: "g-" + id},
+			UserID: id, Email: email, EmailVerified: true, CreatedAt: authtest.Start},
+	}
+}
+
+// addTo creates u in st.
+func (u storedUser) addTo(tb testing.TB, st store.Store) storedUser {
+	tb.Helper()
+	if err := st.CreateUser(tb.Context(), u.User, u.Login); err != nil {
+		tb.Fatalf("creating user %s: %v", u.ID, err)
+	}
+	return u
 }

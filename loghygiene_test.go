@@ -135,10 +135,7 @@ func lhRunFlows(t *testing.T, m authtest.Mode, v lhVariant) {
 	f.signIn(f.s.NewClient(m), "nobody-"+m.String()+"@example.com", pwFirst, "")
 	f.signIn(f.s.NewClient(m), email, pwLong, owner.ID)
 	f.signIn(f.s.NewClient(m), "not an email", pwFirst, "")
-	noPW := store.User{ID: "no-password-" + m.String(), Email: "nopw-" + m.String() + "@example.com", TimeJoined: authtest.Start}
-	if err := f.st.CreateUser(ctx, noPW); err != nil {
-		t.Fatal(err)
-	}
+	noPW := socialUser("no-password-"+m.String(), "nopw-"+m.String()+"@example.com").addTo(t, f.st)
 	// A user without a password login is nobody to the password check:
 	// the failure names no user, as for an unknown email.
 	f.signIn(f.s.NewClient(m), noPW.Email, pwFirst, "")
@@ -205,7 +202,7 @@ func lhRunFlows(t *testing.T, m authtest.Mode, v lhVariant) {
 	f.want(f.call(rc, rc.RequestPasswordReset(noPW.Email)), 200, "OK")
 	f.want(f.call(rc, rc.RequestPasswordReset(failEmail)), 200, "OK")
 	f.events.waitFor(t, auth.EventMailFailed, 1, 10*time.Second)
-	f.st.failNext("UserByEmail")
+	f.st.failNext("Login")
 	f.want(f.call(rc, rc.RequestPasswordReset(otherEmail)), 200, "OK")
 	f.events.waitFor(t, auth.EventMailFailed, 2, 10*time.Second)
 	f.want(f.call(rc, rc.RequestPasswordReset("not an email")), 200, "FIELD_ERROR")
@@ -455,7 +452,7 @@ func (f *lhFlow) resetToken(n int, to string) string {
 // secrets.
 func (f *lhFlow) userHash(email string) {
 	f.t.Helper()
-	u, err := f.st.Store.UserByEmail(f.t.Context(), email)
+	u, err := f.st.Store.Login(f.t.Context(), store.EmailPasswordKey(email))
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -892,11 +889,11 @@ func (s *lhStore) failing(method string) bool {
 	return false
 }
 
-func (s *lhStore) UserByEmail(ctx context.Context, email string) (store.User, error) {
-	if s.failing("UserByEmail") {
-		return store.User{}, errLHInjected
+func (s *lhStore) Login(ctx context.Context, k store.LoginKey) (store.Login, error) {
+	if s.failing("Login") {
+		return store.Login{}, errLHInjected
 	}
-	return s.Store.UserByEmail(ctx, email)
+	return s.Store.Login(ctx, k)
 }
 
 func (s *lhStore) CreateSession(ctx context.Context, sess store.Session, refresh store.TokenHash) error {
@@ -948,7 +945,7 @@ func testLogHygieneDetector(t *testing.T) {
 		{"hash hex", func(l *slog.Logger) { l.Info("x", "hash", hex.EncodeToString(sum[:])) }, true},
 		{"hash base64", func(l *slog.Logger) { l.Info("x", "hash", base64.StdEncoding.EncodeToString(sum[:])) }, true},
 		{"password", func(l *slog.Logger) { l.Info("x", slog.Group("form", "password", pw)) }, true},
-		{"password hash", func(l *slog.Logger) { l.Info("x", "user", store.User{PasswordHash: hash}) }, true},
+		{"password hash", func(l *slog.Logger) { l.Info("x", "login", store.Login{PasswordHash: hash}) }, true},
 		{"any argon2id hash", func(l *slog.Logger) { l.Info("x", "h", "$argon2id$v=19$other") }, true},
 	} {
 		sink := &lhSink{}

@@ -15,14 +15,14 @@ import (
 
 // upgradeHash replaces a hash made with old parameters. Failure only means
 // the upgrade waits for the next sign-in.
-func (a *Auth) upgradeHash(ctx context.Context, u store.User, pw string) {
+func (a *Auth) upgradeHash(ctx context.Context, l store.Login, pw string) {
 	var hash string
 	if err := a.withHashSlot(ctx, func() { hash = a.passwords.hash(pw) }); err != nil {
 		return
 	}
-	if err := a.store.UpdatePasswordHash(ctx, u.ID, u.PasswordHash, hash); err != nil && !errors.Is(err, store.ErrConflict) {
+	if err := a.store.UpdatePasswordHash(ctx, l.UserID, l.PasswordHash, hash); err != nil && !errors.Is(err, store.ErrConflict) {
 		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: upgrading a password hash",
-			slog.String("user_id", u.ID), slog.String("error", err.Error()))
+			slog.String("user_id", l.UserID), slog.String("error", err.Error()))
 	}
 }
 

@@ -71,7 +71,7 @@ func TestHashUpgradeAtSignIn(t *testing.T) {
 	if res := cur.NewClient(authtest.Header).SignIn(email, authtest.Password); res.Status != "OK" {
 		t.Fatalf("sign-in with old hash: %s", res.Body)
 	}
-	u, err := st.UserByEmail(t.Context(), email)
+	u, err := st.Login(t.Context(), store.EmailPasswordKey(email))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,13 +165,11 @@ func TestPasswordHashOfUnnormalisedInput(t *testing.T) {
 	s := authtest.NewServer(t, auth.Config{Store: st})
 	decomposed := "pa\u0308sswort12"
 	old := password.Hash(decomposed, password.Params{Memory: 64, Time: 1, Threads: 1})
-	if err := st.CreateUser(t.Context(), store.User{ID: "u-old", Email: "old@example.com", PasswordHash: old, TimeJoined: authtest.Start}); err != nil {
-		t.Fatal(err)
-	}
+	passwordUser("u-old", "old@example.com", old).addTo(t, st)
 	if res := s.NewClient(authtest.Header).SignIn("old@example.com", decomposed); res.Status != "OK" {
 		t.Fatalf("sign-in as typed before: %d %s", res.StatusCode, res.Body)
 	}
-	u, err := st.UserByEmail(t.Context(), "old@example.com")
+	u, err := st.Login(t.Context(), store.EmailPasswordKey("old@example.com"))
 	if err != nil {
 		t.Fatal(err)
 	}

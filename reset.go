@@ -48,36 +48,36 @@ func (a *Auth) handleResetRequest(w http.ResponseWriter, r *http.Request) {
 // sendResetEmail is the outbox's work for one request: if the email
 // belongs to a user with a password, issue a token and mail the link.
 func (a *Auth) sendResetEmail(ctx context.Context, email string) {
-	u, err := a.passwordLogin(ctx, email)
+	l, err := a.passwordLogin(ctx, email)
 	if errors.Is(err, store.ErrNotFound) {
 		return // nobody to tell; the requester learns nothing either way
 	}
 	if err != nil {
-		a.mailFailed(ctx, u.ID, "looking up the user", err)
+		a.mailFailed(ctx, l.UserID, "looking up the user", err)
 		return
 	}
 	tok, hash := newSecret()
 	now := a.cfg.Now()
 	if err := a.store.CreateResetToken(ctx, store.ResetToken{
-		Hash: hash, UserID: u.ID, CreatedAt: now, ExpiresAt: now.Add(a.cfg.Email.ResetTokenLifetime),
+		Hash: hash, UserID: l.UserID, CreatedAt: now, ExpiresAt: now.Add(a.cfg.Email.ResetTokenLifetime),
 	}); err != nil {
-		a.mailFailed(ctx, u.ID, "creating a reset token", err)
+		a.mailFailed(ctx, l.UserID, "creating a reset token", err)
 		return
 	}
-	m, err := a.cfg.Email.ResetEmail.render(a.cfg.Email.From, u.Email, ResetEmailData{
-		Email:    u.Email,
+	m, err := a.cfg.Email.ResetEmail.render(a.cfg.Email.From, l.Email, ResetEmailData{
+		Email:    l.Email,
 		Link:     a.resetLink(tok),
 		ValidFor: inWords(a.cfg.Email.ResetTokenLifetime),
 	})
 	if err != nil {
-		a.mailFailed(ctx, u.ID, "rendering the reset email", err)
+		a.mailFailed(ctx, l.UserID, "rendering the reset email", err)
 		return
 	}
 	if err := a.outbox.deliver(ctx, a.cfg.Email.Mailer, m); err != nil {
-		a.mailFailed(ctx, u.ID, "sending the reset email", err)
+		a.mailFailed(ctx, l.UserID, "sending the reset email", err)
 		return
 	}
-	a.emit(ctx, nil, Event{Kind: EventResetEmailSent, UserID: u.ID})
+	a.emit(ctx, nil, Event{Kind: EventResetEmailSent, UserID: l.UserID})
 }
 
 // mailFailed logs and reports a reset email that was not sent.
@@ -129,7 +129,7 @@ func (a *Auth) handleResetPassword(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	u, handles, err := a.store.ResetPassword(r.Context(), sha256.Sum256([]byte(tok)), hash, a.cfg.Now())
+	l, handles, err := a.store.ResetPassword(r.Context(), sha256.Sum256([]byte(tok)), hash, a.cfg.Now())
 	if errors.Is(err, store.ErrNotFound) {
 		writeInvalidResetToken(w)
 		return
@@ -137,9 +137,9 @@ func (a *Auth) handleResetPassword(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	a.emit(r.Context(), r, Event{Kind: EventPasswordReset, UserID: u.ID})
+	a.emit(r.Context(), r, Event{Kind: EventPasswordReset, UserID: l.UserID})
 	for _, h := range handles {
-		a.emit(r.Context(), r, Event{Kind: EventSessionRevoked, UserID: u.ID, SessionHandle: h})
+		a.emit(r.Context(), r, Event{Kind: EventSessionRevoked, UserID: l.UserID, SessionHandle: h})
 	}
 	writeJSON(w, http.StatusOK, statusOK)
 }

@@ -30,7 +30,6 @@ import (
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
 	"github.com/latchkit/auth/mailer"
-	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
 )
 
@@ -440,10 +439,7 @@ func TestResetWithoutPasswordLogin(t *testing.T) {
 	st := memstore.New()
 	events := newResetEvents()
 	s := authtest.NewServer(t, auth.Config{Store: st, OnEvent: events.record})
-	social := store.User{ID: "social-user", Email: "social@example.com", TimeJoined: authtest.Start}
-	if err := st.CreateUser(t.Context(), social); err != nil {
-		t.Fatal(err)
-	}
+	social := socialUser("social-user", "social@example.com").addTo(t, st)
 	_, u := s.SignedIn(authtest.Header) // one with a password, for contrast
 
 	c := s.NewClient(authtest.Header)

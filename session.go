@@ -210,14 +210,14 @@ func (a *Auth) createSession(ctx context.Context, w http.ResponseWriter, r *http
 // signedIn starts a session for u, who has just proved who they are, and
 // answers the sign-in: the user object, and the tokens in the transfer
 // mode the request asks for. Every sign-in route ends here.
-func (a *Auth) signedIn(w http.ResponseWriter, r *http.Request, u store.User) {
+func (a *Auth) signedIn(w http.ResponseWriter, r *http.Request, u store.User, logins []store.Login) {
 	s, tokens, err := a.createSession(r.Context(), w, r, u.ID)
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
 	a.emit(r.Context(), r, Event{Kind: EventSignIn, UserID: u.ID, SessionHandle: s.Handle})
-	writeUser(w, r, u, tokens)
+	writeUser(w, r, u, logins, tokens)
 }
 
 // handleSignOut revokes the session of the request and clears its tokens.

@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,21 +34,48 @@ type SessionInfo struct {
 	ExpiresAt   time.Time // when it ends unless refreshed before
 }
 
-func publicUser(u store.User) User {
-	return User{ID: u.ID, Email: u.Email, TimeJoined: u.TimeJoined}
+// user reads a user and its logins.
+func (a *Auth) user(ctx context.Context, id string) (store.User, []store.Login, error) {
+	u, err := a.store.UserByID(ctx, id)
+	if err != nil {
+		return store.User{}, nil, err
+	}
+	logins, err := a.store.Logins(ctx, id)
+	return u, logins, err
+}
+
+// primaryEmail is the email a user is known by: that of their email and
+// password login, or else of their first login.
+func primaryEmail(logins []store.Login) string {
+	for _, l := range logins {
+		if l.Method == store.MethodEmailPassword {
+			return l.Email
+		}
+	}
+	if len(logins) > 0 {
+		return logins[0].Email
+	}
+	return ""
 }
 
 // UserByID returns a user, or an error matching ErrNotFound.
 func (a *Auth) UserByID(ctx context.Context, id string) (User, error) {
-	u, err := a.store.UserByID(ctx, id)
-	return publicUser(u), err
+	u, logins, err := a.user(ctx, id)
+	if err != nil {
+		return User{}, err
+	}
+	return User{ID: u.ID, Email: primaryEmail(logins), TimeJoined: u.TimeJoined}, nil
 }
 
-// UserByEmail returns the user with an email (compared after trimming and
-// lower-casing), or an error matching ErrNotFound.
+// UserByEmail returns the user who signs in with an email and a password
+// (the email compared after normalising it as sign-in does), or an error
+// matching ErrNotFound.
 func (a *Auth) UserByEmail(ctx context.Context, email string) (User, error) {
-	u, err := a.store.UserByEmail(ctx, normaliseEmail(email))
-	return publicUser(u), err
+	l, err := a.store.Login(ctx, store.EmailPasswordKey(normaliseEmail(email)))
+	if err != nil {
+		return User{}, err
+	}
+	return a.UserByID(ctx, l.UserID)
 }
 
 // Sessions returns the live sessions of a user, newest first.
@@ -121,24 +149,31 @@ type legacyUser struct {
 var publicTenant = []string{"public"}
 
 // writeUser answers a successful sign-up or sign-in.
-func writeUser(w http.ResponseWriter, r *http.Request, u store.User, tokens bodyTokens) {
+func writeUser(w http.ResponseWriter, r *http.Request, u store.User, logins []store.Login, tokens bodyTokens) {
 	joined := u.TimeJoined.UnixMilli()
 	var user any
 	if legacyFDI(r.Header.Get("fdi-version")) {
-		user = legacyUser{ID: u.ID, Email: u.Email, TimeJoined: joined, TenantIDs: publicTenant}
+		user = legacyUser{ID: u.ID, Email: primaryEmail(logins), TimeJoined: joined, TenantIDs: publicTenant}
 	} else {
-		user = wireUser{
+		wu := wireUser{
 			ID:           u.ID,
 			TenantIDs:    publicTenant,
-			Emails:       []string{u.Email},
+			Emails:       []string{},
 			PhoneNumbers: []string{},
 			ThirdParty:   []any{},
-			LoginMethods: []loginMethod{{
-				RecipeID: "emailpassword", RecipeUserID: u.ID, TenantIDs: publicTenant,
-				Email: u.Email, TimeJoined: joined,
-			}},
-			TimeJoined: joined,
+			LoginMethods: []loginMethod{},
+			TimeJoined:   joined,
 		}
+		for _, l := range logins {
+			if !slices.Contains(wu.Emails, l.Email) {
+				wu.Emails = append(wu.Emails, l.Email)
+			}
+			wu.LoginMethods = append(wu.LoginMethods, loginMethod{
+				RecipeID: l.Method, RecipeUserID: u.ID, TenantIDs: publicTenant,
+				Email: l.Email, TimeJoined: l.CreatedAt.UnixMilli(), Verified: l.EmailVerified,
+			})
+		}
+		user = wu
 	}
 	writeJSON(w, http.StatusOK, struct {
 		Status string `json:"status"`

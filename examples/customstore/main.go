@@ -83,10 +83,10 @@ func newAuditStore(inner store.Store, w io.Writer) *auditStore {
 }
 
 // CreateUser implements store.Store.
-func (s *auditStore) CreateUser(ctx context.Context, u store.User) error {
-	err := s.inner.CreateUser(ctx, u)
+func (s *auditStore) CreateUser(ctx context.Context, u store.User, first store.Login) error {
+	err := s.inner.CreateUser(ctx, u, first)
 	if err == nil {
-		s.log.InfoContext(ctx, "user created", "user_id", u.ID, "password_login", u.HasPasswordLogin())
+		s.log.InfoContext(ctx, "user created", "user_id", u.ID, "login_method", first.Method)
 	}
 	return err
 }
@@ -96,9 +96,14 @@ func (s *auditStore) UserByID(ctx context.Context, id string) (store.User, error
 	return s.inner.UserByID(ctx, id)
 }
 
-// UserByEmail implements store.Store.
-func (s *auditStore) UserByEmail(ctx context.Context, email string) (store.User, error) {
-	return s.inner.UserByEmail(ctx, email)
+// Login implements store.Store.
+func (s *auditStore) Login(ctx context.Context, k store.LoginKey) (store.Login, error) {
+	return s.inner.Login(ctx, k)
+}
+
+// Logins implements store.Store.
+func (s *auditStore) Logins(ctx context.Context, userID string) ([]store.Login, error) {
+	return s.inner.Logins(ctx, userID)
 }
 
 // UpdatePasswordHash implements store.Store. The library calls it to
@@ -122,12 +127,12 @@ func (s *auditStore) CreateResetToken(ctx context.Context, t store.ResetToken) e
 }
 
 // ResetPassword implements store.Store.
-func (s *auditStore) ResetPassword(ctx context.Context, token store.TokenHash, passwordHash string, now time.Time) (store.User, []string, error) {
-	u, handles, err := s.inner.ResetPassword(ctx, token, passwordHash, now)
+func (s *auditStore) ResetPassword(ctx context.Context, token store.TokenHash, passwordHash string, now time.Time) (store.Login, []string, error) {
+	l, handles, err := s.inner.ResetPassword(ctx, token, passwordHash, now)
 	if err == nil {
-		s.log.InfoContext(ctx, "reset used", "user_id", u.ID, "revoked_sessions", handles)
+		s.log.InfoContext(ctx, "reset used", "user_id", l.UserID, "revoked_sessions", handles)
 	}
-	return u, handles, err
+	return l, handles, err
 }
 
 // CreateSession implements store.Store.

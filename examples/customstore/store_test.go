@@ -82,7 +82,7 @@ func TestAuditTrail(t *testing.T) {
 	t.Logf("audit trail:\n%s", got)
 
 	want := []string{
-		`level=INFO msg="user created" user_id=` + u.ID + ` password_login=true`,
+		`level=INFO msg="user created" user_id=` + u.ID + ` login_method=emailpassword`,
 		`level=INFO msg="session created" user_id=` + u.ID + ` session=` + handle,
 		`level=INFO msg="session refreshed" user_id=` + u.ID + ` session=` + handle,
 		`level=WARN msg="refresh token reuse detected, session revoked" user_id=` + u.ID + ` session=` + handle,
@@ -96,7 +96,7 @@ func TestAuditTrail(t *testing.T) {
 		rest = rest[i+len(w):]
 	}
 
-	stored, err := mem.UserByID(t.Context(), u.ID)
+	stored, err := mem.Login(t.Context(), store.EmailPasswordKey(u.Email))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -350,8 +350,8 @@ func testKillAfterSignUp(t *testing.T, bin string, b killBackend) {
 		userID, _ := user["id"].(string)
 		st := openDirect(t, b, db)
 		ctx := t.Context()
-		u, err := st.UserByEmail(ctx, email)
-		if err != nil || u.ID != userID {
+		u, err := st.Login(ctx, store.EmailPasswordKey(email))
+		if err != nil || u.UserID != userID {
 			t.Fatalf("round %d: after SIGKILL, the user %s signed up as %s: %+v, %v", round, email, userID, u, err)
 		}
 		now := time.Now()
