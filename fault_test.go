@@ -135,24 +135,6 @@ func (a faultAnswer) String() string {
 	return fmt.Sprintf("%d %s", a.res.StatusCode, bytes.TrimSpace(a.res.Body))
 }
 
-// faultLog is a slog destination that the invariants scan for secrets.
-type faultLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *faultLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *faultLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // faultEnv is one run: a server on a fresh memstore behind a faultstore,
 // and what its clients were given.
 type faultEnv struct {
@@ -161,7 +143,7 @@ type faultEnv struct {
 	fs     *faultstore.Store
 	srv    *authtest.Server
 	cfg    auth.Config
-	log    *faultLog
+	log    *resetLog // a slog destination the invariants scan for secrets
 	mail   chan auth.Event // EventResetEmailSent and EventMailFailed
 	prober *authtest.Client
 
@@ -185,7 +167,7 @@ func newFaultEnv(t *testing.T, configure func(*auth.Config)) *faultEnv {
 	e := &faultEnv{
 		t:        t,
 		mem:      memstore.New(),
-		log:      &faultLog{},
+		log:      &resetLog{},
 		mail:     make(chan auth.Event, 16),
 		received: map[store.TokenHash]string{},
 		handleOf: map[store.TokenHash]string{},

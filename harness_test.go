@@ -645,7 +645,8 @@ func (r *resetEvents) waitFor(t testing.TB, kind auth.EventKind, n int, timeout 
 	}
 }
 
-// resetLog is a Config.Logger writing JSON records to a buffer.
+// resetLog is a Config.Logger writing JSON records to a buffer, for the
+// reset tests and the fault sweep.
 type resetLog struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
