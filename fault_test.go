@@ -143,7 +143,7 @@ type faultEnv struct {
 	fs     *faultstore.Store
 	srv    *authtest.Server
 	cfg    auth.Config
-	log    *resetLog // a slog destination the invariants scan for secrets
+	log    *resetLog       // a slog destination the invariants scan for secrets
 	mail   chan auth.Event // EventResetEmailSent and EventMailFailed
 	prober *authtest.Client
 
