@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/latchkit/auth/internal/password"
 	"github.com/latchkit/auth/store"
 )
 
@@ -21,7 +22,10 @@ type Auth struct {
 	parser      *jwt.Parser
 	passwords   passwordHasher
 	hashSlots   chan struct{}
-	dummyHash   string // verified for unknown users, so they cost as much as known ones
+	hashParams  password.Params
+	dummyHash   string                               // verified for unknown users, so they cost as much as known ones
+	checkCosts  checkCosts                           // what refused sign-ins are padded to
+	pad         func(context.Context, time.Duration) // sleep; a test records instead
 	refreshPath string
 	outbox      *outbox
 	xorigin     *http.CrossOriginProtection
@@ -65,8 +69,12 @@ func New(cfg Config) (*Auth, error) {
 		jwt.WithStrictDecoding(),
 		jwt.WithTimeFunc(cfg.Now),
 	)
-	a.passwords = argon2id{cfg.Password.params()}
+	a.hashParams = cfg.Password.params()
+	a.passwords = argon2id{a.hashParams}
+	start := time.Now()
 	a.dummyHash = a.passwords.hash("not a password of anyone")
+	a.checkCosts.observe(hashKind(a.dummyHash), time.Since(start), time.Now())
+	a.pad = sleep
 	a.routes = a.routeTable()
 	return a, nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/latchkit/auth/internal/password"
 	"github.com/latchkit/auth/store"
 )
 
@@ -95,10 +96,25 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	}
 	var ok, rehash bool
 	var verr error
+	var took time.Duration
 	if len(c.password) <= maxPasswordLen {
-		if err := a.withHashSlot(ctx, func() { ok, rehash, verr = a.passwords.verify(c.password, hash) }); err != nil {
+		if err := a.withHashSlot(ctx, func() {
+			start := time.Now()
+			ok, rehash, verr = a.passwords.verify(c.password, hash)
+			if known && !password.Current(hash, a.hashParams) {
+				// Never cheaper than an unknown email, which costs a
+				// check with the current parameters: an imported or
+				// older hash may be quicker, or refuse unhashed.
+				a.passwords.verify(c.password, a.dummyHash)
+			}
+			took = time.Since(start)
+		}); err != nil {
 			a.fail(w, r, err)
 			return
+		}
+		if password.Hashes(c.password, hash) {
+			// Only a full check tells what checking this kind costs.
+			a.checkCosts.observe(hashKind(hash), took, time.Now())
 		}
 	}
 	if verr != nil {
@@ -106,6 +122,10 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 			slog.String("user_id", l.UserID), slog.String("error", verr.Error()))
 	}
 	if !ok || !known {
+		// Never quicker than the slowest kind of check lately either, so
+		// that a stored hash costlier than the current parameters does not
+		// tell its user from an unknown email.
+		a.pad(ctx, a.checkCosts.floor(time.Now())-took)
 		a.count(ctx, limits...)
 		a.emit(ctx, r, Event{Kind: EventSignInFailed, UserID: l.UserID})
 		writeJSON(w, http.StatusOK, struct {

@@ -22,6 +22,7 @@ import (
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // TestEnumerationSameAnswers: sign-in answers the same bytes, headers
@@ -269,6 +270,35 @@ func TestEnumerationTiming(t *testing.T) {
 			return post("/auth/signin", form("email", known(i), "password", wrong))
 		}, wrongCreds, wrongCreds)
 	report("sign-in", "unknown email", "wrong password", unknownSignIn, wrongPassword)
+
+	// Users with an imported bcrypt hash (cost 10, as usual), which
+	// bcrypt checks slower than argon2id and refuses unhashed over 72
+	// bytes (security review F15).
+	bh, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	imported := func(i int) string { return fmt.Sprintf("imported%04d@example.com", i) }
+	for i := range samples + warmup {
+		passwordUser(fmt.Sprintf("enum-bcrypt-%d", i), imported(i), string(bh)).addTo(t, st)
+	}
+	long := strings.Repeat("x", 80)
+	unknownShort, bcryptShort := measure("sign-in, bcrypt",
+		func(i int) (time.Duration, int, []byte) {
+			return post("/auth/signin", form("email", fmt.Sprintf("nobody%04d@example.com", i), "password", wrong))
+		},
+		func(i int) (time.Duration, int, []byte) {
+			return post("/auth/signin", form("email", imported(i), "password", wrong))
+		}, wrongCreds, wrongCreds)
+	report("sign-in, bcrypt user", "unknown email", "bcrypt user's wrong password", unknownShort, bcryptShort)
+	unknownLong, bcryptLong := measure("sign-in, bcrypt, 80 bytes",
+		func(i int) (time.Duration, int, []byte) {
+			return post("/auth/signin", form("email", fmt.Sprintf("nobody%04d@example.com", i), "password", long))
+		},
+		func(i int) (time.Duration, int, []byte) {
+			return post("/auth/signin", form("email", imported(i), "password", long))
+		}, wrongCreds, wrongCreds)
+	report("sign-in, bcrypt user, 80-byte password", "unknown email", "bcrypt user", unknownLong, bcryptLong)
 
 	const ok = `{"status":"OK"}`
 	knownReset, unknownReset := measure("reset request",

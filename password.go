@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf16"
 
@@ -140,4 +141,105 @@ func (a *Auth) checkNewPassword(pw string) string {
 		return err.Error()
 	}
 	return ""
+}
+
+// checkCosts keeps, for each kind of stored hash seen lately (bcrypt at a
+// cost, argon2id with parameters), about the longest a check takes: an
+// upper envelope of the recent checks, which a single slow check on a
+// busy machine raises only part of the way. A refused sign-in takes at least the cost of the slowest
+// kind, so the kind of a user's hash, and so the user, cannot be told
+// from an unknown email by timing.
+type checkCosts struct {
+	mu    sync.Mutex
+	kinds map[string]*checkCost
+}
+
+type checkCost struct {
+	avg      time.Duration
+	lastSeen time.Time
+}
+
+const (
+	// checkCostMemory is how long a kind of hash not checked since keeps
+	// counting.
+	checkCostMemory = 20 * time.Minute
+	// maxHashKinds bounds the kinds kept: hashes come from the Store,
+	// which holds few kinds.
+	maxHashKinds = 64
+)
+
+// hashKind is the part of a stored hash that decides its cost.
+func hashKind(phc string) string {
+	if i := strings.LastIndexByte(phc, '$'); strings.HasPrefix(phc, "$argon2id$") && i > 0 {
+		if j := strings.LastIndexByte(phc[:i], '$'); j > 0 {
+			return phc[:j]
+		}
+	}
+	if len(phc) >= 7 && phc[0] == '$' && phc[1] == '2' {
+		return phc[:7] // "$2b$10$"
+	}
+	return "other"
+}
+
+func (c *checkCosts) observe(kind string, d time.Duration, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.kinds == nil {
+		c.kinds = make(map[string]*checkCost)
+	}
+	k := c.kinds[kind]
+	if k == nil {
+		if len(c.kinds) >= maxHashKinds {
+			c.prune(now)
+			if len(c.kinds) >= maxHashKinds {
+				return
+			}
+		}
+		k = &checkCost{avg: d}
+		c.kinds[kind] = k
+	}
+	// An upper envelope: it rises a quarter of the way to a slower
+	// check and falls a thirty-second of the way to a quicker one, so
+	// nearly every check of the kind ends under it and is padded to it.
+	if d > k.avg {
+		k.avg += (d - k.avg) / 4
+	} else {
+		k.avg += (d - k.avg) / 32
+	}
+	k.lastSeen = now
+}
+
+// floor is the envelope of the slowest kind of hash checked lately.
+func (c *checkCosts) floor(now time.Time) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var f time.Duration
+	for _, k := range c.kinds {
+		if now.Sub(k.lastSeen) < checkCostMemory {
+			f = max(f, k.avg)
+		}
+	}
+	return f
+}
+
+func (c *checkCosts) prune(now time.Time) {
+	for kind, k := range c.kinds {
+		if now.Sub(k.lastSeen) >= checkCostMemory {
+			delete(c.kinds, kind)
+		}
+	}
+}
+
+// sleep waits for d, or until ctx ends: padding, not work, so it holds no
+// hashing slot.
+func sleep(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }

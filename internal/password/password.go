@@ -57,7 +57,7 @@ func Hash(password string, p Params) string {
 // hash should be replaced by one made with current (because it uses other
 // parameters or another algorithm).
 func Verify(password, hash string, current Params) (ok, rehash bool, err error) {
-	if strings.HasPrefix(hash, "$2a$") || strings.HasPrefix(hash, "$2b$") || strings.HasPrefix(hash, "$2y$") {
+	if isBcrypt(hash) {
 		if len(password) > bcryptMax {
 			return false, false, nil
 		}
@@ -77,6 +77,24 @@ func Verify(password, hash string, current Params) (ok, rehash bool, err error) 
 	got := argon2.IDKey([]byte(password), salt, p.Time, p.Memory, p.Threads, uint32(len(want)))
 	ok = subtle.ConstantTimeCompare(got, want) == 1
 	return ok, ok && p != current, nil
+}
+
+// Hashes reports whether Verify of password against hash runs the hash
+// function: not for bcrypt and an input over its 72 bytes, which Verify
+// refuses unhashed.
+func Hashes(password, hash string) bool {
+	return !isBcrypt(hash) || len(password) <= bcryptMax
+}
+
+func isBcrypt(hash string) bool {
+	return strings.HasPrefix(hash, "$2a$") || strings.HasPrefix(hash, "$2b$") || strings.HasPrefix(hash, "$2y$")
+}
+
+// Current reports whether hash is an argon2id hash made with p: what Hash
+// makes now.
+func Current(hash string, p Params) bool {
+	hp, _, _, err := parse(hash)
+	return err == nil && hp == p
 }
 
 // parse splits an argon2id PHC string into its parameters, salt and key.
