@@ -2,6 +2,8 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"fmt"
 	"io/fs"
@@ -53,6 +55,12 @@ func Migrations(d Dialect) ([]Migration, error) {
 // if needed and applies, in order, each migration it does not record.
 // Instances starting together may all call it: a lock on the database
 // lets one apply each step. On SQLite it also turns on WAL mode.
+//
+// Each step is one transaction, except on MySQL, which commits schema
+// changes as it makes them; there a lock keeps instances from racing. On
+// SQLite a step runs with foreign key enforcement off on its connection,
+// as SQLite's procedure for rebuilding a table asks; if the application
+// had turned it on, the keys are checked before the step commits.
 func (s *Store) Migrate(ctx context.Context) error {
 	return s.migrate(ctx, math.MaxInt)
 }
@@ -130,7 +138,7 @@ func (s *Store) migrate(ctx context.Context, last int) error {
 		return nil
 	}
 	for _, m := range steps {
-		err := s.inTx(ctx, func(q querier) error {
+		err := s.migrationTx(ctx, func(q querier) error {
 			if s.dialect == Postgres {
 				// Serialises concurrent Migrate calls until commit.
 				if _, err := q.ExecContext(ctx, "SELECT pg_advisory_xact_lock(7305161)"); err != nil {
@@ -199,4 +207,71 @@ func statements(src string) []string {
 		}
 	}
 	return out
+}
+
+// migrationTx runs f, one migration step, in a write transaction. On
+// SQLite, which cannot switch foreign key enforcement inside a
+// transaction, it turns enforcement off on the connection first if the
+// application turned it on, checks every foreign key before committing,
+// and turns it on again after.
+func (s *Store) migrationTx(ctx context.Context, f func(q querier) error) error {
+	if s.dialect != SQLite {
+		return s.inTx(ctx, f)
+	}
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	var enforced bool
+	if err := conn.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&enforced); err != nil {
+		return err
+	}
+	if enforced {
+		if _, err := conn.ExecContext(ctx, "PRAGMA foreign_keys = OFF"); err != nil {
+			return err
+		}
+		// A fresh context: the connection goes back to the pool, and must
+		// not go back without the application's setting.
+		defer func() {
+			if _, err := conn.ExecContext(context.Background(), "PRAGMA foreign_keys = ON"); err != nil {
+				conn.Raw(func(any) error { return driver.ErrBadConn })
+			}
+		}()
+	}
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return err
+	}
+	err = f(conn)
+	if err == nil && enforced {
+		err = foreignKeyCheck(ctx, conn)
+	}
+	if err == nil {
+		_, err = conn.ExecContext(ctx, "COMMIT")
+	}
+	if err != nil {
+		conn.ExecContext(context.Background(), "ROLLBACK")
+		return err
+	}
+	return nil
+}
+
+// foreignKeyCheck reports a row of a SQLite database whose foreign key
+// names no row.
+func foreignKeyCheck(ctx context.Context, q querier) error {
+	rows, err := q.QueryContext(ctx, "PRAGMA foreign_key_check")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if rows.Next() {
+		var table, parent string
+		var rowid sql.NullInt64
+		var fk int
+		if err := rows.Scan(&table, &rowid, &parent, &fk); err != nil {
+			return err
+		}
+		return fmt.Errorf("a row of %s (rowid %v) refers to a missing row of %s", table, rowid.Int64, parent)
+	}
+	return rows.Err()
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +28,19 @@ import (
 // nothing.
 func TestUpgradeToLogins(t *testing.T) {
 	const users, sessionsPerUser = 5, 2
-	for _, b := range sqltest.Backends {
+	backends := append(slices.Clone(sqltest.Backends), sqltest.Backend{
+		// An application may open SQLite with foreign keys enforced.
+		Name: "sqlite-foreign-keys", Dialect: sqlstore.SQLite,
+		Open: func(tb testing.TB) *sql.DB {
+			db, err := sql.Open("sqlite", sqltest.SQLiteFileDSN(tb)+"&_pragma=foreign_keys(1)")
+			if err != nil {
+				tb.Fatal(err)
+			}
+			tb.Cleanup(func() { db.Close() })
+			return db
+		},
+	})
+	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
 			db := b.Open(t)
@@ -57,6 +70,12 @@ func TestUpgradeToLogins(t *testing.T) {
 			}
 			if err := st.Migrate(ctx); err != nil {
 				t.Fatalf("migrating a second time: %v", err)
+			}
+			if b.Name == "sqlite-foreign-keys" {
+				var on bool
+				if err := db.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&on); err != nil || !on {
+					t.Errorf("foreign keys after the migration: %v, %v; want them still enforced", on, err)
+				}
 			}
 			srv := authtest.NewServer(t, auth.Config{Store: st})
 

@@ -4,11 +4,11 @@
 -- user has an email and a password, so each gets its one email and password
 -- login, with its hash; ids, hashes and sessions are untouched.
 --
--- SQLite cannot drop a UNIQUE column, so auth_users is rebuilt. Sessions,
--- reset tokens and logins refer to it by name, and find the new table once
--- it is renamed; with foreign keys on, the checks wait for the commit, when
--- every id is back.
-PRAGMA defer_foreign_keys = ON;
+-- SQLite cannot drop a UNIQUE column, so auth_users is rebuilt, as
+-- SQLite's procedure for changing a table asks: Migrate runs the step with
+-- foreign key enforcement off and checks the keys before it commits.
+-- Sessions, reset tokens and logins refer to auth_users by name, and find
+-- the new table once it is renamed.
 CREATE TABLE auth_logins (
     method         TEXT NOT NULL,
     third_party    TEXT NOT NULL DEFAULT '',
