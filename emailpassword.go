@@ -78,13 +78,17 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		{limitKey("signin", c.email, client), a.cfg.RateLimits.SignInFailures},
 		{limitKey("signin-client", client), a.cfg.RateLimits.ClientSignInFailures},
 	}
-	if wait := a.wait(ctx, limits...); wait > 0 {
+	// Each attempt is taken from the allowances before its hash, so
+	// concurrent guesses cannot all pass one check; a success, or an
+	// attempt that never got to its hash, gives it back.
+	if wait := a.take(ctx, limits...); wait > 0 {
 		a.emit(ctx, r, Event{Kind: EventSignInThrottled})
 		tooMany(w, wait)
 		return
 	}
 	l, err := a.passwordLogin(ctx, c.email)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		a.refund(ctx, limits...)
 		a.fail(w, r, err)
 		return
 	}
@@ -97,6 +101,7 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	var verr error
 	if len(c.password) <= maxPasswordLen {
 		if err := a.withHashSlot(ctx, func() { ok, rehash, verr = a.passwords.verify(c.password, hash) }); err != nil {
+			a.refund(ctx, limits...)
 			a.fail(w, r, err)
 			return
 		}
@@ -106,7 +111,6 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 			slog.String("user_id", l.UserID), slog.String("error", verr.Error()))
 	}
 	if !ok || !known {
-		a.count(ctx, limits...)
 		a.emit(ctx, r, Event{Kind: EventSignInFailed, UserID: l.UserID})
 		writeJSON(w, http.StatusOK, struct {
 			Status string `json:"status"`
@@ -116,6 +120,7 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	if err := a.cfg.Limiter.Reset(ctx, limits[0].key); err != nil {
 		a.limiterFailed(ctx, err)
 	}
+	a.refund(ctx, limits[1:]...)
 	if rehash {
 		a.upgradeHash(ctx, l, c.password)
 	}

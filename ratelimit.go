@@ -21,12 +21,20 @@ import (
 // attempts, refilled at one per Rate.Every. Implementations must be safe
 // for concurrent use; the default, NewMemoryLimiter, keeps the state in
 // the process, so several instances each count their own attempts.
+//
+// An attempt is taken from the allowance before the work it stands for
+// (a password hash, an email) and given back with Refund if it turns out
+// not to count, so that concurrent attempts cannot all pass one check.
 type Limiter interface {
-	// Wait reports how long key must wait before its next attempt under
-	// r: zero if one is allowed now.
-	Wait(ctx context.Context, key string, r Rate, now time.Time) (time.Duration, error)
-	// Add counts an attempt for key.
-	Add(ctx context.Context, key string, r Rate, now time.Time) error
+	// Take spends one attempt of key's allowance under r at now, if one
+	// is left, and returns zero. If none is left it spends nothing and
+	// returns how long until one is. Checking and spending are one atomic
+	// step: of any number of concurrent Takes on an unused key, exactly
+	// r.Burst return zero.
+	Take(ctx context.Context, key string, r Rate, now time.Time) (time.Duration, error)
+	// Refund gives back one attempt that Take spent under r, as for a
+	// sign-in that succeeded.
+	Refund(ctx context.Context, key string, r Rate, now time.Time) error
 	// Reset forgets key's attempts, as after a successful sign-in.
 	Reset(ctx context.Context, key string) error
 }
@@ -90,12 +98,6 @@ func NewMemoryLimiter(maxKeys int) Limiter {
 	return &memoryLimiter{tat: make(map[string]time.Time), maxKeys: maxKeys}
 }
 
-func (m *memoryLimiter) Wait(_ context.Context, key string, r Rate, now time.Time) (time.Duration, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return gcraWait(m.tat[key], r, now), nil
-}
-
 // gcraWait is how long an attempt must wait, given the theoretical
 // arrival time tat of the next one (zero: none recorded): Burst attempts
 // fit in the window before it, and the next waits until there is room.
@@ -104,6 +106,19 @@ func gcraWait(tat time.Time, r Rate, now time.Time) time.Duration {
 		return 0
 	}
 	return max(0, tat.Sub(now)-time.Duration(r.Burst-1)*r.Every)
+}
+
+// gcraTake is the generic cell rate algorithm's step for one attempt at
+// now, given the recorded time tat (zero: none): the wait, and if it is
+// zero, the new time to record.
+func gcraTake(tat time.Time, r Rate, now time.Time) (time.Duration, time.Time) {
+	if wait := gcraWait(tat, r, now); wait > 0 {
+		return wait, tat
+	}
+	if tat.Before(now) {
+		tat = now
+	}
+	return 0, tat.Add(r.Every)
 }
 
 // storeLimiter keeps the counts in a store, shared by every instance.
@@ -115,36 +130,54 @@ type storeLimiter struct{ s store.RateLimitStore }
 // check costs a store read and each failure a write.
 func NewStoreLimiter(s store.RateLimitStore) Limiter { return storeLimiter{s} }
 
-func (l storeLimiter) Wait(ctx context.Context, key string, r Rate, now time.Time) (time.Duration, error) {
-	tat, err := l.s.RateLimit(ctx, key)
-	if err != nil {
+func (l storeLimiter) Take(ctx context.Context, key string, r Rate, now time.Time) (time.Duration, error) {
+	taken, tat, err := l.s.TakeRateLimit(ctx, key, r.Every, r.Burst, now)
+	if err != nil || taken {
 		return 0, err
 	}
-	return gcraWait(tat, r, now), nil
+	// The recorded time was read after the refusal; a Reset in between
+	// may have cleared it, but the refusal stands.
+	return max(gcraWait(tat, r, now), time.Second), nil
 }
 
-func (l storeLimiter) Add(ctx context.Context, key string, r Rate, now time.Time) error {
-	return l.s.AddRateLimit(ctx, key, r.Every, now)
+func (l storeLimiter) Refund(ctx context.Context, key string, r Rate, _ time.Time) error {
+	return l.s.RefundRateLimit(ctx, key, r.Every)
 }
 
 func (l storeLimiter) Reset(ctx context.Context, key string) error {
 	return l.s.ResetRateLimit(ctx, key)
 }
 
-func (m *memoryLimiter) Add(_ context.Context, key string, r Rate, now time.Time) error {
+func (m *memoryLimiter) Take(_ context.Context, key string, r Rate, now time.Time) (time.Duration, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	tat, ok := m.tat[key]
+	wait, next := gcraTake(tat, r, now)
+	if wait > 0 {
+		return wait, nil
+	}
 	if !ok && len(m.tat) >= m.maxKeys {
 		m.prune(now)
 		if len(m.tat) >= m.maxKeys {
-			return nil
+			return 0, nil
 		}
 	}
-	if tat.Before(now) {
-		tat = now
+	m.tat[key] = next
+	return 0, nil
+}
+
+func (m *memoryLimiter) Refund(_ context.Context, key string, r Rate, now time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	tat, ok := m.tat[key]
+	if !ok {
+		return nil
 	}
-	m.tat[key] = tat.Add(r.Every)
+	if tat = tat.Add(-r.Every); tat.After(now) {
+		m.tat[key] = tat
+	} else {
+		delete(m.tat, key)
+	}
 	return nil
 }
 
@@ -213,28 +246,31 @@ func limitKey(kind string, parts ...string) string {
 	return kind + ":" + hex.EncodeToString(h[:16])
 }
 
-// wait returns how long the most constrained of limits must wait. A
-// failing Limiter lets the attempt through: the error is logged, and the
-// password hash still bounds how fast guesses go.
-func (a *Auth) wait(ctx context.Context, limits ...limit) time.Duration {
+// take spends one attempt of each of limits, in order. If one has none
+// left, it gives back those it took and returns how long that one must
+// wait. A failing Limiter lets the attempt through: the error is logged,
+// and the password hash still bounds how fast guesses go.
+func (a *Auth) take(ctx context.Context, limits ...limit) time.Duration {
 	now := a.cfg.Now()
-	var longest time.Duration
-	for _, l := range limits {
-		d, err := a.cfg.Limiter.Wait(ctx, l.key, l.rate, now)
+	for i, l := range limits {
+		wait, err := a.cfg.Limiter.Take(ctx, l.key, l.rate, now)
 		if err != nil {
 			a.limiterFailed(ctx, err)
 			continue
 		}
-		longest = max(longest, d)
+		if wait > 0 {
+			a.refund(ctx, limits[:i]...)
+			return wait
+		}
 	}
-	return longest
+	return 0
 }
 
-// count records an attempt against each of limits.
-func (a *Auth) count(ctx context.Context, limits ...limit) {
+// refund gives back an attempt taken from each of limits.
+func (a *Auth) refund(ctx context.Context, limits ...limit) {
 	now := a.cfg.Now()
 	for _, l := range limits {
-		if err := a.cfg.Limiter.Add(ctx, l.key, l.rate, now); err != nil {
+		if err := a.cfg.Limiter.Refund(ctx, l.key, l.rate, now); err != nil {
 			a.limiterFailed(ctx, err)
 		}
 	}

@@ -168,10 +168,10 @@ func TestResetRequestsLimited(t *testing.T) {
 // brokenLimiter fails every call.
 type brokenLimiter struct{}
 
-func (brokenLimiter) Wait(context.Context, string, auth.Rate, time.Time) (time.Duration, error) {
+func (brokenLimiter) Take(context.Context, string, auth.Rate, time.Time) (time.Duration, error) {
 	return 0, errors.New("limiter down")
 }
-func (brokenLimiter) Add(context.Context, string, auth.Rate, time.Time) error {
+func (brokenLimiter) Refund(context.Context, string, auth.Rate, time.Time) error {
 	return errors.New("limiter down")
 }
 func (brokenLimiter) Reset(context.Context, string) error { return errors.New("limiter down") }
@@ -197,22 +197,22 @@ func TestMemoryLimiterBounded(t *testing.T) {
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	r := auth.Rate{Burst: 1, Every: time.Hour}
 	for _, k := range []string{"a", "b", "c"} {
-		if err := l.Add(ctx, k, r, now); err != nil {
+		if _, err := l.Take(ctx, k, r, now); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if d, _ := l.Wait(ctx, "c", r, now); d != 0 {
+	if d, _ := l.Take(ctx, "c", r, now); d != 0 {
 		t.Errorf("a key past the bound was counted (wait %v); a full limiter must not grow", d)
 	}
-	if d, _ := l.Wait(ctx, "a", r, now); d != time.Hour {
+	if d, _ := l.Take(ctx, "a", r, now); d != time.Hour {
 		t.Errorf("wait for a = %v, want 1h", d)
 	}
 	// Once a's and b's allowances have refilled, room is made for c.
 	later := now.Add(2 * time.Hour)
-	if err := l.Add(ctx, "c", r, later); err != nil {
+	if _, err := l.Take(ctx, "c", r, later); err != nil {
 		t.Fatal(err)
 	}
-	if d, _ := l.Wait(ctx, "c", r, later); d != time.Hour {
+	if d, _ := l.Take(ctx, "c", r, later); d != time.Hour {
 		t.Errorf("wait for c after pruning = %v, want 1h", d)
 	}
 }

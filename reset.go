@@ -28,18 +28,16 @@ func (a *Auth) handleResetRequest(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	perClient := limit{limitKey("reset-client", a.clientAddr(r)), a.cfg.RateLimits.ClientResetRequests}
-	if wait := a.wait(ctx, perClient); wait > 0 {
+	if wait := a.take(ctx, perClient); wait > 0 {
 		tooMany(w, wait)
 		return
 	}
-	a.count(ctx, perClient)
 	// Every email is counted alike, known or not, so the limit reveals
 	// nothing; past it the request is answered as usual, without mail.
 	perEmail := limit{limitKey("reset-email", email), a.cfg.RateLimits.ResetEmails}
-	if a.wait(ctx, perEmail) > 0 {
+	if a.take(ctx, perEmail) > 0 {
 		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: reset email withheld", slog.String("reason", "rate limit"))
 	} else {
-		a.count(ctx, perEmail)
 		a.outbox.enqueue(a, email)
 	}
 	writeJSON(w, http.StatusOK, statusOK)

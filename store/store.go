@@ -269,10 +269,20 @@ type RateLimitStore interface {
 	// there is none.
 	RateLimit(ctx context.Context, key string) (time.Time, error)
 
-	// AddRateLimit sets key's time to the later of the recorded time and
-	// now, plus every, in one atomic step: concurrent calls each add
-	// every.
-	AddRateLimit(ctx context.Context, key string, every time.Duration, now time.Time) error
+	// TakeRateLimit counts an attempt for key if its allowance has one
+	// left, in one atomic step. The allowance has one left if key has no
+	// time recorded or its time is at most now plus burst-1 intervals of
+	// every; then the store sets the time to the later of the recorded
+	// time and now, plus every, and reports true. Otherwise it changes
+	// nothing and reports false and the recorded time. Of any number of
+	// concurrent calls on a key with no time recorded, exactly burst
+	// report true.
+	TakeRateLimit(ctx context.Context, key string, every time.Duration, burst int, now time.Time) (bool, time.Time, error)
+
+	// RefundRateLimit takes every off key's recorded time, giving back an
+	// attempt TakeRateLimit counted, in one atomic step. A missing key is
+	// not an error.
+	RefundRateLimit(ctx context.Context, key string, every time.Duration) error
 
 	// ResetRateLimit forgets key. Forgetting a missing key is not an
 	// error.

@@ -492,11 +492,25 @@ func (s *Store) RateLimit(_ context.Context, key string) (time.Time, error) {
 	return s.limits[key], nil
 }
 
-// AddRateLimit implements store.RateLimitStore.
-func (s *Store) AddRateLimit(_ context.Context, key string, every time.Duration, now time.Time) error {
+// TakeRateLimit implements store.RateLimitStore.
+func (s *Store) TakeRateLimit(_ context.Context, key string, every time.Duration, burst int, now time.Time) (bool, time.Time, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.limits[key] = later(s.limits[key], now).Add(every)
+	tat, ok := s.limits[key]
+	if ok && tat.After(now.Add(time.Duration(burst-1)*every)) {
+		return false, tat, nil
+	}
+	s.limits[key] = later(tat, now).Add(every)
+	return true, time.Time{}, nil
+}
+
+// RefundRateLimit implements store.RateLimitStore.
+func (s *Store) RefundRateLimit(_ context.Context, key string, every time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if tat, ok := s.limits[key]; ok {
+		s.limits[key] = tat.Add(-every)
+	}
 	return nil
 }
 

@@ -663,11 +663,29 @@ func (s *Store) RateLimit(ctx context.Context, key string) (time.Time, error) {
 	return fromMS(tat), nil
 }
 
-// AddRateLimit implements store.RateLimitStore in one statement.
-func (s *Store) AddRateLimit(ctx context.Context, key string, every time.Duration, now time.Time) error {
+// TakeRateLimit implements store.RateLimitStore in one statement.
+func (s *Store) TakeRateLimit(ctx context.Context, key string, every time.Duration, burst int, now time.Time) (bool, time.Time, error) {
 	n, e := ms(now), every.Milliseconds()
-	if _, err := s.db.ExecContext(ctx, s.q.addRateLimit, key, n+e, n, e); err != nil {
-		return fmt.Errorf("sqlstore: counting an attempt: %w", err)
+	limit := n + int64(burst-1)*e
+	args := []any{key, n + e, n, e, limit}
+	if s.dialect == MySQL {
+		args = []any{key, n + e, limit, n, e}
+	}
+	rows, err := affected(s.db.ExecContext(ctx, s.q.takeRateLimit, args...))
+	if err != nil {
+		return false, time.Time{}, fmt.Errorf("sqlstore: counting an attempt: %w", err)
+	}
+	if rows > 0 {
+		return true, time.Time{}, nil
+	}
+	tat, err := s.RateLimit(ctx, key)
+	return false, tat, err
+}
+
+// RefundRateLimit implements store.RateLimitStore.
+func (s *Store) RefundRateLimit(ctx context.Context, key string, every time.Duration) error {
+	if _, err := s.db.ExecContext(ctx, s.q.refundRateLimit, every.Milliseconds(), key); err != nil {
+		return fmt.Errorf("sqlstore: giving back an attempt: %w", err)
 	}
 	return nil
 }
