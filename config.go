@@ -124,9 +124,9 @@ type Config struct {
 	MaxBodyBytes int64
 
 	// Limiter keeps the counts behind RateLimits. Default
-	// NewMemoryLimiter(0): each instance counts on its own, so with N
-	// instances behind a load balancer the effective limits are up to N
-	// times higher.
+	// NewMemoryLimiter(0), at most 100,000 keys per allowance: each
+	// instance counts on its own, so with N instances behind a load
+	// balancer the effective limits are up to N times higher.
 	Limiter Limiter
 
 	// RateLimits bounds failed sign-ins and reset requests; see the
