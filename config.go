@@ -316,11 +316,13 @@ func (cfg Config) withDefaults() (Config, error) {
 		cfg.Limiter = NewMemoryLimiter(0)
 	}
 	cfg.RateLimits.setDefaults()
-	for _, r := range []Rate{cfg.RateLimits.SignInFailures, cfg.RateLimits.ClientSignInFailures,
-		cfg.RateLimits.ResetEmails, cfg.RateLimits.ClientResetRequests} {
+	for _, r := range cfg.RateLimits.rates() {
 		if !r.valid() {
 			return cfg, errors.New("auth: Config.RateLimits: every Rate needs a positive Burst and Every")
 		}
+	}
+	if p := cfg.RateLimits.IPv6Prefix; p < 1 || p > 128 {
+		return cfg, errors.New("auth: Config.RateLimits.IPv6Prefix must be between 1 and 128")
 	}
 	cfg.TrustedProxies = append([]netip.Prefix(nil), cfg.TrustedProxies...)
 	cfg.AllowedOrigins = append([]string(nil), cfg.AllowedOrigins...)

@@ -73,18 +73,33 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	// Failures count per email and client address together, so guessing
 	// from elsewhere cannot lock the user out, and per address alone.
-	client := a.clientAddr(r)
-	limits := []limit{
-		{limitKey("signin", c.email, client), a.cfg.RateLimits.SignInFailures},
-		{limitKey("signin-client", client), a.cfg.RateLimits.ClientSignInFailures},
-	}
 	// Each attempt is taken from the allowances before its hash, so
 	// concurrent guesses cannot all pass one check; a success, or an
 	// attempt that never got to its hash, gives it back.
+	client := a.limitClient(r)
+	rl := a.cfg.RateLimits
+	perEmail := rl.SignInFailures
+	// The account's backstop over all addresses: once it is spent, every
+	// address gets one attempt per interval for this email, not a burst.
+	account := limit{limitKey("signin-account", c.email), rl.AccountSignInFailures}
+	spent := a.take(ctx, account) > 0
+	if spent {
+		perEmail = Rate{Burst: 1, Every: perEmail.Every}
+	}
+	limits := []limit{
+		{limitKey("signin", c.email, client), perEmail},
+		{limitKey("signin-client", client), rl.ClientSignInFailures},
+	}
 	if wait := a.take(ctx, limits...); wait > 0 {
+		if !spent {
+			a.refund(ctx, account)
+		}
 		a.emit(ctx, r, Event{Kind: EventSignInThrottled})
 		tooMany(w, wait)
 		return
+	}
+	if !spent {
+		limits = append(limits, account)
 	}
 	l, err := a.passwordLogin(ctx, c.email)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {

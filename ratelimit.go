@@ -55,6 +55,14 @@ type RateLimits struct {
 	// over all emails, against credential stuffing. Default 100, then 1
 	// every 36 seconds (100 an hour).
 	ClientSignInFailures Rate
+	// AccountSignInFailures is a backstop on failed sign-ins for one
+	// email from all addresses together, against guessing from many
+	// addresses. It does not lock the owner out: once it is spent, each
+	// address gets one attempt per SignInFailures.Every for that email
+	// instead of SignInFailures.Burst, so a user who types the password
+	// right still signs in from anywhere, and one who mistypes waits an
+	// interval. Default 100, then 1 every 36 seconds (100 an hour).
+	AccountSignInFailures Rate
 	// ResetEmails bounds reset emails sent to one address, so nobody can
 	// flood an inbox. Requests past it are answered as usual, without an
 	// email. Default 3, then 1 every 20 minutes.
@@ -62,6 +70,12 @@ type RateLimits struct {
 	// ClientResetRequests bounds reset requests from one client address.
 	// Default 20, then 1 every 3 minutes.
 	ClientResetRequests Rate
+
+	// IPv6Prefix is the prefix length by which IPv6 clients are counted:
+	// one host commonly holds a whole /64, so counting single addresses
+	// would give it billions of allowances. Default 64; 128 counts each
+	// address. IPv4 clients are counted by address.
+	IPv6Prefix int
 }
 
 func (l *RateLimits) setDefaults() {
@@ -72,8 +86,18 @@ func (l *RateLimits) setDefaults() {
 	}
 	def(&l.SignInFailures, 10, 6*time.Minute)
 	def(&l.ClientSignInFailures, 100, 36*time.Second)
+	def(&l.AccountSignInFailures, 100, 36*time.Second)
 	def(&l.ResetEmails, 3, 20*time.Minute)
 	def(&l.ClientResetRequests, 20, 3*time.Minute)
+	if l.IPv6Prefix == 0 {
+		l.IPv6Prefix = 64
+	}
+}
+
+// rates are the allowances, for validation.
+func (l *RateLimits) rates() []Rate {
+	return []Rate{l.SignInFailures, l.ClientSignInFailures, l.AccountSignInFailures,
+		l.ResetEmails, l.ClientResetRequests}
 }
 
 func (r Rate) valid() bool { return r.Burst > 0 && r.Every > 0 }
@@ -325,6 +349,24 @@ func (a *Auth) clientAddr(r *http.Request) string {
 		peer = hop
 	}
 	return peer.String()
+}
+
+// limitClient is the client as rate limits count it: its address, or for
+// IPv6 its RateLimits.IPv6Prefix.
+func (a *Auth) limitClient(r *http.Request) string {
+	addr := a.clientAddr(r)
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	if ip = ip.Unmap(); ip.Is4() {
+		return ip.String()
+	}
+	p, err := ip.WithZone("").Prefix(a.cfg.RateLimits.IPv6Prefix)
+	if err != nil {
+		return addr
+	}
+	return p.String()
 }
 
 func (a *Auth) trusted(ip netip.Addr) bool {

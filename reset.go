@@ -27,7 +27,7 @@ func (a *Auth) handleResetRequest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	perClient := limit{limitKey("reset-client", a.clientAddr(r)), a.cfg.RateLimits.ClientResetRequests}
+	perClient := limit{limitKey("reset-client", a.limitClient(r)), a.cfg.RateLimits.ClientResetRequests}
 	if wait := a.take(ctx, perClient); wait > 0 {
 		tooMany(w, wait)
 		return
