@@ -20,6 +20,12 @@ func (a *Auth) handleSignUp(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	// Taken before the email check too, so sign-up is no faster way to
+	// ask which emails have accounts than the email-exists endpoint.
+	if wait := a.take(ctx, a.newPasswordLimit(r)); wait > 0 {
+		tooMany(w, wait)
+		return
+	}
 	// A cheap check first, so a taken email costs no hash. CreateUser
 	// decides for concurrent sign-ups.
 	if _, err := a.passwordLogin(ctx, c.email); err == nil {

@@ -70,6 +70,12 @@ type RateLimits struct {
 	// ClientResetRequests bounds reset requests from one client address.
 	// Default 20, then 1 every 3 minutes.
 	ClientResetRequests Rate
+	// ClientNewPasswords bounds sign-ups and reset submissions from one
+	// client address: each hashes a new password, and without a bound
+	// one client could take every hash slot (Password.MaxConcurrentHashes)
+	// from other users. Default 30, then 1 every 30 seconds (120 an
+	// hour), room for a classroom behind one NAT.
+	ClientNewPasswords Rate
 
 	// IPv6Prefix is the prefix length by which IPv6 clients are counted:
 	// one host commonly holds a whole /64, so counting single addresses
@@ -89,6 +95,7 @@ func (l *RateLimits) setDefaults() {
 	def(&l.AccountSignInFailures, 100, 36*time.Second)
 	def(&l.ResetEmails, 3, 20*time.Minute)
 	def(&l.ClientResetRequests, 20, 3*time.Minute)
+	def(&l.ClientNewPasswords, 30, 30*time.Second)
 	if l.IPv6Prefix == 0 {
 		l.IPv6Prefix = 64
 	}
@@ -97,7 +104,7 @@ func (l *RateLimits) setDefaults() {
 // rates are the allowances, for validation.
 func (l *RateLimits) rates() []Rate {
 	return []Rate{l.SignInFailures, l.ClientSignInFailures, l.AccountSignInFailures,
-		l.ResetEmails, l.ClientResetRequests}
+		l.ResetEmails, l.ClientResetRequests, l.ClientNewPasswords}
 }
 
 func (r Rate) valid() bool { return r.Burst > 0 && r.Every > 0 }
@@ -349,6 +356,12 @@ func (a *Auth) clientAddr(r *http.Request) string {
 		peer = hop
 	}
 	return peer.String()
+}
+
+// newPasswordLimit is the allowance of new password hashes (sign-ups and
+// reset submissions) of r's client.
+func (a *Auth) newPasswordLimit(r *http.Request) limit {
+	return limit{limitKey("new-password-client", a.limitClient(r)), a.cfg.RateLimits.ClientNewPasswords}
 }
 
 // limitClient is the client as rate limits count it: its address, or for

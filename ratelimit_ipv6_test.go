@@ -63,3 +63,20 @@ func TestSignInAccountBackstop(t *testing.T) {
 		t.Errorf("the owner from a fresh address during the attack: %d %s; want OK", res.StatusCode, res.Body)
 	}
 }
+
+// Sign-ups hash a password each: one client gets an allowance of them, so
+// it cannot take every hash slot from other users.
+func TestSignUpLimitedPerClient(t *testing.T) {
+	s := authtest.NewServer(t, auth.Config{TrustedProxies: loopbackProxy})
+	c := fromClient(s.NewClient(authtest.Header), "203.0.113.7")
+	got := map[int]int{}
+	for range 40 {
+		got[c.SignUp(s.NewEmail(), authtest.Password).StatusCode]++
+	}
+	if got[http.StatusOK] != 30 || got[http.StatusTooManyRequests] != 10 {
+		t.Errorf("40 sign-ups from one address: %v; want 30 then 429", got)
+	}
+	if res := fromClient(s.NewClient(authtest.Header), "203.0.113.8").SignUp(s.NewEmail(), authtest.Password); res.Status != "OK" {
+		t.Errorf("a sign-up from another address: %d %s; want OK", res.StatusCode, res.Body)
+	}
+}

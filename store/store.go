@@ -180,6 +180,12 @@ type TokenStore interface {
 	// if the user does not exist and ErrConflict if the hash does.
 	CreateResetToken(ctx context.Context, t ResetToken) error
 
+	// ResetToken returns the reset token with the given hash if it exists
+	// and has not expired at now, and ErrNotFound otherwise. It changes
+	// nothing: it lets a reset submission with an unknown token be
+	// refused before the new password is hashed.
+	ResetToken(ctx context.Context, token TokenHash, now time.Time) (ResetToken, error)
+
 	// ResetPassword uses up the reset token with the given hash and sets
 	// the password, in one atomic step. If the token exists, has not been
 	// used and has not expired at now, and its user has an email and

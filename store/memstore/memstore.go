@@ -213,6 +213,17 @@ func (s *Store) CreateResetToken(_ context.Context, t store.ResetToken) error {
 	return nil
 }
 
+// ResetToken implements store.Store.
+func (s *Store) ResetToken(_ context.Context, token store.TokenHash, now time.Time) (store.ResetToken, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	t, ok := s.resets[token]
+	if !ok || !live(t.ExpiresAt, now) {
+		return store.ResetToken{}, store.ErrNotFound
+	}
+	return t, nil
+}
+
 // ResetPassword implements store.Store.
 func (s *Store) ResetPassword(_ context.Context, token store.TokenHash, passwordHash string, now time.Time) (store.Login, []string, error) {
 	s.mu.Lock()

@@ -26,7 +26,7 @@ type queries struct {
 	deleteSession, deleteSessionTokens                         string
 	userHandlesForUpdate, deleteUserTokens, deleteUserSessions string
 
-	insertReset, resetUser, resetForUpdate, deleteUserResets string
+	insertReset, resetToken, resetUser, resetForUpdate, deleteUserResets string
 
 	signingKeys, insertKey string
 
@@ -106,6 +106,7 @@ func newQueries(d Dialect) queries {
 		deleteUserSessions: `DELETE FROM auth_sessions WHERE user_id = ?`,
 
 		insertReset:      ignore(`INSERT INTO auth_reset_tokens (hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)`, "hash"),
+		resetToken:       `SELECT user_id, created_at, expires_at FROM auth_reset_tokens WHERE hash = ? AND expires_at > ?`,
 		resetUser:        `SELECT user_id FROM auth_reset_tokens WHERE hash = ?`,
 		resetForUpdate:   `SELECT user_id, expires_at FROM auth_reset_tokens WHERE hash = ?` + forUpdate,
 		deleteUserResets: `DELETE FROM auth_reset_tokens WHERE user_id = ?`,
@@ -170,7 +171,7 @@ func (q *queries) rebind() {
 		&q.insertSession, &q.insertToken, &q.session, &q.userSessions,
 		&q.rotateCurrent, &q.tokenSession, &q.sessionForUpdate, &q.rotate, &q.rotateAgain,
 		&q.deleteSession, &q.deleteSessionTokens, &q.userHandlesForUpdate, &q.deleteUserTokens, &q.deleteUserSessions,
-		&q.insertReset, &q.resetUser, &q.resetForUpdate, &q.deleteUserResets,
+		&q.insertReset, &q.resetToken, &q.resetUser, &q.resetForUpdate, &q.deleteUserResets,
 		&q.signingKeys, &q.insertKey,
 		&q.deleteExpiredSessionTokens, &q.deleteExpiredSessions, &q.deleteExpiredTokens,
 		&q.deleteExpiredResets, &q.deleteExpiredKeys, &q.deleteExpiredLimits,

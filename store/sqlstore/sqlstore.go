@@ -526,6 +526,20 @@ func (s *Store) CreateResetToken(ctx context.Context, t store.ResetToken) error 
 	})
 }
 
+// ResetToken implements store.Store.
+func (s *Store) ResetToken(ctx context.Context, token store.TokenHash, now time.Time) (store.ResetToken, error) {
+	t := store.ResetToken{Hash: token}
+	var created, expires int64
+	err := s.db.QueryRowContext(ctx, s.q.resetToken, token[:], ms(now)).Scan(&t.UserID, &created, &expires)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ResetToken{}, store.ErrNotFound
+	} else if err != nil {
+		return store.ResetToken{}, fmt.Errorf("sqlstore: reading a reset token: %w", err)
+	}
+	t.CreatedAt, t.ExpiresAt = fromMS(created), fromMS(expires)
+	return t, nil
+}
+
 // ResetPassword implements store.Store. Deleting the token row is what
 // uses it up: of racing calls, one deletes it and the others find none.
 func (s *Store) ResetPassword(ctx context.Context, token store.TokenHash, passwordHash string, now time.Time) (store.Login, []string, error) {
