@@ -175,6 +175,11 @@ func (a *Auth) handleEmailExists(w http.ResponseWriter, r *http.Request) {
 		writeMessage(w, http.StatusBadRequest, "Please provide the email as a GET param")
 		return
 	}
+	perClient := limit{limitKey("exists-client", a.limitClient(r)), a.cfg.RateLimits.ClientEmailChecks}
+	if wait := a.take(r.Context(), perClient); wait > 0 {
+		tooMany(w, wait)
+		return
+	}
 	email := normaliseEmail(q.Get("email"))
 	exists := false
 	if checkEmail(email) == "" {

@@ -80,3 +80,19 @@ func TestSignUpLimitedPerClient(t *testing.T) {
 		t.Errorf("a sign-up from another address: %d %s; want OK", res.StatusCode, res.Body)
 	}
 }
+
+// The email-exists endpoint has a per-client allowance.
+func TestEmailExistsLimitedPerClient(t *testing.T) {
+	s := authtest.NewServer(t, auth.Config{TrustedProxies: loopbackProxy})
+	c := fromClient(s.NewClient(authtest.Header), "203.0.113.9")
+	got := map[int]int{}
+	for i := range 100 {
+		got[c.Get(fmt.Sprintf("/auth/emailpassword/email/exists?email=probe%d@example.com", i)).StatusCode]++
+	}
+	if got[http.StatusOK] != 50 || got[http.StatusTooManyRequests] != 50 {
+		t.Errorf("100 lookups from one address: %v; want 50 then 429", got)
+	}
+	if res := fromClient(s.NewClient(authtest.Header), "203.0.113.10").Get("/auth/emailpassword/email/exists?email=a@example.com"); res.StatusCode != http.StatusOK {
+		t.Errorf("a lookup from another address: %d; want 200", res.StatusCode)
+	}
+}
