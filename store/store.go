@@ -268,8 +268,8 @@ type KeyStore interface {
 // state of the auth library, so that every instance of an application
 // counts the same attempts (auth.NewStoreLimiter). It is optional: the
 // library counts in memory otherwise. Keys are opaque strings of at most
-// 64 bytes. Entries whose time has passed are worth nothing and
-// DeleteExpired removes them.
+// 64 bytes. Entries whose time has passed are worth nothing; writes prune
+// them (see TakeRateLimit) and DeleteExpired removes them.
 type RateLimitStore interface {
 	// RateLimit returns the time recorded for key, or the zero time if
 	// there is none.
@@ -282,7 +282,9 @@ type RateLimitStore interface {
 	// time and now, plus every, and reports true. Otherwise it changes
 	// nothing and reports false and the recorded time. Of any number of
 	// concurrent calls on a key with no time recorded, exactly burst
-	// report true.
+	// report true. At least once a minute (of now), a call also removes
+	// the entries whose time has passed, so the store holds little more
+	// than the allowances still counting between DeleteExpired runs.
 	TakeRateLimit(ctx context.Context, key string, every time.Duration, burst int, now time.Time) (bool, time.Time, error)
 
 	// RefundRateLimit takes every off key's recorded time, giving back an

@@ -47,6 +47,8 @@ type Store struct {
 	resets map[store.TokenHash]store.ResetToken
 
 	limits map[string]time.Time
+	// limitsPruned is when TakeRateLimit last dropped passed entries.
+	limitsPruned time.Time
 }
 
 var _ store.RateLimitStore = (*Store)(nil)
@@ -507,6 +509,17 @@ func (s *Store) RateLimit(_ context.Context, key string) (time.Time, error) {
 func (s *Store) TakeRateLimit(_ context.Context, key string, every time.Duration, burst int, now time.Time) (bool, time.Time, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// Passed entries are dropped once a minute: the map holds little
+	// more than the allowances still counting, at a cost per take of
+	// O(1) amortised over the minute's takes.
+	if now.Sub(s.limitsPruned) >= time.Minute {
+		s.limitsPruned = now
+		for k, tat := range s.limits {
+			if !live(tat, now) {
+				delete(s.limits, k)
+			}
+		}
+	}
 	tat, ok := s.limits[key]
 	if ok && tat.After(now.Add(time.Duration(burst-1)*every)) {
 		return false, tat, nil

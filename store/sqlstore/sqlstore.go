@@ -8,6 +8,7 @@ import (
 	mrand "math/rand/v2"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/latchkit/auth/store"
@@ -40,6 +41,9 @@ type Store struct {
 	db      *sql.DB
 	dialect Dialect
 	q       queries
+	// limitsPruned is the time (ms) TakeRateLimit last deleted passed
+	// rate-limit rows.
+	limitsPruned atomic.Int64
 }
 
 var (
@@ -689,11 +693,24 @@ func (s *Store) TakeRateLimit(ctx context.Context, key string, every time.Durati
 	if err != nil {
 		return false, time.Time{}, fmt.Errorf("sqlstore: counting an attempt: %w", err)
 	}
+	s.pruneRateLimits(ctx, n)
 	if rows > 0 {
 		return true, time.Time{}, nil
 	}
 	tat, err := s.RateLimit(ctx, key)
 	return false, tat, err
+}
+
+// pruneRateLimits deletes the rate-limit rows whose time has passed, at
+// most once a minute per Store, one call winning the minute. The rows go
+// through the index on tat; a failure only leaves them to the next
+// minute or to DeleteExpired.
+func (s *Store) pruneRateLimits(ctx context.Context, now int64) {
+	last := s.limitsPruned.Load()
+	if now-last < time.Minute.Milliseconds() || !s.limitsPruned.CompareAndSwap(last, now) {
+		return
+	}
+	s.db.ExecContext(ctx, s.q.deleteExpiredLimits, now)
 }
 
 // RefundRateLimit implements store.RateLimitStore.

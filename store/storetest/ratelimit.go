@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ var rateLimitTests = []test{
 	{"DeleteExpired", testRateLimitDeleteExpired},
 	{"ConcurrentTakes", testRateLimitConcurrentTakes},
 	{"ConcurrentTakesBurst", testRateLimitConcurrentTakesBurst},
+	{"PrunedOnWrite", testRateLimitPrunedOnWrite},
 }
 
 func limits(t *testing.T, s store.Store) store.RateLimitStore {
@@ -186,4 +188,28 @@ func testRateLimitConcurrentTakesBurst(t *testing.T, s store.Store) {
 		t.Errorf("TakeRateLimit: %d concurrent attempts against a burst of %d: %d counted; want exactly %d", n, burst, taken, burst)
 	}
 	wantRateLimit(t, l, "k", now.Add(burst*time.Second), "refused attempts must change nothing")
+}
+
+// Entries whose time has passed do not pile up between DeleteExpired
+// runs: a take at least a minute later removes them.
+func testRateLimitPrunedOnWrite(t *testing.T, s store.Store) {
+	l := limits(t, s)
+	const n = 1000
+	for i := range n {
+		take(t, l, fmt.Sprintf("old%d", i), time.Minute, 3, at(0))
+	}
+	take(t, l, "live", time.Hour, 3, at(0))
+	take(t, l, "new", time.Minute, 3, at(2*time.Minute))
+	left := 0
+	for i := range n {
+		if tat, err := l.RateLimit(t.Context(), fmt.Sprintf("old%d", i)); err != nil {
+			t.Fatal(err)
+		} else if !tat.IsZero() {
+			left++
+		}
+	}
+	if left != 0 {
+		t.Errorf("TakeRateLimit: %d of %d entries whose time had passed were still there after a take two minutes later; want 0", left, n)
+	}
+	wantRateLimit(t, l, "live", at(time.Hour), "pruning must keep entries whose time is still ahead")
 }
