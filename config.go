@@ -124,9 +124,9 @@ type Config struct {
 	MaxBodyBytes int64
 
 	// Limiter keeps the counts behind RateLimits. Default
-	// NewMemoryLimiter(0): each instance counts on its own, so with N
-	// instances behind a load balancer the effective limits are up to N
-	// times higher.
+	// NewMemoryLimiter(0), at most 100,000 keys per allowance: each
+	// instance counts on its own, so with N instances behind a load
+	// balancer the effective limits are up to N times higher.
 	Limiter Limiter
 
 	// RateLimits bounds failed sign-ins and reset requests; see the
@@ -316,11 +316,13 @@ func (cfg Config) withDefaults() (Config, error) {
 		cfg.Limiter = NewMemoryLimiter(0)
 	}
 	cfg.RateLimits.setDefaults()
-	for _, r := range []Rate{cfg.RateLimits.SignInFailures, cfg.RateLimits.ClientSignInFailures,
-		cfg.RateLimits.ResetEmails, cfg.RateLimits.ClientResetRequests} {
+	for _, r := range cfg.RateLimits.rates() {
 		if !r.valid() {
 			return cfg, errors.New("auth: Config.RateLimits: every Rate needs a positive Burst and Every")
 		}
+	}
+	if p := cfg.RateLimits.IPv6Prefix; p < 1 || p > 128 {
+		return cfg, errors.New("auth: Config.RateLimits.IPv6Prefix must be between 1 and 128")
 	}
 	cfg.TrustedProxies = append([]netip.Prefix(nil), cfg.TrustedProxies...)
 	cfg.AllowedOrigins = append([]string(nil), cfg.AllowedOrigins...)

@@ -21,6 +21,12 @@ func (a *Auth) handleSignUp(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	// Taken before the email check too, so sign-up is no faster way to
+	// ask which emails have accounts than the email-exists endpoint.
+	if wait := a.take(ctx, a.newPasswordLimit(r)); wait > 0 {
+		tooMany(w, wait)
+		return
+	}
 	// A cheap check first, so a taken email costs no hash. CreateUser
 	// decides for concurrent sign-ups.
 	if _, err := a.passwordLogin(ctx, c.email); err == nil {
@@ -74,18 +80,37 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	// Failures count per email and client address together, so guessing
 	// from elsewhere cannot lock the user out, and per address alone.
-	client := a.clientAddr(r)
-	limits := []limit{
-		{limitKey("signin", c.email, client), a.cfg.RateLimits.SignInFailures},
-		{limitKey("signin-client", client), a.cfg.RateLimits.ClientSignInFailures},
+	// Each attempt is taken from the allowances before its hash, so
+	// concurrent guesses cannot all pass one check; a success, or an
+	// attempt that never got to its hash, gives it back.
+	client := a.limitClient(r)
+	rl := a.cfg.RateLimits
+	perEmail := rl.SignInFailures
+	// The account's backstop over all addresses: once it is spent, every
+	// address gets one attempt per interval for this email, not a burst.
+	account := limit{limitKey("signin-account", c.email), rl.AccountSignInFailures}
+	spent := a.take(ctx, account) > 0
+	if spent {
+		perEmail = Rate{Burst: 1, Every: perEmail.Every}
 	}
-	if wait := a.wait(ctx, limits...); wait > 0 {
+	limits := []limit{
+		{limitKey("signin", c.email, client), perEmail},
+		{limitKey("signin-client", client), rl.ClientSignInFailures},
+	}
+	if wait := a.take(ctx, limits...); wait > 0 {
+		if !spent {
+			a.refund(ctx, account)
+		}
 		a.emit(ctx, r, Event{Kind: EventSignInThrottled})
 		tooMany(w, wait)
 		return
 	}
+	if !spent {
+		limits = append(limits, account)
+	}
 	l, err := a.passwordLogin(ctx, c.email)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		a.refund(ctx, limits...)
 		a.fail(w, r, err)
 		return
 	}
@@ -109,6 +134,7 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 			}
 			took = time.Since(start)
 		}); err != nil {
+			a.refund(ctx, limits...)
 			a.fail(w, r, err)
 			return
 		}
@@ -126,7 +152,6 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		// that a stored hash costlier than the current parameters does not
 		// tell its user from an unknown email.
 		a.pad(ctx, a.checkCosts.floor(time.Now())-took)
-		a.count(ctx, limits...)
 		a.emit(ctx, r, Event{Kind: EventSignInFailed, UserID: l.UserID})
 		writeJSON(w, http.StatusOK, struct {
 			Status string `json:"status"`
@@ -136,6 +161,7 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	if err := a.cfg.Limiter.Reset(ctx, limits[0].key); err != nil {
 		a.limiterFailed(ctx, err)
 	}
+	a.refund(ctx, limits[1:]...)
 	if rehash {
 		a.upgradeHash(ctx, l, c.password)
 	}
@@ -167,6 +193,11 @@ func (a *Auth) handleEmailExists(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if len(q["email"]) != 1 {
 		writeMessage(w, http.StatusBadRequest, "Please provide the email as a GET param")
+		return
+	}
+	perClient := limit{limitKey("exists-client", a.limitClient(r)), a.cfg.RateLimits.ClientEmailChecks}
+	if wait := a.take(r.Context(), perClient); wait > 0 {
+		tooMany(w, wait)
 		return
 	}
 	email := normaliseEmail(q.Get("email"))

@@ -1088,6 +1088,8 @@ func (e *faultEnv) replay(calls []faultstore.Call) faultCopy {
 			err = m.UpdatePasswordHash(ctx, a[0].(string), a[1].(string), a[2].(string))
 		case "CreateResetToken":
 			err = m.CreateResetToken(ctx, a[0].(store.ResetToken))
+		case "ResetToken":
+			_, err = m.ResetToken(ctx, a[0].(store.TokenHash), a[1].(time.Time))
 		case "ResetPassword":
 			_, _, err = m.ResetPassword(ctx, a[0].(store.TokenHash), a[1].(string), a[2].(time.Time))
 		case "CreateSession":

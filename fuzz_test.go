@@ -54,6 +54,7 @@ func fuzzCredentials(f *testing.F, ep string) {
 	fx := newInFixture(f, auth.Config{RateLimits: auth.RateLimits{
 		SignInFailures:       auth.Rate{Burst: 1 << 30, Every: time.Nanosecond},
 		ClientSignInFailures: auth.Rate{Burst: 1 << 30, Every: time.Nanosecond},
+		ClientNewPasswords:   auth.Rate{Burst: 1 << 30, Every: time.Nanosecond},
 	}})
 	_, known := fx.SignedIn(authtest.Header)
 	for _, email := range []string{known.Email, "fuzz@example.com"} {
@@ -193,7 +194,9 @@ func FuzzCookie(f *testing.F) {
 // FuzzResetPassword feeds any body to the reset endpoint. No reset token
 // was ever issued, so nothing can succeed, and nothing may be written.
 func FuzzResetPassword(f *testing.F) {
-	fx := newInFixture(f, auth.Config{})
+	fx := newInFixture(f, auth.Config{RateLimits: auth.RateLimits{
+		ClientNewPasswords: auth.Rate{Burst: 1 << 30, Every: time.Nanosecond},
+	}})
 	fx.SignedIn(authtest.Header)
 	forged := base64.RawURLEncoding.EncodeToString(make([]byte, 32))
 	for _, b := range []string{

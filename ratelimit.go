@@ -21,12 +21,20 @@ import (
 // attempts, refilled at one per Rate.Every. Implementations must be safe
 // for concurrent use; the default, NewMemoryLimiter, keeps the state in
 // the process, so several instances each count their own attempts.
+//
+// An attempt is taken from the allowance before the work it stands for
+// (a password hash, an email) and given back with Refund if it turns out
+// not to count, so that concurrent attempts cannot all pass one check.
 type Limiter interface {
-	// Wait reports how long key must wait before its next attempt under
-	// r: zero if one is allowed now.
-	Wait(ctx context.Context, key string, r Rate, now time.Time) (time.Duration, error)
-	// Add counts an attempt for key.
-	Add(ctx context.Context, key string, r Rate, now time.Time) error
+	// Take spends one attempt of key's allowance under r at now, if one
+	// is left, and returns zero. If none is left it spends nothing and
+	// returns how long until one is. Checking and spending are one atomic
+	// step: of any number of concurrent Takes on an unused key, exactly
+	// r.Burst return zero.
+	Take(ctx context.Context, key string, r Rate, now time.Time) (time.Duration, error)
+	// Refund gives back one attempt that Take spent under r, as for a
+	// sign-in that succeeded.
+	Refund(ctx context.Context, key string, r Rate, now time.Time) error
 	// Reset forgets key's attempts, as after a successful sign-in.
 	Reset(ctx context.Context, key string) error
 }
@@ -47,6 +55,14 @@ type RateLimits struct {
 	// over all emails, against credential stuffing. Default 100, then 1
 	// every 36 seconds (100 an hour).
 	ClientSignInFailures Rate
+	// AccountSignInFailures is a backstop on failed sign-ins for one
+	// email from all addresses together, against guessing from many
+	// addresses. It does not lock the owner out: once it is spent, each
+	// address gets one attempt per SignInFailures.Every for that email
+	// instead of SignInFailures.Burst, so a user who types the password
+	// right still signs in from anywhere, and one who mistypes waits an
+	// interval. Default 100, then 1 every 36 seconds (100 an hour).
+	AccountSignInFailures Rate
 	// ResetEmails bounds reset emails sent to one address, so nobody can
 	// flood an inbox. Requests past it are answered as usual, without an
 	// email. Default 3, then 1 every 20 minutes.
@@ -54,6 +70,23 @@ type RateLimits struct {
 	// ClientResetRequests bounds reset requests from one client address.
 	// Default 20, then 1 every 3 minutes.
 	ClientResetRequests Rate
+	// ClientNewPasswords bounds sign-ups and reset submissions from one
+	// client address: each hashes a new password, and without a bound
+	// one client could take every hash slot (Password.MaxConcurrentHashes)
+	// from other users. Default 30, then 1 every 30 seconds (120 an
+	// hour), room for a classroom behind one NAT.
+	ClientNewPasswords Rate
+	// ClientEmailChecks bounds lookups on the email-exists endpoint from
+	// one client address, which would otherwise list accounts as fast as
+	// it is asked. The sign-up forms ask once per email typed. Default
+	// 50, then 1 every 10 seconds (360 an hour).
+	ClientEmailChecks Rate
+
+	// IPv6Prefix is the prefix length by which IPv6 clients are counted:
+	// one host commonly holds a whole /64, so counting single addresses
+	// would give it billions of allowances. Default 64; 128 counts each
+	// address. IPv4 clients are counted by address.
+	IPv6Prefix int
 }
 
 func (l *RateLimits) setDefaults() {
@@ -64,36 +97,195 @@ func (l *RateLimits) setDefaults() {
 	}
 	def(&l.SignInFailures, 10, 6*time.Minute)
 	def(&l.ClientSignInFailures, 100, 36*time.Second)
+	def(&l.AccountSignInFailures, 100, 36*time.Second)
 	def(&l.ResetEmails, 3, 20*time.Minute)
 	def(&l.ClientResetRequests, 20, 3*time.Minute)
+	def(&l.ClientNewPasswords, 30, 30*time.Second)
+	def(&l.ClientEmailChecks, 50, 10*time.Second)
+	if l.IPv6Prefix == 0 {
+		l.IPv6Prefix = 64
+	}
+}
+
+// rates are the allowances, for validation.
+func (l *RateLimits) rates() []Rate {
+	return []Rate{l.SignInFailures, l.ClientSignInFailures, l.AccountSignInFailures,
+		l.ResetEmails, l.ClientResetRequests, l.ClientNewPasswords, l.ClientEmailChecks}
 }
 
 func (r Rate) valid() bool { return r.Burst > 0 && r.Every > 0 }
 
 // memoryLimiter implements Limiter with the generic cell rate algorithm:
 // one time per key, the "theoretical arrival time" of the next attempt.
+// Keys are kept per kind (the part of the key before its first colon),
+// each kind bounded on its own and ordered by time, so that the cheapest
+// requests cannot crowd out the keys of sign-in failures, and a full kind
+// makes room in O(log n).
 type memoryLimiter struct {
 	mu      sync.Mutex
-	tat     map[string]time.Time
+	kinds   map[string]*limitKind
 	maxKeys int
 }
 
-// NewMemoryLimiter returns a Limiter that keeps at most maxKeys keys in
-// memory (0 means 100,000). When full, keys whose allowance has fully
-// refilled are dropped first; if none has, the new key is not counted,
-// which errs towards letting attempts through rather than growing without
-// bound.
+// limitKind holds the keys of one kind: a map and a min-heap by time.
+type limitKind struct {
+	entries map[string]*limitEntry
+	heap    []*limitEntry
+}
+
+type limitEntry struct {
+	key   string
+	tat   time.Time
+	index int
+}
+
+// NewMemoryLimiter returns a Limiter that keeps its counts in memory, at
+// most maxKeys keys of each kind (0 means 100,000; about 20 MB for a full
+// kind). The kind of a key is the part before its first colon; the
+// library uses one per allowance in RateLimits. Keys whose allowance has
+// refilled are dropped as time passes. When a kind is full of keys still
+// counting, the one closest to refilling is dropped to make room: the
+// bound costs that key the attempts it had left to refill, never the
+// counting of new keys.
 func NewMemoryLimiter(maxKeys int) Limiter {
 	if maxKeys <= 0 {
 		maxKeys = 100_000
 	}
-	return &memoryLimiter{tat: make(map[string]time.Time), maxKeys: maxKeys}
+	return &memoryLimiter{kinds: make(map[string]*limitKind), maxKeys: maxKeys}
 }
 
-func (m *memoryLimiter) Wait(_ context.Context, key string, r Rate, now time.Time) (time.Duration, error) {
+// kind returns the kind of key, creating it if need be, with the keys
+// that have refilled at now dropped. Called under mu.
+func (m *memoryLimiter) kind(key string, now time.Time) *limitKind {
+	name, _, _ := strings.Cut(key, ":")
+	k := m.kinds[name]
+	if k == nil {
+		k = &limitKind{entries: make(map[string]*limitEntry)}
+		m.kinds[name] = k
+	}
+	for len(k.heap) > 0 && !k.heap[0].tat.After(now) {
+		k.remove(k.heap[0])
+	}
+	return k
+}
+
+func (m *memoryLimiter) Take(_ context.Context, key string, r Rate, now time.Time) (time.Duration, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return gcraWait(m.tat[key], r, now), nil
+	k := m.kind(key, now)
+	e := k.entries[key]
+	var tat time.Time
+	if e != nil {
+		tat = e.tat
+	}
+	wait, next := gcraTake(tat, r, now)
+	if wait > 0 {
+		return wait, nil
+	}
+	if e != nil {
+		e.tat = next
+		k.fix(e.index)
+		return 0, nil
+	}
+	if len(k.heap) >= m.maxKeys {
+		k.remove(k.heap[0])
+	}
+	k.push(&limitEntry{key: key, tat: next})
+	return 0, nil
+}
+
+func (m *memoryLimiter) Refund(_ context.Context, key string, r Rate, now time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := m.kind(key, now)
+	e := k.entries[key]
+	if e == nil {
+		return nil
+	}
+	if e.tat = e.tat.Add(-r.Every); e.tat.After(now) {
+		k.fix(e.index)
+	} else {
+		k.remove(e)
+	}
+	return nil
+}
+
+func (m *memoryLimiter) Reset(_ context.Context, key string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	name, _, _ := strings.Cut(key, ":")
+	if k := m.kinds[name]; k != nil {
+		if e := k.entries[key]; e != nil {
+			k.remove(e)
+		}
+	}
+	return nil
+}
+
+func (k *limitKind) push(e *limitEntry) {
+	k.entries[e.key] = e
+	e.index = len(k.heap)
+	k.heap = append(k.heap, e)
+	k.up(e.index)
+}
+
+func (k *limitKind) remove(e *limitEntry) {
+	delete(k.entries, e.key)
+	i, last := e.index, len(k.heap)-1
+	if i != last {
+		k.swap(i, last)
+	}
+	k.heap[last] = nil
+	k.heap = k.heap[:last]
+	if i != last {
+		k.fix(i)
+	}
+}
+
+// fix restores the heap order after the time at i changed.
+func (k *limitKind) fix(i int) {
+	if !k.down(i) {
+		k.up(i)
+	}
+}
+
+func (k *limitKind) less(i, j int) bool { return k.heap[i].tat.Before(k.heap[j].tat) }
+
+func (k *limitKind) swap(i, j int) {
+	k.heap[i], k.heap[j] = k.heap[j], k.heap[i]
+	k.heap[i].index, k.heap[j].index = i, j
+}
+
+func (k *limitKind) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !k.less(i, p) {
+			return
+		}
+		k.swap(i, p)
+		i = p
+	}
+}
+
+// down moves the entry at i down to its place and reports whether it
+// moved.
+func (k *limitKind) down(i int) bool {
+	start := i
+	for {
+		c := 2*i + 1
+		if c >= len(k.heap) {
+			break
+		}
+		if r := c + 1; r < len(k.heap) && k.less(r, c) {
+			c = r
+		}
+		if !k.less(c, i) {
+			break
+		}
+		k.swap(i, c)
+		i = c
+	}
+	return i > start
 }
 
 // gcraWait is how long an attempt must wait, given the theoretical
@@ -106,6 +298,19 @@ func gcraWait(tat time.Time, r Rate, now time.Time) time.Duration {
 	return max(0, tat.Sub(now)-time.Duration(r.Burst-1)*r.Every)
 }
 
+// gcraTake is the generic cell rate algorithm's step for one attempt at
+// now, given the recorded time tat (zero: none): the wait, and if it is
+// zero, the new time to record.
+func gcraTake(tat time.Time, r Rate, now time.Time) (time.Duration, time.Time) {
+	if wait := gcraWait(tat, r, now); wait > 0 {
+		return wait, tat
+	}
+	if tat.Before(now) {
+		tat = now
+	}
+	return 0, tat.Add(r.Every)
+}
+
 // storeLimiter keeps the counts in a store, shared by every instance.
 type storeLimiter struct{ s store.RateLimitStore }
 
@@ -115,53 +320,22 @@ type storeLimiter struct{ s store.RateLimitStore }
 // check costs a store read and each failure a write.
 func NewStoreLimiter(s store.RateLimitStore) Limiter { return storeLimiter{s} }
 
-func (l storeLimiter) Wait(ctx context.Context, key string, r Rate, now time.Time) (time.Duration, error) {
-	tat, err := l.s.RateLimit(ctx, key)
-	if err != nil {
+func (l storeLimiter) Take(ctx context.Context, key string, r Rate, now time.Time) (time.Duration, error) {
+	taken, tat, err := l.s.TakeRateLimit(ctx, key, r.Every, r.Burst, now)
+	if err != nil || taken {
 		return 0, err
 	}
-	return gcraWait(tat, r, now), nil
+	// The recorded time was read after the refusal; a Reset in between
+	// may have cleared it, but the refusal stands.
+	return max(gcraWait(tat, r, now), time.Second), nil
 }
 
-func (l storeLimiter) Add(ctx context.Context, key string, r Rate, now time.Time) error {
-	return l.s.AddRateLimit(ctx, key, r.Every, now)
+func (l storeLimiter) Refund(ctx context.Context, key string, r Rate, _ time.Time) error {
+	return l.s.RefundRateLimit(ctx, key, r.Every)
 }
 
 func (l storeLimiter) Reset(ctx context.Context, key string) error {
 	return l.s.ResetRateLimit(ctx, key)
-}
-
-func (m *memoryLimiter) Add(_ context.Context, key string, r Rate, now time.Time) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	tat, ok := m.tat[key]
-	if !ok && len(m.tat) >= m.maxKeys {
-		m.prune(now)
-		if len(m.tat) >= m.maxKeys {
-			return nil
-		}
-	}
-	if tat.Before(now) {
-		tat = now
-	}
-	m.tat[key] = tat.Add(r.Every)
-	return nil
-}
-
-func (m *memoryLimiter) Reset(_ context.Context, key string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.tat, key)
-	return nil
-}
-
-// prune drops keys whose allowance has refilled. Called under mu.
-func (m *memoryLimiter) prune(now time.Time) {
-	for k, tat := range m.tat {
-		if !tat.After(now) {
-			delete(m.tat, k)
-		}
-	}
 }
 
 // clientAddr is the address a request came from: the connection's peer,
@@ -190,6 +364,30 @@ func (a *Auth) clientAddr(r *http.Request) string {
 	return peer.String()
 }
 
+// newPasswordLimit is the allowance of new password hashes (sign-ups and
+// reset submissions) of r's client.
+func (a *Auth) newPasswordLimit(r *http.Request) limit {
+	return limit{limitKey("new-password-client", a.limitClient(r)), a.cfg.RateLimits.ClientNewPasswords}
+}
+
+// limitClient is the client as rate limits count it: its address, or for
+// IPv6 its RateLimits.IPv6Prefix.
+func (a *Auth) limitClient(r *http.Request) string {
+	addr := a.clientAddr(r)
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	if ip = ip.Unmap(); ip.Is4() {
+		return ip.String()
+	}
+	p, err := ip.WithZone("").Prefix(a.cfg.RateLimits.IPv6Prefix)
+	if err != nil {
+		return addr
+	}
+	return p.String()
+}
+
 func (a *Auth) trusted(ip netip.Addr) bool {
 	ip = ip.Unmap()
 	for _, p := range a.cfg.TrustedProxies {
@@ -213,28 +411,31 @@ func limitKey(kind string, parts ...string) string {
 	return kind + ":" + hex.EncodeToString(h[:16])
 }
 
-// wait returns how long the most constrained of limits must wait. A
-// failing Limiter lets the attempt through: the error is logged, and the
-// password hash still bounds how fast guesses go.
-func (a *Auth) wait(ctx context.Context, limits ...limit) time.Duration {
+// take spends one attempt of each of limits, in order. If one has none
+// left, it gives back those it took and returns how long that one must
+// wait. A failing Limiter lets the attempt through: the error is logged,
+// and the password hash still bounds how fast guesses go.
+func (a *Auth) take(ctx context.Context, limits ...limit) time.Duration {
 	now := a.cfg.Now()
-	var longest time.Duration
-	for _, l := range limits {
-		d, err := a.cfg.Limiter.Wait(ctx, l.key, l.rate, now)
+	for i, l := range limits {
+		wait, err := a.cfg.Limiter.Take(ctx, l.key, l.rate, now)
 		if err != nil {
 			a.limiterFailed(ctx, err)
 			continue
 		}
-		longest = max(longest, d)
+		if wait > 0 {
+			a.refund(ctx, limits[:i]...)
+			return wait
+		}
 	}
-	return longest
+	return 0
 }
 
-// count records an attempt against each of limits.
-func (a *Auth) count(ctx context.Context, limits ...limit) {
+// refund gives back an attempt taken from each of limits.
+func (a *Auth) refund(ctx context.Context, limits ...limit) {
 	now := a.cfg.Now()
 	for _, l := range limits {
-		if err := a.cfg.Limiter.Add(ctx, l.key, l.rate, now); err != nil {
+		if err := a.cfg.Limiter.Refund(ctx, l.key, l.rate, now); err != nil {
 			a.limiterFailed(ctx, err)
 		}
 	}

@@ -168,10 +168,10 @@ func TestResetRequestsLimited(t *testing.T) {
 // brokenLimiter fails every call.
 type brokenLimiter struct{}
 
-func (brokenLimiter) Wait(context.Context, string, auth.Rate, time.Time) (time.Duration, error) {
+func (brokenLimiter) Take(context.Context, string, auth.Rate, time.Time) (time.Duration, error) {
 	return 0, errors.New("limiter down")
 }
-func (brokenLimiter) Add(context.Context, string, auth.Rate, time.Time) error {
+func (brokenLimiter) Refund(context.Context, string, auth.Rate, time.Time) error {
 	return errors.New("limiter down")
 }
 func (brokenLimiter) Reset(context.Context, string) error { return errors.New("limiter down") }
@@ -191,29 +191,35 @@ func TestBrokenLimiterFailsOpen(t *testing.T) {
 	}
 }
 
+// A memory limiter at its bound keeps counting: it drops the key closest
+// to refilling to make room for a new one.
 func TestMemoryLimiterBounded(t *testing.T) {
 	l := auth.NewMemoryLimiter(2)
 	ctx := context.Background()
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	r := auth.Rate{Burst: 1, Every: time.Hour}
-	for _, k := range []string{"a", "b", "c"} {
-		if err := l.Add(ctx, k, r, now); err != nil {
-			t.Fatal(err)
+	r := auth.Rate{Burst: 2, Every: time.Hour}
+	for _, k := range []string{"k:a", "k:a", "k:b", "k:c"} {
+		if d, err := l.Take(ctx, k, r, now); err != nil || d != 0 {
+			t.Fatalf("Take %s: %v %v", k, d, err)
 		}
 	}
-	if d, _ := l.Wait(ctx, "c", r, now); d != 0 {
-		t.Errorf("a key past the bound was counted (wait %v); a full limiter must not grow", d)
+	// a (two attempts) and c (one, the newest) are kept; b, as close to
+	// refilling as c but older, made room.
+	if d, _ := l.Take(ctx, "k:a", r, now); d != time.Hour {
+		t.Errorf("third attempt on a = wait %v, want 1h", d)
 	}
-	if d, _ := l.Wait(ctx, "a", r, now); d != time.Hour {
-		t.Errorf("wait for a = %v, want 1h", d)
+	if d, _ := l.Take(ctx, "k:c", r, now); d != 0 {
+		t.Errorf("second attempt on c = wait %v, want 0", d)
 	}
-	// Once a's and b's allowances have refilled, room is made for c.
-	later := now.Add(2 * time.Hour)
-	if err := l.Add(ctx, "c", r, later); err != nil {
-		t.Fatal(err)
+	if d, _ := l.Take(ctx, "k:c", r, now); d != time.Hour {
+		t.Errorf("third attempt on c = wait %v, want 1h: a new key past the bound must be counted", d)
 	}
-	if d, _ := l.Wait(ctx, "c", r, later); d != time.Hour {
-		t.Errorf("wait for c after pruning = %v, want 1h", d)
+	// Keys of another kind have a bound of their own.
+	for range 2 {
+		l.Take(ctx, "other:x", r, now)
+	}
+	if d, _ := l.Take(ctx, "k:a", r, now); d != time.Hour {
+		t.Errorf("a after another kind filled up = wait %v, want 1h", d)
 	}
 }
 

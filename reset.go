@@ -27,19 +27,17 @@ func (a *Auth) handleResetRequest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	perClient := limit{limitKey("reset-client", a.clientAddr(r)), a.cfg.RateLimits.ClientResetRequests}
-	if wait := a.wait(ctx, perClient); wait > 0 {
+	perClient := limit{limitKey("reset-client", a.limitClient(r)), a.cfg.RateLimits.ClientResetRequests}
+	if wait := a.take(ctx, perClient); wait > 0 {
 		tooMany(w, wait)
 		return
 	}
-	a.count(ctx, perClient)
 	// Every email is counted alike, known or not, so the limit reveals
 	// nothing; past it the request is answered as usual, without mail.
 	perEmail := limit{limitKey("reset-email", email), a.cfg.RateLimits.ResetEmails}
-	if a.wait(ctx, perEmail) > 0 {
+	if a.take(ctx, perEmail) > 0 {
 		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: reset email withheld", slog.String("reason", "rate limit"))
 	} else {
-		a.count(ctx, perEmail)
 		a.outbox.enqueue(a, email)
 	}
 	writeJSON(w, http.StatusOK, statusOK)
@@ -124,12 +122,28 @@ func (a *Auth) handleResetPassword(w http.ResponseWriter, r *http.Request) {
 		writeInvalidResetToken(w)
 		return
 	}
-	var hash string
-	if err := a.withHashSlot(r.Context(), func() { hash = a.passwords.hash(pw) }); err != nil {
+	ctx := r.Context()
+	if wait := a.take(ctx, a.newPasswordLimit(r)); wait > 0 {
+		tooMany(w, wait)
+		return
+	}
+	// An unknown or expired token is refused before the new password is
+	// hashed, so guessing tokens costs no hash. ResetPassword decides for
+	// racing submissions of one token.
+	tokHash := sha256.Sum256([]byte(tok))
+	if _, err := a.store.ResetToken(ctx, tokHash, a.cfg.Now()); errors.Is(err, store.ErrNotFound) {
+		writeInvalidResetToken(w)
+		return
+	} else if err != nil {
 		a.fail(w, r, err)
 		return
 	}
-	l, handles, err := a.store.ResetPassword(r.Context(), sha256.Sum256([]byte(tok)), hash, a.cfg.Now())
+	var hash string
+	if err := a.withHashSlot(ctx, func() { hash = a.passwords.hash(pw) }); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	l, handles, err := a.store.ResetPassword(ctx, tokHash, hash, a.cfg.Now())
 	if errors.Is(err, store.ErrNotFound) {
 		writeInvalidResetToken(w)
 		return

@@ -180,6 +180,12 @@ type TokenStore interface {
 	// if the user does not exist and ErrConflict if the hash does.
 	CreateResetToken(ctx context.Context, t ResetToken) error
 
+	// ResetToken returns the reset token with the given hash if it exists
+	// and has not expired at now, and ErrNotFound otherwise. It changes
+	// nothing: it lets a reset submission with an unknown token be
+	// refused before the new password is hashed.
+	ResetToken(ctx context.Context, token TokenHash, now time.Time) (ResetToken, error)
+
 	// ResetPassword uses up the reset token with the given hash and sets
 	// the password, in one atomic step. If the token exists, has not been
 	// used and has not expired at now, and its user has an email and
@@ -262,17 +268,29 @@ type KeyStore interface {
 // state of the auth library, so that every instance of an application
 // counts the same attempts (auth.NewStoreLimiter). It is optional: the
 // library counts in memory otherwise. Keys are opaque strings of at most
-// 64 bytes. Entries whose time has passed are worth nothing and
-// DeleteExpired removes them.
+// 64 bytes. Entries whose time has passed are worth nothing; writes prune
+// them (see TakeRateLimit) and DeleteExpired removes them.
 type RateLimitStore interface {
 	// RateLimit returns the time recorded for key, or the zero time if
 	// there is none.
 	RateLimit(ctx context.Context, key string) (time.Time, error)
 
-	// AddRateLimit sets key's time to the later of the recorded time and
-	// now, plus every, in one atomic step: concurrent calls each add
-	// every.
-	AddRateLimit(ctx context.Context, key string, every time.Duration, now time.Time) error
+	// TakeRateLimit counts an attempt for key if its allowance has one
+	// left, in one atomic step. The allowance has one left if key has no
+	// time recorded or its time is at most now plus burst-1 intervals of
+	// every; then the store sets the time to the later of the recorded
+	// time and now, plus every, and reports true. Otherwise it changes
+	// nothing and reports false and the recorded time. Of any number of
+	// concurrent calls on a key with no time recorded, exactly burst
+	// report true. At least once a minute (of now), a call also removes
+	// the entries whose time has passed, so the store holds little more
+	// than the allowances still counting between DeleteExpired runs.
+	TakeRateLimit(ctx context.Context, key string, every time.Duration, burst int, now time.Time) (bool, time.Time, error)
+
+	// RefundRateLimit takes every off key's recorded time, giving back an
+	// attempt TakeRateLimit counted, in one atomic step. A missing key is
+	// not an error.
+	RefundRateLimit(ctx context.Context, key string, every time.Duration) error
 
 	// ResetRateLimit forgets key. Forgetting a missing key is not an
 	// error.

@@ -126,6 +126,11 @@ func (s *auditStore) CreateResetToken(ctx context.Context, t store.ResetToken) e
 	return err
 }
 
+// ResetToken implements store.Store.
+func (s *auditStore) ResetToken(ctx context.Context, token store.TokenHash, now time.Time) (store.ResetToken, error) {
+	return s.inner.ResetToken(ctx, token, now)
+}
+
 // ResetPassword implements store.Store.
 func (s *auditStore) ResetPassword(ctx context.Context, token store.TokenHash, passwordHash string, now time.Time) (store.Login, []string, error) {
 	l, handles, err := s.inner.ResetPassword(ctx, token, passwordHash, now)

@@ -137,7 +137,7 @@ func (c Call) Committed() bool { return c.Delegated && c.Err == nil }
 // methods are the store.Store methods, which a Plan may name.
 var methods = map[string]bool{
 	"CreateUser": true, "UserByID": true, "Login": true, "Logins": true, "UpdatePasswordHash": true,
-	"CreateResetToken": true, "ResetPassword": true, "CreateSession": true, "Session": true,
+	"CreateResetToken": true, "ResetToken": true, "ResetPassword": true, "CreateSession": true, "Session": true,
 	"UserSessions": true, "RotateRefreshToken": true, "RevokeSession": true,
 	"RevokeUserSessions": true, "SigningKeys": true, "AddSigningKey": true, "DeleteExpired": true,
 }
@@ -356,6 +356,11 @@ func (s *Store) UpdatePasswordHash(ctx context.Context, userID, oldHash, newHash
 func (s *Store) CreateResetToken(ctx context.Context, t store.ResetToken) error {
 	_, err := call(s, ctx, "CreateResetToken", []any{t}, func() (none, error) { return errOnly(s.inner.CreateResetToken(ctx, t)) })
 	return err
+}
+
+// ResetToken implements store.Store.
+func (s *Store) ResetToken(ctx context.Context, token store.TokenHash, now time.Time) (store.ResetToken, error) {
+	return call(s, ctx, "ResetToken", []any{token, now}, func() (store.ResetToken, error) { return s.inner.ResetToken(ctx, token, now) })
 }
 
 // resetResult is the two values ResetPassword returns besides its error.

@@ -47,6 +47,8 @@ type Store struct {
 	resets map[store.TokenHash]store.ResetToken
 
 	limits map[string]time.Time
+	// limitsPruned is when TakeRateLimit last dropped passed entries.
+	limitsPruned time.Time
 }
 
 var _ store.RateLimitStore = (*Store)(nil)
@@ -211,6 +213,17 @@ func (s *Store) CreateResetToken(_ context.Context, t store.ResetToken) error {
 	}
 	s.resets[t.Hash] = t
 	return nil
+}
+
+// ResetToken implements store.Store.
+func (s *Store) ResetToken(_ context.Context, token store.TokenHash, now time.Time) (store.ResetToken, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	t, ok := s.resets[token]
+	if !ok || !live(t.ExpiresAt, now) {
+		return store.ResetToken{}, store.ErrNotFound
+	}
+	return t, nil
 }
 
 // ResetPassword implements store.Store.
@@ -492,11 +505,36 @@ func (s *Store) RateLimit(_ context.Context, key string) (time.Time, error) {
 	return s.limits[key], nil
 }
 
-// AddRateLimit implements store.RateLimitStore.
-func (s *Store) AddRateLimit(_ context.Context, key string, every time.Duration, now time.Time) error {
+// TakeRateLimit implements store.RateLimitStore.
+func (s *Store) TakeRateLimit(_ context.Context, key string, every time.Duration, burst int, now time.Time) (bool, time.Time, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.limits[key] = later(s.limits[key], now).Add(every)
+	// Passed entries are dropped once a minute: the map holds little
+	// more than the allowances still counting, at a cost per take of
+	// O(1) amortised over the minute's takes.
+	if now.Sub(s.limitsPruned) >= time.Minute {
+		s.limitsPruned = now
+		for k, tat := range s.limits {
+			if !live(tat, now) {
+				delete(s.limits, k)
+			}
+		}
+	}
+	tat, ok := s.limits[key]
+	if ok && tat.After(now.Add(time.Duration(burst-1)*every)) {
+		return false, tat, nil
+	}
+	s.limits[key] = later(tat, now).Add(every)
+	return true, time.Time{}, nil
+}
+
+// RefundRateLimit implements store.RateLimitStore.
+func (s *Store) RefundRateLimit(_ context.Context, key string, every time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if tat, ok := s.limits[key]; ok {
+		s.limits[key] = tat.Add(-every)
+	}
 	return nil
 }
 

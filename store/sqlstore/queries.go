@@ -26,11 +26,11 @@ type queries struct {
 	deleteSession, deleteSessionTokens                         string
 	userHandlesForUpdate, deleteUserTokens, deleteUserSessions string
 
-	insertReset, resetUser, resetForUpdate, deleteUserResets string
+	insertReset, resetToken, resetUser, resetForUpdate, deleteUserResets string
 
 	signingKeys, insertKey string
 
-	rateLimit, addRateLimit, resetRateLimit string
+	rateLimit, takeRateLimit, refundRateLimit, resetRateLimit string
 
 	deleteExpiredSessionTokens, deleteExpiredSessions, deleteExpiredTokens,
 	deleteExpiredResets, deleteExpiredKeys, deleteExpiredLimits string
@@ -106,6 +106,7 @@ func newQueries(d Dialect) queries {
 		deleteUserSessions: `DELETE FROM auth_sessions WHERE user_id = ?`,
 
 		insertReset:      ignore(`INSERT INTO auth_reset_tokens (hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)`, "hash"),
+		resetToken:       `SELECT user_id, created_at, expires_at FROM auth_reset_tokens WHERE hash = ? AND expires_at > ?`,
 		resetUser:        `SELECT user_id FROM auth_reset_tokens WHERE hash = ?`,
 		resetForUpdate:   `SELECT user_id, expires_at FROM auth_reset_tokens WHERE hash = ?` + forUpdate,
 		deleteUserResets: `DELETE FROM auth_reset_tokens WHERE user_id = ?`,
@@ -123,21 +124,29 @@ func newQueries(d Dialect) queries {
 		deleteExpiredKeys:     `DELETE FROM auth_signing_keys WHERE verify_until <= ?`,
 		deleteExpiredLimits:   `DELETE FROM auth_rate_limits WHERE tat <= ?`,
 
-		rateLimit:      `SELECT tat FROM auth_rate_limits WHERE limit_key = ?`,
-		resetRateLimit: `DELETE FROM auth_rate_limits WHERE limit_key = ?`,
+		rateLimit:       `SELECT tat FROM auth_rate_limits WHERE limit_key = ?`,
+		resetRateLimit:  `DELETE FROM auth_rate_limits WHERE limit_key = ?`,
+		refundRateLimit: `UPDATE auth_rate_limits SET tat = tat - ? WHERE limit_key = ?`,
 	}
-	// One statement: the new time is the later of the recorded one and
-	// now, plus the interval. Arguments: key, now+every, now, every.
+	// One statement, counted only if the recorded time is at most the
+	// limit (now plus burst-1 intervals): the new time is the later of
+	// the recorded one and now, plus the interval. An insert or an update
+	// affects a row, a refusal none (MySQL without CLIENT_FOUND_ROWS,
+	// as insert-if-absent above relies on too).
 	switch d {
 	case Postgres:
-		q.addRateLimit = `INSERT INTO auth_rate_limits (limit_key, tat) VALUES (?, ?)
-			ON CONFLICT (limit_key) DO UPDATE SET tat = GREATEST(auth_rate_limits.tat, ?) + ?`
+		// Arguments: key, now+every, now, every, limit.
+		q.takeRateLimit = `INSERT INTO auth_rate_limits (limit_key, tat) VALUES (?, ?)
+			ON CONFLICT (limit_key) DO UPDATE SET tat = GREATEST(auth_rate_limits.tat, ?) + ?
+			WHERE auth_rate_limits.tat <= ?`
 	case SQLite:
-		q.addRateLimit = `INSERT INTO auth_rate_limits (limit_key, tat) VALUES (?, ?)
-			ON CONFLICT (limit_key) DO UPDATE SET tat = max(auth_rate_limits.tat, ?) + ?`
+		q.takeRateLimit = `INSERT INTO auth_rate_limits (limit_key, tat) VALUES (?, ?)
+			ON CONFLICT (limit_key) DO UPDATE SET tat = max(auth_rate_limits.tat, ?) + ?
+			WHERE auth_rate_limits.tat <= ?`
 	case MySQL:
-		q.addRateLimit = `INSERT INTO auth_rate_limits (limit_key, tat) VALUES (?, ?)
-			ON DUPLICATE KEY UPDATE tat = GREATEST(tat, ?) + ?`
+		// Arguments: key, now+every, limit, now, every.
+		q.takeRateLimit = `INSERT INTO auth_rate_limits (limit_key, tat) VALUES (?, ?)
+			ON DUPLICATE KEY UPDATE tat = IF(tat <= ?, GREATEST(tat, ?) + ?, tat)`
 	}
 	if d == MySQL {
 		// A join locks only the rows it deletes; MySQL may run the IN
@@ -162,11 +171,11 @@ func (q *queries) rebind() {
 		&q.insertSession, &q.insertToken, &q.session, &q.userSessions,
 		&q.rotateCurrent, &q.tokenSession, &q.sessionForUpdate, &q.rotate, &q.rotateAgain,
 		&q.deleteSession, &q.deleteSessionTokens, &q.userHandlesForUpdate, &q.deleteUserTokens, &q.deleteUserSessions,
-		&q.insertReset, &q.resetUser, &q.resetForUpdate, &q.deleteUserResets,
+		&q.insertReset, &q.resetToken, &q.resetUser, &q.resetForUpdate, &q.deleteUserResets,
 		&q.signingKeys, &q.insertKey,
 		&q.deleteExpiredSessionTokens, &q.deleteExpiredSessions, &q.deleteExpiredTokens,
 		&q.deleteExpiredResets, &q.deleteExpiredKeys, &q.deleteExpiredLimits,
-		&q.rateLimit, &q.addRateLimit, &q.resetRateLimit,
+		&q.rateLimit, &q.takeRateLimit, &q.refundRateLimit, &q.resetRateLimit,
 	} {
 		var b strings.Builder
 		n := 0

@@ -8,6 +8,7 @@ import (
 	mrand "math/rand/v2"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/latchkit/auth/store"
@@ -40,6 +41,9 @@ type Store struct {
 	db      *sql.DB
 	dialect Dialect
 	q       queries
+	// limitsPruned is the time (ms) TakeRateLimit last deleted passed
+	// rate-limit rows.
+	limitsPruned atomic.Int64
 }
 
 var (
@@ -526,6 +530,20 @@ func (s *Store) CreateResetToken(ctx context.Context, t store.ResetToken) error 
 	})
 }
 
+// ResetToken implements store.Store.
+func (s *Store) ResetToken(ctx context.Context, token store.TokenHash, now time.Time) (store.ResetToken, error) {
+	t := store.ResetToken{Hash: token}
+	var created, expires int64
+	err := s.db.QueryRowContext(ctx, s.q.resetToken, token[:], ms(now)).Scan(&t.UserID, &created, &expires)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ResetToken{}, store.ErrNotFound
+	} else if err != nil {
+		return store.ResetToken{}, fmt.Errorf("sqlstore: reading a reset token: %w", err)
+	}
+	t.CreatedAt, t.ExpiresAt = fromMS(created), fromMS(expires)
+	return t, nil
+}
+
 // ResetPassword implements store.Store. Deleting the token row is what
 // uses it up: of racing calls, one deletes it and the others find none.
 func (s *Store) ResetPassword(ctx context.Context, token store.TokenHash, passwordHash string, now time.Time) (store.Login, []string, error) {
@@ -663,11 +681,42 @@ func (s *Store) RateLimit(ctx context.Context, key string) (time.Time, error) {
 	return fromMS(tat), nil
 }
 
-// AddRateLimit implements store.RateLimitStore in one statement.
-func (s *Store) AddRateLimit(ctx context.Context, key string, every time.Duration, now time.Time) error {
+// TakeRateLimit implements store.RateLimitStore in one statement.
+func (s *Store) TakeRateLimit(ctx context.Context, key string, every time.Duration, burst int, now time.Time) (bool, time.Time, error) {
 	n, e := ms(now), every.Milliseconds()
-	if _, err := s.db.ExecContext(ctx, s.q.addRateLimit, key, n+e, n, e); err != nil {
-		return fmt.Errorf("sqlstore: counting an attempt: %w", err)
+	limit := n + int64(burst-1)*e
+	args := []any{key, n + e, n, e, limit}
+	if s.dialect == MySQL {
+		args = []any{key, n + e, limit, n, e}
+	}
+	rows, err := affected(s.db.ExecContext(ctx, s.q.takeRateLimit, args...))
+	if err != nil {
+		return false, time.Time{}, fmt.Errorf("sqlstore: counting an attempt: %w", err)
+	}
+	s.pruneRateLimits(ctx, n)
+	if rows > 0 {
+		return true, time.Time{}, nil
+	}
+	tat, err := s.RateLimit(ctx, key)
+	return false, tat, err
+}
+
+// pruneRateLimits deletes the rate-limit rows whose time has passed, at
+// most once a minute per Store, one call winning the minute. The rows go
+// through the index on tat; a failure only leaves them to the next
+// minute or to DeleteExpired.
+func (s *Store) pruneRateLimits(ctx context.Context, now int64) {
+	last := s.limitsPruned.Load()
+	if now-last < time.Minute.Milliseconds() || !s.limitsPruned.CompareAndSwap(last, now) {
+		return
+	}
+	s.db.ExecContext(ctx, s.q.deleteExpiredLimits, now)
+}
+
+// RefundRateLimit implements store.RateLimitStore.
+func (s *Store) RefundRateLimit(ctx context.Context, key string, every time.Duration) error {
+	if _, err := s.db.ExecContext(ctx, s.q.refundRateLimit, every.Milliseconds(), key); err != nil {
+		return fmt.Errorf("sqlstore: giving back an attempt: %w", err)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -11,11 +12,15 @@ import (
 // rateLimitTests run only for stores that implement store.RateLimitStore.
 var rateLimitTests = []test{
 	{"Unknown", testRateLimitUnknown},
-	{"Add", testRateLimitAdd},
-	{"AddAfterPassed", testRateLimitAddAfterPassed},
+	{"Take", testRateLimitTake},
+	{"TakeAfterPassed", testRateLimitTakeAfterPassed},
+	{"TakeRefused", testRateLimitTakeRefused},
+	{"Refund", testRateLimitRefund},
 	{"Reset", testRateLimitReset},
 	{"DeleteExpired", testRateLimitDeleteExpired},
-	{"ConcurrentAdds", testRateLimitConcurrentAdds},
+	{"ConcurrentTakes", testRateLimitConcurrentTakes},
+	{"ConcurrentTakesBurst", testRateLimitConcurrentTakesBurst},
+	{"PrunedOnWrite", testRateLimitPrunedOnWrite},
 }
 
 func limits(t *testing.T, s store.Store) store.RateLimitStore {
@@ -43,37 +48,82 @@ func testRateLimitUnknown(t *testing.T, s store.Store) {
 	wantRateLimit(t, limits(t, s), "nobody", time.Time{}, "an unknown key must have the zero time")
 }
 
-func testRateLimitAdd(t *testing.T, s store.Store) {
+// take calls TakeRateLimit and fails the test on an error.
+func take(t *testing.T, l store.RateLimitStore, key string, every time.Duration, burst int, now time.Time) bool {
+	t.Helper()
+	ok, _, err := l.TakeRateLimit(t.Context(), key, every, burst, now)
+	if err != nil {
+		t.Fatalf("TakeRateLimit: must succeed; got error %v", err)
+	}
+	return ok
+}
+
+func testRateLimitTake(t *testing.T, s store.Store) {
 	l := limits(t, s)
 	now := at(time.Hour)
-	if err := l.AddRateLimit(t.Context(), "k", time.Minute, now); err != nil {
-		t.Fatalf("AddRateLimit: must succeed; got error %v", err)
+	if !take(t, l, "k", time.Minute, 5, now) {
+		t.Fatal("TakeRateLimit: the first attempt on a key must be counted")
 	}
 	wantRateLimit(t, l, "k", now.Add(time.Minute), "a first attempt must record now plus every")
-	if err := l.AddRateLimit(t.Context(), "k", time.Minute, now); err != nil {
-		t.Fatalf("AddRateLimit: must succeed; got error %v", err)
+	if !take(t, l, "k", time.Minute, 5, now) {
+		t.Fatal("TakeRateLimit: a second attempt within the burst must be counted")
 	}
 	wantRateLimit(t, l, "k", now.Add(2*time.Minute), "a second attempt before the recorded time must add every to it")
 	wantRateLimit(t, l, "other", time.Time{}, "keys must be independent")
 }
 
-func testRateLimitAddAfterPassed(t *testing.T, s store.Store) {
+func testRateLimitTakeAfterPassed(t *testing.T, s store.Store) {
 	l := limits(t, s)
-	if err := l.AddRateLimit(t.Context(), "k", time.Minute, at(0)); err != nil {
-		t.Fatal(err)
-	}
+	take(t, l, "k", time.Minute, 1, at(0))
 	later := at(time.Hour)
-	if err := l.AddRateLimit(t.Context(), "k", time.Minute, later); err != nil {
-		t.Fatal(err)
+	if !take(t, l, "k", time.Minute, 1, later) {
+		t.Fatal("TakeRateLimit: an attempt after the recorded time must be counted")
 	}
 	wantRateLimit(t, l, "k", later.Add(time.Minute), "an attempt after the recorded time must start from now")
 }
 
+func testRateLimitTakeRefused(t *testing.T, s store.Store) {
+	l := limits(t, s)
+	now := at(0)
+	for i := range 3 {
+		if !take(t, l, "k", time.Minute, 3, now) {
+			t.Fatalf("TakeRateLimit: attempt %d of a burst of 3 must be counted", i+1)
+		}
+	}
+	ok, tat, err := l.TakeRateLimit(t.Context(), "k", time.Minute, 3, now)
+	if err != nil || ok {
+		t.Fatalf("TakeRateLimit: a fourth attempt on a burst of 3 must be refused; got %v, %v", ok, err)
+	}
+	if !sameTime(tat, now.Add(3*time.Minute)) {
+		t.Errorf("TakeRateLimit: a refusal must report the recorded time; got %v, want %v", tat, now.Add(3*time.Minute))
+	}
+	wantRateLimit(t, l, "k", now.Add(3*time.Minute), "a refused attempt must change nothing")
+	if !take(t, l, "k", time.Minute, 3, now.Add(time.Minute)) {
+		t.Error("TakeRateLimit: once an interval has passed an attempt must be counted again")
+	}
+	wantRateLimit(t, l, "k", now.Add(4*time.Minute), "the attempt after the refill must add every")
+}
+
+func testRateLimitRefund(t *testing.T, s store.Store) {
+	l := limits(t, s)
+	now := at(0)
+	take(t, l, "k", time.Minute, 2, now)
+	take(t, l, "k", time.Minute, 2, now)
+	if err := l.RefundRateLimit(t.Context(), "k", time.Minute); err != nil {
+		t.Fatalf("RefundRateLimit: must succeed; got error %v", err)
+	}
+	wantRateLimit(t, l, "k", now.Add(time.Minute), "a refund must take every off the recorded time")
+	if !take(t, l, "k", time.Minute, 2, now) {
+		t.Error("TakeRateLimit: a refunded attempt must be available again")
+	}
+	if err := l.RefundRateLimit(t.Context(), "missing", time.Minute); err != nil {
+		t.Errorf("RefundRateLimit: a missing key must not be an error; got %v", err)
+	}
+}
+
 func testRateLimitReset(t *testing.T, s store.Store) {
 	l := limits(t, s)
-	if err := l.AddRateLimit(t.Context(), "k", time.Minute, at(0)); err != nil {
-		t.Fatal(err)
-	}
+	take(t, l, "k", time.Minute, 1, at(0))
 	if err := l.ResetRateLimit(t.Context(), "k"); err != nil {
 		t.Fatalf("ResetRateLimit: must succeed; got error %v", err)
 	}
@@ -85,12 +135,8 @@ func testRateLimitReset(t *testing.T, s store.Store) {
 
 func testRateLimitDeleteExpired(t *testing.T, s store.Store) {
 	l := limits(t, s)
-	if err := l.AddRateLimit(t.Context(), "old", time.Minute, at(0)); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.AddRateLimit(t.Context(), "new", time.Hour, at(0)); err != nil {
-		t.Fatal(err)
-	}
+	take(t, l, "old", time.Minute, 1, at(0))
+	take(t, l, "new", time.Hour, 1, at(0))
 	if err := s.DeleteExpired(t.Context(), at(30*time.Minute)); err != nil {
 		t.Fatalf("DeleteExpired: must succeed; got error %v", err)
 	}
@@ -98,18 +144,72 @@ func testRateLimitDeleteExpired(t *testing.T, s store.Store) {
 	wantRateLimit(t, l, "new", at(time.Hour), "DeleteExpired must keep entries whose time is still ahead")
 }
 
-func testRateLimitConcurrentAdds(t *testing.T, s store.Store) {
+func testRateLimitConcurrentTakes(t *testing.T, s store.Store) {
 	l := limits(t, s)
 	const n = 20
 	now := at(0)
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
-			if err := l.AddRateLimit(t.Context(), "k", time.Second, now); err != nil {
-				t.Errorf("AddRateLimit: concurrent calls must succeed; got error %v", err)
+			if ok, _, err := l.TakeRateLimit(t.Context(), "k", time.Second, n, now); err != nil || !ok {
+				t.Errorf("TakeRateLimit: concurrent calls within the burst must each be counted; got %v, %v", ok, err)
 			}
 		})
 	}
 	wg.Wait()
-	wantRateLimit(t, l, "k", now.Add(n*time.Second), "AddRateLimit must be atomic: 20 concurrent attempts must add 20 intervals")
+	wantRateLimit(t, l, "k", now.Add(n*time.Second), "TakeRateLimit must be atomic: 20 concurrent attempts must add 20 intervals")
+}
+
+// Check and count are one step: of many concurrent attempts against a
+// burst, exactly the burst is counted, and the rest change nothing.
+func testRateLimitConcurrentTakesBurst(t *testing.T, s store.Store) {
+	l := limits(t, s)
+	const n, burst = 40, 7
+	now := at(0)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	taken := 0
+	for range n {
+		wg.Go(func() {
+			ok, _, err := l.TakeRateLimit(t.Context(), "k", time.Second, burst, now)
+			if err != nil {
+				t.Errorf("TakeRateLimit: concurrent calls must succeed; got error %v", err)
+				return
+			}
+			if ok {
+				mu.Lock()
+				taken++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if taken != burst {
+		t.Errorf("TakeRateLimit: %d concurrent attempts against a burst of %d: %d counted; want exactly %d", n, burst, taken, burst)
+	}
+	wantRateLimit(t, l, "k", now.Add(burst*time.Second), "refused attempts must change nothing")
+}
+
+// Entries whose time has passed do not pile up between DeleteExpired
+// runs: a take at least a minute later removes them.
+func testRateLimitPrunedOnWrite(t *testing.T, s store.Store) {
+	l := limits(t, s)
+	const n = 1000
+	for i := range n {
+		take(t, l, fmt.Sprintf("old%d", i), time.Minute, 3, at(0))
+	}
+	take(t, l, "live", time.Hour, 3, at(0))
+	take(t, l, "new", time.Minute, 3, at(2*time.Minute))
+	left := 0
+	for i := range n {
+		if tat, err := l.RateLimit(t.Context(), fmt.Sprintf("old%d", i)); err != nil {
+			t.Fatal(err)
+		} else if !tat.IsZero() {
+			left++
+		}
+	}
+	if left != 0 {
+		t.Errorf("TakeRateLimit: %d of %d entries whose time had passed were still there after a take two minutes later; want 0", left, n)
+	}
+	wantRateLimit(t, l, "live", at(time.Hour), "pruning must keep entries whose time is still ahead")
 }

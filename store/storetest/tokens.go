@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -18,6 +19,34 @@ var resetTokenTests = []test{
 	{"VoidsOtherTokens", testResetPasswordVoidsOtherTokens},
 	{"UpdatePasswordHashVoidsTokens", testUpdatePasswordHashVoidsResetTokens},
 	{"DeleteExpired", testDeleteExpiredResetTokens},
+	{"Lookup", testResetTokenLookup},
+}
+
+func testResetTokenLookup(t *testing.T, s store.Store) {
+	u := mustCreateUser(t, s, "u1")
+	want := newResetToken("reset", "u1", at(time.Minute), at(time.Hour))
+	mustCreateResetToken(t, s, want)
+	got, err := s.ResetToken(t.Context(), want.Hash, at(30*time.Minute))
+	if err != nil {
+		t.Fatalf("ResetToken: a live token must be found; got error %v", err)
+	}
+	if got.Hash != want.Hash || got.UserID != want.UserID || !sameTime(got.CreatedAt, want.CreatedAt) || !sameTime(got.ExpiresAt, want.ExpiresAt) {
+		t.Errorf("ResetToken: got %+v, want %+v", got, want)
+	}
+	for _, c := range []struct {
+		hash store.TokenHash
+		now  time.Time
+		rule string
+	}{
+		{token("nobody"), at(30 * time.Minute), "an unknown token must return ErrNotFound"},
+		{want.Hash, at(time.Hour), "a token at its expiry must return ErrNotFound"},
+	} {
+		if _, err := s.ResetToken(t.Context(), c.hash, c.now); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("ResetToken: %s; got %v", c.rule, err)
+		}
+	}
+	// Looking a token up does not use it.
+	mustResetPassword(t, s, "reset", at(40*time.Minute), withHash(u, phc("new")), nil, "a token that was only looked up")
 }
 
 // withHash is u with its password hash replaced.
