@@ -3,10 +3,10 @@
 // baselines the performance targets are stated against, measured in the
 // same run:
 //
-//	go run ./examples/loadtest -db memory -d 10s
-//	go run ./examples/loadtest -db 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable' -phases ping,me,refresh
-//	go run ./examples/loadtest -db sqlite:/tmp/lt.db -phases refresh
-//	go run ./examples/loadtest -db memory -phases ping,me,signup -runs 3
+//	go run ./internal/cmd/loadtest -db memory -d 10s
+//	go run ./internal/cmd/loadtest -db 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable' -phases ping,me,refresh
+//	go run ./internal/cmd/loadtest -db sqlite:/tmp/lt.db -phases refresh
+//	go run ./internal/cmd/loadtest -db memory -phases ping,me,signup -runs 3
 //
 // Phases, each at fixed concurrency for a fixed time; -phases picks them,
 // by default all but signup:
