@@ -1,7 +1,8 @@
-// Command loadtest drives the demo server over HTTP on loopback and
-// reports throughput, latency and the server's memory per phase, beside the
-// baselines the performance targets are stated against, measured in the
-// same run:
+// Command loadtest drives the demo server (examples/demo) over HTTP on
+// loopback and reports throughput, latency and the server's memory per
+// phase, beside baselines measured in the same run, and the ratio of each
+// phase to its baseline. It measures and compares nothing with targets:
+// the targets, and the figures this tool gave, are in BENCHMARKS.md.
 //
 //	go run ./internal/cmd/loadtest -db memory -d 10s
 //	go run ./internal/cmd/loadtest -db 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable' -phases ping,me,refresh
@@ -24,12 +25,12 @@
 //   - signup: POST /auth/signup, each request with a new email; beside it
 //     the raw argon2id rate measured the same way. The ratio is
 //     informative: a sign-up also writes the user and its session.
-//   - burst: in a fresh demo process, 500 sign-ins at once; every answer
-//     must be 200, or 503 with Retry-After.
+//   - burst: in a fresh demo process, 500 sign-ins at once; it counts the
+//     answers that are 200, or 503 with Retry-After.
 //
 // With -runs N the phases run N times, each time against a fresh demo
 // process with fresh users, and the report shows per row the median of
-// each figure with its min–max, and holds the targets against the medians.
+// each figure with its min–max.
 //
 // Load generator and server share the machine's cores, so the absolute
 // figures understate a dedicated server; the ratios compare like with like.
@@ -49,15 +50,9 @@ import (
 	"time"
 )
 
-// The targets of the performance brief.
 const (
-	targetMeVsPing       = 0.7
-	targetRefreshVsBare  = 0.4
-	targetRefreshMemory  = 10000.0 // per second
-	targetSigninVsArgon2 = 0.9
-	targetBurstRSS       = 256 << 20
-	burstSize            = 500
-	password             = "load test 1"
+	burstSize = 500
+	password  = "load test 1"
 )
 
 var allPhases = []string{"ping", "me", "refresh", "signin", "signup", "burst"}
