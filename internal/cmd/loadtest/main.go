@@ -28,6 +28,9 @@
 //   - burst: in a fresh demo process, 500 sign-ins at once; it counts the
 //     answers that are 200, or 503 with Retry-After.
 //
+// -cpuprofile FILE profiles the load generator itself, to tell what a
+// phase costs the client from what it costs the server.
+//
 // With -runs N the phases run N times, each time against a fresh demo
 // process with fresh users, and the report shows per row the median of
 // each figure with its min–max.
@@ -44,6 +47,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"syscall"
@@ -64,6 +68,9 @@ type config struct {
 	phases []string
 	demo   string
 	runs   int
+	// cpuprofile is a file for a CPU profile of this process, the load
+	// generator, over the whole run.
+	cpuprofile string
 }
 
 func main() {
@@ -83,6 +90,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&phases, "phases", "ping,me,refresh,signin,burst", "comma-separated phases to run, in order, of: "+strings.Join(allPhases, ", "))
 	fs.StringVar(&cfg.demo, "demo", "", "demo binary; default: go build ./examples/demo into a temporary directory")
 	fs.IntVar(&cfg.runs, "runs", 1, "run the phases this many times, each with a fresh demo, and report medians with min–max")
+	fs.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the load generator (this process, not the demo) to this file, for go tool pprof")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -119,6 +127,17 @@ func run(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if cfg.cpuprofile != "" {
+		f, err := os.Create(cfg.cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	dir, err := os.MkdirTemp("", "loadtest")
 	if err != nil {

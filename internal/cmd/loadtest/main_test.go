@@ -108,6 +108,9 @@ func TestParseFlags(t *testing.T) {
 	if err != nil || cfg.runs != 3 || len(cfg.phases) != 2 || cfg.phases[1] != "signup" {
 		t.Errorf("parseFlags(-phases ping,signup -runs 3) = %+v, %v", cfg, err)
 	}
+	if cfg, err := parseFlags([]string{"-cpuprofile", "/tmp/lt.pprof"}); err != nil || cfg.cpuprofile != "/tmp/lt.pprof" {
+		t.Errorf("parseFlags(-cpuprofile /tmp/lt.pprof) = %+v, %v", cfg, err)
+	}
 	if cfg, _ := parseFlags(nil); slices.Contains(cfg.phases, "signup") {
 		t.Errorf("default phases %q include signup", cfg.phases)
 	}
