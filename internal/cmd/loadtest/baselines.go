@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
@@ -22,19 +21,6 @@ func rawArgon2(d time.Duration) result {
 	d = min(d, 5*time.Second)
 	log(fmt.Sprintf("raw argon2id in the harness for %s", d))
 	return argon2Rate(d)
-}
-
-// combine merges two measurements of one thing into one row.
-func combine(name string, a, b result) result {
-	c := result{name: name, n: a.n + b.n, elapsed: a.elapsed + b.elapsed, errs: map[string]int{}}
-	c.lat = append(slices.Clone(a.lat), b.lat...)
-	slices.Sort(c.lat)
-	for _, m := range []map[string]int{a.errs, b.errs} {
-		for k, v := range m {
-			c.errs[k] += v
-		}
-	}
-	return c
 }
 
 // argon2Rate hashes at the library's default parameters on GOMAXPROCS

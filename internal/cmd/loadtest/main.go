@@ -28,6 +28,11 @@
 //   - burst: in a fresh demo process, 500 sign-ins at once; it counts the
 //     answers that are 200, or 503 with Retry-After.
 //
+// A phase may be named more than once: -phases ping,me,ping,me,ping,me
+// interleaves the two, and its row, and the ratio of me to ping, are over
+// all of its turns, so that a drift in the machine's speed, or a burst of
+// work by another process, weighs on both sides of the ratio.
+//
 // -cpuprofile FILE profiles the load generator itself, to tell what a
 // phase costs the client from what it costs the server.
 //

@@ -343,3 +343,33 @@ func TestCombine(t *testing.T) {
 		t.Errorf("combine changed its input: %v", a.lat)
 	}
 }
+
+// TestRepeatedPhases: a phase run more than once in a run is one row over
+// all its turns, and the ratio of me to ping is over all of theirs.
+func TestRepeatedPhases(t *testing.T) {
+	const ms = time.Millisecond
+	rp := &report{}
+	rp.add(row("ping", 100, ms, 2*ms, nil, 10))
+	rp.add(row("me", 50, ms, 3*ms, map[string]int{"503": 1}, 12))
+	rp.add(row("ping", 300, 2*ms, 4*ms, nil, 11))
+	rp.add(row("me", 250, ms, 5*ms, nil, 9))
+	if len(rp.rows) != 2 || rp.rows[0].name != "ping" || rp.rows[1].name != "me" {
+		t.Fatalf("rows %+v, want ping then me", rp.rows)
+	}
+	ping, me := rp.rows[0], rp.rows[1]
+	if ping.n != 400 || ping.elapsed != 2*time.Second || ping.rate() != 200 || len(ping.lat) != 4 {
+		t.Errorf("ping over two turns: %d requests in %v, %d latencies", ping.n, ping.elapsed, len(ping.lat))
+	}
+	if me.rate() != 150 || me.errs["503"] != 1 || me.hwm != 12<<20 {
+		t.Errorf("me over two turns: %v/s, errors %v, peak %d", me.rate(), me.errs, me.hwm)
+	}
+	if !slices.IsSorted(me.lat) {
+		t.Errorf("latencies not sorted: %v", me.lat)
+	}
+	if got := turns([]string{"ping", "me", "ping", "me", "refresh"}, "me", "ping"); got != ", over 2 turns of me and 2 of ping" {
+		t.Errorf("turns = %q", got)
+	}
+	if got := turns([]string{"ping", "me"}, "me", "ping"); got != "" {
+		t.Errorf("one turn each: turns = %q, want none", got)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -39,6 +40,43 @@ func (r result) rate() float64 {
 		return 0
 	}
 	return float64(r.n) / r.elapsed.Seconds()
+}
+
+// combine merges two measurements of one thing into one row: the rate
+// over both, all latencies and errors; the memory read after the later.
+func combine(name string, a, b result) result {
+	c := result{name: name, n: a.n + b.n, elapsed: a.elapsed + b.elapsed, errs: map[string]int{}}
+	c.lat = append(slices.Clone(a.lat), b.lat...)
+	slices.Sort(c.lat)
+	for _, m := range []map[string]int{a.errs, b.errs} {
+		for k, v := range m {
+			c.errs[k] += v
+		}
+	}
+	c.rss, c.hwm = b.rss, max(a.hwm, b.hwm)
+	var notes []string
+	for _, n := range []string{a.note, b.note} {
+		if n != "" {
+			notes = append(notes, n)
+		}
+	}
+	c.note = strings.Join(notes, "; ")
+	return c
+}
+
+// add appends a phase's row to the report, or merges it into the row of
+// the same phase run earlier in this run: -phases ping,me,ping,me
+// interleaves the two so that a drift in the machine's speed, or another
+// process's burst of work, weighs on both; each row and ratio is then
+// over all of a phase's turns.
+func (rp *report) add(r result) {
+	for i := range rp.rows {
+		if rp.rows[i].name == r.name {
+			rp.rows[i] = combine(r.name, rp.rows[i], r)
+			return
+		}
+	}
+	rp.rows = append(rp.rows, r)
 }
 
 // runPhase runs op on c workers until d has passed (a request under way
@@ -171,7 +209,7 @@ func runOnce(ctx context.Context, cfg config, bin, dir, runID string, n int) (*r
 			})
 		}
 		r.rss, r.hwm = srv.memoryString()
-		rp.rows = append(rp.rows, r)
+		rp.add(r)
 
 		// Baselines, while the server is idle.
 		switch phase {
@@ -183,7 +221,7 @@ func runOnce(ctx context.Context, cfg config, bin, dir, runID string, n int) (*r
 				if err != nil {
 					return nil, fmt.Errorf("bare rotate: %w", err)
 				}
-				rp.rows = append(rp.rows, b)
+				rp.add(b)
 				ratio := 0.0
 				if b.rate() > 0 {
 					ratio = r.rate() / b.rate()
@@ -202,7 +240,7 @@ func runOnce(ctx context.Context, cfg config, bin, dir, runID string, n int) (*r
 			}
 		case "signin", "signup":
 			argon := combine("argon2id raw (harness), around "+phase, argonBefore, rawArgon2(cfg.d))
-			rp.rows = append(rp.rows, argon)
+			rp.add(argon)
 			what := fmt.Sprintf("sign-in vs raw argon2id m=19 MiB t=2 p=1 on %d goroutines", runtime.GOMAXPROCS(0))
 			if phase == "signup" {
 				what = fmt.Sprintf("sign-up vs raw argon2id m=19 MiB t=2 p=1 on %d goroutines (a sign-up also writes the user and its session)", runtime.GOMAXPROCS(0))
@@ -214,12 +252,13 @@ func runOnce(ctx context.Context, cfg config, bin, dir, runID string, n int) (*r
 			})
 		}
 	}
+	// Over every turn of each: see add.
 	if ping, me := find(rp.rows, "ping"), find(rp.rows, "me"); ping != nil && me != nil {
 		ratio := me.rate() / ping.rate()
 		rp.figures = append(rp.figures, figure{
 			what:  "/api/me vs /api/ping",
 			value: ratio, format: "%.2f", unit: "x",
-			detail: fmt.Sprintf("%.0f/s vs %.0f/s = %.2fx", me.rate(), ping.rate(), ratio),
+			detail: fmt.Sprintf("%.0f/s vs %.0f/s = %.2fx%s", me.rate(), ping.rate(), ratio, turns(cfg.phases, "me", "ping")),
 		})
 	}
 	return rp, nil
@@ -292,7 +331,7 @@ func burst(ctx context.Context, rp *report, bin, dir, runID string) error {
 	slices.Sort(r.lat)
 	r.rss, r.hwm = s.memoryString()
 	r.note = "before the burst: " + before
-	rp.rows = append(rp.rows, r)
+	rp.add(r)
 
 	answered := codes[http.StatusOK] + codes[http.StatusServiceUnavailable] - errs["503 without Retry-After"]
 	rp.figures = append(rp.figures, figure{
@@ -311,6 +350,24 @@ func burst(ctx context.Context, rp *report, bin, dir, runID string) error {
 		detail: "VmHWM " + mib(r.hwm),
 	})
 	return nil
+}
+
+// turns says how many turns of phases a and b a run had, when more than
+// one.
+func turns(phases []string, a, b string) string {
+	na, nb := 0, 0
+	for _, p := range phases {
+		switch p {
+		case a:
+			na++
+		case b:
+			nb++
+		}
+	}
+	if na == 1 && nb == 1 {
+		return ""
+	}
+	return fmt.Sprintf(", over %d turns of %s and %d of %s", na, a, nb, b)
 }
 
 func find(rows []result, name string) *result {
