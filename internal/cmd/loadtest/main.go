@@ -8,6 +8,7 @@
 //	go run ./internal/cmd/loadtest -db 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable' -phases ping,me,refresh
 //	go run ./internal/cmd/loadtest -db sqlite:/tmp/lt.db -phases refresh
 //	go run ./internal/cmd/loadtest -db memory -phases ping,me,signup -runs 3
+//	go run ./internal/cmd/loadtest -db memory -d 4s -phases ping,me,ping,me,ping,me -runs 3
 //
 // Phases, each at fixed concurrency for a fixed time; -phases picks them,
 // by default all but signup:
@@ -33,15 +34,20 @@
 // all of its turns, so that a drift in the machine's speed, or a burst of
 // work by another process, weighs on both sides of the ratio.
 //
-// -cpuprofile FILE profiles the load generator itself, to tell what a
-// phase costs the client from what it costs the server.
+// Load generator and server share the machine's cores, so what a phase
+// costs the client weighs on its rate as much as what it costs the server.
+// For each HTTP phase the report gives the CPU time per request of the
+// demo and of this process, and the cores every other process on the
+// machine used meanwhile: a figure measured while other processes took a
+// core is not comparable with one measured on an idle machine.
+// -cpuprofile FILE profiles the load generator itself.
 //
 // With -runs N the phases run N times, each time against a fresh demo
 // process with fresh users, and the report shows per row the median of
 // each figure with its min–max.
 //
-// Load generator and server share the machine's cores, so the absolute
-// figures understate a dedicated server; the ratios compare like with like.
+// The absolute figures understate a dedicated server; the ratios, measured
+// in the same run, compare like with like.
 package main
 
 import (

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -371,5 +372,48 @@ func TestRepeatedPhases(t *testing.T) {
 	}
 	if got := turns([]string{"ping", "me"}, "me", "ping"); got != "" {
 		t.Errorf("one turn each: turns = %q, want none", got)
+	}
+}
+
+func TestCPU(t *testing.T) {
+	// This process, read the way the demo is read.
+	if _, err := processCPU(os.Getpid()); err != nil {
+		t.Errorf("processCPU(self): %v", err)
+	}
+	if _, err := machineCPU(); err != nil {
+		t.Errorf("machineCPU: %v", err)
+	}
+	a := cpuReading{server: 1 * time.Second, self: 2 * time.Second, machine: 10 * time.Second, ok: true}
+	b := cpuReading{server: 3 * time.Second, self: 5 * time.Second, machine: 16 * time.Second, ok: true}
+	if u, ok := cpuBetween(a, b); !ok || u != (cpuUse{server: 2 * time.Second, client: 3 * time.Second, other: time.Second}) {
+		t.Errorf("cpuBetween = %+v, %v", u, ok)
+	}
+	// Ticks of 10 ms can make the others' share come out below zero.
+	b.machine = 14 * time.Second
+	if u, _ := cpuBetween(a, b); u.other != 0 {
+		t.Errorf("other = %v, want 0", u.other)
+	}
+	if _, ok := cpuBetween(a, cpuReading{}); ok {
+		t.Error("cpuBetween accepted a failed reading")
+	}
+
+	// Per request in the report; rows without a reading have no line.
+	const ms = time.Millisecond
+	r := row("me", 1000, ms, 2*ms, nil, 0)
+	r.cpu, r.cpuOK = cpuUse{server: 15 * ms, client: 20 * ms, other: 100 * ms}, true
+	r2 := r
+	r2.cpu.server = 25 * ms
+	var out bytes.Buffer
+	printReport(&out, &report{cfg: config{db: "memory", c: 4, d: time.Second}, rows: []result{r, row("argon2id raw (harness)", 9, ms, ms, nil, 0)}})
+	if want := "| me | 15.0 µs | 20.0 µs | 0.10 cores |\n"; !strings.Contains(out.String(), want) {
+		t.Errorf("report lacks %q:\n%s", want, out.String())
+	}
+	if strings.Contains(out.String(), "| argon2id raw (harness) | n/a") || strings.Count(out.String(), "argon2id") != 1 {
+		t.Errorf("a row without CPU readings is in the CPU table:\n%s", out.String())
+	}
+	out.Reset()
+	printSummary(&out, config{db: "memory", c: 4, d: time.Second}, []*report{{rows: []result{r}}, {rows: []result{r2}}})
+	if want := "| me | 20.0 µs (15.0 µs–25.0 µs) | 20.0 µs (20.0 µs–20.0 µs) | 0.10 cores (0.10 cores–0.10 cores) |\n"; !strings.Contains(out.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, out.String())
 	}
 }

@@ -33,6 +33,18 @@ type result struct {
 	rss     string // server memory after the phase, "" if not applicable
 	hwm     int64  // the server's peak RSS in bytes, 0 if not applicable
 	note    string
+	cpu     cpuUse // during the phase, if cpuOK
+	cpuOK   bool
+}
+
+// cpuPerRequest is the demo's and the load generator's CPU time per
+// request, and the cores that other processes used meanwhile.
+func (r result) cpuPerRequest() (server, client time.Duration, otherCores float64, ok bool) {
+	if !r.cpuOK || r.n == 0 || r.elapsed <= 0 {
+		return 0, 0, 0, false
+	}
+	n := time.Duration(r.n)
+	return r.cpu.server / n, r.cpu.client / n, r.cpu.other.Seconds() / r.elapsed.Seconds(), true
 }
 
 func (r result) rate() float64 {
@@ -54,6 +66,10 @@ func combine(name string, a, b result) result {
 		}
 	}
 	c.rss, c.hwm = b.rss, max(a.hwm, b.hwm)
+	if a.cpuOK && b.cpuOK {
+		c.cpuOK = true
+		c.cpu = cpuUse{server: a.cpu.server + b.cpu.server, client: a.cpu.client + b.cpu.client, other: a.cpu.other + b.cpu.other}
+	}
 	var notes []string
 	for _, n := range []string{a.note, b.note} {
 		if n != "" {
@@ -165,6 +181,7 @@ func runOnce(ctx context.Context, cfg config, bin, dir, runID string, n int) (*r
 			argonBefore = rawArgon2(cfg.d)
 		}
 		log("phase " + phase)
+		cpu0 := readCPU(srv.cmd.Process.Pid)
 		var r result
 		switch phase {
 		case "ping":
@@ -208,6 +225,7 @@ func runOnce(ctx context.Context, cfg config, bin, dir, runID string, n int) (*r
 				return expect200(a, err, true)
 			})
 		}
+		r.cpu, r.cpuOK = cpuBetween(cpu0, readCPU(srv.cmd.Process.Pid))
 		r.rss, r.hwm = srv.memoryString()
 		rp.add(r)
 

@@ -63,6 +63,10 @@ type summary struct {
 	errs           map[string]int // all runs
 	hwm            int64          // the highest peak RSS of the runs, 0 if not applicable
 	notes          []string
+	// CPU per request of the demo and the load generator, the cores of
+	// other processes; cpuRuns counts the runs that measured them.
+	serverCPU, clientCPU, otherCores spread
+	cpuRuns                          int
 }
 
 // aggregate sums runs up: a summary per row name and per figure, in the
@@ -73,6 +77,7 @@ func aggregate(runs []*report) ([]summary, []figure) {
 	var rows []summary
 	rowAt := map[string]int{}
 	var rates, p50s, p99s [][]float64
+	var srvCPU, cliCPU, other [][]float64
 	for i, rp := range runs {
 		for _, r := range rp.rows {
 			j, ok := rowAt[r.name]
@@ -81,6 +86,7 @@ func aggregate(runs []*report) ([]summary, []figure) {
 				rowAt[r.name] = j
 				rows = append(rows, summary{name: r.name, errs: map[string]int{}})
 				rates, p50s, p99s = append(rates, nil), append(p50s, nil), append(p99s, nil)
+				srvCPU, cliCPU, other = append(srvCPU, nil), append(cliCPU, nil), append(other, nil)
 			}
 			s := &rows[j]
 			s.runs++
@@ -92,6 +98,12 @@ func aggregate(runs []*report) ([]summary, []figure) {
 				s.errs[k] += v
 			}
 			s.hwm = max(s.hwm, r.hwm)
+			if srv, cli, oth, ok := r.cpuPerRequest(); ok {
+				s.cpuRuns++
+				srvCPU[j] = append(srvCPU[j], float64(srv))
+				cliCPU[j] = append(cliCPU[j], float64(cli))
+				other[j] = append(other[j], oth)
+			}
 			if r.note != "" {
 				s.notes = append(s.notes, fmt.Sprintf("run %d: %s", i+1, r.note))
 			}
@@ -99,6 +111,9 @@ func aggregate(runs []*report) ([]summary, []figure) {
 	}
 	for j := range rows {
 		rows[j].rate, rows[j].p50, rows[j].p99 = spreadOf(rates[j]), spreadOf(p50s[j]), spreadOf(p99s[j])
+		if rows[j].cpuRuns > 0 {
+			rows[j].serverCPU, rows[j].clientCPU, rows[j].otherCores = spreadOf(srvCPU[j]), spreadOf(cliCPU[j]), spreadOf(other[j])
+		}
 	}
 
 	var figures []figure
@@ -155,6 +170,13 @@ func printReport(w io.Writer, rp *report) {
 			fmt.Fprintf(w, "- %s: %s\n", r.name, r.note)
 		}
 	}
+	var cpu [][4]string
+	for _, r := range rp.rows {
+		if srv, cli, oth, ok := r.cpuPerRequest(); ok {
+			cpu = append(cpu, [4]string{r.name, us(srv), us(cli), cores(oth)})
+		}
+	}
+	printCPU(w, cpu)
 	printFigures(w, rp.figures)
 }
 
@@ -182,7 +204,33 @@ func printSummary(w io.Writer, cfg config, runs []*report) {
 			fmt.Fprintf(w, "- %s, %s\n", s.name, note)
 		}
 	}
+	var cpu [][4]string
+	toUs := func(v float64) string { return us(time.Duration(v)) }
+	for _, s := range rows {
+		if s.cpuRuns > 0 {
+			cpu = append(cpu, [4]string{s.name, spreadString(s.serverCPU, toUs), spreadString(s.clientCPU, toUs), spreadString(s.otherCores, cores)})
+		}
+	}
+	printCPU(w, cpu)
 	printFigures(w, figures)
+}
+
+// printCPU prints the CPU table: per phase, the CPU time per request of
+// the demo and of the load generator, which share the machine's cores, so
+// that a phase that costs the client more shows apart from one that costs
+// the server more; and the cores that other processes took meanwhile,
+// which should be near 0 for a clean measurement.
+func printCPU(w io.Writer, rows [][4]string) {
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nCPU time per request, and the cores other processes used during the phase:")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| phase | demo CPU/request | load generator CPU/request | other processes |")
+	fmt.Fprintln(w, "|---|---|---|---|")
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", r[0], r[1], r[2], r[3])
+	}
 }
 
 // printFigures prints the ratios to the baselines and the other figures;
@@ -239,6 +287,14 @@ func rateString(r float64) string {
 
 func ms(d time.Duration) string {
 	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 2, 64) + " ms"
+}
+
+func us(d time.Duration) string {
+	return strconv.FormatFloat(float64(d)/float64(time.Microsecond), 'f', 1, 64) + " µs"
+}
+
+func cores(c float64) string {
+	return strconv.FormatFloat(c, 'f', 2, 64) + " cores"
 }
 
 func mib(b int64) string {
