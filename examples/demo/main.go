@@ -305,6 +305,12 @@ func run(args []string, getenv func(string) string) error {
 	return errors.Join(err, a.Close(shutdown))
 }
 
+// me is the answer of GET /api/me.
+type me struct {
+	Email  string `json:"email"`
+	UserID string `json:"userId"`
+}
+
 // newMux mounts the auth handler and the demo's own routes.
 func newMux(a *auth.Auth, st store.Store) *http.ServeMux {
 	mux := http.NewServeMux()
@@ -328,7 +334,7 @@ func newMux(a *auth.Auth, st store.Store) *http.ServeMux {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]string{"userId": s.UserID, "email": email})
+		json.NewEncoder(w).Encode(me{Email: email, UserID: s.UserID})
 	})))
 	// GET /api/ping is here for internal/cmd/loadtest: a trivial handler,
 	// the baseline its /api/me figure is measured against. An app does
