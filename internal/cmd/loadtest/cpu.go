@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Linux reports CPU time in /proc in USER_HZ ticks, 100 a second.
+const tick = time.Second / 100
+
+// cpuReading is the CPU time used so far by the demo, by this process
+// (the load generator) and by the whole machine.
+type cpuReading struct {
+	server, self, machine time.Duration
+	ok                    bool
+}
+
+// readCPU reads the three; ok is false if one could not be read.
+func readCPU(pid int) cpuReading {
+	srv, err1 := processCPU(pid)
+	mach, err2 := machineCPU()
+	return cpuReading{server: srv, self: selfCPU(), machine: mach, ok: err1 == nil && err2 == nil}
+}
+
+// cpuUse is what a phase cost in CPU time: the demo's, the load
+// generator's, and that of every other process on the machine (steal
+// time included), which should be near zero for a clean measurement.
+type cpuUse struct {
+	server, client, other time.Duration
+}
+
+func cpuBetween(a, b cpuReading) (cpuUse, bool) {
+	if !a.ok || !b.ok {
+		return cpuUse{}, false
+	}
+	u := cpuUse{server: b.server - a.server, client: b.self - a.self}
+	u.other = max(0, b.machine-a.machine-u.server-u.client)
+	return u, true
+}
+
+// processCPU reads the user and system time of process pid from
+// /proc/PID/stat.
+func processCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name, in brackets, may hold spaces: count from after it.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	// utime and stime are fields 14 and 15 of the line; f[0] is field 3.
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	return time.Duration(utime+stime) * tick, nil
+}
+
+// machineCPU reads the busy time of all the machine's CPUs from
+// /proc/stat: user, nice, system, irq, softirq and steal.
+func machineCPU() (time.Duration, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, fmt.Errorf("/proc/stat: unexpected first line %q", line)
+	}
+	var busy int64
+	for _, i := range []int{1, 2, 3, 6, 7, 8} {
+		v, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/stat: %v", err)
+		}
+		busy += v
+	}
+	return time.Duration(busy) * tick, nil
+}
+
+// selfCPU is the user and system time this process has used.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

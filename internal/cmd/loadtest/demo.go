@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// server is a demo process the harness started: its address and its log.
+type server struct {
+	cmd  *exec.Cmd
+	base string
+	log  string
+	done chan struct{}
+}
+
+// startDemo starts the demo on a free loopback port and waits for its
+// listening line.
+func startDemo(bin, db, dir, name string) (*server, error) {
+	logPath := filepath.Join(dir, name+".log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-db", db, "-access-ttl", "1h")
+	cmd.Stderr = logf // the auth log: a line per outcome, kept off the harness
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := &server{cmd: cmd, log: logPath, done: make(chan struct{})}
+	addrc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if rest, ok := strings.CutPrefix(sc.Text(), "demo: listening on http://"); ok {
+				addrc <- strings.Fields(rest)[0]
+				break
+			}
+		}
+		io.Copy(io.Discard, stdout)
+		cmd.Wait()
+		close(s.done)
+	}()
+	select {
+	case addr := <-addrc:
+		s.base = "http://" + addr
+		if !strings.HasPrefix(addr, "127.0.0.1:") {
+			s.stop()
+			return nil, fmt.Errorf("demo listens on %s, not loopback", addr)
+		}
+		return s, nil
+	case <-s.done:
+		return nil, fmt.Errorf("demo exited before listening: %s", tail(logPath))
+	case <-time.After(60 * time.Second):
+		s.stop()
+		return nil, fmt.Errorf("demo did not listen within 60s: %s", tail(logPath))
+	}
+}
+
+func (s *server) stop() {
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(15 * time.Second):
+		s.cmd.Process.Kill()
+		<-s.done
+	}
+}
+
+// memory reads the server's peak (VmHWM) and current (VmRSS) resident set
+// in bytes.
+func (s *server) memory() (hwm, rss int64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 3 && f[2] == "kB" {
+			v, _ := strconv.ParseInt(f[1], 10, 64)
+			switch f[0] {
+			case "VmHWM:":
+				hwm = v << 10
+			case "VmRSS:":
+				rss = v << 10
+			}
+		}
+	}
+	return hwm, rss, nil
+}
+
+func (s *server) memoryString() (string, int64) {
+	hwm, rss, err := s.memory()
+	if err != nil {
+		return "?", 0
+	}
+	return fmt.Sprintf("%s (now %s)", mib(hwm), mib(rss)), hwm
+}
+
+func tail(path string) string {
+	b, _ := os.ReadFile(path)
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return string(bytes.TrimSpace(b))
+}
+
+func buildDemo(dir string) (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %v", err)
+	}
+	root := filepath.Dir(strings.TrimSpace(string(out)))
+	bin := filepath.Join(dir, "demo")
+	cmd := exec.Command("go", "build", "-o", bin, "./examples/demo")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./examples/demo: %v\n%s", err, out)
+	}
+	return bin, nil
+}

@@ -1,0 +1,398 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// outcome is what one request came to: "" for success, else a short key
+// for the error table ("401", "timeout", ...). stop ends the worker, for
+// errors after which its state is useless (a revoked session).
+type outcome struct {
+	err  string
+	stop bool
+}
+
+// result is one row of the report.
+type result struct {
+	name    string
+	n       int
+	elapsed time.Duration
+	lat     []time.Duration // sorted
+	errs    map[string]int
+	rss     string // server memory after the phase, "" if not applicable
+	hwm     int64  // the server's peak RSS in bytes, 0 if not applicable
+	note    string
+	cpu     cpuUse // during the phase, if cpuOK
+	cpuOK   bool
+}
+
+// cpuPerRequest is the demo's and the load generator's CPU time per
+// request, and the cores that other processes used meanwhile.
+func (r result) cpuPerRequest() (server, client time.Duration, otherCores float64, ok bool) {
+	if !r.cpuOK || r.n == 0 || r.elapsed <= 0 {
+		return 0, 0, 0, false
+	}
+	n := time.Duration(r.n)
+	return r.cpu.server / n, r.cpu.client / n, r.cpu.other.Seconds() / r.elapsed.Seconds(), true
+}
+
+func (r result) rate() float64 {
+	if r.elapsed <= 0 {
+		return 0
+	}
+	return float64(r.n) / r.elapsed.Seconds()
+}
+
+// combine merges two measurements of one thing into one row: the rate
+// over both, all latencies and errors; the memory read after the later.
+func combine(name string, a, b result) result {
+	c := result{name: name, n: a.n + b.n, elapsed: a.elapsed + b.elapsed, errs: map[string]int{}}
+	c.lat = append(slices.Clone(a.lat), b.lat...)
+	slices.Sort(c.lat)
+	for _, m := range []map[string]int{a.errs, b.errs} {
+		for k, v := range m {
+			c.errs[k] += v
+		}
+	}
+	c.rss, c.hwm = b.rss, max(a.hwm, b.hwm)
+	if a.cpuOK && b.cpuOK {
+		c.cpuOK = true
+		c.cpu = cpuUse{server: a.cpu.server + b.cpu.server, client: a.cpu.client + b.cpu.client, other: a.cpu.other + b.cpu.other}
+	}
+	var notes []string
+	for _, n := range []string{a.note, b.note} {
+		if n != "" {
+			notes = append(notes, n)
+		}
+	}
+	c.note = strings.Join(notes, "; ")
+	return c
+}
+
+// add appends a phase's row to the report, or merges it into the row of
+// the same phase run earlier in this run: -phases ping,me,ping,me
+// interleaves the two so that a drift in the machine's speed, or another
+// process's burst of work, weighs on both; each row and ratio is then
+// over all of a phase's turns.
+func (rp *report) add(r result) {
+	for i := range rp.rows {
+		if rp.rows[i].name == r.name {
+			rp.rows[i] = combine(r.name, rp.rows[i], r)
+			return
+		}
+	}
+	rp.rows = append(rp.rows, r)
+}
+
+// runPhase runs op on c workers until d has passed (a request under way
+// then is finished and counted) and records every request's latency.
+func runPhase(ctx context.Context, name string, c int, d time.Duration, op func(ctx context.Context, worker int) outcome) result {
+	lats := make([][]time.Duration, c)
+	errs := make([]map[string]int, c)
+	start := time.Now()
+	deadline := start.Add(d)
+	var wg sync.WaitGroup
+	for w := range c {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l := make([]time.Duration, 0, 4096)
+			e := map[string]int{}
+			for ctx.Err() == nil && time.Now().Before(deadline) {
+				t0 := time.Now()
+				o := op(ctx, w)
+				l = append(l, time.Since(t0))
+				if o.err != "" {
+					e[o.err]++
+				}
+				if o.stop {
+					break
+				}
+			}
+			lats[w], errs[w] = l, e
+		}()
+	}
+	wg.Wait()
+	r := result{name: name, elapsed: time.Since(start), errs: map[string]int{}}
+	for w := range c {
+		r.lat = append(r.lat, lats[w]...)
+		for k, v := range errs[w] {
+			r.errs[k] += v
+		}
+	}
+	slices.Sort(r.lat)
+	r.n = len(r.lat)
+	return r
+}
+
+// percentile is the nearest-rank percentile (0 < p <= 100) of sorted
+// latencies: the smallest value at or above p percent of them.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted))*p/100+0.999999999) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+// runOnce runs the phases once, against a demo process of its own; runID
+// makes its users' emails unique, n its scratch table's name.
+func runOnce(ctx context.Context, cfg config, bin, dir, runID string, n int) (*report, error) {
+	rp := &report{cfg: cfg}
+	var srv *server
+	var cl *client
+	var users []session
+	for _, phase := range cfg.phases {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if phase == "burst" {
+			if err := burst(ctx, rp, bin, dir, runID); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if srv == nil {
+			log("starting the demo, -db " + redact(cfg.db))
+			var err error
+			if srv, err = startDemo(bin, cfg.db, dir, "demo"); err != nil {
+				return nil, err
+			}
+			defer srv.stop()
+			cl = newClient(srv.base, cfg.c, 30*time.Second)
+			log(fmt.Sprintf("signing up %d users", cfg.c))
+			if users, err = signUp(ctx, cl, runID, cfg.c); err != nil {
+				return nil, err
+			}
+		}
+		var argonBefore result
+		if phase == "signin" || phase == "signup" {
+			argonBefore = rawArgon2(cfg.d)
+		}
+		log("phase " + phase)
+		cpu0 := readCPU(srv.cmd.Process.Pid)
+		var r result
+		switch phase {
+		case "ping":
+			r = runPhase(ctx, "ping", cfg.c, cfg.d, func(ctx context.Context, w int) outcome {
+				a, err := cl.do(ctx, "GET", "/api/ping", "", "")
+				return expect200(a, err, false)
+			})
+		case "me":
+			r = runPhase(ctx, "me", cfg.c, cfg.d, func(ctx context.Context, w int) outcome {
+				a, err := cl.do(ctx, "GET", "/api/me", users[w].access, "")
+				return expect200(a, err, false)
+			})
+		case "refresh":
+			r = runPhase(ctx, "refresh", cfg.c, cfg.d, func(ctx context.Context, w int) outcome {
+				a, err := cl.do(ctx, "POST", "/auth/session/refresh", users[w].refresh, "")
+				o := expect200(a, err, true)
+				if o.err != "" {
+					// A 401 means the session is gone; anything else
+					// leaves us unsure whether the token was used.
+					o.stop = true
+					return o
+				}
+				ref, acc := a.hdr.Get("st-refresh-token"), a.hdr.Get("st-access-token")
+				if ref == "" || acc == "" {
+					return outcome{err: "200 without tokens", stop: true}
+				}
+				users[w].refresh, users[w].access = ref, acc
+				return outcome{}
+			})
+		case "signin":
+			r = runPhase(ctx, "signin", cfg.c, cfg.d, func(ctx context.Context, w int) outcome {
+				a, err := cl.do(ctx, "POST", "/auth/signin", "", credentials(users[w].email))
+				return expect200(a, err, true)
+			})
+		case "signup":
+			sent := make([]int, cfg.c) // per worker, so each email is new
+			r = runPhase(ctx, "signup", cfg.c, cfg.d, func(ctx context.Context, w int) outcome {
+				sent[w]++
+				email := fmt.Sprintf("%s-signup-%d-%d@example.com", runID, w, sent[w])
+				a, err := cl.do(ctx, "POST", "/auth/signup", "", credentials(email))
+				return expect200(a, err, true)
+			})
+		}
+		r.cpu, r.cpuOK = cpuBetween(cpu0, readCPU(srv.cmd.Process.Pid))
+		r.rss, r.hwm = srv.memoryString()
+		rp.add(r)
+
+		// Baselines, while the server is idle.
+		switch phase {
+		case "refresh":
+			if cfg.db != "memory" {
+				log("bare rotate in the harness")
+				table := fmt.Sprintf("loadtest_rotate_%d_%d", os.Getpid(), n)
+				b, err := bareRotate(ctx, cfg.db, table, cfg.c, cfg.d)
+				if err != nil {
+					return nil, fmt.Errorf("bare rotate: %w", err)
+				}
+				rp.add(b)
+				ratio := 0.0
+				if b.rate() > 0 {
+					ratio = r.rate() / b.rate()
+				}
+				rp.figures = append(rp.figures, figure{
+					what:  fmt.Sprintf("refresh over HTTP vs bare rotate, %d clients", cfg.c),
+					value: ratio, format: "%.2f", unit: "x",
+					detail: fmt.Sprintf("%.0f/s vs %.0f/s = %.2fx; refresh p99 %s", r.rate(), b.rate(), r.rate()/b.rate(), ms(percentile(r.lat, 99))),
+				})
+			} else {
+				rp.figures = append(rp.figures, figure{
+					what:  fmt.Sprintf("refresh over HTTP on memstore, %d clients", cfg.c),
+					value: r.rate(), format: "%.0f", unit: "/s",
+					detail: fmt.Sprintf("%.0f/s; p99 %s", r.rate(), ms(percentile(r.lat, 99))),
+				})
+			}
+		case "signin", "signup":
+			argon := combine("argon2id raw (harness), around "+phase, argonBefore, rawArgon2(cfg.d))
+			rp.add(argon)
+			what := fmt.Sprintf("sign-in vs raw argon2id m=19 MiB t=2 p=1 on %d goroutines", runtime.GOMAXPROCS(0))
+			if phase == "signup" {
+				what = fmt.Sprintf("sign-up vs raw argon2id m=19 MiB t=2 p=1 on %d goroutines (a sign-up also writes the user and its session)", runtime.GOMAXPROCS(0))
+			}
+			ratio := r.rate() / argon.rate()
+			rp.figures = append(rp.figures, figure{
+				what: what, value: ratio, format: "%.2f", unit: "x",
+				detail: fmt.Sprintf("%.1f/s vs %.1f/s = %.2fx", r.rate(), argon.rate(), ratio),
+			})
+		}
+	}
+	// Over every turn of each: see add.
+	if ping, me := find(rp.rows, "ping"), find(rp.rows, "me"); ping != nil && me != nil {
+		ratio := me.rate() / ping.rate()
+		rp.figures = append(rp.figures, figure{
+			what:  "/api/me vs /api/ping",
+			value: ratio, format: "%.2f", unit: "x",
+			detail: fmt.Sprintf("%.0f/s vs %.0f/s = %.2fx%s", me.rate(), ping.rate(), ratio, turns(cfg.phases, "me", "ping")),
+		})
+	}
+	return rp, nil
+}
+
+// burst starts a fresh demo, so that its peak memory is the burst's own,
+// and sends burstSize sign-ins at once, each on its own connection.
+func burst(ctx context.Context, rp *report, bin, dir, runID string) error {
+	log("phase burst: starting a fresh demo")
+	s, err := startDemo(bin, rp.cfg.db, dir, "demo-burst")
+	if err != nil {
+		return err
+	}
+	defer s.stop()
+	cl := newClient(s.base, burstSize, 30*time.Second)
+	users, err := signUp(ctx, cl, runID+"-burst", 1)
+	if err != nil {
+		return err
+	}
+	before, _ := s.memoryString()
+	body := credentials(users[0].email)
+	var (
+		mu      sync.Mutex
+		lat     []time.Duration
+		errs    = map[string]int{}
+		codes   = map[int]int{}
+		started sync.WaitGroup
+		wg      sync.WaitGroup
+	)
+	gate := make(chan struct{})
+	for range burstSize {
+		started.Add(1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			started.Done()
+			<-gate
+			t0 := time.Now()
+			a, err := cl.do(ctx, "POST", "/auth/signin", "", body)
+			d := time.Since(t0)
+			mu.Lock()
+			defer mu.Unlock()
+			lat = append(lat, d)
+			switch {
+			case err != nil:
+				errs[errKey(err)]++
+			case a.code == http.StatusOK:
+				codes[a.code]++
+				if !bytes.Contains(a.body, []byte(`"status":"OK"`)) {
+					errs["200 not OK"]++
+				}
+			case a.code == http.StatusServiceUnavailable:
+				codes[a.code]++
+				if a.hdr.Get("Retry-After") == "" {
+					errs["503 without Retry-After"]++
+				} else {
+					errs["503"]++
+				}
+			default:
+				codes[a.code]++
+				errs[strconv.Itoa(a.code)]++
+			}
+		}()
+	}
+	started.Wait()
+	start := time.Now()
+	close(gate)
+	wg.Wait()
+	r := result{name: fmt.Sprintf("burst (%d at once, fresh server)", burstSize), n: len(lat), elapsed: time.Since(start), lat: lat, errs: errs}
+	slices.Sort(r.lat)
+	r.rss, r.hwm = s.memoryString()
+	r.note = "before the burst: " + before
+	rp.add(r)
+
+	answered := codes[http.StatusOK] + codes[http.StatusServiceUnavailable] - errs["503 without Retry-After"]
+	rp.figures = append(rp.figures, figure{
+		what:  fmt.Sprintf("burst of %d sign-ins answered 200, or 503 with Retry-After", burstSize),
+		value: float64(answered), format: "%.0f", unit: " answered", worstRun: true,
+		detail: fmt.Sprintf("%d ok, %d 503 with Retry-After, %d other (%s)",
+			codes[http.StatusOK], errs["503"], burstSize-answered, formatErrs(errs, "503")),
+	})
+	peak := math.Inf(1) // unread
+	if r.hwm > 0 {
+		peak = float64(r.hwm) / (1 << 20)
+	}
+	rp.figures = append(rp.figures, figure{
+		what:  "burst peak RSS of the server",
+		value: peak, higherIsWorse: true, worstRun: true, format: "%.1f", unit: " MiB",
+		detail: "VmHWM " + mib(r.hwm),
+	})
+	return nil
+}
+
+// turns says how many turns of phases a and b a run had, when more than
+// one.
+func turns(phases []string, a, b string) string {
+	na, nb := 0, 0
+	for _, p := range phases {
+		switch p {
+		case a:
+			na++
+		case b:
+			nb++
+		}
+	}
+	if na == 1 && nb == 1 {
+		return ""
+	}
+	return fmt.Sprintf(", over %d turns of %s and %d of %s", na, a, nb, b)
+}
+
+func find(rows []result, name string) *result {
+	for i := range rows {
+		if rows[i].name == name {
+			return &rows[i]
+		}
+	}
+	return nil
+}
