@@ -23,7 +23,7 @@ type queries struct {
 	sessionForUpdate    string
 	rotate, rotateAgain string
 
-	deleteSession, deleteSessionTokens                         string
+	lockSession, deleteSession, deleteSessionTokens            string
 	userHandlesForUpdate, deleteUserTokens, deleteUserSessions string
 
 	insertReset, resetToken, resetUser, resetForUpdate, deleteUserResets string
@@ -98,6 +98,7 @@ func newQueries(d Dialect) queries {
 				superseded_at = ?, refreshed_at = ?, expires_at = ? WHERE handle = ?`,
 		rotateAgain: `UPDATE auth_sessions SET current_hash = ?, refreshed_at = ?, expires_at = ? WHERE handle = ?`,
 
+		lockSession:          `SELECT handle FROM auth_sessions WHERE handle = ?` + forUpdate,
 		deleteSession:        `DELETE FROM auth_sessions WHERE handle = ?`,
 		deleteSessionTokens:  `DELETE FROM auth_refresh_tokens WHERE session_handle = ?`,
 		userHandlesForUpdate: `SELECT handle FROM auth_sessions WHERE user_id = ? ORDER BY created_at DESC, handle` + forUpdate,
@@ -170,7 +171,7 @@ func (q *queries) rebind() {
 		&q.insertLogin, &q.login, &q.userLogins, &q.passwordLogin, &q.passwordLoginExists, &q.updatePassword, &q.setPassword,
 		&q.insertSession, &q.insertToken, &q.session, &q.userSessions,
 		&q.rotateCurrent, &q.tokenSession, &q.sessionForUpdate, &q.rotate, &q.rotateAgain,
-		&q.deleteSession, &q.deleteSessionTokens, &q.userHandlesForUpdate, &q.deleteUserTokens, &q.deleteUserSessions,
+		&q.lockSession, &q.deleteSession, &q.deleteSessionTokens, &q.userHandlesForUpdate, &q.deleteUserTokens, &q.deleteUserSessions,
 		&q.insertReset, &q.resetToken, &q.resetUser, &q.resetForUpdate, &q.deleteUserResets,
 		&q.signingKeys, &q.insertKey,
 		&q.deleteExpiredSessionTokens, &q.deleteExpiredSessions, &q.deleteExpiredTokens,

@@ -451,6 +451,18 @@ func (s *Store) deleteSession(ctx context.Context, q querier, handle string) err
 // RevokeSession implements store.Store.
 func (s *Store) RevokeSession(ctx context.Context, handle string) error {
 	return s.inTx(ctx, func(q querier) error {
+		// The session row first, as rotation locks it: a rotation in
+		// flight either commits its new token before this lock is had,
+		// and the token is deleted below, or waits and finds no session.
+		// Deleting the tokens first let a rotation add one in between,
+		// and the session's delete then failed on the foreign key.
+		var locked string
+		err := q.QueryRowContext(ctx, s.q.lockSession, handle).Scan(&locked)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound
+		} else if err != nil {
+			return fmt.Errorf("sqlstore: revoking a session: %w", err)
+		}
 		if _, err := q.ExecContext(ctx, s.q.deleteSessionTokens, handle); err != nil {
 			return fmt.Errorf("sqlstore: revoking a session: %w", err)
 		}

@@ -19,6 +19,7 @@ var concurrencyTests = []test{
 	{"RotateSameTokenReuseWindow", testConcurrentRotateReuseWindow},
 	{"ResetPasswordSameToken", testConcurrentResetPassword},
 	{"MixedUsers", testConcurrentMixed},
+	{"RevokeWhileRotating", testConcurrentRevokeAndRotate},
 }
 
 // parallel runs f(0) … f(n-1) in n goroutines released at the same moment
@@ -412,6 +413,43 @@ func keysWorker(t *testing.T, s store.Store) {
 		}
 		if err := s.DeleteExpired(ctx, base); err != nil {
 			t.Errorf("DeleteExpired: must succeed; got error %v", err)
+		}
+	}
+}
+
+// A revocation racing a rotation of the same session always wins: it
+// returns nil or ErrNotFound, never another error, and afterwards the
+// session is gone and neither its old token nor a token the rotation
+// issued works.
+func testConcurrentRevokeAndRotate(t *testing.T, s store.Store) {
+	const rounds = 30
+	ctx := t.Context()
+	mustCreateUser(t, s, "u1")
+	now := at(time.Hour)
+	for round := range rounds {
+		handle := fmt.Sprintf("s%d", round)
+		sess := newSession(handle, "u1", base, at(ttl))
+		mustCreateSession(t, s, sess, handle+"/r0")
+		var revokeErr, rotateErr error
+		parallel(2, func(i int) {
+			if i == 0 {
+				revokeErr = s.RevokeSession(ctx, handle)
+			} else {
+				_, rotateErr = s.RotateRefreshToken(ctx, rotation(handle+"/r0", handle+"/r1", now, 0))
+			}
+		})
+		if revokeErr != nil && !errors.Is(revokeErr, store.ErrNotFound) {
+			t.Errorf("RevokeSession: racing a rotation of the same session must succeed (or find it gone); round %d got error %v", round, revokeErr)
+		}
+		if rotateErr != nil && !errors.Is(rotateErr, store.ErrNotFound) {
+			t.Errorf("RotateRefreshToken: racing a revocation of its session must succeed or return ErrNotFound; round %d got error %v", round, rotateErr)
+		}
+		if revokeErr == nil {
+			wantNoSession(t, s, handle, now, "RevokeSession: a revocation that succeeded while a rotation raced must leave no session")
+			for _, tok := range []string{handle + "/r0", handle + "/r1"} {
+				wantRotateErr(t, s, rotation(tok, tok+"/next", now, 0), store.ErrNotFound,
+					fmt.Sprintf("RevokeSession: after a revocation that raced a rotation, %s must return ErrNotFound", tok))
+			}
 		}
 	}
 }
