@@ -64,7 +64,7 @@ func (a *Auth) handleSignUp(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.emit(ctx, r, Event{Kind: EventSignUp, UserID: u.ID})
-	a.signedIn(w, r, u, []store.Login{l})
+	a.signedIn(w, r, u, []store.Login{l}, l)
 }
 
 // handleSignIn checks an email and password and starts a session.
@@ -170,7 +170,7 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	a.signedIn(w, r, u, logins)
+	a.signedIn(w, r, u, logins, l)
 }
 
 // credentials decodes the email and password of a request, or answers

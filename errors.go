@@ -153,6 +153,15 @@ func writeMessage(w http.ResponseWriter, status int, msg string) {
 	}{msg})
 }
 
+// writeGeneralError answers 200 with the SDKs' GENERAL_ERROR, whose
+// message the prebuilt UI shows the user as it is.
+func writeGeneralError(w http.ResponseWriter, msg string) {
+	writeJSON(w, http.StatusOK, struct {
+		Status  string `json:"status"`
+		Message string `json:"message"`
+	}{"GENERAL_ERROR", msg})
+}
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {

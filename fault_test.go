@@ -1093,7 +1093,7 @@ func (e *faultEnv) replay(calls []faultstore.Call) faultCopy {
 		case "ResetPassword":
 			_, _, err = m.ResetPassword(ctx, a[0].(store.TokenHash), a[1].(string), a[2].(time.Time))
 		case "CreateSession":
-			err = m.CreateSession(ctx, a[0].(store.Session), a[1].(store.TokenHash))
+			err = m.CreateSession(ctx, a[0].(store.Session), a[1].(store.TokenHash), a[2].(int64))
 		case "Session":
 			_, err = m.Session(ctx, a[0].(string), a[1].(time.Time))
 		case "UserSessions":

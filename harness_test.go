@@ -442,8 +442,8 @@ func (s *inStore) ResetPassword(ctx context.Context, token store.TokenHash, hash
 	return u, handles, s.counted(err)
 }
 
-func (s *inStore) CreateSession(ctx context.Context, sess store.Session, refresh store.TokenHash) error {
-	return s.counted(s.Store.CreateSession(ctx, sess, refresh))
+func (s *inStore) CreateSession(ctx context.Context, sess store.Session, refresh store.TokenHash, epoch int64) error {
+	return s.counted(s.Store.CreateSession(ctx, sess, refresh, epoch))
 }
 
 func (s *inStore) RotateRefreshToken(ctx context.Context, r store.Rotation) (store.Session, error) {

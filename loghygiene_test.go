@@ -896,11 +896,11 @@ func (s *lhStore) Login(ctx context.Context, k store.LoginKey) (store.Login, err
 	return s.Store.Login(ctx, k)
 }
 
-func (s *lhStore) CreateSession(ctx context.Context, sess store.Session, refresh store.TokenHash) error {
+func (s *lhStore) CreateSession(ctx context.Context, sess store.Session, refresh store.TokenHash, epoch int64) error {
 	if s.failing("CreateSession") {
 		return errLHInjected
 	}
-	return s.Store.CreateSession(ctx, sess, refresh)
+	return s.Store.CreateSession(ctx, sess, refresh, epoch)
 }
 
 func (s *lhStore) RotateRefreshToken(ctx context.Context, r store.Rotation) (store.Session, error) {

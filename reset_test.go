@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,6 +31,7 @@ import (
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
 	"github.com/latchkit/auth/mailer"
+	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
 )
 
@@ -652,5 +654,90 @@ func TestResetWithoutMailer(t *testing.T) {
 		body, _ := io.ReadAll(res.Body)
 		res.Body.Close()
 		wantReply(t, tc.path, res.StatusCode, body, http.StatusNotFound, `{"message":"not found"}`)
+	}
+}
+
+// heldSessions is a Store whose CreateSession, once armed, reports each
+// call and waits for release before it goes on: sign-ins held between
+// their password check and their session.
+type heldSessions struct {
+	store.Store
+	armed   atomic.Bool
+	reached chan struct{}
+	release chan struct{}
+}
+
+func (s *heldSessions) CreateSession(ctx context.Context, sess store.Session, refresh store.TokenHash, epoch int64) error {
+	if s.armed.Load() {
+		s.reached <- struct{}{}
+		<-s.release
+	}
+	return s.Store.CreateSession(ctx, sess, refresh, epoch)
+}
+
+// TestResetEndsSignInsInFlight: sign-ins that checked the old password
+// before a reset and would start their sessions after it start none, so
+// an attacker who knows the old password keeps nothing through the reset.
+// The same for RevokeAllSessions.
+func TestResetEndsSignInsInFlight(t *testing.T) {
+	t.Parallel()
+	for _, end := range []string{"reset", "RevokeAllSessions"} {
+		t.Run(end, func(t *testing.T) {
+			t.Parallel()
+			const n = 12
+			st := &heldSessions{Store: memstore.New(), reached: make(chan struct{}), release: make(chan struct{})}
+			s := authtest.NewServer(t, auth.Config{Store: st,
+				RateLimits: auth.RateLimits{SignInFailures: auth.Rate{Burst: 50, Every: time.Second}}})
+			_, u := s.SignedIn(authtest.Header)
+			st.armed.Store(true)
+
+			replies := make([]*authtest.Response, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() { replies[i] = s.NewClient(authtest.Header).SignIn(u.Email, authtest.Password) })
+			}
+			for range n {
+				<-st.reached // every sign-in has checked the old password
+			}
+			st.armed.Store(false)
+			if end == "reset" {
+				tok := requestToken(t, s, u.Email, 1)
+				res := s.NewClient(authtest.Header).ResetPassword(tok, newPassword)
+				wantReply(t, "reset", res.StatusCode, res.Body, http.StatusOK, okBody)
+			} else if _, err := s.Auth.RevokeAllSessions(t.Context(), u.ID); err != nil {
+				t.Fatalf("RevokeAllSessions: %v", err)
+			}
+			close(st.release)
+			wg.Wait()
+
+			alive := 0
+			for i, res := range replies {
+				wantReply(t, fmt.Sprintf("sign-in %d, held across the %s", i, end), res.StatusCode, res.Body, http.StatusOK,
+					`{"status":"GENERAL_ERROR","message":"Your sessions were ended while you were signing in. Please sign in again."}`)
+				if res.IssuedTokens() {
+					t.Errorf("sign-in %d, held across the %s, issued tokens", i, end)
+				}
+				if refresh := res.Header.Get("St-Refresh-Token"); refresh != "" {
+					c := s.NewClient(authtest.Header)
+					c.SetTokens("", refresh)
+					if c.Refresh().StatusCode == http.StatusOK {
+						alive++
+					}
+				}
+			}
+			if alive != 0 {
+				t.Errorf("%d of %d sessions signed in with the old credential are alive after the %s", alive, n, end)
+			}
+			sessions, err := st.UserSessions(t.Context(), u.ID, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(sessions) != 0 {
+				t.Errorf("%d sessions in the store after the %s, want 0", len(sessions), end)
+			}
+			if end == "RevokeAllSessions" {
+				wantSignIn(t, s, u.Email, authtest.Password, true) // the password is still good
+			}
+		})
 	}
 }

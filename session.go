@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -173,8 +174,11 @@ func (a *Auth) verifyNoPanic(w http.ResponseWriter, r *http.Request) (s *Session
 }
 
 // createSession starts a session for a user who just signed up or in, and
-// writes its tokens in the mode the request asks for.
-func (a *Auth) createSession(ctx context.Context, w http.ResponseWriter, r *http.Request, userID string) (store.Session, bodyTokens, error) {
+// writes its tokens in the mode the request asks for. epoch is the user's
+// session epoch as read with the credential that was checked: the store
+// refuses the session if a reset or a revocation of every session has
+// passed it since.
+func (a *Auth) createSession(ctx context.Context, w http.ResponseWriter, r *http.Request, userID string, epoch int64) (store.Session, bodyTokens, error) {
 	key, err := a.keys.signer(ctx)
 	if err != nil {
 		return store.Session{}, bodyTokens{}, err
@@ -193,7 +197,7 @@ func (a *Auth) createSession(ctx context.Context, w http.ResponseWriter, r *http
 		return store.Session{}, bodyTokens{}, err
 	}
 	t.refresh = refresh
-	if err := a.store.CreateSession(ctx, s, hash); err != nil {
+	if err := a.store.CreateSession(ctx, s, hash, epoch); err != nil {
 		return store.Session{}, bodyTokens{}, fmt.Errorf("auth: creating a session: %w", err)
 	}
 	m := newSessionMode(r)
@@ -207,11 +211,26 @@ func (a *Auth) createSession(ctx context.Context, w http.ResponseWriter, r *http
 	return s, a.writeTokens(w, m, t), nil
 }
 
-// signedIn starts a session for u, who has just proved who they are, and
-// answers the sign-in: the user object, and the tokens in the transfer
-// mode the request asks for. Every sign-in route ends here.
-func (a *Auth) signedIn(w http.ResponseWriter, r *http.Request, u store.User, logins []store.Login) {
-	s, tokens, err := a.createSession(r.Context(), w, r, u.ID)
+// msgSessionsEnded answers a sign-in whose credential was checked before
+// a password reset, or the end of every session, that came before its
+// session could start.
+const msgSessionsEnded = "Your sessions were ended while you were signing in. Please sign in again."
+
+// signedIn starts a session for u, who has just proved who they are with
+// the login by, and answers the sign-in: the user object, and the tokens
+// in the transfer mode the request asks for. Every sign-in route ends
+// here.
+func (a *Auth) signedIn(w http.ResponseWriter, r *http.Request, u store.User, logins []store.Login, by store.Login) {
+	s, tokens, err := a.createSession(r.Context(), w, r, u.ID, by.SessionEpoch)
+	if errors.Is(err, store.ErrSessionsEnded) {
+		// A password reset, or the end of every session, came between
+		// the check of the credential and now: the session it would
+		// have started is one the reset never saw.
+		a.cfg.Logger.LogAttrs(r.Context(), slog.LevelInfo, "auth: sign-in refused: the user's sessions were ended meanwhile",
+			slog.String("user_id", u.ID))
+		writeGeneralError(w, msgSessionsEnded)
+		return
+	}
 	if err != nil {
 		a.fail(w, r, err)
 		return

@@ -108,7 +108,8 @@ func (a *Auth) RevokeSession(ctx context.Context, handle string) error {
 }
 
 // RevokeAllSessions ends every session of a user and returns how many it
-// ended.
+// ended. Sign-ins in flight, whose credential was checked before, start
+// no session after it: they are answered GENERAL_ERROR.
 func (a *Auth) RevokeAllSessions(ctx context.Context, userID string) (int, error) {
 	handles, err := a.store.RevokeUserSessions(ctx, userID)
 	for _, h := range handles {

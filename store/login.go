@@ -52,4 +52,9 @@ type Login struct {
 	PasswordHash string
 	// CreatedAt is when the login was added.
 	CreatedAt time.Time
+	// SessionEpoch is the user's User.SessionEpoch, read in the same step
+	// as the rest of the login (by Login, Logins and ResetPassword), so
+	// that a session authorised by this login's credential can be created
+	// under it. Stores ignore it on writes.
+	SessionEpoch int64
 }

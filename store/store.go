@@ -45,6 +45,12 @@ var (
 	// already been exchanged. The store has revoked the token's session in
 	// the same atomic step.
 	ErrTokenReused = errors.New("store: refresh token reused")
+
+	// ErrSessionsEnded reports that a session was not created because
+	// every session of its user has been ended (a password reset,
+	// RevokeUserSessions) since the credential that authorised it was
+	// read: see User.SessionEpoch.
+	ErrSessionsEnded = errors.New("store: the user's sessions were ended")
 )
 
 // TokenHash is the SHA-256 digest of a secret token. Stores index and
@@ -58,6 +64,14 @@ type User struct {
 	ID string
 	// TimeJoined is when the user signed up.
 	TimeJoined time.Time
+	// SessionEpoch counts the times every session of the user has been
+	// ended: ResetPassword and RevokeUserSessions advance it in the step
+	// that deletes the sessions. A sign-in reads it together with the
+	// credential it checks (Login.SessionEpoch) and CreateSession refuses
+	// to start a session under an epoch that has passed, so a sign-in in
+	// flight across a reset cannot outlive it. A new user's is zero;
+	// CreateUser ignores the value given.
+	SessionEpoch int64
 }
 
 // Session is a signed-in session of a user: one lineage of refresh tokens.
@@ -191,9 +205,9 @@ type TokenStore interface {
 	// used and has not expired at now, and its user has an email and
 	// password login, the store sets that login's password hash to
 	// passwordHash, deletes every reset token of the user (this one
-	// included, so it works once), revokes every session of the user, and
-	// returns the login as updated and the handles of the revoked
-	// sessions. Otherwise it returns ErrNotFound and changes nothing. Of
+	// included, so it works once), revokes every session of the user and
+	// advances its SessionEpoch, and returns the login as updated and the
+	// handles of the revoked sessions. Otherwise it returns ErrNotFound and changes nothing. Of
 	// several concurrent calls with one token at most one succeeds. No
 	// other login of the user changes.
 	ResetPassword(ctx context.Context, token TokenHash, passwordHash string, now time.Time) (Login, []string, error)
@@ -202,9 +216,14 @@ type TokenStore interface {
 // SessionStore keeps sessions and their refresh tokens.
 type SessionStore interface {
 	// CreateSession adds s with refresh as its current refresh token, valid
-	// until s.ExpiresAt. It returns ErrConflict if the handle or the token
-	// hash exists, and ErrNotFound if the user does not.
-	CreateSession(ctx context.Context, s Session, refresh TokenHash) error
+	// until s.ExpiresAt, if the SessionEpoch of s's user is still epoch:
+	// the epoch read with the credential that authorised the session. The
+	// check and the insert are one atomic step with respect to
+	// ResetPassword and RevokeUserSessions. It returns ErrSessionsEnded if
+	// the epoch has passed, ErrConflict if the handle or the token hash
+	// exists, and ErrNotFound if the user does not; then nothing is
+	// written.
+	CreateSession(ctx context.Context, s Session, refresh TokenHash, epoch int64) error
 
 	// Session returns the session with the given handle if it has not
 	// expired at now, or ErrNotFound.
@@ -249,8 +268,10 @@ type SessionStore interface {
 	// such session.
 	RevokeSession(ctx context.Context, handle string) error
 
-	// RevokeUserSessions deletes every session of a user and returns the
-	// handles it deleted (none for an unknown user).
+	// RevokeUserSessions deletes every session of a user, advances its
+	// SessionEpoch in the same step, so that no sign-in already in flight
+	// can start a session after it, and returns the handles it deleted
+	// (none for an unknown user).
 	RevokeUserSessions(ctx context.Context, userID string) ([]string, error)
 }
 

@@ -141,8 +141,8 @@ func (s *auditStore) ResetPassword(ctx context.Context, token store.TokenHash, p
 }
 
 // CreateSession implements store.Store.
-func (s *auditStore) CreateSession(ctx context.Context, sess store.Session, refresh store.TokenHash) error {
-	err := s.inner.CreateSession(ctx, sess, refresh)
+func (s *auditStore) CreateSession(ctx context.Context, sess store.Session, refresh store.TokenHash, epoch int64) error {
+	err := s.inner.CreateSession(ctx, sess, refresh, epoch)
 	if err == nil {
 		s.log.InfoContext(ctx, "session created", "user_id", sess.UserID, "session", sess.Handle)
 	}

@@ -379,9 +379,9 @@ func (s *Store) ResetPassword(ctx context.Context, token store.TokenHash, passwo
 }
 
 // CreateSession implements store.Store.
-func (s *Store) CreateSession(ctx context.Context, sess store.Session, refresh store.TokenHash) error {
-	_, err := call(s, ctx, "CreateSession", []any{sess, refresh}, func() (none, error) {
-		return errOnly(s.inner.CreateSession(ctx, sess, refresh))
+func (s *Store) CreateSession(ctx context.Context, sess store.Session, refresh store.TokenHash, epoch int64) error {
+	_, err := call(s, ctx, "CreateSession", []any{sess, refresh, epoch}, func() (none, error) {
+		return errOnly(s.inner.CreateSession(ctx, sess, refresh, epoch))
 	})
 	return err
 }

@@ -127,6 +127,8 @@ func (s *Store) CreateUser(_ context.Context, u store.User, first store.Login) e
 		return store.ErrConflict
 	}
 	first.UserID = u.ID
+	u.SessionEpoch = 0
+	first.SessionEpoch = 0
 	s.users[u.ID] = u
 	s.logins[first.LoginKey] = first
 	s.userLogins[u.ID] = []store.LoginKey{first.LoginKey}
@@ -154,7 +156,13 @@ func (s *Store) Login(_ context.Context, k store.LoginKey) (store.Login, error) 
 	if !ok {
 		return store.Login{}, store.ErrNotFound
 	}
-	return l, nil
+	return s.withEpoch(l), nil
+}
+
+// withEpoch returns l with its user's session epoch. Called under mu.
+func (s *Store) withEpoch(l store.Login) store.Login {
+	l.SessionEpoch = s.users[l.UserID].SessionEpoch
+	return l
 }
 
 // Logins implements store.Store. Logins added in the same instant come in
@@ -165,7 +173,7 @@ func (s *Store) Logins(_ context.Context, userID string) ([]store.Login, error) 
 
 	out := make([]store.Login, 0, len(s.userLogins[userID]))
 	for _, k := range s.userLogins[userID] {
-		out = append(out, s.logins[k])
+		out = append(out, s.withEpoch(s.logins[k]))
 	}
 	slices.SortStableFunc(out, func(a, b store.Login) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	return out, nil
@@ -242,12 +250,8 @@ func (s *Store) ResetPassword(_ context.Context, token store.TokenHash, password
 	l.PasswordHash = passwordHash
 	s.logins[l.LoginKey] = l
 	s.deleteResetTokens(t.UserID)
-	handles := make([]string, 0, len(s.userSessions[t.UserID]))
-	for h := range s.userSessions[t.UserID] {
-		handles = append(handles, h)
-		s.deleteSession(s.sessions[h])
-	}
-	return l, handles, nil
+	handles := s.endSessions(t.UserID)
+	return s.withEpoch(l), handles, nil
 }
 
 // deleteResetTokens removes every reset token of a user. Called under mu.
@@ -260,7 +264,7 @@ func (s *Store) deleteResetTokens(userID string) {
 }
 
 // CreateSession implements store.Store.
-func (s *Store) CreateSession(_ context.Context, sess store.Session, refresh store.TokenHash) error {
+func (s *Store) CreateSession(_ context.Context, sess store.Session, refresh store.TokenHash, epoch int64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
@@ -270,8 +274,10 @@ func (s *Store) CreateSession(_ context.Context, sess store.Session, refresh sto
 	if _, ok := s.tokens[refresh]; ok {
 		return store.ErrConflict
 	}
-	if _, ok := s.users[sess.UserID]; !ok {
+	if u, ok := s.users[sess.UserID]; !ok {
 		return store.ErrNotFound
+	} else if u.SessionEpoch != epoch {
+		return store.ErrSessionsEnded
 	}
 
 	s.lastSeq++
@@ -389,7 +395,16 @@ func (s *Store) RevokeSession(_ context.Context, handle string) error {
 func (s *Store) RevokeUserSessions(_ context.Context, userID string) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.endSessions(userID), nil
+}
 
+// endSessions deletes every session of a user, newest first, advances
+// its session epoch and returns the handles. Called under mu.
+func (s *Store) endSessions(userID string) []string {
+	if u, ok := s.users[userID]; ok {
+		u.SessionEpoch++
+		s.users[userID] = u
+	}
 	var doomed []*session
 	for h := range s.userSessions[userID] {
 		doomed = append(doomed, s.sessions[h])
@@ -401,7 +416,7 @@ func (s *Store) RevokeUserSessions(_ context.Context, userID string) ([]string, 
 		handles = append(handles, sess.Handle)
 		s.deleteSession(sess)
 	}
-	return handles, nil
+	return handles
 }
 
 // deleteSession removes sess, every token of its lineage and its entry in

@@ -101,7 +101,7 @@ func session(b *testing.B, st store.Store, now time.Time) store.TokenHash {
 	}
 	tok := sha256.Sum256([]byte(uid))
 	if err := st.CreateSession(ctx, store.Session{Handle: "s" + uid, UserID: uid, CreatedAt: now, RefreshedAt: now,
-		ExpiresAt: now.Add(time.Hour)}, tok); err != nil {
+		ExpiresAt: now.Add(time.Hour)}, tok, 0); err != nil {
 		b.Fatal(err)
 	}
 	return tok

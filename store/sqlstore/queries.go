@@ -7,12 +7,17 @@ import (
 	"github.com/latchkit/auth/store"
 )
 
-// loginColumns are the columns scanLogin reads, in its order.
-const loginColumns = `method, third_party, subject, user_id, email, email_verified, password_hash, created_at`
+// loginColumns are the columns scanLogin reads, in its order, and
+// loginsOf the tables they come from: the user's session epoch is read in
+// the same statement as the login, so the two are one snapshot.
+const (
+	loginColumns = `method, third_party, subject, user_id, email, email_verified, password_hash, created_at, session_epoch`
+	loginsOf     = ` FROM auth_logins JOIN auth_users ON auth_users.id = auth_logins.user_id`
+)
 
 // queries holds the statements of a dialect, with its placeholders.
 type queries struct {
-	insertUser, userByID, userExists                 string
+	insertUser, userByID, userExists, userEpoch      string
 	insertLogin, login, userLogins, passwordLogin    string
 	passwordLoginExists, updatePassword, setPassword string
 
@@ -25,6 +30,7 @@ type queries struct {
 
 	lockSession, deleteSession, deleteSessionTokens            string
 	userHandlesForUpdate, deleteUserTokens, deleteUserSessions string
+	endEpoch                                                   string
 
 	insertReset, resetToken, resetUser, resetForUpdate, deleteUserResets string
 
@@ -54,14 +60,15 @@ func newQueries(d Dialect) queries {
 	}
 	q := queries{
 		insertUser: ignore(`INSERT INTO auth_users (id, time_joined) VALUES (?, ?)`, "id"),
-		userByID:   `SELECT id, time_joined FROM auth_users WHERE id = ?`,
+		userByID:   `SELECT id, time_joined, session_epoch FROM auth_users WHERE id = ?`,
 		userExists: `SELECT 1 FROM auth_users WHERE id = ?` + forUpdate,
+		userEpoch:  `SELECT session_epoch FROM auth_users WHERE id = ?` + forUpdate,
 
 		insertLogin: ignore(`INSERT INTO auth_logins (method, third_party, subject, user_id, email, email_verified, password_hash, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, "method"),
-		login:               `SELECT ` + loginColumns + ` FROM auth_logins WHERE method = ? AND third_party = ? AND subject = ?`,
-		userLogins:          `SELECT ` + loginColumns + ` FROM auth_logins WHERE user_id = ? ORDER BY created_at, method, third_party, subject`,
-		passwordLogin:       `SELECT ` + loginColumns + ` FROM auth_logins WHERE user_id = ? AND method = '` + store.MethodEmailPassword + `'`,
+		login:               `SELECT ` + loginColumns + loginsOf + ` WHERE method = ? AND third_party = ? AND subject = ?`,
+		userLogins:          `SELECT ` + loginColumns + loginsOf + ` WHERE user_id = ? ORDER BY created_at, method, third_party, subject`,
+		passwordLogin:       `SELECT ` + loginColumns + loginsOf + ` WHERE user_id = ? AND method = '` + store.MethodEmailPassword + `'`,
 		passwordLoginExists: `SELECT 1 FROM auth_logins WHERE user_id = ? AND method = '` + store.MethodEmailPassword + `'`,
 		updatePassword: `UPDATE auth_logins SET password_hash = ?
 			WHERE user_id = ? AND method = '` + store.MethodEmailPassword + `' AND password_hash = ?`,
@@ -105,6 +112,7 @@ func newQueries(d Dialect) queries {
 		deleteUserTokens: `DELETE FROM auth_refresh_tokens WHERE session_handle IN
 			(SELECT handle FROM auth_sessions WHERE user_id = ?)`,
 		deleteUserSessions: `DELETE FROM auth_sessions WHERE user_id = ?`,
+		endEpoch:           `UPDATE auth_users SET session_epoch = session_epoch + 1 WHERE id = ?`,
 
 		insertReset:      ignore(`INSERT INTO auth_reset_tokens (hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)`, "hash"),
 		resetToken:       `SELECT user_id, created_at, expires_at FROM auth_reset_tokens WHERE hash = ? AND expires_at > ?`,
@@ -167,11 +175,11 @@ func newQueries(d Dialect) queries {
 // rebind turns ? placeholders into PostgreSQL's $1, $2, ...
 func (q *queries) rebind() {
 	for _, p := range []*string{
-		&q.insertUser, &q.userByID, &q.userExists,
+		&q.insertUser, &q.userByID, &q.userExists, &q.userEpoch,
 		&q.insertLogin, &q.login, &q.userLogins, &q.passwordLogin, &q.passwordLoginExists, &q.updatePassword, &q.setPassword,
 		&q.insertSession, &q.insertToken, &q.session, &q.userSessions,
 		&q.rotateCurrent, &q.tokenSession, &q.sessionForUpdate, &q.rotate, &q.rotateAgain,
-		&q.lockSession, &q.deleteSession, &q.deleteSessionTokens, &q.userHandlesForUpdate, &q.deleteUserTokens, &q.deleteUserSessions,
+		&q.lockSession, &q.deleteSession, &q.deleteSessionTokens, &q.userHandlesForUpdate, &q.deleteUserTokens, &q.deleteUserSessions, &q.endEpoch,
 		&q.insertReset, &q.resetToken, &q.resetUser, &q.resetForUpdate, &q.deleteUserResets,
 		&q.signingKeys, &q.insertKey,
 		&q.deleteExpiredSessionTokens, &q.deleteExpiredSessions, &q.deleteExpiredTokens,

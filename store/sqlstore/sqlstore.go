@@ -194,7 +194,7 @@ func (s *Store) insertLogin(ctx context.Context, q querier, l store.Login) error
 func (s *Store) UserByID(ctx context.Context, id string) (store.User, error) {
 	var u store.User
 	var joined int64
-	err := s.db.QueryRowContext(ctx, s.q.userByID, id).Scan(&u.ID, &joined)
+	err := s.db.QueryRowContext(ctx, s.q.userByID, id).Scan(&u.ID, &joined, &u.SessionEpoch)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.User{}, store.ErrNotFound
 	} else if err != nil {
@@ -208,7 +208,8 @@ func (s *Store) UserByID(ctx context.Context, id string) (store.User, error) {
 func scanLogin(row interface{ Scan(...any) error }) (store.Login, error) {
 	var l store.Login
 	var created int64
-	err := row.Scan(&l.Method, &l.ThirdParty, &l.Subject, &l.UserID, &l.Email, &l.EmailVerified, &l.PasswordHash, &created)
+	err := row.Scan(&l.Method, &l.ThirdParty, &l.Subject, &l.UserID, &l.Email, &l.EmailVerified, &l.PasswordHash, &created,
+		&l.SessionEpoch)
 	l.CreatedAt = fromMS(created)
 	return l, err
 }
@@ -277,13 +278,20 @@ func (s *Store) UpdatePasswordHash(ctx context.Context, userID, oldHash, newHash
 }
 
 // CreateSession implements store.Store.
-func (s *Store) CreateSession(ctx context.Context, sess store.Session, refresh store.TokenHash) error {
+func (s *Store) CreateSession(ctx context.Context, sess store.Session, refresh store.TokenHash, epoch int64) error {
 	return s.inTx(ctx, func(q querier) error {
-		var one int
-		if err := q.QueryRowContext(ctx, s.q.userExists, sess.UserID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+		// The user's row lock orders this with a reset or a revocation
+		// of all sessions, which advance the epoch under the same lock:
+		// either the session exists before they delete every session, or
+		// it sees the new epoch here.
+		var current int64
+		if err := q.QueryRowContext(ctx, s.q.userEpoch, sess.UserID).Scan(&current); errors.Is(err, sql.ErrNoRows) {
 			return store.ErrNotFound
 		} else if err != nil {
 			return fmt.Errorf("sqlstore: creating a session: %w", err)
+		}
+		if current != epoch {
+			return store.ErrSessionsEnded
 		}
 		n, err := affected(q.ExecContext(ctx, s.q.insertSession, sess.Handle, sess.UserID,
 			ms(sess.CreatedAt), ms(sess.RefreshedAt), ms(sess.ExpiresAt), refresh[:]))
@@ -477,8 +485,13 @@ func (s *Store) RevokeSession(ctx context.Context, handle string) error {
 	})
 }
 
-// revokeUser deletes every session of a user and returns their handles.
+// revokeUser deletes every session of a user, advances its session epoch
+// and returns the handles. The epoch's update locks the user first, as
+// every method that changes a user's records does.
 func (s *Store) revokeUser(ctx context.Context, q querier, userID string) ([]string, error) {
+	if _, err := q.ExecContext(ctx, s.q.endEpoch, userID); err != nil {
+		return nil, err
+	}
 	rows, err := q.QueryContext(ctx, s.q.userHandlesForUpdate, userID)
 	if err != nil {
 		return nil, err
@@ -597,10 +610,10 @@ func (s *Store) ResetPassword(ctx context.Context, token store.TokenHash, passwo
 		if n == 0 {
 			return store.ErrNotFound // the user has no password login
 		}
-		if l, err = scanLogin(q.QueryRowContext(ctx, s.q.passwordLogin, userID)); err != nil {
+		if handles, err = s.revokeUser(ctx, q, userID); err != nil {
 			return err
 		}
-		handles, err = s.revokeUser(ctx, q, userID)
+		l, err = scanLogin(q.QueryRowContext(ctx, s.q.passwordLogin, userID))
 		return err
 	})
 	switch {

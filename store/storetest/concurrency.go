@@ -20,6 +20,8 @@ var concurrencyTests = []test{
 	{"ResetPasswordSameToken", testConcurrentResetPassword},
 	{"MixedUsers", testConcurrentMixed},
 	{"RevokeWhileRotating", testConcurrentRevokeAndRotate},
+	{"SignInsAcrossReset", testConcurrentSignInsAcrossReset},
+	{"SignInsAcrossRevokeAll", testConcurrentSignInsAcrossRevokeAll},
 }
 
 // parallel runs f(0) … f(n-1) in n goroutines released at the same moment
@@ -104,7 +106,7 @@ func testConcurrentCreateSession(t *testing.T, s store.Store) {
 	sess := newSession("s1", "u1", base, at(ttl))
 	tok := func(i int) string { return fmt.Sprintf("r%d", i) }
 	errs := make([]error, n)
-	parallel(n, func(i int) { errs[i] = s.CreateSession(ctx, sess, token(tok(i))) })
+	parallel(n, func(i int) { errs[i] = s.CreateSession(ctx, sess, token(tok(i)), 0) })
 
 	winner := -1
 	for i, err := range errs {
@@ -354,7 +356,7 @@ func testConcurrentMixed(t *testing.T, s store.Store) {
 			handle := fmt.Sprintf("%s/s%d", uid, round)
 			now := at(time.Duration(round) * time.Minute)
 			sess := newSession(handle, uid, now, now.Add(ttl))
-			if err := s.CreateSession(ctx, sess, token(handle+"/0")); err != nil {
+			if err := s.CreateSession(ctx, sess, token(handle+"/0"), 0); err != nil {
 				t.Errorf("CreateSession: a session with a new handle and token of an existing user must be added; got error %v", err)
 				return
 			}
@@ -451,5 +453,64 @@ func testConcurrentRevokeAndRotate(t *testing.T, s store.Store) {
 					fmt.Sprintf("RevokeSession: after a revocation that raced a rotation, %s must return ErrNotFound", tok))
 			}
 		}
+	}
+}
+
+// Sign-ins that read the login before a reset and create their sessions
+// while it runs: whichever way each race goes, no session survives the
+// reset, and every refusal is ErrSessionsEnded.
+func testConcurrentSignInsAcrossReset(t *testing.T, s store.Store) {
+	u := mustCreateUser(t, s, "u1")
+	for round := range 5 {
+		name := fmt.Sprintf("reset%d", round)
+		mustCreateResetToken(t, s, newResetToken(name, "u1", base, at(time.Hour)))
+		signInsAcross(t, s, u.Login, round, func() error {
+			_, _, err := s.ResetPassword(t.Context(), token(name), phc(name), at(time.Minute))
+			return err
+		})
+	}
+}
+
+func testConcurrentSignInsAcrossRevokeAll(t *testing.T, s store.Store) {
+	u := mustCreateUser(t, s, "u1")
+	for round := range 5 {
+		signInsAcross(t, s, u.Login, round, func() error {
+			_, err := s.RevokeUserSessions(t.Context(), "u1")
+			return err
+		})
+	}
+}
+
+// signInsAcross reads l as 16 sign-ins would, then runs end, which ends
+// every session of l's user, while they create their sessions.
+func signInsAcross(t *testing.T, s store.Store, l store.Login, round int, end func() error) {
+	t.Helper()
+	const n = 16
+	ctx := t.Context()
+	read, err := s.Login(ctx, l.LoginKey)
+	if err != nil {
+		t.Fatalf("Login: %v", err)
+	}
+	errs := make([]error, n+1)
+	parallel(n+1, func(i int) {
+		if i == n {
+			errs[i] = end()
+			return
+		}
+		handle := fmt.Sprintf("r%d/s%d", round, i)
+		errs[i] = s.CreateSession(ctx, newSession(handle, l.UserID, base, at(ttl)), token(handle+"/r0"), read.SessionEpoch)
+	})
+	if errs[n] != nil {
+		t.Fatalf("round %d: ending every session failed: %v", round, errs[n])
+	}
+	for i, err := range errs[:n] {
+		if err != nil && !errors.Is(err, store.ErrSessionsEnded) {
+			t.Errorf("CreateSession: racing the end of every session, a session must be created (and then ended) or refused with ErrSessionsEnded; round %d call %d got %v", round, i, err)
+		}
+	}
+	if got, err := s.UserSessions(ctx, l.UserID, at(time.Minute)); err != nil {
+		t.Fatalf("UserSessions: %v", err)
+	} else if len(got) != 0 {
+		t.Errorf("CreateSession: sessions authorised before every session was ended must not outlive it; round %d: %d of %d survived", round, len(got), n)
 	}
 }

@@ -22,6 +22,8 @@ var sessionTests = []test{
 	{"RevokeUserSessions", testRevokeUserSessions},
 	{"RevokeUserSessionsExpired", testRevokeUserSessionsExpired},
 	{"RevokeExpiredSession", testRevokeExpiredSession},
+	{"EpochStartsAtZero", testSessionEpochStartsAtZero},
+	{"RevokeUserSessionsEndsEpoch", testRevokeUserSessionsEndsEpoch},
 }
 
 func testCreateSession(t *testing.T, s store.Store) {
@@ -35,7 +37,7 @@ func testCreateSession(t *testing.T, s store.Store) {
 		RefreshedAt: at(2*time.Hour + 500*time.Millisecond),
 		ExpiresAt:   at(26 * time.Hour),
 	}
-	if err := s.CreateSession(t.Context(), sess, token("s1/r0")); err != nil {
+	if err := s.CreateSession(t.Context(), sess, token("s1/r0"), 0); err != nil {
 		t.Fatalf("CreateSession: a session with a new handle and token of an existing user must be added; got error %v", err)
 	}
 	wantSession(t, s, sess, at(3*time.Hour), "CreateSession: the session must be stored as given")
@@ -52,7 +54,7 @@ func testCreateSessionDuplicateHandle(t *testing.T, s store.Store) {
 	mustCreateSession(t, s, s1, "s1/r0")
 
 	dup := newSession("s1", "u2", at(time.Hour), at(time.Hour+ttl))
-	err := s.CreateSession(t.Context(), dup, token("dup/r0"))
+	err := s.CreateSession(t.Context(), dup, token("dup/r0"), 0)
 	wantErr(t, err, store.ErrConflict, "CreateSession: a duplicate handle must return ErrConflict")
 
 	now := at(2 * time.Hour)
@@ -70,7 +72,7 @@ func testCreateSessionDuplicateToken(t *testing.T, s store.Store) {
 	mustCreateSession(t, s, s1, "t0")
 
 	s2 := newSession("s2", "u1", base, at(ttl))
-	err := s.CreateSession(t.Context(), s2, token("t0"))
+	err := s.CreateSession(t.Context(), s2, token("t0"), 0)
 	wantErr(t, err, store.ErrConflict, "CreateSession: a refresh token hash that exists as a current token must return ErrConflict")
 	wantNoSession(t, s, "s2", base, "CreateSession: a conflicting session must not be written")
 
@@ -78,7 +80,7 @@ func testCreateSessionDuplicateToken(t *testing.T, s store.Store) {
 	r := rotation("t0", "t1", at(time.Hour), 0)
 	s1 = mustRotate(t, s, r, updated(s1, r), "rotating a current token")
 	s3 := newSession("s3", "u1", at(time.Hour), at(time.Hour+ttl))
-	err = s.CreateSession(t.Context(), s3, token("t0"))
+	err = s.CreateSession(t.Context(), s3, token("t0"), 0)
 	wantErr(t, err, store.ErrConflict, "CreateSession: a refresh token hash that exists as a superseded token must return ErrConflict")
 	wantNoSession(t, s, "s3", at(time.Hour), "CreateSession: a conflicting session must not be written")
 
@@ -89,7 +91,7 @@ func testCreateSessionDuplicateToken(t *testing.T, s store.Store) {
 
 func testCreateSessionUnknownUser(t *testing.T, s store.Store) {
 	sess := newSession("s1", "nobody", base, at(ttl))
-	err := s.CreateSession(t.Context(), sess, token("s1/r0"))
+	err := s.CreateSession(t.Context(), sess, token("s1/r0"), 0)
 	wantErr(t, err, store.ErrNotFound, "CreateSession: an unknown user must return ErrNotFound")
 	wantNoSession(t, s, "s1", base, "CreateSession: a session of an unknown user must not be written")
 	wantRotateErr(t, s, rotation("s1/r0", "s1/r1", base, 0), store.ErrNotFound,
@@ -98,7 +100,7 @@ func testCreateSessionUnknownUser(t *testing.T, s store.Store) {
 	// Nothing was written, so the handle and the token are still free.
 	mustCreateUser(t, s, "u1")
 	sess.UserID = "u1"
-	if err := s.CreateSession(t.Context(), sess, token("s1/r0")); err != nil {
+	if err := s.CreateSession(t.Context(), sess, token("s1/r0"), 0); err != nil {
 		t.Errorf("CreateSession: a session rejected for an unknown user must leave its handle and token free; got error %v", err)
 	}
 }
@@ -257,5 +259,83 @@ func testRevokeExpiredSession(t *testing.T, s store.Store) {
 	}
 	if err := s.RevokeSession(t.Context(), "s1"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("RevokeSession: a second revocation must return ErrNotFound; got %v", err)
+	}
+}
+
+func testSessionEpochStartsAtZero(t *testing.T, s store.Store) {
+	u := newUser("u1")
+	u.User.SessionEpoch = 7 // ignored: a new user starts at zero
+	if err := u.create(t.Context(), s); err != nil {
+		t.Fatalf("CreateUser: %v", err)
+	}
+	wantEpoch(t, s, u.Login, 0, "CreateUser: a new user's SessionEpoch must be zero, whatever the value given")
+	mustCreateSession(t, s, newSession("s1", "u1", base, at(ttl)), "s1/r0")
+	wantEpoch(t, s, u.Login, 0, "CreateSession: starting a session must not change the SessionEpoch")
+}
+
+func testRevokeUserSessionsEndsEpoch(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	u1 := mustCreateUser(t, s, "u1")
+	u2 := mustCreateUser(t, s, "u2")
+	l, err := s.Login(ctx, u1.LoginKey)
+	if err != nil {
+		t.Fatalf("Login: %v", err)
+	}
+	mustCreateSession(t, s, newSession("s1", "u1", base, at(ttl)), "s1/r0")
+	mustCreateSession(t, s, newSession("s2", "u2", base, at(ttl)), "s2/r0")
+
+	if _, err := s.RevokeUserSessions(ctx, "u1"); err != nil {
+		t.Fatalf("RevokeUserSessions: %v", err)
+	}
+	wantEpoch(t, s, u1.Login, l.SessionEpoch+1, "RevokeUserSessions: ending every session must advance the user's SessionEpoch")
+	wantEpoch(t, s, u2.Login, 0, "RevokeUserSessions: another user's SessionEpoch must not change")
+
+	// A sign-in that read the login before the revocation must not start
+	// a session after it; nothing of it is written.
+	late := newSession("late", "u1", at(time.Minute), at(ttl))
+	err = s.CreateSession(ctx, late, token("late/r0"), l.SessionEpoch)
+	wantErr(t, err, store.ErrSessionsEnded, "CreateSession: a session under a SessionEpoch that RevokeUserSessions has passed must return ErrSessionsEnded")
+	wantNoSession(t, s, "late", at(time.Minute), "CreateSession: a session refused for its epoch must not be written")
+	wantRotateErr(t, s, rotation("late/r0", "late/r1", at(time.Minute), 0), store.ErrNotFound,
+		"CreateSession: the token of a session refused for its epoch must not be written, so it must return ErrNotFound")
+	if err := s.CreateSession(ctx, late, token("late/r0"), l.SessionEpoch+1); err != nil {
+		t.Errorf("CreateSession: a session under the current SessionEpoch must be added, with the handle and token a refused one left free; got error %v", err)
+	}
+	wantSession(t, s, newSession("s2", "u2", base, at(ttl)), at(time.Minute), "RevokeUserSessions: another user's sessions must stay")
+
+	// Ending the sessions of a user who has none still ends an epoch: a
+	// sign-in may be in flight.
+	if _, err := s.RevokeUserSessions(ctx, "u2"); err != nil {
+		t.Fatalf("RevokeUserSessions: %v", err)
+	}
+	if _, err := s.RevokeUserSessions(ctx, "u2"); err != nil {
+		t.Fatalf("RevokeUserSessions: %v", err)
+	}
+	wantEpoch(t, s, u2.Login, 2, "RevokeUserSessions: every call must advance the SessionEpoch, also for a user without sessions")
+}
+
+// wantEpoch checks the SessionEpoch of l's user as UserByID, Login and
+// Logins report it.
+func wantEpoch(t *testing.T, s store.Store, l store.Login, want int64, rule string) {
+	t.Helper()
+	ctx := t.Context()
+	if u, err := s.UserByID(ctx, l.UserID); err != nil {
+		t.Errorf("%s: UserByID(%q) failed: %v", rule, l.UserID, err)
+	} else if u.SessionEpoch != want {
+		t.Errorf("%s: UserByID(%q).SessionEpoch = %d, want %d", rule, l.UserID, u.SessionEpoch, want)
+	}
+	if got, err := s.Login(ctx, l.LoginKey); err != nil {
+		t.Errorf("%s: Login(%+v) failed: %v", rule, l.LoginKey, err)
+	} else if got.SessionEpoch != want {
+		t.Errorf("%s: Login(%+v).SessionEpoch = %d, want %d (the user's)", rule, l.LoginKey, got.SessionEpoch, want)
+	}
+	logins, err := s.Logins(ctx, l.UserID)
+	if err != nil {
+		t.Errorf("%s: Logins(%q) failed: %v", rule, l.UserID, err)
+	}
+	for _, got := range logins {
+		if got.SessionEpoch != want {
+			t.Errorf("%s: Logins(%q) gives %+v SessionEpoch %d, want %d (the user's)", rule, l.UserID, got.LoginKey, got.SessionEpoch, want)
+		}
 	}
 }

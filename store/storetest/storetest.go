@@ -213,9 +213,14 @@ func mustCreateUser(t *testing.T, s store.Store, id string) user {
 	return u
 }
 
+// mustCreateSession creates sess under its user's current session epoch.
 func mustCreateSession(t *testing.T, s store.Store, sess store.Session, refresh string) {
 	t.Helper()
-	if err := s.CreateSession(t.Context(), sess, token(refresh)); err != nil {
+	u, err := s.UserByID(t.Context(), sess.UserID)
+	if err != nil {
+		t.Fatalf("UserByID: an existing user must be found; got error %v", err)
+	}
+	if err := s.CreateSession(t.Context(), sess, token(refresh), u.SessionEpoch); err != nil {
 		t.Fatalf("CreateSession: a session with a new handle and token of an existing user must be added; got error %v", err)
 	}
 }

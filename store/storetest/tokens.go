@@ -20,6 +20,7 @@ var resetTokenTests = []test{
 	{"UpdatePasswordHashVoidsTokens", testUpdatePasswordHashVoidsResetTokens},
 	{"DeleteExpired", testDeleteExpiredResetTokens},
 	{"Lookup", testResetTokenLookup},
+	{"ResetPasswordEndsEpoch", testResetPasswordEndsEpoch},
 }
 
 func testResetTokenLookup(t *testing.T, s store.Store) {
@@ -250,4 +251,31 @@ func testDeleteExpiredResetTokens(t *testing.T, s store.Store) {
 	wantUser(t, s, u2, "DeleteExpired: must not change users")
 	mustResetPassword(t, s, "u1/live", now, withHash(u1, phc("reset")), nil,
 		"DeleteExpired: must keep reset tokens that have not expired, so a live one")
+}
+
+func testResetPasswordEndsEpoch(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	u := mustCreateUser(t, s, "u1")
+	mustCreateResetToken(t, s, newResetToken("reset", "u1", base, at(time.Hour)))
+	// A sign-in reads the login, with the old hash, before the reset.
+	before, err := s.Login(ctx, u.LoginKey)
+	if err != nil {
+		t.Fatalf("Login: %v", err)
+	}
+	wantResetErr(t, s, "forged", phc("new"), at(time.Minute), "an unknown token must return ErrNotFound")
+	wantEpoch(t, s, u.Login, before.SessionEpoch, "ResetPassword: a refused reset must not change the SessionEpoch")
+
+	got, _, err := s.ResetPassword(ctx, token("reset"), phc("new"), at(time.Minute))
+	if err != nil {
+		t.Fatalf("ResetPassword: a live token must reset the password; got error %v", err)
+	}
+	if got.SessionEpoch != before.SessionEpoch+1 {
+		t.Errorf("ResetPassword: the login it returns must carry the advanced SessionEpoch %d; got %d", before.SessionEpoch+1, got.SessionEpoch)
+	}
+	wantEpoch(t, s, u.Login, before.SessionEpoch+1, "ResetPassword: a reset ends every session, so it must advance the SessionEpoch")
+
+	late := newSession("late", "u1", at(2*time.Minute), at(ttl))
+	err = s.CreateSession(ctx, late, token("late/r0"), before.SessionEpoch)
+	wantErr(t, err, store.ErrSessionsEnded, "CreateSession: a session authorised by a password that ResetPassword has replaced must return ErrSessionsEnded")
+	wantUserSessions(t, s, "u1", at(2*time.Minute), nil, "CreateSession: a session refused for its epoch must not be written")
 }
