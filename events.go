@@ -22,17 +22,18 @@ type EventKind string
 
 // The kinds of Event.
 const (
-	EventSignUp          EventKind = "sign_up"
-	EventSignIn          EventKind = "sign_in"
-	EventSignInFailed    EventKind = "sign_in_failed"
-	EventSignInThrottled EventKind = "sign_in_throttled" // refused by RateLimits before checking the password
-	EventRefresh         EventKind = "refresh"
-	EventSignOut         EventKind = "sign_out"
-	EventSessionRevoked  EventKind = "session_revoked"
-	EventTokenTheft      EventKind = "token_theft"
-	EventResetEmailSent  EventKind = "reset_email_sent"
-	EventPasswordReset   EventKind = "password_reset"
-	EventMailFailed      EventKind = "mail_failed" // a reset email was not sent: see the log for why
+	EventSignUp           EventKind = "sign_up"
+	EventSignIn           EventKind = "sign_in"
+	EventSignInFailed     EventKind = "sign_in_failed"
+	EventSignInThrottled  EventKind = "sign_in_throttled" // refused by RateLimits before checking the password
+	EventRefresh          EventKind = "refresh"
+	EventRefreshThrottled EventKind = "refresh_throttled" // a session past RateLimits.SessionRefreshes
+	EventSignOut          EventKind = "sign_out"
+	EventSessionRevoked   EventKind = "session_revoked"
+	EventTokenTheft       EventKind = "token_theft"
+	EventResetEmailSent   EventKind = "reset_email_sent"
+	EventPasswordReset    EventKind = "password_reset"
+	EventMailFailed       EventKind = "mail_failed" // a reset email was not sent: see the log for why
 )
 
 // emit logs an event and passes it to the hook.

@@ -55,6 +55,14 @@ type RateLimits struct {
 	// it is asked. The sign-up forms ask once per email typed. Default
 	// 50, then 1 every 10 seconds (360 an hour).
 	ClientEmailChecks Rate
+	// SessionRefreshes bounds how often one session may refresh, so that
+	// nobody holding a session can make the store work, or grow, at the
+	// server's full refresh rate. A client refreshes about once per
+	// AccessTokenLifetime, and the SDKs once per page load at most, far
+	// below it. The store keeps it on the session; past it, refresh
+	// answers 429 and the refresh token stays valid. Default 60, then 1
+	// every 2 seconds.
+	SessionRefreshes Rate
 
 	// IPv6Prefix is the prefix length by which IPv6 clients are counted:
 	// one host commonly holds a whole /64, so counting single addresses
@@ -76,6 +84,7 @@ func (l *RateLimits) setDefaults() {
 	def(&l.ClientResetRequests, 20, 3*time.Minute)
 	def(&l.ClientNewPasswords, 30, 30*time.Second)
 	def(&l.ClientEmailChecks, 50, 10*time.Second)
+	def(&l.SessionRefreshes, 60, 2*time.Second)
 	if l.IPv6Prefix == 0 {
 		l.IPv6Prefix = 64
 	}
@@ -84,7 +93,7 @@ func (l *RateLimits) setDefaults() {
 // rates are the allowances, for validation.
 func (l *RateLimits) rates() []Rate {
 	return []Rate{l.SignInFailures, l.ClientSignInFailures, l.AccountSignInFailures,
-		l.ResetEmails, l.ClientResetRequests, l.ClientNewPasswords, l.ClientEmailChecks}
+		l.ResetEmails, l.ClientResetRequests, l.ClientNewPasswords, l.ClientEmailChecks, l.SessionRefreshes}
 }
 
 func (r Rate) valid() bool { return r.Burst > 0 && r.Every > 0 }

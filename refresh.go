@@ -56,8 +56,14 @@ func (a *Auth) handleRefresh(w http.ResponseWriter, r *http.Request) {
 		Now:         now,
 		ExpiresAt:   now.Add(a.cfg.RefreshTokenLifetime),
 		ReuseWindow: a.cfg.RefreshReuseWindow,
+		Burst:       a.cfg.RateLimits.SessionRefreshes.Burst,
+		Every:       a.cfg.RateLimits.SessionRefreshes.Every,
 	})
 	switch {
+	case errors.Is(err, store.ErrRateLimited):
+		a.emit(r.Context(), r, Event{Kind: EventRefreshThrottled})
+		tooMany(w, a.cfg.RateLimits.SessionRefreshes.Every)
+		return
 	case errors.Is(err, store.ErrTokenReused):
 		a.emit(r.Context(), r, Event{Kind: EventTokenTheft, UserID: s.UserID, SessionHandle: s.Handle})
 		a.clearTokens(w, true, true)

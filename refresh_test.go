@@ -373,3 +373,54 @@ func TestConcurrentRefresh(t *testing.T) {
 		}
 	}
 }
+
+// TestRefreshBoundedPerSession: one session refreshes 60 times at once,
+// then once every 2 seconds; past that, 429 with Retry-After, and the
+// refresh token stays valid. Other sessions of the user are not touched.
+func TestRefreshBoundedPerSession(t *testing.T) {
+	t.Parallel()
+	for _, m := range authtest.Modes {
+		t.Run(m.String(), func(t *testing.T) {
+			t.Parallel()
+			events := newResetEvents()
+			s := authtest.NewServer(t, auth.Config{OnEvent: events.record})
+			c, u := s.SignedIn(m)
+			const n = 200
+			ok, limited := 0, 0
+			for i := range n {
+				res := c.Refresh()
+				switch res.StatusCode {
+				case http.StatusOK:
+					ok++
+				case http.StatusTooManyRequests:
+					limited++
+					if got := res.Header.Get("Retry-After"); got != "2" {
+						t.Fatalf("refresh %d: Retry-After %q, want 2", i, got)
+					}
+					if res.IssuedTokens() || len(res.Header.Values("Set-Cookie")) > 0 {
+						t.Fatalf("refresh %d: a refused refresh touched the tokens: %v", i, res.Header)
+					}
+				default:
+					t.Fatalf("refresh %d: %d %s", i, res.StatusCode, res.Body)
+				}
+			}
+			if ok != 60 || limited != n-60 {
+				t.Errorf("%d refreshes of one session at one instant: %d OK, %d × 429; want 60 and %d", n, ok, limited, n-60)
+			}
+			if got := len(events.of(auth.EventRefreshThrottled)); got != limited {
+				t.Errorf("%d EventRefreshThrottled, want %d", got, limited)
+			}
+			other := s.NewClient(m)
+			if res := other.SignIn(u.Email, authtest.Password); res.Status != "OK" {
+				t.Fatalf("sign-in: %s", res.Body)
+			}
+			wantTokens(t, s, other.Refresh(), m, u.ID) // its own allowance
+
+			s.Clock.Advance(2 * time.Second)
+			wantTokens(t, s, c.Refresh(), m, u.ID) // the token kept through the 429s
+			if res := c.Refresh(); res.StatusCode != http.StatusTooManyRequests {
+				t.Errorf("a second refresh 2 s later: %d, want 429: an interval gives back one refresh", res.StatusCode)
+			}
+		})
+	}
+}

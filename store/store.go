@@ -46,6 +46,11 @@ var (
 	// the same atomic step.
 	ErrTokenReused = errors.New("store: refresh token reused")
 
+	// ErrRateLimited reports that a session has rotated its refresh token
+	// as often as its allowance lets it (see Rotation.Burst); nothing
+	// changed.
+	ErrRateLimited = errors.New("store: rate limited")
+
 	// ErrSessionsEnded reports that a session was not created because
 	// every session of its user has been ended (a password reset,
 	// RevokeUserSessions) since the credential that authorised it was
@@ -134,6 +139,13 @@ type Rotation struct {
 	// token was issued, to recover from a lost response. See
 	// Store.RotateRefreshToken.
 	ReuseWindow time.Duration
+	// Burst and Every, when both are positive, bound how often the
+	// session may rotate: Burst rotations at once, then one per Every. The
+	// store keeps the allowance on the session as one time, the way a
+	// RateLimitStore keeps an entry (see TakeRateLimit), so it costs the
+	// same whatever the session's history.
+	Burst int
+	Every time.Duration
 }
 
 // Store persists users and their logins, sessions, one-time tokens and
@@ -257,6 +269,10 @@ type SessionStore interface {
 	//     forged or stale token must never harm a session.
 	//   - r.Next is already on record, as any token of any session:
 	//     ErrConflict, and nothing changes.
+	//   - r.Presented would take one of the first two branches, but the
+	//     session has spent its allowance of r.Burst and r.Every:
+	//     ErrRateLimited, and nothing changes. A superseded token is theft
+	//     whatever the allowance.
 	//
 	// A token's expiry is the ExpiresAt it was issued with; superseded
 	// tokens keep theirs. Of several concurrent calls with the same current
@@ -265,7 +281,9 @@ type SessionStore interface {
 
 	// RevokeSession deletes a session and all of its refresh tokens,
 	// whether or not it has expired. It returns ErrNotFound if there was no
-	// such session.
+	// such session. Its tokens must stop working at once; a store may
+	// remove their records later (in DeleteExpired), so that revoking a
+	// session that refreshed a million times costs no more than any other.
 	RevokeSession(ctx context.Context, handle string) error
 
 	// RevokeUserSessions deletes every session of a user, advances its

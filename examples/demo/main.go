@@ -19,11 +19,13 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -65,6 +67,9 @@ type options struct {
 	appURL     string
 	origins    []string      // frontends on other origins
 	sameSite   http.SameSite // of the session cookies
+	// refreshes bounds how often one session may refresh; zero is the
+	// library's default.
+	refreshes auth.Rate
 }
 
 func main() {
@@ -78,7 +83,7 @@ func main() {
 func parseOptions(args []string, getenv func(string) string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	var origins, sameSite string
+	var origins, sameSite, refreshes string
 	env := func(name, def string) string {
 		if v := getenv(name); v != "" {
 			return v
@@ -101,6 +106,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	fs.StringVar(&o.smtp, "smtp", env("DEMO_SMTP", ""), "SMTP server for password reset email: smtp://[user:pass@]host:port (STARTTLS, optional for a loopback relay such as Mailpit), smtps://... (TLS); unset: print email to stdout (env DEMO_SMTP)")
 	fs.StringVar(&o.appURL, "app-url", env("DEMO_APP_URL", ""), "public URL of the app, the base of links in email; default http://<addr> (env DEMO_APP_URL)")
 	fs.StringVar(&origins, "allowed-origin", env("DEMO_ALLOWED_ORIGIN", ""), "comma-separated origins of frontends on other origins, as in http://localhost:5173 (env DEMO_ALLOWED_ORIGIN)")
+	fs.StringVar(&refreshes, "session-refreshes", env("DEMO_SESSION_REFRESHES", ""), "how often one session may refresh: BURST/INTERVAL, as in 60/2s (the default), or off, for load tests (env DEMO_SESSION_REFRESHES)")
 	fs.StringVar(&sameSite, "samesite", env("DEMO_SAMESITE", "lax"), "SameSite of the session cookies: lax, strict or none; none needs Secure cookies, so https or a loopback -addr (env DEMO_SAMESITE)")
 	for _, err := range []error{
 		dur(&o.accessTTL, "access-ttl", "DEMO_ACCESS_TTL", auth.DefaultAccessTokenLifetime, "access token lifetime"),
@@ -140,6 +146,10 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	default:
 		return o, fmt.Errorf("-samesite %q: want lax, strict or none", sameSite)
 	}
+	var err error
+	if o.refreshes, err = parseRate(refreshes); err != nil {
+		return o, fmt.Errorf("-session-refreshes: %v", err)
+	}
 	if o.sameSite == http.SameSiteNoneMode && !isLoopback(o.addr) && strings.HasPrefix(o.appURL, "http:") {
 		return o, errors.New("-samesite none needs Secure cookies: an https -app-url or a loopback -addr")
 	}
@@ -152,6 +162,27 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 		}
 	}
 	return o, nil
+}
+
+// parseRate reads an allowance written BURST/INTERVAL, or off: so large
+// that it is never spent.
+func parseRate(s string) (auth.Rate, error) {
+	switch s {
+	case "":
+		return auth.Rate{}, nil
+	case "off":
+		return auth.Rate{Burst: math.MaxInt32, Every: time.Millisecond}, nil
+	}
+	burst, every, ok := strings.Cut(s, "/")
+	n, err := strconv.Atoi(burst)
+	if !ok || err != nil || n < 1 {
+		return auth.Rate{}, fmt.Errorf("%q: want BURST/INTERVAL, as in 60/2s, or off", s)
+	}
+	d, err := time.ParseDuration(every)
+	if err != nil || d <= 0 {
+		return auth.Rate{}, fmt.Errorf("%q: want BURST/INTERVAL, as in 60/2s, or off", s)
+	}
+	return auth.Rate{Burst: n, Every: d}, nil
 }
 
 // openStore opens the store named by -db and brings its schema up to date.
@@ -263,6 +294,7 @@ func run(args []string, getenv func(string) string) error {
 		Logger:               logger,
 		OnEvent:              tellMailFailures(os.Stdout),
 		AllowedOrigins:       o.origins,
+		RateLimits:           auth.RateLimits{SessionRefreshes: o.refreshes},
 		// Browsers and curl treat http://localhost and 127.0.0.1 as
 		// secure, so Secure cookies work there; other hosts need TLS.
 		// SameSite=None cookies must be Secure: auth.New refuses the

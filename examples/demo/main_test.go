@@ -42,12 +42,26 @@ func TestParseOptions(t *testing.T) {
 		{"-access-ttl", "soon"},
 		{"-app-url", "ftp://x"},
 		{"-smtp", "http://mail"},
+		{"-session-refreshes", "60"},
+		{"-session-refreshes", "0/2s"},
+		{"-session-refreshes", "5/never"},
 		{"stray"},
 	} {
 		if _, err := parseOptions(bad, func(string) string { return "" }); err == nil {
 			t.Errorf("parseOptions(%q) accepted", bad)
 		}
 	}
+	if o.refreshes != (auth.Rate{}) {
+		t.Errorf("default -session-refreshes: %+v, want the library's default", o.refreshes)
+	}
+	if o, err := parseOptions([]string{"-session-refreshes", "10/1s"}, getenv); err != nil || o.refreshes != (auth.Rate{Burst: 10, Every: time.Second}) {
+		t.Errorf("-session-refreshes 10/1s: %+v, %v", o.refreshes, err)
+	}
+	env["DEMO_SESSION_REFRESHES"] = "off"
+	if o, err := parseOptions(nil, getenv); err != nil || o.refreshes.Burst < 1<<30 {
+		t.Errorf("DEMO_SESSION_REFRESHES=off: %+v, %v", o.refreshes, err)
+	}
+	delete(env, "DEMO_SESSION_REFRESHES")
 	if len(o.origins) != 0 || o.sameSite != http.SameSiteLaxMode {
 		t.Errorf("defaults: origins %q, SameSite %v; want none and Lax", o.origins, o.sameSite)
 	}

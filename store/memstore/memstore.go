@@ -39,7 +39,10 @@ type Store struct {
 
 	// tokens is by far the largest map: every refresh adds a record that
 	// stays until it expires. Its records hold no pointers, so the garbage
-	// collector never has to scan them.
+	// collector never has to scan them. A record whose session is gone
+	// (bySeq has no entry) is dead: revoking a session leaves its records
+	// to DeleteExpired, so that a revocation costs the same whatever the
+	// session's history.
 	tokens map[store.TokenHash]refreshToken
 
 	keys map[string]store.SigningKey // by id; Material owned by the store
@@ -69,9 +72,9 @@ type session struct {
 	// from there, so retries inside it do not extend it.
 	supersededAt time.Time
 
-	// tokens holds every token hash of the lineage still on record, current
-	// and superseded, so that a revocation can remove them all.
-	tokens map[store.TokenHash]struct{}
+	// allowance is the time of the session's rotation allowance (see
+	// store.Rotation.Burst), kept as TakeRateLimit keeps an entry.
+	allowance time.Time
 }
 
 // refreshToken is the record of one issued refresh token. Whether it is
@@ -271,7 +274,7 @@ func (s *Store) CreateSession(_ context.Context, sess store.Session, refresh sto
 	if _, ok := s.sessions[sess.Handle]; ok {
 		return store.ErrConflict
 	}
-	if _, ok := s.tokens[refresh]; ok {
+	if s.onRecord(refresh) {
 		return store.ErrConflict
 	}
 	if u, ok := s.users[sess.UserID]; !ok {
@@ -285,7 +288,6 @@ func (s *Store) CreateSession(_ context.Context, sess store.Session, refresh sto
 		Session: sess,
 		seq:     s.lastSeq,
 		current: refresh,
-		tokens:  map[store.TokenHash]struct{}{refresh: {}},
 	}
 	s.sessions[sess.Handle] = rec
 	s.bySeq[rec.seq] = rec
@@ -344,31 +346,33 @@ func (s *Store) RotateRefreshToken(_ context.Context, r store.Rotation) (store.S
 		return store.Session{}, store.ErrNotFound
 	}
 	sess := s.bySeq[tok.session]
-	if !live(sess.ExpiresAt, r.Now) {
+	if sess == nil || !live(sess.ExpiresAt, r.Now) {
 		return store.Session{}, store.ErrNotFound
 	}
 
-	switch {
-	case r.Presented == sess.current:
-		if _, taken := s.tokens[r.Next]; taken {
-			return store.Session{}, store.ErrConflict
-		}
-		sess.previous, sess.hasPrevious, sess.supersededAt = r.Presented, true, r.Now
-	case r.ReuseWindow > 0 && sess.hasPrevious && r.Presented == sess.previous &&
-		r.Now.Sub(sess.supersededAt) < r.ReuseWindow:
-		if _, taken := s.tokens[r.Next]; taken {
-			return store.Session{}, store.ErrConflict
-		}
-		// The replaced current token stays on record as superseded, so that
-		// presenting it later is detected as reuse.
-	default:
+	current := r.Presented == sess.current
+	again := r.ReuseWindow > 0 && sess.hasPrevious && r.Presented == sess.previous &&
+		r.Now.Sub(sess.supersededAt) < r.ReuseWindow
+	if !current && !again {
 		old := sess.Session
 		s.deleteSession(sess)
 		return old, store.ErrTokenReused
 	}
-
+	if s.onRecord(r.Next) {
+		return store.Session{}, store.ErrConflict
+	}
+	if r.Burst > 0 && r.Every > 0 {
+		if sess.allowance.After(r.Now.Add(time.Duration(r.Burst-1) * r.Every)) {
+			return store.Session{}, store.ErrRateLimited
+		}
+		sess.allowance = later(sess.allowance, r.Now).Add(r.Every)
+	}
+	if current {
+		sess.previous, sess.hasPrevious, sess.supersededAt = r.Presented, true, r.Now
+	}
+	// Inside the window, the replaced current token stays on record as
+	// superseded, so that presenting it later is detected as reuse.
 	sess.current = r.Next
-	sess.tokens[r.Next] = struct{}{}
 	s.tokens[r.Next] = refreshToken{session: sess.seq, expiresAt: instantOf(r.ExpiresAt)}
 	sess.RefreshedAt = r.Now
 	sess.ExpiresAt = r.ExpiresAt
@@ -419,12 +423,17 @@ func (s *Store) endSessions(userID string) []string {
 	return handles
 }
 
-// deleteSession removes sess, every token of its lineage and its entry in
-// the per-user index. The caller holds s.mu for writing.
+// onRecord reports whether h is a token of a session on record: a current
+// or superseded token, not a dead record. Called under mu.
+func (s *Store) onRecord(h store.TokenHash) bool {
+	tok, ok := s.tokens[h]
+	return ok && s.bySeq[tok.session] != nil
+}
+
+// deleteSession removes sess and its entry in the per-user index. The
+// records of its tokens are dead from then on, and DeleteExpired removes
+// them. The caller holds s.mu for writing.
 func (s *Store) deleteSession(sess *session) {
-	for h := range sess.tokens {
-		delete(s.tokens, h)
-	}
 	delete(s.sessions, sess.Handle)
 	delete(s.bySeq, sess.seq)
 	if handles := s.userSessions[sess.UserID]; handles != nil {
@@ -474,7 +483,8 @@ func (s *Store) AddSigningKey(_ context.Context, k store.SigningKey) error {
 
 // DeleteExpired implements store.Store. Superseded tokens that have not
 // expired are kept even though they can never rotate again: they are what
-// lets RotateRefreshToken recognise a stolen token.
+// lets RotateRefreshToken recognise a stolen token. The records of revoked
+// sessions' tokens go, whatever their expiry.
 func (s *Store) DeleteExpired(_ context.Context, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -485,13 +495,12 @@ func (s *Store) DeleteExpired(_ context.Context, now time.Time) error {
 		}
 	}
 	for h, tok := range s.tokens {
-		if live(tok.expiresAt.time(), now) {
+		sess := s.bySeq[tok.session]
+		if sess != nil && live(tok.expiresAt.time(), now) {
 			continue
 		}
 		delete(s.tokens, h)
-		sess := s.bySeq[tok.session]
-		delete(sess.tokens, h)
-		if sess.hasPrevious && sess.previous == h {
+		if sess != nil && sess.hasPrevious && sess.previous == h {
 			sess.previous, sess.hasPrevious = store.TokenHash{}, false
 		}
 	}

@@ -87,10 +87,12 @@ func newQueries(d Dialect) queries {
 		// current hash is not indexed (migration 0003).
 		rotateCurrent: `WITH s AS (
 				UPDATE auth_sessions AS sess SET previous_hash = sess.current_hash, current_hash = ?,
-					superseded_at = ?, refreshed_at = ?, expires_at = ?
+					superseded_at = ?, refreshed_at = ?, expires_at = ?,
+					refresh_allowance = GREATEST(sess.refresh_allowance, ?) + ?
 				FROM auth_refresh_tokens AS tok
 				WHERE tok.hash = ? AND sess.handle = tok.session_handle
 					AND sess.current_hash = tok.hash AND sess.expires_at > ?
+					AND sess.refresh_allowance <= ?
 				RETURNING sess.handle, sess.user_id, sess.created_at, sess.refreshed_at, sess.expires_at
 			), t AS (
 				INSERT INTO auth_refresh_tokens (hash, session_handle, expires_at) SELECT ?, handle, expires_at FROM s
@@ -99,11 +101,12 @@ func newQueries(d Dialect) queries {
 		// Locks are always taken in one order, user, then session, then
 		// tokens, so that transactions cannot deadlock on each other.
 		tokenSession: `SELECT session_handle, expires_at FROM auth_refresh_tokens WHERE hash = ?`,
-		sessionForUpdate: `SELECT ` + sessionColumns + `, current_hash, previous_hash, superseded_at
+		sessionForUpdate: `SELECT ` + sessionColumns + `, current_hash, previous_hash, superseded_at, refresh_allowance
 			FROM auth_sessions WHERE handle = ?` + forUpdate,
 		rotate: `UPDATE auth_sessions SET previous_hash = current_hash, current_hash = ?,
-				superseded_at = ?, refreshed_at = ?, expires_at = ? WHERE handle = ?`,
-		rotateAgain: `UPDATE auth_sessions SET current_hash = ?, refreshed_at = ?, expires_at = ? WHERE handle = ?`,
+				superseded_at = ?, refreshed_at = ?, expires_at = ?, refresh_allowance = ? WHERE handle = ?`,
+		rotateAgain: `UPDATE auth_sessions SET current_hash = ?, refreshed_at = ?, expires_at = ?, refresh_allowance = ?
+			WHERE handle = ?`,
 
 		lockSession:          `SELECT handle FROM auth_sessions WHERE handle = ?` + forUpdate,
 		deleteSession:        `DELETE FROM auth_sessions WHERE handle = ?`,

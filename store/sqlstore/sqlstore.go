@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	mrand "math/rand/v2"
 	"strconv"
 	"strings"
@@ -364,10 +365,11 @@ func (s *Store) UserSessions(ctx context.Context, userID string, now time.Time) 
 // new token; everything else (and every rotation on the other dialects)
 // is a transaction that locks the session row first.
 func (s *Store) RotateRefreshToken(ctx context.Context, r store.Rotation) (store.Session, error) {
+	every, limit := allowanceOf(r)
 	if s.dialect == Postgres {
 		now := ms(r.Now)
 		sess, err := scanSession(s.db.QueryRowContext(ctx, s.q.rotateCurrent,
-			r.Next[:], now, now, ms(r.ExpiresAt), r.Presented[:], now, r.Next[:]))
+			r.Next[:], now, now, ms(r.ExpiresAt), now, every, r.Presented[:], now, limit, r.Next[:]))
 		switch {
 		case err == nil:
 			return sess, nil
@@ -393,7 +395,8 @@ func (s *Store) RotateRefreshToken(ctx context.Context, r store.Rotation) (store
 		// once it is held, what was read of the token stays true.
 		var current, previous []byte
 		var superseded sql.NullInt64
-		sess, err := scanSession(q.QueryRowContext(ctx, s.q.sessionForUpdate, handle), &current, &previous, &superseded)
+		var allowance int64
+		sess, err := scanSession(q.QueryRowContext(ctx, s.q.sessionForUpdate, handle), &current, &previous, &superseded, &allowance)
 		if errors.Is(err, sql.ErrNoRows) {
 			return store.ErrNotFound
 		} else if err != nil {
@@ -414,6 +417,10 @@ func (s *Store) RotateRefreshToken(ctx context.Context, r store.Rotation) (store
 			out, reused = sess, true
 			return s.deleteSession(ctx, q, sess.Handle)
 		}
+		if allowance > limit {
+			return store.ErrRateLimited
+		}
+		allowance = max(allowance, now) + every
 		// The new token first: every token on record, any session's
 		// current one included, is in auth_refresh_tokens, so a Next that
 		// exists is refused here, before the session row changes.
@@ -425,9 +432,9 @@ func (s *Store) RotateRefreshToken(ctx context.Context, r store.Rotation) (store
 			return store.ErrConflict
 		}
 		if again {
-			_, err = q.ExecContext(ctx, s.q.rotateAgain, r.Next[:], now, ms(r.ExpiresAt), sess.Handle)
+			_, err = q.ExecContext(ctx, s.q.rotateAgain, r.Next[:], now, ms(r.ExpiresAt), allowance, sess.Handle)
 		} else {
-			_, err = q.ExecContext(ctx, s.q.rotate, r.Next[:], now, now, ms(r.ExpiresAt), sess.Handle)
+			_, err = q.ExecContext(ctx, s.q.rotate, r.Next[:], now, now, ms(r.ExpiresAt), allowance, sess.Handle)
 		}
 		if err != nil {
 			return err
@@ -439,12 +446,23 @@ func (s *Store) RotateRefreshToken(ctx context.Context, r store.Rotation) (store
 	switch {
 	case err == nil && reused:
 		return out, store.ErrTokenReused
-	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrConflict):
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrRateLimited):
 		return store.Session{}, err
 	case err != nil:
 		return store.Session{}, fmt.Errorf("sqlstore: rotating a refresh token: %w", err)
 	}
 	return out, nil
+}
+
+// allowanceOf returns a rotation's allowance interval and the latest
+// allowance time at which it may still rotate, in milliseconds, as
+// TakeRateLimit counts: with no allowance set, every rotation may.
+func allowanceOf(r store.Rotation) (every, limit int64) {
+	if r.Burst <= 0 || r.Every <= 0 {
+		return 0, math.MaxInt64
+	}
+	every = r.Every.Milliseconds()
+	return every, ms(r.Now) + int64(r.Burst-1)*every
 }
 
 // deleteSession deletes a session and its refresh tokens.

@@ -25,6 +25,10 @@ var rotationTests = []test{
 	{"ReuseWindowZero", testRotateReuseWindowZero},
 	{"ReuseNextConflict", testRotateReuseNextConflict},
 	{"AtExpiry", testRotateAtExpiry},
+	{"Allowance", testRotateAllowance},
+	{"AllowanceTheft", testRotateAllowanceTheft},
+	{"AllowanceReuseWindow", testRotateAllowanceReuseWindow},
+	{"RevokeLongHistory", testRotateRevokeLongHistory},
 }
 
 func testRotateChain(t *testing.T, s store.Store) {
@@ -347,4 +351,119 @@ func testRotateAtExpiry(t *testing.T, s store.Store) {
 		"RotateRefreshToken: a token is expired at the instant of its ExpiresAt")
 	r := rotation("s1/r0", "s1/r1", at(time.Hour-time.Millisecond), 0)
 	mustRotate(t, s, r, updated(sess, r), "RotateRefreshToken: a token a millisecond before its ExpiresAt is live")
+}
+
+// limited is r with an allowance of burst rotations, then one a minute.
+func limited(r store.Rotation, burst int) store.Rotation {
+	r.Burst, r.Every = burst, time.Minute
+	return r
+}
+
+func testRotateAllowance(t *testing.T, s store.Store) {
+	mustCreateUser(t, s, "u1")
+	sess := newSession("s1", "u1", base, at(ttl))
+	mustCreateSession(t, s, sess, "r0")
+	mustCreateSession(t, s, newSession("s2", "u1", base, at(ttl)), "q0")
+
+	now := at(time.Hour)
+	for i := range 3 {
+		r := limited(rotation(fmt.Sprintf("r%d", i), fmt.Sprintf("r%d", i+1), now, 0), 3)
+		sess = mustRotate(t, s, r, updated(sess, r), fmt.Sprintf("rotation %d of a burst of 3", i+1))
+	}
+	wantRotateErr(t, s, limited(rotation("r3", "r4", now, 0), 3), store.ErrRateLimited,
+		"a fourth rotation at the same instant, past a burst of 3, must return ErrRateLimited")
+	wantSession(t, s, sess, now, "RotateRefreshToken: a rate-limited rotation must change nothing")
+	wantRotateErr(t, s, limited(rotation("r3", "r4", now.Add(time.Minute-time.Millisecond), 0), 3), store.ErrRateLimited,
+		"just before one interval has passed, the allowance must still be spent")
+
+	// Another session of the same user has its own allowance.
+	mustRotate(t, s, limited(rotation("q0", "q1", now, 0), 3), sessionAfter(t, s, "s2", now), "the first rotation of another session of the user")
+
+	// One interval later there is one rotation more, and r3 is still
+	// current: the refusals took nothing.
+	later := now.Add(time.Minute)
+	r := limited(rotation("r3", "r4", later, 0), 3)
+	sess = mustRotate(t, s, r, updated(sess, r), "after one interval, the token a rate-limited rotation left current")
+	wantRotateErr(t, s, limited(rotation("r4", "r5", later, 0), 3), store.ErrRateLimited,
+		"one interval gives back one rotation, not the whole burst")
+
+	// Without an allowance, nothing is counted.
+	r = rotation("r4", "r5", later, 0)
+	mustRotate(t, s, r, updated(sess, r), "a rotation without an allowance, whatever the session's count")
+}
+
+// sessionAfter is the session with the given handle as a rotation at now
+// with the suite's ttl leaves it.
+func sessionAfter(t *testing.T, s store.Store, handle string, now time.Time) store.Session {
+	t.Helper()
+	got, err := s.Session(t.Context(), handle, now)
+	if err != nil {
+		t.Fatalf("Session(%q): %v", handle, err)
+	}
+	got.RefreshedAt, got.ExpiresAt = now, now.Add(ttl)
+	return got
+}
+
+func testRotateAllowanceTheft(t *testing.T, s store.Store) {
+	mustCreateUser(t, s, "u1")
+	sess := newSession("s1", "u1", base, at(ttl))
+	mustCreateSession(t, s, sess, "r0")
+	now := at(time.Hour)
+	r := limited(rotation("r0", "r1", now, 0), 1)
+	mustRotate(t, s, r, updated(sess, r), "the only rotation of a burst of 1")
+	wantRotateErr(t, s, limited(rotation("r1", "r2", now, 0), 1), store.ErrRateLimited,
+		"a second rotation past a burst of 1 must return ErrRateLimited")
+	wantRotateErr(t, s, limited(rotation("r0", "x", now, 0), 1), store.ErrTokenReused,
+		"a superseded token is theft whatever the allowance, so it must return ErrTokenReused")
+	wantNoSession(t, s, "s1", now, "RotateRefreshToken: theft must revoke the session, also when its allowance is spent")
+}
+
+func testRotateAllowanceReuseWindow(t *testing.T, s store.Store) {
+	mustCreateUser(t, s, "u1")
+	sess := newSession("s1", "u1", base, at(ttl))
+	mustCreateSession(t, s, sess, "r0")
+	now := at(time.Hour)
+	const window = 10 * time.Second
+	r := limited(rotation("r0", "r1", now, window), 2)
+	sess = mustRotate(t, s, r, updated(sess, r), "the first rotation of a burst of 2")
+	r = limited(rotation("r0", "r1b", now.Add(time.Second), window), 2)
+	sess = mustRotate(t, s, r, updated(sess, r), "the predecessor inside the window, the second rotation of a burst of 2")
+	wantRotateErr(t, s, limited(rotation("r0", "r1c", now.Add(2*time.Second), window), 2), store.ErrRateLimited,
+		"a retry inside the window counts against the allowance too, so past it it must return ErrRateLimited")
+	r = limited(rotation("r1b", "r2", now.Add(time.Minute), 0), 2)
+	mustRotate(t, s, r, updated(sess, r), "after an interval, the token the last allowed retry made current")
+}
+
+// Revoking a session that has rotated many times ends every token of its
+// history at once, and a store that removes their records only in
+// DeleteExpired still never lets one work or conflict.
+func testRotateRevokeLongHistory(t *testing.T, s store.Store) {
+	const n = 300
+	mustCreateUser(t, s, "u1")
+	mustCreateSession(t, s, newSession("s1", "u1", base, at(ttl)), "h0")
+	for i := range n {
+		r := rotation(fmt.Sprintf("h%d", i), fmt.Sprintf("h%d", i+1), at(time.Duration(i+1)*time.Second), 0)
+		if _, err := s.RotateRefreshToken(t.Context(), r); err != nil {
+			t.Fatalf("rotation %d: %v", i, err)
+		}
+	}
+	if err := s.RevokeSession(t.Context(), "s1"); err != nil {
+		t.Fatalf("RevokeSession: %v", err)
+	}
+	now := at(time.Hour)
+	for _, i := range []int{0, 1, n / 2, n - 1, n} {
+		tok := fmt.Sprintf("h%d", i)
+		wantRotateErr(t, s, rotation(tok, tok+"/next", now, 0), store.ErrNotFound,
+			fmt.Sprintf("RevokeSession: token %d of a revoked session's %d must return ErrNotFound", i, n+1))
+	}
+	// A revoked session's tokens are not on record: they conflict with
+	// nothing, before and after DeleteExpired.
+	mustCreateSession(t, s, newSession("s2", "u1", now, at(ttl)), "h0")
+	if err := s.DeleteExpired(t.Context(), now); err != nil {
+		t.Fatalf("DeleteExpired: %v", err)
+	}
+	r := rotation("h0", "h1", now, 0)
+	mustRotate(t, s, r, sessionAfter(t, s, "s2", now), "the current token of a new session, made with a hash a revoked session once had")
+	wantRotateErr(t, s, rotation("h5", "h5/next", now, 0), store.ErrNotFound,
+		"after DeleteExpired, a revoked session's token must still return ErrNotFound")
 }
