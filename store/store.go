@@ -190,6 +190,23 @@ type UserStore interface {
 	// unknown user has none: the result is empty and the error nil.
 	Logins(ctx context.Context, userID string) ([]Login, error)
 
+	// LoginsByEmail returns the logins whose Email is email, of every
+	// user, oldest (by CreatedAt) first; none is an empty result. Several
+	// users may share an email (see Login.Email).
+	LoginsByEmail(ctx context.Context, email string) ([]Login, error)
+
+	// SignInUp signs in or up with a third-party identity, in one step.
+	// If a login with l's key exists, the store records the email the
+	// provider now reports: Email becomes l.Email, and EmailVerified
+	// becomes l.EmailVerified, or stays true if the email is unchanged
+	// (a verified address stays verified); it returns the login as
+	// updated and false. Otherwise it creates newUser with l as its first
+	// login, as CreateUser does, and returns l (with UserID set) and true.
+	// Of several concurrent calls with one key exactly one creates; the
+	// others find its login. It returns ErrConflict, and writes nothing,
+	// if the key is new but a user with newUser.ID exists.
+	SignInUp(ctx context.Context, l Login, newUser User) (Login, bool, error)
+
 	// UpdatePasswordHash replaces the password hash of the user's email
 	// and password login, or returns ErrNotFound if the user has none. It
 	// is used to upgrade hashes made with old parameters. It succeeds only

@@ -106,6 +106,25 @@ func (s *auditStore) Logins(ctx context.Context, userID string) ([]store.Login, 
 	return s.inner.Logins(ctx, userID)
 }
 
+// LoginsByEmail implements store.Store.
+func (s *auditStore) LoginsByEmail(ctx context.Context, email string) ([]store.Login, error) {
+	return s.inner.LoginsByEmail(ctx, email)
+}
+
+// SignInUp implements store.Store. A sign-up through a provider creates a
+// user; a sign-in may change the login's email, which is logged too.
+func (s *auditStore) SignInUp(ctx context.Context, l store.Login, newUser store.User) (store.Login, bool, error) {
+	got, created, err := s.inner.SignInUp(ctx, l, newUser)
+	switch {
+	case err != nil:
+	case created:
+		s.log.InfoContext(ctx, "user created", "user_id", got.UserID, "login_method", got.Method, "third_party", got.ThirdParty)
+	default:
+		s.log.InfoContext(ctx, "third-party sign-in", "user_id", got.UserID, "third_party", got.ThirdParty)
+	}
+	return got, created, err
+}
+
 // UpdatePasswordHash implements store.Store. The library calls it to
 // upgrade a hash to new parameters; the password stays the same, but the
 // credential changed and the user's reset tokens are void, so it is logged.

@@ -136,7 +136,8 @@ func (c Call) Committed() bool { return c.Delegated && c.Err == nil }
 
 // methods are the store.Store methods, which a Plan may name.
 var methods = map[string]bool{
-	"CreateUser": true, "UserByID": true, "Login": true, "Logins": true, "UpdatePasswordHash": true,
+	"CreateUser": true, "UserByID": true, "Login": true, "Logins": true, "LoginsByEmail": true, "SignInUp": true,
+	"UpdatePasswordHash": true,
 	"CreateResetToken": true, "ResetToken": true, "ResetPassword": true, "CreateSession": true, "Session": true,
 	"UserSessions": true, "RotateRefreshToken": true, "RevokeSession": true,
 	"RevokeUserSessions": true, "SigningKeys": true, "AddSigningKey": true, "DeleteExpired": true,
@@ -342,6 +343,26 @@ func (s *Store) Login(ctx context.Context, k store.LoginKey) (store.Login, error
 // Logins implements store.Store.
 func (s *Store) Logins(ctx context.Context, userID string) ([]store.Login, error) {
 	return call(s, ctx, "Logins", []any{userID}, func() ([]store.Login, error) { return s.inner.Logins(ctx, userID) })
+}
+
+// LoginsByEmail implements store.Store.
+func (s *Store) LoginsByEmail(ctx context.Context, email string) ([]store.Login, error) {
+	return call(s, ctx, "LoginsByEmail", []any{email}, func() ([]store.Login, error) { return s.inner.LoginsByEmail(ctx, email) })
+}
+
+// signInUpResult is the two values SignInUp returns besides its error.
+type signInUpResult struct {
+	login   store.Login
+	created bool
+}
+
+// SignInUp implements store.Store.
+func (s *Store) SignInUp(ctx context.Context, l store.Login, newUser store.User) (store.Login, bool, error) {
+	r, err := call(s, ctx, "SignInUp", []any{l, newUser}, func() (signInUpResult, error) {
+		got, created, err := s.inner.SignInUp(ctx, l, newUser)
+		return signInUpResult{got, created}, err
+	})
+	return r.login, r.created, err
 }
 
 // UpdatePasswordHash implements store.Store.

@@ -182,6 +182,50 @@ func (s *Store) Logins(_ context.Context, userID string) ([]store.Login, error) 
 	return out, nil
 }
 
+// LoginsByEmail implements store.Store. It looks at every login: the
+// memory store is for tests and single processes, not for many users.
+func (s *Store) LoginsByEmail(_ context.Context, email string) ([]store.Login, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+
+	out := []store.Login{}
+	for _, l := range s.logins {
+		if l.Email == email {
+			out = append(out, s.withEpoch(l))
+		}
+	}
+	slices.SortFunc(out, func(a, b store.Login) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return cmp.Or(cmp.Compare(a.UserID, b.UserID), cmp.Compare(a.Method, b.Method),
+			cmp.Compare(a.ThirdParty, b.ThirdParty), cmp.Compare(a.Subject, b.Subject))
+	})
+	return out, nil
+}
+
+// SignInUp implements store.Store.
+func (s *Store) SignInUp(_ context.Context, l store.Login, newUser store.User) (store.Login, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	if old, ok := s.logins[l.LoginKey]; ok {
+		old.EmailVerified = l.EmailVerified || old.EmailVerified && old.Email == l.Email
+		old.Email = l.Email
+		s.logins[l.LoginKey] = old
+		return s.withEpoch(old), false, nil
+	}
+	if _, ok := s.users[newUser.ID]; ok {
+		return store.Login{}, false, store.ErrConflict
+	}
+	l.UserID, l.SessionEpoch = newUser.ID, 0
+	newUser.SessionEpoch = 0
+	s.users[newUser.ID] = newUser
+	s.logins[l.LoginKey] = l
+	s.userLogins[newUser.ID] = []store.LoginKey{l.LoginKey}
+	return l, true, nil
+}
+
 // passwordLogin returns the email and password login of a user. Called
 // under mu.
 func (s *Store) passwordLogin(userID string) (store.Login, bool) {

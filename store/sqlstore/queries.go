@@ -19,6 +19,7 @@ const (
 type queries struct {
 	insertUser, userByID, userExists, userEpoch      string
 	insertLogin, login, userLogins, passwordLogin    string
+	loginsByEmail, loginForUpdate, updateLoginEmail  string
 	passwordLoginExists, updatePassword, setPassword string
 
 	insertSession, insertToken, session, userSessions string
@@ -66,9 +67,13 @@ func newQueries(d Dialect) queries {
 
 		insertLogin: ignore(`INSERT INTO auth_logins (method, third_party, subject, user_id, email, email_verified, password_hash, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, "method"),
-		login:               `SELECT ` + loginColumns + loginsOf + ` WHERE method = ? AND third_party = ? AND subject = ?`,
-		userLogins:          `SELECT ` + loginColumns + loginsOf + ` WHERE user_id = ? ORDER BY created_at, method, third_party, subject`,
-		passwordLogin:       `SELECT ` + loginColumns + loginsOf + ` WHERE user_id = ? AND method = '` + store.MethodEmailPassword + `'`,
+		login:         `SELECT ` + loginColumns + loginsOf + ` WHERE method = ? AND third_party = ? AND subject = ?`,
+		userLogins:    `SELECT ` + loginColumns + loginsOf + ` WHERE user_id = ? ORDER BY created_at, method, third_party, subject`,
+		passwordLogin: `SELECT ` + loginColumns + loginsOf + ` WHERE user_id = ? AND method = '` + store.MethodEmailPassword + `'`,
+		loginsByEmail: `SELECT ` + loginColumns + loginsOf + ` WHERE email = ?
+			ORDER BY created_at, user_id, method, third_party, subject`,
+		loginForUpdate:      `SELECT ` + loginColumns + loginsOf + ` WHERE method = ? AND third_party = ? AND subject = ?` + forUpdate,
+		updateLoginEmail:    `UPDATE auth_logins SET email = ?, email_verified = ? WHERE method = ? AND third_party = ? AND subject = ?`,
 		passwordLoginExists: `SELECT 1 FROM auth_logins WHERE user_id = ? AND method = '` + store.MethodEmailPassword + `'`,
 		updatePassword: `UPDATE auth_logins SET password_hash = ?
 			WHERE user_id = ? AND method = '` + store.MethodEmailPassword + `' AND password_hash = ?`,
@@ -179,6 +184,7 @@ func newQueries(d Dialect) queries {
 func (q *queries) rebind() {
 	for _, p := range []*string{
 		&q.insertUser, &q.userByID, &q.userExists, &q.userEpoch,
+		&q.loginsByEmail, &q.loginForUpdate, &q.updateLoginEmail,
 		&q.insertLogin, &q.login, &q.userLogins, &q.passwordLogin, &q.passwordLoginExists, &q.updatePassword, &q.setPassword,
 		&q.insertSession, &q.insertToken, &q.session, &q.userSessions,
 		&q.rotateCurrent, &q.tokenSession, &q.sessionForUpdate, &q.rotate, &q.rotateAgain,

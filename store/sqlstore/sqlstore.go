@@ -228,7 +228,12 @@ func (s *Store) Login(ctx context.Context, k store.LoginKey) (store.Login, error
 
 // Logins implements store.Store.
 func (s *Store) Logins(ctx context.Context, userID string) ([]store.Login, error) {
-	rows, err := s.db.QueryContext(ctx, s.q.userLogins, userID)
+	return s.logins(ctx, s.q.userLogins, userID)
+}
+
+// logins runs a query of loginColumns with one argument.
+func (s *Store) logins(ctx context.Context, query, arg string) ([]store.Login, error) {
+	rows, err := s.db.QueryContext(ctx, query, arg)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: reading logins: %w", err)
 	}
@@ -245,6 +250,62 @@ func (s *Store) Logins(ctx context.Context, userID string) ([]store.Login, error
 		return nil, fmt.Errorf("sqlstore: reading logins: %w", err)
 	}
 	return out, nil
+}
+
+// LoginsByEmail implements store.Store.
+func (s *Store) LoginsByEmail(ctx context.Context, email string) ([]store.Login, error) {
+	return s.logins(ctx, s.q.loginsByEmail, email)
+}
+
+// errLoginRace reports that a concurrent SignInUp created the login this
+// one was about to: the transaction is rolled back and tried again, and
+// then finds it.
+var errLoginRace = errors.New("sqlstore: login created concurrently")
+
+// SignInUp implements store.Store.
+func (s *Store) SignInUp(ctx context.Context, l store.Login, newUser store.User) (store.Login, bool, error) {
+	for {
+		var out store.Login
+		created := false
+		err := s.inTx(ctx, func(q querier) error {
+			old, err := scanLogin(q.QueryRowContext(ctx, s.q.loginForUpdate, l.Method, l.ThirdParty, l.Subject))
+			if err == nil {
+				old.EmailVerified = l.EmailVerified || old.EmailVerified && old.Email == l.Email
+				old.Email = l.Email
+				out = old
+				_, err = q.ExecContext(ctx, s.q.updateLoginEmail, old.Email, old.EmailVerified, l.Method, l.ThirdParty, l.Subject)
+				return err
+			} else if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+			n, err := affected(q.ExecContext(ctx, s.q.insertUser, newUser.ID, ms(newUser.TimeJoined)))
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				return store.ErrConflict
+			}
+			l.UserID, l.SessionEpoch = newUser.ID, 0
+			// A concurrent call inserting the same key makes this insert
+			// wait for it, then affect nothing.
+			if err := s.insertLogin(ctx, q, l); errors.Is(err, store.ErrConflict) {
+				return errLoginRace
+			} else if err != nil {
+				return err
+			}
+			out, created = l, true
+			return nil
+		})
+		switch {
+		case errors.Is(err, errLoginRace):
+			continue
+		case errors.Is(err, store.ErrConflict):
+			return store.Login{}, false, err
+		case err != nil:
+			return store.Login{}, false, fmt.Errorf("sqlstore: signing in with a third party: %w", err)
+		}
+		return out, created, nil
+	}
 }
 
 // UpdatePasswordHash implements store.Store.

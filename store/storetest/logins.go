@@ -16,6 +16,12 @@ var loginTests = []test{
 	{"LoginsOfUnknownUser", testLoginsOfUnknownUser},
 	{"ResetTouchesOnlyPasswordLogin", testResetWithoutPasswordLogin},
 	{"ConcurrentFirstLogin", testConcurrentFirstLogin},
+	{"SignInUpCreates", testSignInUpCreates},
+	{"SignInUpFinds", testSignInUpFinds},
+	{"SignInUpVerifiedStays", testSignInUpVerified},
+	{"SignInUpUserConflict", testSignInUpUserConflict},
+	{"SignInUpConcurrent", testSignInUpConcurrent},
+	{"LoginsByEmail", testLoginsByEmail},
 }
 
 // google is user id's login with the provider "google", its subject
@@ -145,5 +151,166 @@ func testConcurrentFirstLogin(t *testing.T, s store.Store) {
 		}
 		_, err := s.UserByID(ctx, u.ID)
 		wantErr(t, err, store.ErrNotFound, "CreateUser: a call that returned ErrConflict must not have written its user")
+	}
+}
+
+// mustSignInUp signs in or up with g's login, offering g's user.
+func mustSignInUp(t *testing.T, s store.Store, g user, wantCreated bool, rule string) store.Login {
+	t.Helper()
+	got, created, err := s.SignInUp(t.Context(), g.Login, g.User)
+	if err != nil {
+		t.Fatalf("SignInUp: %s must succeed; got error %v", rule, err)
+	}
+	if created != wantCreated {
+		t.Errorf("SignInUp: %s must report created = %v; got %v", rule, wantCreated, created)
+	}
+	return got
+}
+
+func testSignInUpCreates(t *testing.T, s store.Store) {
+	g := google("u1", "u1@example.com")
+	g.Login.UserID = "" // the store sets it
+	got := mustSignInUp(t, s, g, true, "a new third-party identity")
+	g.Login.UserID = "u1"
+	if d := loginDiff(got, g.Login); d != "" {
+		t.Errorf("SignInUp: a sign-up must return the login as given, with the new user's id: %s", d)
+	}
+	if got.SessionEpoch != 0 {
+		t.Errorf("SignInUp: a new user's SessionEpoch must be zero; got %d", got.SessionEpoch)
+	}
+	wantUser(t, s, g, "SignInUp: a sign-up must create the user with its login")
+}
+
+func testSignInUpFinds(t *testing.T, s store.Store) {
+	g := google("u1", "u1@example.com")
+	mustSignInUp(t, s, g, true, "a new third-party identity")
+	if _, err := s.RevokeUserSessions(t.Context(), "u1"); err != nil {
+		t.Fatal(err)
+	}
+
+	again := google("u2", "new@example.com") // another user offered, same key
+	again.Subject = g.Subject
+	again.EmailVerified = false
+	got := mustSignInUp(t, s, again, false, "an identity already on record")
+	want := g.Login
+	want.Email, want.EmailVerified = "new@example.com", false
+	if d := loginDiff(got, want); d != "" {
+		t.Errorf("SignInUp: a sign-in must return the existing login with the email the provider now reports: %s", d)
+	}
+	if got.SessionEpoch != 1 {
+		t.Errorf("SignInUp: a sign-in must return the user's SessionEpoch (1 after RevokeUserSessions); got %d", got.SessionEpoch)
+	}
+	wantLogin(t, s, want, "SignInUp: a sign-in must record the email the provider now reports")
+	_, err := s.UserByID(t.Context(), "u2")
+	wantErr(t, err, store.ErrNotFound, "SignInUp: a sign-in must not create the user it was offered")
+}
+
+func testSignInUpVerified(t *testing.T, s store.Store) {
+	g := google("u1", "a@example.com") // verified
+	mustSignInUp(t, s, g, true, "a new third-party identity")
+	for _, step := range []struct {
+		email            string
+		reported, stored bool
+		rule             string
+	}{
+		{"a@example.com", false, true, "a verified email reported again, unverified this time, must stay verified"},
+		{"b@example.com", false, false, "a new email reported unverified must be unverified"},
+		{"b@example.com", false, false, "an unverified email reported again unverified must stay unverified"},
+		{"b@example.com", true, true, "an email the provider now says is verified must become verified"},
+		{"a@example.com", false, false, "an email that changed back, reported unverified, must be unverified: verification belongs to the email"},
+	} {
+		in := g
+		in.Email, in.EmailVerified = step.email, step.reported
+		got := mustSignInUp(t, s, in, false, "an identity already on record")
+		if got.Email != step.email || got.EmailVerified != step.stored {
+			t.Errorf("SignInUp: %s; got Email %q, EmailVerified %v", step.rule, got.Email, got.EmailVerified)
+		}
+		want := g.Login
+		want.Email, want.EmailVerified = step.email, step.stored
+		wantLogin(t, s, want, "SignInUp: "+step.rule)
+	}
+}
+
+func testSignInUpUserConflict(t *testing.T, s store.Store) {
+	mustCreateUser(t, s, "u1")
+	g := google("u1", "g@example.com") // a new key, an existing user id
+	_, _, err := s.SignInUp(t.Context(), g.Login, g.User)
+	wantErr(t, err, store.ErrConflict, "SignInUp: a new identity offered with an existing user id must return ErrConflict")
+	_, err = s.Login(t.Context(), g.LoginKey)
+	wantErr(t, err, store.ErrNotFound, "SignInUp: a refused sign-up must not write its login")
+	if logins, err := s.Logins(t.Context(), "u1"); err != nil || len(logins) != 1 {
+		t.Errorf("SignInUp: a refused sign-up must not add a login to the existing user; Logins = %v, error %v", logins, err)
+	}
+}
+
+// Of concurrent first sign-ins with one third-party identity exactly one
+// creates a user, and every one signs in as that user.
+func testSignInUpConcurrent(t *testing.T, s store.Store) {
+	const n = 16
+	ctx := t.Context()
+	logins := make([]store.Login, n)
+	created := make([]bool, n)
+	errs := make([]error, n)
+	parallel(n, func(i int) {
+		g := google(fmt.Sprintf("u%d", i), "same@example.com")
+		g.Subject = "g-same"
+		logins[i], created[i], errs[i] = s.SignInUp(ctx, g.Login, g.User)
+	})
+	winner := -1
+	for i := range n {
+		switch {
+		case errs[i] != nil:
+			t.Errorf("SignInUp: concurrent first sign-ins with one identity must all succeed; call %d got error %v", i, errs[i])
+		case created[i] && winner >= 0:
+			t.Errorf("SignInUp: of concurrent first sign-ins with one identity exactly one must create; %d and %d both did", winner, i)
+		case created[i]:
+			winner = i
+		}
+	}
+	if winner < 0 {
+		t.Fatal("SignInUp: of concurrent first sign-ins with one identity exactly one must create; none did")
+	}
+	users := 0
+	for i := range n {
+		if errs[i] == nil && logins[i].UserID != logins[winner].UserID {
+			t.Errorf("SignInUp: every concurrent sign-in must sign in as the one user created; call %d got %q, want %q", i, logins[i].UserID, logins[winner].UserID)
+		}
+		if _, err := s.UserByID(ctx, fmt.Sprintf("u%d", i)); err == nil {
+			users++
+		}
+	}
+	if users != 1 {
+		t.Errorf("SignInUp: 16 concurrent first sign-ins with one identity must leave exactly 1 user; found %d", users)
+	}
+}
+
+func testLoginsByEmail(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	const email = "shared@example.com"
+	pw := newUser("u1").withEmail(email)
+	pw.CreatedAt = at(time.Minute)
+	if err := pw.create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	g := google("u2", email) // older
+	mustSignInUp(t, s, g, true, "a new third-party identity")
+	mustSignInUp(t, s, google("u3", "other@example.com"), true, "a new third-party identity")
+
+	got, err := s.LoginsByEmail(ctx, email)
+	if err != nil {
+		t.Fatalf("LoginsByEmail: %v", err)
+	}
+	if len(got) != 2 || loginDiff(got[0], g.Login) != "" || loginDiff(got[1], pw.Login) != "" {
+		t.Errorf("LoginsByEmail: must return the logins of every user with the email, oldest first: got %+v", got)
+	}
+	if got, err := s.LoginsByEmail(ctx, "nobody@example.com"); err != nil || len(got) != 0 {
+		t.Errorf("LoginsByEmail: an email nobody has must return none; got %v, error %v", got, err)
+	}
+	// The provider reports another email: the login leaves the list.
+	moved := g
+	moved.Email = "moved@example.com"
+	mustSignInUp(t, s, moved, false, "an identity already on record")
+	if got, err := s.LoginsByEmail(ctx, email); err != nil || len(got) != 1 || got[0].UserID != "u1" {
+		t.Errorf("LoginsByEmail: a login whose email changed must be found by its new email only; got %+v, error %v", got, err)
 	}
 }
