@@ -32,6 +32,15 @@
 // a handler behind RequireSession or OptionalSession, served with an
 // httptest.ResponseRecorder: no server, store or token.
 //
+// # Third-party sign-in
+//
+// [NewProvider] starts a fake OpenID Connect provider: discovery, JWKS,
+// an authorisation endpoint that signs a chosen user in at once, and a
+// token endpoint that checks client, code, redirect URI and PKCE.
+// [Provider.Provider] is the provider.Provider for it, [Provider.Authorize]
+// plays the browser, and [Provider.SetFault] makes it fail in the ways
+// real providers do.
+//
 // # Raw requests
 //
 // A test that builds its own requests sends [Credentials] as the body of a

@@ -2,6 +2,9 @@ package authtest_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/provider"
 )
 
 // An application's test of a page behind RequireSession, over HTTP: sign
@@ -91,6 +95,46 @@ func ExampleMailbox_WaitFor() {
 	// to user1@example.com
 	// reset: OK
 	// sign-in: OK true
+}
+
+// An application's test of sign-in with a provider, with a fake one: the
+// provider.Provider talks to it, and Authorize plays the browser.
+func ExampleNewProvider() {
+	testSignIn := func(t testing.TB) {
+		fake := authtest.NewProvider(t)
+		fake.SetIdentity("ada", "ada@example.com", true)
+		p := fake.Provider() // or provider.OIDC with fake.URL as the issuer
+
+		ctx := context.Background()
+		const redirect = "https://app.example.com/auth/callback/authtest"
+		verifier := "a-verifier-of-43-characters-or-more-0123456"
+		sum := sha256.Sum256([]byte(verifier))
+		u, err := p.AuthURL(ctx, provider.AuthRequest{
+			RedirectURI:   redirect,
+			CodeChallenge: base64.RawURLEncoding.EncodeToString(sum[:]),
+			Nonce:         "n-1",
+		})
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		back := fake.Authorize(t, u) // the query of the redirect: code, iss
+		id, err := p.Exchange(ctx, provider.ExchangeRequest{
+			Code: back.Get("code"), RedirectURI: redirect, CodeVerifier: verifier,
+			Nonce: "n-1", Issuer: back.Get("iss"),
+		})
+		fmt.Printf("%+v %v\n", id, err)
+
+		fake.SetFault(authtest.FaultExpired)
+		back = fake.Authorize(t, u)
+		_, err = p.Exchange(ctx, provider.ExchangeRequest{
+			Code: back.Get("code"), RedirectURI: redirect, CodeVerifier: verifier, Nonce: "n-1",
+		})
+		fmt.Println(errors.Is(err, provider.ErrIDToken), err)
+	}
+	run(testSignIn)
+	// Output:
+	// {Subject:ada Email:ada@example.com EmailVerified:true} <nil>
+	// true provider: ID token refused: authtest: expired
 }
 
 // run calls a test function as go test would, for the examples above: an

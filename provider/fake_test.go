@@ -209,6 +209,14 @@ func (f *fakeIdP) hang(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// counts returns how often the JWKS was read, and the paths of the
+// discovery requests.
+func (f *fakeIdP) counts() (jwks int, discoveries []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.jwksCalls, append([]string(nil), f.discoveries...)
+}
+
 func (f *fakeIdP) lastTokenRequest() (url.Values, http.Header, int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

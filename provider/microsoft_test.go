@@ -47,8 +47,8 @@ func TestMicrosoft(t *testing.T) {
 	if q := authQuery(t, p); q.Get("code_challenge") != "challenge-1" || q.Get("nonce") != testNonce {
 		t.Errorf("authorisation URL %v", q)
 	}
-	if f.discoveries[0] != "/common/v2.0/.well-known/openid-configuration" {
-		t.Errorf("discovery path %q", f.discoveries[0])
+	if _, d := f.counts(); d[0] != "/common/v2.0/.well-known/openid-configuration" {
+		t.Errorf("discovery path %q", d[0])
 	}
 	// email_verified is not Entra's to say; xms_edov is.
 	id, err := exchange(p)

@@ -61,8 +61,8 @@ func TestOIDCHappyPath(t *testing.T) {
 	if _, err := exchange(p); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(f.discoveries); n != 1 {
-		t.Errorf("%d discovery fetches, want 1", n)
+	if _, d := f.counts(); len(d) != 1 {
+		t.Errorf("%d discovery fetches, want 1", len(d))
 	}
 }
 
@@ -218,8 +218,8 @@ func TestOIDCKeyRotation(t *testing.T) {
 	if _, err := exchange(p); err != nil {
 		t.Fatalf("after rotation: %v", err)
 	}
-	if f.jwksCalls != 2 {
-		t.Errorf("%d JWKS fetches, want 2", f.jwksCalls)
+	if n, _ := f.counts(); n != 2 {
+		t.Errorf("%d JWKS fetches, want 2", n)
 	}
 	// A key the new set does not have either is refused.
 	_, err := exchange(p, func(*ExchangeRequest) {})
@@ -229,6 +229,24 @@ func TestOIDCKeyRotation(t *testing.T) {
 	f.set(func(f *fakeIdP) { f.signer = newTestKey(t) })
 	if _, err := exchange(p); !errors.Is(err, ErrIDToken) {
 		t.Fatalf("unpublished key: %v, want ErrIDToken", err)
+	}
+}
+
+// Concurrent first sign-ins share the discovery document and key set.
+func TestOIDCConcurrent(t *testing.T) {
+	f := newFakeIdP(t, "")
+	p := newTestOIDC(t, f, nil)
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			_, err := exchange(p)
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }
 

@@ -118,7 +118,8 @@ type FormPoster interface {
 // Errors, matched with errors.Is. Every error from this package matches
 // exactly one of them.
 var (
-	// ErrConfig reports a configuration a constructor refuses.
+	// ErrConfig reports a configuration a constructor refuses, or an
+	// AuthRequest without a redirect URI.
 	ErrConfig = errors.New("provider: invalid configuration")
 	// ErrDiscovery reports a discovery document that could not be
 	// fetched, or that is not acceptable (wrong issuer, missing or
