@@ -10,6 +10,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/latchkit/auth/internal/password"
+	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
 )
 
@@ -29,7 +30,8 @@ type Auth struct {
 	refreshPath string
 	outbox      *outbox
 	xorigin     *http.CrossOriginProtection
-	routes      map[string]route // built once by New
+	routes      map[string]route             // built once by New
+	providers   map[string]provider.Provider // Config.ThirdParty.Providers by id
 
 	liveSessions sessionCache // for Config.SessionCheckCache
 	verified     tokenCache   // access tokens verified before
@@ -75,6 +77,10 @@ func New(cfg Config) (*Auth, error) {
 	a.dummyHash = a.passwords.hash("not a password of anyone")
 	a.checkCosts.observe(hashKind(a.dummyHash), time.Since(start), time.Now())
 	a.pad = sleep
+	a.providers = make(map[string]provider.Provider, len(cfg.ThirdParty.Providers))
+	for _, p := range cfg.ThirdParty.Providers {
+		a.providers[p.ID()] = p
+	}
 	a.routes = a.routeTable()
 	return a, nil
 }
@@ -84,13 +90,16 @@ func New(cfg Config) (*Auth, error) {
 type route struct {
 	method string
 	handle http.HandlerFunc
+	// crossSite exempts the route from the cross-origin check: a
+	// provider's form_post callback comes from the provider's site.
+	crossSite bool
 }
 
 // routeTable maps the paths under the base path to the endpoints of the
 // features that are configured; the others are not served at all.
 func (a *Auth) routeTable() map[string]route {
-	post := func(h http.HandlerFunc) route { return route{http.MethodPost, h} }
-	get := func(h http.HandlerFunc) route { return route{http.MethodGet, h} }
+	post := func(h http.HandlerFunc) route { return route{method: http.MethodPost, handle: h} }
+	get := func(h http.HandlerFunc) route { return route{method: http.MethodGet, handle: h} }
 	routes := map[string]route{
 		"/signup":          post(a.handleSignUp),
 		"/signin":          post(a.handleSignIn),
@@ -108,6 +117,16 @@ func (a *Auth) routeTable() map[string]route {
 	}
 	if a.cfg.SigningAlgorithm == EdDSA {
 		routes["/jwt/jwks.json"] = get(a.serveJWKS)
+	}
+	routes["/loginmethods"] = get(a.handleLoginMethods)
+	if len(a.cfg.ThirdParty.Providers) > 0 {
+		routes["/authorisationurl"] = get(a.handleAuthorisationURL)
+		routes["/signinup"] = post(a.handleSignInUp)
+		for _, p := range a.cfg.ThirdParty.Providers {
+			if fp, ok := p.(provider.FormPoster); ok && fp.FormPost() {
+				routes["/callback/"+p.ID()] = route{http.MethodPost, a.handleFormPostCallback, true}
+			}
+		}
 	}
 	return routes
 }
@@ -137,7 +156,7 @@ func (a *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method != rt.method && !(rt.method == http.MethodGet && r.Method == http.MethodHead):
 		w.Header().Set("Allow", rt.method+", OPTIONS")
 		writeMessage(w, http.StatusMethodNotAllowed, "method not allowed")
-	case a.xorigin.Check(r) != nil:
+	case !rt.crossSite && a.xorigin.Check(r) != nil:
 		writeMessage(w, http.StatusForbidden, "cross-origin request refused: add the page's origin to Config.AllowedOrigins")
 	default:
 		rt.handle(w, r)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/latchkit/auth/internal/password"
 	"github.com/latchkit/auth/mailer"
+	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
 )
 
@@ -113,6 +114,10 @@ type Config struct {
 	// reset endpoints are served.
 	Email EmailConfig
 
+	// ThirdParty configures sign-in with third-party providers. The zero
+	// value means none.
+	ThirdParty ThirdPartyConfig
+
 	// DisableEmailExists turns off the endpoint that tells whether an
 	// email has an account (the sign-up form uses it). It reveals which
 	// emails are registered; sign-up reveals as much, but one at a time
@@ -166,6 +171,32 @@ type Config struct {
 	// of capacity, report nothing. Keep it fast; hand slow work to a
 	// goroutine.
 	OnEvent func(context.Context, Event)
+}
+
+// ThirdPartyConfig configures sign-in with third-party identity providers
+// (Google, GitHub, any OpenID Connect provider: see package provider).
+// Every sign-up through a provider makes a new user: a provider's user
+// and an email and password user with the same email are two users.
+type ThirdPartyConfig struct {
+	// Providers are the providers users may sign in with. Their IDs must
+	// be unique; they are the thirdPartyId the frontend SDK sends.
+	Providers []provider.Provider
+
+	// RedirectURIs are redirect URIs the frontend may ask for besides the
+	// SDK's callback page, <origin>/auth/callback/<thirdPartyId> on the
+	// origin of Config.AppURL or one of Config.AllowedOrigins, which is
+	// always allowed. Exact strings, as registered at the providers.
+	RedirectURIs []string
+
+	// APIURL is the public URL of the server this handler runs on, such
+	// as "https://api.example.com": a provider that posts its callback
+	// (Apple) is sent to <APIURL><BasePath>/callback/<id>, which relays
+	// it to the frontend. Default Config.AppURL.
+	APIURL string
+
+	// Timeout bounds each call to a provider (discovery, code exchange,
+	// user API). Default provider.Timeout (10 seconds).
+	Timeout time.Duration
 }
 
 // PasswordConfig configures email and password logins. The zero value
@@ -304,6 +335,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	if err := cfg.Email.setDefaults(cfg.AppURL); err != nil {
 		return cfg, err
 	}
+	if err := cfg.ThirdParty.setDefaults(cfg.AppURL); err != nil {
+		return cfg, err
+	}
 	switch cfg.Cookie.SameSite {
 	case 0, http.SameSiteDefaultMode:
 		cfg.Cookie.SameSite = http.SameSiteLaxMode
@@ -402,4 +436,39 @@ func setDefault[T comparable](v *T, def T) {
 	if *v == zero {
 		*v = def
 	}
+}
+
+func (c *ThirdPartyConfig) setDefaults(appURL string) error {
+	c.Providers = append([]provider.Provider(nil), c.Providers...)
+	c.RedirectURIs = append([]string(nil), c.RedirectURIs...)
+	if len(c.Providers) == 0 {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, p := range c.Providers {
+		if p == nil || p.ID() == "" {
+			return errors.New("auth: Config.ThirdParty.Providers: a provider is nil or has no ID")
+		}
+		if seen[p.ID()] {
+			return fmt.Errorf("auth: Config.ThirdParty.Providers: two providers have the ID %q", p.ID())
+		}
+		seen[p.ID()] = true
+	}
+	if u, err := url.Parse(appURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("auth: Config.AppURL %q must be an http or https URL with ThirdParty.Providers: the redirect URIs are checked against it", appURL)
+	}
+	if c.APIURL == "" {
+		c.APIURL = appURL
+	}
+	c.APIURL = strings.TrimRight(c.APIURL, "/")
+	if u, err := url.Parse(c.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("auth: Config.ThirdParty.APIURL %q must be an http or https URL", c.APIURL)
+	}
+	if c.Timeout < 0 {
+		return errors.New("auth: Config.ThirdParty.Timeout must not be negative")
+	}
+	if c.Timeout == 0 {
+		c.Timeout = provider.Timeout
+	}
+	return nil
 }

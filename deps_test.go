@@ -11,13 +11,18 @@ import (
 // library: every user's build pulls these in.
 func TestDependencies(t *testing.T) {
 	allowed := []string{
+		// Third-party sign-in: discovery and ID-token verification
+		// (go-oidc), the authorisation code exchange (oauth2).
+		"github.com/coreos/go-oidc/v3/oidc",
 		"github.com/golang-jwt/jwt/v5",
 		"github.com/google/uuid",
 		"github.com/latchkit/auth/internal/password",
 		"github.com/latchkit/auth/mailer",
+		"github.com/latchkit/auth/provider",
 		"github.com/latchkit/auth/store",
 		"golang.org/x/crypto/argon2",
 		"golang.org/x/crypto/bcrypt",
+		"golang.org/x/oauth2",
 		"golang.org/x/text/transform",
 		"golang.org/x/text/unicode/norm",
 	}

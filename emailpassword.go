@@ -63,8 +63,8 @@ func (a *Auth) handleSignUp(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, fmt.Errorf("auth: creating a user: %w", err))
 		return
 	}
-	a.emit(ctx, r, Event{Kind: EventSignUp, UserID: u.ID})
-	a.signedIn(w, r, u, []store.Login{l}, l)
+	a.emit(ctx, r, Event{Kind: EventSignUp, UserID: u.ID, Method: l.Method})
+	a.signedIn(w, r, u, []store.Login{l}, l, nil)
 }
 
 // handleSignIn checks an email and password and starts a session.
@@ -170,7 +170,7 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	a.signedIn(w, r, u, logins, l)
+	a.signedIn(w, r, u, logins, l, nil)
 }
 
 // credentials decodes the email and password of a request, or answers

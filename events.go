@@ -15,6 +15,10 @@ type Event struct {
 	UserID        string // empty when no user is known, as for a failed sign-in
 	SessionHandle string // empty when no session is involved
 	RemoteAddr    string // the client's address as the server saw it; empty for Go API calls
+	// Method is the login method of a sign-up or sign-in: "emailpassword"
+	// or "thirdparty", with the provider in ThirdPartyID.
+	Method       string
+	ThirdPartyID string
 }
 
 // EventKind names what happened.
@@ -52,11 +56,19 @@ func (a *Auth) emit(ctx context.Context, r *http.Request, e Event) {
 	case EventTokenTheft:
 		level = slog.LevelWarn
 	}
-	a.cfg.Logger.LogAttrs(ctx, level, "auth event",
+	attrs := []slog.Attr{
 		slog.String("kind", string(e.Kind)),
 		slog.String("user_id", e.UserID),
 		slog.String("session", e.SessionHandle),
-		slog.String("remote_addr", e.RemoteAddr))
+		slog.String("remote_addr", e.RemoteAddr),
+	}
+	if e.Method != "" {
+		attrs = append(attrs, slog.String("method", e.Method))
+	}
+	if e.ThirdPartyID != "" {
+		attrs = append(attrs, slog.String("third_party", e.ThirdPartyID))
+	}
+	a.cfg.Logger.LogAttrs(ctx, level, "auth event", attrs...)
 	switch e.Kind {
 	case EventSignOut, EventSessionRevoked, EventTokenTheft:
 		a.liveSessions.evict(e.SessionHandle)

@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"crypto/ed25519"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -47,6 +48,22 @@ type signingKey struct {
 	signUntil   time.Time
 	verifyUntil time.Time
 	fingerprint [32]byte // of the key material, to tell a reloaded key unchanged
+}
+
+// derived returns a key for another purpose than signing access tokens,
+// derived from the key's material and a label naming the purpose, so
+// that no MAC made with it is ever a valid access token signature.
+func (key *signingKey) derived(label string) []byte {
+	var material []byte
+	switch k := key.sign.(type) {
+	case []byte:
+		material = k
+	case ed25519.PrivateKey:
+		material = k.Seed()
+	}
+	m := hmac.New(sha256.New, material)
+	m.Write([]byte(label))
+	return m.Sum(nil)
 }
 
 // same reports whether two loads of a key found the same key.

@@ -63,6 +63,10 @@ type RateLimits struct {
 	// answers 429 and the refresh token stays valid. Default 60, then 1
 	// every 2 seconds.
 	SessionRefreshes Rate
+	// ClientThirdPartySignIns bounds /signinup requests from one client
+	// address: each makes the server call a provider. Default 30, then 1
+	// every 10 seconds (360 an hour).
+	ClientThirdPartySignIns Rate
 
 	// IPv6Prefix is the prefix length by which IPv6 clients are counted:
 	// one host commonly holds a whole /64, so counting single addresses
@@ -85,6 +89,7 @@ func (l *RateLimits) setDefaults() {
 	def(&l.ClientNewPasswords, 30, 30*time.Second)
 	def(&l.ClientEmailChecks, 50, 10*time.Second)
 	def(&l.SessionRefreshes, 60, 2*time.Second)
+	def(&l.ClientThirdPartySignIns, 30, 10*time.Second)
 	if l.IPv6Prefix == 0 {
 		l.IPv6Prefix = 64
 	}
@@ -93,7 +98,8 @@ func (l *RateLimits) setDefaults() {
 // rates are the allowances, for validation.
 func (l *RateLimits) rates() []Rate {
 	return []Rate{l.SignInFailures, l.ClientSignInFailures, l.AccountSignInFailures,
-		l.ResetEmails, l.ClientResetRequests, l.ClientNewPasswords, l.ClientEmailChecks, l.SessionRefreshes}
+		l.ResetEmails, l.ClientResetRequests, l.ClientNewPasswords, l.ClientEmailChecks, l.SessionRefreshes,
+		l.ClientThirdPartySignIns}
 }
 
 func (r Rate) valid() bool { return r.Burst > 0 && r.Every > 0 }

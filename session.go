@@ -220,7 +220,7 @@ const msgSessionsEnded = "Your sessions were ended while you were signing in. Pl
 // the login by, and answers the sign-in: the user object, and the tokens
 // in the transfer mode the request asks for. Every sign-in route ends
 // here.
-func (a *Auth) signedIn(w http.ResponseWriter, r *http.Request, u store.User, logins []store.Login, by store.Login) {
+func (a *Auth) signedIn(w http.ResponseWriter, r *http.Request, u store.User, logins []store.Login, by store.Login, created *bool) {
 	s, tokens, err := a.createSession(r.Context(), w, r, u.ID, by.SessionEpoch)
 	if errors.Is(err, store.ErrSessionsEnded) {
 		// A password reset, or the end of every session, came between
@@ -235,8 +235,8 @@ func (a *Auth) signedIn(w http.ResponseWriter, r *http.Request, u store.User, lo
 		a.fail(w, r, err)
 		return
 	}
-	a.emit(r.Context(), r, Event{Kind: EventSignIn, UserID: u.ID, SessionHandle: s.Handle})
-	writeUser(w, r, u, logins, tokens)
+	a.emit(r.Context(), r, Event{Kind: EventSignIn, UserID: u.ID, SessionHandle: s.Handle, Method: by.Method, ThirdPartyID: by.ThirdParty})
+	writeUser(w, r, u, logins, by, created, tokens)
 }
 
 // handleSignOut revokes the session of the request and clears its tokens.

@@ -21,6 +21,24 @@ type User struct {
 	Email string
 	// TimeJoined is when the user signed up.
 	TimeJoined time.Time
+	// LoginMethods are the ways the user signs in, oldest first: an
+	// email and password, or an identity at a third-party provider.
+	LoginMethods []LoginMethod
+}
+
+// LoginMethod is one way a user signs in.
+type LoginMethod struct {
+	// Method is "emailpassword" or "thirdparty".
+	Method string
+	// ThirdPartyID is the provider ("google", ...) of a third-party
+	// login, and ThirdPartyUserID the provider's id for the user.
+	ThirdPartyID, ThirdPartyUserID string
+	// Email is the login's email, normalised, and EmailVerified whether
+	// it is known to be the user's (a provider that vouches for it).
+	Email         string
+	EmailVerified bool
+	// CreatedAt is when the login was added.
+	CreatedAt time.Time
 }
 
 // SessionInfo is a live session as the Store keeps it: what Sessions
@@ -64,7 +82,14 @@ func (a *Auth) UserByID(ctx context.Context, id string) (User, error) {
 	if err != nil {
 		return User{}, err
 	}
-	return User{ID: u.ID, Email: primaryEmail(logins), TimeJoined: u.TimeJoined}, nil
+	methods := make([]LoginMethod, len(logins))
+	for i, l := range logins {
+		methods[i] = LoginMethod{Method: l.Method, Email: l.Email, EmailVerified: l.EmailVerified, CreatedAt: l.CreatedAt}
+		if l.Method == store.MethodThirdParty {
+			methods[i].ThirdPartyID, methods[i].ThirdPartyUserID = l.ThirdParty, l.Subject
+		}
+	}
+	return User{ID: u.ID, Email: primaryEmail(logins), TimeJoined: u.TimeJoined, LoginMethods: methods}, nil
 }
 
 // UserByEmail returns the user who signs in with an email and a password
@@ -120,67 +145,113 @@ func (a *Auth) RevokeAllSessions(ctx context.Context, userID string) (int, error
 
 // loginMethod and wireUser are the user object of FDI 1.18 and 3.x and later.
 type loginMethod struct {
-	RecipeID     string   `json:"recipeId"`
-	RecipeUserID string   `json:"recipeUserId"`
-	TenantIDs    []string `json:"tenantIds"`
-	Email        string   `json:"email"`
-	TimeJoined   int64    `json:"timeJoined"`
-	Verified     bool     `json:"verified"`
+	RecipeID     string          `json:"recipeId"`
+	RecipeUserID string          `json:"recipeUserId"`
+	TenantIDs    []string        `json:"tenantIds"`
+	Email        string          `json:"email,omitempty"`
+	ThirdParty   *wireThirdParty `json:"thirdParty,omitempty"`
+	TimeJoined   int64           `json:"timeJoined"`
+	Verified     bool            `json:"verified"`
+}
+
+// wireThirdParty names a third-party identity: the provider and its id
+// for the user.
+type wireThirdParty struct {
+	ID     string `json:"id"`
+	UserID string `json:"userId"`
 }
 
 type wireUser struct {
-	ID            string        `json:"id"`
-	IsPrimaryUser bool          `json:"isPrimaryUser"`
-	TenantIDs     []string      `json:"tenantIds"`
-	Emails        []string      `json:"emails"`
-	PhoneNumbers  []string      `json:"phoneNumbers"`
-	ThirdParty    []any         `json:"thirdParty"`
-	LoginMethods  []loginMethod `json:"loginMethods"`
-	TimeJoined    int64         `json:"timeJoined"`
+	ID            string           `json:"id"`
+	IsPrimaryUser bool             `json:"isPrimaryUser"`
+	TenantIDs     []string         `json:"tenantIds"`
+	Emails        []string         `json:"emails"`
+	PhoneNumbers  []string         `json:"phoneNumbers"`
+	ThirdParty    []wireThirdParty `json:"thirdParty"`
+	WebAuthn      wireWebAuthn     `json:"webauthn"`
+	LoginMethods  []loginMethod    `json:"loginMethods"`
+	TimeJoined    int64            `json:"timeJoined"`
+}
+
+// wireWebAuthn is always empty: FDI 4.2 requires the member.
+type wireWebAuthn struct {
+	CredentialIDs []string `json:"credentialIds"`
 }
 
 // legacyUser is the user object of older clients.
 type legacyUser struct {
-	ID         string   `json:"id"`
-	Email      string   `json:"email"`
-	TimeJoined int64    `json:"timeJoined"`
-	TenantIDs  []string `json:"tenantIds"`
+	ID         string          `json:"id"`
+	Email      string          `json:"email"`
+	TimeJoined int64           `json:"timeJoined"`
+	TenantIDs  []string        `json:"tenantIds"`
+	ThirdParty *wireThirdParty `json:"thirdParty,omitempty"`
 }
 
 var publicTenant = []string{"public"}
 
-// writeUser answers a successful sign-up or sign-in.
-func writeUser(w http.ResponseWriter, r *http.Request, u store.User, logins []store.Login, tokens bodyTokens) {
+// writeUser answers a successful sign-up or sign-in by the login by. For
+// a third-party sign-in, created tells whether it created the login (the
+// SDK's createdNewRecipeUser); it is nil for the password routes.
+func writeUser(w http.ResponseWriter, r *http.Request, u store.User, logins []store.Login, by store.Login, created *bool, tokens bodyTokens) {
 	joined := u.TimeJoined.UnixMilli()
 	var user any
-	if legacyFDI(r.Header.Get("fdi-version")) {
-		user = legacyUser{ID: u.ID, Email: primaryEmail(logins), TimeJoined: joined, TenantIDs: publicTenant}
+	legacy := legacyFDI(r.Header.Get("fdi-version"))
+	if legacy {
+		lu := legacyUser{ID: u.ID, Email: primaryEmail(logins), TimeJoined: joined, TenantIDs: publicTenant}
+		if by.Method == store.MethodThirdParty {
+			lu.Email, lu.ThirdParty = by.Email, &wireThirdParty{by.ThirdParty, by.Subject}
+		}
+		user = lu
 	} else {
 		wu := wireUser{
 			ID:           u.ID,
 			TenantIDs:    publicTenant,
 			Emails:       []string{},
 			PhoneNumbers: []string{},
-			ThirdParty:   []any{},
+			ThirdParty:   []wireThirdParty{},
+			WebAuthn:     wireWebAuthn{CredentialIDs: []string{}},
 			LoginMethods: []loginMethod{},
 			TimeJoined:   joined,
 		}
 		for _, l := range logins {
-			if !slices.Contains(wu.Emails, l.Email) {
+			if l.Email != "" && !slices.Contains(wu.Emails, l.Email) {
 				wu.Emails = append(wu.Emails, l.Email)
 			}
-			wu.LoginMethods = append(wu.LoginMethods, loginMethod{
+			m := loginMethod{
 				RecipeID: l.Method, RecipeUserID: u.ID, TenantIDs: publicTenant,
 				Email: l.Email, TimeJoined: l.CreatedAt.UnixMilli(), Verified: l.EmailVerified,
-			})
+			}
+			if l.Method == store.MethodThirdParty {
+				m.ThirdParty = &wireThirdParty{l.ThirdParty, l.Subject}
+				wu.ThirdParty = append(wu.ThirdParty, *m.ThirdParty)
+			}
+			wu.LoginMethods = append(wu.LoginMethods, m)
 		}
 		user = wu
 	}
+	if created == nil {
+		writeJSON(w, http.StatusOK, struct {
+			Status string `json:"status"`
+			User   any    `json:"user"`
+			bodyTokens
+		}{"OK", user, tokens})
+		return
+	}
+	if legacy {
+		writeJSON(w, http.StatusOK, struct {
+			Status         string `json:"status"`
+			CreatedNewUser bool   `json:"createdNewUser"`
+			User           any    `json:"user"`
+			bodyTokens
+		}{"OK", *created, user, tokens})
+		return
+	}
 	writeJSON(w, http.StatusOK, struct {
-		Status string `json:"status"`
-		User   any    `json:"user"`
+		Status               string `json:"status"`
+		CreatedNewRecipeUser bool   `json:"createdNewRecipeUser"`
+		User                 any    `json:"user"`
 		bodyTokens
-	}{"OK", user, tokens})
+	}{"OK", *created, user, tokens})
 }
 
 // legacyFDI reports whether the highest version in an fdi-version header is

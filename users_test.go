@@ -70,6 +70,7 @@ func TestUserObjectShape(t *testing.T) {
 				want := map[string]any{
 					"id": u.ID, "isPrimaryUser": false, "tenantIds": []any{"public"},
 					"emails": []any{email}, "phoneNumbers": []any{}, "thirdParty": []any{},
+					"webauthn": map[string]any{"credentialIds": []any{}}, // required by FDI 4.2
 					"loginMethods": []any{map[string]any{
 						"recipeId": "emailpassword", "recipeUserId": u.ID, "tenantIds": []any{"public"},
 						"email": email, "timeJoined": joined, "verified": false,

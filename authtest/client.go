@@ -160,6 +160,38 @@ func (c *Client) ResetPassword(token, password string) *Response {
 	return c.do(http.MethodPost, c.path("/user/password/reset"), b, "emailpassword", c.AccessToken)
 }
 
+// SignInWithProvider signs in, or up, with the fake provider p, as the
+// frontend SDK and a browser do: it asks the server for the authorisation
+// URL with the SDK's callback page on the server's AppURL as the redirect
+// URI, lets p sign its current identity in (see Provider.SetIdentity),
+// and posts the code it sends back to /signinup with the verifier. The
+// server must have p.Provider() among Config.ThirdParty.Providers.
+func (c *Client) SignInWithProvider(p *Provider) *Response {
+	c.tb.Helper()
+	redirect := strings.TrimRight(c.srv.AuthConfig.AppURL, "/") + "/auth/callback/" + ProviderID
+	q := url.Values{"thirdPartyId": {ProviderID}, "redirectURIOnProviderDashboard": {redirect}}
+	res := c.do(http.MethodGet, c.path("/authorisationurl?"+q.Encode()), nil, "thirdparty", "")
+	authURL, _ := res.JSON["urlWithQueryParams"].(string)
+	verifier, _ := res.JSON["pkceCodeVerifier"].(string)
+	if res.Status != "OK" || authURL == "" {
+		c.tb.Fatalf("authtest: authorisationurl answered %d %s", res.StatusCode, res.Body)
+	}
+	back := p.Authorize(c.tb, authURL)
+	params := map[string]string{}
+	for k := range back {
+		params[k] = back.Get(k)
+	}
+	b, _ := json.Marshal(map[string]any{
+		"thirdPartyId": ProviderID,
+		"redirectURIInfo": map[string]any{
+			"redirectURIOnProviderDashboard": redirect,
+			"redirectURIQueryParams":         params,
+			"pkceCodeVerifier":               verifier,
+		},
+	})
+	return c.do(http.MethodPost, c.path("/signinup"), b, "thirdparty", c.AccessToken)
+}
+
 // Refresh exchanges the refresh token for a new pair.
 func (c *Client) Refresh() *Response {
 	c.tb.Helper()

@@ -138,7 +138,7 @@ func (c Call) Committed() bool { return c.Delegated && c.Err == nil }
 var methods = map[string]bool{
 	"CreateUser": true, "UserByID": true, "Login": true, "Logins": true, "LoginsByEmail": true, "SignInUp": true,
 	"UpdatePasswordHash": true,
-	"CreateResetToken": true, "ResetToken": true, "ResetPassword": true, "CreateSession": true, "Session": true,
+	"CreateResetToken":   true, "ResetToken": true, "ResetPassword": true, "CreateSession": true, "Session": true,
 	"UserSessions": true, "RotateRefreshToken": true, "RevokeSession": true,
 	"RevokeUserSessions": true, "SigningKeys": true, "AddSigningKey": true, "DeleteExpired": true,
 }

@@ -1,0 +1,480 @@
+package auth
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/latchkit/auth/provider"
+	"github.com/latchkit/auth/store"
+)
+
+// Third-party sign-in: the rid "thirdparty" of the SuperTokens frontend
+// driver interface (PROTOCOL.md section 7). A provider.Provider does the
+// talking to the provider; this file speaks to the frontend.
+//
+// The server keeps no state between the two steps of a sign-in. The PKCE
+// verifier it hands the frontend names its provider, redirect URI and
+// expiry under a MAC, so /signinup recognises its own verifiers and
+// nothing else; the OpenID nonce is derived from it.
+
+const (
+	// verifierLifetime is how long a sign-in may take between the
+	// authorisation URL and /signinup.
+	verifierLifetime = 15 * time.Minute
+	// codeMemory is how long a presented authorisation code is
+	// remembered, so that it never yields a second session. Providers
+	// expire codes within minutes.
+	codeMemory = 10 * time.Minute
+	// maxParamLen caps the strings /authorisationurl and /signinup take.
+	maxParamLen = 2048
+)
+
+// Answers of /signinup that the SDKs show or translate.
+const (
+	msgProviderFailed      = "Sign-in with the provider failed. Please try again."
+	reasonSignUpNotAllowed = "Cannot sign in / up due to security reasons. Please try a different login method or contact support. (ERR_CODE_006)"
+)
+
+// handleAuthorisationURL answers the provider's authorisation URL and the
+// PKCE verifier the frontend keeps until /signinup.
+func (a *Auth) handleAuthorisationURL(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	id, redirect := q.Get("thirdPartyId"), q.Get("redirectURIOnProviderDashboard")
+	switch {
+	case id == "":
+		writeMessage(w, http.StatusBadRequest, "Please provide the thirdPartyId as a GET param")
+		return
+	case redirect == "":
+		writeMessage(w, http.StatusBadRequest, "Please provide the redirectURIOnProviderDashboard as a GET param")
+		return
+	}
+	p, err := a.thirdParty(id, redirect)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	key, err := a.keys.signer(r.Context())
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	verifier := newVerifier(key, id, redirect, a.cfg.Now().Add(verifierLifetime))
+	ctx, cancel := context.WithTimeout(r.Context(), a.cfg.ThirdParty.Timeout)
+	defer cancel()
+	u, err := p.AuthURL(ctx, provider.AuthRequest{RedirectURI: redirect, CodeChallenge: challengeOf(verifier), Nonce: nonceOf(verifier)})
+	if err != nil {
+		a.providerFailed(r.Context(), id, "authorisation URL", err)
+		writeGeneralError(w, msgProviderFailed)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Status           string `json:"status"`
+		URLWithParams    string `json:"urlWithQueryParams"`
+		PKCECodeVerifier string `json:"pkceCodeVerifier"`
+	}{"OK", u, verifier})
+}
+
+// signInUpRequest is the body of /signinup.
+type signInUpRequest struct {
+	ThirdPartyID    *string `json:"thirdPartyId"`
+	RedirectURIInfo *struct {
+		RedirectURI *string         `json:"redirectURIOnProviderDashboard"`
+		QueryParams json.RawMessage `json:"redirectURIQueryParams"`
+		Verifier    *string         `json:"pkceCodeVerifier"`
+	} `json:"redirectURIInfo"`
+	OAuthTokens json.RawMessage `json:"oAuthTokens"`
+}
+
+// handleSignInUp redeems the code the provider sent the browser back with,
+// and signs the user in, or up.
+func (a *Auth) handleSignInUp(w http.ResponseWriter, r *http.Request) {
+	var req signInUpRequest
+	if err := a.readJSON(w, r, &req); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	id, redirect, code, iss, verifier, err := req.parse()
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	p, err := a.thirdParty(id, redirect)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	ctx := r.Context()
+	if !a.ownVerifier(ctx, verifier, id, redirect) {
+		a.fail(w, r, badRequest("the pkceCodeVerifier was not issued for this sign-in, or has expired"))
+		return
+	}
+	perClient := limit{limitKey("thirdparty-client", a.limitClient(r)), a.cfg.RateLimits.ClientThirdPartySignIns}
+	if wait := a.take(ctx, perClient); wait > 0 {
+		tooMany(w, wait)
+		return
+	}
+	// A code is remembered before the provider sees it, so a replay never
+	// reaches the provider, even while the first use is in flight. A
+	// limiter that cannot say refuses: this check must not fail open.
+	codeKey := limitKey("oauth-code", id, code)
+	if wait, err := a.cfg.Limiter.Take(ctx, codeKey, Rate{Burst: 1, Every: codeMemory}, a.cfg.Now()); err != nil || wait > 0 {
+		if err != nil {
+			a.limiterFailed(ctx, err)
+		}
+		a.providerFailed(ctx, id, "exchange", errors.New("authorisation code presented before"))
+		writeGeneralError(w, msgProviderFailed)
+		return
+	}
+	pctx, cancel := context.WithTimeout(ctx, a.cfg.ThirdParty.Timeout)
+	ident, err := p.Exchange(pctx, provider.ExchangeRequest{
+		Code: code, RedirectURI: redirect, CodeVerifier: verifier, Nonce: nonceOf(verifier), Issuer: iss,
+	})
+	cancel()
+	switch {
+	case errors.Is(err, provider.ErrNotAllowed):
+		a.providerFailed(ctx, id, "exchange", err)
+		writeJSON(w, http.StatusOK, struct {
+			Status string `json:"status"`
+			Reason string `json:"reason"`
+		}{"SIGN_IN_UP_NOT_ALLOWED", reasonSignUpNotAllowed})
+		return
+	case err != nil:
+		a.providerFailed(ctx, id, "exchange", err)
+		writeGeneralError(w, msgProviderFailed)
+		return
+	}
+	email := normaliseEmail(ident.Email)
+	if email == "" || checkEmail(email) != "" {
+		writeJSON(w, http.StatusOK, struct {
+			Status string `json:"status"`
+		}{"NO_EMAIL_GIVEN_BY_PROVIDER"})
+		return
+	}
+	now := a.cfg.Now().Truncate(time.Millisecond)
+	l, created, err := a.store.SignInUp(ctx, store.Login{
+		LoginKey:      store.LoginKey{Method: store.MethodThirdParty, ThirdParty: id, Subject: ident.Subject},
+		Email:         email,
+		EmailVerified: ident.EmailVerified,
+		CreatedAt:     now,
+	}, store.User{ID: uuid.NewString(), TimeJoined: now})
+	if err != nil {
+		a.fail(w, r, fmt.Errorf("auth: signing in with %s: %w", id, err))
+		return
+	}
+	u, logins, err := a.user(ctx, l.UserID)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if created {
+		a.emit(ctx, r, Event{Kind: EventSignUp, UserID: u.ID, Method: l.Method, ThirdPartyID: id})
+	}
+	a.signedIn(w, r, u, logins, l, &created)
+}
+
+// parse checks a /signinup body the way the SuperTokens backends do, and
+// returns what it names: the provider, the redirect URI, the code, the
+// callback's iss parameter (or "") and the verifier.
+func (req signInUpRequest) parse() (id, redirect, code, iss, verifier string, err error) {
+	if req.ThirdPartyID == nil || *req.ThirdPartyID == "" {
+		return "", "", "", "", "", badRequest("Please provide the thirdPartyId in request body")
+	}
+	if req.OAuthTokens != nil && string(req.OAuthTokens) != "null" {
+		// Tokens from the client are not proof of anything the server
+		// can check as well as a code it redeems itself.
+		return "", "", "", "", "", badRequest("oAuthTokens are not accepted: send redirectURIInfo")
+	}
+	info := req.RedirectURIInfo
+	if info == nil {
+		return "", "", "", "", "", badRequest("Please provide one of redirectURIInfo or oAuthTokens in the request body")
+	}
+	if info.RedirectURI == nil || *info.RedirectURI == "" {
+		return "", "", "", "", "", badRequest("Please provide the redirectURIOnProviderDashboard in request body")
+	}
+	var params map[string]json.RawMessage
+	if json.Unmarshal(info.QueryParams, &params) != nil || params == nil {
+		return "", "", "", "", "", badRequest("redirectURIQueryParams must be an object")
+	}
+	str := func(name string) (string, error) {
+		raw, ok := params[name]
+		if !ok {
+			return "", nil
+		}
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return "", badRequest("redirectURIQueryParams." + name + " must be a string")
+		}
+		return s, nil
+	}
+	if code, err = str("code"); err != nil {
+		return
+	}
+	if code == "" {
+		return "", "", "", "", "", badRequest("redirectURIQueryParams.code must be a non-empty string")
+	}
+	if iss, err = str("iss"); err != nil {
+		return
+	}
+	if info.Verifier == nil || *info.Verifier == "" {
+		return "", "", "", "", "", badRequest("Please provide the pkceCodeVerifier in request body")
+	}
+	id, redirect, verifier = *req.ThirdPartyID, *info.RedirectURI, *info.Verifier
+	for _, s := range []string{id, redirect, code, iss, verifier} {
+		if len(s) > maxParamLen {
+			return "", "", "", "", "", badRequest("a parameter is too long")
+		}
+	}
+	return id, redirect, code, iss, verifier, nil
+}
+
+// thirdParty returns the provider id names, if redirect is a redirect URI
+// it may send the browser to (PROTOCOL.md section 7.3).
+func (a *Auth) thirdParty(id, redirect string) (provider.Provider, error) {
+	if len(id) > maxParamLen || len(redirect) > maxParamLen {
+		return nil, badRequest("a parameter is too long")
+	}
+	p, ok := a.providers[id]
+	if !ok {
+		return nil, badRequest("the provider " + id + " could not be found in the configuration")
+	}
+	if !a.redirectAllowed(p, redirect) {
+		return nil, badRequest("the redirectURIOnProviderDashboard is not allowed: it must be the frontend's /auth/callback/" +
+			id + " on Config.AppURL's origin or one of Config.AllowedOrigins, or be listed in Config.ThirdParty.RedirectURIs")
+	}
+	return p, nil
+}
+
+// redirectAllowed reports whether the provider p may send the browser back
+// to redirect: an absolute URL, https unless on a loopback host or allowed
+// insecure, without userinfo or fragment, that is either listed in the
+// configuration, or the SDK's callback page on an origin of the frontend,
+// or for a provider that posts its callback (Apple), this handler's own
+// relay.
+func (a *Auth) redirectAllowed(p provider.Provider, redirect string) bool {
+	for _, allowed := range a.cfg.ThirdParty.RedirectURIs {
+		if redirect == allowed {
+			return true
+		}
+	}
+	u, err := url.Parse(redirect)
+	if err != nil || !a.frontendURL(u) || u.RawQuery != "" || u.ForceQuery {
+		return false
+	}
+	origin := u.Scheme + "://" + u.Host
+	if fp, ok := p.(provider.FormPoster); ok && fp.FormPost() {
+		return redirect == a.cfg.ThirdParty.APIURL+a.cfg.BasePath+"/callback/"+p.ID()
+	}
+	return u.EscapedPath() == "/auth/callback/"+url.PathEscape(p.ID()) && a.frontendOrigin(origin)
+}
+
+// frontendURL reports whether u is an absolute http(s) URL without
+// userinfo or fragment, and https unless its host is a loopback address
+// or localhost, or Cookie.InsecureAllowHTTP is set.
+func (a *Auth) frontendURL(u *url.URL) bool {
+	if u.User != nil || u.Fragment != "" || u.Host == "" || u.Opaque != "" {
+		return false
+	}
+	switch u.Scheme {
+	case "https":
+		return true
+	case "http":
+		if a.cfg.Cookie.InsecureAllowHTTP || u.Hostname() == "localhost" {
+			return true
+		}
+		ip, err := netip.ParseAddr(u.Hostname())
+		return err == nil && ip.IsLoopback()
+	}
+	return false
+}
+
+// frontendOrigin reports whether origin is AppURL's or one of
+// AllowedOrigins.
+func (a *Auth) frontendOrigin(origin string) bool {
+	if app, err := url.Parse(a.cfg.AppURL); err == nil && app.Scheme+"://"+app.Host == origin {
+		return true
+	}
+	for _, o := range a.cfg.AllowedOrigins {
+		if o == origin {
+			return true
+		}
+	}
+	return false
+}
+
+// providerFailed logs why a provider step failed. The error text of the
+// provider package holds no code, token or response body.
+func (a *Auth) providerFailed(ctx context.Context, id, step string, err error) {
+	a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: third-party sign-in failed",
+		slog.String("third_party", id), slog.String("step", step), slog.String("error", err.Error()))
+}
+
+// newVerifier makes a PKCE verifier (RFC 7636: 43 to 128 unreserved
+// characters) that this server will recognise at /signinup: 256 random
+// bits, its expiry and the id of the signing key whose MAC binds them to
+// the provider and the redirect URI. Every instance shares the signing
+// keys, so any of them recognises it.
+func newVerifier(key *signingKey, id, redirect string, expires time.Time) string {
+	random, _ := newSecret()
+	body := random + "." + strconv.FormatInt(expires.Unix(), 36) + "." + key.id
+	return body + "." + base64.RawURLEncoding.EncodeToString(verifierMAC(key, body, id, redirect))
+}
+
+// ownVerifier reports whether v is a verifier newVerifier made for id and
+// redirect that has not expired.
+func (a *Auth) ownVerifier(ctx context.Context, v, id, redirect string) bool {
+	body, mac64, ok := cutLast(v, ".")
+	if !ok {
+		return false
+	}
+	rest, kid, ok := cutLast(body, ".")
+	if !ok {
+		return false
+	}
+	random, exp36, ok := strings.Cut(rest, ".")
+	if !ok || !wellFormedSecret(random) {
+		return false
+	}
+	exp, err := strconv.ParseInt(exp36, 36, 64)
+	if err != nil || !a.cfg.Now().Before(time.Unix(exp, 0)) {
+		return false
+	}
+	mac, err := base64.RawURLEncoding.DecodeString(mac64)
+	if err != nil {
+		return false
+	}
+	key, ok := a.keys.verifier(ctx, kid)
+	return ok && hmac.Equal(mac, verifierMAC(key, body, id, redirect))
+}
+
+func cutLast(s, sep string) (before, after string, found bool) {
+	i := strings.LastIndex(s, sep)
+	if i < 0 {
+		return s, "", false
+	}
+	return s[:i], s[i+len(sep):], true
+}
+
+// verifierMAC is the MAC of a verifier's body, provider and redirect URI,
+// under a key derived from the signing key's material, so that it is
+// never the key of an access token.
+func verifierMAC(key *signingKey, body, id, redirect string) []byte {
+	m := hmac.New(sha256.New, key.derived("latchkit/auth pkce verifier"))
+	for _, part := range []string{body, id, redirect} {
+		m.Write(binary.AppendUvarint(nil, uint64(len(part))))
+		m.Write([]byte(part))
+	}
+	return m.Sum(nil)[:16]
+}
+
+// challengeOf is the S256 PKCE challenge of a verifier.
+func challengeOf(verifier string) string {
+	h := sha256.Sum256([]byte(verifier))
+	return base64.RawURLEncoding.EncodeToString(h[:])
+}
+
+// nonceOf is the OpenID nonce of a sign-in, derived from its verifier: an
+// ID token is accepted only by the sign-in whose frontend holds it.
+func nonceOf(verifier string) string {
+	h := sha256.Sum256([]byte("latchkit/auth nonce\x00" + verifier))
+	return base64.RawURLEncoding.EncodeToString(h[:])
+}
+
+// handleLoginMethods tells the frontend which login methods are on.
+func (a *Auth) handleLoginMethods(w http.ResponseWriter, r *http.Request) {
+	type enabled struct {
+		Enabled bool `json:"enabled"`
+	}
+	type wireProvider struct {
+		ID   string `json:"id"`
+		Name string `json:"name,omitempty"`
+	}
+	providers := []wireProvider{}
+	for _, p := range a.cfg.ThirdParty.Providers {
+		providers = append(providers, wireProvider{p.ID(), p.Name()})
+	}
+	factors := []string{"emailpassword"}
+	if len(providers) > 0 {
+		factors = append(factors, "thirdparty")
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Status        string  `json:"status"`
+		EmailPassword enabled `json:"emailPassword"`
+		ThirdParty    struct {
+			enabled
+			Providers []wireProvider `json:"providers"`
+		} `json:"thirdParty"`
+		Passwordless enabled  `json:"passwordless"`
+		WebAuthn     enabled  `json:"webauthn"`
+		FirstFactors []string `json:"firstFactors"`
+	}{
+		Status:        "OK",
+		EmailPassword: enabled{true},
+		ThirdParty: struct {
+			enabled
+			Providers []wireProvider `json:"providers"`
+		}{enabled{len(providers) > 0}, providers},
+		FirstFactors: factors,
+	})
+}
+
+// handleFormPostCallback relays a provider's form_post callback (Apple's) to
+// the frontend page the SDK named in state, as a redirect with the same
+// parameters in the query (PROTOCOL.md section 7.4). It writes nothing
+// and starts no session: /signinup does that.
+func (a *Auth) handleFormPostCallback(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength > a.cfg.MaxBodyBytes {
+		a.fail(w, r, errBodyTooLarge)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, a.cfg.MaxBodyBytes)
+	if err := r.ParseForm(); err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			a.fail(w, r, errBodyTooLarge)
+			return
+		}
+		writeMessage(w, http.StatusBadRequest, "the callback must be a form")
+		return
+	}
+	state := r.PostForm.Get("state")
+	raw, err := base64.StdEncoding.DecodeString(state)
+	if err != nil {
+		raw, err = base64.RawURLEncoding.DecodeString(state)
+	}
+	var s struct {
+		FrontendRedirectURI string `json:"frontendRedirectURI"`
+	}
+	if err != nil || json.Unmarshal(raw, &s) != nil || s.FrontendRedirectURI == "" {
+		writeMessage(w, http.StatusBadRequest, "the state of the callback is not one the frontend made")
+		return
+	}
+	dest, err := url.Parse(s.FrontendRedirectURI)
+	if err != nil || !a.frontendURL(dest) || !a.frontendOrigin(dest.Scheme+"://"+dest.Host) {
+		writeMessage(w, http.StatusBadRequest, "the state's frontendRedirectURI is not on an origin of the frontend")
+		return
+	}
+	q := dest.Query()
+	for _, name := range []string{"code", "state", "user", "error", "error_description"} {
+		if v, ok := r.PostForm[name]; ok && len(v) > 0 {
+			q.Set(name, v[0])
+		}
+	}
+	dest.RawQuery = q.Encode()
+	w.Header().Set("Location", dest.String())
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusSeeOther)
+}
