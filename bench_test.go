@@ -5,16 +5,20 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/mailer"
+	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store/memstore"
 )
 
@@ -246,5 +250,73 @@ func BenchmarkResetRequest(b *testing.B) {
 		if w.code != 200 {
 			b.Fatalf("status %d", w.code)
 		}
+	}
+}
+
+// instant is a provider that answers at once: the benchmarks below time
+// the handler, not a provider's round trips.
+type instant struct{ subject atomic.Int64 }
+
+func (*instant) ID() string   { return "instant" }
+func (*instant) Name() string { return "" }
+func (*instant) AuthURL(_ context.Context, r provider.AuthRequest) (string, error) {
+	return "https://idp.example.com/authorize?code_challenge=" + r.CodeChallenge, nil
+}
+func (p *instant) Exchange(_ context.Context, r provider.ExchangeRequest) (provider.Identity, error) {
+	if r.Code == "returning" || strings.HasPrefix(r.Code, "returning-") {
+		return provider.Identity{Subject: "returning", Email: "returning@example.com", EmailVerified: true}, nil
+	}
+	n := p.subject.Add(1)
+	return provider.Identity{Subject: strconv.FormatInt(n, 10), Email: "new" + strconv.FormatInt(n, 10) + "@example.com"}, nil
+}
+
+// BenchmarkSignInUp is /signinup with the provider's round trips stubbed:
+// the verifier's MAC, the code's replay check, the store's sign-in-or-up
+// and the session. "signin" is a returning user, "signup" a new one each
+// time.
+func BenchmarkSignInUp(b *testing.B) {
+	for _, kind := range []string{"signin", "signup"} {
+		b.Run(kind, func(b *testing.B) {
+			const app = "https://app.example.com"
+			a, err := auth.New(auth.Config{
+				Store:      memstore.New(),
+				AppURL:     app,
+				ThirdParty: auth.ThirdPartyConfig{Providers: []provider.Provider{&instant{}}},
+				RateLimits: auth.RateLimits{ClientThirdPartySignIns: auth.Rate{Burst: 1 << 30, Every: time.Nanosecond}},
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer a.Close(context.Background())
+			redirect := app + "/auth/callback/instant"
+			w := &discard{h: http.Header{}}
+			req := httptest.NewRequest("GET", "/auth/authorisationurl?thirdPartyId=instant&redirectURIOnProviderDashboard="+url.QueryEscape(redirect), nil)
+			rec := httptest.NewRecorder()
+			a.ServeHTTP(rec, req)
+			var got struct{ PKCECodeVerifier string }
+			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || got.PKCECodeVerifier == "" {
+				b.Fatalf("authorisationurl: %s", rec.Body)
+			}
+			body := func(code string) string {
+				return `{"thirdPartyId":"instant","redirectURIInfo":{"redirectURIOnProviderDashboard":"` + redirect +
+					`","redirectURIQueryParams":{"code":"` + code + `"},"pkceCodeVerifier":"` + got.PKCECodeVerifier + `"}}`
+			}
+			i := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				i++
+				code := kind + "-" + strconv.Itoa(i)
+				if kind == "signin" {
+					code = "returning-" + strconv.Itoa(i)
+				}
+				req := httptest.NewRequest("POST", "/auth/signinup", strings.NewReader(body(code)))
+				req.Header.Set("st-auth-mode", "header")
+				w.reset()
+				a.ServeHTTP(w, req)
+				if w.code != 200 || w.h.Get("St-Access-Token") == "" {
+					b.Fatalf("status %d", w.code)
+				}
+			}
+		})
 	}
 }

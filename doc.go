@@ -1,5 +1,6 @@
 // Package auth is session-based user authentication for Go web
-// applications: email and password sign-up and sign-in, sessions carried in
+// applications: email and password sign-up and sign-in, sign-in with
+// third-party providers (package provider), sessions carried in
 // cookies, headers or the response body, refresh-token rotation with theft
 // detection, sign-out and password reset. Its HTTP protocol is that of the
 // SuperTokens frontend driver interface, so the SuperTokens frontend SDKs
@@ -37,13 +38,20 @@
 //   - password reset, with Config.Email.Mailer: POST
 //     /user/password/reset/token, POST /user/password/reset;
 //   - sessions ("session"): POST /session/refresh, POST /signout;
-//   - with Config.SigningAlgorithm EdDSA: GET /jwt/jwks.json.
+//   - with Config.SigningAlgorithm EdDSA: GET /jwt/jwks.json;
+//   - third-party providers ("thirdparty"), with
+//     Config.ThirdParty.Providers: GET /authorisationurl, POST /signinup,
+//     and POST /callback/<id> for a provider that posts its callback
+//     (Apple);
+//   - always: GET /loginmethods.
 //
 // Every business outcome is HTTP 200 with a JSON status; 401 is reserved
 // for session problems, 400 for malformed requests, 413 for oversized
 // bodies, 429 for rate limits and 503 when password hashing is saturated.
 // A store.User is an identity; the ways it signs in are its logins
-// (store.Login), so that other login methods can join the password.
+// (store.Login): an email and password, or an identity at a provider. A
+// sign-up through a provider makes a new user even when another user has
+// the same email: accounts are never merged silently.
 //
 // # Sessions
 //

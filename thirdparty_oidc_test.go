@@ -1,7 +1,12 @@
 package auth_test
 
 import (
+	"bytes"
+	"fmt"
+	"log/slog"
 	"net/http"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -112,4 +117,63 @@ func TestOIDCKeyRotation(t *testing.T) {
 	if res := s.NewClient(authtest.Header).SignInWithProvider(fake); res.Status != "OK" {
 		t.Errorf("sign-in after the provider rotated its key: %s", res.Body)
 	}
+}
+
+// Nothing a sign-in with a provider handles in secret reaches the log:
+// not the code, the verifier, the client secret or the tokens issued,
+// whether the provider answers or fails.
+func TestThirdPartyLogHygiene(t *testing.T) {
+	t.Parallel()
+	var buf syncBuffer
+	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	s, p := tpServer(t, auth.Config{Logger: logger})
+	fake := authtest.NewProvider(t)
+	fake.SetIdentity("ada-1", "ada@example.com", true)
+	s2 := authtest.NewServer(t, auth.Config{Logger: logger, ThirdParty: auth.ThirdPartyConfig{Providers: []provider.Provider{fake.Provider()}}})
+
+	var secrets []string
+	c := s.NewClient(authtest.Header)
+	redirect := callbackURL(s, "idp")
+	for i, err := range []error{nil, fmt.Errorf("%w: status 500", provider.ErrExchange)} {
+		p.set(provider.Identity{Subject: "sub-1", Email: "a@example.com"}, nil)
+		v := authorisationURL(t, c, "idp", redirect)
+		code := fmt.Sprintf("secret-code-%d-%s", i, strings.Repeat("k", 20))
+		p.set(provider.Identity{Subject: "sub-1", Email: "a@example.com"}, err)
+		res := c.Do("POST", "/auth/signinup", signInUpBody("idp", redirect, code, v))
+		c.Do("POST", "/auth/signinup", signInUpBody("idp", redirect, code, v)) // a replay
+		secrets = append(secrets, code, v, res.Header.Get("St-Access-Token"), res.Header.Get("St-Refresh-Token"))
+	}
+	for _, f := range []authtest.Fault{authtest.NoFault, authtest.FaultStatus, authtest.FaultWrongAudience, authtest.FaultGarbage} {
+		fake.SetFault(f)
+		res := s2.NewClient(authtest.Header).SignInWithProvider(fake)
+		secrets = append(secrets, res.Header.Get("St-Access-Token"), res.Header.Get("St-Refresh-Token"))
+	}
+	secrets = append(secrets, fake.ClientSecret)
+	log := buf.String()
+	if !strings.Contains(log, "third-party sign-in failed") || !strings.Contains(log, `"method":"thirdparty"`) {
+		t.Fatalf("the flows did not log as planned:\n%s", log)
+	}
+	for _, sec := range secrets {
+		if sec != "" && strings.Contains(log, sec) {
+			t.Errorf("the log holds a secret %q", sec[:min(len(sec), 12)])
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -8,7 +8,6 @@ package auth_test
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -21,7 +20,6 @@ import (
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
 	"github.com/latchkit/auth/provider"
-	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
 )
 
@@ -535,6 +533,3 @@ func TestThirdPartyConcurrentFirstSignIns(t *testing.T) {
 		t.Errorf("%d logins, want 1", len(logins))
 	}
 }
-
-var _ = errors.New
-var _ store.Store = (*memstore.Store)(nil)
