@@ -646,7 +646,7 @@ func (r *resetEvents) waitFor(t testing.TB, kind auth.EventKind, n int, timeout 
 }
 
 // resetLog is a Config.Logger writing JSON records to a buffer, for the
-// reset tests and the fault sweep.
+// reset tests, the fault sweep and the third-party log check.
 type resetLog struct {
 	mu  sync.Mutex
 	buf bytes.Buffer

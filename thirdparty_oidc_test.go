@@ -1,12 +1,9 @@
 package auth_test
 
 import (
-	"bytes"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -124,8 +121,8 @@ func TestOIDCKeyRotation(t *testing.T) {
 // whether the provider answers or fails.
 func TestThirdPartyLogHygiene(t *testing.T) {
 	t.Parallel()
-	var buf syncBuffer
-	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	var buf resetLog
+	logger := buf.logger()
 	s, p := tpServer(t, auth.Config{Logger: logger})
 	fake := authtest.NewProvider(t)
 	fake.SetIdentity("ada-1", "ada@example.com", true)
@@ -158,22 +155,4 @@ func TestThirdPartyLogHygiene(t *testing.T) {
 			t.Errorf("the log holds a secret %q", sec[:min(len(sec), 12)])
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
