@@ -8,82 +8,27 @@
 // /usr/bin/chromium). Screenshots of failed steps go to e2e/screenshots/.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFile } from "node:child_process";
-import { rmSync } from "node:fs";
-import { mkdtemp, mkdir } from "node:fs/promises";
 import { once } from "node:events";
 import http from "node:http";
-import net from "node:net";
-import os from "node:os";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
-import { chromium } from "playwright-core";
+import {
+  ACCESS_TTL_MS,
+  TEST_TIMEOUT,
+  apiMe,
+  assertText,
+  freePort,
+  launch,
+  open,
+  session,
+  signedInAs,
+  signedOutUI,
+  sleep,
+  startDemo,
+} from "./helpers.mjs";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, "..");
-const shots = path.join(here, "screenshots");
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
-const ACCESS_TTL_MS = 3000;
 const LEEWAY_MS = 5000; // the server's clock leeway on access token expiry
-const TEST_TIMEOUT = 60_000;
 const PASSWORD = "correct horse 1";
 
-// ---- the demo binary, built once -------------------------------------------
-
-let built;
-function buildDemo() {
-  built ??= (async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), "auth-e2e-"));
-    const bin = path.join(dir, "demo");
-    await promisify(execFile)("go", ["build", "-o", bin, "./examples/demo"], { cwd: repo, timeout: 180_000 });
-    process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
-    return bin;
-  })();
-  return built;
-}
-
-async function freePort() {
-  const srv = net.createServer();
-  srv.listen(0, "127.0.0.1");
-  await once(srv, "listening");
-  const { port } = srv.address();
-  await new Promise((r) => srv.close(r));
-  return port;
-}
-
-// startDemo runs the demo on a free port and collects its standard output,
-// where the log mailer prints the reset emails.
-async function startDemo(extraArgs = []) {
-  const bin = await buildDemo();
-  const port = await freePort();
-  const addr = `127.0.0.1:${port}`;
-  const proc = spawn(bin, ["-addr", addr, "-db", "memory", "-access-ttl", `${ACCESS_TTL_MS / 1000}s`, ...extraArgs], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const demo = { proc, url: `http://${addr}`, port, stdout: "", stderr: "" };
-  proc.stdout.setEncoding("utf8").on("data", (d) => (demo.stdout += d));
-  proc.stderr.setEncoding("utf8").on("data", (d) => (demo.stderr += d));
-  demo.stop = async () => {
-    if (proc.exitCode === null && proc.signalCode === null) {
-      proc.kill("SIGTERM");
-      const t = setTimeout(() => proc.kill("SIGKILL"), 5000);
-      await once(proc, "exit").catch(() => {});
-      clearTimeout(t);
-    }
-  };
-  // Wait for "demo: listening on http://ADDR".
-  const deadline = Date.now() + 15_000;
-  while (!demo.stdout.includes("demo: listening on http://")) {
-    if (proc.exitCode !== null) throw new Error(`demo exited ${proc.exitCode}: ${demo.stderr}`);
-    if (Date.now() > deadline) {
-      await demo.stop();
-      throw new Error(`demo did not start: ${demo.stdout}${demo.stderr}`);
-    }
-    await sleep(50);
-  }
-  return demo;
-}
+// ---- the demo's output -------------------------------------------------------
 
 // resetLink waits for the reset email to email in the demo's output and
 // returns its link.
@@ -100,85 +45,10 @@ async function resetLink(demo, email, timeout = 10_000) {
   }
 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 let seq = 0;
 const newEmail = (tag) => `${tag}-${process.pid}-${Date.now()}-${++seq}@example.com`;
 
-// ---- the browser -------------------------------------------------------------
-
-function launch() {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-    timeout: 30_000,
-  });
-}
-
-// session opens a fresh browser context (no shared cookies) and runs fn with
-// a step helper that names the step a failure screenshot is saved under.
-async function session(browser, name, fn) {
-  const context = await browser.newContext();
-  context.setDefaultTimeout(10_000);
-  context.setDefaultNavigationTimeout(15_000);
-  const page = await context.newPage();
-  const refreshes = [];
-  const consoleLog = [];
-  page.on("response", (res) => {
-    if (res.request().method() === "POST" && new URL(res.url()).pathname === "/auth/session/refresh") {
-      refreshes.push(res.status());
-    }
-  });
-  page.on("console", (m) => consoleLog.push(`${m.type()}: ${m.text()}`));
-  page.on("pageerror", (e) => consoleLog.push(`pageerror: ${e.message}`));
-  let current = "start";
-  const step = async (label, f) => {
-    current = label;
-    return f();
-  };
-  try {
-    await fn({ context, page, step, refreshes, ok200: () => refreshes.filter((s) => s === 200).length });
-  } catch (err) {
-    await mkdir(shots, { recursive: true });
-    const file = path.join(shots, `${name}--${current}`.replace(/[^a-z0-9.-]+/gi, "_") + ".png");
-    await page.screenshot({ path: file, fullPage: true, timeout: 5000 }).catch(() => {});
-    err.message += `\n  step: ${current}\n  screenshot: ${file}\n  console:\n    ${consoleLog.join("\n    ")}`;
-    throw err;
-  } finally {
-    await context.close().catch(() => {});
-  }
-}
-
 // ---- page actions ------------------------------------------------------------
-
-async function open(page, url) {
-  await page.goto(url);
-  await page.locator("#loading").waitFor({ state: "hidden" });
-}
-
-async function signedOutUI(page) {
-  await page.locator("#signed-out").waitFor({ state: "visible" });
-  assert.equal(await page.locator("#signed-in").isVisible(), false);
-}
-
-async function signedInAs(page, email) {
-  await page.locator("#signed-in").waitFor({ state: "visible" });
-  await assertText(page, "#me-email", email);
-}
-
-async function assertText(page, sel, want) {
-  const loc = page.locator(sel);
-  await loc.filter({ hasText: want }).waitFor({ state: "visible" }).catch(async () => {
-    assert.fail(`${sel}: want ${JSON.stringify(want)}, have ${JSON.stringify(await loc.textContent().catch(() => null))}`);
-  });
-}
 
 async function submitAuth(page, button, email, password) {
   await signedOutUI(page);
@@ -195,14 +65,6 @@ async function signUp(page, email, password = PASSWORD) {
 async function signIn(page, email, password = PASSWORD) {
   await submitAuth(page, "#signin", email, password);
   await signedInAs(page, email);
-}
-
-// apiMe calls GET /api/me from the page: through the SDK's fetch interceptor.
-function apiMe(page, api) {
-  return page.evaluate(async (api) => {
-    const res = await fetch(api + "/api/me", { credentials: "include" });
-    return { status: res.status, body: await res.text() };
-  }, api);
 }
 
 // refreshToken reads the page's current refresh token: the sRefreshToken

@@ -9,10 +9,11 @@ import (
 // emailCache keeps users' emails for a short time, so that /api/me
 // verifies the session without touching the database. It is here for
 // internal/cmd/loadtest, whose /api/me figure is meant to measure the
-// session check rather than a database read (see newMux). That is sound
-// because an email never changes once the user exists; the time-to-live
-// only bounds how long a user deleted from the database by hand still
-// shows.
+// session check rather than a database read (see newMux). An email and
+// password user's email never changes; a user who signs in only with a
+// provider has the email the provider last reported, which can change at
+// a sign-in. The time-to-live bounds how long /api/me shows an old email,
+// or a user deleted from the database by hand.
 type emailCache struct {
 	lookup func(ctx context.Context, userID string) (string, error)
 	ttl    time.Duration

@@ -25,6 +25,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -36,6 +37,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/mailer"
+	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
 	"github.com/latchkit/auth/store/sqlstore"
@@ -70,6 +72,9 @@ type options struct {
 	// refreshes bounds how often one session may refresh; zero is the
 	// library's default.
 	refreshes auth.Rate
+	// providers are the third-party sign-in providers, in the order the
+	// page lists them; none unless configured.
+	providers []provider.Provider
 }
 
 func main() {
@@ -84,6 +89,9 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	var origins, sameSite, refreshes string
+	var oidc provider.OIDCConfig
+	var google provider.GoogleConfig
+	var github provider.GitHubConfig
 	env := func(name, def string) string {
 		if v := getenv(name); v != "" {
 			return v
@@ -108,6 +116,15 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	fs.StringVar(&origins, "allowed-origin", env("DEMO_ALLOWED_ORIGIN", ""), "comma-separated origins of frontends on other origins, as in http://localhost:5173 (env DEMO_ALLOWED_ORIGIN)")
 	fs.StringVar(&refreshes, "session-refreshes", env("DEMO_SESSION_REFRESHES", ""), "how often one session may refresh: BURST/INTERVAL, as in 60/2s (the default), or off, for load tests (env DEMO_SESSION_REFRESHES)")
 	fs.StringVar(&sameSite, "samesite", env("DEMO_SAMESITE", "lax"), "SameSite of the session cookies: lax, strict or none; none needs Secure cookies, so https or a loopback -addr (env DEMO_SAMESITE)")
+	fs.StringVar(&oidc.Issuer, "oidc-issuer", env("DEMO_OIDC_ISSUER", ""), "issuer URL of an OpenID Connect provider to sign in with, found by discovery: https, or http on loopback; needs -oidc-client-id (env DEMO_OIDC_ISSUER)")
+	fs.StringVar(&oidc.ClientID, "oidc-client-id", env("DEMO_OIDC_CLIENT_ID", ""), "client id registered at the -oidc-issuer provider (env DEMO_OIDC_CLIENT_ID)")
+	fs.StringVar(&oidc.ClientSecret, "oidc-client-secret", env("DEMO_OIDC_CLIENT_SECRET", ""), "client secret of -oidc-client-id; prefer the env twin (env DEMO_OIDC_CLIENT_SECRET)")
+	fs.StringVar(&oidc.ID, "oidc-id", env("DEMO_OIDC_ID", "oidc"), "thirdPartyId of the -oidc-issuer provider: the last segment of its redirect URI, <app-url>/auth/callback/<id> (env DEMO_OIDC_ID)")
+	fs.StringVar(&oidc.Name, "oidc-name", env("DEMO_OIDC_NAME", ""), "name the page shows for the -oidc-issuer provider, as in \"Sign in with <name>\"; default the -oidc-id (env DEMO_OIDC_NAME)")
+	fs.StringVar(&google.ClientID, "google-client-id", env("DEMO_GOOGLE_CLIENT_ID", ""), "OAuth client id from the Google Cloud console: enables sign-in with Google; needs -google-client-secret (env DEMO_GOOGLE_CLIENT_ID)")
+	fs.StringVar(&google.ClientSecret, "google-client-secret", env("DEMO_GOOGLE_CLIENT_SECRET", ""), "client secret of -google-client-id; prefer the env twin (env DEMO_GOOGLE_CLIENT_SECRET)")
+	fs.StringVar(&github.ClientID, "github-client-id", env("DEMO_GITHUB_CLIENT_ID", ""), "client id of a GitHub OAuth app: enables sign-in with GitHub; needs -github-client-secret (env DEMO_GITHUB_CLIENT_ID)")
+	fs.StringVar(&github.ClientSecret, "github-client-secret", env("DEMO_GITHUB_CLIENT_SECRET", ""), "client secret of -github-client-id; prefer the env twin (env DEMO_GITHUB_CLIENT_SECRET)")
 	for _, err := range []error{
 		dur(&o.accessTTL, "access-ttl", "DEMO_ACCESS_TTL", auth.DefaultAccessTokenLifetime, "access token lifetime"),
 		dur(&o.refreshTTL, "refresh-ttl", "DEMO_REFRESH_TTL", auth.DefaultRefreshTokenLifetime, "session lifetime without a refresh"),
@@ -161,7 +178,82 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 			return o, fmt.Errorf("-smtp: %v", err)
 		}
 	}
+	if o.providers, err = providers(oidc, google, github); err != nil {
+		return o, err
+	}
 	return o, nil
+}
+
+// thirdPartyID is what the demo accepts as -oidc-id: it names the callback
+// page, /auth/callback/<id>, so it must be a plain path segment.
+var thirdPartyID = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// providers makes the third-party providers the flags configure: the
+// generic OpenID provider when its issuer is set, each preset when its
+// client id is set. A setting for a provider that is not enabled is an
+// error rather than ignored, so that a typo does not silently turn a
+// provider off.
+func providers(oidc provider.OIDCConfig, google provider.GoogleConfig, github provider.GitHubConfig) ([]provider.Provider, error) {
+	var ps []provider.Provider
+	add := func(p provider.Provider, err error) error {
+		if err == nil {
+			ps = append(ps, p)
+		}
+		return err
+	}
+	switch {
+	case oidc.Issuer != "":
+		if oidc.ClientID == "" {
+			return nil, errors.New("-oidc-issuer needs -oidc-client-id")
+		}
+		if !thirdPartyID.MatchString(oidc.ID) {
+			return nil, fmt.Errorf("-oidc-id %q: want lower-case letters, digits, - and _, as in oidc", oidc.ID)
+		}
+		u, err := url.Parse(oidc.Issuer)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("-oidc-issuer %q: want an https URL, as in https://accounts.example.com", oidc.Issuer)
+		}
+		if u.Scheme == "http" && !loopbackHost(u.Hostname()) {
+			return nil, fmt.Errorf("-oidc-issuer %q: http only on a loopback host (a local test provider); want https", oidc.Issuer)
+		}
+		if oidc.Name == "" {
+			oidc.Name = oidc.ID
+		}
+		if err := add(provider.OIDC(oidc)); err != nil {
+			return nil, fmt.Errorf("-oidc-issuer: %v", err)
+		}
+	case oidc.ClientID != "", oidc.ClientSecret != "", oidc.ID != "oidc", oidc.Name != "":
+		return nil, errors.New("-oidc-client-id, -oidc-client-secret, -oidc-id and -oidc-name need -oidc-issuer")
+	}
+	switch {
+	case google.ClientID != "" && google.ClientSecret == "":
+		return nil, errors.New("-google-client-id needs -google-client-secret")
+	case google.ClientID != "":
+		if err := add(provider.Google(google)); err != nil {
+			return nil, fmt.Errorf("-google-client-id: %v", err)
+		}
+	case google.ClientSecret != "":
+		return nil, errors.New("-google-client-secret needs -google-client-id")
+	}
+	switch {
+	case github.ClientID != "" && github.ClientSecret == "":
+		return nil, errors.New("-github-client-id needs -github-client-secret")
+	case github.ClientID != "":
+		if err := add(provider.GitHub(github)); err != nil {
+			return nil, fmt.Errorf("-github-client-id: %v", err)
+		}
+	case github.ClientSecret != "":
+		return nil, errors.New("-github-client-secret needs -github-client-id")
+	}
+	// Only -oidc-id is chosen; the presets have fixed ids.
+	for i, p := range ps {
+		for _, q := range ps[i+1:] {
+			if p.ID() == q.ID() {
+				return nil, fmt.Errorf("-oidc-id %q: %s uses that id", p.ID(), q.Name())
+			}
+		}
+	}
+	return ps, nil
 }
 
 // parseRate reads an allowance written BURST/INTERVAL, or off: so large
@@ -295,6 +387,9 @@ func run(args []string, getenv func(string) string) error {
 		OnEvent:              tellMailFailures(os.Stdout),
 		AllowedOrigins:       o.origins,
 		RateLimits:           auth.RateLimits{SessionRefreshes: o.refreshes},
+		// Each provider sends the browser back to the page at
+		// <app-url>/auth/callback/<id>, the redirect URI to register.
+		ThirdParty: auth.ThirdPartyConfig{Providers: o.providers},
 		// Browsers and curl treat http://localhost and 127.0.0.1 as
 		// secure, so Secure cookies work there; other hosts need TLS.
 		// SameSite=None cookies must be Secure: auth.New refuses the
@@ -324,6 +419,9 @@ func run(args []string, getenv func(string) string) error {
 	defer stop()
 	go cleanExpired(ctx, st, logger)
 
+	for _, p := range o.providers {
+		fmt.Printf("demo: sign-in with %s: redirect URI %s\n", p.Name(), callbackURL(o.appURL, p.ID()))
+	}
 	fmt.Printf("demo: listening on http://%s (store: %s)\n", ln.Addr(), redact(o.db))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -393,12 +491,25 @@ func newMux(a *auth.Auth, st store.Store) *http.ServeMux {
 	}
 	mux.HandleFunc("GET /{$}", page)
 	mux.HandleFunc("GET /auth/reset-password", page)
+	// The providers send the browser back here, to finish the sign-in
+	// (POST /auth/callback/apple, Apple's form post, still goes to the
+	// auth handler, which redirects here).
+	mux.HandleFunc("GET /auth/callback/{thirdPartyId}", page)
 	assets, _ := fs.Sub(static, "static")
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(assets)))
 	return mux
 }
 
-// cleanExpired deletes expired sessions and keys once an hour.
+// callbackURL is the redirect URI to register at a provider: the page the
+// SDK asks the provider to send the browser back to.
+func callbackURL(appURL, id string) string {
+	u, err := url.Parse(appURL)
+	if err != nil {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host + "/auth/callback/" + url.PathEscape(id)
+}
+
 // tellMailFailures says on w, where the demo prints reset emails, that one
 // was not sent: a user waiting for a link there would otherwise see
 // nothing, the reason being only in the log on standard error.
@@ -410,6 +521,7 @@ func tellMailFailures(w io.Writer) func(context.Context, auth.Event) {
 	}
 }
 
+// cleanExpired deletes expired sessions and keys once an hour.
 func cleanExpired(ctx context.Context, st store.Store, logger *slog.Logger) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
@@ -427,9 +539,10 @@ func cleanExpired(ctx context.Context, st store.Store, logger *slog.Logger) {
 
 func isLoopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
+	return err == nil && loopbackHost(host)
+}
+
+func loopbackHost(host string) bool {
 	if host == "localhost" {
 		return true
 	}

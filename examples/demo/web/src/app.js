@@ -1,14 +1,19 @@
 // The demo's front end: sign up, sign in, "signed in as", sign out and
-// password reset, with supertokens-web-js against the Go auth library.
+// password reset, with supertokens-web-js against the Go auth library;
+// and sign-in with the third-party providers the server lists
+// (GET /auth/loginmethods), finished on the callback page the provider
+// sends the browser back to, /auth/callback/<thirdPartyId>: this page too.
 //
 // ?mode=header uses header tokens instead of cookies, and the reset page
-// keeps the mode the page was used in (pageMode).
+// and callback pages keep the mode the page was used in (pageMode).
 // <meta name="api-domain" content="..."> (or <html data-api-domain="...">)
 // points the page at an API on another origin. Not a query parameter: a
 // crafted link must not send what the user types to another server.
 import SuperTokens from "supertokens-web-js";
 import Session from "supertokens-web-js/recipe/session";
 import EmailPassword from "supertokens-web-js/recipe/emailpassword";
+import ThirdParty from "supertokens-web-js/recipe/thirdparty";
+import Multitenancy from "supertokens-web-js/recipe/multitenancy";
 
 const params = new URLSearchParams(window.location.search);
 const $ = (id) => document.getElementById(id);
@@ -31,18 +36,24 @@ function apiDomain() {
 // The reset page is this page too, opened from the link in the email.
 const onResetPage = window.location.pathname === "/auth/reset-password";
 
+// The callback page is this page too, where a provider sends the browser
+// back with the code: /auth/callback/<thirdPartyId>.
+const CALLBACK_PATH = "/auth/callback/";
+const onCallbackPage = window.location.pathname.startsWith(CALLBACK_PATH);
+
 // pageMode is the token transfer mode: ?mode=header or ?mode=cookie if the
 // URL says; else cookie on the sign-in page, and on the reset page the mode
 // the sign-in page was last used in. The emailed link cannot carry ?mode
-// (its format is the SDKs'), so the sign-in page remembers its mode in this
-// browser; the reset page only reads it.
+// (its format is the SDKs'), nor can the provider's way back, so the
+// sign-in page remembers its mode in this browser; the reset and callback
+// pages only read it.
 const MODE_KEY = "latchkit-auth-demo.mode";
 const isMode = (m) => m === "cookie" || m === "header";
 
 function pageMode() {
   const asked = params.get("mode");
   if (isMode(asked)) return asked;
-  if (onResetPage) {
+  if (onResetPage || onCallbackPage) {
     try {
       const last = window.localStorage.getItem(MODE_KEY);
       if (isMode(last)) return last;
@@ -54,11 +65,11 @@ function pageMode() {
 }
 
 function rememberMode() {
-  if (onResetPage) return;
+  if (onResetPage || onCallbackPage) return;
   try {
     window.localStorage.setItem(MODE_KEY, mode);
   } catch (_) {
-    // storage disabled: reset pages open in cookie mode
+    // storage disabled: reset and callback pages open in cookie mode
   }
 }
 
@@ -68,7 +79,12 @@ rememberMode();
 
 SuperTokens.init({
   appInfo: { appName: "auth demo", apiDomain: api, apiBasePath: "/auth" },
-  recipeList: [Session.init({ tokenTransferMethod: mode }), EmailPassword.init()],
+  recipeList: [
+    Session.init({ tokenTransferMethod: mode }),
+    EmailPassword.init(),
+    ThirdParty.init(),
+    Multitenancy.init(),
+  ],
 });
 
 // Links back to the sign-in page keep the mode, remembered or not.
@@ -132,6 +148,89 @@ async function showMe() {
   show("signed-in");
 }
 
+// ---- third-party sign-in ----
+
+// The provider's name is kept for the callback page, which says "Signed in
+// with <name>"; the SDK keeps only the id.
+const PROVIDER_KEY = "latchkit-auth-demo.provider";
+
+// showProviders adds a "Sign in with <name>" button per provider the
+// server lists; none, and the page is as without third-party sign-in.
+async function showProviders() {
+  const res = await Multitenancy.getLoginMethods();
+  const box = $("providers");
+  box.replaceChildren();
+  for (const p of res.thirdParty.providers || []) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.dataset.thirdPartyId = p.id;
+    b.textContent = "Sign in with " + (p.name || p.id);
+    b.addEventListener("click", () => signInWith(p.id, p.name || p.id));
+    box.append(b);
+  }
+  box.hidden = box.childElementCount === 0;
+}
+
+function signInWith(id, name) {
+  say("");
+  // The callback page opens in this page's mode.
+  rememberMode();
+  try {
+    window.sessionStorage.setItem(PROVIDER_KEY, JSON.stringify({ id, name }));
+  } catch (_) {
+    // storage disabled: the SDK cannot keep its state either, and says so
+  }
+  busy($("providers"), async () => {
+    // The provider sends the browser back to the callback page on this
+    // page's origin, the redirect URI registered at the provider; Apple
+    // posts to the API instead, which redirects to the callback page.
+    const frontendRedirectURI = window.location.origin + CALLBACK_PATH + encodeURIComponent(id);
+    const url = await ThirdParty.getAuthorisationURLWithQueryParamsAndSetState({
+      thirdPartyId: id,
+      frontendRedirectURI,
+      redirectURIOnProviderDashboard: id === "apple" ? api + "/auth/callback/apple" : undefined,
+    });
+    window.location.assign(url);
+  });
+}
+
+function providerName(id) {
+  try {
+    const p = JSON.parse(window.sessionStorage.getItem(PROVIDER_KEY));
+    if (p && p.id === id && p.name) return p.name;
+  } catch (_) {
+    // none kept: the id
+  }
+  return id;
+}
+
+// finishSignIn runs on the callback page: the SDK checks the state it
+// kept, and sends the code back to the server, which redeems it.
+async function finishSignIn() {
+  const id = decodeURIComponent(window.location.pathname.slice(CALLBACK_PATH.length));
+  const name = providerName(id);
+  say("Signing in with " + name + "…");
+  let res;
+  try {
+    res = await ThirdParty.signInAndUp();
+  } finally {
+    // The code is used up either way: a reload must not present it again.
+    window.history.replaceState(null, "", homeURL());
+  }
+  switch (res.status) {
+    case "OK":
+      say(res.createdNewRecipeUser ? "Account created with " + name + "." : "Signed in with " + name + ".");
+      await showMe();
+      return;
+    case "NO_EMAIL_GIVEN_BY_PROVIDER":
+      say(name + " did not give an email address: sign in another way.");
+      break;
+    default:
+      say("Not allowed: " + (res.reason || res.status) + ".");
+  }
+  show("signed-out");
+}
+
 async function start() {
   if (api !== window.location.origin) {
     $("api").textContent = "API: " + api;
@@ -146,6 +245,19 @@ async function start() {
     if (!params.get("token")) say("This reset link has no token. Ask for a new one.");
     return;
   }
+  // The buttons are for the signed-out view; a server that cannot list
+  // providers leaves the page as it was without them.
+  const providers = showProviders().catch((err) => console.warn("login methods:", err));
+  if (onCallbackPage) {
+    try {
+      await finishSignIn();
+    } catch (err) {
+      show("signed-out");
+      say(failure(err));
+    }
+    return;
+  }
+  await providers;
   if (await Session.doesSessionExist()) {
     await showMe();
   } else {
