@@ -129,13 +129,20 @@ func (s *Store) CreateUser(_ context.Context, u store.User, first store.Login) e
 	if _, ok := s.logins[first.LoginKey]; ok {
 		return store.ErrConflict
 	}
+	s.addUser(u, first)
+	return nil
+}
+
+// addUser adds u with its first login, whose key and u.ID are free, and
+// returns the login as stored. Called under mu.
+func (s *Store) addUser(u store.User, first store.Login) store.Login {
 	first.UserID = u.ID
 	u.SessionEpoch = 0
 	first.SessionEpoch = 0
 	s.users[u.ID] = u
 	s.logins[first.LoginKey] = first
 	s.userLogins[u.ID] = []store.LoginKey{first.LoginKey}
-	return nil
+	return first
 }
 
 // UserByID implements store.Store.
@@ -218,12 +225,7 @@ func (s *Store) SignInUp(_ context.Context, l store.Login, newUser store.User) (
 	if _, ok := s.users[newUser.ID]; ok {
 		return store.Login{}, false, store.ErrConflict
 	}
-	l.UserID, l.SessionEpoch = newUser.ID, 0
-	newUser.SessionEpoch = 0
-	s.users[newUser.ID] = newUser
-	s.logins[l.LoginKey] = l
-	s.userLogins[newUser.ID] = []store.LoginKey{l.LoginKey}
-	return l, true, nil
+	return s.addUser(newUser, l), true, nil
 }
 
 // passwordLogin returns the email and password login of a user. Called

@@ -78,8 +78,14 @@ type querier interface {
 // a deferred transaction that reads and then writes can fail with
 // SQLITE_BUSY at once, whatever the busy timeout.
 func (s *Store) inTx(ctx context.Context, f func(q querier) error) error {
+	return retrying(ctx, func() error { return s.inTxOnce(ctx, f) })
+}
+
+// retrying runs f, a transaction or a single statement, again while it
+// loses a deadlock or a serialisation conflict, up to maxAttempts times.
+func retrying(ctx context.Context, f func() error) error {
 	for attempt := 1; ; attempt++ {
-		err := s.inTxOnce(ctx, f)
+		err := f()
 		if err == nil || attempt == maxAttempts || !retryable(err) {
 			return err
 		}
@@ -162,20 +168,35 @@ func affected(res sql.Result, err error) (int64, error) {
 
 // CreateUser implements store.Store.
 func (s *Store) CreateUser(ctx context.Context, u store.User, first store.Login) error {
-	first.UserID = u.ID
 	return s.inTx(ctx, func(q querier) error {
-		n, err := affected(q.ExecContext(ctx, s.q.insertUser, u.ID, ms(u.TimeJoined)))
-		if err != nil {
+		_, err := s.insertUser(ctx, q, u, first)
+		if err != nil && !errors.Is(err, store.ErrConflict) {
 			return fmt.Errorf("sqlstore: creating a user: %w", err)
 		}
-		if n == 0 {
-			return store.ErrConflict
-		}
-		if err := s.insertLogin(ctx, q, first); err != nil {
-			return fmt.Errorf("sqlstore: creating a user: %w", err)
-		}
-		return nil
+		return err
 	})
+}
+
+// insertUser adds u with its first login and returns the login as
+// stored. It returns ErrConflict if u.ID exists, and errLoginConflict if
+// first's key does; the caller's transaction then writes nothing.
+func (s *Store) insertUser(ctx context.Context, q querier, u store.User, first store.Login) (store.Login, error) {
+	n, err := affected(q.ExecContext(ctx, s.q.insertUser, u.ID, ms(u.TimeJoined)))
+	if err != nil {
+		return store.Login{}, err
+	}
+	if n == 0 {
+		return store.Login{}, store.ErrConflict
+	}
+	first.UserID, first.SessionEpoch = u.ID, 0
+	// A concurrent transaction inserting the same key makes this insert
+	// wait for it, then affect nothing.
+	if err := s.insertLogin(ctx, q, first); errors.Is(err, store.ErrConflict) {
+		return store.Login{}, errLoginConflict
+	} else if err != nil {
+		return store.Login{}, err
+	}
+	return first, nil
 }
 
 // insertLogin adds l, or returns ErrConflict if its key exists.
@@ -257,14 +278,14 @@ func (s *Store) LoginsByEmail(ctx context.Context, email string) ([]store.Login,
 	return s.logins(ctx, s.q.loginsByEmail, email)
 }
 
-// errLoginRace reports that a concurrent SignInUp created the login this
-// one was about to: the transaction is rolled back and tried again, and
-// then finds it.
-var errLoginRace = errors.New("sqlstore: login created concurrently")
+// errLoginConflict reports that a login's key was taken, by a row on
+// record or by a concurrent transaction, when insertUser came to it.
+var errLoginConflict = fmt.Errorf("%w: login key taken", store.ErrConflict)
 
-// SignInUp implements store.Store.
+// SignInUp implements store.Store. A call that loses the race to create a
+// login rolls back, and the next attempt finds the winner's login.
 func (s *Store) SignInUp(ctx context.Context, l store.Login, newUser store.User) (store.Login, bool, error) {
-	for {
+	for attempt := 1; ; attempt++ {
 		var out store.Login
 		created := false
 		err := s.inTx(ctx, func(q querier) error {
@@ -278,26 +299,12 @@ func (s *Store) SignInUp(ctx context.Context, l store.Login, newUser store.User)
 			} else if !errors.Is(err, sql.ErrNoRows) {
 				return err
 			}
-			n, err := affected(q.ExecContext(ctx, s.q.insertUser, newUser.ID, ms(newUser.TimeJoined)))
-			if err != nil {
-				return err
-			}
-			if n == 0 {
-				return store.ErrConflict
-			}
-			l.UserID, l.SessionEpoch = newUser.ID, 0
-			// A concurrent call inserting the same key makes this insert
-			// wait for it, then affect nothing.
-			if err := s.insertLogin(ctx, q, l); errors.Is(err, store.ErrConflict) {
-				return errLoginRace
-			} else if err != nil {
-				return err
-			}
-			out, created = l, true
-			return nil
+			out, err = s.insertUser(ctx, q, newUser, l)
+			created = err == nil
+			return err
 		})
 		switch {
-		case errors.Is(err, errLoginRace):
+		case errors.Is(err, errLoginConflict) && attempt < maxAttempts:
 			continue
 		case errors.Is(err, store.ErrConflict):
 			return store.Login{}, false, err
