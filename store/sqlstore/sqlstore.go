@@ -800,7 +800,13 @@ func (s *Store) TakeRateLimit(ctx context.Context, key string, every time.Durati
 	if s.dialect == MySQL {
 		args = []any{key, n + e, limit, n, e}
 	}
-	rows, err := affected(s.db.ExecContext(ctx, s.q.takeRateLimit, args...))
+	// MariaDB may pick a take racing another on a new key, or the prune
+	// below, as a deadlock victim.
+	var rows int64
+	err := retrying(ctx, func() (err error) {
+		rows, err = affected(s.db.ExecContext(ctx, s.q.takeRateLimit, args...))
+		return err
+	})
 	if err != nil {
 		return false, time.Time{}, fmt.Errorf("sqlstore: counting an attempt: %w", err)
 	}
