@@ -32,6 +32,9 @@ type Auth struct {
 	xorigin     *http.CrossOriginProtection
 	routes      map[string]route             // built once by New
 	providers   map[string]provider.Provider // Config.ThirdParty.Providers by id
+	// frontendOrigins are the origins of AppURL and AllowedOrigins, where
+	// third-party sign-in may send the browser back to.
+	frontendOrigins map[string]bool
 
 	liveSessions sessionCache // for Config.SessionCheckCache
 	verified     tokenCache   // access tokens verified before
@@ -81,6 +84,7 @@ func New(cfg Config) (*Auth, error) {
 	for _, p := range cfg.ThirdParty.Providers {
 		a.providers[p.ID()] = p
 	}
+	a.frontendOrigins = frontendOrigins(cfg)
 	a.routes = a.routeTable()
 	return a, nil
 }

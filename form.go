@@ -54,13 +54,12 @@ type credentials struct {
 // configured size, anything that is not one JSON value, and trailing data.
 // Unknown keys are ignored: the SuperTokens SDKs send some.
 func (a *Auth) readJSON(w http.ResponseWriter, r *http.Request, v any) error {
-	if r.ContentLength > a.cfg.MaxBodyBytes {
-		return errBodyTooLarge // refused unread
+	if err := a.capBody(w, r); err != nil {
+		return err
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, a.cfg.MaxBodyBytes))
+	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
+		if bodyTooLarge(err) {
 			return errBodyTooLarge
 		}
 		return badRequest("could not read the request body")
@@ -79,6 +78,22 @@ func (a *Auth) readJSON(w http.ResponseWriter, r *http.Request, v any) error {
 		return badRequest("unexpected data after the JSON object")
 	}
 	return nil
+}
+
+// capBody refuses, unread, a body declared larger than MaxBodyBytes, and
+// makes reading past it fail with an error bodyTooLarge recognises.
+func (a *Auth) capBody(w http.ResponseWriter, r *http.Request) error {
+	if r.ContentLength > a.cfg.MaxBodyBytes {
+		return errBodyTooLarge
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, a.cfg.MaxBodyBytes)
+	return nil
+}
+
+// bodyTooLarge reports an error of reading past capBody's limit.
+func bodyTooLarge(err error) bool {
+	var tooLarge *http.MaxBytesError
+	return errors.As(err, &tooLarge)
 }
 
 // formFields decodes the formFields array of a request and returns the

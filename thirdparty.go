@@ -107,18 +107,19 @@ func (a *Auth) handleSignInUp(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	id, redirect, code, iss, verifier, err := req.parse()
+	in, err := req.parse()
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
+	id, redirect := in.id, in.redirect
 	p, err := a.thirdParty(id, redirect)
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
 	ctx := r.Context()
-	if !a.ownVerifier(ctx, verifier, id, redirect) {
+	if !a.ownVerifier(ctx, in.verifier, id, redirect) {
 		a.fail(w, r, badRequest("the pkceCodeVerifier was not issued for this sign-in, or has expired"))
 		return
 	}
@@ -130,7 +131,7 @@ func (a *Auth) handleSignInUp(w http.ResponseWriter, r *http.Request) {
 	// A code is remembered before the provider sees it, so a replay never
 	// reaches the provider, even while the first use is in flight. A
 	// limiter that cannot say refuses: this check must not fail open.
-	codeKey := limitKey("oauth-code", id, code)
+	codeKey := limitKey("oauth-code", id, in.code)
 	if wait, err := a.cfg.Limiter.Take(ctx, codeKey, Rate{Burst: 1, Every: codeMemory}, a.cfg.Now()); err != nil || wait > 0 {
 		if err != nil {
 			a.limiterFailed(ctx, err)
@@ -141,7 +142,7 @@ func (a *Auth) handleSignInUp(w http.ResponseWriter, r *http.Request) {
 	}
 	pctx, cancel := context.WithTimeout(ctx, a.cfg.ThirdParty.Timeout)
 	ident, err := p.Exchange(pctx, provider.ExchangeRequest{
-		Code: code, RedirectURI: redirect, CodeVerifier: verifier, Nonce: nonceOf(verifier), Issuer: iss,
+		Code: in.code, RedirectURI: redirect, CodeVerifier: in.verifier, Nonce: nonceOf(in.verifier), Issuer: in.iss,
 	})
 	cancel()
 	switch {
@@ -165,49 +166,54 @@ func (a *Auth) handleSignInUp(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := a.cfg.Now().Truncate(time.Millisecond)
+	newUser := store.User{ID: uuid.NewString(), TimeJoined: now}
 	l, created, err := a.store.SignInUp(ctx, store.Login{
 		LoginKey:      store.LoginKey{Method: store.MethodThirdParty, ThirdParty: id, Subject: ident.Subject},
 		Email:         email,
 		EmailVerified: ident.EmailVerified,
 		CreatedAt:     now,
-	}, store.User{ID: uuid.NewString(), TimeJoined: now})
+	}, newUser)
 	if err != nil {
 		a.fail(w, r, fmt.Errorf("auth: signing in with %s: %w", id, err))
 		return
 	}
-	u, logins, err := a.user(ctx, l.UserID)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
+	u, logins := newUser, []store.Login{l}
 	if created {
 		a.emit(ctx, r, Event{Kind: EventSignUp, UserID: u.ID, Method: l.Method, ThirdPartyID: id})
+	} else if u, logins, err = a.user(ctx, l.UserID); err != nil {
+		a.fail(w, r, err)
+		return
 	}
 	a.signedIn(w, r, u, logins, l, &created)
 }
 
-// parse checks a /signinup body the way the SuperTokens backends do, and
-// returns what it names: the provider, the redirect URI, the code, the
-// callback's iss parameter (or "") and the verifier.
-func (req signInUpRequest) parse() (id, redirect, code, iss, verifier string, err error) {
+// signInUp is what a /signinup body names: the provider, the redirect
+// URI, the code, the callback's iss parameter (or "") and the verifier.
+type signInUp struct {
+	id, redirect, code, iss, verifier string
+}
+
+// parse checks a /signinup body the way the SuperTokens backends do.
+func (req signInUpRequest) parse() (signInUp, error) {
+	var in signInUp
 	if req.ThirdPartyID == nil || *req.ThirdPartyID == "" {
-		return "", "", "", "", "", badRequest("Please provide the thirdPartyId in request body")
+		return in, badRequest("Please provide the thirdPartyId in request body")
 	}
 	if req.OAuthTokens != nil && string(req.OAuthTokens) != "null" {
 		// Tokens from the client are not proof of anything the server
 		// can check as well as a code it redeems itself.
-		return "", "", "", "", "", badRequest("oAuthTokens are not accepted: send redirectURIInfo")
+		return in, badRequest("oAuthTokens are not accepted: send redirectURIInfo")
 	}
 	info := req.RedirectURIInfo
 	if info == nil {
-		return "", "", "", "", "", badRequest("Please provide one of redirectURIInfo or oAuthTokens in the request body")
+		return in, badRequest("Please provide one of redirectURIInfo or oAuthTokens in the request body")
 	}
 	if info.RedirectURI == nil || *info.RedirectURI == "" {
-		return "", "", "", "", "", badRequest("Please provide the redirectURIOnProviderDashboard in request body")
+		return in, badRequest("Please provide the redirectURIOnProviderDashboard in request body")
 	}
 	var params map[string]json.RawMessage
 	if json.Unmarshal(info.QueryParams, &params) != nil || params == nil {
-		return "", "", "", "", "", badRequest("redirectURIQueryParams must be an object")
+		return in, badRequest("redirectURIQueryParams must be an object")
 	}
 	str := func(name string) (string, error) {
 		raw, ok := params[name]
@@ -220,25 +226,26 @@ func (req signInUpRequest) parse() (id, redirect, code, iss, verifier string, er
 		}
 		return s, nil
 	}
-	if code, err = str("code"); err != nil {
-		return
+	var err error
+	if in.code, err = str("code"); err != nil {
+		return in, err
 	}
-	if code == "" {
-		return "", "", "", "", "", badRequest("redirectURIQueryParams.code must be a non-empty string")
+	if in.code == "" {
+		return in, badRequest("redirectURIQueryParams.code must be a non-empty string")
 	}
-	if iss, err = str("iss"); err != nil {
-		return
+	if in.iss, err = str("iss"); err != nil {
+		return in, err
 	}
 	if info.Verifier == nil || *info.Verifier == "" {
-		return "", "", "", "", "", badRequest("Please provide the pkceCodeVerifier in request body")
+		return in, badRequest("Please provide the pkceCodeVerifier in request body")
 	}
-	id, redirect, verifier = *req.ThirdPartyID, *info.RedirectURI, *info.Verifier
-	for _, s := range []string{id, redirect, code, iss, verifier} {
+	in.id, in.redirect, in.verifier = *req.ThirdPartyID, *info.RedirectURI, *info.Verifier
+	for _, s := range []string{in.id, in.redirect, in.code, in.iss, in.verifier} {
 		if len(s) > maxParamLen {
-			return "", "", "", "", "", badRequest("a parameter is too long")
+			return in, badRequest("a parameter is too long")
 		}
 	}
-	return id, redirect, code, iss, verifier, nil
+	return in, nil
 }
 
 // thirdParty returns the provider id names, if redirect is a redirect URI
@@ -304,15 +311,19 @@ func (a *Auth) frontendURL(u *url.URL) bool {
 // frontendOrigin reports whether origin is AppURL's or one of
 // AllowedOrigins.
 func (a *Auth) frontendOrigin(origin string) bool {
-	if app, err := url.Parse(a.cfg.AppURL); err == nil && app.Scheme+"://"+app.Host == origin {
-		return true
+	return a.frontendOrigins[origin]
+}
+
+// frontendOrigins is the set of the origins of AppURL and AllowedOrigins.
+func frontendOrigins(cfg Config) map[string]bool {
+	set := make(map[string]bool, len(cfg.AllowedOrigins)+1)
+	if app, err := url.Parse(cfg.AppURL); err == nil && app.Host != "" {
+		set[app.Scheme+"://"+app.Host] = true
 	}
-	for _, o := range a.cfg.AllowedOrigins {
-		if o == origin {
-			return true
-		}
+	for _, o := range cfg.AllowedOrigins {
+		set[o] = true
 	}
-	return false
+	return set
 }
 
 // providerFailed logs why a provider step failed. The error text of the
@@ -402,33 +413,26 @@ func (a *Auth) handleLoginMethods(w http.ResponseWriter, r *http.Request) {
 		ID   string `json:"id"`
 		Name string `json:"name,omitempty"`
 	}
-	providers := []wireProvider{}
+	type thirdParty struct {
+		Enabled   bool           `json:"enabled"`
+		Providers []wireProvider `json:"providers"`
+	}
+	tp := thirdParty{Providers: []wireProvider{}}
 	for _, p := range a.cfg.ThirdParty.Providers {
-		providers = append(providers, wireProvider{p.ID(), p.Name()})
+		tp.Providers = append(tp.Providers, wireProvider{p.ID(), p.Name()})
 	}
 	factors := []string{"emailpassword"}
-	if len(providers) > 0 {
+	if tp.Enabled = len(tp.Providers) > 0; tp.Enabled {
 		factors = append(factors, "thirdparty")
 	}
 	writeJSON(w, http.StatusOK, struct {
-		Status        string  `json:"status"`
-		EmailPassword enabled `json:"emailPassword"`
-		ThirdParty    struct {
-			enabled
-			Providers []wireProvider `json:"providers"`
-		} `json:"thirdParty"`
-		Passwordless enabled  `json:"passwordless"`
-		WebAuthn     enabled  `json:"webauthn"`
-		FirstFactors []string `json:"firstFactors"`
-	}{
-		Status:        "OK",
-		EmailPassword: enabled{true},
-		ThirdParty: struct {
-			enabled
-			Providers []wireProvider `json:"providers"`
-		}{enabled{len(providers) > 0}, providers},
-		FirstFactors: factors,
-	})
+		Status        string     `json:"status"`
+		EmailPassword enabled    `json:"emailPassword"`
+		ThirdParty    thirdParty `json:"thirdParty"`
+		Passwordless  enabled    `json:"passwordless"`
+		WebAuthn      enabled    `json:"webauthn"`
+		FirstFactors  []string   `json:"firstFactors"`
+	}{"OK", enabled{true}, tp, enabled{}, enabled{}, factors})
 }
 
 // handleFormPostCallback relays a provider's form_post callback (Apple's) to
@@ -436,14 +440,12 @@ func (a *Auth) handleLoginMethods(w http.ResponseWriter, r *http.Request) {
 // parameters in the query (PROTOCOL.md section 7.4). It writes nothing
 // and starts no session: /signinup does that.
 func (a *Auth) handleFormPostCallback(w http.ResponseWriter, r *http.Request) {
-	if r.ContentLength > a.cfg.MaxBodyBytes {
-		a.fail(w, r, errBodyTooLarge)
+	if err := a.capBody(w, r); err != nil {
+		a.fail(w, r, err)
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, a.cfg.MaxBodyBytes)
 	if err := r.ParseForm(); err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
+		if bodyTooLarge(err) {
 			a.fail(w, r, errBodyTooLarge)
 			return
 		}
