@@ -49,13 +49,24 @@ export async function startDemo(extraArgs = [], { port } = {}) {
   const bin = await buildDemo();
   port ??= await freePort();
   const addr = `127.0.0.1:${port}`;
-  const proc = spawn(bin, ["-addr", addr, "-db", "memory", "-access-ttl", `${ACCESS_TTL_MS / 1000}s`, ...extraArgs], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const demo = { proc, url: `http://${addr}`, port, stdout: "", stderr: "" };
-  proc.stdout.setEncoding("utf8").on("data", (d) => (demo.stdout += d));
-  proc.stderr.setEncoding("utf8").on("data", (d) => (demo.stderr += d));
-  demo.stop = async () => {
+  const demo = await startProcess(
+    "demo",
+    bin,
+    ["-addr", addr, "-db", "memory", "-access-ttl", `${ACCESS_TTL_MS / 1000}s`, ...extraArgs],
+    /demo: listening on http:\/\//,
+  );
+  return Object.assign(demo, { url: `http://${addr}`, port });
+}
+
+// startProcess runs a server and waits until its standard output matches
+// ready. It returns { proc, stdout, stderr, ready, stop }, where stdout
+// and stderr keep growing, ready is the match, and stop ends the process.
+export async function startProcess(name, cmd, args, ready) {
+  const proc = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"] });
+  const p = { proc, stdout: "", stderr: "" };
+  proc.stdout.setEncoding("utf8").on("data", (d) => (p.stdout += d));
+  proc.stderr.setEncoding("utf8").on("data", (d) => (p.stderr += d));
+  p.stop = async () => {
     if (proc.exitCode === null && proc.signalCode === null) {
       proc.kill("SIGTERM");
       const t = setTimeout(() => proc.kill("SIGKILL"), 5000);
@@ -63,17 +74,16 @@ export async function startDemo(extraArgs = [], { port } = {}) {
       clearTimeout(t);
     }
   };
-  // Wait for "demo: listening on http://ADDR".
   const deadline = Date.now() + 15_000;
-  while (!demo.stdout.includes("demo: listening on http://")) {
-    if (proc.exitCode !== null) throw new Error(`demo exited ${proc.exitCode}: ${demo.stderr}`);
+  while (!(p.ready = p.stdout.match(ready))) {
+    if (proc.exitCode !== null) throw new Error(`${name} exited ${proc.exitCode}: ${p.stderr}`);
     if (Date.now() > deadline) {
-      await demo.stop();
-      throw new Error(`demo did not start: ${demo.stdout}${demo.stderr}`);
+      await p.stop();
+      throw new Error(`${name} did not start: ${p.stdout}${p.stderr}`);
     }
     await sleep(50);
   }
-  return demo;
+  return p;
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

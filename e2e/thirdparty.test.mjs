@@ -7,8 +7,6 @@
 //	cd e2e && npm ci && npm test
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -23,6 +21,7 @@ import {
   signedOutUI,
   sleep,
   startDemo,
+  startProcess,
 } from "./helpers.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -35,40 +34,18 @@ const EMAIL = "ada@provider.example";
 // startProvider runs oidc-provider.mjs on a free port, with one client
 // whose redirect URI is redirectURI.
 async function startProvider(redirectURI) {
-  const proc = spawn(
+  const op = await startProcess(
+    "oidc-provider",
     process.execPath,
     [
       path.join(here, "oidc-provider.mjs"),
       ...["--redirect-uri", redirectURI, "--client-id", CLIENT_ID, "--client-secret", CLIENT_SECRET],
       ...["--email", EMAIL],
     ],
-    { stdio: ["ignore", "pipe", "pipe"] },
+    /oidc-provider: listening on (http:\/\/\S+)/,
   );
-  const op = { proc, stdout: "", stderr: "" };
-  proc.stdout.setEncoding("utf8").on("data", (d) => (op.stdout += d));
-  proc.stderr.setEncoding("utf8").on("data", (d) => (op.stderr += d));
-  op.stop = async () => {
-    if (proc.exitCode === null && proc.signalCode === null) {
-      proc.kill("SIGTERM");
-      const t = setTimeout(() => proc.kill("SIGKILL"), 5000);
-      await once(proc, "exit").catch(() => {});
-      clearTimeout(t);
-    }
-  };
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const m = op.stdout.match(/oidc-provider: listening on (http:\/\/\S+)/);
-    if (m) {
-      op.issuer = m[1];
-      return op;
-    }
-    if (proc.exitCode !== null) throw new Error(`oidc-provider exited ${proc.exitCode}: ${op.stderr}`);
-    if (Date.now() > deadline) {
-      await op.stop();
-      throw new Error(`oidc-provider did not start: ${op.stdout}${op.stderr}`);
-    }
-    await sleep(50);
-  }
+  op.issuer = op.ready[1];
+  return op;
 }
 
 const isSignInUp = (r) => r.request().method() === "POST" && new URL(r.url()).pathname === "/auth/signinup";
