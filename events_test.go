@@ -83,8 +83,13 @@ func TestEvents(t *testing.T) {
 		}
 		for i, e := range got {
 			w := want[i]
+			// Sign-ups and sign-ins name their login method.
+			method := ""
+			if w.kind == auth.EventSignUp || w.kind == auth.EventSignIn {
+				method = "emailpassword"
+			}
 			if e.Kind != w.kind || e.UserID != w.user || e.SessionHandle != w.session ||
-				(e.RemoteAddr != "") != w.http || !e.Time.Equal(s.Clock.Now()) {
+				(e.RemoteAddr != "") != w.http || !e.Time.Equal(s.Clock.Now()) || e.Method != method || e.ThirdPartyID != "" {
 				t.Errorf("%s: event %d = %+v, want %+v", step, i, e, w)
 			}
 		}

@@ -533,3 +533,40 @@ func TestThirdPartyConcurrentFirstSignIns(t *testing.T) {
 		t.Errorf("%d logins, want 1", len(logins))
 	}
 }
+
+// /signinup is limited per client: each makes the server call a provider.
+func TestThirdPartyLimitedPerClient(t *testing.T) {
+	t.Parallel()
+	s, p := tpServer(t, auth.Config{RateLimits: auth.RateLimits{ClientThirdPartySignIns: auth.Rate{Burst: 3, Every: time.Minute}}})
+	c := s.NewClient(authtest.Header)
+	redirect := callbackURL(s, "idp")
+	v := authorisationURL(t, c, "idp", redirect)
+	statuses := []int{}
+	for i := range 5 {
+		statuses = append(statuses, c.Do("POST", "/auth/signinup", signInUpBody("idp", redirect, fmt.Sprintf("code-%d", i), v)).StatusCode)
+	}
+	if fmt.Sprint(statuses) != "[200 200 200 429 429]" || p.exchanged() != 3 {
+		t.Errorf("5 sign-ins from one client against a burst of 3: %v and %d exchanges, want [200 200 200 429 429] and 3", statuses, p.exchanged())
+	}
+	s.Clock.Advance(time.Minute)
+	if res := c.Do("POST", "/auth/signinup", signInUpBody("idp", redirect, "code-later", v)); res.Status != "OK" {
+		t.Errorf("a minute later: %d %s", res.StatusCode, res.Body)
+	}
+}
+
+// A redirect URI listed in the configuration is accepted as it is, on
+// any origin; one character off, it is not.
+func TestThirdPartyListedRedirectURI(t *testing.T) {
+	t.Parallel()
+	const listed = "https://mobile.example.net/oauth/done"
+	s, _ := tpServer(t, auth.Config{ThirdParty: auth.ThirdPartyConfig{RedirectURIs: []string{listed}}})
+	c := s.NewClient(authtest.Header)
+	v := authorisationURL(t, c, "idp", listed)
+	if res := c.Do("POST", "/auth/signinup", signInUpBody("idp", listed, "code-1", v)); res.Status != "OK" {
+		t.Errorf("sign-in with a listed redirect URI: %d %s", res.StatusCode, res.Body)
+	}
+	res := c.Get("/auth/authorisationurl?" + url.Values{"thirdPartyId": {"idp"}, "redirectURIOnProviderDashboard": {listed + "/"}}.Encode())
+	if res.StatusCode != http.StatusBadRequest {
+		t.Errorf("a redirect URI one character off the listed one: %d, want 400", res.StatusCode)
+	}
+}
