@@ -38,6 +38,12 @@ func EmailPasswordKey(email string) LoginKey {
 // most one whose Method is MethodEmailPassword.
 type Login struct {
 	LoginKey
+	// ID is the login's own id, unique across all logins and never
+	// reused: the SDKs' recipeUserId, and the "rsub" of the sessions it
+	// starts. A user's first login has the user's id (CreateUser and
+	// SignInUp set it when it is empty); a login linked to an existing
+	// user (LinkLogin) has one of its own.
+	ID string
 	// UserID is the user the login belongs to.
 	UserID string
 	// Email is the login's email, normalised. Logins of several users may
@@ -52,6 +58,13 @@ type Login struct {
 	PasswordHash string
 	// CreatedAt is when the login was added.
 	CreatedAt time.Time
+	// OwnsEmail reports that the login holds its email for its user in
+	// account linking: a new login with this email may join only this
+	// login's user (LinkLogin). At most one login owns an email; the
+	// login must have that email, verified or not. A store sets it only
+	// when asked (CreateUser, SignInUp, ClaimEmail) and clears it when the
+	// login's email changes.
+	OwnsEmail bool
 	// SessionEpoch is the user's User.SessionEpoch, read in the same step
 	// as the rest of the login (by Login, Logins and ResetPassword), so
 	// that a session authorised by this login's credential can be created

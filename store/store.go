@@ -56,6 +56,15 @@ var (
 	// RevokeUserSessions) since the credential that authorised it was
 	// read: see User.SessionEpoch.
 	ErrSessionsEnded = errors.New("store: the user's sessions were ended")
+
+	// ErrEmailOwned reports that a login could not own its email
+	// (Login.OwnsEmail) because another user's login owns it; nothing
+	// changed.
+	ErrEmailOwned = errors.New("store: the email is owned by another user")
+
+	// ErrLastLogin reports that a login was not removed because it is its
+	// user's only one: a user always has a way to sign in.
+	ErrLastLogin = errors.New("store: the user's last login")
 )
 
 // TokenHash is the SHA-256 digest of a secret token. Stores index and
@@ -85,6 +94,8 @@ type Session struct {
 	Handle string
 	// UserID is the owner of the session.
 	UserID string
+	// LoginID is the login the user signed in with (Login.ID).
+	LoginID string
 	// CreatedAt is when the user signed in.
 	CreatedAt time.Time
 	// RefreshedAt is when the current refresh token was issued.
@@ -99,6 +110,22 @@ type ResetToken struct {
 	Hash TokenHash
 	// UserID is the user whose password the token resets.
 	UserID string
+	// CreatedAt is when the token was issued.
+	CreatedAt time.Time
+	// ExpiresAt is when it stops working.
+	ExpiresAt time.Time
+}
+
+// VerificationToken is an email verification token, known to the store
+// only by hash. It is bound to one login and the email that login had when
+// the token was issued.
+type VerificationToken struct {
+	// Hash is the SHA-256 of the token sent to the user. Unique.
+	Hash TokenHash
+	// LoginID is the login (Login.ID) whose email the token verifies.
+	LoginID string
+	// Email is the address the token was sent to.
+	Email string
 	// CreatedAt is when the token was issued.
 	CreatedAt time.Time
 	// ExpiresAt is when it stops working.
@@ -162,8 +189,8 @@ type Store interface {
 	TokenStore
 	KeyStore
 
-	// DeleteExpired removes sessions, refresh tokens, reset tokens,
-	// signing keys and (for a RateLimitStore) rate-limit entries that have
+	// DeleteExpired removes sessions, refresh tokens, reset and
+	// verification tokens, signing keys and (for a RateLimitStore) rate-limit entries that have
 	// expired at now. Applications call it on a schedule of their
 	// choosing; correctness never depends on it, only storage size.
 	DeleteExpired(ctx context.Context, now time.Time) error
@@ -173,10 +200,12 @@ type Store interface {
 // each login's key is unique across all users.
 type UserStore interface {
 	// CreateUser adds u with its first login, first, in one step; the
-	// store sets first.UserID to u.ID. It returns ErrConflict if a user
-	// with u.ID or a login with first's key exists; then nothing is
-	// written. Of several concurrent calls with one login key exactly one
-	// succeeds.
+	// store sets first.UserID to u.ID, and first.ID to u.ID if it is
+	// empty. It returns ErrConflict if a user with u.ID, or a login with
+	// first's key or ID, exists, and otherwise ErrEmailOwned if
+	// first.OwnsEmail is set and another login owns first.Email; then
+	// nothing is written. Of several concurrent calls with one login key
+	// exactly one succeeds, and so of several that ask to own one email.
 	CreateUser(ctx context.Context, u User, first Login) error
 
 	// UserByID returns the user with the given id, or ErrNotFound.
@@ -199,13 +228,56 @@ type UserStore interface {
 	// If a login with l's key exists, the store records the email the
 	// provider now reports: Email becomes l.Email, and EmailVerified
 	// becomes l.EmailVerified, or stays true if the email is unchanged
-	// (a verified address stays verified); it returns the login as
-	// updated and false. Otherwise it creates newUser with l as its first
-	// login, as CreateUser does, and returns l (with UserID set) and true.
-	// Of several concurrent calls with one key exactly one creates; the
-	// others find its login. It returns ErrConflict, and writes nothing,
-	// if the key is new but a user with newUser.ID exists.
+	// (a verified address stays verified); if the email changed, the
+	// login no longer owns one (OwnsEmail becomes false). It returns the
+	// login as updated and false; l.OwnsEmail is ignored. Otherwise it
+	// creates newUser with l as its first login, as CreateUser does
+	// (OwnsEmail included), and returns l (with UserID and ID set) and
+	// true. Of several concurrent calls with one key exactly one creates;
+	// the others find its login. If the key is new it returns ErrConflict
+	// if a user with newUser.ID or a login with l.ID exists, and
+	// otherwise ErrEmailOwned as CreateUser does; then nothing is
+	// written.
 	SignInUp(ctx context.Context, l Login, newUser User) (Login, bool, error)
+
+	// LinkLogin adds l to the existing user l.UserID, in one step, if a
+	// login of that user owns l.Email (Login.OwnsEmail): account linking
+	// joins only the user that owns the email. It returns ErrConflict if
+	// a login with l's key or l.ID exists, and otherwise ErrNotFound if
+	// no login of l.UserID owns l.Email; then nothing is written.
+	// l.OwnsEmail is ignored: the email has its owner.
+	LinkLogin(ctx context.Context, l Login) error
+
+	// ClaimEmail makes the login with the given id own its email, in one
+	// step, if no login of another user owns it, and returns the login
+	// as updated. If a login of the same user owns it already, nothing
+	// changes and the login is returned as it is. It returns
+	// ErrEmailOwned if a login of another user owns it, and ErrNotFound
+	// if there is no such login or it has no email; then nothing changes.
+	ClaimEmail(ctx context.Context, loginID string) (Login, error)
+
+	// SetEmailVerified records whether the email of the login with the
+	// given id belongs to its user, and returns the login as updated, or
+	// ErrNotFound. Marking it verified voids the login's verification
+	// tokens, which have nothing left to do.
+	SetEmailVerified(ctx context.Context, loginID string, verified bool) (Login, error)
+
+	// DeleteLogin removes the login with the given id from its user, with
+	// the sessions it started (Session.LoginID) and its verification
+	// tokens, in one step, and returns the handles of the sessions it
+	// deleted. It returns ErrLastLogin if the login is its user's only
+	// one, and ErrNotFound if there is no such login; then nothing
+	// changes. The other logins of the user are unchanged.
+	DeleteLogin(ctx context.Context, loginID string) ([]string, error)
+
+	// DeleteUser removes a user and everything the store keeps of it, in
+	// one step: its logins, sessions, refresh tokens, reset and
+	// verification tokens. It returns the handles of the sessions it
+	// deleted, or ErrNotFound if there is no such user. Every token of
+	// the user stops working at once, and a session authorised before
+	// the deletion can no longer be created (CreateSession reports
+	// ErrNotFound).
+	DeleteUser(ctx context.Context, userID string) ([]string, error)
 
 	// UpdatePasswordHash replaces the password hash of the user's email
 	// and password login, or returns ErrNotFound if the user has none. It
@@ -217,7 +289,8 @@ type UserStore interface {
 	UpdatePasswordHash(ctx context.Context, userID, oldHash, newHash string) error
 }
 
-// TokenStore keeps one-time tokens: password reset tokens.
+// TokenStore keeps one-time tokens: password reset and email verification
+// tokens.
 type TokenStore interface {
 	// CreateResetToken adds a password reset token. It returns ErrNotFound
 	// if the user does not exist and ErrConflict if the hash does.
@@ -233,19 +306,36 @@ type TokenStore interface {
 	// the password, in one atomic step. If the token exists, has not been
 	// used and has not expired at now, and its user has an email and
 	// password login, the store sets that login's password hash to
-	// passwordHash, deletes every reset token of the user (this one
-	// included, so it works once), revokes every session of the user and
-	// advances its SessionEpoch, and returns the login as updated and the
-	// handles of the revoked sessions. Otherwise it returns ErrNotFound and changes nothing. Of
+	// passwordHash and marks its email verified (the token was sent to
+	// it, so the link proves the inbox), deletes every reset token of the
+	// user (this one included, so it works once), revokes every session of
+	// the user and advances its SessionEpoch, and returns the login as
+	// updated and the handles of the revoked sessions. Otherwise it returns ErrNotFound and changes nothing. Of
 	// several concurrent calls with one token at most one succeeds. No
 	// other login of the user changes.
 	ResetPassword(ctx context.Context, token TokenHash, passwordHash string, now time.Time) (Login, []string, error)
+
+	// CreateVerificationToken adds an email verification token. It
+	// returns ErrNotFound if the login t.LoginID does not exist or its
+	// email is no longer t.Email, and ErrConflict if the hash exists; then
+	// nothing is written.
+	CreateVerificationToken(ctx context.Context, t VerificationToken) error
+
+	// VerifyEmail uses up the verification token with the given hash, in
+	// one atomic step. If the token exists and has not expired at now,
+	// and its login still has the token's email, the store marks that
+	// email verified, deletes every verification token of the login (this
+	// one included, so it works once) and returns the login as updated.
+	// Otherwise it returns ErrNotFound and changes nothing. Of several
+	// concurrent calls with one token at most one succeeds.
+	VerifyEmail(ctx context.Context, token TokenHash, now time.Time) (Login, error)
 }
 
 // SessionStore keeps sessions and their refresh tokens.
 type SessionStore interface {
 	// CreateSession adds s with refresh as its current refresh token, valid
-	// until s.ExpiresAt, if the SessionEpoch of s's user is still epoch:
+	// until s.ExpiresAt (s.LoginID, if empty, becomes s.UserID), if the
+	// SessionEpoch of s's user is still epoch:
 	// the epoch read with the credential that authorised the session. The
 	// check and the insert are one atomic step with respect to
 	// ResetPassword and RevokeUserSessions. It returns ErrSessionsEnded if
