@@ -13,7 +13,8 @@ import (
 )
 
 // EmailTemplate renders an email. Each template is executed with the data
-// of the email it renders (ResetEmailData for the reset email).
+// of the email it renders (ResetEmailData for the reset email,
+// VerificationEmailData for the verification email).
 type EmailTemplate struct {
 	Subject *texttemplate.Template
 	Text    *texttemplate.Template // the plain-text body
@@ -27,7 +28,15 @@ type ResetEmailData struct {
 	ValidFor string // how long the link works, in words: "1 hour"
 }
 
-//go:embed templates/reset_password.txt templates/reset_password.html
+// VerificationEmailData is what the verification email templates can
+// show.
+type VerificationEmailData struct {
+	Email    string // the address to verify, and the recipient
+	Link     string // the verification page, with the token in its query
+	ValidFor string // how long the link works, in words: "1 day"
+}
+
+//go:embed templates
 var templateFS embed.FS
 
 // DefaultResetEmail is the reset email used when Config.Email.ResetEmail is nil.
@@ -35,6 +44,14 @@ var DefaultResetEmail = EmailTemplate{
 	Subject: texttemplate.Must(texttemplate.New("subject").Parse("Reset your password")),
 	Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/reset_password.txt")),
 	HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/reset_password.html")),
+}
+
+// DefaultVerificationEmail is the verification email used when
+// Config.EmailVerification.Email is nil.
+var DefaultVerificationEmail = EmailTemplate{
+	Subject: texttemplate.Must(texttemplate.New("subject").Parse("Verify your email")),
+	Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/verify_email.txt")),
+	HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/verify_email.html")),
 }
 
 // render executes the templates of t with data.

@@ -11,14 +11,20 @@ import (
 	"github.com/latchkit/auth/mailer"
 )
 
-// outboxWorkers is how many reset emails are prepared and sent at once.
+// outboxWorkers is how many emails are prepared and sent at once.
 const outboxWorkers = 4
 
-// outbox sends reset emails off the request path: a bounded queue drained
-// by a few workers, with a timeout on each delivery attempt and retries.
-// The workers start with the first email, not in New, and stop in Close.
+// A mailJob prepares and sends one email: reset or verification.
+type mailJob struct {
+	kind string // "reset", "verification": names the email in logs
+	run  func(ctx context.Context)
+}
+
+// outbox sends emails off the request path: a bounded queue drained by a
+// few workers, with a timeout on each delivery attempt and retries. The
+// workers start with the first email, not in New, and stop in Close.
 type outbox struct {
-	queue    chan string // emails that asked for a reset
+	queue    chan mailJob
 	attempts int
 	timeout  time.Duration
 	backoff  time.Duration
@@ -34,19 +40,19 @@ type outbox struct {
 func newOutbox(size, attempts int, timeout, backoff time.Duration) *outbox {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &outbox{
-		queue: make(chan string, size), attempts: attempts, timeout: timeout, backoff: backoff,
+		queue: make(chan mailJob, size), attempts: attempts, timeout: timeout, backoff: backoff,
 		ctx: ctx, stop: cancel,
 	}
 }
 
-// enqueue queues a reset email for email. A full queue or a closed Auth
-// drops it, loudly: it is logged and reported as EventMailFailed.
-func (o *outbox) enqueue(a *Auth, email string) {
+// enqueue queues an email. A full queue or a closed Auth drops it,
+// loudly: it is logged and reported as EventMailFailed.
+func (o *outbox) enqueue(a *Auth, job mailJob) {
 	o.start.Do(func() {
 		for range outboxWorkers {
 			o.workers.Go(func() {
-				for email := range o.queue {
-					o.send(a, email)
+				for job := range o.queue {
+					o.send(a, job)
 				}
 			})
 		}
@@ -56,30 +62,30 @@ func (o *outbox) enqueue(a *Auth, email string) {
 	reason := "the auth handler is closed"
 	if !o.closed {
 		select {
-		case o.queue <- email:
+		case o.queue <- job:
 			return
 		default:
 			reason = "the mail queue is full"
 		}
 	}
-	a.cfg.Logger.LogAttrs(o.ctx, slog.LevelError, "auth: reset email dropped", slog.String("reason", reason))
+	a.cfg.Logger.LogAttrs(o.ctx, slog.LevelError, "auth: "+job.kind+" email dropped", slog.String("reason", reason))
 	a.emit(o.ctx, nil, Event{Kind: EventMailFailed})
 }
 
-// send prepares and sends one reset email. A panic in the Store or the
-// Mailer loses this email, reported like any failure, and not the process:
-// a worker goroutine has no net/http recovery above it.
-func (o *outbox) send(a *Auth, email string) {
+// send prepares and sends one email. A panic in the Store or the Mailer
+// loses this email, reported like any failure, and not the process: a
+// worker goroutine has no net/http recovery above it.
+func (o *outbox) send(a *Auth, job mailJob) {
 	defer func() {
 		if p := recover(); p != nil {
 			// Only the type: a panic value may quote the message, link
 			// and token included.
-			a.cfg.Logger.LogAttrs(o.ctx, slog.LevelError, "auth: reset email not sent",
+			a.cfg.Logger.LogAttrs(o.ctx, slog.LevelError, "auth: "+job.kind+" email not sent",
 				slog.String("step", "panic"), slog.String("error", fmt.Sprintf("panic: %T", p)))
 			a.emit(o.ctx, nil, Event{Kind: EventMailFailed})
 		}
 	}()
-	a.sendResetEmail(o.ctx, email)
+	job.run(o.ctx)
 }
 
 // deliver sends m, retrying failed attempts with a growing pause.

@@ -38,7 +38,7 @@ func (a *Auth) handleResetRequest(w http.ResponseWriter, r *http.Request) {
 	if a.take(ctx, perEmail) > 0 {
 		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: reset email withheld", slog.String("reason", "rate limit"))
 	} else {
-		a.outbox.enqueue(a, email)
+		a.outbox.enqueue(a, mailJob{"reset", func(ctx context.Context) { a.sendResetEmail(ctx, email) }})
 	}
 	writeJSON(w, http.StatusOK, statusOK)
 }
@@ -51,7 +51,7 @@ func (a *Auth) sendResetEmail(ctx context.Context, email string) {
 		return // nobody to tell; the requester learns nothing either way
 	}
 	if err != nil {
-		a.mailFailed(ctx, l.UserID, "looking up the user", err)
+		a.mailFailed(ctx, "reset", l.UserID, "looking up the user", err)
 		return
 	}
 	tok, hash := newSecret()
@@ -59,7 +59,7 @@ func (a *Auth) sendResetEmail(ctx context.Context, email string) {
 	if err := a.store.CreateResetToken(ctx, store.ResetToken{
 		Hash: hash, UserID: l.UserID, CreatedAt: now, ExpiresAt: now.Add(a.cfg.Email.ResetTokenLifetime),
 	}); err != nil {
-		a.mailFailed(ctx, l.UserID, "creating a reset token", err)
+		a.mailFailed(ctx, "reset", l.UserID, "creating a reset token", err)
 		return
 	}
 	m, err := a.cfg.Email.ResetEmail.render(a.cfg.Email.From, l.Email, ResetEmailData{
@@ -68,19 +68,20 @@ func (a *Auth) sendResetEmail(ctx context.Context, email string) {
 		ValidFor: inWords(a.cfg.Email.ResetTokenLifetime),
 	})
 	if err != nil {
-		a.mailFailed(ctx, l.UserID, "rendering the reset email", err)
+		a.mailFailed(ctx, "reset", l.UserID, "rendering the reset email", err)
 		return
 	}
 	if err := a.outbox.deliver(ctx, a.cfg.Email.Mailer, m); err != nil {
-		a.mailFailed(ctx, l.UserID, "sending the reset email", err)
+		a.mailFailed(ctx, "reset", l.UserID, "sending the reset email", err)
 		return
 	}
 	a.emit(ctx, nil, Event{Kind: EventResetEmailSent, UserID: l.UserID})
 }
 
-// mailFailed logs and reports a reset email that was not sent.
-func (a *Auth) mailFailed(ctx context.Context, userID, step string, err error) {
-	a.cfg.Logger.LogAttrs(ctx, slog.LevelError, "auth: reset email not sent",
+// mailFailed logs and reports an email of kind ("reset", "verification")
+// that was not sent.
+func (a *Auth) mailFailed(ctx context.Context, kind, userID, step string, err error) {
+	a.cfg.Logger.LogAttrs(ctx, slog.LevelError, "auth: "+kind+" email not sent",
 		slog.String("user_id", userID), slog.String("step", step), slog.String("error", err.Error()))
 	a.emit(ctx, nil, Event{Kind: EventMailFailed, UserID: userID})
 }
@@ -88,12 +89,17 @@ func (a *Auth) mailFailed(ctx context.Context, userID, step string, err error) {
 // resetLink is the reset page's URL with the token and tenant in its query,
 // where the SuperTokens SDKs look for them.
 func (a *Auth) resetLink(tok string) string {
+	return linkWithToken(a.cfg.Email.ResetPasswordURL, tok)
+}
+
+// linkWithToken adds a token and the tenant to a page's URL.
+func linkWithToken(page, tok string) string {
 	sep := "?"
-	if strings.Contains(a.cfg.Email.ResetPasswordURL, "?") {
+	if strings.Contains(page, "?") {
 		sep = "&"
 	}
 	// The token is URL-safe base64: nothing to escape.
-	return a.cfg.Email.ResetPasswordURL + sep + "token=" + tok + "&tenantId=public"
+	return page + sep + "token=" + tok + "&tenantId=public"
 }
 
 // handleResetPassword sets a new password with a reset token. Success ends
