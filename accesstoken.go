@@ -38,6 +38,16 @@ type accessClaims struct {
 	ExpiresAt     *jwt.NumericDate `json:"exp"`
 	NotBefore     *jwt.NumericDate `json:"nbf,omitempty"` // never issued, but honoured (RFC 7519)
 	ID            string           `json:"jti"`
+	// EmailVerified is the SDKs' email verification claim, present while
+	// Config.EmailVerification is on.
+	EmailVerified *emailClaim `json:"st-ev,omitempty"`
+}
+
+// emailClaim is the st-ev claim: whether the email of the session's login
+// method is verified, and when that was read (ms since the epoch).
+type emailClaim struct {
+	Verified bool  `json:"v"`
+	Time     int64 `json:"t"`
 }
 
 func (c *accessClaims) GetExpirationTime() (*jwt.NumericDate, error) { return c.ExpiresAt, nil }
@@ -62,15 +72,19 @@ func (c *accessClaims) Validate() error {
 	return nil
 }
 
-// issueAccess signs an access token for s with key and returns the pair's
-// access half and front-token; the caller fills in the refresh half.
-func (a *Auth) issueAccess(key *signingKey, s store.Session, now time.Time) (issued, error) {
+// issueAccess signs an access token for s with key, valid until exp, and
+// returns the pair's access half and front-token; the caller fills in the
+// refresh half. ev is the st-ev claim, or nil for none.
+func (a *Auth) issueAccess(key *signingKey, s store.Session, now, exp time.Time, ev *emailClaim) (issued, error) {
 	jti := make([]byte, 16)
 	rand.Read(jti)
-	exp := now.Add(a.cfg.AccessTokenLifetime)
+	login := s.LoginID
+	if login == "" {
+		login = s.UserID
+	}
 	c := &accessClaims{
 		Subject:       s.UserID,
-		RecipeUserID:  s.UserID,
+		RecipeUserID:  login,
 		SessionHandle: s.Handle,
 		TenantID:      "public",
 		TokenType:     accessTokenType,
@@ -78,6 +92,7 @@ func (a *Auth) issueAccess(key *signingKey, s store.Session, now time.Time) (iss
 		IssuedAt:      jwt.NewNumericDate(now),
 		ExpiresAt:     jwt.NewNumericDate(exp),
 		ID:            base64.RawURLEncoding.EncodeToString(jti),
+		EmailVerified: ev,
 	}
 	t := jwt.NewWithClaims(key.method, c)
 	t.Header["kid"] = key.id
@@ -137,6 +152,7 @@ type verifiedToken struct {
 	token     string      // the whole access token
 	session   *Session    // shared by every request with this token; handlers get copies
 	handle    string      // the session, for Config.CheckSessionInStore
+	ev        *emailClaim // st-ev, if the token has it
 	key       *signingKey // the key that verified the signature
 	issuedAt  time.Time
 	expiresAt time.Time
@@ -219,6 +235,7 @@ func (a *Auth) parseAccess(ctx context.Context, tok string) (*verifiedToken, err
 	vt := &verifiedToken{
 		session: &Session{
 			UserID:    c.Subject,
+			LoginID:   c.RecipeUserID,
 			Handle:    c.SessionHandle,
 			TenantID:  c.TenantID,
 			TokenID:   c.ID,
@@ -226,6 +243,7 @@ func (a *Auth) parseAccess(ctx context.Context, tok string) (*verifiedToken, err
 			ExpiresAt: c.ExpiresAt.Time,
 		},
 		handle:    c.SessionHandle,
+		ev:        c.EmailVerified,
 		key:       st.key,
 		issuedAt:  c.IssuedAt.Time,
 		expiresAt: c.ExpiresAt.Time,

@@ -37,6 +37,7 @@ type Auth struct {
 	frontendOrigins map[string]bool
 
 	liveSessions sessionCache // for Config.SessionCheckCache
+	deleted      deletedUsers // users this instance deleted, until their access tokens expire
 	verified     tokenCache   // access tokens verified before
 }
 
@@ -97,6 +98,17 @@ type route struct {
 	// crossSite exempts the route from the cross-origin check: a
 	// provider's form_post callback comes from the provider's site.
 	crossSite bool
+	// get, when set, serves GET (and HEAD) on a path whose method is
+	// another: the protocol puts two endpoints on one path.
+	get http.HandlerFunc
+}
+
+// allow is the route's Allow header.
+func (rt route) allow() string {
+	if rt.get != nil {
+		return rt.method + ", GET, OPTIONS"
+	}
+	return rt.method + ", OPTIONS"
 }
 
 // routeTable maps the paths under the base path to the endpoints of the
@@ -122,13 +134,19 @@ func (a *Auth) routeTable() map[string]route {
 	if a.cfg.SigningAlgorithm == EdDSA {
 		routes["/jwt/jwks.json"] = get(a.serveJWKS)
 	}
+	if a.verifying() {
+		// rid "emailverification": the three routes never enforce the
+		// claim they serve.
+		routes["/user/email/verify/token"] = post(a.handleSendVerification)
+		routes["/user/email/verify"] = route{method: http.MethodPost, handle: a.handleVerifyEmail, get: a.handleIsVerified}
+	}
 	routes["/loginmethods"] = get(a.handleLoginMethods)
 	if len(a.cfg.ThirdParty.Providers) > 0 {
 		routes["/authorisationurl"] = get(a.handleAuthorisationURL)
 		routes["/signinup"] = post(a.handleSignInUp)
 		for _, p := range a.cfg.ThirdParty.Providers {
 			if fp, ok := p.(provider.FormPoster); ok && fp.FormPost() {
-				routes["/callback/"+p.ID()] = route{http.MethodPost, a.handleFormPostCallback, true}
+				routes["/callback/"+p.ID()] = route{method: http.MethodPost, handle: a.handleFormPostCallback, crossSite: true}
 			}
 		}
 	}
@@ -155,10 +173,12 @@ func (a *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case !ok:
 		writeMessage(w, http.StatusNotFound, "not found")
 	case r.Method == http.MethodOptions:
-		w.Header().Set("Allow", rt.method+", OPTIONS")
+		w.Header().Set("Allow", rt.allow())
 		w.WriteHeader(http.StatusNoContent)
+	case rt.get != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+		rt.get(w, r)
 	case r.Method != rt.method && !(rt.method == http.MethodGet && r.Method == http.MethodHead):
-		w.Header().Set("Allow", rt.method+", OPTIONS")
+		w.Header().Set("Allow", rt.allow())
 		writeMessage(w, http.StatusMethodNotAllowed, "method not allowed")
 	case !rt.crossSite && a.xorigin.Check(r) != nil:
 		writeMessage(w, http.StatusForbidden, "cross-origin request refused: add the page's origin to Config.AllowedOrigins")
@@ -167,7 +187,7 @@ func (a *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// Close stops taking reset emails and waits for the queued ones to be
+// Close stops taking emails and waits for the queued ones to be
 // sent. If ctx ends first, deliveries in flight are abandoned, every email
 // still queued is logged and reported as EventMailFailed, and Close returns
 // ctx's error. Call it when the server shuts down, after http.Server's
@@ -196,8 +216,8 @@ func (a *Auth) Close(ctx context.Context) error {
 	// aborted, a worker would pick up the next queued email and report it
 	// itself, possibly after Close has returned. Workers that are still
 	// sending report their own outcome when their Mailer returns.
-	for range o.queue {
-		a.cfg.Logger.LogAttrs(ctx, slog.LevelError, "auth: reset email dropped", slog.String("reason", "shutdown"))
+	for job := range o.queue {
+		a.cfg.Logger.LogAttrs(ctx, slog.LevelError, "auth: "+job.kind+" email dropped", slog.String("reason", "shutdown"))
 		a.emit(ctx, nil, Event{Kind: EventMailFailed})
 	}
 	o.stop()

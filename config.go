@@ -118,6 +118,17 @@ type Config struct {
 	// value means none.
 	ThirdParty ThirdPartyConfig
 
+	// EmailVerification configures the verification of users' email
+	// addresses. The zero value means off.
+	EmailVerification EmailVerificationConfig
+
+	// AccountLinking lets a new login method join the existing user with
+	// the same email instead of making a second user, but only when both
+	// emails are verified; otherwise the sign-up is refused (see the
+	// package documentation, # Account linking). Default off: every
+	// sign-up makes a new user.
+	AccountLinking bool
+
 	// DisableEmailExists turns off the endpoint that tells whether an
 	// email has an account (the sign-up form uses it). It reveals which
 	// emails are registered; sign-up reveals as much, but one at a time
@@ -271,6 +282,76 @@ type EmailConfig struct {
 	Attempts int
 }
 
+// EmailVerificationMode says what email verification does.
+type EmailVerificationMode string
+
+const (
+	// EmailVerificationOff, the zero value, serves no verification
+	// endpoints and puts no claim in access tokens.
+	EmailVerificationOff EmailVerificationMode = ""
+	// EmailVerificationOptional serves the verification endpoints and
+	// keeps the st-ev claim in access tokens; nothing is enforced, except
+	// by RequireVerifiedEmail.
+	EmailVerificationOptional EmailVerificationMode = "optional"
+	// EmailVerificationRequired is EmailVerificationOptional, and
+	// RequireSession and OptionalSession refuse a session whose email is
+	// not verified: 403 with the SDKs' "invalid claim" body.
+	EmailVerificationRequired EmailVerificationMode = "required"
+)
+
+// DefaultEmailVerificationTokenLifetime is how long a verification link
+// works unless EmailVerificationConfig.TokenLifetime says otherwise.
+const DefaultEmailVerificationTokenLifetime = 24 * time.Hour
+
+// EmailVerificationConfig configures email verification. The zero value
+// means off. Verification mail goes through Config.Email, which needs a
+// Mailer.
+type EmailVerificationConfig struct {
+	// Mode is off (the zero value), optional or required.
+	Mode EmailVerificationMode
+
+	// URL is the page verification links open, with ?token=...&
+	// tenantId=public added. Default Config.AppURL + "/auth/verify-email",
+	// the page of the SuperTokens UI.
+	URL string
+
+	// Email renders the verification email. Default
+	// DefaultVerificationEmail.
+	Email *EmailTemplate
+
+	// TokenLifetime is how long a verification link works. Default
+	// DefaultEmailVerificationTokenLifetime, one day.
+	TokenLifetime time.Duration
+}
+
+func (c *EmailVerificationConfig) setDefaults(appURL string, mailer bool) error {
+	switch c.Mode {
+	case EmailVerificationOff:
+		return nil
+	case EmailVerificationOptional, EmailVerificationRequired:
+	default:
+		return fmt.Errorf("auth: Config.EmailVerification.Mode %q is not one of \"\", %q and %q",
+			c.Mode, EmailVerificationOptional, EmailVerificationRequired)
+	}
+	if !mailer {
+		return errors.New("auth: Config.EmailVerification needs Config.Email.Mailer to send its links")
+	}
+	setDefault(&c.URL, strings.TrimRight(appURL, "/")+"/auth/verify-email")
+	if u, err := url.Parse(c.URL); err != nil || u.Host == "" {
+		return fmt.Errorf("auth: Config.EmailVerification.URL %q is not an absolute URL", c.URL)
+	}
+	if c.Email == nil {
+		c.Email = &DefaultVerificationEmail
+	} else if c.Email.Subject == nil || c.Email.Text == nil {
+		return errors.New("auth: Config.EmailVerification.Email needs a Subject and a Text template")
+	}
+	setDefault(&c.TokenLifetime, DefaultEmailVerificationTokenLifetime)
+	if c.TokenLifetime < 0 {
+		return errors.New("auth: Config.EmailVerification.TokenLifetime must not be negative")
+	}
+	return nil
+}
+
 // CookieConfig configures the sAccessToken and sRefreshToken cookies. Both
 // are always HttpOnly; the refresh cookie is sent only to the refresh path.
 type CookieConfig struct {
@@ -336,6 +417,9 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, err
 	}
 	if err := cfg.ThirdParty.setDefaults(cfg.AppURL); err != nil {
+		return cfg, err
+	}
+	if err := cfg.EmailVerification.setDefaults(cfg.AppURL, cfg.Email.Mailer != nil); err != nil {
 		return cfg, err
 	}
 	switch cfg.Cookie.SameSite {

@@ -37,7 +37,12 @@ const (
 	EventTokenTheft       EventKind = "token_theft"
 	EventResetEmailSent   EventKind = "reset_email_sent"
 	EventPasswordReset    EventKind = "password_reset"
-	EventMailFailed       EventKind = "mail_failed" // a reset email was not sent: see the log for why
+	EventMailFailed       EventKind = "mail_failed" // an email was not sent: see the log for why
+
+	EventEmailVerificationSent EventKind = "email_verification_sent"
+	EventEmailVerified         EventKind = "email_verified" // by a link, or EmailVerified through the Go API
+	EventAccountLinked         EventKind = "account_linked" // a new login method joined an existing user
+	EventUserDeleted           EventKind = "user_deleted"
 )
 
 // emit logs an event and passes it to the hook.

@@ -54,6 +54,16 @@ type credentials struct {
 // configured size, anything that is not one JSON value, and trailing data.
 // Unknown keys are ignored: the SuperTokens SDKs send some.
 func (a *Auth) readJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	return a.decodeBody(w, r, v, false)
+}
+
+// readOptionalJSON is readJSON for endpoints whose body may be empty, as
+// the SDKs send it when they have nothing to say; v is then untouched.
+func (a *Auth) readOptionalJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	return a.decodeBody(w, r, v, true)
+}
+
+func (a *Auth) decodeBody(w http.ResponseWriter, r *http.Request, v any, mayBeEmpty bool) error {
 	if err := a.capBody(w, r); err != nil {
 		return err
 	}
@@ -65,6 +75,9 @@ func (a *Auth) readJSON(w http.ResponseWriter, r *http.Request, v any) error {
 		return badRequest("could not read the request body")
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
+		if mayBeEmpty {
+			return nil
+		}
 		return badRequest("the request body must be a JSON object")
 	}
 	if !utf8.Valid(body) {

@@ -67,6 +67,12 @@ type RateLimits struct {
 	// address: each makes the server call a provider. Default 30, then 1
 	// every 10 seconds (360 an hour).
 	ClientThirdPartySignIns Rate
+	// VerificationEmails bounds the verification emails sent for one
+	// login method, so that a page that asks for one at every load (the
+	// SDKs' does) cannot flood an inbox. Past it, the send endpoint
+	// answers GENERAL_ERROR asking the user to wait. Default 1, then 1
+	// every minute.
+	VerificationEmails Rate
 
 	// IPv6Prefix is the prefix length by which IPv6 clients are counted:
 	// one host commonly holds a whole /64, so counting single addresses
@@ -90,6 +96,7 @@ func (l *RateLimits) setDefaults() {
 	def(&l.ClientEmailChecks, 50, 10*time.Second)
 	def(&l.SessionRefreshes, 60, 2*time.Second)
 	def(&l.ClientThirdPartySignIns, 30, 10*time.Second)
+	def(&l.VerificationEmails, 1, time.Minute)
 	if l.IPv6Prefix == 0 {
 		l.IPv6Prefix = 64
 	}
@@ -99,7 +106,7 @@ func (l *RateLimits) setDefaults() {
 func (l *RateLimits) rates() []Rate {
 	return []Rate{l.SignInFailures, l.ClientSignInFailures, l.AccountSignInFailures,
 		l.ResetEmails, l.ClientResetRequests, l.ClientNewPasswords, l.ClientEmailChecks, l.SessionRefreshes,
-		l.ClientThirdPartySignIns}
+		l.ClientThirdPartySignIns, l.VerificationEmails}
 }
 
 func (r Rate) valid() bool { return r.Burst > 0 && r.Every > 0 }

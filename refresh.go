@@ -1,10 +1,13 @@
 package auth
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/latchkit/auth/store"
 )
@@ -77,7 +80,7 @@ func (a *Auth) handleRefresh(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, fmt.Errorf("auth: rotating a refresh token: %w", err))
 		return
 	}
-	t, err := a.issueAccess(key, s, now)
+	t, err := a.issueAccess(key, s, now, now.Add(a.cfg.AccessTokenLifetime), a.refreshedEmailClaim(r.Context(), s, now))
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -89,4 +92,22 @@ func (a *Auth) handleRefresh(w http.ResponseWriter, r *http.Request) {
 		Status string `json:"status"`
 		bodyTokens
 	}{"OK", body})
+}
+
+// refreshedEmailClaim reads the st-ev claim of a session anew at each
+// refresh (SuperTokens copies it), so that a change of the email's state
+// reaches the token within one access-token lifetime. The rotation has
+// committed by now: if the read fails the claim is left out, and a missing
+// claim is read again by the first check that needs it.
+func (a *Auth) refreshedEmailClaim(ctx context.Context, s store.Session, now time.Time) *emailClaim {
+	if !a.verifying() {
+		return nil
+	}
+	l, err := a.loginOf(ctx, s.UserID, s.LoginID)
+	if err != nil {
+		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: refresh without the email claim",
+			slog.String("user_id", s.UserID), slog.String("error", err.Error()))
+		return nil
+	}
+	return a.emailClaimOf(l, now)
 }

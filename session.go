@@ -16,6 +16,7 @@ import (
 // Its fields are the claims of the access token.
 type Session struct {
 	UserID    string    // "sub"
+	LoginID   string    // "rsub": the login method the user signed in with (LoginMethod.ID)
 	Handle    string    // "sessionHandle": names the session for revocation
 	TenantID  string    // "tId": always "public"
 	TokenID   string    // "jti": unique per access token
@@ -49,14 +50,14 @@ func ContextWithSession(ctx context.Context, s Session) context.Context {
 // revoked one) and ErrTryRefreshToken when its access token is expired or
 // invalid.
 func (a *Auth) VerifyRequest(r *http.Request) (Session, error) {
-	s, _, err := a.verifyRequest(r)
+	vt, _, err := a.verifyRequest(r)
 	if err != nil {
 		return Session{}, err
 	}
-	return *s, nil
+	return *vt.session, nil
 }
 
-func (a *Auth) verifyRequest(r *http.Request) (*Session, mode, error) {
+func (a *Auth) verifyRequest(r *http.Request) (*verifiedToken, mode, error) {
 	tok, m, found, bad := tokenFrom(r, cookieAccess)
 	switch {
 	case !found:
@@ -70,6 +71,9 @@ func (a *Auth) verifyRequest(r *http.Request) (*Session, mode, error) {
 	if err != nil {
 		return nil, m, err
 	}
+	if a.deleted.has(vt.session.UserID, a.cfg.Now()) {
+		return nil, m, errRevoked
+	}
 	// A cached token is checked here like a fresh one: a revoked session
 	// is refused even if its token is in the cache.
 	if a.cfg.CheckSessionInStore {
@@ -77,7 +81,7 @@ func (a *Auth) verifyRequest(r *http.Request) (*Session, mode, error) {
 			return nil, m, err
 		}
 	}
-	return vt.session, m, nil
+	return vt, m, nil
 }
 
 // checkSession confirms in the store that a session still exists, or
@@ -123,32 +127,56 @@ func (a *Auth) checkSession(ctx context.Context, handle string) error {
 // on the application's own routes. Header and body mode carry no ambient
 // credential and are not checked. Cookie.InsecureSkipOriginCheck turns
 // this off.
+//
+// With Config.EmailVerification in required mode, a session whose email
+// is not verified is refused 403 with the SDKs' "invalid claim" body
+// (see RequireSessionAllowUnverified for the routes that must serve it).
 func (a *Auth) RequireSession(next http.Handler) http.Handler {
-	return a.sessionMiddleware(next, true)
+	return a.sessionMiddleware(next, true, a.defaultEmailRule())
 }
 
 // OptionalSession is RequireSession for pages that also serve signed-out
 // users: a request without a session passes with none in its context. An
 // expired or invalid access token is still answered 401 "try refresh token",
-// so a signed-in user is never served as signed out by mistake.
+// so a signed-in user is never served as signed out by mistake, and a
+// session is held to the email verification rule as RequireSession holds it.
 func (a *Auth) OptionalSession(next http.Handler) http.Handler {
-	return a.sessionMiddleware(next, false)
+	return a.sessionMiddleware(next, false, a.defaultEmailRule())
 }
 
-func (a *Auth) sessionMiddleware(next http.Handler, required bool) http.Handler {
+// RequireVerifiedEmail is RequireSession for routes that need a verified
+// email whatever Config.EmailVerification's mode: a session whose email
+// is not verified is refused 403 with the SDKs' "invalid claim" body. With
+// verification off, access tokens carry no claim, so it reads the store
+// for every request.
+func (a *Auth) RequireVerifiedEmail(next http.Handler) http.Handler {
+	return a.sessionMiddleware(next, true, emailRequired)
+}
+
+// RequireSessionAllowUnverified is RequireSession for the routes a user
+// with an unverified email must still reach in required mode, such as a
+// page that asks them to verify it or to change it.
+func (a *Auth) RequireSessionAllowUnverified(next http.Handler) http.Handler {
+	return a.sessionMiddleware(next, true, emailAnyState)
+}
+
+func (a *Auth) sessionMiddleware(next http.Handler, required bool, rule emailRule) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		s, m, err := a.verifyNoPanic(w, r)
+		vt, m, err := a.verifyNoPanic(w, r)
 		switch {
 		case err == nil:
 			if m == modeCookie && !a.cfg.Cookie.InsecureSkipOriginCheck && a.xorigin.Check(r) != nil {
 				writeMessage(w, http.StatusForbidden, "cross-origin request refused: add the page's origin to Config.AllowedOrigins")
 				return
 			}
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, s)))
+			if rule == emailRequired && !a.emailVerifiedNoPanic(w, r, vt, m) {
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, vt.session)))
 		case !required && err == errNoToken:
 			next.ServeHTTP(w, r)
 		case err == errAnswered:
@@ -163,22 +191,34 @@ func (a *Auth) sessionMiddleware(next http.Handler, required bool) http.Handler 
 
 // verifyNoPanic is verifyRequest for the middleware, where a panicking
 // Store must not take down the application's own handler chain.
-func (a *Auth) verifyNoPanic(w http.ResponseWriter, r *http.Request) (s *Session, m mode, err error) {
+func (a *Auth) verifyNoPanic(w http.ResponseWriter, r *http.Request) (vt *verifiedToken, m mode, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			a.answerPanic(w, r, v)
-			s, err = nil, errAnswered
+			vt, err = nil, errAnswered
 		}
 	}()
 	return a.verifyRequest(r)
 }
 
-// createSession starts a session for a user who just signed up or in, and
-// writes its tokens in the mode the request asks for. epoch is the user's
-// session epoch as read with the credential that was checked: the store
-// refuses the session if a reset or a revocation of every session has
-// passed it since.
-func (a *Auth) createSession(ctx context.Context, w http.ResponseWriter, r *http.Request, userID string, epoch int64) (store.Session, bodyTokens, error) {
+// emailVerifiedNoPanic is checkEmailClaim for the middleware, for the
+// same reason as verifyNoPanic.
+func (a *Auth) emailVerifiedNoPanic(w http.ResponseWriter, r *http.Request, vt *verifiedToken, m mode) (ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			a.answerPanic(w, r, v)
+			ok = false
+		}
+	}()
+	return a.checkEmailClaim(w, r, vt, m)
+}
+
+// createSession starts a session for a user who just signed up or in with
+// the login by, and writes its tokens in the mode the request asks for.
+// by.SessionEpoch is the user's session epoch as read with the credential
+// that was checked: the store refuses the session if a reset or a
+// revocation of every session has passed it since.
+func (a *Auth) createSession(ctx context.Context, w http.ResponseWriter, r *http.Request, userID string, by store.Login) (store.Session, bodyTokens, error) {
 	key, err := a.keys.signer(ctx)
 	if err != nil {
 		return store.Session{}, bodyTokens{}, err
@@ -187,17 +227,18 @@ func (a *Auth) createSession(ctx context.Context, w http.ResponseWriter, r *http
 	s := store.Session{
 		Handle:      uuid.NewString(),
 		UserID:      userID,
+		LoginID:     by.ID,
 		CreatedAt:   now,
 		RefreshedAt: now,
 		ExpiresAt:   now.Add(a.cfg.RefreshTokenLifetime),
 	}
 	refresh, hash := newSecret()
-	t, err := a.issueAccess(key, s, now)
+	t, err := a.issueAccess(key, s, now, now.Add(a.cfg.AccessTokenLifetime), a.emailClaimOf(by, now))
 	if err != nil {
 		return store.Session{}, bodyTokens{}, err
 	}
 	t.refresh = refresh
-	if err := a.store.CreateSession(ctx, s, hash, epoch); err != nil {
+	if err := a.store.CreateSession(ctx, s, hash, by.SessionEpoch); err != nil {
 		return store.Session{}, bodyTokens{}, fmt.Errorf("auth: creating a session: %w", err)
 	}
 	m := newSessionMode(r)
@@ -221,7 +262,7 @@ const msgSessionsEnded = "Your sessions were ended while you were signing in. Pl
 // in the transfer mode the request asks for. Every sign-in route ends
 // here.
 func (a *Auth) signedIn(w http.ResponseWriter, r *http.Request, u store.User, logins []store.Login, by store.Login, created *bool) {
-	s, tokens, err := a.createSession(r.Context(), w, r, u.ID, by.SessionEpoch)
+	s, tokens, err := a.createSession(r.Context(), w, r, u.ID, by)
 	if errors.Is(err, store.ErrSessionsEnded) {
 		// A password reset, or the end of every session, came between
 		// the check of the credential and now: the session it would
@@ -236,12 +277,12 @@ func (a *Auth) signedIn(w http.ResponseWriter, r *http.Request, u store.User, lo
 		return
 	}
 	a.emit(r.Context(), r, Event{Kind: EventSignIn, UserID: u.ID, SessionHandle: s.Handle, Method: by.Method, ThirdPartyID: by.ThirdParty})
-	writeUser(w, r, u, logins, by, created, tokens)
+	writeUser(w, r, u, logins, by, created, tokens, a.cfg.AccountLinking && primary(logins))
 }
 
 // handleSignOut revokes the session of the request and clears its tokens.
 func (a *Auth) handleSignOut(w http.ResponseWriter, r *http.Request) {
-	s, m, err := a.verifyRequest(r)
+	vt, m, err := a.verifyRequest(r)
 	if err != nil {
 		if err == errRevoked {
 			a.clearTokens(w, true, true)
@@ -249,6 +290,7 @@ func (a *Auth) handleSignOut(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
+	s := vt.session
 	if err := a.store.RevokeSession(r.Context(), s.Handle); err != nil && !errors.Is(err, store.ErrNotFound) {
 		a.fail(w, r, err)
 		return

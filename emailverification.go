@@ -1,0 +1,353 @@
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/latchkit/auth/store"
+)
+
+// claimRefetchAfter is how old a false st-ev claim may be before
+// RequireSession reads the store again, as the SDKs' validator does: a
+// verification done in another browser is seen within it.
+const claimRefetchAfter = 10 * time.Second
+
+// An emailRule says what a session middleware asks of the session's email.
+type emailRule int
+
+const (
+	emailAnyState emailRule = iota // nothing
+	emailRequired                  // verified, or 403
+)
+
+// defaultEmailRule is the rule of RequireSession and OptionalSession: a
+// verified email in required mode, nothing otherwise.
+func (a *Auth) defaultEmailRule() emailRule {
+	if a.cfg.EmailVerification.Mode == EmailVerificationRequired {
+		return emailRequired
+	}
+	return emailAnyState
+}
+
+// verifying reports whether email verification is on.
+func (a *Auth) verifying() bool {
+	return a.cfg.EmailVerification.Mode != EmailVerificationOff
+}
+
+// emailVerified reports whether a login's email is known to be its user's.
+// A login without an email has nothing to verify, and counts as verified,
+// so that it is never locked out.
+func emailVerified(l store.Login) bool { return l.Email == "" || l.EmailVerified }
+
+// emailClaimOf is the st-ev claim of a session started by l, read at now,
+// or nil while verification is off.
+func (a *Auth) emailClaimOf(l store.Login, now time.Time) *emailClaim {
+	if !a.verifying() {
+		return nil
+	}
+	return &emailClaim{Verified: emailVerified(l), Time: now.UnixMilli()}
+}
+
+// sessionLogin reads the login a session was started with. A session of a
+// user or login that no longer exists gets ErrNotFound.
+func (a *Auth) sessionLogin(ctx context.Context, s *Session) (store.Login, error) {
+	return a.loginOf(ctx, s.UserID, s.LoginID)
+}
+
+// loginOf finds the login id of user userID; an empty id names the
+// user's first login, whose id is the user's.
+func (a *Auth) loginOf(ctx context.Context, userID, loginID string) (store.Login, error) {
+	if loginID == "" {
+		loginID = userID
+	}
+	logins, err := a.store.Logins(ctx, userID)
+	if err != nil {
+		return store.Login{}, err
+	}
+	for _, l := range logins {
+		if l.ID == loginID {
+			return l, nil
+		}
+	}
+	return store.Login{}, store.ErrNotFound
+}
+
+// checkEmailClaim lets a session through if its email is verified, and
+// answers 403 "invalid claim" otherwise. A claim that says so is trusted;
+// a missing one, or a false one older than claimRefetchAfter, is read
+// again from the store, and a changed value is written into the response
+// (a new access token with the old one's expiry), so the client's claim
+// follows without a refresh.
+func (a *Auth) checkEmailClaim(w http.ResponseWriter, r *http.Request, vt *verifiedToken, m mode) bool {
+	ev := vt.ev
+	if ev != nil && ev.Verified {
+		return true
+	}
+	now := a.cfg.Now()
+	if ev == nil || now.Sub(time.UnixMilli(ev.Time)) > claimRefetchAfter {
+		l, err := a.sessionLogin(r.Context(), vt.session)
+		if errors.Is(err, store.ErrNotFound) {
+			a.clearTokens(w, true, true)
+			a.fail(w, r, errRevoked)
+			return false
+		} else if err != nil {
+			a.fail(w, r, err)
+			return false
+		}
+		fresh := &emailClaim{Verified: emailVerified(l), Time: now.UnixMilli()}
+		if a.verifying() && (ev == nil || ev.Verified != fresh.Verified) {
+			if err := a.rewriteAccess(r.Context(), w, vt, m, fresh); err != nil {
+				a.fail(w, r, err)
+				return false
+			}
+		}
+		ev = fresh
+	}
+	if ev.Verified {
+		return true
+	}
+	type reason struct {
+		Message       string `json:"message"`
+		ExpectedValue bool   `json:"expectedValue"`
+		ActualValue   bool   `json:"actualValue"`
+	}
+	type claimError struct {
+		ID     string `json:"id"`
+		Reason reason `json:"reason"`
+	}
+	writeJSON(w, http.StatusForbidden, struct {
+		Message string       `json:"message"`
+		Errors  []claimError `json:"claimValidationErrors"`
+	}{"invalid claim", []claimError{{"st-ev", reason{"wrong value", true, false}}}})
+	return false
+}
+
+// rewriteAccess replaces the access token of a request's session with one
+// that carries ev and keeps the old token's expiry, written in the
+// request's transfer mode with a new front-token. The refresh token is
+// untouched. Body mode has no body of ours to carry it on every route, so
+// it gets the st-access-token header, as header mode does.
+func (a *Auth) rewriteAccess(ctx context.Context, w http.ResponseWriter, vt *verifiedToken, m mode, ev *emailClaim) error {
+	key, err := a.keys.signer(ctx)
+	if err != nil {
+		return err
+	}
+	s := vt.session
+	now := a.cfg.Now()
+	t, err := a.issueAccess(key, store.Session{Handle: s.Handle, UserID: s.UserID, LoginID: s.LoginID}, now, s.ExpiresAt, ev)
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set(headerFrontToken, t.frontToken)
+	exposed := []string{"front-token"}
+	if m == modeCookie {
+		// The cookie outlives the token, as the one sign-in sets does;
+		// the token's exp is what ends it.
+		a.setCookie(w, cookieAccess, t.access, "/", now.Add(a.cfg.RefreshTokenLifetime))
+	} else {
+		h.Set(headerAccess, t.access)
+		exposed = append(exposed, "st-access-token")
+	}
+	expose(h, exposed...)
+	return nil
+}
+
+// refreshEmailClaim writes the session's current state into its claim if
+// the token says otherwise (or nothing).
+func (a *Auth) refreshEmailClaim(ctx context.Context, w http.ResponseWriter, vt *verifiedToken, m mode, verified bool, always bool) error {
+	if !always && vt.ev != nil && vt.ev.Verified == verified {
+		return nil
+	}
+	return a.rewriteAccess(ctx, w, vt, m, &emailClaim{Verified: verified, Time: a.cfg.Now().UnixMilli()})
+}
+
+// sessionForEmail verifies the session of a request to an email
+// verification endpoint (which never enforces the claim) and reads its
+// login. It answers the request itself when it fails.
+func (a *Auth) sessionForEmail(w http.ResponseWriter, r *http.Request) (*verifiedToken, mode, store.Login, bool) {
+	vt, m, err := a.verifyRequest(r)
+	if err == nil {
+		var l store.Login
+		l, err = a.sessionLogin(r.Context(), vt.session)
+		if errors.Is(err, store.ErrNotFound) {
+			err = errRevoked // the user, or the login, is gone
+		}
+		if err == nil {
+			return vt, m, l, true
+		}
+	}
+	if err == errRevoked {
+		a.clearTokens(w, true, true)
+	}
+	a.fail(w, r, err)
+	return nil, m, store.Login{}, false
+}
+
+// handleSendVerification mails a verification link for the email of the
+// session's login method.
+func (a *Auth) handleSendVerification(w http.ResponseWriter, r *http.Request) {
+	var body map[string]json.RawMessage
+	if err := a.readOptionalJSON(w, r, &body); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	vt, m, l, ok := a.sessionForEmail(w, r)
+	if !ok {
+		return
+	}
+	ctx := r.Context()
+	if emailVerified(l) {
+		if err := a.refreshEmailClaim(ctx, w, vt, m, true, false); err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		writeStatus(w, "EMAIL_ALREADY_VERIFIED_ERROR")
+		return
+	}
+	// A claim that still says true (the email changed, or was marked
+	// unverified) is put right before the user is told to check mail.
+	if err := a.refreshEmailClaim(ctx, w, vt, m, false, false); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	rate := a.cfg.RateLimits.VerificationEmails
+	if wait := a.take(ctx, limit{limitKey("verify-email", l.ID), rate}); wait > 0 {
+		writeGeneralError(w, "A verification email was sent a moment ago. Please check your inbox, or try again in "+
+			strconv.Itoa(int((wait+time.Second-1)/time.Second))+" seconds.")
+		return
+	}
+	a.outbox.enqueue(a, mailJob{"verification", func(ctx context.Context) { a.sendVerificationEmail(ctx, l) }})
+	writeJSON(w, http.StatusOK, statusOK)
+}
+
+// sendVerificationEmail is the outbox's work for one request: issue a
+// token bound to the login and its email, and mail the link.
+func (a *Auth) sendVerificationEmail(ctx context.Context, l store.Login) {
+	tok, hash := newSecret()
+	now := a.cfg.Now()
+	lifetime := a.cfg.EmailVerification.TokenLifetime
+	err := a.store.CreateVerificationToken(ctx, store.VerificationToken{
+		Hash: hash, LoginID: l.ID, Email: l.Email, CreatedAt: now, ExpiresAt: now.Add(lifetime),
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		// The login changed its email, or went, since the request: the
+		// link would verify nothing.
+		a.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "auth: verification email not sent: the login or its email changed",
+			slog.String("user_id", l.UserID))
+		return
+	}
+	if err != nil {
+		a.mailFailed(ctx, "verification", l.UserID, "creating a verification token", err)
+		return
+	}
+	msg, err := a.cfg.EmailVerification.Email.render(a.cfg.Email.From, l.Email, VerificationEmailData{
+		Email:    l.Email,
+		Link:     linkWithToken(a.cfg.EmailVerification.URL, tok),
+		ValidFor: inWords(lifetime),
+	})
+	if err != nil {
+		a.mailFailed(ctx, "verification", l.UserID, "rendering the verification email", err)
+		return
+	}
+	if err := a.outbox.deliver(ctx, a.cfg.Email.Mailer, msg); err != nil {
+		a.mailFailed(ctx, "verification", l.UserID, "sending the verification email", err)
+		return
+	}
+	a.emit(ctx, nil, Event{Kind: EventEmailVerificationSent, UserID: l.UserID, Method: l.Method, ThirdPartyID: l.ThirdParty})
+}
+
+// handleVerifyEmail uses up a verification token. A session is optional:
+// the link may be opened in another browser. When one comes along and it
+// is the verified login's, its claim is updated in the same answer.
+func (a *Auth) handleVerifyEmail(w http.ResponseWriter, r *http.Request) {
+	var req map[string]json.RawMessage
+	if err := a.readJSON(w, r, &req); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	raw, ok := req["token"]
+	if !ok || string(raw) == "null" {
+		a.fail(w, r, badRequest("Please provide the email verification token"))
+		return
+	}
+	var tok string
+	if err := json.Unmarshal(raw, &tok); err != nil {
+		a.fail(w, r, badRequest("The email verification token must be a string"))
+		return
+	}
+	// A session that is sent must be good, before the token is spent: a
+	// client told to refresh will post again.
+	vt, m, err := a.verifyRequest(r)
+	if err != nil && err != errNoToken {
+		if err == errRevoked {
+			a.clearTokens(w, true, true)
+		}
+		a.fail(w, r, err)
+		return
+	}
+	if !wellFormedSecret(tok) {
+		writeStatus(w, "EMAIL_VERIFICATION_INVALID_TOKEN_ERROR")
+		return
+	}
+	ctx := r.Context()
+	l, err := a.store.VerifyEmail(ctx, sha256.Sum256([]byte(tok)), a.cfg.Now())
+	if errors.Is(err, store.ErrNotFound) {
+		writeStatus(w, "EMAIL_VERIFICATION_INVALID_TOKEN_ERROR")
+		return
+	} else if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.emit(ctx, r, Event{Kind: EventEmailVerified, UserID: l.UserID, Method: l.Method, ThirdPartyID: l.ThirdParty})
+	a.afterVerified(ctx, l)
+	if vt != nil && sameLogin(vt.session, l) {
+		if err := a.refreshEmailClaim(ctx, w, vt, m, true, false); err != nil {
+			// The email is verified; the claim catches up at the
+			// next check.
+			a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: could not update the session's email claim",
+				slog.String("error", err.Error()))
+		}
+	}
+	writeJSON(w, http.StatusOK, statusOK)
+}
+
+// sameLogin reports whether s was started with l.
+func sameLogin(s *Session, l store.Login) bool {
+	id := s.LoginID
+	if id == "" {
+		id = s.UserID
+	}
+	return id == l.ID && s.UserID == l.UserID
+}
+
+// handleIsVerified tells whether the email of the session's login method
+// is verified, and writes the answer into the session's claim.
+func (a *Auth) handleIsVerified(w http.ResponseWriter, r *http.Request) {
+	vt, m, l, ok := a.sessionForEmail(w, r)
+	if !ok {
+		return
+	}
+	verified := emailVerified(l)
+	if err := a.refreshEmailClaim(r.Context(), w, vt, m, verified, true); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Status     string `json:"status"`
+		IsVerified bool   `json:"isVerified"`
+	}{"OK", verified})
+}
+
+func writeStatus(w http.ResponseWriter, status string) {
+	writeJSON(w, http.StatusOK, struct {
+		Status string `json:"status"`
+	}{status})
+}
