@@ -36,6 +36,19 @@ func (a *Auth) handleSignUp(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
+	// Under account linking, an address another user has is refused
+	// before any work: a new password login is unverified, and so may
+	// join nobody (see linkTarget).
+	if a.cfg.AccountLinking {
+		outcome, _, err := a.linkTarget(ctx, c.email, false)
+		if err == nil && outcome == linkRefuse || isLinkRace(err) {
+			writeNotAllowed(w, "SIGN_UP_NOT_ALLOWED", reasonEmailPasswordSignUp)
+			return
+		} else if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+	}
 	// Load the signing key before the user exists, so that a store
 	// failure there cannot leave an account without its first session.
 	if _, err := a.keys.signer(ctx); err != nil {
@@ -51,13 +64,19 @@ func (a *Auth) handleSignUp(w http.ResponseWriter, r *http.Request) {
 	u := store.User{ID: uuid.NewString(), TimeJoined: now}
 	l := store.Login{
 		LoginKey:     store.EmailPasswordKey(c.email),
+		ID:           u.ID,
 		UserID:       u.ID,
 		Email:        c.email,
 		PasswordHash: hash,
 		CreatedAt:    now,
+		OwnsEmail:    a.cfg.AccountLinking,
 	}
 	if err := a.store.CreateUser(ctx, u, l); errors.Is(err, store.ErrConflict) {
 		writeFieldErrors(w, []fieldError{{"email", msgEmailTaken}})
+		return
+	} else if errors.Is(err, store.ErrEmailOwned) {
+		// A sign-up with another method took the address meanwhile.
+		writeNotAllowed(w, "SIGN_UP_NOT_ALLOWED", reasonEmailPasswordSignUp)
 		return
 	} else if err != nil {
 		a.fail(w, r, fmt.Errorf("auth: creating a user: %w", err))
@@ -164,6 +183,13 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	a.refund(ctx, limits[1:]...)
 	if rehash {
 		a.upgradeHash(ctx, l, c.password)
+	}
+	if conflict, err := a.signInConflicts(ctx, l); err != nil {
+		a.fail(w, r, err)
+		return
+	} else if conflict {
+		writeNotAllowed(w, "SIGN_IN_NOT_ALLOWED", reasonEmailPasswordSignIn)
+		return
 	}
 	u, logins, err := a.user(ctx, l.UserID)
 	if err != nil {

@@ -167,22 +167,38 @@ func (a *Auth) handleSignInUp(w http.ResponseWriter, r *http.Request) {
 	}
 	now := a.cfg.Now().Truncate(time.Millisecond)
 	newUser := store.User{ID: uuid.NewString(), TimeJoined: now}
-	l, created, err := a.store.SignInUp(ctx, store.Login{
+	nl := store.Login{
 		LoginKey:      store.LoginKey{Method: store.MethodThirdParty, ThirdParty: id, Subject: ident.Subject},
 		Email:         email,
 		EmailVerified: ident.EmailVerified,
 		CreatedAt:     now,
-	}, newUser)
+	}
+	var (
+		l       store.Login
+		u       store.User
+		logins  []store.Login
+		created bool
+	)
+	if a.cfg.AccountLinking {
+		var reason string
+		l, u, logins, created, reason, err = a.signInUpLinking(ctx, r, nl, newUser)
+		if err == nil && reason != "" {
+			writeNotAllowed(w, "SIGN_IN_UP_NOT_ALLOWED", reason)
+			return
+		}
+	} else {
+		l, created, err = a.store.SignInUp(ctx, nl, newUser)
+		u, logins = newUser, []store.Login{l}
+		if err == nil && !created {
+			u, logins, err = a.user(ctx, l.UserID)
+		}
+	}
 	if err != nil {
 		a.fail(w, r, fmt.Errorf("auth: signing in with %s: %w", id, err))
 		return
 	}
-	u, logins := newUser, []store.Login{l}
-	if created {
+	if created && u.ID == newUser.ID {
 		a.emit(ctx, r, Event{Kind: EventSignUp, UserID: u.ID, Method: l.Method, ThirdPartyID: id})
-	} else if u, logins, err = a.user(ctx, l.UserID); err != nil {
-		a.fail(w, r, err)
-		return
 	}
 	a.signedIn(w, r, u, logins, l, &created)
 }
