@@ -43,6 +43,9 @@
 //     Config.ThirdParty.Providers: GET /authorisationurl, POST /signinup,
 //     and POST /callback/<id> for a provider that posts its callback
 //     (Apple);
+//   - email verification ("emailverification"), with
+//     Config.EmailVerification.Mode: POST /user/email/verify/token, POST
+//     and GET /user/email/verify;
 //   - always: GET /loginmethods.
 //
 // Every business outcome is HTTP 200 with a JSON status; 401 is reserved
@@ -51,7 +54,65 @@
 // A store.User is an identity; the ways it signs in are its logins
 // (store.Login): an email and password, or an identity at a provider. A
 // sign-up through a provider makes a new user even when another user has
-// the same email: accounts are never merged silently.
+// the same email: accounts are never merged silently. With
+// Config.AccountLinking, see # Account linking.
+//
+// # Email verification
+//
+// Verification belongs to a login method's email. A sign-up with a
+// password starts unverified; a provider that vouches for the address
+// (email_verified) starts verified, and a verified address stays verified
+// while the provider reports the same one. Completing a password reset
+// from the emailed link verifies that email too: the link proves the
+// inbox, as a verification link does, and so the owner of an address that
+// a stranger signed up with can take the account back (the reset ends the
+// stranger's sessions). An address that changes is a new, unverified one.
+//
+// With Config.EmailVerification.Mode optional or required, access tokens
+// carry the SDKs' st-ev claim, {"v": verified, "t": when read}, for the
+// email of the login method that signed in. It is read at sign-in and at
+// every refresh, and the verification endpoints write a changed value into
+// the session at once (a new access token with the old one's expiry, in
+// the request's transfer mode; body mode gets it in the st-access-token
+// header). In required mode, RequireSession and OptionalSession answer an
+// unverified session 403 with the SDKs' "invalid claim" body, after
+// reading the store again if the claim is missing or a false one is over
+// 10 seconds old; RequireSessionAllowUnverified exempts a route, and
+// RequireVerifiedEmail requires a verified email on a route in any mode.
+//
+// Links go through the same outbox as reset links, to
+// <AppURL>/auth/verify-email?token=…&tenantId=public. Their tokens are 256
+// random bits, stored as SHA-256, valid for a day
+// (EmailVerificationConfig.TokenLifetime), bound to the login method and
+// the address they were sent to, and work once even when submissions race.
+// Each login method gets one email a minute (RateLimits.VerificationEmails):
+// the SDKs ask at every load of their "check your inbox" page.
+//
+// # Account linking
+//
+// With Config.AccountLinking, a new login method whose email another user
+// has joins that user, instead of making a second one, if and only if the
+// new method's email is verified (a provider vouched for it) and so is the
+// existing user's login method with that address. Otherwise the sign-up
+// is refused: SIGN_IN_UP_NOT_ALLOWED for a provider, SIGN_UP_NOT_ALLOWED
+// for a password, with the SDKs' reasons. So a stranger who signs up first
+// with someone else's address, unverified, can never be joined by its
+// owner's later sign-in with Google; the owner proves the inbox instead,
+// by a password reset or a verification link on that account, and signs
+// in with Google again, which then joins it. Signing in to an unverified
+// login method whose email another user has verified is refused the same
+// way (SIGN_IN_NOT_ALLOWED, or SIGN_IN_UP_NOT_ALLOWED), until it is
+// verified.
+//
+// At most one user owns an email (store.Login.OwnsEmail): concurrent first
+// sign-ins with two methods of one address make one user, or refuse one of
+// them, never two owners. A user is a primary user (isPrimaryUser) once it
+// owns a verified email or has several login methods; its sessions name it
+// in "sub" and the login method that signed in in "rsub"
+// (Session.LoginID). Users made while linking was off own nothing until
+// their address is next met. A verification never merges two existing
+// users. A password reset acts only on email and password logins: a user
+// who has none gets no reset email, and a reset never creates one.
 //
 // # Sessions
 //
@@ -65,8 +126,8 @@
 // ErrTryRefreshToken or ErrTokenTheft.
 //
 // The Go API (UserByID, UserByEmail, Sessions, RevokeSession,
-// RevokeAllSessions) reads and ends sessions from the application's own
-// code. A revoked session's refresh token stops at once; its access tokens
+// RevokeAllSessions, SetEmailVerified, Unlink, DeleteUser) reads users and
+// ends sessions from the application's own code. A revoked session's refresh token stops at once; its access tokens
 // at once with Config.CheckSessionInStore, or else when they expire.
 //
 // # Security model

@@ -29,6 +29,10 @@ var (
 // store.ErrNotFound, so the Go API's callers need not import package store.
 var ErrNotFound = store.ErrNotFound
 
+// ErrLastLogin reports that a login method was not unlinked because it is
+// the user's only one. It is store.ErrLastLogin.
+var ErrLastLogin = store.ErrLastLogin
+
 // A Reason says why a session was refused.
 type Reason string
 

@@ -3,6 +3,7 @@ package auth
 import (
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -142,4 +143,41 @@ func (c *sessionCache) evict(handle string) {
 	defer c.mu.Unlock()
 	c.evictions++
 	delete(c.live, handle)
+}
+
+// deletedUsers remembers the users this instance deleted until their last
+// access tokens expire, so that their sessions stop here at once, with or
+// without Config.CheckSessionInStore. Deletions are rare: while there is
+// none to remember, a check costs one atomic load.
+type deletedUsers struct {
+	n     atomic.Int32
+	mu    sync.Mutex
+	until map[string]time.Time // user id -> when its tokens have expired
+}
+
+// add remembers userID until then, and forgets those whose time has
+// passed at now.
+func (d *deletedUsers) add(userID string, now, until time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.until == nil {
+		d.until = make(map[string]time.Time)
+	}
+	for id, t := range d.until {
+		if !now.Before(t) {
+			delete(d.until, id)
+		}
+	}
+	d.until[userID] = until
+	d.n.Store(int32(len(d.until)))
+}
+
+func (d *deletedUsers) has(userID string, now time.Time) bool {
+	if d.n.Load() == 0 {
+		return false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	until, ok := d.until[userID]
+	return ok && now.Before(until)
 }

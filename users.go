@@ -28,13 +28,18 @@ type User struct {
 
 // LoginMethod is one way a user signs in.
 type LoginMethod struct {
+	// ID names the login method (the SDKs' recipeUserId, and
+	// Session.LoginID of the sessions it starts). A user's first login
+	// method has the user's id.
+	ID string
 	// Method is "emailpassword" or "thirdparty".
 	Method string
 	// ThirdPartyID is the provider ("google", ...) of a third-party
 	// login, and ThirdPartyUserID the provider's id for the user.
 	ThirdPartyID, ThirdPartyUserID string
 	// Email is the login's email, normalised, and EmailVerified whether
-	// it is known to be the user's (a provider that vouches for it).
+	// it is known to be the user's: a provider vouched for it, or the
+	// user opened a verification or password reset link sent to it.
 	Email         string
 	EmailVerified bool
 	// CreatedAt is when the login was added.
@@ -47,6 +52,7 @@ type LoginMethod struct {
 type SessionInfo struct {
 	Handle      string    // names the session; Session.Handle of its access tokens
 	UserID      string    // the owner
+	LoginID     string    // the login method it was started with
 	CreatedAt   time.Time // when the user signed in
 	RefreshedAt time.Time // when its tokens were last refreshed
 	ExpiresAt   time.Time // when it ends unless refreshed before
@@ -84,7 +90,7 @@ func (a *Auth) UserByID(ctx context.Context, id string) (User, error) {
 	}
 	methods := make([]LoginMethod, len(logins))
 	for i, l := range logins {
-		methods[i] = LoginMethod{Method: l.Method, Email: l.Email, EmailVerified: l.EmailVerified, CreatedAt: l.CreatedAt}
+		methods[i] = LoginMethod{ID: l.ID, Method: l.Method, Email: l.Email, EmailVerified: l.EmailVerified, CreatedAt: l.CreatedAt}
 		if l.Method == store.MethodThirdParty {
 			methods[i].ThirdPartyID, methods[i].ThirdPartyUserID = l.ThirdParty, l.Subject
 		}
@@ -143,6 +149,83 @@ func (a *Auth) RevokeAllSessions(ctx context.Context, userID string) (int, error
 	return len(handles), err
 }
 
+// SetEmailVerified records whether the email of a login method (by its
+// LoginMethod.ID) belongs to its user, as an app does after checking it
+// some other way, or to take back a verification. Sessions see the change
+// at their next refresh, or at once where a check reads it (RequireSession
+// in required mode re-reads an unverified claim). It returns an error
+// matching ErrNotFound if there is no such login method.
+func (a *Auth) SetEmailVerified(ctx context.Context, loginID string, verified bool) error {
+	l, err := a.store.SetEmailVerified(ctx, loginID, verified)
+	if err != nil {
+		return err
+	}
+	if verified {
+		a.emit(ctx, nil, Event{Kind: EventEmailVerified, UserID: l.UserID, Method: l.Method, ThirdPartyID: l.ThirdParty})
+		a.afterVerified(ctx, l)
+	}
+	return nil
+}
+
+// Unlink removes a login method (by its LoginMethod.ID) from user
+// userID: it no longer signs in, and the sessions it started end. The
+// user keeps the others. It returns an error matching ErrLastLogin if it
+// is the user's only one (delete the user instead), and ErrNotFound if
+// the user has no such login method.
+func (a *Auth) Unlink(ctx context.Context, userID, loginID string) error {
+	if _, err := a.loginOf(ctx, userID, loginID); err != nil {
+		return err
+	}
+	handles, err := a.store.DeleteLogin(ctx, loginID)
+	if err != nil {
+		return err
+	}
+	for _, h := range handles {
+		a.emit(ctx, nil, Event{Kind: EventSessionRevoked, UserID: userID, SessionHandle: h})
+	}
+	return nil
+}
+
+// DeleteUser removes a user and everything kept of them: every login
+// method, session, refresh token, reset and verification link, and the
+// rate-limit entries kept for their emails and login methods. Their
+// sessions stop at once on this instance; on others, their access tokens
+// work until they expire (Config.AccessTokenLifetime), or, with
+// Config.CheckSessionInStore, until the store is next read for them
+// (Config.SessionCheckCache). A sign-in in flight starts no session.
+// It returns an error matching ErrNotFound if there is no such user.
+func (a *Auth) DeleteUser(ctx context.Context, userID string) error {
+	logins, err := a.store.Logins(ctx, userID)
+	if err != nil {
+		return err
+	}
+	handles, err := a.store.DeleteUser(ctx, userID)
+	if err != nil {
+		return err
+	}
+	now := a.cfg.Now()
+	a.deleted.add(userID, now, now.Add(a.cfg.AccessTokenLifetime+jwtLeeway))
+	for _, h := range handles {
+		a.emit(ctx, nil, Event{Kind: EventSessionRevoked, UserID: userID, SessionHandle: h})
+	}
+	// The entries keyed by the user's emails and logins. Those keyed by
+	// an email and a client address together hold a hash of both, and
+	// expire on their own.
+	for _, l := range logins {
+		for _, key := range []string{
+			limitKey("signin-account", l.Email),
+			limitKey("reset-email", l.Email),
+			limitKey("verify-email", l.ID),
+		} {
+			if err := a.cfg.Limiter.Reset(ctx, key); err != nil {
+				a.limiterFailed(ctx, err)
+			}
+		}
+	}
+	a.emit(ctx, nil, Event{Kind: EventUserDeleted, UserID: userID})
+	return nil
+}
+
 // loginMethod and wireUser are the user object of FDI 1.18 and 3.x and later.
 type loginMethod struct {
 	RecipeID     string          `json:"recipeId"`
@@ -189,10 +272,23 @@ type legacyUser struct {
 
 var publicTenant = []string{"public"}
 
+// primary reports whether a user with these logins is a primary user in
+// the SDKs' sense: one that later login methods may join, because it owns
+// a verified email, or that several have joined.
+func primary(logins []store.Login) bool {
+	for _, l := range logins {
+		if l.OwnsEmail && l.EmailVerified {
+			return true
+		}
+	}
+	return len(logins) > 1
+}
+
 // writeUser answers a successful sign-up or sign-in by the login by. For
 // a third-party sign-in, created tells whether it created the login (the
 // SDK's createdNewRecipeUser); it is nil for the password routes.
-func writeUser(w http.ResponseWriter, r *http.Request, u store.User, logins []store.Login, by store.Login, created *bool, tokens bodyTokens) {
+// isPrimary is the user object's isPrimaryUser.
+func writeUser(w http.ResponseWriter, r *http.Request, u store.User, logins []store.Login, by store.Login, created *bool, tokens bodyTokens, isPrimary bool) {
 	joined := u.TimeJoined.UnixMilli()
 	var user any
 	legacy := legacyFDI(r.Header.Get("fdi-version"))
@@ -204,21 +300,26 @@ func writeUser(w http.ResponseWriter, r *http.Request, u store.User, logins []st
 		user = lu
 	} else {
 		wu := wireUser{
-			ID:           u.ID,
-			TenantIDs:    publicTenant,
-			Emails:       []string{},
-			PhoneNumbers: []string{},
-			ThirdParty:   []wireThirdParty{},
-			WebAuthn:     wireWebAuthn{CredentialIDs: []string{}},
-			LoginMethods: []loginMethod{},
-			TimeJoined:   joined,
+			ID:            u.ID,
+			IsPrimaryUser: isPrimary,
+			TenantIDs:     publicTenant,
+			Emails:        []string{},
+			PhoneNumbers:  []string{},
+			ThirdParty:    []wireThirdParty{},
+			WebAuthn:      wireWebAuthn{CredentialIDs: []string{}},
+			LoginMethods:  []loginMethod{},
+			TimeJoined:    joined,
 		}
 		for _, l := range logins {
 			if l.Email != "" && !slices.Contains(wu.Emails, l.Email) {
 				wu.Emails = append(wu.Emails, l.Email)
 			}
+			recipeUser := l.ID
+			if recipeUser == "" {
+				recipeUser = u.ID
+			}
 			m := loginMethod{
-				RecipeID: l.Method, RecipeUserID: u.ID, TenantIDs: publicTenant,
+				RecipeID: l.Method, RecipeUserID: recipeUser, TenantIDs: publicTenant,
 				Email: l.Email, TimeJoined: l.CreatedAt.UnixMilli(), Verified: l.EmailVerified,
 			}
 			if l.Method == store.MethodThirdParty {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/url"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -66,6 +67,23 @@ var linkPattern = regexp.MustCompile(`https?://[^\s"<>]+`)
 // ResetLink returns the first link in a message's text, and its token.
 // It fails the test if there is none.
 func ResetLink(tb testing.TB, m mailer.Message) (link, token string) {
+	tb.Helper()
+	return firstLink(tb, m)
+}
+
+// VerificationLink returns the link of an email verification message,
+// and its token, for Client.VerifyEmail. It fails the test if the message
+// has no link to a verify-email page.
+func VerificationLink(tb testing.TB, m mailer.Message) (link, token string) {
+	tb.Helper()
+	link, token = firstLink(tb, m)
+	if u, _ := url.Parse(link); !strings.HasSuffix(u.Path, "/verify-email") {
+		tb.Fatalf("authtest: link %s is not a verify-email link", link)
+	}
+	return link, token
+}
+
+func firstLink(tb testing.TB, m mailer.Message) (link, token string) {
 	tb.Helper()
 	link = linkPattern.FindString(m.Text)
 	u, err := url.Parse(link)

@@ -114,7 +114,8 @@ func (s *Server) NewEmail() string {
 }
 
 // SignedIn signs up a new user over HTTP with a client in mode m and
-// returns the client, holding the session, and the user.
+// returns the client, holding the session, and the user. The user's email
+// is not verified, as after any sign-up with a password.
 func (s *Server) SignedIn(m Mode) (*Client, auth.User) {
 	s.tb.Helper()
 	c := s.NewClient(m)
@@ -125,6 +126,27 @@ func (s *Server) SignedIn(m Mode) (*Client, auth.User) {
 	u, err := s.Auth.UserByEmail(s.tb.Context(), email)
 	if err != nil {
 		s.tb.Fatalf("authtest: user %s after sign-up: %v", email, err)
+	}
+	return c, u
+}
+
+// SignedInVerified is SignedIn for a user whose email is verified: it
+// signs up, marks the email verified through the Go API, and signs in
+// again, so that the client's session says so from the start.
+func (s *Server) SignedInVerified(m Mode) (*Client, auth.User) {
+	s.tb.Helper()
+	first, u := s.SignedIn(m)
+	if err := s.Auth.SetEmailVerified(s.tb.Context(), u.LoginMethods[0].ID, true); err != nil {
+		s.tb.Fatalf("authtest: marking %s verified: %v", u.Email, err)
+	}
+	first.SignOut()
+	c := s.NewClient(m)
+	if res := c.SignIn(u.Email, Password); res.StatusCode != http.StatusOK || res.Status != "OK" {
+		s.tb.Fatalf("authtest: sign-in of %s: %d %s", u.Email, res.StatusCode, res.Body)
+	}
+	u, err := s.Auth.UserByID(s.tb.Context(), u.ID)
+	if err != nil {
+		s.tb.Fatalf("authtest: user %s: %v", u.ID, err)
 	}
 	return c, u
 }
