@@ -130,7 +130,14 @@ func (a *Auth) signInUpLinking(ctx context.Context, r *http.Request, nl store.Lo
 	for range linkAttempts {
 		_, err := a.store.Login(ctx, nl.LoginKey)
 		if err == nil {
-			l, _, err := a.store.SignInUp(ctx, nl, newUser)
+			// Asking to own the email matters only if the login went
+			// meanwhile and this creates it: then it must own it.
+			owning := nl
+			owning.OwnsEmail = true
+			l, created, err := a.store.SignInUp(ctx, owning, newUser)
+			if isLinkRace(err) || err == nil && created {
+				continue
+			}
 			if err != nil {
 				return l, store.User{}, nil, false, "", err
 			}

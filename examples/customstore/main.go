@@ -111,6 +111,62 @@ func (s *auditStore) LoginsByEmail(ctx context.Context, email string) ([]store.L
 	return s.inner.LoginsByEmail(ctx, email)
 }
 
+// LinkLogin implements store.Store. Account linking joins a new login
+// method to an existing user.
+func (s *auditStore) LinkLogin(ctx context.Context, l store.Login) error {
+	err := s.inner.LinkLogin(ctx, l)
+	if err == nil {
+		s.log.InfoContext(ctx, "login method linked", "user_id", l.UserID, "login_method", l.Method, "third_party", l.ThirdParty)
+	}
+	return err
+}
+
+// ClaimEmail implements store.Store.
+func (s *auditStore) ClaimEmail(ctx context.Context, loginID string) (store.Login, error) {
+	return s.inner.ClaimEmail(ctx, loginID)
+}
+
+// SetEmailVerified implements store.Store.
+func (s *auditStore) SetEmailVerified(ctx context.Context, loginID string, verified bool) (store.Login, error) {
+	l, err := s.inner.SetEmailVerified(ctx, loginID, verified)
+	if err == nil {
+		s.log.InfoContext(ctx, "email verification set", "user_id", l.UserID, "verified", verified)
+	}
+	return l, err
+}
+
+// DeleteLogin implements store.Store.
+func (s *auditStore) DeleteLogin(ctx context.Context, loginID string) ([]string, error) {
+	handles, err := s.inner.DeleteLogin(ctx, loginID)
+	if err == nil {
+		s.log.InfoContext(ctx, "login method unlinked", "login_id", loginID, "sessions", len(handles))
+	}
+	return handles, err
+}
+
+// DeleteUser implements store.Store.
+func (s *auditStore) DeleteUser(ctx context.Context, userID string) ([]string, error) {
+	handles, err := s.inner.DeleteUser(ctx, userID)
+	if err == nil {
+		s.log.InfoContext(ctx, "user deleted", "user_id", userID, "sessions", len(handles))
+	}
+	return handles, err
+}
+
+// CreateVerificationToken implements store.Store.
+func (s *auditStore) CreateVerificationToken(ctx context.Context, t store.VerificationToken) error {
+	return s.inner.CreateVerificationToken(ctx, t)
+}
+
+// VerifyEmail implements store.Store.
+func (s *auditStore) VerifyEmail(ctx context.Context, token store.TokenHash, now time.Time) (store.Login, error) {
+	l, err := s.inner.VerifyEmail(ctx, token, now)
+	if err == nil {
+		s.log.InfoContext(ctx, "email verified", "user_id", l.UserID)
+	}
+	return l, err
+}
+
 // SignInUp implements store.Store. A sign-up through a provider creates a
 // user; a sign-in may change the login's email, which is logged too.
 func (s *auditStore) SignInUp(ctx context.Context, l store.Login, newUser store.User) (store.Login, bool, error) {

@@ -365,6 +365,47 @@ func (s *Store) SignInUp(ctx context.Context, l store.Login, newUser store.User)
 	return r.login, r.created, err
 }
 
+// LinkLogin implements store.Store.
+func (s *Store) LinkLogin(ctx context.Context, l store.Login) error {
+	_, err := call(s, ctx, "LinkLogin", []any{l}, func() (none, error) { return errOnly(s.inner.LinkLogin(ctx, l)) })
+	return err
+}
+
+// ClaimEmail implements store.Store.
+func (s *Store) ClaimEmail(ctx context.Context, loginID string) (store.Login, error) {
+	return call(s, ctx, "ClaimEmail", []any{loginID}, func() (store.Login, error) { return s.inner.ClaimEmail(ctx, loginID) })
+}
+
+// SetEmailVerified implements store.Store.
+func (s *Store) SetEmailVerified(ctx context.Context, loginID string, verified bool) (store.Login, error) {
+	return call(s, ctx, "SetEmailVerified", []any{loginID, verified}, func() (store.Login, error) {
+		return s.inner.SetEmailVerified(ctx, loginID, verified)
+	})
+}
+
+// DeleteLogin implements store.Store.
+func (s *Store) DeleteLogin(ctx context.Context, loginID string) ([]string, error) {
+	return call(s, ctx, "DeleteLogin", []any{loginID}, func() ([]string, error) { return s.inner.DeleteLogin(ctx, loginID) })
+}
+
+// DeleteUser implements store.Store.
+func (s *Store) DeleteUser(ctx context.Context, userID string) ([]string, error) {
+	return call(s, ctx, "DeleteUser", []any{userID}, func() ([]string, error) { return s.inner.DeleteUser(ctx, userID) })
+}
+
+// CreateVerificationToken implements store.Store.
+func (s *Store) CreateVerificationToken(ctx context.Context, t store.VerificationToken) error {
+	_, err := call(s, ctx, "CreateVerificationToken", []any{t}, func() (none, error) {
+		return errOnly(s.inner.CreateVerificationToken(ctx, t))
+	})
+	return err
+}
+
+// VerifyEmail implements store.Store.
+func (s *Store) VerifyEmail(ctx context.Context, token store.TokenHash, now time.Time) (store.Login, error) {
+	return call(s, ctx, "VerifyEmail", []any{token, now}, func() (store.Login, error) { return s.inner.VerifyEmail(ctx, token, now) })
+}
+
 // UpdatePasswordHash implements store.Store.
 func (s *Store) UpdatePasswordHash(ctx context.Context, userID, oldHash, newHash string) error {
 	_, err := call(s, ctx, "UpdatePasswordHash", []any{userID, oldHash, newHash}, func() (none, error) {

@@ -31,6 +31,8 @@ type Store struct {
 	users      map[string]store.User          // by id
 	logins     map[store.LoginKey]store.Login // by key
 	userLogins map[string][]store.LoginKey    // user id -> keys, oldest first
+	loginIDs   map[string]store.LoginKey      // Login.ID -> key
+	owners     map[string]store.LoginKey      // email -> the login that owns it
 
 	sessions     map[string]*session            // by handle
 	bySeq        map[uint64]*session            // by session.seq
@@ -47,7 +49,8 @@ type Store struct {
 
 	keys map[string]store.SigningKey // by id; Material owned by the store
 
-	resets map[store.TokenHash]store.ResetToken
+	resets        map[store.TokenHash]store.ResetToken
+	verifications map[store.TokenHash]store.VerificationToken
 
 	limits map[string]time.Time
 	// limitsPruned is when TakeRateLimit last dropped passed entries.
@@ -98,16 +101,19 @@ func (i instant) time() time.Time { return time.Unix(i.sec, int64(i.nsec)) }
 // New returns an empty store.
 func New() *Store {
 	return &Store{
-		users:        make(map[string]store.User),
-		logins:       make(map[store.LoginKey]store.Login),
-		userLogins:   make(map[string][]store.LoginKey),
-		sessions:     make(map[string]*session),
-		bySeq:        make(map[uint64]*session),
-		userSessions: make(map[string]map[string]struct{}),
-		tokens:       make(map[store.TokenHash]refreshToken),
-		keys:         make(map[string]store.SigningKey),
-		resets:       make(map[store.TokenHash]store.ResetToken),
-		limits:       make(map[string]time.Time),
+		users:         make(map[string]store.User),
+		logins:        make(map[store.LoginKey]store.Login),
+		userLogins:    make(map[string][]store.LoginKey),
+		loginIDs:      make(map[string]store.LoginKey),
+		owners:        make(map[string]store.LoginKey),
+		sessions:      make(map[string]*session),
+		bySeq:         make(map[uint64]*session),
+		userSessions:  make(map[string]map[string]struct{}),
+		tokens:        make(map[store.TokenHash]refreshToken),
+		keys:          make(map[string]store.SigningKey),
+		resets:        make(map[store.TokenHash]store.ResetToken),
+		verifications: make(map[store.TokenHash]store.VerificationToken),
+		limits:        make(map[string]time.Time),
 	}
 }
 
@@ -123,26 +129,47 @@ func (s *Store) CreateUser(_ context.Context, u store.User, first store.Login) e
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	if _, ok := s.users[u.ID]; ok {
-		return store.ErrConflict
-	}
 	if _, ok := s.logins[first.LoginKey]; ok {
 		return store.ErrConflict
 	}
-	s.addUser(u, first)
-	return nil
+	_, err := s.addUser(u, first)
+	return err
 }
 
-// addUser adds u with its first login, whose key and u.ID are free, and
-// returns the login as stored. Called under mu.
-func (s *Store) addUser(u store.User, first store.Login) store.Login {
+// addUser adds u with its first login, whose key is free, and returns the
+// login as stored, or ErrConflict if u.ID or the login's id is taken, or
+// ErrEmailOwned. Called under mu.
+func (s *Store) addUser(u store.User, first store.Login) (store.Login, error) {
+	if _, ok := s.users[u.ID]; ok {
+		return store.Login{}, store.ErrConflict
+	}
 	first.UserID = u.ID
+	if first.ID == "" {
+		first.ID = u.ID
+	}
+	if _, ok := s.loginIDs[first.ID]; ok {
+		return store.Login{}, store.ErrConflict
+	}
+	first.OwnsEmail = first.OwnsEmail && first.Email != ""
+	if _, ok := s.owners[first.Email]; ok && first.OwnsEmail {
+		return store.Login{}, store.ErrEmailOwned
+	}
 	u.SessionEpoch = 0
 	first.SessionEpoch = 0
 	s.users[u.ID] = u
-	s.logins[first.LoginKey] = first
+	s.putLogin(first)
 	s.userLogins[u.ID] = []store.LoginKey{first.LoginKey}
-	return first
+	return first, nil
+}
+
+// putLogin records l, new or changed, in the maps by key, id and owned
+// email. Called under mu.
+func (s *Store) putLogin(l store.Login) {
+	s.logins[l.LoginKey] = l
+	s.loginIDs[l.ID] = l.LoginKey
+	if l.OwnsEmail {
+		s.owners[l.Email] = l.LoginKey
+	}
 }
 
 // UserByID implements store.Store.
@@ -218,14 +245,184 @@ func (s *Store) SignInUp(_ context.Context, l store.Login, newUser store.User) (
 
 	if old, ok := s.logins[l.LoginKey]; ok {
 		old.EmailVerified = l.EmailVerified || old.EmailVerified && old.Email == l.Email
+		if old.Email != l.Email && old.OwnsEmail {
+			delete(s.owners, old.Email)
+			old.OwnsEmail = false
+		}
 		old.Email = l.Email
-		s.logins[l.LoginKey] = old
+		s.putLogin(old)
 		return s.withEpoch(old), false, nil
 	}
-	if _, ok := s.users[newUser.ID]; ok {
-		return store.Login{}, false, store.ErrConflict
+	created, err := s.addUser(newUser, l)
+	if err != nil {
+		return store.Login{}, false, err
 	}
-	return s.addUser(newUser, l), true, nil
+	return created, true, nil
+}
+
+// LinkLogin implements store.Store.
+func (s *Store) LinkLogin(_ context.Context, l store.Login) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	if _, ok := s.logins[l.LoginKey]; ok {
+		return store.ErrConflict
+	}
+	if _, ok := s.loginIDs[l.ID]; ok || l.ID == "" {
+		return store.ErrConflict
+	}
+	owner, ok := s.owners[l.Email]
+	if !ok || s.logins[owner].UserID != l.UserID {
+		return store.ErrNotFound
+	}
+	l.OwnsEmail = false
+	l.SessionEpoch = 0
+	s.putLogin(l)
+	s.userLogins[l.UserID] = append(s.userLogins[l.UserID], l.LoginKey)
+	return nil
+}
+
+// ClaimEmail implements store.Store.
+func (s *Store) ClaimEmail(_ context.Context, loginID string) (store.Login, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	k, ok := s.loginIDs[loginID]
+	l := s.logins[k]
+	if !ok || l.Email == "" {
+		return store.Login{}, store.ErrNotFound
+	}
+	if owner, ok := s.owners[l.Email]; ok {
+		if s.logins[owner].UserID != l.UserID {
+			return store.Login{}, store.ErrEmailOwned
+		}
+		return s.withEpoch(l), nil
+	}
+	l.OwnsEmail = true
+	s.putLogin(l)
+	return s.withEpoch(l), nil
+}
+
+// SetEmailVerified implements store.Store.
+func (s *Store) SetEmailVerified(_ context.Context, loginID string, verified bool) (store.Login, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	k, ok := s.loginIDs[loginID]
+	if !ok {
+		return store.Login{}, store.ErrNotFound
+	}
+	l := s.logins[k]
+	l.EmailVerified = verified
+	s.putLogin(l)
+	if verified {
+		s.deleteVerificationTokens(loginID)
+	}
+	return s.withEpoch(l), nil
+}
+
+// DeleteLogin implements store.Store.
+func (s *Store) DeleteLogin(_ context.Context, loginID string) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	k, ok := s.loginIDs[loginID]
+	if !ok {
+		return nil, store.ErrNotFound
+	}
+	l := s.logins[k]
+	if len(s.userLogins[l.UserID]) == 1 {
+		return nil, store.ErrLastLogin
+	}
+	handles := []string{}
+	for h := range s.userSessions[l.UserID] {
+		if sess := s.sessions[h]; sess.LoginID == loginID {
+			handles = append(handles, h)
+			s.deleteSession(sess)
+		}
+	}
+	s.dropLogin(l)
+	s.userLogins[l.UserID] = slices.DeleteFunc(s.userLogins[l.UserID], func(o store.LoginKey) bool { return o == k })
+	return handles, nil
+}
+
+// dropLogin forgets a login and its verification tokens, but not its
+// place in userLogins. Called under mu.
+func (s *Store) dropLogin(l store.Login) {
+	delete(s.logins, l.LoginKey)
+	delete(s.loginIDs, l.ID)
+	if l.OwnsEmail {
+		delete(s.owners, l.Email)
+	}
+	s.deleteVerificationTokens(l.ID)
+}
+
+// DeleteUser implements store.Store.
+func (s *Store) DeleteUser(_ context.Context, userID string) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	if _, ok := s.users[userID]; !ok {
+		return nil, store.ErrNotFound
+	}
+	handles := []string{}
+	for h := range s.userSessions[userID] {
+		handles = append(handles, h)
+		s.deleteSession(s.sessions[h])
+	}
+	for _, k := range s.userLogins[userID] {
+		s.dropLogin(s.logins[k])
+	}
+	delete(s.userLogins, userID)
+	s.deleteResetTokens(userID)
+	delete(s.users, userID)
+	return handles, nil
+}
+
+// CreateVerificationToken implements store.Store.
+func (s *Store) CreateVerificationToken(_ context.Context, t store.VerificationToken) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	k, ok := s.loginIDs[t.LoginID]
+	if !ok || s.logins[k].Email != t.Email {
+		return store.ErrNotFound
+	}
+	if _, ok := s.verifications[t.Hash]; ok {
+		return store.ErrConflict
+	}
+	s.verifications[t.Hash] = t
+	return nil
+}
+
+// VerifyEmail implements store.Store.
+func (s *Store) VerifyEmail(_ context.Context, token store.TokenHash, now time.Time) (store.Login, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	t, ok := s.verifications[token]
+	if !ok || !live(t.ExpiresAt, now) {
+		return store.Login{}, store.ErrNotFound
+	}
+	k, ok := s.loginIDs[t.LoginID]
+	l := s.logins[k]
+	if !ok || l.Email != t.Email {
+		return store.Login{}, store.ErrNotFound
+	}
+	l.EmailVerified = true
+	s.putLogin(l)
+	s.deleteVerificationTokens(l.ID)
+	return s.withEpoch(l), nil
+}
+
+// deleteVerificationTokens removes every verification token of a login.
+// Called under mu.
+func (s *Store) deleteVerificationTokens(loginID string) {
+	for h, t := range s.verifications {
+		if t.LoginID == loginID {
+			delete(s.verifications, h)
+		}
+	}
 }
 
 // passwordLogin returns the email and password login of a user. Called
@@ -252,7 +449,7 @@ func (s *Store) UpdatePasswordHash(_ context.Context, userID, oldHash, newHash s
 		return store.ErrConflict
 	}
 	l.PasswordHash = newHash
-	s.logins[l.LoginKey] = l
+	s.putLogin(l)
 	s.deleteResetTokens(userID)
 	return nil
 }
@@ -297,7 +494,8 @@ func (s *Store) ResetPassword(_ context.Context, token store.TokenHash, password
 		return store.Login{}, nil, store.ErrNotFound
 	}
 	l.PasswordHash = passwordHash
-	s.logins[l.LoginKey] = l
+	l.EmailVerified = true // the token was mailed to it
+	s.putLogin(l)
 	s.deleteResetTokens(t.UserID)
 	handles := s.endSessions(t.UserID)
 	return s.withEpoch(l), handles, nil
@@ -327,6 +525,9 @@ func (s *Store) CreateSession(_ context.Context, sess store.Session, refresh sto
 		return store.ErrNotFound
 	} else if u.SessionEpoch != epoch {
 		return store.ErrSessionsEnded
+	}
+	if sess.LoginID == "" {
+		sess.LoginID = sess.UserID
 	}
 
 	s.lastSeq++
@@ -558,6 +759,11 @@ func (s *Store) DeleteExpired(_ context.Context, now time.Time) error {
 	for h, t := range s.resets {
 		if !live(t.ExpiresAt, now) {
 			delete(s.resets, h)
+		}
+	}
+	for h, t := range s.verifications {
+		if !live(t.ExpiresAt, now) {
+			delete(s.verifications, h)
 		}
 	}
 	for k, tat := range s.limits {

@@ -53,7 +53,7 @@ func testConcurrentCreateUser(t *testing.T, s store.Store) {
 	for i, err := range errs {
 		switch {
 		case err == nil && winner >= 0:
-			t.Errorf("CreateUser: of concurrent calls with one email exactly one must succeed; both %s and %s did", users[winner].ID, users[i].ID)
+			t.Errorf("CreateUser: of concurrent calls with one email exactly one must succeed; both %s and %s did", users[winner].User.ID, users[i].User.ID)
 		case err == nil:
 			winner = i
 		case !errors.Is(err, store.ErrConflict):
@@ -68,7 +68,7 @@ func testConcurrentCreateUser(t *testing.T, s store.Store) {
 		if i == winner {
 			continue
 		}
-		_, err := s.UserByID(ctx, u.ID)
+		_, err := s.UserByID(ctx, u.User.ID)
 		wantErr(t, err, store.ErrNotFound, "CreateUser: a call that returned ErrConflict must not have written its user")
 	}
 }
@@ -79,7 +79,7 @@ func testConcurrentUpdatePasswordHash(t *testing.T, s store.Store) {
 	u := mustCreateUser(t, s, "u1")
 	errs := make([]error, n)
 	newHash := func(i int) string { return phc(fmt.Sprintf("upgrade%d", i)) }
-	parallel(n, func(i int) { errs[i] = s.UpdatePasswordHash(ctx, u.ID, u.PasswordHash, newHash(i)) })
+	parallel(n, func(i int) { errs[i] = s.UpdatePasswordHash(ctx, u.User.ID, u.PasswordHash, newHash(i)) })
 
 	winner := -1
 	for i, err := range errs {

@@ -134,7 +134,7 @@ func testConcurrentFirstLogin(t *testing.T, s store.Store) {
 	for i, err := range errs {
 		switch {
 		case err == nil && winner >= 0:
-			t.Errorf("CreateUser: of concurrent calls with one login key exactly one must succeed; both %s and %s did", users[winner].ID, users[i].ID)
+			t.Errorf("CreateUser: of concurrent calls with one login key exactly one must succeed; both %s and %s did", users[winner].User.ID, users[i].User.ID)
 		case err == nil:
 			winner = i
 		case !errors.Is(err, store.ErrConflict):
@@ -149,7 +149,7 @@ func testConcurrentFirstLogin(t *testing.T, s store.Store) {
 		if i == winner {
 			continue
 		}
-		_, err := s.UserByID(ctx, u.ID)
+		_, err := s.UserByID(ctx, u.User.ID)
 		wantErr(t, err, store.ErrNotFound, "CreateUser: a call that returned ErrConflict must not have written its user")
 	}
 }

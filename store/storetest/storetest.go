@@ -353,11 +353,11 @@ func wantUserSessionsAnyOrder(t *testing.T, s store.Store, userID string, now ti
 // key, and that login among the user's logins.
 func wantUser(t *testing.T, s store.Store, want user, rule string) {
 	t.Helper()
-	got, err := s.UserByID(t.Context(), want.ID)
+	got, err := s.UserByID(t.Context(), want.User.ID)
 	if err != nil {
-		t.Errorf("%s: UserByID(%q) failed: %v", rule, want.ID, err)
+		t.Errorf("%s: UserByID(%q) failed: %v", rule, want.User.ID, err)
 	} else if d := userDiff(got, want.User); d != "" {
-		t.Errorf("%s: UserByID(%q): %s", rule, want.ID, d)
+		t.Errorf("%s: UserByID(%q): %s", rule, want.User.ID, d)
 	}
 	wantLogin(t, s, want.Login, rule)
 }

@@ -209,7 +209,7 @@ func testUpdatePasswordHashVoidsResetTokens(t *testing.T, s store.Store) {
 	mustCreateResetToken(t, s, newResetToken("u3/reset", "u3", base, at(time.Hour)))
 
 	want := withHash(u1, phc("upgraded"))
-	if err := s.UpdatePasswordHash(t.Context(), u1.ID, u1.PasswordHash, want.PasswordHash); err != nil {
+	if err := s.UpdatePasswordHash(t.Context(), u1.User.ID, u1.PasswordHash, want.PasswordHash); err != nil {
 		t.Fatalf("UpdatePasswordHash: a matching old hash must succeed; got error %v", err)
 	}
 	now := at(10 * time.Minute)
@@ -222,7 +222,7 @@ func testUpdatePasswordHashVoidsResetTokens(t *testing.T, s store.Store) {
 		"UpdatePasswordHash must void only the user's own reset tokens, so another user's token")
 
 	// A refused update changes no hash, so it voids nothing.
-	err := s.UpdatePasswordHash(t.Context(), u3.ID, phc("stale"), phc("upgrade of the stale one"))
+	err := s.UpdatePasswordHash(t.Context(), u3.User.ID, phc("stale"), phc("upgrade of the stale one"))
 	wantErr(t, err, store.ErrConflict, "UpdatePasswordHash: an old hash that does not match the stored one must return ErrConflict")
 	mustResetPassword(t, s, "u3/reset", now, withHash(u3, phc("reset of u3")), nil,
 		"UpdatePasswordHash: a refused update changes nothing, so the user's reset token")

@@ -68,9 +68,9 @@ func testCreateUserDuplicateEmail(t *testing.T, s store.Store) {
 	err := dup.create(t.Context(), s)
 	wantErr(t, err, store.ErrConflict, "CreateUser: a duplicate login key (one email's password login) must return ErrConflict")
 
-	_, err = s.UserByID(t.Context(), dup.ID)
+	_, err = s.UserByID(t.Context(), dup.User.ID)
 	wantErr(t, err, store.ErrNotFound, "CreateUser: a conflicting user must not be written, so its id must stay unknown")
-	if logins, err := s.Logins(t.Context(), dup.ID); err != nil || len(logins) != 0 {
+	if logins, err := s.Logins(t.Context(), dup.User.ID); err != nil || len(logins) != 0 {
 		t.Errorf("CreateUser: a conflicting user must not be written, so it must have no logins; got %v, error %v", logins, err)
 	}
 	wantUser(t, s, u, "CreateUser: a conflicting user must not overwrite the existing one")
@@ -112,7 +112,7 @@ func testUpdatePasswordHash(t *testing.T, s store.Store) {
 
 	want := u
 	want.PasswordHash = phc("upgraded")
-	err := s.UpdatePasswordHash(t.Context(), u.ID, u.PasswordHash, want.PasswordHash)
+	err := s.UpdatePasswordHash(t.Context(), u.User.ID, u.PasswordHash, want.PasswordHash)
 	if !wantErr(t, err, nil, "UpdatePasswordHash: a matching old hash must succeed") {
 		return
 	}
@@ -126,7 +126,7 @@ func testUpdatePasswordHash(t *testing.T, s store.Store) {
 		t.Fatalf("CreateUser: a password login without a hash must be added; got error %v", err)
 	}
 	v.PasswordHash = phc("first")
-	err = s.UpdatePasswordHash(t.Context(), v.ID, "", v.PasswordHash)
+	err = s.UpdatePasswordHash(t.Context(), v.User.ID, "", v.PasswordHash)
 	if wantErr(t, err, nil, "UpdatePasswordHash: an empty old hash must match a login without a hash") {
 		wantUser(t, s, v, "UpdatePasswordHash: must replace an empty hash")
 	}
@@ -135,7 +135,7 @@ func testUpdatePasswordHash(t *testing.T, s store.Store) {
 func testUpdatePasswordHashStale(t *testing.T, s store.Store) {
 	u := mustCreateUser(t, s, "u1")
 
-	err := s.UpdatePasswordHash(t.Context(), u.ID, phc("stale"), phc("new"))
+	err := s.UpdatePasswordHash(t.Context(), u.User.ID, phc("stale"), phc("new"))
 	wantErr(t, err, store.ErrConflict, "UpdatePasswordHash: an old hash that does not match the stored one must return ErrConflict")
 	wantUser(t, s, u, "UpdatePasswordHash: a conflicting update must not change the hash")
 
@@ -143,10 +143,10 @@ func testUpdatePasswordHashStale(t *testing.T, s store.Store) {
 	// the old hash and writing its upgrade.
 	changed := u
 	changed.PasswordHash = phc("changed")
-	if err := s.UpdatePasswordHash(t.Context(), u.ID, u.PasswordHash, changed.PasswordHash); err != nil {
+	if err := s.UpdatePasswordHash(t.Context(), u.User.ID, u.PasswordHash, changed.PasswordHash); err != nil {
 		t.Fatalf("UpdatePasswordHash: a matching old hash must succeed; got error %v", err)
 	}
-	err = s.UpdatePasswordHash(t.Context(), u.ID, u.PasswordHash, phc("upgrade of the old one"))
+	err = s.UpdatePasswordHash(t.Context(), u.User.ID, u.PasswordHash, phc("upgrade of the old one"))
 	wantErr(t, err, store.ErrConflict, "UpdatePasswordHash: an upgrade of a hash replaced in the meantime must return ErrConflict")
 	wantUser(t, s, changed, "UpdatePasswordHash: an upgrade must never overwrite a password changed in the meantime")
 }
@@ -169,11 +169,11 @@ func testUpdatePasswordHashWithoutPasswordLogin(t *testing.T, s store.Store) {
 		t.Fatal(err)
 	}
 	for _, old := range []string{"", phc("guess")} {
-		err := s.UpdatePasswordHash(t.Context(), v.ID, old, phc("new"))
+		err := s.UpdatePasswordHash(t.Context(), v.User.ID, old, phc("new"))
 		wantErr(t, err, store.ErrNotFound, "UpdatePasswordHash: a user without an email and password login must return ErrNotFound")
 	}
 	wantUser(t, s, v, "UpdatePasswordHash: a user without a password login must not change")
-	if logins, err := s.Logins(t.Context(), v.ID); err != nil || len(logins) != 1 {
+	if logins, err := s.Logins(t.Context(), v.User.ID); err != nil || len(logins) != 1 {
 		t.Errorf("UpdatePasswordHash: must not add a login; Logins = %v, error %v", logins, err)
 	}
 }
