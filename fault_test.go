@@ -1025,7 +1025,7 @@ func (e *faultEnv) checkInvariants() {
 	for _, u := range users {
 		pw, other := authtest.Password, faultNewPassword
 		for _, c := range calls {
-			if c.Method == "ResetPassword" && c.Committed() && resetUser[c.Args[0].(store.TokenHash)] == u.ID {
+			if c.Method == "ResetPassword" && c.Committed() && resetUser[c.Args[0].(store.TokenHash)] == u.User.ID {
 				pw, other = faultNewPassword, authtest.Password
 			}
 		}
@@ -1048,7 +1048,7 @@ func (e *faultEnv) checkInvariants() {
 		if !strings.HasPrefix(got.PasswordHash, "$argon2id$") {
 			e.violation("user %s: stored password is not an argon2id hash: %.12q", u.Email, got.PasswordHash)
 		}
-		sessions, err := e.mem.UserSessions(ctx, u.ID, e.srv.Clock.Now())
+		sessions, err := e.mem.UserSessions(ctx, u.User.ID, e.srv.Clock.Now())
 		if err != nil {
 			e.violation("sessions of %s: %v", u.Email, err)
 		}

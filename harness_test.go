@@ -759,7 +759,7 @@ func socialUser(id, email string) storedUser {
 func (u storedUser) addTo(tb testing.TB, st store.Store) storedUser {
 	tb.Helper()
 	if err := st.CreateUser(tb.Context(), u.User, u.Login); err != nil {
-		tb.Fatalf("creating user %s: %v", u.ID, err)
+		tb.Fatalf("creating user %s: %v", u.User.ID, err)
 	}
 	return u
 }

@@ -461,7 +461,7 @@ func TestResetWithoutPasswordLogin(t *testing.T) {
 		t.Errorf("messages %+v, want one to %s", msgs, u.Email)
 	}
 	for _, e := range events.of(auth.EventResetEmailSent) {
-		if e.UserID == social.ID {
+		if e.UserID == social.User.ID {
 			t.Errorf("EventResetEmailSent for the user without a password")
 		}
 	}
