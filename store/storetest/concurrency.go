@@ -323,7 +323,7 @@ func resetStorm(t *testing.T, s store.Store, userID string) {
 	if winner < 0 {
 		t.Fatalf("ResetPassword: of concurrent calls with a live token exactly one must succeed; for user %s none did", userID)
 	}
-	want := withHash(u, newHash(winner))
+	want := afterReset(u, newHash(winner))
 	if d := loginDiff(logins[winner], want.Login); d != "" {
 		t.Errorf("ResetPassword: a successful reset must return the email and password login with the new password hash: %s", d)
 	}

@@ -47,7 +47,15 @@ func testResetTokenLookup(t *testing.T, s store.Store) {
 		}
 	}
 	// Looking a token up does not use it.
-	mustResetPassword(t, s, "reset", at(40*time.Minute), withHash(u, phc("new")), nil, "a token that was only looked up")
+	mustResetPassword(t, s, "reset", at(40*time.Minute), afterReset(u, phc("new")), nil, "a token that was only looked up")
+}
+
+// afterReset is u as a successful reset leaves it: a new hash, and the
+// email verified, as the token was mailed to it.
+func afterReset(u user, hash string) user {
+	u = withHash(u, hash)
+	u.EmailVerified = true
+	return u
 }
 
 // withHash is u with its password hash replaced.
@@ -72,7 +80,7 @@ func testResetPassword(t *testing.T, s store.Store) {
 	mustCreateResetToken(t, s, newResetToken("u2/reset", "u2", at(time.Hour), at(2*time.Hour)))
 
 	now := at(90 * time.Minute)
-	want := withHash(u1, phc("reset"))
+	want := afterReset(u1, phc("reset"))
 	mustResetPassword(t, s, "u1/reset", now, want, []string{"a", "b"}, "a live token of a user with sessions")
 	wantUser(t, s, want, "ResetPassword: must set the user's password hash and nothing else")
 	wantNoSession(t, s, "a", now, "ResetPassword: must revoke every session of the user")
@@ -87,7 +95,7 @@ func testResetPassword(t *testing.T, s store.Store) {
 	wantUserSessions(t, s, "u2", now, []store.Session{c}, "ResetPassword: must not revoke other users' sessions")
 	r = rotation("c/r0", "c/r1", now, 0)
 	mustRotate(t, s, r, updated(c, r), "ResetPassword: must not revoke other users' sessions, so rotating their tokens")
-	mustResetPassword(t, s, "u2/reset", now, withHash(u2, phc("reset of u2")), []string{"c"},
+	mustResetPassword(t, s, "u2/reset", now, afterReset(u2, phc("reset of u2")), []string{"c"},
 		"a reset must delete only the user's own reset tokens, so another user's token")
 }
 
@@ -95,7 +103,7 @@ func testResetPasswordOnce(t *testing.T, s store.Store) {
 	u := mustCreateUser(t, s, "u1")
 	mustCreateResetToken(t, s, newResetToken("reset", "u1", base, at(time.Hour)))
 
-	want := withHash(u, phc("first"))
+	want := afterReset(u, phc("first"))
 	mustResetPassword(t, s, "reset", at(10*time.Minute), want, nil, "a live token of a user without sessions")
 
 	// The user signs in with the new password; then the token comes back.
@@ -125,7 +133,7 @@ func testResetTokenExpiry(t *testing.T, s store.Store) {
 
 	// Stores never read a clock, so going back in time shows whether the
 	// rejected calls changed anything.
-	mustResetPassword(t, s, "reset", at(time.Hour-time.Second), withHash(u, phc("in time")), []string{"s1"},
+	mustResetPassword(t, s, "reset", at(time.Hour-time.Second), afterReset(u, phc("in time")), []string{"s1"},
 		"an expired token must change nothing, so the same token at a time before its ExpiresAt")
 }
 
@@ -142,7 +150,7 @@ func testResetPasswordUnknownToken(t *testing.T, s store.Store) {
 	wantResetErr(t, s, "s1/r0", phc("new"), now, "a refresh token is not a reset token: it must return ErrNotFound")
 	wantUser(t, s, u, "ResetPassword: an unknown token must change nothing, so the hash must stay")
 	wantSession(t, s, sess, now, "ResetPassword: an unknown token must change nothing, so it must not revoke sessions")
-	mustResetPassword(t, s, "reset", now, withHash(u, phc("new")), []string{"s1"},
+	mustResetPassword(t, s, "reset", now, afterReset(u, phc("new")), []string{"s1"},
 		"an unknown token must change nothing, so the user's live token")
 }
 
@@ -174,7 +182,7 @@ func testCreateResetTokenDuplicate(t *testing.T, s store.Store) {
 
 	wantResetErr(t, s, "reset", phc("new"), at(90*time.Minute),
 		"a conflicting token must not overwrite the existing one, so the existing one must still expire at its own ExpiresAt")
-	mustResetPassword(t, s, "reset", at(10*time.Minute), withHash(u1, phc("new")), nil,
+	mustResetPassword(t, s, "reset", at(10*time.Minute), afterReset(u1, phc("new")), nil,
 		"CreateResetToken: a conflicting token must not overwrite the existing one, so the existing token for its own user")
 	wantUser(t, s, u2, "CreateResetToken: a conflicting token must not be written, so the user it named must not change")
 }
@@ -188,14 +196,14 @@ func testResetPasswordVoidsOtherTokens(t *testing.T, s store.Store) {
 	mustCreateResetToken(t, s, newResetToken("u2/reset", "u2", base, at(time.Hour)))
 
 	now := at(10 * time.Minute)
-	want := withHash(u1, phc("reset"))
+	want := afterReset(u1, phc("reset"))
 	mustResetPassword(t, s, "u1/new", now, want, nil, "a live token of the user")
 	for _, name := range []string{"u1/old", "u1/later", "u1/new"} {
 		wantResetErr(t, s, name, phc("again"), now, fmt.Sprintf(
 			"a successful reset must delete every reset token of the user, so %s must return ErrNotFound", name))
 	}
 	wantUser(t, s, want, "ResetPassword: a voided token must change nothing, so the hash of the successful reset must stay")
-	mustResetPassword(t, s, "u2/reset", now, withHash(u2, phc("reset of u2")), nil,
+	mustResetPassword(t, s, "u2/reset", now, afterReset(u2, phc("reset of u2")), nil,
 		"a reset must delete only the user's own reset tokens, so another user's token")
 }
 
@@ -218,13 +226,13 @@ func testUpdatePasswordHashVoidsResetTokens(t *testing.T, s store.Store) {
 			"UpdatePasswordHash must void the user's outstanding reset tokens, so %s must return ErrNotFound", name))
 	}
 	wantUser(t, s, want, "ResetPassword: a voided token must change nothing, so the upgraded hash must stay")
-	mustResetPassword(t, s, "u2/reset", now, withHash(u2, phc("reset of u2")), nil,
+	mustResetPassword(t, s, "u2/reset", now, afterReset(u2, phc("reset of u2")), nil,
 		"UpdatePasswordHash must void only the user's own reset tokens, so another user's token")
 
 	// A refused update changes no hash, so it voids nothing.
 	err := s.UpdatePasswordHash(t.Context(), u3.User.ID, phc("stale"), phc("upgrade of the stale one"))
 	wantErr(t, err, store.ErrConflict, "UpdatePasswordHash: an old hash that does not match the stored one must return ErrConflict")
-	mustResetPassword(t, s, "u3/reset", now, withHash(u3, phc("reset of u3")), nil,
+	mustResetPassword(t, s, "u3/reset", now, afterReset(u3, phc("reset of u3")), nil,
 		"UpdatePasswordHash: a refused update changes nothing, so the user's reset token")
 }
 
@@ -249,7 +257,7 @@ func testDeleteExpiredResetTokens(t *testing.T, s store.Store) {
 	}
 	wantUser(t, s, u1, "DeleteExpired: must not change users")
 	wantUser(t, s, u2, "DeleteExpired: must not change users")
-	mustResetPassword(t, s, "u1/live", now, withHash(u1, phc("reset")), nil,
+	mustResetPassword(t, s, "u1/live", now, afterReset(u1, phc("reset")), nil,
 		"DeleteExpired: must keep reset tokens that have not expired, so a live one")
 }
 
