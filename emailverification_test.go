@@ -6,6 +6,7 @@ package auth_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store/memstore"
 )
@@ -467,3 +469,36 @@ func TestEmailVerificationBadInput(t *testing.T) {
 		t.Errorf("logins after bad requests: %+v", logins)
 	}
 }
+
+// No verification token, access or refresh token reaches the log, and a
+// mailer that fails is logged and reported, never silent.
+func TestEmailVerificationLogHygiene(t *testing.T) {
+	var logs resetLog
+	events := newResetEvents()
+	failing := mailerFunc(func(context.Context, mailer.Message) error { return errors.New("smtp: 451 try later") })
+	s := newVerifying(t, auth.EmailVerificationOptional, auth.Config{Logger: logs.logger(), OnEvent: events.record})
+	c, _ := s.SignedIn(authtest.Header)
+	tok := verificationToken(t, s, c, 1)
+	if res := c.VerifyEmail(tok); res.Status != "OK" {
+		t.Fatalf("verify: %s", res.Body)
+	}
+	access, refresh := c.Tokens()
+	logs.wantNoSecrets(t, tok, access, refresh)
+
+	broken := newVerifying(t, auth.EmailVerificationOptional, auth.Config{
+		Logger: logs.logger(), OnEvent: events.record,
+		Email:  auth.EmailConfig{Mailer: failing, Attempts: 1},
+	})
+	c2, _ := broken.SignedIn(authtest.Cookie)
+	if res := c2.SendVerificationEmail(); res.Status != "OK" {
+		t.Fatalf("send: %s", res.Body)
+	}
+	events.waitFor(t, auth.EventMailFailed, 1, 5*time.Second)
+	if recs := logs.records(t, "auth: verification email not sent"); len(recs) != 1 || recs[0]["step"] != "sending the verification email" {
+		t.Errorf("log records of the failure: %v", recs)
+	}
+}
+
+type mailerFunc func(context.Context, mailer.Message) error
+
+func (f mailerFunc) Send(ctx context.Context, m mailer.Message) error { return f(ctx, m) }
