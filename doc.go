@@ -85,7 +85,7 @@
 // random bits, stored as SHA-256, valid for a day
 // (EmailVerificationConfig.TokenLifetime), bound to the login method and
 // the address they were sent to, and work once even when submissions race.
-// Each login method gets one email a minute (RateLimits.VerificationEmails):
+// Each user gets one email a minute (RateLimits.VerificationEmails):
 // the SDKs ask at every load of their "check your inbox" page.
 //
 // # Account linking

@@ -219,7 +219,7 @@ func (a *Auth) handleSendVerification(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rate := a.cfg.RateLimits.VerificationEmails
-	if wait := a.take(ctx, limit{limitKey("verify-email", l.ID), rate}); wait > 0 {
+	if wait := a.take(ctx, limit{limitKey("verify-email", l.UserID), rate}); wait > 0 {
 		writeGeneralError(w, "A verification email was sent a moment ago. Please check your inbox, or try again in "+
 			strconv.Itoa(int((wait+time.Second-1)/time.Second))+" seconds.")
 		return

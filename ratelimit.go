@@ -67,8 +67,8 @@ type RateLimits struct {
 	// address: each makes the server call a provider. Default 30, then 1
 	// every 10 seconds (360 an hour).
 	ClientThirdPartySignIns Rate
-	// VerificationEmails bounds the verification emails sent for one
-	// login method, so that a page that asks for one at every load (the
+	// VerificationEmails bounds the verification emails sent to one
+	// user, so that a page that asks for one at every load (the
 	// SDKs' does) cannot flood an inbox. Past it, the send endpoint
 	// answers GENERAL_ERROR asking the user to wait. Default 1, then 1
 	// every minute.

@@ -208,18 +208,16 @@ func (a *Auth) DeleteUser(ctx context.Context, userID string) error {
 	for _, h := range handles {
 		a.emit(ctx, nil, Event{Kind: EventSessionRevoked, UserID: userID, SessionHandle: h})
 	}
-	// The entries keyed by the user's emails and logins. Those keyed by
+	// The entries keyed by the user and their emails. Those keyed by
 	// an email and a client address together hold a hash of both, and
 	// expire on their own.
+	keys := []string{limitKey("verify-email", userID)}
 	for _, l := range logins {
-		for _, key := range []string{
-			limitKey("signin-account", l.Email),
-			limitKey("reset-email", l.Email),
-			limitKey("verify-email", l.ID),
-		} {
-			if err := a.cfg.Limiter.Reset(ctx, key); err != nil {
-				a.limiterFailed(ctx, err)
-			}
+		keys = append(keys, limitKey("signin-account", l.Email), limitKey("reset-email", l.Email))
+	}
+	for _, key := range keys {
+		if err := a.cfg.Limiter.Reset(ctx, key); err != nil {
+			a.limiterFailed(ctx, err)
 		}
 	}
 	a.emit(ctx, nil, Event{Kind: EventUserDeleted, UserID: userID})
