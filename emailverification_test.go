@@ -487,7 +487,7 @@ func TestEmailVerificationLogHygiene(t *testing.T) {
 
 	broken := newVerifying(t, auth.EmailVerificationOptional, auth.Config{
 		Logger: logs.logger(), OnEvent: events.record,
-		Email:  auth.EmailConfig{Mailer: failing, Attempts: 1},
+		Email: auth.EmailConfig{Mailer: failing, Attempts: 1},
 	})
 	c2, _ := broken.SignedIn(authtest.Cookie)
 	if res := c2.SendVerificationEmail(); res.Status != "OK" {
