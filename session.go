@@ -48,7 +48,8 @@ func ContextWithSession(ctx context.Context, s Session) context.Context {
 // RequireSession does. It returns an error matching ErrUnauthorized when
 // the request carries no session (or, with Config.CheckSessionInStore, a
 // revoked one) and ErrTryRefreshToken when its access token is expired or
-// invalid.
+// invalid. It does not hold the session to email verification's required
+// mode: only the middleware can answer the 403 the SDKs expect.
 func (a *Auth) VerifyRequest(r *http.Request) (Session, error) {
 	vt, _, err := a.verifyRequest(r)
 	if err != nil {
