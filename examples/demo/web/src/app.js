@@ -3,6 +3,11 @@
 // and sign-in with the third-party providers the server lists
 // (GET /auth/loginmethods), finished on the callback page the provider
 // sends the browser back to, /auth/callback/<thirdPartyId>: this page too.
+// With email verification on (GET /api/config says), the signed-in view
+// shows the session's st-ev claim and asks for a link; the link opens
+// /auth/verify-email, this page too. In required mode /api/me refuses an
+// unverified session (403 "invalid claim"), and the page asks
+// /api/verification, which lets it through, who is signed in.
 //
 // ?mode=header uses header tokens instead of cookies, and the reset page
 // and callback pages keep the mode the page was used in (pageMode).
@@ -14,6 +19,7 @@ import Session from "supertokens-web-js/recipe/session";
 import EmailPassword from "supertokens-web-js/recipe/emailpassword";
 import ThirdParty from "supertokens-web-js/recipe/thirdparty";
 import Multitenancy from "supertokens-web-js/recipe/multitenancy";
+import EmailVerification from "supertokens-web-js/recipe/emailverification";
 
 const params = new URLSearchParams(window.location.search);
 const $ = (id) => document.getElementById(id);
@@ -36,6 +42,9 @@ function apiDomain() {
 // The reset page is this page too, opened from the link in the email.
 const onResetPage = window.location.pathname === "/auth/reset-password";
 
+// So is the page verification links open.
+const onVerifyPage = window.location.pathname === "/auth/verify-email";
+
 // The callback page is this page too, where a provider sends the browser
 // back with the code: /auth/callback/<thirdPartyId>.
 const CALLBACK_PATH = "/auth/callback/";
@@ -53,7 +62,7 @@ const isMode = (m) => m === "cookie" || m === "header";
 function pageMode() {
   const asked = params.get("mode");
   if (isMode(asked)) return asked;
-  if (onResetPage || onCallbackPage) {
+  if (onResetPage || onVerifyPage || onCallbackPage) {
     try {
       const last = window.localStorage.getItem(MODE_KEY);
       if (isMode(last)) return last;
@@ -65,7 +74,7 @@ function pageMode() {
 }
 
 function rememberMode() {
-  if (onResetPage || onCallbackPage) return;
+  if (onResetPage || onVerifyPage || onCallbackPage) return;
   try {
     window.localStorage.setItem(MODE_KEY, mode);
   } catch (_) {
@@ -84,8 +93,35 @@ SuperTokens.init({
     EmailPassword.init(),
     ThirdParty.init(),
     Multitenancy.init(),
+    EmailVerification.init(),
   ],
 });
+
+// features is GET /api/config: { emailVerification: "off" | "optional" |
+// "required", accountLinking }. Until it is read, or if it cannot be,
+// verification is taken to be off.
+let features = { emailVerification: "off", accountLinking: false };
+const verifying = () => features.emailVerification !== "off";
+
+async function loadFeatures() {
+  const res = await fetch(api + "/api/config", { credentials: "omit" });
+  if (!res.ok) throw new Error("GET /api/config answered " + res.status);
+  features = await res.json();
+  const said = [];
+  if (verifying()) said.push("Email verification: " + features.emailVerification);
+  if (features.accountLinking) said.push("Account linking: on");
+  $("features").textContent = said.join(" · ");
+  $("features").hidden = said.length === 0;
+}
+
+// emailVerifiedClaim is the session's st-ev claim as the SDK reads it from
+// the front token: true, false, or undefined without one.
+function emailVerifiedClaim() {
+  return Session.getClaimValue({ claim: EmailVerification.EmailVerificationClaim });
+}
+
+// For scripts and the browser tests: what the SDK in this page says.
+window.authDemo = { emailVerifiedClaim };
 
 // Links back to the sign-in page keep the mode, remembered or not.
 function homeURL() {
@@ -97,7 +133,7 @@ function say(text) {
 }
 
 function show(id) {
-  for (const s of ["loading", "signed-in", "signed-out", "reset"]) $(s).hidden = s !== id;
+  for (const s of ["loading", "signed-in", "signed-out", "reset", "verify-email"]) $(s).hidden = s !== id;
 }
 
 // fieldErrors shows the server's FIELD_ERROR messages beside their inputs;
@@ -135,17 +171,134 @@ async function busy(form, fn) {
   }
 }
 
+// claimRefused reports whether a 403 is required mode's "invalid claim"
+// for the st-ev claim: an unverified email, not an error.
+async function claimRefused(res) {
+  if (res.status !== 403) return false;
+  try {
+    const body = await res.clone().json();
+    return (body.claimValidationErrors || []).some((e) => e.id === EmailVerification.EmailVerificationClaim.id);
+  } catch (_) {
+    return false;
+  }
+}
+
 async function showMe() {
   // Plain fetch: the SDK's interceptor adds the session (and refreshes it).
-  const res = await fetch(api + "/api/me", { credentials: "include" });
+  let res = await fetch(api + "/api/me", { credentials: "include" });
+  if (await claimRefused(res)) {
+    // Required mode, and the email is not verified: /api/verification
+    // still says who is signed in.
+    res = await fetch(api + "/api/verification", { credentials: "include" });
+  }
   if (res.status === 401) {
     show("signed-out");
     return;
   }
-  if (!res.ok) throw new Error("GET /api/me answered " + res.status);
+  if (!res.ok) throw new Error("GET " + new URL(res.url).pathname + " answered " + res.status);
   const me = await res.json();
   $("me-email").textContent = me.email;
   show("signed-in");
+  await showVerification();
+}
+
+// ---- email verification ----
+
+// showVerification shows what the session's claim says of the email: the
+// "Verify your email" notice, or that it is verified. It asks the server
+// (GET /auth/user/email/verify, which rewrites the claim) when told to, or
+// when the SDK's validator would: no claim, or a false one over 10 seconds
+// old. Not through Session.validateClaims: its lock, shared by the tabs,
+// is left behind by a page unloaded while holding it, and the next page
+// load waits seconds for it to lapse.
+const CLAIM = EmailVerification.EmailVerificationClaim;
+const REFETCH_FALSE_AFTER_MS = 10_000;
+
+async function showVerification({ refetch = false } = {}) {
+  const box = $("verification");
+  if (!verifying()) {
+    box.hidden = true;
+    return;
+  }
+  const payload = await Session.getAccessTokenPayloadSecurely();
+  let verified = CLAIM.getValueFromPayload(payload);
+  const stale = verified === false && Date.now() - (CLAIM.getLastFetchedTime(payload) ?? 0) > REFETCH_FALSE_AFTER_MS;
+  if (refetch || verified === undefined || stale) {
+    await EmailVerification.isEmailVerified();
+    verified = await emailVerifiedClaim();
+  }
+  box.hidden = false;
+  box.dataset.verified = String(verified === true);
+  $("verify-notice").hidden = verified === true;
+  $("verified-notice").hidden = verified !== true;
+}
+
+// recheck reads the state from the server: after a link opened in another
+// tab or browser. In required mode a change lets /api/me through, so the
+// page asks it again. One at a time: a second call while one runs gets the
+// first one's answer.
+let rechecking = null;
+function recheck() {
+  rechecking ??= (async () => {
+    try {
+      const was = $("verification").dataset.verified;
+      await showVerification({ refetch: true });
+      const now = $("verification").dataset.verified;
+      if (now === "true" && was !== "true") {
+        say("Your email is verified.");
+        if (features.emailVerification === "required") await showMe();
+      } else if (now !== "true") {
+        say("Your email is not verified yet: open the link in the email.");
+      }
+    } finally {
+      rechecking = null;
+    }
+  })();
+  return rechecking;
+}
+
+// A link opened in another tab of this browser changed the session there,
+// and the SDK here sees it in the shared front token; one opened elsewhere
+// is seen once the server is asked. Either way: look again when the user
+// comes back to this tab.
+document.addEventListener("visibilitychange", () => {
+  if (document.visibilityState !== "visible" || $("signed-in").hidden || $("verification").hidden) return;
+  if ($("verification").dataset.verified === "true") return;
+  recheck().catch((err) => console.warn("email verification:", err));
+});
+
+// verifyFromLink runs on the verification page: it posts the token of the
+// link (the SDK reads token and tenantId from the URL).
+async function verifyFromLink() {
+  say("Verifying your email…");
+  const res = await EmailVerification.verifyEmail();
+  if (res.status === "OK") {
+    $("verify-email-done").hidden = false;
+    say("Your email is verified.");
+  } else {
+    say("This verification link has expired or is invalid. Sign in and ask for a new one.");
+  }
+  $("verify-email-confirm").hidden = true;
+}
+
+async function startVerifyPage() {
+  show("verify-email");
+  if (!verifying()) {
+    say("Email verification is off on this server.");
+    return;
+  }
+  if (!params.get("token")) {
+    say("This verification link has no token. Sign in and ask for a new one.");
+    return;
+  }
+  // With a session, verify at once: this is the user's browser. Without
+  // one, wait for a click, so that a mail scanner that opens links does
+  // not use the token up.
+  if (await Session.doesSessionExist()) {
+    await verifyFromLink();
+  } else {
+    $("verify-email-confirm").hidden = false;
+  }
 }
 
 // ---- third-party sign-in ----
@@ -239,6 +392,15 @@ async function start() {
   $("mode").textContent = "Token transfer: " + mode;
   $("mode").hidden = false;
   $("home").href = homeURL();
+  $("verify-email-home").href = homeURL();
+
+  // A server without /api/config is taken to verify nothing.
+  const loaded = loadFeatures().catch((err) => console.warn("config:", err));
+  if (onVerifyPage) {
+    await loaded;
+    await startVerifyPage();
+    return;
+  }
 
   if (onResetPage) {
     show("reset");
@@ -248,6 +410,7 @@ async function start() {
   // The buttons are for the signed-out view; a server that cannot list
   // providers leaves the page as it was without them.
   const providers = showProviders().catch((err) => console.warn("login methods:", err));
+  await loaded;
   if (onCallbackPage) {
     try {
       await finishSignIn();
@@ -303,6 +466,32 @@ $("signout").addEventListener("click", (e) => {
     say("Signed out.");
     show("signed-out");
   });
+});
+
+$("verify-send").addEventListener("click", () => {
+  say("");
+  busy($("verification"), async () => {
+    // A GENERAL_ERROR, such as the one a minute's wait between two emails
+    // gives, is thrown, and busy shows its message.
+    const res = await EmailVerification.sendVerificationEmail();
+    if (res.status === "OK") {
+      say("A verification link is on its way to " + $("me-email").textContent + ".");
+    } else {
+      // EMAIL_ALREADY_VERIFIED_ERROR: the session's claim is up to date now.
+      say("Your email is already verified.");
+      if (features.emailVerification === "required") await showMe();
+      else await showVerification();
+    }
+  });
+});
+
+$("verify-check").addEventListener("click", () => {
+  say("");
+  busy($("verification"), recheck);
+});
+
+$("verify-email-confirm").addEventListener("click", () => {
+  busy($("verify-email"), verifyFromLink);
 });
 
 $("forgot-form").addEventListener("submit", (e) => {
