@@ -1,7 +1,10 @@
 // Command demo is a small server that uses the auth library: the auth
 // endpoints under /auth and a protected GET /api/me. GET /api/ping and the
 // email cache behind /api/me are there for the load harness,
-// internal/cmd/loadtest.
+// internal/cmd/loadtest. GET /api/config tells the page whether email
+// verification is on; with -email-verification, GET /api/verification
+// tells a session whose email is not verified yet who it is, and the page
+// at /auth/verify-email opens the emailed links.
 //
 //	go run ./examples/demo
 //
@@ -75,6 +78,10 @@ type options struct {
 	// providers are the third-party sign-in providers, in the order the
 	// page lists them; none unless configured.
 	providers []provider.Provider
+	// emailVerification is off, optional or required; accountLinking
+	// joins a new login method to the user with its verified email.
+	emailVerification auth.EmailVerificationMode
+	accountLinking    bool
 }
 
 func main() {
@@ -88,7 +95,7 @@ func main() {
 func parseOptions(args []string, getenv func(string) string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	var origins, sameSite, refreshes string
+	var origins, sameSite, refreshes, verification string
 	var oidc provider.OIDCConfig
 	var google provider.GoogleConfig
 	var github provider.GitHubConfig
@@ -111,7 +118,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	}
 	fs.StringVar(&o.addr, "addr", env("DEMO_ADDR", "127.0.0.1:8080"), "address to listen on (env DEMO_ADDR)")
 	fs.StringVar(&o.db, "db", env("DEMO_DB", "sqlite:auth.db"), "store: sqlite:PATH, postgres://..., mysql://user:pass@host:port/db or memory (env DEMO_DB)")
-	fs.StringVar(&o.smtp, "smtp", env("DEMO_SMTP", ""), "SMTP server for password reset email: smtp://[user:pass@]host:port (STARTTLS, optional for a loopback relay such as Mailpit), smtps://... (TLS); unset: print email to stdout (env DEMO_SMTP)")
+	fs.StringVar(&o.smtp, "smtp", env("DEMO_SMTP", ""), "SMTP server for password reset and verification email: smtp://[user:pass@]host:port (STARTTLS, optional for a loopback relay such as Mailpit), smtps://... (TLS); unset: print email to stdout (env DEMO_SMTP)")
 	fs.StringVar(&o.appURL, "app-url", env("DEMO_APP_URL", ""), "public URL of the app, the base of links in email; default http://<addr> (env DEMO_APP_URL)")
 	fs.StringVar(&origins, "allowed-origin", env("DEMO_ALLOWED_ORIGIN", ""), "comma-separated origins of frontends on other origins, as in http://localhost:5173 (env DEMO_ALLOWED_ORIGIN)")
 	fs.StringVar(&refreshes, "session-refreshes", env("DEMO_SESSION_REFRESHES", ""), "how often one session may refresh: BURST/INTERVAL, as in 60/2s (the default), or off, for load tests (env DEMO_SESSION_REFRESHES)")
@@ -125,6 +132,12 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	fs.StringVar(&google.ClientSecret, "google-client-secret", env("DEMO_GOOGLE_CLIENT_SECRET", ""), "client secret of -google-client-id; prefer the env twin (env DEMO_GOOGLE_CLIENT_SECRET)")
 	fs.StringVar(&github.ClientID, "github-client-id", env("DEMO_GITHUB_CLIENT_ID", ""), "client id of a GitHub OAuth app: enables sign-in with GitHub; needs -github-client-secret (env DEMO_GITHUB_CLIENT_ID)")
 	fs.StringVar(&github.ClientSecret, "github-client-secret", env("DEMO_GITHUB_CLIENT_SECRET", ""), "client secret of -github-client-id; prefer the env twin (env DEMO_GITHUB_CLIENT_SECRET)")
+	fs.StringVar(&verification, "email-verification", env("DEMO_EMAIL_VERIFICATION", "off"), "email verification: off, optional (the session says whether the email is verified) or required (also /api/me refuses an unverified one); links are emailed as reset links are (env DEMO_EMAIL_VERIFICATION)")
+	linking, err := envBool(getenv, "DEMO_ACCOUNT_LINKING")
+	if err != nil {
+		return o, err
+	}
+	fs.BoolVar(&o.accountLinking, "account-linking", linking, "join a new login method to the user who has its email, when both are verified; refuse it when either is not (env DEMO_ACCOUNT_LINKING)")
 	for _, err := range []error{
 		dur(&o.accessTTL, "access-ttl", "DEMO_ACCESS_TTL", auth.DefaultAccessTokenLifetime, "access token lifetime"),
 		dur(&o.refreshTTL, "refresh-ttl", "DEMO_REFRESH_TTL", auth.DefaultRefreshTokenLifetime, "session lifetime without a refresh"),
@@ -163,7 +176,16 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	default:
 		return o, fmt.Errorf("-samesite %q: want lax, strict or none", sameSite)
 	}
-	var err error
+	switch strings.ToLower(verification) {
+	case "off":
+		o.emailVerification = auth.EmailVerificationOff
+	case "optional":
+		o.emailVerification = auth.EmailVerificationOptional
+	case "required":
+		o.emailVerification = auth.EmailVerificationRequired
+	default:
+		return o, fmt.Errorf("-email-verification %q: want off, optional or required", verification)
+	}
 	if o.refreshes, err = parseRate(refreshes); err != nil {
 		return o, fmt.Errorf("-session-refreshes: %v", err)
 	}
@@ -182,6 +204,20 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 		return o, err
 	}
 	return o, nil
+}
+
+// envBool reads a boolean environment variable: unset or empty is false,
+// anything strconv.ParseBool does not take is an error.
+func envBool(getenv func(string) string, name string) (bool, error) {
+	v := getenv(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("%s %q: want true or false", name, v)
+	}
+	return b, nil
 }
 
 // thirdPartyID is what the demo accepts as -oidc-id: it names the callback
@@ -365,35 +401,7 @@ func run(args []string, getenv func(string) string) error {
 			return err
 		}
 	}
-	// Counting attempts in the store lets several demo instances on one
-	// database share the limits.
-	var limiter auth.Limiter
-	if ls, ok := st.(store.RateLimitStore); ok {
-		limiter = auth.NewStoreLimiter(ls)
-	}
-	a, err := auth.New(auth.Config{
-		Store:                st,
-		Limiter:              limiter,
-		AccessTokenLifetime:  o.accessTTL,
-		RefreshTokenLifetime: o.refreshTTL,
-		Email:                auth.EmailConfig{Mailer: m, ResetTokenLifetime: o.resetTTL},
-		AppURL:               o.appURL,
-		Logger:               logger,
-		OnEvent:              tellMailFailures(os.Stdout),
-		AllowedOrigins:       o.origins,
-		RateLimits:           auth.RateLimits{SessionRefreshes: o.refreshes},
-		// Each provider sends the browser back to the page at
-		// <app-url>/auth/callback/<id>, the redirect URI to register.
-		ThirdParty: auth.ThirdPartyConfig{Providers: o.providers},
-		// Browsers and curl treat http://localhost and 127.0.0.1 as
-		// secure, so Secure cookies work there; other hosts need TLS.
-		// SameSite=None cookies must be Secure: auth.New refuses the
-		// combination with InsecureAllowHTTP.
-		Cookie: auth.CookieConfig{
-			SameSite:          o.sameSite,
-			InsecureAllowHTTP: !isLoopback(o.addr) && strings.HasPrefix(o.appURL, "http:"),
-		},
-	})
+	a, err := newAuth(o, st, m, os.Stdout, logger)
 	if err != nil {
 		return err
 	}
@@ -403,7 +411,7 @@ func run(args []string, getenv func(string) string) error {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           a.CORS(newMux(a, st)),
+		Handler:           a.CORS(newMux(a, st, o.features())),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
@@ -417,6 +425,9 @@ func run(args []string, getenv func(string) string) error {
 	for _, p := range o.providers {
 		fmt.Printf("demo: sign-in with %s: redirect URI %s\n", p.Name(), callbackURL(o.appURL, p.ID()))
 	}
+	if f := o.features(); f.EmailVerification != "off" || f.AccountLinking {
+		fmt.Printf("demo: email verification %s, account linking %s\n", f.EmailVerification, onOff(f.AccountLinking))
+	}
 	fmt.Printf("demo: listening on http://%s (store: %s)\n", ln.Addr(), redact(o.db))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -428,18 +439,84 @@ func run(args []string, getenv func(string) string) error {
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err = srv.Shutdown(shutdown)
-	// Send the reset emails still queued.
+	// Send the reset and verification emails still queued.
 	return errors.Join(err, a.Close(shutdown))
 }
 
-// me is the answer of GET /api/me.
+// newAuth configures the library as the options say: m sends the reset
+// and verification emails, stdout is where the demo tells of mail that
+// could not be sent.
+func newAuth(o options, st store.Store, m mailer.Mailer, stdout io.Writer, logger *slog.Logger) (*auth.Auth, error) {
+	// Counting attempts in the store lets several demo instances on one
+	// database share the limits.
+	var limiter auth.Limiter
+	if ls, ok := st.(store.RateLimitStore); ok {
+		limiter = auth.NewStoreLimiter(ls)
+	}
+	return auth.New(auth.Config{
+		Store:                st,
+		Limiter:              limiter,
+		AccessTokenLifetime:  o.accessTTL,
+		RefreshTokenLifetime: o.refreshTTL,
+		Email:                auth.EmailConfig{Mailer: m, ResetTokenLifetime: o.resetTTL},
+		AppURL:               o.appURL,
+		Logger:               logger,
+		OnEvent:              tellMailFailures(stdout),
+		AllowedOrigins:       o.origins,
+		RateLimits:           auth.RateLimits{SessionRefreshes: o.refreshes},
+		// Each provider sends the browser back to the page at
+		// <app-url>/auth/callback/<id>, the redirect URI to register.
+		ThirdParty: auth.ThirdPartyConfig{Providers: o.providers},
+		// Verification links go to <app-url>/auth/verify-email, a page
+		// of the demo, through the mailer of the reset emails.
+		EmailVerification: auth.EmailVerificationConfig{Mode: o.emailVerification},
+		AccountLinking:    o.accountLinking,
+		// Browsers and curl treat http://localhost and 127.0.0.1 as
+		// secure, so Secure cookies work there; other hosts need TLS.
+		// SameSite=None cookies must be Secure: auth.New refuses the
+		// combination with InsecureAllowHTTP.
+		Cookie: auth.CookieConfig{
+			SameSite:          o.sameSite,
+			InsecureAllowHTTP: !isLoopback(o.addr) && strings.HasPrefix(o.appURL, "http:"),
+		},
+	})
+}
+
+// me is the answer of GET /api/me and GET /api/verification.
 type me struct {
 	Email  string `json:"email"`
 	UserID string `json:"userId"`
+	// EmailVerified says whether the email of the login method the
+	// session was started with is verified, read from the store; absent
+	// while email verification is off, in /api/me.
+	EmailVerified *bool `json:"emailVerified,omitempty"`
 }
 
-// newMux mounts the auth handler and the demo's own routes.
-func newMux(a *auth.Auth, st store.Store) *http.ServeMux {
+// features is the answer of GET /api/config: what the page must know of
+// the server's settings that GET /auth/loginmethods does not say.
+type features struct {
+	EmailVerification string `json:"emailVerification"` // off, optional or required
+	AccountLinking    bool   `json:"accountLinking"`
+}
+
+func (o options) features() features {
+	f := features{EmailVerification: string(o.emailVerification), AccountLinking: o.accountLinking}
+	if f.EmailVerification == "" {
+		f.EmailVerification = "off"
+	}
+	return f
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// newMux mounts the auth handler and the demo's own routes; f must say
+// what a was configured with.
+func newMux(a *auth.Auth, st store.Store, f features) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("/auth/", a)
 	// The email cache is here for internal/cmd/loadtest, which measures
@@ -450,8 +527,16 @@ func newMux(a *auth.Auth, st store.Store) *http.ServeMux {
 		u, err := a.UserByID(ctx, userID)
 		return u.Email, err
 	})
+	// In required mode RequireSession answers a session whose email is
+	// not verified 403 "invalid claim", before the handler runs.
 	mux.Handle("GET /api/me", a.RequireSession(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s, _ := auth.SessionFromContext(r.Context())
+		if f.EmailVerification != "off" {
+			// The verification state can change at any moment: read it
+			// rather than cache it.
+			serveMe(w, r, a)
+			return
+		}
 		email, err := emails.email(r.Context(), s.UserID)
 		if errors.Is(err, store.ErrNotFound) {
 			http.Error(w, `{"message":"unauthorised"}`, http.StatusUnauthorized)
@@ -463,6 +548,20 @@ func newMux(a *auth.Auth, st store.Store) *http.ServeMux {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(me{Email: email, UserID: s.UserID})
 	})))
+	// GET /api/verification is /api/me for a session whose email is not
+	// verified, which required mode keeps out of /api/me: the page asks it
+	// who is signed in, to show whom it asks to verify. Any route that an
+	// unverified user must reach is wrapped the same way.
+	mux.Handle("GET /api/verification", a.RequireSessionAllowUnverified(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		serveMe(w, r, a)
+	})))
+	// GET /api/config tells the page what it cannot learn from the SDK:
+	// whether to ask for a verified email, and how insistently.
+	mux.HandleFunc("GET /api/config", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-cache")
+		json.NewEncoder(w).Encode(f)
+	})
 	// GET /api/ping is here for internal/cmd/loadtest: a trivial handler,
 	// the baseline its /api/me figure is measured against. An app does
 	// not need it.
@@ -480,12 +579,15 @@ func newMux(a *auth.Auth, st store.Store) *http.ServeMux {
 		// connect-src allows other http(s) origins: a copy of the page may
 		// name an API on another origin (meta name="api-domain").
 		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self' http: https:; frame-ancestors 'none'")
-		h.Set("Referrer-Policy", "no-referrer") // reset tokens are in the URL
+		h.Set("Referrer-Policy", "no-referrer") // reset and verification tokens are in the URL
 		h.Set("X-Content-Type-Options", "nosniff")
 		w.Write(indexPage)
 	}
 	mux.HandleFunc("GET /{$}", page)
 	mux.HandleFunc("GET /auth/reset-password", page)
+	// Verification links open this page too (EmailVerificationConfig.URL's
+	// default); with verification off it says so.
+	mux.HandleFunc("GET /auth/verify-email", page)
 	// The providers send the browser back here, to finish the sign-in
 	// (POST /auth/callback/apple, Apple's form post, still goes to the
 	// auth handler, which redirects here).
@@ -493,6 +595,36 @@ func newMux(a *auth.Auth, st store.Store) *http.ServeMux {
 	assets, _ := fs.Sub(static, "static")
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(assets)))
 	return mux
+}
+
+// serveMe answers the session's user and whether the email of the login
+// method it was started with is verified, both read from the store.
+func serveMe(w http.ResponseWriter, r *http.Request, a *auth.Auth) {
+	s, _ := auth.SessionFromContext(r.Context())
+	u, err := a.UserByID(r.Context(), s.UserID)
+	if errors.Is(err, store.ErrNotFound) {
+		http.Error(w, `{"message":"unauthorised"}`, http.StatusUnauthorized)
+		return
+	} else if err != nil {
+		http.Error(w, `{"message":"internal error"}`, http.StatusInternalServerError)
+		return
+	}
+	// A session names its login method; one from before there were
+	// several names none, and means the user's first.
+	loginID := s.LoginID
+	if loginID == "" {
+		loginID = u.ID
+	}
+	verified := false
+	for _, l := range u.LoginMethods {
+		if l.ID == loginID {
+			// A login without an email has none to verify: the library
+			// counts it as verified.
+			verified = l.Email == "" || l.EmailVerified
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(me{Email: u.Email, UserID: u.ID, EmailVerified: &verified})
 }
 
 // callbackURL is the redirect URI to register at a provider: the page the
@@ -505,8 +637,8 @@ func callbackURL(appURL, id string) string {
 	return u.Scheme + "://" + u.Host + "/auth/callback/" + url.PathEscape(id)
 }
 
-// tellMailFailures says on w, where the demo prints reset emails, that one
-// was not sent: a user waiting for a link there would otherwise see
+// tellMailFailures says on w, where the demo prints reset and verification
+// emails, that one was not sent: a user waiting for a link there would otherwise see
 // nothing, the reason being only in the log on standard error.
 func tellMailFailures(w io.Writer) func(context.Context, auth.Event) {
 	return func(_ context.Context, e auth.Event) {

@@ -1,13 +1,17 @@
 package main
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +19,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store/memstore"
 )
@@ -121,7 +126,7 @@ func TestMe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(newMux(a, st))
+	srv := httptest.NewServer(newMux(a, st, features{EmailVerification: "off"}))
 	defer srv.Close()
 
 	res, err := http.Get(srv.URL + "/api/me")
@@ -175,11 +180,12 @@ func TestPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(a.CORS(newMux(a, st)))
+	srv := httptest.NewServer(a.CORS(newMux(a, st, features{EmailVerification: "off"})))
 	defer srv.Close()
 	for _, c := range []struct{ path, ctype, want string }{
 		{"/", "text/html", `<script src="/static/app.js"`},
 		{"/auth/reset-password?token=abc&tenantId=public", "text/html", `id="reset-form"`},
+		{"/auth/verify-email?token=abc&tenantId=public", "text/html", `id="verify-email"`},
 		{"/static/app.js", "javascript", "auth demo"},
 	} {
 		res, err := http.Get(srv.URL + c.path)
@@ -309,7 +315,7 @@ func TestMeThirdParty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: newMux(a, st)}}
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: newMux(a, st, features{EmailVerification: "off"})}}
 	srv.Start()
 	defer srv.Close()
 
@@ -383,4 +389,366 @@ func TestMeThirdParty(t *testing.T) {
 	if me.Email != "ada@example.com" || len(u.LoginMethods) != 1 || u.LoginMethods[0].ThirdPartyUserID != "ada-at-provider" {
 		t.Errorf("/api/me = %s; user %+v", body, u)
 	}
+}
+
+// TestParseOptionsVerification checks -email-verification and
+// -account-linking and their env twins.
+func TestParseOptionsVerification(t *testing.T) {
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	o, err := parseOptions(nil, getenv)
+	if err != nil || o.emailVerification != auth.EmailVerificationOff || o.accountLinking {
+		t.Fatalf("defaults: verification %q, linking %v, %v; want off, false", o.emailVerification, o.accountLinking, err)
+	}
+	if f := o.features(); f != (features{EmailVerification: "off"}) {
+		t.Errorf("features() = %+v", f)
+	}
+	env["DEMO_EMAIL_VERIFICATION"] = "optional"
+	env["DEMO_ACCOUNT_LINKING"] = "true"
+	o, err = parseOptions(nil, getenv)
+	if err != nil || o.emailVerification != auth.EmailVerificationOptional || !o.accountLinking {
+		t.Errorf("env twins: verification %q, linking %v, %v", o.emailVerification, o.accountLinking, err)
+	}
+	o, err = parseOptions([]string{"-email-verification", "required", "-account-linking=false"}, getenv)
+	if err != nil || o.emailVerification != auth.EmailVerificationRequired || o.accountLinking {
+		t.Errorf("flags win: verification %q, linking %v, %v", o.emailVerification, o.accountLinking, err)
+	}
+	if f := o.features(); f != (features{EmailVerification: "required"}) {
+		t.Errorf("features() = %+v", f)
+	}
+	o, err = parseOptions([]string{"-email-verification", "Off", "-account-linking"}, func(string) string { return "" })
+	if err != nil || o.emailVerification != auth.EmailVerificationOff || !o.accountLinking {
+		t.Errorf("-email-verification Off -account-linking: verification %q, linking %v, %v", o.emailVerification, o.accountLinking, err)
+	}
+
+	for _, bad := range []struct {
+		args []string
+		env  map[string]string
+		name string // the flag or variable the error must name
+	}{
+		{[]string{"-email-verification", "sometimes"}, nil, "-email-verification"},
+		{[]string{"-email-verification", ""}, nil, "-email-verification"},
+		{nil, map[string]string{"DEMO_EMAIL_VERIFICATION": "yes"}, "-email-verification"},
+		{[]string{"-account-linking=maybe"}, nil, "account-linking"},
+		{nil, map[string]string{"DEMO_ACCOUNT_LINKING": "maybe"}, "DEMO_ACCOUNT_LINKING"},
+	} {
+		_, err := parseOptions(bad.args, func(k string) string { return bad.env[k] })
+		if err == nil {
+			t.Errorf("parseOptions(%q) with env %v accepted", bad.args, bad.env)
+		} else if !strings.Contains(err.Error(), bad.name) {
+			t.Errorf("parseOptions(%q) with env %v: %v; want the error to name %s", bad.args, bad.env, err, bad.name)
+		}
+	}
+}
+
+// testDemo is the demo's handler as run wires it, on a memory store, on a
+// loopback port; out is its standard output, where the log mailer prints
+// the emails.
+type testDemo struct {
+	t   *testing.T
+	url string
+	a   *auth.Auth
+	out *syncBuffer
+}
+
+// newTestDemo parses args as the demo's command line (with -addr and -db
+// set here) and serves the result; more, if not nil, changes the options
+// before the library is configured.
+func newTestDemo(t *testing.T, more func(*options), args ...string) *testDemo {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := parseOptions(append([]string{"-addr", ln.Addr().String(), "-db", "memory"}, args...), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if more != nil {
+		more(&o)
+	}
+	st := memstore.New()
+	out := &syncBuffer{}
+	a, err := newAuth(o, st, mailer.NewLog(out), out, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: a.CORS(newMux(a, st, o.features()))}}
+	srv.Start()
+	t.Cleanup(func() {
+		srv.Close()
+		a.Close(t.Context())
+	})
+	return &testDemo{t: t, url: srv.URL, a: a, out: out}
+}
+
+// do sends a request in header mode, with a JSON body unless body is nil,
+// and reads the answer.
+func (d *testDemo) do(method, path, rid, access string, body any) reply {
+	d.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = strings.NewReader(string(b))
+	}
+	req, _ := http.NewRequest(method, d.url+path, rd)
+	if rid != "" {
+		req.Header.Set("rid", rid)
+	}
+	req.Header.Set("st-auth-mode", "header")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if access != "" {
+		req.Header.Set("Authorization", "Bearer "+access)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	r := reply{status: res.StatusCode, header: res.Header}
+	r.body, _ = io.ReadAll(res.Body)
+	json.Unmarshal(r.body, &r.json)
+	return r
+}
+
+// verificationLink waits for the verification email to email in the
+// demo's output and returns its link.
+func (d *testDemo) verificationLink(email string) *url.URL {
+	d.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		for _, m := range emailBlock.FindAllStringSubmatch(d.out.String(), -1) {
+			if !strings.Contains(m[1], "To: "+email) && !strings.Contains(m[1], "<"+email+">") {
+				continue
+			}
+			if l := verifyLinkPattern.FindString(m[1]); l != "" {
+				u, err := url.Parse(l)
+				if err != nil {
+					d.t.Fatal(err)
+				}
+				return u
+			}
+		}
+		if time.Now().After(deadline) {
+			d.t.Fatalf("no verification email to %s in the demo's output:\n%s", email, d.out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// The log mailer's emails, and the verification link in one, as the e2e
+// tests and .ci/demo-smoke pick them out of the demo's standard output.
+var (
+	emailBlock        = regexp.MustCompile(`--- email\n([\s\S]*?)\n---\n`)
+	verifyLinkPattern = regexp.MustCompile(`https?://\S+/auth/verify-email\?\S+`)
+)
+
+// evClaim reads the st-ev claim of an access token: verified, and whether
+// there is one.
+func evClaim(t *testing.T, access string) (verified, ok bool) {
+	t.Helper()
+	parts := strings.Split(access, ".")
+	if len(parts) != 3 {
+		t.Fatalf("access token %q is not a JWT", access)
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		EV *struct {
+			V bool  `json:"v"`
+			T int64 `json:"t"`
+		} `json:"st-ev"`
+	}
+	if err := json.Unmarshal(payload, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.EV == nil {
+		return false, false
+	}
+	return p.EV.V, true
+}
+
+// TestEmailVerification runs the verification flow against the demo in
+// each mode that serves it: sign up, ask for a link, take it from the
+// output, open the page it names, verify, and read /api/me, which required
+// mode refuses until then.
+func TestEmailVerification(t *testing.T) {
+	for _, mode := range []string{"optional", "required"} {
+		t.Run(mode, func(t *testing.T) {
+			d := newTestDemo(t, nil, "-email-verification", mode)
+			const email = "ada@example.com"
+
+			if r := d.do("GET", "/api/config", "", "", nil); r.status != 200 || r.json["emailVerification"] != mode || r.json["accountLinking"] != false {
+				t.Errorf("/api/config: %d %s", r.status, r.body)
+			}
+			up := d.do("POST", "/auth/signup", "emailpassword", "", credentials(email, authtest.Password))
+			access, _ := okSession(t, "sign-up", up)
+			if v, ok := evClaim(t, access); !ok || v {
+				t.Errorf("sign-up's access token: st-ev %v (present %v), want false", v, ok)
+			}
+
+			me := d.do("GET", "/api/me", "", access, nil)
+			switch mode {
+			case "optional":
+				if me.status != 200 || me.json["email"] != email || me.json["emailVerified"] != false {
+					t.Errorf("/api/me before verifying: %d %s, want 200 with emailVerified false", me.status, me.body)
+				}
+			case "required":
+				if me.status != http.StatusForbidden || me.json["message"] != "invalid claim" || !strings.Contains(string(me.body), `"id":"st-ev"`) {
+					t.Errorf("/api/me before verifying: %d %s, want 403 invalid claim st-ev", me.status, me.body)
+				}
+			}
+			// The route for unverified sessions answers in every mode.
+			if r := d.do("GET", "/api/verification", "", access, nil); r.status != 200 || r.json["email"] != email || r.json["emailVerified"] != false {
+				t.Errorf("/api/verification before verifying: %d %s", r.status, r.body)
+			}
+			if r := d.do("GET", "/api/verification", "", "", nil); r.status != http.StatusUnauthorized {
+				t.Errorf("/api/verification without a session: %d %s, want 401", r.status, r.body)
+			}
+
+			if r := d.do("POST", "/auth/user/email/verify/token", "emailverification", access, nil); r.status != 200 || r.field("status") != "OK" {
+				t.Fatalf("send: %d %s", r.status, r.body)
+			}
+			// Asking again at once is within the cooldown.
+			if r := d.do("POST", "/auth/user/email/verify/token", "emailverification", access, nil); r.status != 200 || r.field("status") != "GENERAL_ERROR" || r.field("message") == "" {
+				t.Errorf("send again: %d %s, want GENERAL_ERROR with a message", r.status, r.body)
+			}
+			link := d.verificationLink(email)
+			if got := link.Scheme + "://" + link.Host; got != d.url || link.Query().Get("tenantId") != "public" || link.Query().Get("token") == "" {
+				t.Fatalf("link %s: want %s/auth/verify-email?token=...&tenantId=public", link, d.url)
+			}
+			// The link opens the demo's page.
+			page := d.do("GET", link.RequestURI(), "", "", nil)
+			if page.status != 200 || !strings.Contains(string(page.body), `id="verify-email"`) {
+				t.Errorf("GET %s: %d %.100s", link.Path, page.status, page.body)
+			}
+
+			token := link.Query().Get("token")
+			v := d.do("POST", "/auth/user/email/verify", "emailverification", access, map[string]string{"method": "token", "token": token})
+			if v.status != 200 || v.field("status") != "OK" {
+				t.Fatalf("verify: %d %s", v.status, v.body)
+			}
+			// The session's claim was rewritten.
+			if a := v.header.Get("st-access-token"); a == "" {
+				t.Errorf("verify with a session: no new access token")
+			} else {
+				access = a
+			}
+			if v, ok := evClaim(t, access); !v || !ok {
+				t.Errorf("access token after verifying: st-ev %v (present %v), want true", v, ok)
+			}
+			me = d.do("GET", "/api/me", "", access, nil)
+			if me.status != 200 || me.json["email"] != email || me.json["emailVerified"] != true {
+				t.Errorf("/api/me after verifying: %d %s, want 200 with emailVerified true", me.status, me.body)
+			}
+			if r := d.do("GET", "/auth/user/email/verify", "emailverification", access, nil); r.status != 200 || r.json["isVerified"] != true {
+				t.Errorf("GET verify: %d %s", r.status, r.body)
+			}
+			if r := d.do("POST", "/auth/user/email/verify", "emailverification", "", map[string]string{"method": "token", "token": token}); r.field("status") != "EMAIL_VERIFICATION_INVALID_TOKEN_ERROR" {
+				t.Errorf("the link a second time: %d %s", r.status, r.body)
+			}
+			if r := d.do("POST", "/auth/user/email/verify/token", "emailverification", access, nil); r.field("status") != "EMAIL_ALREADY_VERIFIED_ERROR" {
+				t.Errorf("send after verifying: %d %s", r.status, r.body)
+			}
+		})
+	}
+
+	t.Run("off", func(t *testing.T) {
+		d := newTestDemo(t, nil)
+		if r := d.do("GET", "/api/config", "", "", nil); r.status != 200 || r.json["emailVerification"] != "off" {
+			t.Errorf("/api/config: %d %s", r.status, r.body)
+		}
+		access, _ := okSession(t, "sign-up", d.do("POST", "/auth/signup", "emailpassword", "", credentials("ada@example.com", authtest.Password)))
+		if _, ok := evClaim(t, access); ok {
+			t.Errorf("an access token carries st-ev while verification is off")
+		}
+		me := d.do("GET", "/api/me", "", access, nil)
+		if _, has := me.json["emailVerified"]; me.status != 200 || has {
+			t.Errorf("/api/me: %d %s, want 200 without emailVerified", me.status, me.body)
+		}
+		if r := d.do("POST", "/auth/user/email/verify/token", "emailverification", access, nil); r.status != http.StatusNotFound {
+			t.Errorf("send with verification off: %d %s, want 404", r.status, r.body)
+		}
+	})
+}
+
+// TestAccountLinking checks that -account-linking reaches the library: a
+// sign-in with a provider that vouches for an address joins the password
+// user who verified it, and is refused while that user has not.
+func TestAccountLinking(t *testing.T) {
+	const email = "ada@example.com"
+	for _, linking := range []bool{false, true} {
+		t.Run(fmt.Sprintf("linking=%v", linking), func(t *testing.T) {
+			fake := authtest.NewProvider(t)
+			fake.SetIdentity("ada-at-provider", email, true)
+			d := newTestDemo(t, func(o *options) { o.providers = []provider.Provider{fake.Provider()} },
+				"-email-verification", "optional", fmt.Sprintf("-account-linking=%v", linking))
+			if r := d.do("GET", "/api/config", "", "", nil); r.json["accountLinking"] != linking {
+				t.Errorf("/api/config: %s", r.body)
+			}
+			access, _ := okSession(t, "sign-up", d.do("POST", "/auth/signup", "emailpassword", "", credentials(email, authtest.Password)))
+			owner := d.do("GET", "/api/me", "", access, nil).field("userId")
+
+			// The password user's address is not verified yet.
+			first := d.signInWith(fake)
+			switch {
+			case linking && first.field("status") != "SIGN_IN_UP_NOT_ALLOWED":
+				t.Errorf("provider sign-in, linking on, address unverified: %d %s, want SIGN_IN_UP_NOT_ALLOWED", first.status, first.body)
+			case !linking && first.field("status") != "OK":
+				t.Errorf("provider sign-in, linking off: %d %s, want OK (a second user)", first.status, first.body)
+			}
+
+			if r := d.do("POST", "/auth/user/email/verify/token", "emailverification", access, nil); r.field("status") != "OK" {
+				t.Fatalf("send: %d %s", r.status, r.body)
+			}
+			token := d.verificationLink(email).Query().Get("token")
+			if r := d.do("POST", "/auth/user/email/verify", "emailverification", "", map[string]string{"method": "token", "token": token}); r.field("status") != "OK" {
+				t.Fatalf("verify: %d %s", r.status, r.body)
+			}
+
+			again := d.signInWith(fake)
+			a2, _ := okSession(t, "provider sign-in after verifying", again)
+			me := d.do("GET", "/api/me", "", a2, nil)
+			if linking && me.field("userId") != owner {
+				t.Errorf("linking on: the provider's session is user %s, want the password user %s", me.field("userId"), owner)
+			}
+			if !linking && me.field("userId") == owner {
+				t.Errorf("linking off: the provider's session is the password user %s", owner)
+			}
+			if me.json["emailVerified"] != true {
+				t.Errorf("/api/me of the provider's session: %s, want emailVerified true", me.body)
+			}
+		})
+	}
+}
+
+// signInWith signs in with the fake provider, as the page does, in header
+// mode.
+func (d *testDemo) signInWith(fake *authtest.Provider) reply {
+	d.t.Helper()
+	redirect := d.url + "/auth/callback/" + authtest.ProviderID
+	au := d.do("GET", "/auth/authorisationurl?"+url.Values{
+		"thirdPartyId": {authtest.ProviderID}, "redirectURIOnProviderDashboard": {redirect},
+	}.Encode(), "thirdparty", "", nil)
+	var authURL struct{ URLWithQueryParams, PKCECodeVerifier string }
+	if err := json.Unmarshal(au.body, &authURL); err != nil || au.status != 200 {
+		d.t.Fatalf("/auth/authorisationurl: %d %s", au.status, au.body)
+	}
+	back := fake.Authorize(d.t, authURL.URLWithQueryParams)
+	params := map[string]string{}
+	for k := range back {
+		params[k] = back.Get(k)
+	}
+	return d.do("POST", "/auth/signinup", "thirdparty", "", map[string]any{
+		"thirdPartyId": authtest.ProviderID,
+		"redirectURIInfo": map[string]any{
+			"redirectURIOnProviderDashboard": redirect,
+			"redirectURIQueryParams":         params,
+			"pkceCodeVerifier":               authURL.PKCECodeVerifier,
+		},
+	})
 }
