@@ -26,6 +26,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
@@ -134,14 +135,17 @@ type Call struct {
 // in the inner store whatever the caller saw.
 func (c Call) Committed() bool { return c.Delegated && c.Err == nil }
 
-// methods are the store.Store methods, which a Plan may name.
-var methods = map[string]bool{
-	"CreateUser": true, "UserByID": true, "Login": true, "Logins": true, "LoginsByEmail": true, "SignInUp": true,
-	"UpdatePasswordHash": true,
-	"CreateResetToken":   true, "ResetToken": true, "ResetPassword": true, "CreateSession": true, "Session": true,
-	"UserSessions": true, "RotateRefreshToken": true, "RevokeSession": true,
-	"RevokeUserSessions": true, "SigningKeys": true, "AddSigningKey": true, "DeleteExpired": true,
-}
+// methods are the store.Store methods, which a Plan may name. They are
+// read from the interface so that a method added to the contract can be
+// armed as soon as it exists.
+var methods = func() map[string]bool {
+	m := make(map[string]bool)
+	st := reflect.TypeFor[store.Store]()
+	for i := range st.NumMethod() {
+		m[st.Method(i).Name] = true
+	}
+	return m
+}()
 
 // Store wraps a store.Store and injects the fault of its Plan. Create it
 // with New.
