@@ -11,16 +11,24 @@ import (
 // loginsOf the tables they come from: the user's session epoch is read in
 // the same statement as the login, so the two are one snapshot.
 const (
-	loginColumns = `method, third_party, subject, user_id, email, email_verified, password_hash, created_at, session_epoch`
-	loginsOf     = ` FROM auth_logins JOIN auth_users ON auth_users.id = auth_logins.user_id`
+	loginColumns = `method, third_party, subject, auth_logins.id, user_id, email, email_verified, password_hash, created_at,
+		owned_email IS NOT NULL, session_epoch`
+	loginsOf = ` FROM auth_logins JOIN auth_users ON auth_users.id = auth_logins.user_id`
 )
 
 // queries holds the statements of a dialect, with its placeholders.
 type queries struct {
-	insertUser, userByID, userExists, userEpoch      string
-	insertLogin, login, userLogins, passwordLogin    string
-	loginsByEmail, loginForUpdate, updateLoginEmail  string
-	passwordLoginExists, updatePassword, setPassword string
+	insertUser, userByID, userExists, userEpoch                 string
+	insertLogin, login, userLogins, passwordLogin               string
+	loginsByEmail, loginForUpdate, updateLoginEmail             string
+	passwordLoginExists, updatePassword, setPassword            string
+	loginByID, loginByIDForUpdate, loginUser, loginIDTaken      string
+	ownerOf, claimEmail, setVerified, countUserLogins           string
+	loginHandlesForUpdate, deleteLoginTokens, deleteLogin       string
+	deleteLoginSessions                                         string
+	deleteUserLogins, deleteUserVerifications, deleteUser       string
+	insertVerification, verificationForUpdate, verificationUser string
+	deleteLoginVerifications                                    string
 
 	insertSession, insertToken, session, userSessions string
 
@@ -40,7 +48,7 @@ type queries struct {
 	rateLimit, takeRateLimit, refundRateLimit, resetRateLimit string
 
 	deleteExpiredSessionTokens, deleteExpiredSessions, deleteExpiredTokens,
-	deleteExpiredResets, deleteExpiredKeys, deleteExpiredLimits string
+	deleteExpiredResets, deleteExpiredVerifications, deleteExpiredKeys, deleteExpiredLimits string
 }
 
 func newQueries(d Dialect) queries {
@@ -65,22 +73,49 @@ func newQueries(d Dialect) queries {
 		userExists: `SELECT 1 FROM auth_users WHERE id = ?` + forUpdate,
 		userEpoch:  `SELECT session_epoch FROM auth_users WHERE id = ?` + forUpdate,
 
-		insertLogin: ignore(`INSERT INTO auth_logins (method, third_party, subject, user_id, email, email_verified, password_hash, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, "method"),
+		// Any unique key refuses the row: the login's key, its id, or
+		// the email it asks to own.
+		insertLogin: ignore(`INSERT INTO auth_logins (method, third_party, subject, id, user_id, email, email_verified, password_hash,
+			created_at, owned_email) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, "method"),
 		login:         `SELECT ` + loginColumns + loginsOf + ` WHERE method = ? AND third_party = ? AND subject = ?`,
 		userLogins:    `SELECT ` + loginColumns + loginsOf + ` WHERE user_id = ? ORDER BY created_at, method, third_party, subject`,
 		passwordLogin: `SELECT ` + loginColumns + loginsOf + ` WHERE user_id = ? AND method = '` + store.MethodEmailPassword + `'`,
 		loginsByEmail: `SELECT ` + loginColumns + loginsOf + ` WHERE email = ?
 			ORDER BY created_at, user_id, method, third_party, subject`,
-		loginForUpdate:      `SELECT ` + loginColumns + loginsOf + ` WHERE method = ? AND third_party = ? AND subject = ?` + forUpdate,
-		updateLoginEmail:    `UPDATE auth_logins SET email = ?, email_verified = ? WHERE method = ? AND third_party = ? AND subject = ?`,
+		loginForUpdate: `SELECT ` + loginColumns + loginsOf + ` WHERE method = ? AND third_party = ? AND subject = ?` + forUpdate,
+		updateLoginEmail: `UPDATE auth_logins SET email = ?, email_verified = ?, owned_email = ?
+			WHERE method = ? AND third_party = ? AND subject = ?`,
 		passwordLoginExists: `SELECT 1 FROM auth_logins WHERE user_id = ? AND method = '` + store.MethodEmailPassword + `'`,
 		updatePassword: `UPDATE auth_logins SET password_hash = ?
 			WHERE user_id = ? AND method = '` + store.MethodEmailPassword + `' AND password_hash = ?`,
-		setPassword: `UPDATE auth_logins SET password_hash = ? WHERE user_id = ? AND method = '` + store.MethodEmailPassword + `'`,
+		setPassword: `UPDATE auth_logins SET password_hash = ?, email_verified = TRUE
+			WHERE user_id = ? AND method = '` + store.MethodEmailPassword + `'`,
 
-		insertSession: ignore(`INSERT INTO auth_sessions (handle, user_id, created_at, refreshed_at, expires_at, current_hash)
-			VALUES (?, ?, ?, ?, ?, ?)`, "handle"),
+		loginByID:          `SELECT ` + loginColumns + loginsOf + ` WHERE auth_logins.id = ?`,
+		loginByIDForUpdate: `SELECT ` + loginColumns + loginsOf + ` WHERE auth_logins.id = ?` + forUpdate,
+		loginUser:          `SELECT user_id FROM auth_logins WHERE id = ?`,
+		loginIDTaken:       `SELECT 1 FROM auth_logins WHERE id = ?`,
+		ownerOf:            `SELECT user_id FROM auth_logins WHERE owned_email = ?` + forUpdate,
+		claimEmail:         `UPDATE auth_logins SET owned_email = email WHERE id = ?`,
+		setVerified:        `UPDATE auth_logins SET email_verified = ? WHERE id = ?`,
+		countUserLogins:    `SELECT COUNT(*) FROM auth_logins WHERE user_id = ?`,
+		loginHandlesForUpdate: `SELECT handle FROM auth_sessions WHERE user_id = ? AND login_id = ?
+			ORDER BY created_at DESC, handle` + forUpdate,
+		deleteLoginTokens: `DELETE FROM auth_refresh_tokens WHERE session_handle IN
+			(SELECT handle FROM auth_sessions WHERE user_id = ? AND login_id = ?)`,
+		deleteLoginSessions:      `DELETE FROM auth_sessions WHERE user_id = ? AND login_id = ?`,
+		deleteLogin:              `DELETE FROM auth_logins WHERE id = ?`,
+		deleteUserLogins:         `DELETE FROM auth_logins WHERE user_id = ?`,
+		deleteUserVerifications:  `DELETE FROM auth_verification_tokens WHERE user_id = ?`,
+		deleteUser:               `DELETE FROM auth_users WHERE id = ?`,
+		deleteLoginVerifications: `DELETE FROM auth_verification_tokens WHERE login_id = ?`,
+		insertVerification: ignore(`INSERT INTO auth_verification_tokens (hash, login_id, user_id, email, created_at, expires_at)
+			VALUES (?, ?, ?, ?, ?, ?)`, "hash"),
+		verificationUser:      `SELECT user_id FROM auth_verification_tokens WHERE hash = ?`,
+		verificationForUpdate: `SELECT login_id, email, expires_at FROM auth_verification_tokens WHERE hash = ?` + forUpdate,
+
+		insertSession: ignore(`INSERT INTO auth_sessions (handle, user_id, login_id, created_at, refreshed_at, expires_at, current_hash)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, "handle"),
 		insertToken: ignore(`INSERT INTO auth_refresh_tokens (hash, session_handle, expires_at) VALUES (?, ?, ?)`, "hash"),
 		session:     `SELECT ` + sessionColumns + ` FROM auth_sessions WHERE handle = ? AND expires_at > ?`,
 		userSessions: `SELECT ` + sessionColumns + ` FROM auth_sessions WHERE user_id = ? AND expires_at > ?
@@ -98,7 +133,7 @@ func newQueries(d Dialect) queries {
 				WHERE tok.hash = ? AND sess.handle = tok.session_handle
 					AND sess.current_hash = tok.hash AND sess.expires_at > ?
 					AND sess.refresh_allowance <= ?
-				RETURNING sess.handle, sess.user_id, sess.created_at, sess.refreshed_at, sess.expires_at
+				RETURNING sess.handle, sess.user_id, sess.login_id, sess.created_at, sess.refreshed_at, sess.expires_at
 			), t AS (
 				INSERT INTO auth_refresh_tokens (hash, session_handle, expires_at) SELECT ?, handle, expires_at FROM s
 			)
@@ -135,11 +170,12 @@ func newQueries(d Dialect) queries {
 
 		deleteExpiredSessionTokens: `DELETE FROM auth_refresh_tokens WHERE session_handle IN
 			(SELECT handle FROM auth_sessions WHERE expires_at <= ?)`,
-		deleteExpiredSessions: `DELETE FROM auth_sessions WHERE expires_at <= ?`,
-		deleteExpiredTokens:   `DELETE FROM auth_refresh_tokens WHERE expires_at <= ?`,
-		deleteExpiredResets:   `DELETE FROM auth_reset_tokens WHERE expires_at <= ?`,
-		deleteExpiredKeys:     `DELETE FROM auth_signing_keys WHERE verify_until <= ?`,
-		deleteExpiredLimits:   `DELETE FROM auth_rate_limits WHERE tat <= ?`,
+		deleteExpiredSessions:      `DELETE FROM auth_sessions WHERE expires_at <= ?`,
+		deleteExpiredTokens:        `DELETE FROM auth_refresh_tokens WHERE expires_at <= ?`,
+		deleteExpiredResets:        `DELETE FROM auth_reset_tokens WHERE expires_at <= ?`,
+		deleteExpiredVerifications: `DELETE FROM auth_verification_tokens WHERE expires_at <= ?`,
+		deleteExpiredKeys:          `DELETE FROM auth_signing_keys WHERE verify_until <= ?`,
+		deleteExpiredLimits:        `DELETE FROM auth_rate_limits WHERE tat <= ?`,
 
 		rateLimit:       `SELECT tat FROM auth_rate_limits WHERE limit_key = ?`,
 		resetRateLimit:  `DELETE FROM auth_rate_limits WHERE limit_key = ?`,
@@ -173,6 +209,8 @@ func newQueries(d Dialect) queries {
 			WHERE s.user_id = ?`
 		q.deleteExpiredSessionTokens = `DELETE t FROM auth_refresh_tokens t JOIN auth_sessions s ON s.handle = t.session_handle
 			WHERE s.expires_at <= ?`
+		q.deleteLoginTokens = `DELETE t FROM auth_refresh_tokens t JOIN auth_sessions s ON s.handle = t.session_handle
+			WHERE s.user_id = ? AND s.login_id = ?`
 	}
 	if d == Postgres {
 		q.rebind()
@@ -190,6 +228,10 @@ func (q *queries) rebind() {
 		&q.rotateCurrent, &q.tokenSession, &q.sessionForUpdate, &q.rotate, &q.rotateAgain,
 		&q.lockSession, &q.deleteSession, &q.deleteSessionTokens, &q.userHandlesForUpdate, &q.deleteUserTokens, &q.deleteUserSessions, &q.endEpoch,
 		&q.insertReset, &q.resetToken, &q.resetUser, &q.resetForUpdate, &q.deleteUserResets,
+		&q.loginByID, &q.loginByIDForUpdate, &q.loginUser, &q.loginIDTaken, &q.ownerOf, &q.claimEmail, &q.setVerified,
+		&q.countUserLogins, &q.loginHandlesForUpdate, &q.deleteLoginTokens, &q.deleteLoginSessions, &q.deleteLogin, &q.deleteUserLogins,
+		&q.deleteUserVerifications, &q.deleteUser, &q.deleteLoginVerifications, &q.insertVerification,
+		&q.verificationUser, &q.verificationForUpdate, &q.deleteExpiredVerifications,
 		&q.signingKeys, &q.insertKey,
 		&q.deleteExpiredSessionTokens, &q.deleteExpiredSessions, &q.deleteExpiredTokens,
 		&q.deleteExpiredResets, &q.deleteExpiredKeys, &q.deleteExpiredLimits,

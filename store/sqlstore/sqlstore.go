@@ -170,7 +170,7 @@ func affected(res sql.Result, err error) (int64, error) {
 func (s *Store) CreateUser(ctx context.Context, u store.User, first store.Login) error {
 	return s.inTx(ctx, func(q querier) error {
 		_, err := s.insertUser(ctx, q, u, first)
-		if err != nil && !errors.Is(err, store.ErrConflict) {
+		if err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrEmailOwned) {
 			return fmt.Errorf("sqlstore: creating a user: %w", err)
 		}
 		return err
@@ -189,27 +189,60 @@ func (s *Store) insertUser(ctx context.Context, q querier, u store.User, first s
 		return store.Login{}, store.ErrConflict
 	}
 	first.UserID, first.SessionEpoch = u.ID, 0
+	if first.ID == "" {
+		first.ID = u.ID
+	}
+	first.OwnsEmail = first.OwnsEmail && first.Email != ""
 	// A concurrent transaction inserting the same key makes this insert
 	// wait for it, then affect nothing.
-	if err := s.insertLogin(ctx, q, first); errors.Is(err, store.ErrConflict) {
-		return store.Login{}, errLoginConflict
-	} else if err != nil {
+	if err := s.insertLogin(ctx, q, first); err != nil {
 		return store.Login{}, err
 	}
 	return first, nil
 }
 
-// insertLogin adds l, or returns ErrConflict if its key exists.
+// insertLogin adds l. If a unique key refuses it, it returns
+// errLoginConflict for l's key, ErrConflict for its id and ErrEmailOwned
+// for the email it asks to own.
 func (s *Store) insertLogin(ctx context.Context, q querier, l store.Login) error {
-	n, err := affected(q.ExecContext(ctx, s.q.insertLogin, l.Method, l.ThirdParty, l.Subject, l.UserID,
-		l.Email, l.EmailVerified, l.PasswordHash, ms(l.CreatedAt)))
+	var owned any
+	if l.OwnsEmail {
+		owned = l.Email
+	}
+	n, err := affected(q.ExecContext(ctx, s.q.insertLogin, l.Method, l.ThirdParty, l.Subject, l.ID, l.UserID,
+		l.Email, l.EmailVerified, l.PasswordHash, ms(l.CreatedAt), owned))
 	if err != nil {
 		return err
 	}
-	if n == 0 {
-		return store.ErrConflict
+	if n == 1 {
+		return nil
 	}
-	return nil
+	// Which key refused it: the statement waited for any concurrent
+	// insert of the same key, so these reads see its row.
+	if taken, err := s.loginKeyTaken(ctx, q, l); err != nil {
+		return err
+	} else if taken {
+		return errLoginConflict
+	}
+	var one int
+	if err := q.QueryRowContext(ctx, s.q.loginIDTaken, l.ID).Scan(&one); err == nil {
+		return store.ErrConflict
+	} else if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	if l.OwnsEmail {
+		return store.ErrEmailOwned
+	}
+	return store.ErrConflict
+}
+
+// loginKeyTaken reports whether l's key is on record.
+func (s *Store) loginKeyTaken(ctx context.Context, q querier, l store.Login) (bool, error) {
+	_, err := scanLogin(q.QueryRowContext(ctx, s.q.login, l.Method, l.ThirdParty, l.Subject))
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // UserByID implements store.Store.
@@ -230,8 +263,8 @@ func (s *Store) UserByID(ctx context.Context, id string) (store.User, error) {
 func scanLogin(row interface{ Scan(...any) error }) (store.Login, error) {
 	var l store.Login
 	var created int64
-	err := row.Scan(&l.Method, &l.ThirdParty, &l.Subject, &l.UserID, &l.Email, &l.EmailVerified, &l.PasswordHash, &created,
-		&l.SessionEpoch)
+	err := row.Scan(&l.Method, &l.ThirdParty, &l.Subject, &l.ID, &l.UserID, &l.Email, &l.EmailVerified, &l.PasswordHash, &created,
+		&l.OwnsEmail, &l.SessionEpoch)
 	l.CreatedAt = fromMS(created)
 	return l, err
 }
@@ -292,9 +325,14 @@ func (s *Store) SignInUp(ctx context.Context, l store.Login, newUser store.User)
 			old, err := scanLogin(q.QueryRowContext(ctx, s.q.loginForUpdate, l.Method, l.ThirdParty, l.Subject))
 			if err == nil {
 				old.EmailVerified = l.EmailVerified || old.EmailVerified && old.Email == l.Email
+				old.OwnsEmail = old.OwnsEmail && old.Email == l.Email
 				old.Email = l.Email
 				out = old
-				_, err = q.ExecContext(ctx, s.q.updateLoginEmail, old.Email, old.EmailVerified, l.Method, l.ThirdParty, l.Subject)
+				var owned any
+				if old.OwnsEmail {
+					owned = old.Email
+				}
+				_, err = q.ExecContext(ctx, s.q.updateLoginEmail, old.Email, old.EmailVerified, owned, l.Method, l.ThirdParty, l.Subject)
 				return err
 			} else if !errors.Is(err, sql.ErrNoRows) {
 				return err
@@ -306,7 +344,7 @@ func (s *Store) SignInUp(ctx context.Context, l store.Login, newUser store.User)
 		switch {
 		case errors.Is(err, errLoginConflict) && attempt < maxAttempts:
 			continue
-		case errors.Is(err, store.ErrConflict):
+		case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrEmailOwned):
 			return store.Login{}, false, err
 		case err != nil:
 			return store.Login{}, false, fmt.Errorf("sqlstore: signing in with a third party: %w", err)
@@ -362,7 +400,11 @@ func (s *Store) CreateSession(ctx context.Context, sess store.Session, refresh s
 		if current != epoch {
 			return store.ErrSessionsEnded
 		}
-		n, err := affected(q.ExecContext(ctx, s.q.insertSession, sess.Handle, sess.UserID,
+		loginID := sess.LoginID
+		if loginID == "" {
+			loginID = sess.UserID
+		}
+		n, err := affected(q.ExecContext(ctx, s.q.insertSession, sess.Handle, sess.UserID, loginID,
 			ms(sess.CreatedAt), ms(sess.RefreshedAt), ms(sess.ExpiresAt), refresh[:]))
 		if err != nil {
 			return fmt.Errorf("sqlstore: creating a session: %w", err)
@@ -381,14 +423,14 @@ func (s *Store) CreateSession(ctx context.Context, sess store.Session, refresh s
 	})
 }
 
-const sessionColumns = "handle, user_id, created_at, refreshed_at, expires_at"
+const sessionColumns = "handle, user_id, login_id, created_at, refreshed_at, expires_at"
 
 type scanner interface{ Scan(dest ...any) error }
 
 func scanSession(r scanner, extra ...any) (store.Session, error) {
 	var s store.Session
 	var created, refreshed, expires int64
-	dest := append([]any{&s.Handle, &s.UserID, &created, &refreshed, &expires}, extra...)
+	dest := append([]any{&s.Handle, &s.UserID, &s.LoginID, &created, &refreshed, &expires}, extra...)
 	if err := r.Scan(dest...); err != nil {
 		return store.Session{}, err
 	}
@@ -755,6 +797,7 @@ func (s *Store) DeleteExpired(ctx context.Context, now time.Time) error {
 		s.q.deleteExpiredSessions,
 		s.q.deleteExpiredTokens,
 		s.q.deleteExpiredResets,
+		s.q.deleteExpiredVerifications,
 		s.q.deleteExpiredKeys,
 		s.q.deleteExpiredLimits,
 	} {
@@ -777,7 +820,8 @@ func isUniqueViolation(err error) bool {
 	if errors.As(err, &state) {
 		return state.SQLState() == "23505"
 	}
-	return strings.Contains(err.Error(), "23505")
+	msg := err.Error()
+	return strings.Contains(msg, "23505") || strings.Contains(msg, "Error 1062") || strings.Contains(msg, "UNIQUE constraint failed")
 }
 
 // RateLimit implements store.RateLimitStore.

@@ -1,0 +1,300 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/latchkit/auth/store"
+)
+
+// The methods of account linking, user management and email verification.
+// Each locks the user's row first, the order every method that changes a
+// user's records takes (see queries.go), so that they cannot deadlock with
+// sign-ins, resets and revocations.
+
+// lockUser takes the row lock of a user, or returns ErrNotFound.
+func (s *Store) lockUser(ctx context.Context, q querier, userID string) error {
+	var one int
+	err := q.QueryRowContext(ctx, s.q.userExists, userID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	return err
+}
+
+// lockLogin finds a login by id, locks its user, then the login, and
+// returns it; ErrNotFound if it does not exist.
+func (s *Store) lockLogin(ctx context.Context, q querier, loginID string) (store.Login, error) {
+	var userID string
+	err := q.QueryRowContext(ctx, s.q.loginUser, loginID).Scan(&userID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Login{}, store.ErrNotFound
+	} else if err != nil {
+		return store.Login{}, err
+	}
+	if err := s.lockUser(ctx, q, userID); err != nil {
+		return store.Login{}, err
+	}
+	l, err := scanLogin(q.QueryRowContext(ctx, s.q.loginByIDForUpdate, loginID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Login{}, store.ErrNotFound
+	}
+	return l, err
+}
+
+// wrap adds the method's name to an error that is not one of the
+// contract's.
+func wrap(what string, err error) error {
+	for _, known := range []error{store.ErrNotFound, store.ErrConflict, store.ErrEmailOwned, store.ErrLastLogin} {
+		if errors.Is(err, known) {
+			return err
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("sqlstore: %s: %w", what, err)
+}
+
+// LinkLogin implements store.Store.
+func (s *Store) LinkLogin(ctx context.Context, l store.Login) error {
+	if l.ID == "" {
+		return store.ErrConflict
+	}
+	return wrap("linking a login", s.inTx(ctx, func(q querier) error {
+		if err := s.lockUser(ctx, q, l.UserID); err != nil {
+			return err
+		}
+		var owner string
+		err := q.QueryRowContext(ctx, s.q.ownerOf, l.Email).Scan(&owner)
+		if errors.Is(err, sql.ErrNoRows) || err == nil && owner != l.UserID {
+			return store.ErrNotFound
+		} else if err != nil {
+			return err
+		}
+		l.OwnsEmail = false
+		err = s.insertLogin(ctx, q, l)
+		if errors.Is(err, errLoginConflict) {
+			return store.ErrConflict
+		}
+		return err
+	}))
+}
+
+// ClaimEmail implements store.Store. Two logins of different users that
+// claim one email lock different users; the unique index on owned_email
+// decides between them.
+func (s *Store) ClaimEmail(ctx context.Context, loginID string) (store.Login, error) {
+	var out store.Login
+	err := s.inTx(ctx, func(q querier) error {
+		l, err := s.lockLogin(ctx, q, loginID)
+		if err != nil {
+			return err
+		}
+		if l.Email == "" {
+			return store.ErrNotFound
+		}
+		out = l
+		if l.OwnsEmail {
+			return nil
+		}
+		var owner string
+		err = q.QueryRowContext(ctx, s.q.ownerOf, l.Email).Scan(&owner)
+		switch {
+		case err == nil && owner == l.UserID:
+			return nil
+		case err == nil:
+			return store.ErrEmailOwned
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+		if _, err := q.ExecContext(ctx, s.q.claimEmail, loginID); isUniqueViolation(err) {
+			return store.ErrEmailOwned
+		} else if err != nil {
+			return err
+		}
+		out.OwnsEmail = true
+		return nil
+	})
+	if err != nil {
+		return store.Login{}, wrap("claiming an email", err)
+	}
+	return out, nil
+}
+
+// SetEmailVerified implements store.Store.
+func (s *Store) SetEmailVerified(ctx context.Context, loginID string, verified bool) (store.Login, error) {
+	var out store.Login
+	err := s.inTx(ctx, func(q querier) error {
+		l, err := s.lockLogin(ctx, q, loginID)
+		if err != nil {
+			return err
+		}
+		if _, err := q.ExecContext(ctx, s.q.setVerified, verified, loginID); err != nil {
+			return err
+		}
+		if verified {
+			if _, err := q.ExecContext(ctx, s.q.deleteLoginVerifications, loginID); err != nil {
+				return err
+			}
+		}
+		l.EmailVerified = verified
+		out = l
+		return nil
+	})
+	if err != nil {
+		return store.Login{}, wrap("setting an email's verification", err)
+	}
+	return out, nil
+}
+
+// DeleteLogin implements store.Store.
+func (s *Store) DeleteLogin(ctx context.Context, loginID string) ([]string, error) {
+	handles := []string{}
+	err := s.inTx(ctx, func(q querier) error {
+		handles = handles[:0]
+		l, err := s.lockLogin(ctx, q, loginID)
+		if err != nil {
+			return err
+		}
+		var n int
+		if err := q.QueryRowContext(ctx, s.q.countUserLogins, l.UserID).Scan(&n); err != nil {
+			return err
+		}
+		if n <= 1 {
+			return store.ErrLastLogin
+		}
+		rows, err := q.QueryContext(ctx, s.q.loginHandlesForUpdate, l.UserID, loginID)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var h string
+			if err := rows.Scan(&h); err != nil {
+				rows.Close()
+				return err
+			}
+			handles = append(handles, h)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, query := range []string{s.q.deleteLoginTokens, s.q.deleteLoginSessions} {
+			if _, err := q.ExecContext(ctx, query, l.UserID, loginID); err != nil {
+				return err
+			}
+		}
+		for _, query := range []string{s.q.deleteLoginVerifications, s.q.deleteLogin} {
+			if _, err := q.ExecContext(ctx, query, loginID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrap("deleting a login", err)
+	}
+	return handles, nil
+}
+
+// DeleteUser implements store.Store.
+func (s *Store) DeleteUser(ctx context.Context, userID string) ([]string, error) {
+	var handles []string
+	err := s.inTx(ctx, func(q querier) error {
+		if err := s.lockUser(ctx, q, userID); err != nil {
+			return err
+		}
+		var err error
+		if handles, err = s.revokeUser(ctx, q, userID); err != nil {
+			return err
+		}
+		for _, query := range []string{s.q.deleteUserResets, s.q.deleteUserVerifications, s.q.deleteUserLogins, s.q.deleteUser} {
+			if _, err := q.ExecContext(ctx, query, userID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrap("deleting a user", err)
+	}
+	if handles == nil {
+		handles = []string{}
+	}
+	return handles, nil
+}
+
+// CreateVerificationToken implements store.Store.
+func (s *Store) CreateVerificationToken(ctx context.Context, t store.VerificationToken) error {
+	return wrap("creating a verification token", s.inTx(ctx, func(q querier) error {
+		l, err := s.lockLogin(ctx, q, t.LoginID)
+		if err != nil {
+			return err
+		}
+		if l.Email != t.Email {
+			return store.ErrNotFound
+		}
+		n, err := affected(q.ExecContext(ctx, s.q.insertVerification, t.Hash[:], t.LoginID, l.UserID, t.Email,
+			ms(t.CreatedAt), ms(t.ExpiresAt)))
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return store.ErrConflict
+		}
+		return nil
+	}))
+}
+
+// VerifyEmail implements store.Store. Deleting the login's tokens is what
+// uses this one up: of racing calls, one deletes it and the others, which
+// waited on its lock, find none.
+func (s *Store) VerifyEmail(ctx context.Context, token store.TokenHash, now time.Time) (store.Login, error) {
+	var out store.Login
+	err := s.inTx(ctx, func(q querier) error {
+		var userID string
+		err := q.QueryRowContext(ctx, s.q.verificationUser, token[:]).Scan(&userID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound
+		} else if err != nil {
+			return err
+		}
+		if err := s.lockUser(ctx, q, userID); err != nil {
+			return err
+		}
+		var loginID, email string
+		var expires int64
+		err = q.QueryRowContext(ctx, s.q.verificationForUpdate, token[:]).Scan(&loginID, &email, &expires)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound // used up by a racing call
+		} else if err != nil {
+			return err
+		}
+		if expires <= ms(now) {
+			return store.ErrNotFound
+		}
+		l, err := scanLogin(q.QueryRowContext(ctx, s.q.loginByIDForUpdate, loginID))
+		if errors.Is(err, sql.ErrNoRows) || err == nil && l.Email != email {
+			return store.ErrNotFound
+		} else if err != nil {
+			return err
+		}
+		if _, err := q.ExecContext(ctx, s.q.setVerified, true, loginID); err != nil {
+			return err
+		}
+		if _, err := q.ExecContext(ctx, s.q.deleteLoginVerifications, loginID); err != nil {
+			return err
+		}
+		l.EmailVerified = true
+		out = l
+		return nil
+	})
+	if err != nil {
+		return store.Login{}, wrap("verifying an email", err)
+	}
+	return out, nil
+}
