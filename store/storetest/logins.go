@@ -22,12 +22,23 @@ var loginTests = []test{
 	{"SignInUpUserConflict", testSignInUpUserConflict},
 	{"SignInUpConcurrent", testSignInUpConcurrent},
 	{"LoginsByEmail", testLoginsByEmail},
+	{"SignInUpLoginID", testSignInUpLoginID},
+	{"SignInUpDuplicateLoginID", testSignInUpDuplicateLoginID},
+	{"SignInUpOwnsEmail", testSignInUpOwnsEmail},
+	{"SignInUpOwnedEmail", testSignInUpOwnedEmail},
+	{"SignInUpEmailChangeEndsOwnership", testSignInUpEmailChangeEndsOwnership},
 }
 
 // google is user id's login with the provider "google", its subject
 // "g-"+id.
 func google(id, email string) user {
 	return user{User: store.User{ID: id, TimeJoined: base}, Login: thirdPartyLogin(id, "google", "g-"+id, email)}
+}
+
+// withSubject is u with its login's key at the provider set to subject.
+func (u user) withSubject(subject string) user {
+	u.Subject = subject
+	return u
 }
 
 // Uniqueness is per login method: an email's password login and a
@@ -313,4 +324,141 @@ func testLoginsByEmail(t *testing.T, s store.Store) {
 	if got, err := s.LoginsByEmail(ctx, email); err != nil || len(got) != 1 || got[0].UserID != "u1" {
 		t.Errorf("LoginsByEmail: a login whose email changed must be found by its new email only; got %+v, error %v", got, err)
 	}
+}
+
+func testSignInUpLoginID(t *testing.T, s store.Store) {
+	g := withLoginID(google("u1", "u1@example.com"), "")
+	got := mustSignInUp(t, s, g, true, "a new third-party identity without a login id")
+	g.Login.ID = "u1"
+	if d := loginDiff(got, g.Login); d != "" {
+		t.Errorf("SignInUp: a sign-up whose login has no id must return it with the new user's id: %s", d)
+	}
+	wantUser(t, s, g, "SignInUp: a sign-up whose login has no id must store it with the new user's id")
+
+	h := withLoginID(google("u2", "u2@example.com"), "l-custom")
+	got = mustSignInUp(t, s, h, true, "a new third-party identity with a login id")
+	if d := loginDiff(got, h.Login); d != "" {
+		t.Errorf("SignInUp: a sign-up whose login has an id must return it with that id: %s", d)
+	}
+	wantUser(t, s, h, "SignInUp: a sign-up whose login has an id must keep it")
+
+	// A sign-in finds the login, with the id it has.
+	for _, id := range []string{"", "u9", "l-other"} {
+		again := withLoginID(google("u9", h.Email), id).withSubject(h.Subject)
+		got = mustSignInUp(t, s, again, false, "an identity already on record")
+		if got.ID != "l-custom" {
+			t.Errorf("SignInUp: a sign-in must return the login's own id %q, whatever id it was offered (%q); got %q", "l-custom", id, got.ID)
+		}
+	}
+	wantLogin(t, s, h.Login, "SignInUp: a sign-in must not change the login's id")
+}
+
+func testSignInUpDuplicateLoginID(t *testing.T, s store.Store) {
+	u := mustCreateUser(t, s, "u1")
+	for _, c := range []struct {
+		g    user
+		rule string
+	}{
+		{withLoginID(google("u2", "u2@example.com"), "u1"), "a new identity whose login id exists"},
+		{withLoginID(google("u1", "u2@example.com"), ""), "a new identity without a login id, offered with a user id that is an existing login's id"},
+	} {
+		_, _, err := s.SignInUp(t.Context(), c.g.Login, c.g.User)
+		wantErr(t, err, store.ErrConflict, "SignInUp: "+c.rule+" must return ErrConflict")
+		_, err = s.Login(t.Context(), c.g.LoginKey)
+		wantErr(t, err, store.ErrNotFound, "SignInUp: "+c.rule+" must not write its login")
+	}
+	_, err := s.UserByID(t.Context(), "u2")
+	wantErr(t, err, store.ErrNotFound, "SignInUp: a refused sign-up must not write its user")
+	wantUser(t, s, u, "SignInUp: a refused sign-up must not change the login whose id it had")
+}
+
+func testSignInUpOwnsEmail(t *testing.T, s store.Store) {
+	g := owning(google("u1", "shared@example.com"))
+	got := mustSignInUp(t, s, g, true, "a new identity asking to own an email nobody owns")
+	if !got.OwnsEmail {
+		t.Errorf("SignInUp: a sign-up asking to own an email nobody owns must return the login owning it; got %+v", got)
+	}
+	wantUser(t, s, g, "SignInUp: a sign-up asking to own an email nobody owns must own it")
+
+	// Ownership is set only when asked.
+	h := google("u2", "shared@example.com")
+	got = mustSignInUp(t, s, h, true, "a new identity not asking to own an owned email")
+	if got.OwnsEmail {
+		t.Errorf("SignInUp: a sign-up not asking to own its email must not own it; got %+v", got)
+	}
+	wantUser(t, s, h, "SignInUp: a sign-up not asking to own its email must not own it")
+	wantLogin(t, s, g.Login, "SignInUp: another login with the email must not change the owner")
+}
+
+func testSignInUpOwnedEmail(t *testing.T, s store.Store) {
+	u := owning(newUser("u1"))
+	if err := u.create(t.Context(), s); err != nil {
+		t.Fatal(err)
+	}
+	g := owning(google("u2", u.Email))
+	_, _, err := s.SignInUp(t.Context(), g.Login, g.User)
+	wantErr(t, err, store.ErrEmailOwned, "SignInUp: a new identity asking to own an email another login owns must return ErrEmailOwned")
+	_, err = s.UserByID(t.Context(), "u2")
+	wantErr(t, err, store.ErrNotFound, "SignInUp: a sign-up refused with ErrEmailOwned must not write its user")
+	_, err = s.Login(t.Context(), g.LoginKey)
+	wantErr(t, err, store.ErrNotFound, "SignInUp: a sign-up refused with ErrEmailOwned must not write its login")
+	wantUser(t, s, u, "SignInUp: a refused sign-up must not change the owner")
+
+	// ErrConflict comes first, as for CreateUser.
+	dup := owning(google("u1", u.Email))
+	_, _, err = s.SignInUp(t.Context(), dup.Login, dup.User)
+	wantErr(t, err, store.ErrConflict, "SignInUp: a new identity offered with an existing user id must return ErrConflict, even if the email is owned as well")
+
+	// Nothing was written: the same identity signs up without asking.
+	g.OwnsEmail = false
+	mustSignInUp(t, s, g, true, "an identity refused with ErrEmailOwned, again without asking to own")
+	wantUser(t, s, g, "SignInUp: a sign-up refused with ErrEmailOwned must leave its key and user id free")
+}
+
+func testSignInUpEmailChangeEndsOwnership(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	g := owning(google("u1", "a@example.com"))
+	mustSignInUp(t, s, g, true, "a new identity asking to own an email nobody owns")
+
+	// The same email again: the login keeps it, whatever l.OwnsEmail says.
+	again := g
+	again.OwnsEmail = false
+	got := mustSignInUp(t, s, again, false, "an identity already on record")
+	if !got.OwnsEmail {
+		t.Errorf("SignInUp: a sign-in with an unchanged email must leave the login owning it, l.OwnsEmail being ignored; got %+v", got)
+	}
+	wantLogin(t, s, g.Login, "SignInUp: a sign-in with an unchanged email must leave the login owning it")
+
+	moved := g
+	moved.Email = "b@example.com" // l.OwnsEmail is still set: ignored
+	got = mustSignInUp(t, s, moved, false, "an identity already on record")
+	moved.OwnsEmail = false
+	if d := loginDiff(got, moved.Login); d != "" {
+		t.Errorf("SignInUp: a sign-in whose email changed must return the login owning no email: %s", d)
+	}
+	wantLogin(t, s, moved.Login, "SignInUp: when the email changes the login must no longer own one")
+
+	// The old email has no owner left: another user may own it.
+	h := owning(google("u2", "a@example.com"))
+	if _, _, err := s.SignInUp(ctx, h.Login, h.User); err != nil {
+		t.Errorf("SignInUp: an email whose owner's email changed must be free to own; got error %v", err)
+	}
+
+	// Back to the first email: the login does not own it again.
+	back := g
+	got = mustSignInUp(t, s, back, false, "an identity already on record")
+	back.OwnsEmail = false
+	if d := loginDiff(got, back.Login); d != "" {
+		t.Errorf("SignInUp: a sign-in must never make a login own its email, l.OwnsEmail being ignored: %s", d)
+	}
+	wantLogin(t, s, back.Login, "SignInUp: a sign-in must never make a login own its email")
+
+	// A login that does not own its email is not made to by asking.
+	i := google("u3", "c@example.com")
+	mustSignInUp(t, s, i, true, "a new identity")
+	got = mustSignInUp(t, s, owning(i), false, "an identity already on record")
+	if got.OwnsEmail {
+		t.Errorf("SignInUp: a sign-in with an unchanged email must ignore l.OwnsEmail; got %+v", got)
+	}
+	wantLogin(t, s, i.Login, "SignInUp: a sign-in must ignore l.OwnsEmail")
 }

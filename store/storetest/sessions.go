@@ -33,6 +33,7 @@ func testCreateSession(t *testing.T, s store.Store) {
 	sess := store.Session{
 		Handle:      "s1",
 		UserID:      "u1",
+		LoginID:     "u1",
 		CreatedAt:   at(time.Hour),
 		RefreshedAt: at(2*time.Hour + 500*time.Millisecond),
 		ExpiresAt:   at(26 * time.Hour),
@@ -339,3 +340,4 @@ func wantEpoch(t *testing.T, s store.Store, l store.Login, want int64, rule stri
 		}
 	}
 }
+

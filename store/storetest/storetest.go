@@ -110,8 +110,8 @@ func phc(seed string) string {
 }
 
 // user is a user with its first login, an email and password login, as
-// most tests need it: u.ID and u.TimeJoined are the user's, u.Email,
-// u.PasswordHash and u.LoginKey its login's.
+// most tests need it: u.User.ID and u.TimeJoined are the user's, u.Email,
+// u.PasswordHash, u.LoginKey and u.Login.ID its login's.
 type user struct {
 	store.User
 	store.Login
@@ -128,6 +128,7 @@ func newUser(id string) user {
 		User: store.User{ID: id, TimeJoined: base},
 		Login: store.Login{
 			LoginKey:     store.EmailPasswordKey(email),
+			ID:           id,
 			UserID:       id,
 			Email:        email,
 			PasswordHash: phc(id),
@@ -142,10 +143,12 @@ func (u user) withEmail(email string) user {
 	return u
 }
 
-// thirdPartyLogin is a login of userID with a provider.
+// thirdPartyLogin is a login of userID with a provider, as the user's first
+// login: its ID is the user's.
 func thirdPartyLogin(userID, provider, subject, email string) store.Login {
 	return store.Login{
 		LoginKey:      store.LoginKey{Method: store.MethodThirdParty, ThirdParty: provider, Subject: subject},
+		ID:            userID,
 		UserID:        userID,
 		Email:         email,
 		EmailVerified: true,
@@ -153,10 +156,12 @@ func thirdPartyLogin(userID, provider, subject, email string) store.Login {
 	}
 }
 
+// newSession is a session that the user's first login started.
 func newSession(handle, userID string, created, expires time.Time) store.Session {
 	return store.Session{
 		Handle:      handle,
 		UserID:      userID,
+		LoginID:     userID,
 		CreatedAt:   created,
 		RefreshedAt: created,
 		ExpiresAt:   expires,
@@ -415,6 +420,12 @@ func (d *diff) str(field, got, want string) {
 	}
 }
 
+func (d *diff) bool(field string, got, want bool) {
+	if got != want {
+		*d = append(*d, fmt.Sprintf("%s = %v, want %v", field, got, want))
+	}
+}
+
 func (d *diff) time(field string, got, want time.Time) {
 	if !sameTime(got, want) {
 		*d = append(*d, fmt.Sprintf("%s = %v, want %v", field, got, want))
@@ -435,13 +446,13 @@ func loginDiff(got, want store.Login) string {
 	d.str("Method", got.Method, want.Method)
 	d.str("ThirdParty", got.ThirdParty, want.ThirdParty)
 	d.str("Subject", got.Subject, want.Subject)
+	d.str("ID", got.ID, want.ID)
 	d.str("UserID", got.UserID, want.UserID)
 	d.str("Email", got.Email, want.Email)
-	if got.EmailVerified != want.EmailVerified {
-		d.str("EmailVerified", fmt.Sprint(got.EmailVerified), fmt.Sprint(want.EmailVerified))
-	}
+	d.bool("EmailVerified", got.EmailVerified, want.EmailVerified)
 	d.str("PasswordHash", got.PasswordHash, want.PasswordHash)
 	d.time("CreatedAt", got.CreatedAt, want.CreatedAt)
+	d.bool("OwnsEmail", got.OwnsEmail, want.OwnsEmail)
 	return d.String()
 }
 
@@ -449,6 +460,7 @@ func sessionDiff(got, want store.Session) string {
 	var d diff
 	d.str("Handle", got.Handle, want.Handle)
 	d.str("UserID", got.UserID, want.UserID)
+	d.str("LoginID", got.LoginID, want.LoginID)
 	d.time("CreatedAt", got.CreatedAt, want.CreatedAt)
 	d.time("RefreshedAt", got.RefreshedAt, want.RefreshedAt)
 	d.time("ExpiresAt", got.ExpiresAt, want.ExpiresAt)

@@ -19,6 +19,10 @@ var userTests = []test{
 	{"UpdatePasswordHashStale", testUpdatePasswordHashStale},
 	{"UpdatePasswordHashUnknownUser", testUpdatePasswordHashUnknownUser},
 	{"UpdatePasswordHashWithoutPasswordLogin", testUpdatePasswordHashWithoutPasswordLogin},
+	{"LoginID", testCreateUserLoginID},
+	{"DuplicateLoginID", testCreateUserDuplicateLoginID},
+	{"OwnsEmail", testCreateUserOwnsEmail},
+	{"OwnedEmail", testCreateUserOwnedEmail},
 }
 
 func testCreateUser(t *testing.T, s store.Store) {
@@ -175,5 +179,128 @@ func testUpdatePasswordHashWithoutPasswordLogin(t *testing.T, s store.Store) {
 	wantUser(t, s, v, "UpdatePasswordHash: a user without a password login must not change")
 	if logins, err := s.Logins(t.Context(), v.User.ID); err != nil || len(logins) != 1 {
 		t.Errorf("UpdatePasswordHash: must not add a login; Logins = %v, error %v", logins, err)
+	}
+}
+
+func testCreateUserLoginID(t *testing.T, s store.Store) {
+	u := newUser("u1")
+	u.Login.ID = ""
+	if err := u.create(t.Context(), s); err != nil {
+		t.Fatalf("CreateUser: a user whose first login has no id must be added; got error %v", err)
+	}
+	u.Login.ID = "u1"
+	wantUser(t, s, u, "CreateUser: a first login without an id must get the user's id")
+	if got, err := s.LoginsByEmail(t.Context(), u.Email); err != nil || len(got) != 1 || got[0].ID != "u1" {
+		t.Errorf("CreateUser: a first login without an id must get the user's id, so LoginsByEmail must report it; got %+v, error %v", got, err)
+	}
+
+	v := newUser("u2")
+	v.Login.ID = "l-custom"
+	if err := v.create(t.Context(), s); err != nil {
+		t.Fatalf("CreateUser: a user whose first login has an id of its own must be added; got error %v", err)
+	}
+	wantUser(t, s, v, "CreateUser: a first login with an id must keep it")
+}
+
+func testCreateUserDuplicateLoginID(t *testing.T, s store.Store) {
+	u := mustCreateUser(t, s, "u1")
+	v := newUser("u2")
+	v.Login.ID = "l-custom"
+	if err := v.create(t.Context(), s); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, c := range []struct {
+		dup  user
+		rule string
+	}{
+		{withLoginID(newUser("u3"), "u1"), "the id of another user's first login"},
+		{withLoginID(newUser("u3"), "l-custom"), "an id of its own that another login has"},
+		// The id the store gives a first login is checked like one given.
+		{withLoginID(newUser("l-custom"), ""), "no id, so the user's id, which another login has"},
+	} {
+		err := c.dup.create(t.Context(), s)
+		wantErr(t, err, store.ErrConflict, "CreateUser: a first login whose id exists must return ErrConflict: "+c.rule)
+		_, err = s.UserByID(t.Context(), c.dup.User.ID)
+		wantErr(t, err, store.ErrNotFound, "CreateUser: a conflicting user must not be written, so its id must stay unknown: "+c.rule)
+		_, err = s.Login(t.Context(), c.dup.LoginKey)
+		wantErr(t, err, store.ErrNotFound, "CreateUser: a conflicting user must not be written, so its login must stay unknown: "+c.rule)
+	}
+	wantUser(t, s, u, "CreateUser: a conflicting login id must not change the login that has it")
+	wantUser(t, s, v, "CreateUser: a conflicting login id must not change the login that has it")
+}
+
+// withLoginID is u with its first login's id set to id.
+func withLoginID(u user, id string) user {
+	u.Login.ID = id
+	return u
+}
+
+// owning is u asking its first login to own its email.
+func owning(u user) user {
+	u.OwnsEmail = true
+	return u
+}
+
+func testCreateUserOwnsEmail(t *testing.T, s store.Store) {
+	u := owning(newUser("u1"))
+	if err := u.create(t.Context(), s); err != nil {
+		t.Fatalf("CreateUser: a first login asking to own an email nobody owns must be added; got error %v", err)
+	}
+	wantUser(t, s, u, "CreateUser: a first login asked to own its email must own it")
+
+	// Ownership is set only when asked: another login with the email does
+	// not take it and is not refused.
+	g := google("u2", u.Email)
+	if err := g.create(t.Context(), s); err != nil {
+		t.Fatalf("CreateUser: a first login not asking to own an owned email must be added; got error %v", err)
+	}
+	wantUser(t, s, g, "CreateUser: a first login not asked to own its email must not own it")
+
+	v := owning(newUser("u3"))
+	if err := v.create(t.Context(), s); err != nil {
+		t.Fatalf("CreateUser: a first login asking to own another email must be added; got error %v", err)
+	}
+	wantUser(t, s, v, "CreateUser: each email has its own owner")
+	wantUser(t, s, u, "CreateUser: each email has its own owner")
+}
+
+func testCreateUserOwnedEmail(t *testing.T, s store.Store) {
+	u := owning(newUser("u1"))
+	if err := u.create(t.Context(), s); err != nil {
+		t.Fatal(err)
+	}
+
+	g := owning(google("u2", u.Email))
+	err := g.create(t.Context(), s)
+	wantErr(t, err, store.ErrEmailOwned, "CreateUser: a first login asking to own an email another login owns must return ErrEmailOwned")
+	_, err = s.UserByID(t.Context(), "u2")
+	wantErr(t, err, store.ErrNotFound, "CreateUser: a user refused with ErrEmailOwned must not be written")
+	_, err = s.Login(t.Context(), g.LoginKey)
+	wantErr(t, err, store.ErrNotFound, "CreateUser: the login of a user refused with ErrEmailOwned must not be written")
+	if got, err := s.LoginsByEmail(t.Context(), u.Email); err != nil || len(got) != 1 || loginDiff(got[0], u.Login) != "" {
+		t.Errorf("CreateUser: a user refused with ErrEmailOwned must not be written, and the owner must stay; LoginsByEmail = %+v, error %v", got, err)
+	}
+
+	// ErrConflict comes first: both refusals write nothing, but a taken
+	// key or id is the answer a caller retries differently.
+	other := google("u3", "other@example.com")
+	if err := other.create(t.Context(), s); err != nil {
+		t.Fatal(err)
+	}
+	err = owning(google("u4", u.Email).withSubject(other.Subject)).create(t.Context(), s)
+	wantErr(t, err, store.ErrConflict, "CreateUser: a duplicate login key must return ErrConflict, even if the email is owned as well")
+	err = owning(google("u1", u.Email).withSubject("g-new")).create(t.Context(), s)
+	wantErr(t, err, store.ErrConflict, "CreateUser: a duplicate user id must return ErrConflict, even if the email is owned as well")
+	err = owning(withLoginID(google("u5", u.Email), "u3")).create(t.Context(), s)
+	wantErr(t, err, store.ErrConflict, "CreateUser: a duplicate login id must return ErrConflict, even if the email is owned as well")
+	_, err = s.UserByID(t.Context(), "u4")
+	wantErr(t, err, store.ErrNotFound, "CreateUser: a conflicting user must not be written")
+	wantUser(t, s, u, "CreateUser: refused users must not change the owner of the email")
+
+	// The refused user wrote nothing, so it may be added without asking.
+	g.OwnsEmail = false
+	if err := g.create(t.Context(), s); err != nil {
+		t.Errorf("CreateUser: a user refused with ErrEmailOwned must leave its id and key free; got error %v", err)
 	}
 }
