@@ -24,6 +24,7 @@ var sessionTests = []test{
 	{"RevokeExpiredSession", testRevokeExpiredSession},
 	{"EpochStartsAtZero", testSessionEpochStartsAtZero},
 	{"RevokeUserSessionsEndsEpoch", testRevokeUserSessionsEndsEpoch},
+	{"LoginID", testSessionLoginID},
 }
 
 func testCreateSession(t *testing.T, s store.Store) {
@@ -341,3 +342,31 @@ func wantEpoch(t *testing.T, s store.Store, l store.Login, want int64, rule stri
 	}
 }
 
+// A session remembers the login that started it: the first login by
+// default, whose id is the user's.
+func testSessionLoginID(t *testing.T, s store.Store) {
+	mustCreateOwner(t, s, "u1")
+	mustLinkLogin(t, s, linkedLogin("l2", "u1", "google", "g-2", "u1@example.com"))
+
+	first := newSession("first", "u1", base, at(ttl))
+	first.LoginID = ""
+	mustCreateSession(t, s, first, "first/r0")
+	first.LoginID = "u1"
+	linked := newSession("linked", "u1", at(time.Minute), at(ttl))
+	linked.LoginID = "l2"
+	mustCreateSession(t, s, linked, "linked/r0")
+
+	now := at(time.Hour)
+	wantSession(t, s, first, now, "CreateSession: a session without a LoginID must get its user's id")
+	wantSession(t, s, linked, now, "CreateSession: a session must keep the LoginID it was given")
+	wantUserSessions(t, s, "u1", now, []store.Session{linked, first}, "UserSessions: every session must keep its LoginID")
+
+	r := rotation("linked/r0", "linked/r1", now, 0)
+	linked = mustRotate(t, s, r, updated(linked, r), "RotateRefreshToken: the current token of a session started by a linked login")
+	wantSession(t, s, linked, now, "RotateRefreshToken: a rotation must keep the session's LoginID")
+	got := wantRotateErr(t, s, rotation("linked/r0", "linked/r2", now, 0), store.ErrTokenReused,
+		"a superseded token of a live session must return ErrTokenReused")
+	if d := sessionDiff(got, linked); d != "" {
+		t.Errorf("RotateRefreshToken: a reused token must return the session as it was, its LoginID included: %s", d)
+	}
+}

@@ -51,6 +51,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	}{
 		{"Users", userTests},
 		{"Logins", loginTests},
+		{"Linking", linkingTests},
 		{"Sessions", sessionTests},
 		{"Rotation", rotationTests},
 		{"SigningKeys", signingKeyTests},
