@@ -94,9 +94,10 @@ func testDeleteExpiredKeepsLive(t *testing.T, s store.Store) {
 // A record whose expiry is exactly now has expired, so DeleteExpired
 // removes it.
 func testDeleteExpiredAtInstant(t *testing.T, s store.Store) {
-	mustCreateUser(t, s, "u1")
+	u := mustCreateUser(t, s, "u1")
 	mustCreateSession(t, s, newSession("s1", "u1", base, at(time.Hour)), "s1/r0")
 	mustCreateResetToken(t, s, newResetToken("reset", "u1", base, at(time.Hour)))
+	mustCreateVerificationToken(t, s, newVerificationToken("verify", "u1", u.Email, base, at(time.Hour)))
 	if err := s.DeleteExpired(t.Context(), at(time.Hour)); err != nil {
 		t.Fatalf("DeleteExpired: %v", err)
 	}
@@ -106,5 +107,8 @@ func testDeleteExpiredAtInstant(t *testing.T, s store.Store) {
 	// The reset token's hash is free again once it is removed.
 	if err := s.CreateResetToken(t.Context(), newResetToken("reset", "u1", at(time.Hour), at(2*time.Hour))); err != nil {
 		t.Errorf("DeleteExpired: a reset token whose ExpiresAt is now must be removed, freeing its hash; got %v", err)
+	}
+	if err := s.CreateVerificationToken(t.Context(), newVerificationToken("verify", "u1", u.Email, at(time.Hour), at(2*time.Hour))); err != nil {
+		t.Errorf("DeleteExpired: a verification token whose ExpiresAt is now must be removed, freeing its hash; got %v", err)
 	}
 }

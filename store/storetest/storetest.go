@@ -56,6 +56,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Rotation", rotationTests},
 		{"SigningKeys", signingKeyTests},
 		{"ResetTokens", resetTokenTests},
+		{"VerificationTokens", verificationTokenTests},
 		{"DeleteExpired", deleteExpiredTests},
 		{"Concurrency", concurrencyTests},
 	}

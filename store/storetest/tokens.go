@@ -21,6 +21,7 @@ var resetTokenTests = []test{
 	{"DeleteExpired", testDeleteExpiredResetTokens},
 	{"Lookup", testResetTokenLookup},
 	{"ResetPasswordEndsEpoch", testResetPasswordEndsEpoch},
+	{"VerifiesOnlyPasswordLogin", testResetPasswordVerifiesOnlyPasswordLogin},
 }
 
 func testResetTokenLookup(t *testing.T, s store.Store) {
@@ -286,4 +287,19 @@ func testResetPasswordEndsEpoch(t *testing.T, s store.Store) {
 	err = s.CreateSession(ctx, late, token("late/r0"), before.SessionEpoch)
 	wantErr(t, err, store.ErrSessionsEnded, "CreateSession: a session authorised by a password that ResetPassword has replaced must return ErrSessionsEnded")
 	wantUserSessions(t, s, "u1", at(2*time.Minute), nil, "CreateSession: a session refused for its epoch must not be written")
+}
+
+// A reset proves the inbox of the email and password login, and of no
+// other login of the user, whatever email it has.
+func testResetPasswordVerifiesOnlyPasswordLogin(t *testing.T, s store.Store) {
+	u := mustCreateOwner(t, s, "u1")
+	g := linkedLogin("l2", "u1", "google", "g-2", u.Email)
+	g.EmailVerified = false
+	mustLinkLogin(t, s, g)
+	mustCreateResetToken(t, s, newResetToken("reset", "u1", base, at(time.Hour)))
+
+	want := afterReset(u, phc("new"))
+	mustResetPassword(t, s, "reset", at(10*time.Minute), want, nil, "a live token of a user with a linked login")
+	wantUser(t, s, want, "ResetPassword: must set the password hash and mark the email verified")
+	wantLogin(t, s, g, "ResetPassword: no other login of the user may change, so a linked login's email must stay unverified")
 }

@@ -1,0 +1,300 @@
+package storetest
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/latchkit/auth/store"
+)
+
+var verificationTokenTests = []test{
+	{"VerifyEmail", testVerifyEmail},
+	{"WorksOnce", testVerifyEmailOnce},
+	{"VoidsLoginTokens", testVerifyEmailVoidsLoginTokens},
+	{"Expiry", testVerificationTokenExpiry},
+	{"EmailChanged", testVerifyEmailChanged},
+	{"UnknownToken", testVerifyEmailUnknownToken},
+	{"CreateUnknownLogin", testCreateVerificationTokenUnknownLogin},
+	{"CreateDuplicateHash", testCreateVerificationTokenDuplicate},
+	{"SetEmailVerified", testSetEmailVerified},
+	{"SetEmailVerifiedUnknownLogin", testSetEmailVerifiedUnknownLogin},
+	{"DeleteExpired", testDeleteExpiredVerificationTokens},
+}
+
+// newVerificationToken is the verification token called name (its hash is
+// token(name)) of a login and the email it was sent to, issued at created
+// and working until expires.
+func newVerificationToken(name, loginID, email string, created, expires time.Time) store.VerificationToken {
+	return store.VerificationToken{
+		Hash:      token(name),
+		LoginID:   loginID,
+		Email:     email,
+		CreatedAt: created,
+		ExpiresAt: expires,
+	}
+}
+
+func mustCreateVerificationToken(t *testing.T, s store.Store, vt store.VerificationToken) {
+	t.Helper()
+	if err := s.CreateVerificationToken(t.Context(), vt); err != nil {
+		t.Fatalf("CreateVerificationToken: a token with a new hash, for an existing login and the email it has, must be added; got error %v", err)
+	}
+}
+
+// verified is l with its email verified.
+func verified(l store.Login) store.Login {
+	l.EmailVerified = true
+	return l
+}
+
+// mustVerifyEmail uses the verification token called name, which the
+// contract says works, explained by rule. It checks that the store returns
+// want, the login as updated, and holds it.
+func mustVerifyEmail(t *testing.T, s store.Store, name string, now time.Time, want store.Login, rule string) {
+	t.Helper()
+	got, err := s.VerifyEmail(t.Context(), token(name), now)
+	if err != nil {
+		t.Fatalf("VerifyEmail: %s must succeed; got error %v", rule, err)
+	}
+	if d := loginDiff(got, want); d != "" {
+		t.Errorf("VerifyEmail: a successful verification must return the login with its email verified: %s", d)
+	}
+	wantLogin(t, s, want, "VerifyEmail: "+rule+" must mark the login's email verified and change nothing else")
+}
+
+// wantVerifyErr uses the verification token called name and reports a
+// failure of rule unless it returns ErrNotFound, the only error the
+// contract allows VerifyEmail.
+func wantVerifyErr(t *testing.T, s store.Store, name string, now time.Time, rule string) {
+	t.Helper()
+	_, err := s.VerifyEmail(t.Context(), token(name), now)
+	wantErr(t, err, store.ErrNotFound, "VerifyEmail: "+rule)
+}
+
+func testVerifyEmail(t *testing.T, s store.Store) {
+	u1 := mustCreateUser(t, s, "u1")
+	u2 := mustCreateUser(t, s, "u2")
+	mustCreateVerificationToken(t, s, newVerificationToken("u1/verify", "u1", u1.Email, base, at(time.Hour)))
+	mustCreateVerificationToken(t, s, newVerificationToken("u2/verify", "u2", u2.Email, base, at(time.Hour)))
+
+	now := at(10 * time.Minute)
+	mustVerifyEmail(t, s, "u1/verify", now, verified(u1.Login), "a live token whose login still has its email")
+	wantUser(t, s, u2, "VerifyEmail: must not change another user's login")
+	mustVerifyEmail(t, s, "u2/verify", now, verified(u2.Login), "VerifyEmail must delete only the login's own tokens, so another user's token")
+}
+
+func testVerifyEmailOnce(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	u := mustCreateUser(t, s, "u1")
+	mustCreateVerificationToken(t, s, newVerificationToken("verify", "u1", u.Email, base, at(time.Hour)))
+	now := at(10 * time.Minute)
+	mustVerifyEmail(t, s, "verify", now, verified(u.Login), "a live token")
+
+	// The email is unverified again, so a second use of the token would
+	// show.
+	if _, err := s.SetEmailVerified(ctx, "u1", false); err != nil {
+		t.Fatalf("SetEmailVerified: an existing login must be updated; got error %v", err)
+	}
+	wantVerifyErr(t, s, "verify", now, "a token works once, so a second use must return ErrNotFound")
+	wantLogin(t, s, u.Login, "VerifyEmail: a used token must change nothing")
+}
+
+func testVerifyEmailVoidsLoginTokens(t *testing.T, s store.Store) {
+	u1 := mustCreateOwner(t, s, "u1")
+	u2 := mustCreateUser(t, s, "u2")
+	l2 := linkedLogin("l2", "u1", "google", "g-2", u1.Email)
+	l2.EmailVerified = false
+	mustLinkLogin(t, s, l2)
+	for _, vt := range []store.VerificationToken{
+		newVerificationToken("u1/old", "u1", u1.Email, base, at(time.Hour)),
+		newVerificationToken("u1/new", "u1", u1.Email, at(time.Minute), at(time.Hour)),
+		newVerificationToken("u1/later", "u1", u1.Email, at(2*time.Minute), at(time.Hour)),
+		newVerificationToken("l2/verify", "l2", l2.Email, base, at(time.Hour)),
+		newVerificationToken("u2/verify", "u2", u2.Email, base, at(time.Hour)),
+	} {
+		mustCreateVerificationToken(t, s, vt)
+	}
+
+	now := at(10 * time.Minute)
+	want := verified(u1.Login)
+	mustVerifyEmail(t, s, "u1/new", now, want, "a live token of the login")
+	for _, name := range []string{"u1/old", "u1/later", "u1/new"} {
+		wantVerifyErr(t, s, name, now, fmt.Sprintf(
+			"a successful verification must delete every verification token of the login, so %s must return ErrNotFound", name))
+	}
+	wantLogin(t, s, l2, "VerifyEmail: must not change another login of the user")
+	mustVerifyEmail(t, s, "l2/verify", now, verified(l2),
+		"a verification must delete only the login's own tokens, so the token of another login of the user")
+	mustVerifyEmail(t, s, "u2/verify", now, verified(u2.Login),
+		"a verification must delete only the login's own tokens, so another user's token")
+}
+
+func testVerificationTokenExpiry(t *testing.T, s store.Store) {
+	u := mustCreateUser(t, s, "u1")
+	mustCreateVerificationToken(t, s, newVerificationToken("verify", "u1", u.Email, base, at(time.Hour)))
+
+	wantVerifyErr(t, s, "verify", at(time.Hour), "a token whose ExpiresAt is now has expired and must return ErrNotFound")
+	wantVerifyErr(t, s, "verify", at(2*time.Hour), "an expired token must return ErrNotFound")
+	wantUser(t, s, u, "VerifyEmail: an expired token must change nothing")
+
+	// Stores never read a clock, so going back in time shows whether the
+	// rejected calls changed anything.
+	mustVerifyEmail(t, s, "verify", at(time.Hour-time.Second), verified(u.Login),
+		"an expired token must change nothing, so the same token at a time before its ExpiresAt")
+}
+
+// A token verifies the address it was sent to, and only while the login
+// still has it.
+func testVerifyEmailChanged(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	g := google("u1", "a@example.com")
+	g.EmailVerified = false
+	mustSignInUp(t, s, g, true, "a new third-party identity")
+	mustCreateVerificationToken(t, s, newVerificationToken("to-a", "u1", "a@example.com", base, at(time.Hour)))
+
+	moved := g
+	moved.Email = "b@example.com"
+	mustSignInUp(t, s, moved, false, "an identity already on record")
+	now := at(10 * time.Minute)
+	wantVerifyErr(t, s, "to-a", now, "a token whose email the login no longer has must return ErrNotFound")
+	wantLogin(t, s, moved.Login, "VerifyEmail: a token whose email the login no longer has must change nothing")
+
+	err := s.CreateVerificationToken(ctx, newVerificationToken("to-a/again", "u1", "a@example.com", at(time.Minute), at(time.Hour)))
+	wantErr(t, err, store.ErrNotFound, "CreateVerificationToken: an email the login no longer has must return ErrNotFound")
+	wantVerifyErr(t, s, "to-a/again", now, "a refused token must not be written, so it must return ErrNotFound")
+
+	mustCreateVerificationToken(t, s, newVerificationToken("to-b", "u1", "b@example.com", at(time.Minute), at(time.Hour)))
+	mustVerifyEmail(t, s, "to-b", now, verified(moved.Login), "a live token of the login's present email")
+}
+
+func testVerifyEmailUnknownToken(t *testing.T, s store.Store) {
+	u := mustCreateUser(t, s, "u1")
+	mustCreateSession(t, s, newSession("s1", "u1", base, at(ttl)), "s1/r0")
+	mustCreateResetToken(t, s, newResetToken("reset", "u1", base, at(time.Hour)))
+	mustCreateVerificationToken(t, s, newVerificationToken("verify", "u1", u.Email, base, at(time.Hour)))
+
+	now := at(10 * time.Minute)
+	wantVerifyErr(t, s, "forged", now, "an unknown token must return ErrNotFound")
+	wantVerifyErr(t, s, "s1/r0", now, "a refresh token is not a verification token: it must return ErrNotFound")
+	wantVerifyErr(t, s, "reset", now, "a reset token is not a verification token: it must return ErrNotFound")
+	wantUser(t, s, u, "VerifyEmail: an unknown token must change nothing")
+	mustVerifyEmail(t, s, "verify", now, verified(u.Login), "an unknown token must change nothing, so the login's live token")
+}
+
+func testCreateVerificationTokenUnknownLogin(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	u := mustCreateUser(t, s, "u1")
+	v := mustCreateUser(t, s, "u2")
+
+	for _, c := range []struct {
+		loginID, email string
+		rule           string
+	}{
+		{"nobody", u.Email, "an unknown login must return ErrNotFound"},
+		{"u1", v.Email, "an email that is not the login's must return ErrNotFound"},
+		{"u1", "", "an email that is not the login's must return ErrNotFound, an empty one too"},
+	} {
+		err := s.CreateVerificationToken(ctx, newVerificationToken("verify", c.loginID, c.email, base, at(time.Hour)))
+		wantErr(t, err, store.ErrNotFound, "CreateVerificationToken: "+c.rule)
+		wantVerifyErr(t, s, "verify", at(10*time.Minute), "a refused token must not be written, so it must return ErrNotFound")
+	}
+	wantUser(t, s, u, "CreateVerificationToken: a refused token must change nothing")
+	wantUser(t, s, v, "CreateVerificationToken: a refused token must change nothing")
+
+	// Nothing was written, so the hash is free.
+	mustCreateVerificationToken(t, s, newVerificationToken("verify", "u1", u.Email, base, at(time.Hour)))
+	mustVerifyEmail(t, s, "verify", at(10*time.Minute), verified(u.Login), "a token whose hash refused tokens had")
+}
+
+func testCreateVerificationTokenDuplicate(t *testing.T, s store.Store) {
+	u1 := mustCreateUser(t, s, "u1")
+	u2 := mustCreateUser(t, s, "u2")
+	mustCreateVerificationToken(t, s, newVerificationToken("verify", "u1", u1.Email, base, at(time.Hour)))
+
+	err := s.CreateVerificationToken(t.Context(), newVerificationToken("verify", "u2", u2.Email, at(time.Minute), at(2*time.Hour)))
+	wantErr(t, err, store.ErrConflict, "CreateVerificationToken: a duplicate hash must return ErrConflict")
+
+	wantVerifyErr(t, s, "verify", at(90*time.Minute),
+		"a conflicting token must not overwrite the existing one, so the existing one must still expire at its own ExpiresAt")
+	mustVerifyEmail(t, s, "verify", at(10*time.Minute), verified(u1.Login),
+		"CreateVerificationToken: a conflicting token must not overwrite the existing one, so the existing token for its own login")
+	wantUser(t, s, u2, "CreateVerificationToken: a conflicting token must not be written, so the login it named must not change")
+}
+
+func testSetEmailVerified(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	u1 := mustCreateOwner(t, s, "u1")
+	u2 := mustCreateUser(t, s, "u2")
+	l2 := linkedLogin("l2", "u1", "google", "g-2", u1.Email)
+	l2.EmailVerified = false
+	mustLinkLogin(t, s, l2)
+	for _, vt := range []store.VerificationToken{
+		newVerificationToken("u1/verify", "u1", u1.Email, base, at(time.Hour)),
+		newVerificationToken("l2/verify", "l2", l2.Email, base, at(time.Hour)),
+		newVerificationToken("u2/verify", "u2", u2.Email, base, at(time.Hour)),
+	} {
+		mustCreateVerificationToken(t, s, vt)
+	}
+
+	set := func(loginID string, v bool, want store.Login, rule string) {
+		t.Helper()
+		got, err := s.SetEmailVerified(ctx, loginID, v)
+		if err != nil {
+			t.Fatalf("SetEmailVerified: %s must succeed; got error %v", rule, err)
+		}
+		if d := loginDiff(got, want); d != "" {
+			t.Errorf("SetEmailVerified: %s must return the login as updated: %s", rule, d)
+		}
+		wantLogin(t, s, want, "SetEmailVerified: "+rule+" must record it and change nothing else")
+	}
+	now := at(10 * time.Minute)
+	set("u1", true, verified(u1.Login), "marking an email verified")
+	wantVerifyErr(t, s, "u1/verify", now, "marking an email verified must void the login's verification tokens, so its token must return ErrNotFound")
+	wantLogin(t, s, l2, "SetEmailVerified: must not change another login of the user")
+	wantUser(t, s, u2, "SetEmailVerified: must not change another user's login")
+
+	set("u1", false, u1.Login, "marking an email unverified")
+	set("u1", false, u1.Login, "marking an unverified email unverified")
+	mustCreateVerificationToken(t, s, newVerificationToken("u1/again", "u1", u1.Email, at(time.Minute), at(time.Hour)))
+	mustVerifyEmail(t, s, "u1/again", now, verified(u1.Login), "a token issued after the email was marked unverified")
+
+	mustVerifyEmail(t, s, "l2/verify", now, verified(l2),
+		"marking an email verified must void only the login's own tokens, so the token of another login of the user")
+	mustVerifyEmail(t, s, "u2/verify", now, verified(u2.Login),
+		"marking an email verified must void only the login's own tokens, so another user's token")
+}
+
+func testSetEmailVerifiedUnknownLogin(t *testing.T, s store.Store) {
+	u := mustCreateUser(t, s, "u1")
+	for _, v := range []bool{true, false} {
+		_, err := s.SetEmailVerified(t.Context(), "nobody", v)
+		wantErr(t, err, store.ErrNotFound, fmt.Sprintf("SetEmailVerified(%v): an unknown login must return ErrNotFound", v))
+	}
+	wantUser(t, s, u, "SetEmailVerified: an unknown login must change nothing")
+}
+
+func testDeleteExpiredVerificationTokens(t *testing.T, s store.Store) {
+	u1 := mustCreateUser(t, s, "u1")
+	u2 := mustCreateUser(t, s, "u2")
+	mustCreateVerificationToken(t, s, newVerificationToken("u1/expired", "u1", u1.Email, base, at(time.Hour)))
+	mustCreateVerificationToken(t, s, newVerificationToken("u1/live", "u1", u1.Email, base, at(10*time.Hour)))
+	mustCreateVerificationToken(t, s, newVerificationToken("u2/expired", "u2", u2.Email, base, at(time.Hour)))
+
+	now := at(2 * time.Hour)
+	if err := s.DeleteExpired(t.Context(), now); err != nil {
+		t.Fatalf("DeleteExpired: must succeed; got error %v", err)
+	}
+
+	// Stores never read a clock: asking about a time before things expired
+	// tells removed records from merely expired ones.
+	earlier := at(20 * time.Minute)
+	for _, name := range []string{"u1/expired", "u2/expired"} {
+		wantVerifyErr(t, s, name, earlier, fmt.Sprintf(
+			"DeleteExpired must remove expired verification tokens, so %s must return ErrNotFound even before its ExpiresAt", name))
+	}
+	wantUser(t, s, u1, "DeleteExpired: must not change logins")
+	wantUser(t, s, u2, "DeleteExpired: must not change logins")
+	mustVerifyEmail(t, s, "u1/live", now, verified(u1.Login),
+		"DeleteExpired: must keep verification tokens that have not expired, so a live one")
+}
