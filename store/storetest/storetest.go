@@ -57,6 +57,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"SigningKeys", signingKeyTests},
 		{"ResetTokens", resetTokenTests},
 		{"VerificationTokens", verificationTokenTests},
+		{"UserManagement", userManagementTests},
 		{"DeleteExpired", deleteExpiredTests},
 		{"Concurrency", concurrencyTests},
 	}
