@@ -81,6 +81,9 @@ func testDeleteLogin(t *testing.T, s store.Store) {
 			fmt.Sprintf("DeleteLogin must remove the tokens of the sessions the login started: %s must return ErrNotFound", tok))
 	}
 	wantVerifyErr(t, s, "l2/verify", now, "DeleteLogin must remove the login's verification tokens, so its token must return ErrNotFound")
+	// A removed token no longer holds its hash.
+	err = s.CreateVerificationToken(ctx, newVerificationToken("l2/verify", "u2", u2.Email, now, at(3*time.Hour)))
+	wantErr(t, err, nil, "DeleteLogin must remove the login's verification tokens, freeing their hashes")
 
 	wantUserSessions(t, s, "u1", now, []store.Session{a}, "DeleteLogin: must keep the sessions other logins of the user started")
 	wantUserSessions(t, s, "u2", now, []store.Session{d}, "DeleteLogin: must keep other users' sessions")
@@ -252,6 +255,13 @@ func testDeleteUser(t *testing.T, s store.Store) {
 	for _, name := range []string{"u1/verify", "l2/verify"} {
 		wantVerifyErr(t, s, name, now, fmt.Sprintf("DeleteUser must remove the verification tokens of every login of the user: %s must return ErrNotFound", name))
 	}
+	// Removed tokens no longer hold their hashes.
+	for _, name := range []string{"u1/verify", "l2/verify"} {
+		err = s.CreateVerificationToken(ctx, newVerificationToken(name, "u2", u2.Email, now, at(3*time.Hour)))
+		wantErr(t, err, nil, "DeleteUser must remove the verification tokens of every login of the user, freeing their hashes: "+name)
+	}
+	err = s.CreateResetToken(ctx, newResetToken("u1/reset", "u2", now, at(3*time.Hour)))
+	wantErr(t, err, nil, "DeleteUser must remove the user's reset tokens, freeing their hashes")
 	err = s.CreateSession(ctx, sessionOf("late", u1.Login, at(time.Minute)), token("late/r0"), read.SessionEpoch)
 	wantErr(t, err, store.ErrNotFound, "CreateSession: a session authorised before its user was deleted must return ErrNotFound")
 	wantNoSession(t, s, "late", now, "CreateSession: a session of a deleted user must not be written")
