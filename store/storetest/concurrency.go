@@ -22,6 +22,11 @@ var concurrencyTests = []test{
 	{"RevokeWhileRotating", testConcurrentRevokeAndRotate},
 	{"SignInsAcrossReset", testConcurrentSignInsAcrossReset},
 	{"SignInsAcrossRevokeAll", testConcurrentSignInsAcrossRevokeAll},
+	{"VerifyEmailSameToken", testConcurrentVerifyEmail},
+	{"CreateUserOwnSameEmail", testConcurrentCreateUserOwnEmail},
+	{"SignInUpOwnSameEmail", testConcurrentSignInUpOwnEmail},
+	{"ClaimEmailSameEmail", testConcurrentClaimEmail},
+	{"DeleteUserWhileSigningIn", testConcurrentDeleteUser},
 }
 
 // parallel runs f(0) … f(n-1) in n goroutines released at the same moment
@@ -512,5 +517,216 @@ func signInsAcross(t *testing.T, s store.Store, l store.Login, round int, end fu
 		t.Fatalf("UserSessions: %v", err)
 	} else if len(got) != 0 {
 		t.Errorf("CreateSession: sessions authorised before every session was ended must not outlive it; round %d: %d of %d survived", round, len(got), n)
+	}
+}
+
+// testConcurrentVerifyEmail presents one verification token in many
+// concurrent calls, once for each of several users.
+//
+// Invariant checked: exactly one call succeeds and all the others return
+// ErrNotFound, because the token works once.
+func testConcurrentVerifyEmail(t *testing.T, s store.Store) {
+	const n = 16
+	ctx := t.Context()
+	for round := range stormRounds {
+		id := fmt.Sprintf("u%d", round)
+		u := mustCreateUser(t, s, id)
+		mustCreateVerificationToken(t, s, newVerificationToken(id+"/verify", id, u.Email, base, at(time.Hour)))
+
+		now := at(10 * time.Minute)
+		logins := make([]store.Login, n)
+		errs := make([]error, n)
+		parallel(n, func(i int) { logins[i], errs[i] = s.VerifyEmail(ctx, token(id+"/verify"), now) })
+
+		winner := -1
+		for i, err := range errs {
+			switch {
+			case err == nil && winner >= 0:
+				t.Errorf("VerifyEmail: a token works once, so of concurrent calls with it exactly one must succeed; for user %s calls %d and %d did", id, winner, i)
+			case err == nil:
+				winner = i
+			case !errors.Is(err, store.ErrNotFound):
+				t.Errorf("VerifyEmail: a concurrent call with a token used up by another must return ErrNotFound; user %s got error %v", id, err)
+			}
+		}
+		if winner < 0 {
+			t.Fatalf("VerifyEmail: of concurrent calls with a live token exactly one must succeed; for user %s none did", id)
+		}
+		if d := loginDiff(logins[winner], verified(u.Login)); d != "" {
+			t.Errorf("VerifyEmail: the call that succeeded must return the login with its email verified: %s", d)
+		}
+		wantUser(t, s, user{User: u.User, Login: verified(u.Login)}, "VerifyEmail: the email must be verified once the storm is over")
+	}
+}
+
+// ownStorm checks the outcome of n concurrent calls that each asked to
+// own one email for a user of their own, users[i]: exactly one succeeded
+// and owns it, every other returned ErrEmailOwned and wrote nothing.
+func ownStorm(t *testing.T, s store.Store, method string, users []user, errs []error) {
+	t.Helper()
+	ctx := t.Context()
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner >= 0:
+			t.Errorf("%s: of concurrent calls asking to own one email exactly one must succeed; both %s and %s did", method, users[winner].User.ID, users[i].User.ID)
+		case err == nil:
+			winner = i
+		case !errors.Is(err, store.ErrEmailOwned):
+			t.Errorf("%s: a concurrent call losing the race to own an email must return ErrEmailOwned; %s got error %v", method, users[i].User.ID, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatalf("%s: of concurrent calls asking to own one email exactly one must succeed; none did", method)
+	}
+	wantUser(t, s, users[winner], method+": the email must be owned by the one call that succeeded")
+	for i, u := range users {
+		if i == winner {
+			continue
+		}
+		_, err := s.UserByID(ctx, u.User.ID)
+		wantErr(t, err, store.ErrNotFound, method+": a call that returned ErrEmailOwned must not have written its user")
+		_, err = s.Login(ctx, u.LoginKey)
+		wantErr(t, err, store.ErrNotFound, method+": a call that returned ErrEmailOwned must not have written its login")
+	}
+}
+
+// owners are the users whose logins race to own email, each with a key of
+// its own.
+func owners(n int, email string) []user {
+	users := make([]user, n)
+	for i := range users {
+		users[i] = owning(google(fmt.Sprintf("u%d", i), email))
+	}
+	return users
+}
+
+func testConcurrentCreateUserOwnEmail(t *testing.T, s store.Store) {
+	const n = 16
+	ctx := t.Context()
+	users := owners(n, "same@example.com")
+	errs := make([]error, n)
+	parallel(n, func(i int) { errs[i] = users[i].create(ctx, s) })
+	ownStorm(t, s, "CreateUser", users, errs)
+}
+
+func testConcurrentSignInUpOwnEmail(t *testing.T, s store.Store) {
+	const n = 16
+	ctx := t.Context()
+	users := owners(n, "same@example.com")
+	errs := make([]error, n)
+	created := make([]bool, n)
+	parallel(n, func(i int) { _, created[i], errs[i] = s.SignInUp(ctx, users[i].Login, users[i].User) })
+	for i := range n {
+		if errs[i] == nil && !created[i] {
+			t.Errorf("SignInUp: a new identity must create its user; call %d reported created = false", i)
+		}
+	}
+	ownStorm(t, s, "SignInUp", users, errs)
+}
+
+func testConcurrentClaimEmail(t *testing.T, s store.Store) {
+	const n = 16
+	ctx := t.Context()
+	const email = "same@example.com"
+	for i := range n {
+		if err := google(fmt.Sprintf("u%d", i), email).create(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logins := make([]store.Login, n)
+	errs := make([]error, n)
+	parallel(n, func(i int) { logins[i], errs[i] = s.ClaimEmail(ctx, fmt.Sprintf("u%d", i)) })
+
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner >= 0:
+			t.Errorf("ClaimEmail: of concurrent claims of one email by logins of different users exactly one must succeed; u%d and u%d did", winner, i)
+		case err == nil:
+			winner = i
+		case !errors.Is(err, store.ErrEmailOwned):
+			t.Errorf("ClaimEmail: a concurrent claim losing the race must return ErrEmailOwned; u%d got error %v", i, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("ClaimEmail: of concurrent claims of one email exactly one must succeed; none did")
+	}
+	if !logins[winner].OwnsEmail {
+		t.Errorf("ClaimEmail: the claim that succeeded must return the login owning the email; got %+v", logins[winner])
+	}
+	all, err := s.LoginsByEmail(ctx, email)
+	if err != nil {
+		t.Fatalf("LoginsByEmail: %v", err)
+	}
+	var holders []string
+	for _, l := range all {
+		if l.OwnsEmail {
+			holders = append(holders, l.ID)
+		}
+	}
+	if want := fmt.Sprintf("u%d", winner); len(holders) != 1 || holders[0] != want {
+		t.Errorf("ClaimEmail: at most one login owns an email, the one whose claim succeeded (%s); owners after the race: %q", want, holders)
+	}
+}
+
+// DeleteUser racing sign-ins that read the user before it and a refresh
+// of one of its sessions: whichever way each race goes, no session of the
+// user survives, every session created is among the handles DeleteUser
+// reports, and every refusal is ErrNotFound.
+func testConcurrentDeleteUser(t *testing.T, s store.Store) {
+	const rounds, n = stormRounds, 16
+	ctx := t.Context()
+	for round := range rounds {
+		id := fmt.Sprintf("u%d", round)
+		u := mustCreateUser(t, s, id)
+		old := newSession(id+"/old", id, base, at(ttl))
+		mustCreateSession(t, s, old, old.Handle+"/r0")
+		read, err := s.Login(ctx, u.LoginKey)
+		if err != nil {
+			t.Fatalf("Login: %v", err)
+		}
+
+		handle := func(i int) string { return fmt.Sprintf("%s/s%d", id, i) }
+		now := at(time.Minute)
+		var deleted []string
+		var deleteErr, rotateErr error
+		errs := make([]error, n)
+		parallel(n+2, func(i int) {
+			switch i {
+			case n:
+				deleted, deleteErr = s.DeleteUser(ctx, id)
+			case n + 1:
+				_, rotateErr = s.RotateRefreshToken(ctx, rotation(old.Handle+"/r0", old.Handle+"/r1", now, 0))
+			default:
+				errs[i] = s.CreateSession(ctx, newSession(handle(i), id, base, at(ttl)), token(handle(i)+"/r0"), read.SessionEpoch)
+			}
+		})
+		if deleteErr != nil {
+			t.Fatalf("DeleteUser: an existing user must be removed while sign-ins race it; round %d got error %v", round, deleteErr)
+		}
+		if rotateErr != nil && !errors.Is(rotateErr, store.ErrNotFound) {
+			t.Errorf("RotateRefreshToken: racing the deletion of its user must succeed or return ErrNotFound; round %d got error %v", round, rotateErr)
+		}
+		want := []string{old.Handle}
+		for i, err := range errs {
+			switch {
+			case err == nil:
+				want = append(want, handle(i))
+			case !errors.Is(err, store.ErrNotFound):
+				t.Errorf("CreateSession: racing the deletion of its user, a session must be created (and then deleted) or refused with ErrNotFound; round %d call %d got %v", round, i, err)
+			}
+		}
+		wantHandles(t, deleted, want, "DeleteUser: racing sign-ins, it must report exactly the sessions that existed, those the sign-ins created before it included")
+		if got, err := s.UserSessions(ctx, id, now); err != nil || len(got) != 0 {
+			t.Errorf("DeleteUser: no session of a deleted user may survive sign-ins racing the deletion; round %d: UserSessions = %v, error %v", round, got, err)
+		}
+		for i := range n {
+			wantNoSession(t, s, handle(i), now, "DeleteUser: no session of a deleted user may survive sign-ins racing the deletion")
+		}
+		for _, tok := range []string{old.Handle + "/r0", old.Handle + "/r1"} {
+			wantRotateErr(t, s, rotation(tok, tok+"/next", now, 0), store.ErrNotFound,
+				fmt.Sprintf("DeleteUser: after a deletion that raced a refresh, %s must return ErrNotFound", tok))
+		}
 	}
 }
