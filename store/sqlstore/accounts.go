@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -65,6 +66,15 @@ func (s *Store) LinkLogin(ctx context.Context, l store.Login) error {
 		return store.ErrConflict
 	}
 	return wrap("linking a login", s.inTx(ctx, func(q querier) error {
+		if taken, err := s.loginKeyTaken(ctx, q, l); err != nil || taken {
+			return cmp.Or(err, store.ErrConflict)
+		}
+		var one int
+		if err := q.QueryRowContext(ctx, s.q.loginIDTaken, l.ID).Scan(&one); err == nil {
+			return store.ErrConflict
+		} else if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
 		if err := s.lockUser(ctx, q, l.UserID); err != nil {
 			return err
 		}

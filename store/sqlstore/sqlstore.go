@@ -816,6 +816,9 @@ func (s *Store) DeleteExpired(ctx context.Context, now time.Time) error {
 // driver: SQLSTATE 23505 (PostgreSQL) through the SQLState method pgx and
 // lib/pq errors have.
 func isUniqueViolation(err error) bool {
+	if err == nil {
+		return false
+	}
 	var state interface{ SQLState() string }
 	if errors.As(err, &state) {
 		return state.SQLState() == "23505"
