@@ -20,6 +20,7 @@ var verificationTokenTests = []test{
 	{"SetEmailVerified", testSetEmailVerified},
 	{"SetEmailVerifiedUnknownLogin", testSetEmailVerifiedUnknownLogin},
 	{"DeleteExpired", testDeleteExpiredVerificationTokens},
+	{"HashReused", testVerificationTokenHashReused},
 }
 
 // newVerificationToken is the verification token called name (its hash is
@@ -297,4 +298,22 @@ func testDeleteExpiredVerificationTokens(t *testing.T, s store.Store) {
 	wantUser(t, s, u2, "DeleteExpired: must not change logins")
 	mustVerifyEmail(t, s, "u1/live", now, verified(u1.Login),
 		"DeleteExpired: must keep verification tokens that have not expired, so a live one")
+}
+
+// A hash that DeleteExpired freed belongs to the token that takes it next,
+// and to nothing of the login it had before.
+func testVerificationTokenHashReused(t *testing.T, s store.Store) {
+	u1 := mustCreateUser(t, s, "u1")
+	u2 := mustCreateUser(t, s, "u2")
+	mustCreateVerificationToken(t, s, newVerificationToken("first", "u1", u1.Email, base, at(time.Hour)))
+	if err := s.DeleteExpired(t.Context(), at(time.Hour)); err != nil {
+		t.Fatalf("DeleteExpired: must succeed; got error %v", err)
+	}
+	mustCreateVerificationToken(t, s, newVerificationToken("first", "u2", u2.Email, at(time.Hour), at(2*time.Hour)))
+	mustCreateVerificationToken(t, s, newVerificationToken("u1/verify", "u1", u1.Email, at(time.Hour), at(2*time.Hour)))
+
+	now := at(90 * time.Minute)
+	mustVerifyEmail(t, s, "u1/verify", now, verified(u1.Login), "a live token of the login")
+	mustVerifyEmail(t, s, "first", now, verified(u2.Login),
+		"a verification must delete only the login's own tokens, so a token that took a hash the login's expired token had")
 }
