@@ -51,6 +51,10 @@ type Store struct {
 
 	resets        map[store.TokenHash]store.ResetToken
 	verifications map[store.TokenHash]store.VerificationToken
+	// verifyByLogin indexes verifications by Login.ID, so that
+	// voiding a login's tokens, which every verification, unlink and
+	// deletion does under the lock, costs what that login has.
+	verifyByLogin map[string]map[store.TokenHash]struct{}
 
 	limits map[string]time.Time
 	// limitsPruned is when TakeRateLimit last dropped passed entries.
@@ -113,6 +117,7 @@ func New() *Store {
 		keys:          make(map[string]store.SigningKey),
 		resets:        make(map[store.TokenHash]store.ResetToken),
 		verifications: make(map[store.TokenHash]store.VerificationToken),
+		verifyByLogin: make(map[string]map[store.TokenHash]struct{}),
 		limits:        make(map[string]time.Time),
 	}
 }
@@ -392,6 +397,12 @@ func (s *Store) CreateVerificationToken(_ context.Context, t store.VerificationT
 		return store.ErrConflict
 	}
 	s.verifications[t.Hash] = t
+	hashes := s.verifyByLogin[t.LoginID]
+	if hashes == nil {
+		hashes = make(map[store.TokenHash]struct{})
+		s.verifyByLogin[t.LoginID] = hashes
+	}
+	hashes[t.Hash] = struct{}{}
 	return nil
 }
 
@@ -418,11 +429,10 @@ func (s *Store) VerifyEmail(_ context.Context, token store.TokenHash, now time.T
 // deleteVerificationTokens removes every verification token of a login.
 // Called under mu.
 func (s *Store) deleteVerificationTokens(loginID string) {
-	for h, t := range s.verifications {
-		if t.LoginID == loginID {
-			delete(s.verifications, h)
-		}
+	for h := range s.verifyByLogin[loginID] {
+		delete(s.verifications, h)
 	}
+	delete(s.verifyByLogin, loginID)
 }
 
 // passwordLogin returns the email and password login of a user. Called
@@ -764,6 +774,11 @@ func (s *Store) DeleteExpired(_ context.Context, now time.Time) error {
 	for h, t := range s.verifications {
 		if !live(t.ExpiresAt, now) {
 			delete(s.verifications, h)
+			hashes := s.verifyByLogin[t.LoginID]
+			delete(hashes, h)
+			if len(hashes) == 0 {
+				delete(s.verifyByLogin, t.LoginID)
+			}
 		}
 	}
 	for k, tat := range s.limits {
