@@ -107,6 +107,29 @@ func TestUpgradeToLogins(t *testing.T) {
 				if res := c.Get("/api/session"); !strings.Contains(string(res.Body), s.handle) || !strings.Contains(string(res.Body), s.userID) {
 					t.Errorf("session %s after its refresh: %d %s", s.handle, res.StatusCode, res.Body)
 				}
+				// Migration 7: a session's login is its user's only one,
+				// whose id is the user's.
+				if got, err := st.Session(ctx, s.handle, authtest.Start); err != nil || got.LoginID != s.userID {
+					t.Errorf("session %s after migration 7: LoginID %q, %v; want %q", s.handle, got.LoginID, err, s.userID)
+				}
+			}
+			for i := range users {
+				id := fmt.Sprintf("user-%d", i)
+				logins, err := st.Logins(ctx, id)
+				if err != nil || len(logins) != 1 || logins[0].ID != id || logins[0].OwnsEmail {
+					t.Errorf("%s's login after migration 7: %+v, %v; want id %s, owning nothing", id, logins, err, id)
+				}
+			}
+			// The migrated logins can be verified, own their email and be
+			// deleted with their user.
+			if _, err := st.SetEmailVerified(ctx, "user-1", true); err != nil {
+				t.Errorf("SetEmailVerified on a migrated login: %v", err)
+			}
+			if l, err := st.ClaimEmail(ctx, "user-1"); err != nil || !l.OwnsEmail {
+				t.Errorf("ClaimEmail on a migrated login: %+v, %v", l, err)
+			}
+			if _, err := st.DeleteUser(ctx, "user-2"); err != nil {
+				t.Errorf("DeleteUser of a migrated user: %v", err)
 			}
 			// A new user joins the migrated database as usual.
 			if res := srv.NewClient(authtest.Header).SignUp("newcomer@example.com", authtest.Password); res.Status != "OK" {
