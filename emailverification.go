@@ -273,14 +273,9 @@ func (a *Auth) handleVerifyEmail(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	raw, ok := req["token"]
-	if !ok || string(raw) == "null" {
-		a.fail(w, r, badRequest("Please provide the email verification token"))
-		return
-	}
-	var tok string
-	if err := json.Unmarshal(raw, &tok); err != nil {
-		a.fail(w, r, badRequest("The email verification token must be a string"))
+	tok, err := tokenField(req, "email verification")
+	if err != nil {
+		a.fail(w, r, err)
 		return
 	}
 	// A session that is sent must be good, before the token is spent: a

@@ -249,3 +249,18 @@ func (a *Auth) decodeCredentials(w http.ResponseWriter, r *http.Request, newPass
 	}
 	return c, errs, nil
 }
+
+// tokenField reads the "token" of a request that uses up a token sent by
+// email, with the SDKs' messages for a missing or non-string one; what
+// names the token ("password reset").
+func tokenField(req map[string]json.RawMessage, what string) (string, error) {
+	raw, ok := req["token"]
+	if !ok || string(raw) == "null" {
+		return "", badRequest("Please provide the " + what + " token")
+	}
+	var tok string
+	if err := json.Unmarshal(raw, &tok); err != nil {
+		return "", badRequest("The " + what + " token must be a string")
+	}
+	return tok, nil
+}

@@ -114,14 +114,9 @@ func (a *Auth) handleResetPassword(w http.ResponseWriter, r *http.Request) {
 		writeFieldErrors(w, []fieldError{{"password", msg}})
 		return
 	}
-	raw, ok := req["token"]
-	if !ok || string(raw) == "null" {
-		a.fail(w, r, badRequest("Please provide the password reset token"))
-		return
-	}
-	var tok string
-	if err := json.Unmarshal(raw, &tok); err != nil {
-		a.fail(w, r, badRequest("The password reset token must be a string"))
+	tok, err := tokenField(req, "password reset")
+	if err != nil {
+		a.fail(w, r, err)
 		return
 	}
 	if !wellFormedSecret(tok) {
