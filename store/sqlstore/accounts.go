@@ -177,20 +177,7 @@ func (s *Store) DeleteLogin(ctx context.Context, loginID string) ([]string, erro
 		if n <= 1 {
 			return store.ErrLastLogin
 		}
-		rows, err := q.QueryContext(ctx, s.q.loginHandlesForUpdate, l.UserID, loginID)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var h string
-			if err := rows.Scan(&h); err != nil {
-				rows.Close()
-				return err
-			}
-			handles = append(handles, h)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		if handles, err = queryHandles(ctx, q, s.q.loginHandlesForUpdate, l.UserID, loginID); err != nil {
 			return err
 		}
 		for _, query := range []string{s.q.deleteLoginTokens, s.q.deleteLoginSessions} {

@@ -620,21 +620,8 @@ func (s *Store) revokeUser(ctx context.Context, q querier, userID string) ([]str
 	if _, err := q.ExecContext(ctx, s.q.endEpoch, userID); err != nil {
 		return nil, err
 	}
-	rows, err := q.QueryContext(ctx, s.q.userHandlesForUpdate, userID)
+	handles, err := queryHandles(ctx, q, s.q.userHandlesForUpdate, userID)
 	if err != nil {
-		return nil, err
-	}
-	var handles []string
-	for rows.Next() {
-		var h string
-		if err := rows.Scan(&h); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		handles = append(handles, h)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	if len(handles) == 0 {
@@ -647,6 +634,24 @@ func (s *Store) revokeUser(ctx context.Context, q querier, userID string) ([]str
 		return nil, err
 	}
 	return handles, nil
+}
+
+// queryHandles runs a query of session handles.
+func queryHandles(ctx context.Context, q querier, query string, args ...any) ([]string, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	handles := []string{}
+	for rows.Next() {
+		var h string
+		if err := rows.Scan(&h); err != nil {
+			return nil, err
+		}
+		handles = append(handles, h)
+	}
+	return handles, rows.Err()
 }
 
 // RevokeUserSessions implements store.Store.
