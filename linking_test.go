@@ -1,0 +1,916 @@
+package auth_test
+
+// Tests of account linking (PROTOCOL.md section 10) over HTTP, as a user
+// of the SDKs meets it: which sign-ups join an existing user, which are
+// refused and with what reason, who owns an email when sign-ups race, and
+// the Go API's Unlink.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/provider"
+	"github.com/latchkit/auth/store"
+	"github.com/latchkit/auth/store/memstore"
+)
+
+// The refusals of account linking, as the SDKs show them.
+const (
+	lkThirdPartySignUpRefused = `{"status":"SIGN_IN_UP_NOT_ALLOWED","reason":"Cannot sign in / up due to security reasons. Please try a different login method or contact support. (ERR_CODE_006)"}`
+	lkPasswordSignUpRefused   = `{"status":"SIGN_UP_NOT_ALLOWED","reason":"Cannot sign up due to security reasons. Please try logging in, use a different login method or contact support. (ERR_CODE_007)"}`
+	lkPasswordSignInRefused   = `{"status":"SIGN_IN_NOT_ALLOWED","reason":"Cannot sign in due to security reasons. Please try resetting your password, use a different login method or contact support. (ERR_CODE_008)"}`
+	lkThirdPartySignInRefused = `{"status":"SIGN_IN_UP_NOT_ALLOWED","reason":"Cannot sign in / up due to security reasons. Please try a different login method or contact support. (ERR_CODE_004)"}`
+	lkEmailChangeRefused      = `{"status":"SIGN_IN_UP_NOT_ALLOWED","reason":"Cannot sign in / up because new email cannot be applied to existing account. Please contact support. (ERR_CODE_005)"}`
+)
+
+// lkServer is a server with account linking on or off, email
+// verification optional (its links are how a user proves an inbox), and
+// the fake OpenID provider of authtest, whose identity each test sets
+// before it signs in with it.
+func lkServer(t *testing.T, linking bool, cfg auth.Config) (*authtest.Server, *authtest.Provider) {
+	t.Helper()
+	p := authtest.NewProvider(t)
+	cfg.AccountLinking = linking
+	cfg.EmailVerification.Mode = auth.EmailVerificationOptional
+	cfg.ThirdParty.Providers = append(cfg.ThirdParty.Providers, p.Provider())
+	return authtest.NewServer(t, cfg), p
+}
+
+// lkUser is the user object of a sign-in answer.
+func lkUser(t testing.TB, res *authtest.Response) map[string]any {
+	t.Helper()
+	u, ok := res.JSON["user"].(map[string]any)
+	if !ok {
+		t.Fatalf("no user in %d %s", res.StatusCode, res.Body)
+	}
+	return u
+}
+
+// lkMethods is the loginMethods of a user object.
+func lkMethods(t testing.TB, user map[string]any) []map[string]any {
+	t.Helper()
+	raw, _ := user["loginMethods"].([]any)
+	out := make([]map[string]any, len(raw))
+	for i, m := range raw {
+		out[i], _ = m.(map[string]any)
+	}
+	return out
+}
+
+// lkWantOK checks an OK sign-in answer and returns its user's id.
+func lkWantOK(t testing.TB, what string, res *authtest.Response) string {
+	t.Helper()
+	if res.StatusCode != http.StatusOK || res.Status != "OK" {
+		t.Fatalf("%s: %d %s, want 200 OK", what, res.StatusCode, res.Body)
+	}
+	id, _ := lkUser(t, res)["id"].(string)
+	if id == "" {
+		t.Fatalf("%s: no user id in %s", what, res.Body)
+	}
+	return id
+}
+
+// lkWantRefused checks a refusal byte for byte, and that it starts no
+// session.
+func lkWantRefused(t testing.TB, what string, res *authtest.Response, body string) {
+	t.Helper()
+	wantReply(t, what, res.StatusCode, res.Body, http.StatusOK, body)
+	if res.IssuedTokens() {
+		t.Errorf("%s: the refusal issued tokens", what)
+	}
+}
+
+// lkSignUp signs up with email and password and returns the client and
+// the user's id.
+func lkSignUp(t testing.TB, s *authtest.Server, m authtest.Mode, email, password string) (*authtest.Client, string) {
+	t.Helper()
+	c := s.NewClient(m)
+	return c, lkWantOK(t, "sign-up of "+email, c.SignUp(email, password))
+}
+
+// lkVerifyByLink verifies the email of c's login method as its user does:
+// a link is sent to it, and opened.
+func lkVerifyByLink(t testing.TB, s *authtest.Server, c *authtest.Client, n int) {
+	t.Helper()
+	tok := verificationToken(t, s, c, n)
+	res := c.VerifyEmail(tok)
+	wantReply(t, "verify email", res.StatusCode, res.Body, http.StatusOK, okBody)
+}
+
+// lkLinked makes a user who signed up with email and a password, verified
+// the email, and then signed in with the provider as subject, which vouches
+// for the same email: one user, two login methods. It returns the
+// clients of both sessions (in header mode), the user's id and the id of
+// the third-party login method.
+func lkLinked(t testing.TB, s *authtest.Server, p *authtest.Provider, email, subject string) (pw, tp *authtest.Client, uid, tpLogin string) {
+	t.Helper()
+	pw, uid = lkSignUp(t, s, authtest.Header, email, authtest.Password)
+	if err := s.Auth.SetEmailVerified(t.Context(), uid, true); err != nil {
+		t.Fatalf("verifying %s: %v", email, err)
+	}
+	p.SetIdentity(subject, email, true)
+	tp = s.NewClient(authtest.Header)
+	res := tp.SignInWithProvider(p)
+	if got := lkWantOK(t, "provider sign-in of "+email, res); got != uid {
+		t.Fatalf("provider sign-in of %s as %s, want the password user %s: %s", email, got, uid, res.Body)
+	}
+	for _, m := range lkMethods(t, lkUser(t, res)) {
+		if m["recipeId"] == "thirdparty" {
+			tpLogin, _ = m["recipeUserId"].(string)
+		}
+	}
+	if tpLogin == "" || tpLogin == uid {
+		t.Fatalf("linked third-party login id %q (user %s): %s", tpLogin, uid, res.Body)
+	}
+	return pw, tp, uid, tpLogin
+}
+
+// lkLogins reads the logins of an email from the store, of every user.
+func lkLogins(t testing.TB, st store.Store, email string) []store.Login {
+	t.Helper()
+	logins, err := st.LoginsByEmail(t.Context(), email)
+	if err != nil {
+		t.Fatalf("logins of %s: %v", email, err)
+	}
+	return logins
+}
+
+// Off by default: a provider's user with the email of a password user is
+// a second user, even when both emails are verified, and neither is a
+// primary user.
+func TestLinkingOffMakesTwoUsers(t *testing.T) {
+	t.Parallel()
+	s, p := lkServer(t, false, auth.Config{})
+	const email = "ada@example.com"
+	_, pwID := lkSignUp(t, s, authtest.Header, email, authtest.Password)
+	if err := s.Auth.SetEmailVerified(t.Context(), pwID, true); err != nil {
+		t.Fatal(err)
+	}
+	signIn := s.NewClient(authtest.Header).SignIn(email, authtest.Password)
+	if lkWantOK(t, "password sign-in", signIn); lkUser(t, signIn)["isPrimaryUser"] != false {
+		t.Errorf("password user with linking off: isPrimaryUser %v, want false", lkUser(t, signIn)["isPrimaryUser"])
+	}
+
+	p.SetIdentity("ada-google", email, true)
+	res := s.NewClient(authtest.Header).SignInWithProvider(p)
+	tpID := lkWantOK(t, "provider sign-in", res)
+	if tpID == pwID || res.JSON["createdNewRecipeUser"] != true {
+		t.Fatalf("provider sign-in: %s, want a new user besides %s", res.Body, pwID)
+	}
+	user := lkUser(t, res)
+	methods := lkMethods(t, user)
+	if user["isPrimaryUser"] != false || len(methods) != 1 || methods[0]["recipeUserId"] != tpID || methods[0]["recipeId"] != "thirdparty" {
+		t.Errorf("user %v: want isPrimaryUser false and one thirdparty login method whose recipeUserId is the user's id", user)
+	}
+	for _, id := range []string{pwID, tpID} {
+		u, err := s.Auth.UserByID(t.Context(), id)
+		if err != nil || len(u.LoginMethods) != 1 || u.LoginMethods[0].ID != id {
+			t.Errorf("user %s: %+v (%v), want one login method with the user's id", id, u, err)
+		}
+	}
+}
+
+// Both emails verified: the new login method joins the user who has the
+// email, which becomes a primary user; its session names the user in sub
+// and the new login in rsub.
+func TestLinkVerifiedJoinsVerified(t *testing.T) {
+	t.Parallel()
+	events := newResetEvents()
+	s, p := lkServer(t, true, auth.Config{OnEvent: events.record})
+	const email = "ada@example.com"
+	pw, uid := lkSignUp(t, s, authtest.Header, email, authtest.Password)
+	joined := float64(s.Clock.Now().UnixMilli())
+	lkVerifyByLink(t, s, pw, 1)
+	// A user with a verified email is a primary user.
+	signIn := s.NewClient(authtest.Header).SignIn(email, authtest.Password)
+	if lkWantOK(t, "password sign-in", signIn) != uid || lkUser(t, signIn)["isPrimaryUser"] != true {
+		t.Errorf("password sign-in after verification: %s, want user %s with isPrimaryUser true", signIn.Body, uid)
+	}
+
+	s.Clock.Advance(time.Minute)
+	linkedAt := float64(s.Clock.Now().UnixMilli())
+	p.SetIdentity("ada-google", email, true)
+	c := s.NewClient(authtest.Header)
+	res := c.SignInWithProvider(p)
+	if got := lkWantOK(t, "provider sign-in", res); got != uid || res.JSON["createdNewRecipeUser"] != true {
+		t.Fatalf("provider sign-in: %s, want user %s with createdNewRecipeUser true", res.Body, uid)
+	}
+	user := lkUser(t, res)
+	methods := lkMethods(t, user)
+	if len(methods) != 2 {
+		t.Fatalf("loginMethods %v, want two", user["loginMethods"])
+	}
+	tpLogin, _ := methods[1]["recipeUserId"].(string)
+	if tpLogin == "" || tpLogin == uid {
+		t.Fatalf("the new login method's recipeUserId is %q, want its own, not the user's %s", tpLogin, uid)
+	}
+	tenants := []any{"public"}
+	want := map[string]any{
+		"id": uid, "isPrimaryUser": true, "tenantIds": tenants,
+		"emails": []any{email}, "phoneNumbers": []any{},
+		"thirdParty": []any{map[string]any{"id": authtest.ProviderID, "userId": "ada-google"}},
+		"webauthn":   map[string]any{"credentialIds": []any{}},
+		"loginMethods": []any{
+			map[string]any{"recipeId": "emailpassword", "recipeUserId": uid, "tenantIds": tenants,
+				"email": email, "timeJoined": joined, "verified": true},
+			map[string]any{"recipeId": "thirdparty", "recipeUserId": tpLogin, "tenantIds": tenants,
+				"email": email, "thirdParty": map[string]any{"id": authtest.ProviderID, "userId": "ada-google"},
+				"timeJoined": linkedAt, "verified": true},
+		},
+		"timeJoined": joined,
+	}
+	if !reflect.DeepEqual(user, want) {
+		t.Errorf("user %v,\nwant %v", user, want)
+	}
+
+	// The session: sub and uid are the user, rsub the new login.
+	ft := decodeFrontToken(t, c.FrontToken)
+	_, payload := jwtParts(t, c.AccessToken)
+	if ft.UID != uid || payload["sub"] != uid || payload["rsub"] != tpLogin || ft.UP["rsub"] != tpLogin {
+		t.Errorf("front-token uid %s, access token sub %v rsub %v: want %s and rsub %s", ft.UID, payload["sub"], payload["rsub"], uid, tpLogin)
+	}
+	wantClaim(t, c, true)
+	wantSession(t, c, uid)
+	h := handleOf(t, c)
+	sessions, err := s.Auth.Sessions(t.Context(), uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, si := range sessions {
+		if si.Handle == h {
+			found = true
+			if si.LoginID != tpLogin {
+				t.Errorf("session %s: LoginID %s, want the third-party login %s", h, si.LoginID, tpLogin)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("Sessions of %s: %+v, lacks the provider's session %s", uid, sessions, h)
+	}
+	if res := c.Refresh(); res.Status != "OK" {
+		t.Fatalf("refresh: %d %s", res.StatusCode, res.Body)
+	}
+	if _, payload := jwtParts(t, c.AccessToken); payload["sub"] != uid || payload["rsub"] != tpLogin {
+		t.Errorf("after a refresh: sub %v rsub %v, want %s %s", payload["sub"], payload["rsub"], uid, tpLogin)
+	}
+
+	linked := events.of(auth.EventAccountLinked)
+	if len(linked) != 1 || linked[0].UserID != uid || linked[0].Method != "thirdparty" || linked[0].ThirdPartyID != authtest.ProviderID {
+		t.Errorf("account_linked events %+v, want one for %s by thirdparty/%s", linked, uid, authtest.ProviderID)
+	}
+
+	// Later sign-ins with either method are the same user.
+	again := s.NewClient(authtest.Header).SignInWithProvider(p)
+	if lkWantOK(t, "provider sign-in again", again) != uid || again.JSON["createdNewRecipeUser"] != false {
+		t.Errorf("provider sign-in again: %s, want user %s, createdNewRecipeUser false", again.Body, uid)
+	}
+	signIn = s.NewClient(authtest.Header).SignIn(email, authtest.Password)
+	if lkWantOK(t, "password sign-in", signIn) != uid || len(lkMethods(t, lkUser(t, signIn))) != 2 {
+		t.Errorf("password sign-in: %s, want user %s with both login methods", signIn.Body, uid)
+	}
+	u, err := s.Auth.UserByID(t.Context(), uid)
+	if err != nil || len(u.LoginMethods) != 2 || u.LoginMethods[0].ID != uid || u.LoginMethods[1].ID != tpLogin ||
+		u.LoginMethods[1].ThirdPartyUserID != "ada-google" || !u.LoginMethods[1].EmailVerified {
+		t.Errorf("Go API: %+v (%v), want the password login %s and the third-party login %s", u, err, uid, tpLogin)
+	}
+	if n := len(events.of(auth.EventAccountLinked)); n != 1 {
+		t.Errorf("%d account_linked events after later sign-ins, want still 1", n)
+	}
+}
+
+// A new login method whose email the provider does not vouch for joins
+// nobody and makes nobody: the sign-up is refused.
+func TestLinkRefusesUnverifiedNewLogin(t *testing.T) {
+	t.Parallel()
+	for _, existingVerified := range []bool{true, false} {
+		t.Run(fmt.Sprintf("existing verified %v", existingVerified), func(t *testing.T) {
+			t.Parallel()
+			st := memstore.New()
+			s, p := lkServer(t, true, auth.Config{Store: st})
+			const email = "ada@example.com"
+			_, uid := lkSignUp(t, s, authtest.Header, email, authtest.Password)
+			if existingVerified {
+				if err := s.Auth.SetEmailVerified(t.Context(), uid, true); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p.SetIdentity("ada-google", email, false)
+			res := s.NewClient(authtest.Header).SignInWithProvider(p)
+			lkWantRefused(t, "unverified provider sign-in", res, lkThirdPartySignUpRefused)
+			wantNoTokens(t, res)
+			if logins := lkLogins(t, st, email); len(logins) != 1 || logins[0].UserID != uid {
+				t.Errorf("logins of %s: %+v, want only the password user's", email, logins)
+			}
+			if u, err := s.Auth.UserByID(t.Context(), uid); err != nil || len(u.LoginMethods) != 1 {
+				t.Errorf("user %s: %+v (%v), want one login method", uid, u, err)
+			}
+		})
+	}
+}
+
+// Someone signs up with a password and an address they do not control.
+// The owner of the address, signing in with a provider, is refused rather
+// than joined to that account; once they take it over by a password reset
+// sent to the address, the provider's login joins it, and the first
+// password and its sessions are gone.
+func TestLinkPreTakeoverRefused(t *testing.T) {
+	t.Parallel()
+	st := memstore.New()
+	s, p := lkServer(t, true, auth.Config{Store: st})
+	const victim = "victim@example.com"
+	const attackerPassword = "attacker pw 1"
+	attacker, aid := lkSignUp(t, s, authtest.Cookie, victim, attackerPassword)
+	wantSession(t, attacker, aid)
+
+	p.SetIdentity("victim-google", victim, true)
+	res := s.NewClient(authtest.Header).SignInWithProvider(p)
+	lkWantRefused(t, "the owner's provider sign-in", res, lkThirdPartySignUpRefused)
+	if logins := lkLogins(t, st, victim); len(logins) != 1 || logins[0].UserID != aid {
+		t.Fatalf("logins of %s: %+v, want only the attacker's password login", victim, logins)
+	}
+
+	// The owner resets the password through the emailed link: that
+	// proves the inbox, and ends the attacker's sessions.
+	tok := requestToken(t, s, victim, 1)
+	reset := s.NewClient(authtest.Header).ResetPassword(tok, newPassword)
+	wantReply(t, "reset", reset.StatusCode, reset.Body, http.StatusOK, okBody)
+	if res := attacker.Refresh(); res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the attacker's refresh after the reset: %d %s, want 401", res.StatusCode, res.Body)
+	}
+	if ss, err := s.Auth.Sessions(t.Context(), aid); err != nil || len(ss) != 0 {
+		t.Errorf("sessions after the reset: %v (%v), want none", ss, err)
+	}
+	if u, err := s.Auth.UserByID(t.Context(), aid); err != nil || !u.LoginMethods[0].EmailVerified {
+		t.Errorf("after the reset: %+v (%v), want the password login verified", u, err)
+	}
+
+	c := s.NewClient(authtest.Header)
+	res = c.SignInWithProvider(p)
+	if got := lkWantOK(t, "the owner's provider sign-in after the reset", res); got != aid || res.JSON["createdNewRecipeUser"] != true {
+		t.Errorf("provider sign-in after the reset: %s, want the account %s, createdNewRecipeUser true", res.Body, aid)
+	}
+	if user := lkUser(t, res); user["isPrimaryUser"] != true || len(lkMethods(t, user)) != 2 {
+		t.Errorf("user %v: want a primary user with two login methods", user)
+	}
+	wantSession(t, c, aid)
+	if logins := lkLogins(t, st, victim); len(logins) != 2 || logins[0].UserID != aid || logins[1].UserID != aid {
+		t.Errorf("logins of %s: %+v, want two, both of user %s", victim, logins, aid)
+	}
+	wantSignIn(t, s, victim, attackerPassword, false)
+	wantSignIn(t, s, victim, newPassword, true)
+}
+
+// A password sign-up with an address a provider's user has is refused:
+// a new password login is unverified, so it may join nobody.
+func TestLinkPasswordSignUpOfOwnedEmail(t *testing.T) {
+	t.Parallel()
+	for _, verified := range []bool{true, false} {
+		t.Run(fmt.Sprintf("provider verified %v", verified), func(t *testing.T) {
+			t.Parallel()
+			st := memstore.New()
+			s, p := lkServer(t, true, auth.Config{Store: st})
+			const email = "ada@example.com"
+			p.SetIdentity("ada-google", email, verified)
+			tpID := lkWantOK(t, "provider sign-up", s.NewClient(authtest.Header).SignInWithProvider(p))
+
+			for _, m := range authtest.Modes {
+				res := s.NewClient(m).SignUp(email, authtest.Password)
+				lkWantRefused(t, "password sign-up, "+m.String(), res, lkPasswordSignUpRefused)
+				wantNoTokens(t, res)
+			}
+			if logins := lkLogins(t, st, email); len(logins) != 1 || logins[0].UserID != tpID {
+				t.Errorf("logins of %s: %+v, want only the provider user's", email, logins)
+			}
+			if _, err := s.Auth.UserByEmail(t.Context(), email); !errors.Is(err, auth.ErrNotFound) {
+				t.Errorf("UserByEmail after the refused sign-up: %v, want ErrNotFound", err)
+			}
+			wantSignIn(t, s, email, authtest.Password, false)
+		})
+	}
+}
+
+// A password login made while linking was off, whose email another user
+// has verified, cannot sign in once linking is on until its own email is
+// verified; nor can a provider's login whose email is unverified.
+func TestLinkPasswordSignInConflict(t *testing.T) {
+	t.Parallel()
+	st := memstore.New()
+	before, p := lkServer(t, false, auth.Config{Store: st})
+	const email = "ada@example.com"
+	_, pwID := lkSignUp(t, before, authtest.Header, email, authtest.Password)
+	p.SetIdentity("ada-google", email, true)
+	tpID := lkWantOK(t, "provider sign-up", before.NewClient(authtest.Header).SignInWithProvider(p))
+	if tpID == pwID {
+		t.Fatalf("linking off, yet one user %s", tpID)
+	}
+	p.SetIdentity("bob-google", email, false)
+	bobID := lkWantOK(t, "unverified provider sign-up", before.NewClient(authtest.Header).SignInWithProvider(p))
+
+	after := authtest.NewServer(t, auth.Config{
+		Store: st, AccountLinking: true,
+		EmailVerification: auth.EmailVerificationConfig{Mode: auth.EmailVerificationOptional},
+		ThirdParty:        auth.ThirdPartyConfig{Providers: []provider.Provider{p.Provider()}},
+	})
+	for _, m := range authtest.Modes {
+		res := after.NewClient(m).SignIn(email, authtest.Password)
+		lkWantRefused(t, "password sign-in, "+m.String(), res, lkPasswordSignInRefused)
+		wantNoTokens(t, res)
+	}
+	// A wrong password is still just that: the refusal tells nothing to
+	// whoever does not know the password.
+	wantSignIn(t, after, email, wrongPassword, false)
+	res := after.NewClient(authtest.Header).SignInWithProvider(p)
+	lkWantRefused(t, "unverified provider sign-in", res, lkThirdPartySignInRefused)
+	if u, err := after.Auth.UserByID(t.Context(), bobID); err != nil || len(u.LoginMethods) != 1 {
+		t.Errorf("the refused provider's user: %+v (%v)", u, err)
+	}
+	// The provider's user whose email is verified signs in as before.
+	p.SetIdentity("ada-google", email, true)
+	res = after.NewClient(authtest.Header).SignInWithProvider(p)
+	if lkWantOK(t, "provider sign-in", res) != tpID || res.JSON["createdNewRecipeUser"] != false {
+		t.Errorf("provider sign-in: %s, want user %s, not created", res.Body, tpID)
+	}
+
+	if err := after.Auth.SetEmailVerified(t.Context(), pwID, true); err != nil {
+		t.Fatal(err)
+	}
+	c := after.NewClient(authtest.Header)
+	res = c.SignIn(email, authtest.Password)
+	if lkWantOK(t, "password sign-in after verification", res) != pwID || len(lkMethods(t, lkUser(t, res))) != 1 {
+		t.Errorf("password sign-in after verification: %s, want user %s with one login method", res.Body, pwID)
+	}
+	wantSession(t, c, pwID)
+	// Nobody was merged behind the users' backs.
+	res = after.NewClient(authtest.Header).SignInWithProvider(p)
+	if lkWantOK(t, "provider sign-in", res) != tpID || len(lkMethods(t, lkUser(t, res))) != 1 {
+		t.Errorf("provider sign-in after the password user's verification: %s, want user %s alone", res.Body, tpID)
+	}
+}
+
+// A password login made while linking was off becomes a primary user,
+// owning its email, once its email is verified: by a verification link,
+// and as well by a password reset, whose emailed link proves the inbox
+// (PROTOCOL.md sections 8.3 and 10).
+func TestLinkPreexistingLoginVerifiedBecomesPrimary(t *testing.T) {
+	t.Parallel()
+	for _, how := range []string{"verification link", "password reset"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			st := memstore.New()
+			off, _ := lkServer(t, false, auth.Config{Store: st})
+			const email = "ada@example.com"
+			_, uid := lkSignUp(t, off, authtest.Header, email, authtest.Password)
+
+			on, _ := lkServer(t, true, auth.Config{Store: st})
+			password := authtest.Password
+			switch how {
+			case "verification link":
+				c := on.NewClient(authtest.Header)
+				lkWantOK(t, "sign-in", c.SignIn(email, password))
+				lkVerifyByLink(t, on, c, 1)
+			case "password reset":
+				tok := requestToken(t, on, email, 1)
+				res := on.NewClient(authtest.Header).ResetPassword(tok, newPassword)
+				wantReply(t, "reset", res.StatusCode, res.Body, http.StatusOK, okBody)
+				password = newPassword
+			}
+			res := on.NewClient(authtest.Header).SignIn(email, password)
+			if lkWantOK(t, "sign-in after verification", res) != uid || lkUser(t, res)["isPrimaryUser"] != true {
+				t.Errorf("sign-in after the %s: %s, want user %s with isPrimaryUser true", how, res.Body, uid)
+			}
+			if logins := lkLogins(t, st, email); len(logins) != 1 || !logins[0].OwnsEmail || !logins[0].EmailVerified {
+				t.Errorf("after the %s: %+v, want the login to own its verified email", how, logins)
+			}
+		})
+	}
+}
+
+// A provider that now reports, for an identity of one user, an email that
+// another user owns: the change is refused with ERR_CODE_005 (PROTOCOL.md
+// section 7.2; ERR_CODE_004 is taken too for an unverified email, as a
+// sign-in that would now conflict, section 10), nothing is written, and
+// the user keeps the email they had, and with it their primary status.
+func TestLinkProviderEmailChangeToOwnedEmail(t *testing.T) {
+	t.Parallel()
+	for _, verified := range []bool{true, false} {
+		t.Run(fmt.Sprintf("new email verified %v", verified), func(t *testing.T) {
+			t.Parallel()
+			st := memstore.New()
+			s, p := lkServer(t, true, auth.Config{Store: st})
+			const mine, theirs = "a@example.com", "b@example.com"
+			_, bid := lkSignUp(t, s, authtest.Header, theirs, authtest.Password)
+			if err := s.Auth.SetEmailVerified(t.Context(), bid, true); err != nil {
+				t.Fatal(err)
+			}
+			p.SetIdentity("a-sub", mine, true)
+			aid := lkWantOK(t, "provider sign-up", s.NewClient(authtest.Header).SignInWithProvider(p))
+
+			p.SetIdentity("a-sub", theirs, verified)
+			res := s.NewClient(authtest.Header).SignInWithProvider(p)
+			if !verified && string(res.Body) == lkThirdPartySignInRefused {
+				lkWantRefused(t, "provider sign-in with another user's email", res, lkThirdPartySignInRefused)
+			} else {
+				lkWantRefused(t, "provider sign-in with another user's email", res, lkEmailChangeRefused)
+			}
+			if u, err := s.Auth.UserByID(t.Context(), aid); err != nil || len(u.LoginMethods) != 1 ||
+				u.LoginMethods[0].Email != mine || !u.LoginMethods[0].EmailVerified {
+				t.Errorf("after the refused change: %+v (%v), want the login to keep %s, verified", u, err, mine)
+			}
+			if logins := lkLogins(t, st, theirs); len(logins) != 1 || logins[0].UserID != bid {
+				t.Errorf("logins of %s: %+v, want only its owner's", theirs, logins)
+			}
+
+			p.SetIdentity("a-sub", mine, true)
+			res = s.NewClient(authtest.Header).SignInWithProvider(p)
+			if lkWantOK(t, "provider sign-in with the user's own email", res) != aid || lkUser(t, res)["isPrimaryUser"] != true {
+				t.Errorf("provider sign-in with %s: %s, want user %s, still a primary user", mine, res.Body, aid)
+			}
+		})
+	}
+}
+
+// A password reset of a linked user touches only its password login; a
+// user without one gets no reset email.
+func TestLinkPasswordResetOnlyPasswordLogin(t *testing.T) {
+	t.Parallel()
+	events := newResetEvents()
+	s, p := lkServer(t, true, auth.Config{OnEvent: events.record})
+	const email = "ada@example.com"
+	_, _, uid, tpLogin := lkLinked(t, s, p, email, "ada-google")
+	before, err := s.Auth.UserByID(t.Context(), uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	tok := requestToken(t, s, email, 1)
+	res := s.NewClient(authtest.Header).ResetPassword(tok, newPassword)
+	wantReply(t, "reset", res.StatusCode, res.Body, http.StatusOK, okBody)
+	after, err := s.Auth.UserByID(t.Context(), uid)
+	if err != nil || len(after.LoginMethods) != 2 || !reflect.DeepEqual(after.LoginMethods[1], before.LoginMethods[1]) ||
+		after.LoginMethods[0].ID != uid || after.LoginMethods[0].Method != "emailpassword" || !after.LoginMethods[0].EmailVerified {
+		t.Errorf("after the reset: %+v (%v), want the password login and the untouched %+v", after.LoginMethods, err, before.LoginMethods[1])
+	}
+	wantSignIn(t, s, email, authtest.Password, false)
+	signIn := s.NewClient(authtest.Header).SignIn(email, newPassword)
+	if lkWantOK(t, "sign-in with the new password", signIn) != uid || len(lkMethods(t, lkUser(t, signIn))) != 2 {
+		t.Errorf("sign-in with the new password: %s, want user %s with both login methods", signIn.Body, uid)
+	}
+	again := s.NewClient(authtest.Header).SignInWithProvider(p)
+	if lkWantOK(t, "provider sign-in", again) != uid || again.JSON["createdNewRecipeUser"] != false {
+		t.Errorf("provider sign-in after the reset: %s, want user %s, not created", again.Body, uid)
+	}
+	if _, payload := jwtParts(t, again.Header.Get("St-Access-Token")); payload["rsub"] != tpLogin {
+		t.Errorf("provider session's rsub %v, want %s", payload["rsub"], tpLogin)
+	}
+
+	// A user who has only a provider's login gets no reset email.
+	p.SetIdentity("solo-google", "solo@example.com", true)
+	solo := lkWantOK(t, "provider sign-up", s.NewClient(authtest.Header).SignInWithProvider(p))
+	res = s.NewClient(authtest.Header).RequestPasswordReset("solo@example.com")
+	wantReply(t, "reset request for a provider's user", res.StatusCode, res.Body, http.StatusOK, okBody)
+	if err := s.Auth.Close(t.Context()); err != nil { // waits for the mail queue
+		t.Fatal(err)
+	}
+	if msgs := s.Mailbox.Messages(); len(msgs) != 1 {
+		t.Errorf("%d emails, want only the linked user's reset email", len(msgs))
+	}
+	if n := len(events.of(auth.EventResetEmailSent)); n != 1 {
+		t.Errorf("%d reset_email_sent events, want 1", n)
+	}
+	if u, err := s.Auth.UserByID(t.Context(), solo); err != nil || len(u.LoginMethods) != 1 || u.LoginMethods[0].Method != "thirdparty" {
+		t.Errorf("provider's user %+v (%v), want its one third-party login", u, err)
+	}
+}
+
+// lkRace runs fns at once, released together.
+func lkRace(fns ...func()) {
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, fn := range fns {
+		wg.Go(func() {
+			<-start
+			fn()
+		})
+	}
+	close(start)
+	wg.Wait()
+}
+
+// lkGate is a store whose LoginsByEmail, once armed for n callers, holds
+// the answer of each of them until all n have read, so that racing
+// sign-ups all look before any of them writes: the interleaving that a plain race meets
+// only now and then. Calls past the n go straight through. Held with
+// holdSignInUp, a SignInUp waits until a CreateUser has finished: the
+// password sign-up writes first.
+type lkGate struct {
+	store.Store
+	mu      sync.Mutex
+	waiting int
+	open    chan struct{}
+	created chan struct{} // closed by the next CreateUser; nil: no hold
+}
+
+func (g *lkGate) holdSignInUp() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.created = make(chan struct{})
+}
+
+func (g *lkGate) CreateUser(ctx context.Context, u store.User, first store.Login) error {
+	err := g.Store.CreateUser(ctx, u, first)
+	g.mu.Lock()
+	if g.created != nil {
+		close(g.created)
+		g.created = nil
+	}
+	g.mu.Unlock()
+	return err
+}
+
+func (g *lkGate) SignInUp(ctx context.Context, l store.Login, newUser store.User) (store.Login, bool, error) {
+	g.mu.Lock()
+	created := g.created
+	g.mu.Unlock()
+	if created != nil {
+		select {
+		case <-created:
+		case <-time.After(2 * time.Second):
+		}
+	}
+	return g.Store.SignInUp(ctx, l, newUser)
+}
+
+func (g *lkGate) arm(n int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.waiting, g.open = n, make(chan struct{})
+}
+
+func (g *lkGate) LoginsByEmail(ctx context.Context, email string) ([]store.Login, error) {
+	g.mu.Lock()
+	var open chan struct{}
+	if g.waiting > 0 {
+		open = g.open
+		if g.waiting--; g.waiting == 0 {
+			close(open)
+		}
+	}
+	g.mu.Unlock()
+	// Read first, then wait: each racer has its answer before any of
+	// them can go on to write.
+	logins, err := g.Store.LoginsByEmail(ctx, email)
+	if open != nil {
+		select {
+		case <-open:
+		case <-time.After(2 * time.Second): // a racer that never came to look
+		}
+	}
+	return logins, err
+}
+
+// lkOneOwner checks that the logins of an email all belong to one user
+// and that exactly one of them owns it, and returns them.
+func lkOneOwner(t testing.TB, st store.Store, email string) []store.Login {
+	t.Helper()
+	logins := lkLogins(t, st, email)
+	owners := 0
+	for _, l := range logins {
+		if l.UserID != logins[0].UserID {
+			t.Errorf("%s belongs to two users, %s and %s: %+v", email, logins[0].UserID, l.UserID, logins)
+		}
+		if l.OwnsEmail {
+			owners++
+		}
+	}
+	if owners != 1 {
+		t.Errorf("%d logins own %s, want 1: %+v", owners, email, logins)
+	}
+	return logins
+}
+
+// Two first sign-ins, with two providers that both vouch for one email,
+// race: they make one user with both logins, or one is refused; never two
+// users with the email. Every other round both look up the email before
+// either writes.
+func TestLinkConcurrentFirstSignIns(t *testing.T) {
+	t.Parallel()
+	st := memstore.New()
+	gate := &lkGate{Store: st}
+	a := &scripted{id: "idp"}
+	b := &scripted{id: "idp2"}
+	s := authtest.NewServer(t, auth.Config{
+		Store: gate, AccountLinking: true,
+		ThirdParty: auth.ThirdPartyConfig{Providers: []provider.Provider{a, b}},
+		RateLimits: auth.RateLimits{ClientThirdPartySignIns: auth.Rate{Burst: 1000, Every: time.Millisecond}},
+	})
+	for round := range 16 {
+		email := fmt.Sprintf("race%d@example.com", round)
+		providers := []*scripted{a, b}
+		bodies := make([]map[string]any, len(providers))
+		for i, p := range providers {
+			p.set(provider.Identity{Subject: fmt.Sprintf("%s-%d", p.id, round), Email: email, EmailVerified: true}, nil)
+			redirect := callbackURL(s, p.id)
+			bodies[i] = signInUpBody(p.id, redirect, fmt.Sprintf("code-%d", round), authorisationURL(t, s.NewClient(authtest.Header), p.id, redirect))
+		}
+		replies := make([]*authtest.Response, len(providers))
+		if round%2 == 0 {
+			gate.arm(2)
+		}
+		lkRace(
+			func() { replies[0] = s.NewClient(authtest.Header).Do("POST", "/auth/signinup", bodies[0]) },
+			func() { replies[1] = s.NewClient(authtest.Header).Do("POST", "/auth/signinup", bodies[1]) },
+		)
+		var ids []string
+		for i, res := range replies {
+			switch res.Status {
+			case "OK":
+				user := lkUser(t, res)
+				ids = append(ids, user["id"].(string))
+				if user["isPrimaryUser"] != true {
+					t.Errorf("round %d, %s: isPrimaryUser %v, want true (a verified email)", round, providers[i].id, user["isPrimaryUser"])
+				}
+			default:
+				lkWantRefused(t, fmt.Sprintf("round %d, %s", round, providers[i].id), res, lkThirdPartySignUpRefused)
+			}
+		}
+		if len(ids) == 0 {
+			t.Errorf("round %d: both sign-ins refused", round)
+			continue
+		}
+		if len(ids) == 2 && ids[0] != ids[1] {
+			t.Errorf("round %d: two users %s and %s with %s", round, ids[0], ids[1], email)
+		}
+		logins := lkOneOwner(t, st, email)
+		if len(logins) != len(ids) {
+			t.Errorf("round %d: %d logins of %s for %d successful sign-ins", round, len(logins), email, len(ids))
+		}
+		u, err := s.Auth.UserByID(t.Context(), ids[0])
+		if err != nil || len(u.LoginMethods) != len(ids) {
+			t.Errorf("round %d: user %+v (%v), want %d login methods", round, u, err, len(ids))
+		}
+	}
+}
+
+// A password sign-up and a provider's sign-up of one email race: one of
+// them has it, the other is refused; never two owners. Every other round
+// both look up the email before either writes, and in half of those the
+// password sign-up writes first.
+func TestLinkConcurrentPasswordAndProvider(t *testing.T) {
+	t.Parallel()
+	st := memstore.New()
+	gate := &lkGate{Store: st}
+	p := &scripted{id: "idp"}
+	s := authtest.NewServer(t, auth.Config{
+		Store: gate, AccountLinking: true,
+		ThirdParty: auth.ThirdPartyConfig{Providers: []provider.Provider{p}},
+		RateLimits: auth.RateLimits{
+			ClientThirdPartySignIns: auth.Rate{Burst: 1000, Every: time.Millisecond},
+			ClientNewPasswords:      auth.Rate{Burst: 1000, Every: time.Millisecond},
+		},
+	})
+	wins := map[string]int{}
+	for round := range 16 {
+		email := fmt.Sprintf("race%d@example.com", round)
+		p.set(provider.Identity{Subject: fmt.Sprintf("sub-%d", round), Email: email, EmailVerified: true}, nil)
+		redirect := callbackURL(s, "idp")
+		body := signInUpBody("idp", redirect, fmt.Sprintf("code-%d", round), authorisationURL(t, s.NewClient(authtest.Header), "idp", redirect))
+		var pw, tp *authtest.Response
+		if round%2 == 0 {
+			gate.arm(2)
+		}
+		if round%4 == 2 {
+			gate.holdSignInUp()
+		}
+		lkRace(
+			func() { pw = s.NewClient(authtest.Header).SignUp(email, authtest.Password) },
+			func() { tp = s.NewClient(authtest.Header).Do("POST", "/auth/signinup", body) },
+		)
+		var owner string
+		switch {
+		case pw.Status == "OK" && tp.Status == "OK":
+			t.Errorf("round %d: both signed up: %s and %s", round, pw.Body, tp.Body)
+			continue
+		case pw.Status == "OK":
+			lkWantRefused(t, fmt.Sprintf("round %d, provider", round), tp, lkThirdPartySignUpRefused)
+			owner = lkUser(t, pw)["id"].(string)
+			wins["password"]++
+		case tp.Status == "OK":
+			lkWantRefused(t, fmt.Sprintf("round %d, password", round), pw, lkPasswordSignUpRefused)
+			owner = lkUser(t, tp)["id"].(string)
+			wins["provider"]++
+		default:
+			t.Errorf("round %d: both refused: %s and %s", round, pw.Body, tp.Body)
+			continue
+		}
+		logins := lkOneOwner(t, st, email)
+		if len(logins) != 1 || logins[0].UserID != owner {
+			t.Errorf("round %d: logins %+v, want the one login of %s", round, logins, owner)
+		}
+		if u, err := s.Auth.UserByID(t.Context(), owner); err != nil || len(u.LoginMethods) != 1 {
+			t.Errorf("round %d: user %+v (%v), want one login method", round, u, err)
+		}
+	}
+	if wins["password"] == 0 {
+		t.Errorf("winners %v: the password sign-up never won, though it wrote first in some rounds", wins)
+	}
+}
+
+// Unlink removes one login method of a user and ends the sessions it
+// started; the user keeps the others and their sessions. The last one
+// cannot go.
+func TestUnlink(t *testing.T) {
+	t.Parallel()
+	events := newResetEvents()
+	s, p := lkServer(t, true, auth.Config{OnEvent: events.record})
+	ctx := t.Context()
+
+	single, su := s.SignedIn(authtest.Header)
+	if err := s.Auth.Unlink(ctx, su.ID, su.LoginMethods[0].ID); !errors.Is(err, auth.ErrLastLogin) {
+		t.Errorf("Unlink of the only login method: %v, want ErrLastLogin", err)
+	}
+	if u, err := s.Auth.UserByID(ctx, su.ID); err != nil || len(u.LoginMethods) != 1 {
+		t.Errorf("after a refused Unlink: %+v (%v)", u, err)
+	}
+	if res := single.Refresh(); res.Status != "OK" {
+		t.Errorf("refresh after a refused Unlink: %d %s", res.StatusCode, res.Body)
+	}
+
+	const email = "ada@example.com"
+	pw, tp, uid, tpLogin := lkLinked(t, s, p, email, "ada-google")
+	tpHandle := handleOf(t, tp)
+	if err := s.Auth.Unlink(ctx, su.ID, tpLogin); !errors.Is(err, auth.ErrNotFound) {
+		t.Errorf("Unlink of another user's login method: %v, want ErrNotFound", err)
+	}
+	if err := s.Auth.Unlink(ctx, uid, "no-such-login"); !errors.Is(err, auth.ErrNotFound) {
+		t.Errorf("Unlink of an unknown login method: %v, want ErrNotFound", err)
+	}
+
+	if err := s.Auth.Unlink(ctx, uid, tpLogin); err != nil {
+		t.Fatalf("Unlink: %v", err)
+	}
+	if res := tp.Refresh(); res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("refresh of the unlinked method's session: %d %s, want 401", res.StatusCode, res.Body)
+	}
+	if res := pw.Refresh(); res.Status != "OK" {
+		t.Errorf("refresh of the other method's session: %d %s", res.StatusCode, res.Body)
+	}
+	wantSession(t, pw, uid)
+	u, err := s.Auth.UserByID(ctx, uid)
+	if err != nil || len(u.LoginMethods) != 1 || u.LoginMethods[0].ID != uid {
+		t.Errorf("after Unlink: %+v (%v), want only the password login", u, err)
+	}
+	if ss, err := s.Auth.Sessions(ctx, uid); err != nil || len(ss) != 1 || ss[0].LoginID != uid {
+		t.Errorf("sessions after Unlink: %+v (%v), want the password session alone", ss, err)
+	}
+	revoked := events.of(auth.EventSessionRevoked)
+	if len(revoked) != 1 || revoked[0].SessionHandle != tpHandle || revoked[0].UserID != uid {
+		t.Errorf("session_revoked events %+v, want one for %s", revoked, tpHandle)
+	}
+	if err := s.Auth.Unlink(ctx, uid, tpLogin); !errors.Is(err, auth.ErrNotFound) {
+		t.Errorf("Unlink again: %v, want ErrNotFound", err)
+	}
+
+	// The provider's identity may join again, as a new login method.
+	tp = s.NewClient(authtest.Header)
+	res := tp.SignInWithProvider(p)
+	if lkWantOK(t, "provider sign-in after Unlink", res) != uid || res.JSON["createdNewRecipeUser"] != true {
+		t.Fatalf("provider sign-in after Unlink: %s, want user %s, createdNewRecipeUser true", res.Body, uid)
+	}
+	methods := lkMethods(t, lkUser(t, res))
+	if len(methods) != 2 || methods[1]["recipeUserId"] == tpLogin || methods[1]["recipeUserId"] == uid {
+		t.Errorf("login methods %v: want a new recipeUserId, not %s", methods, tpLogin)
+	}
+
+	// Unlinking the first login method, whose id is the user's, keeps
+	// the user and the provider's session.
+	if err := s.Auth.Unlink(ctx, uid, uid); err != nil {
+		t.Fatalf("Unlink of the password login: %v", err)
+	}
+	if res := pw.Refresh(); res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("refresh of the password session: %d %s, want 401", res.StatusCode, res.Body)
+	}
+	if res := tp.Refresh(); res.Status != "OK" {
+		t.Errorf("refresh of the provider's session: %d %s", res.StatusCode, res.Body)
+	}
+	wantSession(t, tp, uid)
+	wantSignIn(t, s, email, authtest.Password, false)
+	if u, err := s.Auth.UserByID(ctx, uid); err != nil || len(u.LoginMethods) != 1 || u.LoginMethods[0].Method != "thirdparty" {
+		t.Errorf("after unlinking the password: %+v (%v), want user %s with the third-party login", u, err, uid)
+	}
+	if err := s.Auth.Unlink(ctx, uid, methods[1]["recipeUserId"].(string)); !errors.Is(err, auth.ErrLastLogin) {
+		t.Errorf("Unlink of the last one: %v, want ErrLastLogin", err)
+	}
+	res = s.NewClient(authtest.Header).SignInWithProvider(p)
+	if lkWantOK(t, "provider sign-in", res) != uid {
+		t.Errorf("provider sign-in: %s, want user %s", res.Body, uid)
+	}
+}
