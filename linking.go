@@ -15,10 +15,11 @@ import (
 // linking. The UI shows them as they are, and keys its translations on
 // them: keep them byte-identical.
 const (
-	reasonEmailPasswordSignUp = "Cannot sign up due to security reasons. Please try logging in, use a different login method or contact support. (ERR_CODE_007)"
-	reasonEmailPasswordSignIn = "Cannot sign in due to security reasons. Please try resetting your password, use a different login method or contact support. (ERR_CODE_008)"
-	reasonThirdPartySignUp    = "Cannot sign in / up due to security reasons. Please try a different login method or contact support. (ERR_CODE_006)"
-	reasonThirdPartySignIn    = "Cannot sign in / up due to security reasons. Please try a different login method or contact support. (ERR_CODE_004)"
+	reasonEmailPasswordSignUp  = "Cannot sign up due to security reasons. Please try logging in, use a different login method or contact support. (ERR_CODE_007)"
+	reasonEmailPasswordSignIn  = "Cannot sign in due to security reasons. Please try resetting your password, use a different login method or contact support. (ERR_CODE_008)"
+	reasonThirdPartySignUp     = "Cannot sign in / up due to security reasons. Please try a different login method or contact support. (ERR_CODE_006)"
+	reasonThirdPartySignIn     = "Cannot sign in / up due to security reasons. Please try a different login method or contact support. (ERR_CODE_004)"
+	reasonThirdPartyEmailTaken = "Cannot sign in / up because new email cannot be applied to existing account. Please contact support. (ERR_CODE_005)"
 )
 
 // linkAttempts bounds how often a sign-up under account linking starts
@@ -101,6 +102,21 @@ func isLinkRace(err error) bool {
 	return errors.As(err, &race) || errors.Is(err, store.ErrEmailOwned)
 }
 
+// heldByOther reports whether a user other than userID has email: owns it,
+// or has it verified, or, with unverifiedToo, has it at all.
+func (a *Auth) heldByOther(ctx context.Context, email, userID string, unverifiedToo bool) (bool, error) {
+	logins, err := a.store.LoginsByEmail(ctx, email)
+	if err != nil {
+		return false, err
+	}
+	for _, o := range logins {
+		if o.UserID != userID && (unverifiedToo || o.OwnsEmail || o.EmailVerified) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // signInConflicts reports whether signing in with l, under account
 // linking, must be refused: its email is not verified and another user
 // owns it, or has it verified. Such a login was made while linking was
@@ -128,8 +144,20 @@ func (a *Auth) signInConflicts(ctx context.Context, l store.Login) (bool, error)
 // It returns the login, its user and whether the login is new.
 func (a *Auth) signInUpLinking(ctx context.Context, r *http.Request, nl store.Login, newUser store.User) (store.Login, store.User, []store.Login, bool, string, error) {
 	for range linkAttempts {
-		_, err := a.store.Login(ctx, nl.LoginKey)
+		old, err := a.store.Login(ctx, nl.LoginKey)
 		if err == nil {
+			// A provider that now reports an address another user has
+			// would give this user a second claim on it: refused, and
+			// the login keeps the address it had.
+			if old.Email != nl.Email {
+				if taken, err := a.heldByOther(ctx, nl.Email, old.UserID, false); err != nil {
+					return old, store.User{}, nil, false, "", err
+				} else if taken && nl.EmailVerified {
+					return old, store.User{}, nil, false, reasonThirdPartyEmailTaken, nil
+				} else if taken {
+					return old, store.User{}, nil, false, reasonThirdPartySignIn, nil
+				}
+			}
 			// Asking to own the email matters only if the login went
 			// meanwhile and this creates it: then it must own it.
 			owning := nl
@@ -144,7 +172,19 @@ func (a *Auth) signInUpLinking(ctx context.Context, r *http.Request, nl store.Lo
 			if conflict, err := a.signInConflicts(ctx, l); err != nil || conflict {
 				return l, store.User{}, nil, false, reasonThirdPartySignIn, err
 			}
+			// A new, verified address that nobody else has is this
+			// user's to own, as it would be at sign-up.
+			if l.Email != old.Email && l.EmailVerified && !l.OwnsEmail {
+				if taken, err := a.heldByOther(ctx, l.Email, l.UserID, true); err == nil && !taken {
+					a.afterVerified(ctx, l)
+				}
+			}
 			u, logins, err := a.user(ctx, l.UserID)
+			for _, got := range logins {
+				if got.ID == l.ID {
+					l = got
+				}
+			}
 			return l, u, logins, false, "", err
 		}
 		if !errors.Is(err, store.ErrNotFound) {

@@ -153,6 +153,9 @@ func (a *Auth) handleResetPassword(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.emit(r.Context(), r, Event{Kind: EventPasswordReset, UserID: l.UserID})
+	// The reset verified the email: under account linking its user may
+	// now own it.
+	a.afterVerified(ctx, l)
 	for _, h := range handles {
 		a.emit(r.Context(), r, Event{Kind: EventSessionRevoked, UserID: l.UserID, SessionHandle: h})
 	}
