@@ -763,3 +763,117 @@ func (u storedUser) addTo(tb testing.TB, st store.Store) storedUser {
 	}
 	return u
 }
+
+// ---- account linking: linking_test.go and userdelete_test.go ----
+
+// linkingServer is a server with account linking on or off, email
+// verification optional (its links are how a user proves an inbox), and
+// the fake OpenID provider of authtest, whose identity each test sets
+// before it signs in with it.
+func linkingServer(t *testing.T, linking bool, cfg auth.Config) (*authtest.Server, *authtest.Provider) {
+	t.Helper()
+	p := authtest.NewProvider(t)
+	cfg.AccountLinking = linking
+	cfg.EmailVerification.Mode = auth.EmailVerificationOptional
+	cfg.ThirdParty.Providers = append(cfg.ThirdParty.Providers, p.Provider())
+	return authtest.NewServer(t, cfg), p
+}
+
+// userObject is the user object of a sign-in answer.
+func userObject(t testing.TB, res *authtest.Response) map[string]any {
+	t.Helper()
+	u, ok := res.JSON["user"].(map[string]any)
+	if !ok {
+		t.Fatalf("no user in %d %s", res.StatusCode, res.Body)
+	}
+	return u
+}
+
+// loginMethodsOf is the loginMethods of a user object.
+func loginMethodsOf(t testing.TB, user map[string]any) []map[string]any {
+	t.Helper()
+	raw, _ := user["loginMethods"].([]any)
+	out := make([]map[string]any, len(raw))
+	for i, m := range raw {
+		out[i], _ = m.(map[string]any)
+	}
+	return out
+}
+
+// wantOK checks an OK sign-in answer and returns its user's id.
+func wantOK(t testing.TB, what string, res *authtest.Response) string {
+	t.Helper()
+	if res.StatusCode != http.StatusOK || res.Status != "OK" {
+		t.Fatalf("%s: %d %s, want 200 OK", what, res.StatusCode, res.Body)
+	}
+	id, _ := userObject(t, res)["id"].(string)
+	if id == "" {
+		t.Fatalf("%s: no user id in %s", what, res.Body)
+	}
+	return id
+}
+
+// wantNotAllowed checks a refusal byte for byte, and that it starts no
+// session.
+func wantNotAllowed(t testing.TB, what string, res *authtest.Response, body string) {
+	t.Helper()
+	wantReply(t, what, res.StatusCode, res.Body, http.StatusOK, body)
+	if res.IssuedTokens() {
+		t.Errorf("%s: the refusal issued tokens", what)
+	}
+}
+
+// signUpWith signs up with email and password and returns the client and
+// the user's id.
+func signUpWith(t testing.TB, s *authtest.Server, m authtest.Mode, email, password string) (*authtest.Client, string) {
+	t.Helper()
+	c := s.NewClient(m)
+	return c, wantOK(t, "sign-up of "+email, c.SignUp(email, password))
+}
+
+// verifyByLink verifies the email of c's login method as its user does:
+// a link is sent to it, and opened.
+func verifyByLink(t testing.TB, s *authtest.Server, c *authtest.Client, n int) {
+	t.Helper()
+	tok := verificationToken(t, s, c, n)
+	res := c.VerifyEmail(tok)
+	wantReply(t, "verify email", res.StatusCode, res.Body, http.StatusOK, okBody)
+}
+
+// linkedUser makes a user who signed up with email and a password, verified
+// the email, and then signed in with the provider as subject, which vouches
+// for the same email: one user, two login methods. It returns the
+// clients of both sessions (in header mode), the user's id and the id of
+// the third-party login method.
+func linkedUser(t testing.TB, s *authtest.Server, p *authtest.Provider, email, subject string) (pw, tp *authtest.Client, uid, tpLogin string) {
+	t.Helper()
+	pw, uid = signUpWith(t, s, authtest.Header, email, authtest.Password)
+	if err := s.Auth.SetEmailVerified(t.Context(), uid, true); err != nil {
+		t.Fatalf("verifying %s: %v", email, err)
+	}
+	p.SetIdentity(subject, email, true)
+	tp = s.NewClient(authtest.Header)
+	res := tp.SignInWithProvider(p)
+	if got := wantOK(t, "provider sign-in of "+email, res); got != uid {
+		t.Fatalf("provider sign-in of %s as %s, want the password user %s: %s", email, got, uid, res.Body)
+	}
+	for _, m := range loginMethodsOf(t, userObject(t, res)) {
+		if m["recipeId"] == "thirdparty" {
+			tpLogin, _ = m["recipeUserId"].(string)
+		}
+	}
+	if tpLogin == "" || tpLogin == uid {
+		t.Fatalf("linked third-party login id %q (user %s): %s", tpLogin, uid, res.Body)
+	}
+	return pw, tp, uid, tpLogin
+}
+
+// loginsWithEmail reads the logins of an email from the store, of every user.
+func loginsWithEmail(t testing.TB, st store.Store, email string) []store.Login {
+	t.Helper()
+	logins, err := st.LoginsByEmail(t.Context(), email)
+	if err != nil {
+		t.Fatalf("logins of %s: %v", email, err)
+	}
+	return logins
+}

@@ -31,142 +31,30 @@ const (
 	lkEmailChangeRefused      = `{"status":"SIGN_IN_UP_NOT_ALLOWED","reason":"Cannot sign in / up because new email cannot be applied to existing account. Please contact support. (ERR_CODE_005)"}`
 )
 
-// lkServer is a server with account linking on or off, email
-// verification optional (its links are how a user proves an inbox), and
-// the fake OpenID provider of authtest, whose identity each test sets
-// before it signs in with it.
-func lkServer(t *testing.T, linking bool, cfg auth.Config) (*authtest.Server, *authtest.Provider) {
-	t.Helper()
-	p := authtest.NewProvider(t)
-	cfg.AccountLinking = linking
-	cfg.EmailVerification.Mode = auth.EmailVerificationOptional
-	cfg.ThirdParty.Providers = append(cfg.ThirdParty.Providers, p.Provider())
-	return authtest.NewServer(t, cfg), p
-}
-
-// lkUser is the user object of a sign-in answer.
-func lkUser(t testing.TB, res *authtest.Response) map[string]any {
-	t.Helper()
-	u, ok := res.JSON["user"].(map[string]any)
-	if !ok {
-		t.Fatalf("no user in %d %s", res.StatusCode, res.Body)
-	}
-	return u
-}
-
-// lkMethods is the loginMethods of a user object.
-func lkMethods(t testing.TB, user map[string]any) []map[string]any {
-	t.Helper()
-	raw, _ := user["loginMethods"].([]any)
-	out := make([]map[string]any, len(raw))
-	for i, m := range raw {
-		out[i], _ = m.(map[string]any)
-	}
-	return out
-}
-
-// lkWantOK checks an OK sign-in answer and returns its user's id.
-func lkWantOK(t testing.TB, what string, res *authtest.Response) string {
-	t.Helper()
-	if res.StatusCode != http.StatusOK || res.Status != "OK" {
-		t.Fatalf("%s: %d %s, want 200 OK", what, res.StatusCode, res.Body)
-	}
-	id, _ := lkUser(t, res)["id"].(string)
-	if id == "" {
-		t.Fatalf("%s: no user id in %s", what, res.Body)
-	}
-	return id
-}
-
-// lkWantRefused checks a refusal byte for byte, and that it starts no
-// session.
-func lkWantRefused(t testing.TB, what string, res *authtest.Response, body string) {
-	t.Helper()
-	wantReply(t, what, res.StatusCode, res.Body, http.StatusOK, body)
-	if res.IssuedTokens() {
-		t.Errorf("%s: the refusal issued tokens", what)
-	}
-}
-
-// lkSignUp signs up with email and password and returns the client and
-// the user's id.
-func lkSignUp(t testing.TB, s *authtest.Server, m authtest.Mode, email, password string) (*authtest.Client, string) {
-	t.Helper()
-	c := s.NewClient(m)
-	return c, lkWantOK(t, "sign-up of "+email, c.SignUp(email, password))
-}
-
-// lkVerifyByLink verifies the email of c's login method as its user does:
-// a link is sent to it, and opened.
-func lkVerifyByLink(t testing.TB, s *authtest.Server, c *authtest.Client, n int) {
-	t.Helper()
-	tok := verificationToken(t, s, c, n)
-	res := c.VerifyEmail(tok)
-	wantReply(t, "verify email", res.StatusCode, res.Body, http.StatusOK, okBody)
-}
-
-// lkLinked makes a user who signed up with email and a password, verified
-// the email, and then signed in with the provider as subject, which vouches
-// for the same email: one user, two login methods. It returns the
-// clients of both sessions (in header mode), the user's id and the id of
-// the third-party login method.
-func lkLinked(t testing.TB, s *authtest.Server, p *authtest.Provider, email, subject string) (pw, tp *authtest.Client, uid, tpLogin string) {
-	t.Helper()
-	pw, uid = lkSignUp(t, s, authtest.Header, email, authtest.Password)
-	if err := s.Auth.SetEmailVerified(t.Context(), uid, true); err != nil {
-		t.Fatalf("verifying %s: %v", email, err)
-	}
-	p.SetIdentity(subject, email, true)
-	tp = s.NewClient(authtest.Header)
-	res := tp.SignInWithProvider(p)
-	if got := lkWantOK(t, "provider sign-in of "+email, res); got != uid {
-		t.Fatalf("provider sign-in of %s as %s, want the password user %s: %s", email, got, uid, res.Body)
-	}
-	for _, m := range lkMethods(t, lkUser(t, res)) {
-		if m["recipeId"] == "thirdparty" {
-			tpLogin, _ = m["recipeUserId"].(string)
-		}
-	}
-	if tpLogin == "" || tpLogin == uid {
-		t.Fatalf("linked third-party login id %q (user %s): %s", tpLogin, uid, res.Body)
-	}
-	return pw, tp, uid, tpLogin
-}
-
-// lkLogins reads the logins of an email from the store, of every user.
-func lkLogins(t testing.TB, st store.Store, email string) []store.Login {
-	t.Helper()
-	logins, err := st.LoginsByEmail(t.Context(), email)
-	if err != nil {
-		t.Fatalf("logins of %s: %v", email, err)
-	}
-	return logins
-}
-
 // Off by default: a provider's user with the email of a password user is
 // a second user, even when both emails are verified, and neither is a
 // primary user.
 func TestLinkingOffMakesTwoUsers(t *testing.T) {
 	t.Parallel()
-	s, p := lkServer(t, false, auth.Config{})
+	s, p := linkingServer(t, false, auth.Config{})
 	const email = "ada@example.com"
-	_, pwID := lkSignUp(t, s, authtest.Header, email, authtest.Password)
+	_, pwID := signUpWith(t, s, authtest.Header, email, authtest.Password)
 	if err := s.Auth.SetEmailVerified(t.Context(), pwID, true); err != nil {
 		t.Fatal(err)
 	}
 	signIn := s.NewClient(authtest.Header).SignIn(email, authtest.Password)
-	if lkWantOK(t, "password sign-in", signIn); lkUser(t, signIn)["isPrimaryUser"] != false {
-		t.Errorf("password user with linking off: isPrimaryUser %v, want false", lkUser(t, signIn)["isPrimaryUser"])
+	if wantOK(t, "password sign-in", signIn); userObject(t, signIn)["isPrimaryUser"] != false {
+		t.Errorf("password user with linking off: isPrimaryUser %v, want false", userObject(t, signIn)["isPrimaryUser"])
 	}
 
 	p.SetIdentity("ada-google", email, true)
 	res := s.NewClient(authtest.Header).SignInWithProvider(p)
-	tpID := lkWantOK(t, "provider sign-in", res)
+	tpID := wantOK(t, "provider sign-in", res)
 	if tpID == pwID || res.JSON["createdNewRecipeUser"] != true {
 		t.Fatalf("provider sign-in: %s, want a new user besides %s", res.Body, pwID)
 	}
-	user := lkUser(t, res)
-	methods := lkMethods(t, user)
+	user := userObject(t, res)
+	methods := loginMethodsOf(t, user)
 	if user["isPrimaryUser"] != false || len(methods) != 1 || methods[0]["recipeUserId"] != tpID || methods[0]["recipeId"] != "thirdparty" {
 		t.Errorf("user %v: want isPrimaryUser false and one thirdparty login method whose recipeUserId is the user's id", user)
 	}
@@ -184,14 +72,14 @@ func TestLinkingOffMakesTwoUsers(t *testing.T) {
 func TestLinkVerifiedJoinsVerified(t *testing.T) {
 	t.Parallel()
 	events := newResetEvents()
-	s, p := lkServer(t, true, auth.Config{OnEvent: events.record})
+	s, p := linkingServer(t, true, auth.Config{OnEvent: events.record})
 	const email = "ada@example.com"
-	pw, uid := lkSignUp(t, s, authtest.Header, email, authtest.Password)
+	pw, uid := signUpWith(t, s, authtest.Header, email, authtest.Password)
 	joined := float64(s.Clock.Now().UnixMilli())
-	lkVerifyByLink(t, s, pw, 1)
+	verifyByLink(t, s, pw, 1)
 	// A user with a verified email is a primary user.
 	signIn := s.NewClient(authtest.Header).SignIn(email, authtest.Password)
-	if lkWantOK(t, "password sign-in", signIn) != uid || lkUser(t, signIn)["isPrimaryUser"] != true {
+	if wantOK(t, "password sign-in", signIn) != uid || userObject(t, signIn)["isPrimaryUser"] != true {
 		t.Errorf("password sign-in after verification: %s, want user %s with isPrimaryUser true", signIn.Body, uid)
 	}
 
@@ -200,11 +88,11 @@ func TestLinkVerifiedJoinsVerified(t *testing.T) {
 	p.SetIdentity("ada-google", email, true)
 	c := s.NewClient(authtest.Header)
 	res := c.SignInWithProvider(p)
-	if got := lkWantOK(t, "provider sign-in", res); got != uid || res.JSON["createdNewRecipeUser"] != true {
+	if got := wantOK(t, "provider sign-in", res); got != uid || res.JSON["createdNewRecipeUser"] != true {
 		t.Fatalf("provider sign-in: %s, want user %s with createdNewRecipeUser true", res.Body, uid)
 	}
-	user := lkUser(t, res)
-	methods := lkMethods(t, user)
+	user := userObject(t, res)
+	methods := loginMethodsOf(t, user)
 	if len(methods) != 2 {
 		t.Fatalf("loginMethods %v, want two", user["loginMethods"])
 	}
@@ -270,11 +158,11 @@ func TestLinkVerifiedJoinsVerified(t *testing.T) {
 
 	// Later sign-ins with either method are the same user.
 	again := s.NewClient(authtest.Header).SignInWithProvider(p)
-	if lkWantOK(t, "provider sign-in again", again) != uid || again.JSON["createdNewRecipeUser"] != false {
+	if wantOK(t, "provider sign-in again", again) != uid || again.JSON["createdNewRecipeUser"] != false {
 		t.Errorf("provider sign-in again: %s, want user %s, createdNewRecipeUser false", again.Body, uid)
 	}
 	signIn = s.NewClient(authtest.Header).SignIn(email, authtest.Password)
-	if lkWantOK(t, "password sign-in", signIn) != uid || len(lkMethods(t, lkUser(t, signIn))) != 2 {
+	if wantOK(t, "password sign-in", signIn) != uid || len(loginMethodsOf(t, userObject(t, signIn))) != 2 {
 		t.Errorf("password sign-in: %s, want user %s with both login methods", signIn.Body, uid)
 	}
 	u, err := s.Auth.UserByID(t.Context(), uid)
@@ -295,9 +183,9 @@ func TestLinkRefusesUnverifiedNewLogin(t *testing.T) {
 		t.Run(fmt.Sprintf("existing verified %v", existingVerified), func(t *testing.T) {
 			t.Parallel()
 			st := memstore.New()
-			s, p := lkServer(t, true, auth.Config{Store: st})
+			s, p := linkingServer(t, true, auth.Config{Store: st})
 			const email = "ada@example.com"
-			_, uid := lkSignUp(t, s, authtest.Header, email, authtest.Password)
+			_, uid := signUpWith(t, s, authtest.Header, email, authtest.Password)
 			if existingVerified {
 				if err := s.Auth.SetEmailVerified(t.Context(), uid, true); err != nil {
 					t.Fatal(err)
@@ -305,9 +193,9 @@ func TestLinkRefusesUnverifiedNewLogin(t *testing.T) {
 			}
 			p.SetIdentity("ada-google", email, false)
 			res := s.NewClient(authtest.Header).SignInWithProvider(p)
-			lkWantRefused(t, "unverified provider sign-in", res, lkThirdPartySignUpRefused)
+			wantNotAllowed(t, "unverified provider sign-in", res, lkThirdPartySignUpRefused)
 			wantNoTokens(t, res)
-			if logins := lkLogins(t, st, email); len(logins) != 1 || logins[0].UserID != uid {
+			if logins := loginsWithEmail(t, st, email); len(logins) != 1 || logins[0].UserID != uid {
 				t.Errorf("logins of %s: %+v, want only the password user's", email, logins)
 			}
 			if u, err := s.Auth.UserByID(t.Context(), uid); err != nil || len(u.LoginMethods) != 1 {
@@ -325,16 +213,16 @@ func TestLinkRefusesUnverifiedNewLogin(t *testing.T) {
 func TestLinkPreTakeoverRefused(t *testing.T) {
 	t.Parallel()
 	st := memstore.New()
-	s, p := lkServer(t, true, auth.Config{Store: st})
+	s, p := linkingServer(t, true, auth.Config{Store: st})
 	const victim = "victim@example.com"
 	const attackerPassword = "attacker pw 1"
-	attacker, aid := lkSignUp(t, s, authtest.Cookie, victim, attackerPassword)
+	attacker, aid := signUpWith(t, s, authtest.Cookie, victim, attackerPassword)
 	wantSession(t, attacker, aid)
 
 	p.SetIdentity("victim-google", victim, true)
 	res := s.NewClient(authtest.Header).SignInWithProvider(p)
-	lkWantRefused(t, "the owner's provider sign-in", res, lkThirdPartySignUpRefused)
-	if logins := lkLogins(t, st, victim); len(logins) != 1 || logins[0].UserID != aid {
+	wantNotAllowed(t, "the owner's provider sign-in", res, lkThirdPartySignUpRefused)
+	if logins := loginsWithEmail(t, st, victim); len(logins) != 1 || logins[0].UserID != aid {
 		t.Fatalf("logins of %s: %+v, want only the attacker's password login", victim, logins)
 	}
 
@@ -355,14 +243,14 @@ func TestLinkPreTakeoverRefused(t *testing.T) {
 
 	c := s.NewClient(authtest.Header)
 	res = c.SignInWithProvider(p)
-	if got := lkWantOK(t, "the owner's provider sign-in after the reset", res); got != aid || res.JSON["createdNewRecipeUser"] != true {
+	if got := wantOK(t, "the owner's provider sign-in after the reset", res); got != aid || res.JSON["createdNewRecipeUser"] != true {
 		t.Errorf("provider sign-in after the reset: %s, want the account %s, createdNewRecipeUser true", res.Body, aid)
 	}
-	if user := lkUser(t, res); user["isPrimaryUser"] != true || len(lkMethods(t, user)) != 2 {
+	if user := userObject(t, res); user["isPrimaryUser"] != true || len(loginMethodsOf(t, user)) != 2 {
 		t.Errorf("user %v: want a primary user with two login methods", user)
 	}
 	wantSession(t, c, aid)
-	if logins := lkLogins(t, st, victim); len(logins) != 2 || logins[0].UserID != aid || logins[1].UserID != aid {
+	if logins := loginsWithEmail(t, st, victim); len(logins) != 2 || logins[0].UserID != aid || logins[1].UserID != aid {
 		t.Errorf("logins of %s: %+v, want two, both of user %s", victim, logins, aid)
 	}
 	wantSignIn(t, s, victim, attackerPassword, false)
@@ -377,17 +265,17 @@ func TestLinkPasswordSignUpOfOwnedEmail(t *testing.T) {
 		t.Run(fmt.Sprintf("provider verified %v", verified), func(t *testing.T) {
 			t.Parallel()
 			st := memstore.New()
-			s, p := lkServer(t, true, auth.Config{Store: st})
+			s, p := linkingServer(t, true, auth.Config{Store: st})
 			const email = "ada@example.com"
 			p.SetIdentity("ada-google", email, verified)
-			tpID := lkWantOK(t, "provider sign-up", s.NewClient(authtest.Header).SignInWithProvider(p))
+			tpID := wantOK(t, "provider sign-up", s.NewClient(authtest.Header).SignInWithProvider(p))
 
 			for _, m := range authtest.Modes {
 				res := s.NewClient(m).SignUp(email, authtest.Password)
-				lkWantRefused(t, "password sign-up, "+m.String(), res, lkPasswordSignUpRefused)
+				wantNotAllowed(t, "password sign-up, "+m.String(), res, lkPasswordSignUpRefused)
 				wantNoTokens(t, res)
 			}
-			if logins := lkLogins(t, st, email); len(logins) != 1 || logins[0].UserID != tpID {
+			if logins := loginsWithEmail(t, st, email); len(logins) != 1 || logins[0].UserID != tpID {
 				t.Errorf("logins of %s: %+v, want only the provider user's", email, logins)
 			}
 			if _, err := s.Auth.UserByEmail(t.Context(), email); !errors.Is(err, auth.ErrNotFound) {
@@ -404,16 +292,16 @@ func TestLinkPasswordSignUpOfOwnedEmail(t *testing.T) {
 func TestLinkPasswordSignInConflict(t *testing.T) {
 	t.Parallel()
 	st := memstore.New()
-	before, p := lkServer(t, false, auth.Config{Store: st})
+	before, p := linkingServer(t, false, auth.Config{Store: st})
 	const email = "ada@example.com"
-	_, pwID := lkSignUp(t, before, authtest.Header, email, authtest.Password)
+	_, pwID := signUpWith(t, before, authtest.Header, email, authtest.Password)
 	p.SetIdentity("ada-google", email, true)
-	tpID := lkWantOK(t, "provider sign-up", before.NewClient(authtest.Header).SignInWithProvider(p))
+	tpID := wantOK(t, "provider sign-up", before.NewClient(authtest.Header).SignInWithProvider(p))
 	if tpID == pwID {
 		t.Fatalf("linking off, yet one user %s", tpID)
 	}
 	p.SetIdentity("bob-google", email, false)
-	bobID := lkWantOK(t, "unverified provider sign-up", before.NewClient(authtest.Header).SignInWithProvider(p))
+	bobID := wantOK(t, "unverified provider sign-up", before.NewClient(authtest.Header).SignInWithProvider(p))
 
 	after := authtest.NewServer(t, auth.Config{
 		Store: st, AccountLinking: true,
@@ -422,21 +310,21 @@ func TestLinkPasswordSignInConflict(t *testing.T) {
 	})
 	for _, m := range authtest.Modes {
 		res := after.NewClient(m).SignIn(email, authtest.Password)
-		lkWantRefused(t, "password sign-in, "+m.String(), res, lkPasswordSignInRefused)
+		wantNotAllowed(t, "password sign-in, "+m.String(), res, lkPasswordSignInRefused)
 		wantNoTokens(t, res)
 	}
 	// A wrong password is still just that: the refusal tells nothing to
 	// whoever does not know the password.
 	wantSignIn(t, after, email, wrongPassword, false)
 	res := after.NewClient(authtest.Header).SignInWithProvider(p)
-	lkWantRefused(t, "unverified provider sign-in", res, lkThirdPartySignInRefused)
+	wantNotAllowed(t, "unverified provider sign-in", res, lkThirdPartySignInRefused)
 	if u, err := after.Auth.UserByID(t.Context(), bobID); err != nil || len(u.LoginMethods) != 1 {
 		t.Errorf("the refused provider's user: %+v (%v)", u, err)
 	}
 	// The provider's user whose email is verified signs in as before.
 	p.SetIdentity("ada-google", email, true)
 	res = after.NewClient(authtest.Header).SignInWithProvider(p)
-	if lkWantOK(t, "provider sign-in", res) != tpID || res.JSON["createdNewRecipeUser"] != false {
+	if wantOK(t, "provider sign-in", res) != tpID || res.JSON["createdNewRecipeUser"] != false {
 		t.Errorf("provider sign-in: %s, want user %s, not created", res.Body, tpID)
 	}
 
@@ -445,13 +333,13 @@ func TestLinkPasswordSignInConflict(t *testing.T) {
 	}
 	c := after.NewClient(authtest.Header)
 	res = c.SignIn(email, authtest.Password)
-	if lkWantOK(t, "password sign-in after verification", res) != pwID || len(lkMethods(t, lkUser(t, res))) != 1 {
+	if wantOK(t, "password sign-in after verification", res) != pwID || len(loginMethodsOf(t, userObject(t, res))) != 1 {
 		t.Errorf("password sign-in after verification: %s, want user %s with one login method", res.Body, pwID)
 	}
 	wantSession(t, c, pwID)
 	// Nobody was merged behind the users' backs.
 	res = after.NewClient(authtest.Header).SignInWithProvider(p)
-	if lkWantOK(t, "provider sign-in", res) != tpID || len(lkMethods(t, lkUser(t, res))) != 1 {
+	if wantOK(t, "provider sign-in", res) != tpID || len(loginMethodsOf(t, userObject(t, res))) != 1 {
 		t.Errorf("provider sign-in after the password user's verification: %s, want user %s alone", res.Body, tpID)
 	}
 }
@@ -466,17 +354,17 @@ func TestLinkPreexistingLoginVerifiedBecomesPrimary(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
 			st := memstore.New()
-			off, _ := lkServer(t, false, auth.Config{Store: st})
+			off, _ := linkingServer(t, false, auth.Config{Store: st})
 			const email = "ada@example.com"
-			_, uid := lkSignUp(t, off, authtest.Header, email, authtest.Password)
+			_, uid := signUpWith(t, off, authtest.Header, email, authtest.Password)
 
-			on, _ := lkServer(t, true, auth.Config{Store: st})
+			on, _ := linkingServer(t, true, auth.Config{Store: st})
 			password := authtest.Password
 			switch how {
 			case "verification link":
 				c := on.NewClient(authtest.Header)
-				lkWantOK(t, "sign-in", c.SignIn(email, password))
-				lkVerifyByLink(t, on, c, 1)
+				wantOK(t, "sign-in", c.SignIn(email, password))
+				verifyByLink(t, on, c, 1)
 			case "password reset":
 				tok := requestToken(t, on, email, 1)
 				res := on.NewClient(authtest.Header).ResetPassword(tok, newPassword)
@@ -484,10 +372,10 @@ func TestLinkPreexistingLoginVerifiedBecomesPrimary(t *testing.T) {
 				password = newPassword
 			}
 			res := on.NewClient(authtest.Header).SignIn(email, password)
-			if lkWantOK(t, "sign-in after verification", res) != uid || lkUser(t, res)["isPrimaryUser"] != true {
+			if wantOK(t, "sign-in after verification", res) != uid || userObject(t, res)["isPrimaryUser"] != true {
 				t.Errorf("sign-in after the %s: %s, want user %s with isPrimaryUser true", how, res.Body, uid)
 			}
-			if logins := lkLogins(t, st, email); len(logins) != 1 || !logins[0].OwnsEmail || !logins[0].EmailVerified {
+			if logins := loginsWithEmail(t, st, email); len(logins) != 1 || !logins[0].OwnsEmail || !logins[0].EmailVerified {
 				t.Errorf("after the %s: %+v, want the login to own its verified email", how, logins)
 			}
 		})
@@ -505,33 +393,33 @@ func TestLinkProviderEmailChangeToOwnedEmail(t *testing.T) {
 		t.Run(fmt.Sprintf("new email verified %v", verified), func(t *testing.T) {
 			t.Parallel()
 			st := memstore.New()
-			s, p := lkServer(t, true, auth.Config{Store: st})
+			s, p := linkingServer(t, true, auth.Config{Store: st})
 			const mine, theirs = "a@example.com", "b@example.com"
-			_, bid := lkSignUp(t, s, authtest.Header, theirs, authtest.Password)
+			_, bid := signUpWith(t, s, authtest.Header, theirs, authtest.Password)
 			if err := s.Auth.SetEmailVerified(t.Context(), bid, true); err != nil {
 				t.Fatal(err)
 			}
 			p.SetIdentity("a-sub", mine, true)
-			aid := lkWantOK(t, "provider sign-up", s.NewClient(authtest.Header).SignInWithProvider(p))
+			aid := wantOK(t, "provider sign-up", s.NewClient(authtest.Header).SignInWithProvider(p))
 
 			p.SetIdentity("a-sub", theirs, verified)
 			res := s.NewClient(authtest.Header).SignInWithProvider(p)
 			if !verified && string(res.Body) == lkThirdPartySignInRefused {
-				lkWantRefused(t, "provider sign-in with another user's email", res, lkThirdPartySignInRefused)
+				wantNotAllowed(t, "provider sign-in with another user's email", res, lkThirdPartySignInRefused)
 			} else {
-				lkWantRefused(t, "provider sign-in with another user's email", res, lkEmailChangeRefused)
+				wantNotAllowed(t, "provider sign-in with another user's email", res, lkEmailChangeRefused)
 			}
 			if u, err := s.Auth.UserByID(t.Context(), aid); err != nil || len(u.LoginMethods) != 1 ||
 				u.LoginMethods[0].Email != mine || !u.LoginMethods[0].EmailVerified {
 				t.Errorf("after the refused change: %+v (%v), want the login to keep %s, verified", u, err, mine)
 			}
-			if logins := lkLogins(t, st, theirs); len(logins) != 1 || logins[0].UserID != bid {
+			if logins := loginsWithEmail(t, st, theirs); len(logins) != 1 || logins[0].UserID != bid {
 				t.Errorf("logins of %s: %+v, want only its owner's", theirs, logins)
 			}
 
 			p.SetIdentity("a-sub", mine, true)
 			res = s.NewClient(authtest.Header).SignInWithProvider(p)
-			if lkWantOK(t, "provider sign-in with the user's own email", res) != aid || lkUser(t, res)["isPrimaryUser"] != true {
+			if wantOK(t, "provider sign-in with the user's own email", res) != aid || userObject(t, res)["isPrimaryUser"] != true {
 				t.Errorf("provider sign-in with %s: %s, want user %s, still a primary user", mine, res.Body, aid)
 			}
 		})
@@ -543,9 +431,9 @@ func TestLinkProviderEmailChangeToOwnedEmail(t *testing.T) {
 func TestLinkPasswordResetOnlyPasswordLogin(t *testing.T) {
 	t.Parallel()
 	events := newResetEvents()
-	s, p := lkServer(t, true, auth.Config{OnEvent: events.record})
+	s, p := linkingServer(t, true, auth.Config{OnEvent: events.record})
 	const email = "ada@example.com"
-	_, _, uid, tpLogin := lkLinked(t, s, p, email, "ada-google")
+	_, _, uid, tpLogin := linkedUser(t, s, p, email, "ada-google")
 	before, err := s.Auth.UserByID(t.Context(), uid)
 	if err != nil {
 		t.Fatal(err)
@@ -561,11 +449,11 @@ func TestLinkPasswordResetOnlyPasswordLogin(t *testing.T) {
 	}
 	wantSignIn(t, s, email, authtest.Password, false)
 	signIn := s.NewClient(authtest.Header).SignIn(email, newPassword)
-	if lkWantOK(t, "sign-in with the new password", signIn) != uid || len(lkMethods(t, lkUser(t, signIn))) != 2 {
+	if wantOK(t, "sign-in with the new password", signIn) != uid || len(loginMethodsOf(t, userObject(t, signIn))) != 2 {
 		t.Errorf("sign-in with the new password: %s, want user %s with both login methods", signIn.Body, uid)
 	}
 	again := s.NewClient(authtest.Header).SignInWithProvider(p)
-	if lkWantOK(t, "provider sign-in", again) != uid || again.JSON["createdNewRecipeUser"] != false {
+	if wantOK(t, "provider sign-in", again) != uid || again.JSON["createdNewRecipeUser"] != false {
 		t.Errorf("provider sign-in after the reset: %s, want user %s, not created", again.Body, uid)
 	}
 	if _, payload := jwtParts(t, again.Header.Get("St-Access-Token")); payload["rsub"] != tpLogin {
@@ -574,7 +462,7 @@ func TestLinkPasswordResetOnlyPasswordLogin(t *testing.T) {
 
 	// A user who has only a provider's login gets no reset email.
 	p.SetIdentity("solo-google", "solo@example.com", true)
-	solo := lkWantOK(t, "provider sign-up", s.NewClient(authtest.Header).SignInWithProvider(p))
+	solo := wantOK(t, "provider sign-up", s.NewClient(authtest.Header).SignInWithProvider(p))
 	res = s.NewClient(authtest.Header).RequestPasswordReset("solo@example.com")
 	wantReply(t, "reset request for a provider's user", res.StatusCode, res.Body, http.StatusOK, okBody)
 	if err := s.Auth.Close(t.Context()); err != nil { // waits for the mail queue
@@ -591,8 +479,8 @@ func TestLinkPasswordResetOnlyPasswordLogin(t *testing.T) {
 	}
 }
 
-// lkRace runs fns at once, released together.
-func lkRace(fns ...func()) {
+// raceAll runs fns at once, released together.
+func raceAll(fns ...func()) {
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for _, fn := range fns {
@@ -605,13 +493,13 @@ func lkRace(fns ...func()) {
 	wg.Wait()
 }
 
-// lkGate is a store whose LoginsByEmail, once armed for n callers, holds
+// linkGate is a store whose LoginsByEmail, once armed for n callers, holds
 // the answer of each of them until all n have read, so that racing
 // sign-ups all look before any of them writes: the interleaving that a plain race meets
 // only now and then. Calls past the n go straight through. Held with
 // holdSignInUp, a SignInUp waits until a CreateUser has finished: the
 // password sign-up writes first.
-type lkGate struct {
+type linkGate struct {
 	store.Store
 	mu      sync.Mutex
 	waiting int
@@ -619,13 +507,13 @@ type lkGate struct {
 	created chan struct{} // closed by the next CreateUser; nil: no hold
 }
 
-func (g *lkGate) holdSignInUp() {
+func (g *linkGate) holdSignInUp() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.created = make(chan struct{})
 }
 
-func (g *lkGate) CreateUser(ctx context.Context, u store.User, first store.Login) error {
+func (g *linkGate) CreateUser(ctx context.Context, u store.User, first store.Login) error {
 	err := g.Store.CreateUser(ctx, u, first)
 	g.mu.Lock()
 	if g.created != nil {
@@ -636,7 +524,7 @@ func (g *lkGate) CreateUser(ctx context.Context, u store.User, first store.Login
 	return err
 }
 
-func (g *lkGate) SignInUp(ctx context.Context, l store.Login, newUser store.User) (store.Login, bool, error) {
+func (g *linkGate) SignInUp(ctx context.Context, l store.Login, newUser store.User) (store.Login, bool, error) {
 	g.mu.Lock()
 	created := g.created
 	g.mu.Unlock()
@@ -649,13 +537,13 @@ func (g *lkGate) SignInUp(ctx context.Context, l store.Login, newUser store.User
 	return g.Store.SignInUp(ctx, l, newUser)
 }
 
-func (g *lkGate) arm(n int) {
+func (g *linkGate) arm(n int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.waiting, g.open = n, make(chan struct{})
 }
 
-func (g *lkGate) LoginsByEmail(ctx context.Context, email string) ([]store.Login, error) {
+func (g *linkGate) LoginsByEmail(ctx context.Context, email string) ([]store.Login, error) {
 	g.mu.Lock()
 	var open chan struct{}
 	if g.waiting > 0 {
@@ -677,11 +565,11 @@ func (g *lkGate) LoginsByEmail(ctx context.Context, email string) ([]store.Login
 	return logins, err
 }
 
-// lkOneOwner checks that the logins of an email all belong to one user
+// oneOwner checks that the logins of an email all belong to one user
 // and that exactly one of them owns it, and returns them.
-func lkOneOwner(t testing.TB, st store.Store, email string) []store.Login {
+func oneOwner(t testing.TB, st store.Store, email string) []store.Login {
 	t.Helper()
-	logins := lkLogins(t, st, email)
+	logins := loginsWithEmail(t, st, email)
 	owners := 0
 	for _, l := range logins {
 		if l.UserID != logins[0].UserID {
@@ -704,7 +592,7 @@ func lkOneOwner(t testing.TB, st store.Store, email string) []store.Login {
 func TestLinkConcurrentFirstSignIns(t *testing.T) {
 	t.Parallel()
 	st := memstore.New()
-	gate := &lkGate{Store: st}
+	gate := &linkGate{Store: st}
 	a := &scripted{id: "idp"}
 	b := &scripted{id: "idp2"}
 	s := authtest.NewServer(t, auth.Config{
@@ -725,7 +613,7 @@ func TestLinkConcurrentFirstSignIns(t *testing.T) {
 		if round%2 == 0 {
 			gate.arm(2)
 		}
-		lkRace(
+		raceAll(
 			func() { replies[0] = s.NewClient(authtest.Header).Do("POST", "/auth/signinup", bodies[0]) },
 			func() { replies[1] = s.NewClient(authtest.Header).Do("POST", "/auth/signinup", bodies[1]) },
 		)
@@ -733,13 +621,13 @@ func TestLinkConcurrentFirstSignIns(t *testing.T) {
 		for i, res := range replies {
 			switch res.Status {
 			case "OK":
-				user := lkUser(t, res)
+				user := userObject(t, res)
 				ids = append(ids, user["id"].(string))
 				if user["isPrimaryUser"] != true {
 					t.Errorf("round %d, %s: isPrimaryUser %v, want true (a verified email)", round, providers[i].id, user["isPrimaryUser"])
 				}
 			default:
-				lkWantRefused(t, fmt.Sprintf("round %d, %s", round, providers[i].id), res, lkThirdPartySignUpRefused)
+				wantNotAllowed(t, fmt.Sprintf("round %d, %s", round, providers[i].id), res, lkThirdPartySignUpRefused)
 			}
 		}
 		if len(ids) == 0 {
@@ -749,7 +637,7 @@ func TestLinkConcurrentFirstSignIns(t *testing.T) {
 		if len(ids) == 2 && ids[0] != ids[1] {
 			t.Errorf("round %d: two users %s and %s with %s", round, ids[0], ids[1], email)
 		}
-		logins := lkOneOwner(t, st, email)
+		logins := oneOwner(t, st, email)
 		if len(logins) != len(ids) {
 			t.Errorf("round %d: %d logins of %s for %d successful sign-ins", round, len(logins), email, len(ids))
 		}
@@ -767,7 +655,7 @@ func TestLinkConcurrentFirstSignIns(t *testing.T) {
 func TestLinkConcurrentPasswordAndProvider(t *testing.T) {
 	t.Parallel()
 	st := memstore.New()
-	gate := &lkGate{Store: st}
+	gate := &linkGate{Store: st}
 	p := &scripted{id: "idp"}
 	s := authtest.NewServer(t, auth.Config{
 		Store: gate, AccountLinking: true,
@@ -790,7 +678,7 @@ func TestLinkConcurrentPasswordAndProvider(t *testing.T) {
 		if round%4 == 2 {
 			gate.holdSignInUp()
 		}
-		lkRace(
+		raceAll(
 			func() { pw = s.NewClient(authtest.Header).SignUp(email, authtest.Password) },
 			func() { tp = s.NewClient(authtest.Header).Do("POST", "/auth/signinup", body) },
 		)
@@ -800,18 +688,18 @@ func TestLinkConcurrentPasswordAndProvider(t *testing.T) {
 			t.Errorf("round %d: both signed up: %s and %s", round, pw.Body, tp.Body)
 			continue
 		case pw.Status == "OK":
-			lkWantRefused(t, fmt.Sprintf("round %d, provider", round), tp, lkThirdPartySignUpRefused)
-			owner = lkUser(t, pw)["id"].(string)
+			wantNotAllowed(t, fmt.Sprintf("round %d, provider", round), tp, lkThirdPartySignUpRefused)
+			owner = userObject(t, pw)["id"].(string)
 			wins["password"]++
 		case tp.Status == "OK":
-			lkWantRefused(t, fmt.Sprintf("round %d, password", round), pw, lkPasswordSignUpRefused)
-			owner = lkUser(t, tp)["id"].(string)
+			wantNotAllowed(t, fmt.Sprintf("round %d, password", round), pw, lkPasswordSignUpRefused)
+			owner = userObject(t, tp)["id"].(string)
 			wins["provider"]++
 		default:
 			t.Errorf("round %d: both refused: %s and %s", round, pw.Body, tp.Body)
 			continue
 		}
-		logins := lkOneOwner(t, st, email)
+		logins := oneOwner(t, st, email)
 		if len(logins) != 1 || logins[0].UserID != owner {
 			t.Errorf("round %d: logins %+v, want the one login of %s", round, logins, owner)
 		}
@@ -830,7 +718,7 @@ func TestLinkConcurrentPasswordAndProvider(t *testing.T) {
 func TestUnlink(t *testing.T) {
 	t.Parallel()
 	events := newResetEvents()
-	s, p := lkServer(t, true, auth.Config{OnEvent: events.record})
+	s, p := linkingServer(t, true, auth.Config{OnEvent: events.record})
 	ctx := t.Context()
 
 	single, su := s.SignedIn(authtest.Header)
@@ -845,7 +733,7 @@ func TestUnlink(t *testing.T) {
 	}
 
 	const email = "ada@example.com"
-	pw, tp, uid, tpLogin := lkLinked(t, s, p, email, "ada-google")
+	pw, tp, uid, tpLogin := linkedUser(t, s, p, email, "ada-google")
 	tpHandle := handleOf(t, tp)
 	if err := s.Auth.Unlink(ctx, su.ID, tpLogin); !errors.Is(err, auth.ErrNotFound) {
 		t.Errorf("Unlink of another user's login method: %v, want ErrNotFound", err)
@@ -882,10 +770,10 @@ func TestUnlink(t *testing.T) {
 	// The provider's identity may join again, as a new login method.
 	tp = s.NewClient(authtest.Header)
 	res := tp.SignInWithProvider(p)
-	if lkWantOK(t, "provider sign-in after Unlink", res) != uid || res.JSON["createdNewRecipeUser"] != true {
+	if wantOK(t, "provider sign-in after Unlink", res) != uid || res.JSON["createdNewRecipeUser"] != true {
 		t.Fatalf("provider sign-in after Unlink: %s, want user %s, createdNewRecipeUser true", res.Body, uid)
 	}
-	methods := lkMethods(t, lkUser(t, res))
+	methods := loginMethodsOf(t, userObject(t, res))
 	if len(methods) != 2 || methods[1]["recipeUserId"] == tpLogin || methods[1]["recipeUserId"] == uid {
 		t.Errorf("login methods %v: want a new recipeUserId, not %s", methods, tpLogin)
 	}
@@ -910,7 +798,7 @@ func TestUnlink(t *testing.T) {
 		t.Errorf("Unlink of the last one: %v, want ErrLastLogin", err)
 	}
 	res = s.NewClient(authtest.Header).SignInWithProvider(p)
-	if lkWantOK(t, "provider sign-in", res) != uid {
+	if wantOK(t, "provider sign-in", res) != uid {
 		t.Errorf("provider sign-in: %s, want user %s", res.Body, uid)
 	}
 }

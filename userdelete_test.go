@@ -32,11 +32,11 @@ func TestDeleteUser(t *testing.T) {
 	// verification link.
 	clients := map[authtest.Mode]*authtest.Client{}
 	first := s.NewClient(authtest.Cookie)
-	uid := lkWantOK(t, "sign-up", first.SignUp(email, authtest.Password))
+	uid := wantOK(t, "sign-up", first.SignUp(email, authtest.Password))
 	clients[authtest.Cookie] = first
 	for _, m := range []authtest.Mode{authtest.Header, authtest.Body} {
 		c := s.NewClient(m)
-		if got := lkWantOK(t, "sign-in, "+m.String(), c.SignIn(email, authtest.Password)); got != uid {
+		if got := wantOK(t, "sign-in, "+m.String(), c.SignIn(email, authtest.Password)); got != uid {
 			t.Fatalf("sign-in as %s, want %s", got, uid)
 		}
 		clients[m] = c
@@ -71,7 +71,7 @@ func TestDeleteUser(t *testing.T) {
 	if ss, err := s.Auth.Sessions(ctx, uid); err != nil || len(ss) != 0 {
 		t.Errorf("Sessions after DeleteUser: %+v (%v), want none", ss, err)
 	}
-	if logins := lkLogins(t, st, email); len(logins) != 0 {
+	if logins := loginsWithEmail(t, st, email); len(logins) != 0 {
 		t.Errorf("logins of %s after DeleteUser: %+v", email, logins)
 	}
 
@@ -113,7 +113,7 @@ func TestDeleteUser(t *testing.T) {
 	// The email signs up again, as a new user, whom the old links and
 	// tokens do not reach.
 	again := s.NewClient(authtest.Header)
-	nid := lkWantOK(t, "sign-up again", again.SignUp(email, authtest.Password))
+	nid := wantOK(t, "sign-up again", again.SignUp(email, authtest.Password))
 	if nid == uid {
 		t.Errorf("the new user has the deleted user's id %s", uid)
 	}
@@ -177,9 +177,9 @@ func TestDeleteUser(t *testing.T) {
 func TestDeleteLinkedUser(t *testing.T) {
 	t.Parallel()
 	st := memstore.New()
-	s, p := lkServer(t, true, auth.Config{Store: st})
+	s, p := linkingServer(t, true, auth.Config{Store: st})
 	const email = "ada@example.com"
-	pw, tp, uid, _ := lkLinked(t, s, p, email, "ada-google")
+	pw, tp, uid, _ := linkedUser(t, s, p, email, "ada-google")
 
 	if err := s.Auth.DeleteUser(t.Context(), uid); err != nil {
 		t.Fatalf("DeleteUser: %v", err)
@@ -194,18 +194,18 @@ func TestDeleteLinkedUser(t *testing.T) {
 			t.Errorf("%s session's refresh: %d %s, want 401", name, res.StatusCode, res.Body)
 		}
 	}
-	if logins := lkLogins(t, st, email); len(logins) != 0 {
+	if logins := loginsWithEmail(t, st, email); len(logins) != 0 {
 		t.Errorf("logins of %s after DeleteUser: %+v", email, logins)
 	}
 	wantSignIn(t, s, email, authtest.Password, false)
 
 	c := s.NewClient(authtest.Header)
 	res := c.SignInWithProvider(p)
-	nid := lkWantOK(t, "provider sign-in after DeleteUser", res)
+	nid := wantOK(t, "provider sign-in after DeleteUser", res)
 	if nid == uid || res.JSON["createdNewRecipeUser"] != true {
 		t.Errorf("provider sign-in after DeleteUser: %s, want a new user", res.Body)
 	}
-	if user := lkUser(t, res); user["isPrimaryUser"] != true || len(lkMethods(t, user)) != 1 {
+	if user := userObject(t, res); user["isPrimaryUser"] != true || len(loginMethodsOf(t, user)) != 1 {
 		t.Errorf("user %v: want a primary user (verified email) with one login method", user)
 	}
 	wantSession(t, c, nid)
