@@ -15,8 +15,9 @@
 //
 // Secrets are never stored in plain text. Refresh tokens arrive here already
 // hashed (TokenHash); passwords arrive as PHC strings. Signing keys are the
-// exception, because the library must use them; protect the database
-// accordingly.
+// exception, because the library must use them: it seals their material
+// before a store sees it when the application gives it a secret, and
+// otherwise they are in the clear; protect the database accordingly.
 //
 // Every implementation should pass the conformance suite in package
 // storetest.
@@ -42,8 +43,8 @@ var (
 	ErrConflict = errors.New("store: conflict")
 
 	// ErrTokenReused reports that a refresh token was presented after it had
-	// already been exchanged. The store has revoked the token's session in
-	// the same atomic step.
+	// already been exchanged. The store has ended the token's session
+	// (EndTokenTheft) in the same atomic step.
 	ErrTokenReused = errors.New("store: refresh token reused")
 
 	// ErrRateLimited reports that a session has rotated its refresh token
@@ -88,7 +89,9 @@ type User struct {
 	SessionEpoch int64
 }
 
-// Session is a signed-in session of a user: one lineage of refresh tokens.
+// Session is a signed-in session of a user: one lineage of refresh tokens,
+// of which the store knows only the current one (by hash), and how many
+// came before it.
 type Session struct {
 	// Handle is the unique, public identifier of the session.
 	Handle string
@@ -102,7 +105,41 @@ type Session struct {
 	RefreshedAt time.Time
 	// ExpiresAt is when the session ends unless it is refreshed before.
 	ExpiresAt time.Time
+	// Generation counts the session's exchanges: its first refresh token
+	// is generation 0, and each exchange's successor one more.
+	Generation int64
 }
+
+// EndReason says why a session ended before its expiry.
+type EndReason string
+
+// The reasons a session ends.
+const (
+	EndSignedOut     EndReason = "signed_out"     // its user signed out
+	EndRevoked       EndReason = "revoked"        // the application revoked it
+	EndPasswordReset EndReason = "password_reset" // a password reset ended every session of its user
+	EndTokenTheft    EndReason = "token_theft"    // a superseded refresh token came back (ErrTokenReused)
+)
+
+// An EndedError reports that a session exists no more, and why: it ended
+// (Reason is one of the EndReason constants) or expired (Reason is
+// empty). It matches ErrNotFound with errors.Is, so a caller that needs
+// no reason can ignore it. A store keeps the reason of an ended session
+// until the session would have expired; after that, or after the
+// session's user is deleted, the session is just not found.
+type EndedError struct {
+	Reason EndReason
+}
+
+func (e *EndedError) Error() string {
+	if e.Reason == "" {
+		return "store: session expired"
+	}
+	return "store: session ended: " + string(e.Reason)
+}
+
+// Is makes an EndedError match ErrNotFound.
+func (e *EndedError) Is(target error) bool { return target == ErrNotFound }
 
 // ResetToken is a password reset token, known to the store only by hash.
 type ResetToken struct {
@@ -132,15 +169,18 @@ type VerificationToken struct {
 	ExpiresAt time.Time
 }
 
-// SigningKey is a key that signs access tokens. All instances of an
-// application read the keys from the store, so a token signed by one
-// instance verifies on every other.
+// SigningKey is a key that signs access tokens or refresh tokens. All
+// instances of an application read the keys from the store, so a token
+// signed by one instance verifies on every other.
 type SigningKey struct {
-	// ID is the key id ("kid" in the token header). Unique.
+	// ID is the key id ("kid" in an access token's header). Unique.
 	ID string
-	// Algorithm is the JWS algorithm, such as "HS256" or "EdDSA".
+	// Algorithm is the JWS algorithm of an access-token key, such as
+	// "HS256" or "EdDSA", or "refresh" for a key that authenticates
+	// refresh tokens.
 	Algorithm string
-	// Material is the secret: the HMAC key, or the private key seed.
+	// Material is the secret: the HMAC key or the private key seed, or
+	// that sealed by the library (an opaque string of bytes, longer).
 	Material []byte
 	// CreatedAt is when the key was made; the newest key signs.
 	CreatedAt time.Time
@@ -151,19 +191,39 @@ type SigningKey struct {
 	VerifyUntil time.Time
 }
 
-// Rotation asks a store to exchange a refresh token for a new one.
+// Rotation asks a store to exchange a session's current refresh token for
+// its successor.
+//
+// The store keeps no record of superseded tokens. It tells them from the
+// token's generation, which the caller reads from the token itself after
+// checking its MAC: a token of a live session whose generation is behind
+// the session's was superseded. Because only the server can make a token
+// with a valid MAC, and makes exactly one per session and generation,
+// nobody can present an old-looking token to end a session they do not
+// hold.
 type Rotation struct {
+	// Handle names the session of the presented token. It is empty for a
+	// token made before tokens named their session; the store then finds
+	// the session by Presented among the tokens it kept for them, if it
+	// has any (see RotateRefreshToken).
+	Handle string
+	// Generation is the presented token's generation (see
+	// Session.Generation); ignored when Handle is empty.
+	Generation int64
 	// Presented is the hash of the refresh token the client sent.
 	Presented TokenHash
-	// Next is the hash of the refresh token that replaces it.
-	Next TokenHash
+	// Next is the hash of the successor, and NextKey the id of the key
+	// that made it; the store keeps both until the next exchange.
+	Next    TokenHash
+	NextKey string
 	// Now is the current time.
 	Now time.Time
-	// ExpiresAt is the new expiry of the session and of Next.
+	// ExpiresAt is the new expiry of the session.
 	ExpiresAt time.Time
-	// ReuseWindow, when positive, lets the immediate predecessor of the
-	// current token be presented again for that long after the current
-	// token was issued, to recover from a lost response. See
+	// ReuseWindow, when positive, lets the token just superseded be
+	// presented again for that long after it was exchanged, to survive a
+	// lost response or refreshes racing from several tabs: the caller then
+	// answers with the same successor the exchange made. See
 	// Store.RotateRefreshToken.
 	ReuseWindow time.Duration
 	// Burst and Every, when both are positive, bound how often the
@@ -173,6 +233,48 @@ type Rotation struct {
 	// same whatever the session's history.
 	Burst int
 	Every time.Duration
+}
+
+// Reuse says which superseded refresh token came back.
+type Reuse int
+
+// The kinds of Reuse.
+const (
+	// ReusePrevious is the token just superseded, with no reuse window.
+	ReusePrevious Reuse = iota + 1
+	// ReuseAfterWindow is the token just superseded, presented again after
+	// the reuse window had closed.
+	ReuseAfterWindow
+	// ReuseStale is a token superseded two or more exchanges ago: a
+	// stale branch of the lineage.
+	ReuseStale
+)
+
+func (r Reuse) String() string {
+	switch r {
+	case ReusePrevious:
+		return "previous"
+	case ReuseAfterWindow:
+		return "after_window"
+	case ReuseStale:
+		return "stale"
+	}
+	return "none"
+}
+
+// Rotated is what a rotation found.
+type Rotated struct {
+	// Session is the session: as updated by the exchange, as it is for a
+	// Repeat, or as it was when a reuse ended it.
+	Session Session
+	// Repeat reports that the presented token is the one just superseded,
+	// back within the reuse window: nothing changed, and the session's
+	// current token is still the successor the exchange made, with the
+	// key CurrentKey.
+	Repeat     bool
+	CurrentKey string
+	// Reuse says which superseded token came back, with ErrTokenReused.
+	Reuse Reuse
 }
 
 // Store persists users and their logins, sessions, one-time tokens and
@@ -189,9 +291,10 @@ type Store interface {
 	TokenStore
 	KeyStore
 
-	// DeleteExpired removes sessions, refresh tokens, reset and
-	// verification tokens, signing keys and (for a RateLimitStore) rate-limit entries that have
-	// expired at now. Applications call it on a schedule of their
+	// DeleteExpired removes sessions (ended ones included), reset and
+	// verification tokens, signing keys, (for a RateLimitStore) rate-limit
+	// entries, and any refresh tokens kept from before tokens named their
+	// session, that have expired at now. Applications call it on a schedule of their
 	// choosing; correctness never depends on it, only storage size.
 	DeleteExpired(ctx context.Context, now time.Time) error
 }
@@ -262,17 +365,17 @@ type UserStore interface {
 	// tokens, which have nothing left to do.
 	SetEmailVerified(ctx context.Context, loginID string, verified bool) (Login, error)
 
-	// DeleteLogin removes the login with the given id from its user, with
-	// the sessions it started (Session.LoginID) and its verification
-	// tokens, in one step, and returns the handles of the sessions it
-	// deleted. It returns ErrLastLogin if the login is its user's only
+	// DeleteLogin removes the login with the given id from its user, ends
+	// the sessions it started (Session.LoginID, EndRevoked) and removes its
+	// verification tokens, in one step, and returns the handles of the
+	// sessions it ended. It returns ErrLastLogin if the login is its user's only
 	// one, and ErrNotFound if there is no such login; then nothing
 	// changes. The other logins of the user are unchanged.
 	DeleteLogin(ctx context.Context, loginID string) ([]string, error)
 
 	// DeleteUser removes a user and everything the store keeps of it, in
-	// one step: its logins, sessions, refresh tokens, reset and
-	// verification tokens. It returns the handles of the sessions it
+	// one step: its logins, sessions (ended ones included), refresh
+	// tokens, reset and verification tokens. It returns the handles of the sessions it
 	// deleted, or ErrNotFound if there is no such user. Every token of
 	// the user stops working at once, and a session authorised before
 	// the deletion can no longer be created (CreateSession reports
@@ -308,8 +411,8 @@ type TokenStore interface {
 	// password login, the store sets that login's password hash to
 	// passwordHash and marks its email verified (the token was sent to
 	// it, so the link proves the inbox), deletes every reset token of the
-	// user (this one included, so it works once), revokes every session of
-	// the user and advances its SessionEpoch, and returns the login as
+	// user (this one included, so it works once), ends every session of
+	// the user (EndPasswordReset) and advances its SessionEpoch, and returns the login as
 	// updated and the handles of the revoked sessions. Otherwise it returns ErrNotFound and changes nothing. Of
 	// several concurrent calls with one token at most one succeeds. No
 	// other login of the user changes.
@@ -331,76 +434,86 @@ type TokenStore interface {
 	VerifyEmail(ctx context.Context, token TokenHash, now time.Time) (Login, error)
 }
 
-// SessionStore keeps sessions and their refresh tokens.
+// SessionStore keeps sessions, each with its current refresh token.
+//
+// A session that ends (RevokeSession, RevokeUserSessions, ResetPassword,
+// DeleteLogin, theft) leaves a record of why until it would have expired,
+// so that a token of it presented later is told apart from one the store
+// never knew (EndedError). An ended session is found by no method but as
+// that error.
 type SessionStore interface {
-	// CreateSession adds s with refresh as its current refresh token, valid
-	// until s.ExpiresAt (s.LoginID, if empty, becomes s.UserID), if the
-	// SessionEpoch of s's user is still epoch:
-	// the epoch read with the credential that authorised the session. The
+	// CreateSession adds s, at generation 0, with refresh as its current
+	// refresh token (s.LoginID, if empty, becomes s.UserID; s.Generation
+	// is ignored), if the SessionEpoch of s's user is still epoch: the
+	// epoch read with the credential that authorised the session. The
 	// check and the insert are one atomic step with respect to
 	// ResetPassword and RevokeUserSessions. It returns ErrSessionsEnded if
-	// the epoch has passed, ErrConflict if the handle or the token hash
-	// exists, and ErrNotFound if the user does not; then nothing is
-	// written.
+	// the epoch has passed, ErrConflict if the handle exists, and
+	// ErrNotFound if the user does not; then nothing is written.
 	CreateSession(ctx context.Context, s Session, refresh TokenHash, epoch int64) error
 
-	// Session returns the session with the given handle if it has not
-	// expired at now, or ErrNotFound.
+	// Session returns the session with the given handle if it is live at
+	// now, and otherwise ErrNotFound or an EndedError.
 	Session(ctx context.Context, handle string, now time.Time) (Session, error)
 
-	// UserSessions returns the sessions of a user that have not expired at
-	// now, newest (by CreatedAt) first. A user without sessions, or an
-	// unknown user, has none: the result is empty and the error nil.
+	// UserSessions returns the live sessions of a user at now, newest (by
+	// CreatedAt) first. A user without sessions, or an unknown user, has
+	// none: the result is empty and the error nil.
 	UserSessions(ctx context.Context, userID string, now time.Time) ([]Session, error)
 
-	// RotateRefreshToken exchanges the refresh token r.Presented for
-	// r.Next in one atomic step. The outcomes:
+	// RotateRefreshToken exchanges the session's current refresh token
+	// for r.Next in one atomic step. The store keeps a fixed amount per
+	// session, whatever the number of exchanges. The outcomes, for the
+	// session r.Handle:
 	//
-	//   - r.Presented is the current token of a session that has not
-	//     expired at r.Now: r.Next becomes the current token, r.Presented
-	//     becomes its superseded predecessor, the session's RefreshedAt is
-	//     set to r.Now and its ExpiresAt to r.ExpiresAt. The updated session
+	//   - It is live at r.Now and r.Presented is its current token: r.Next
+	//     (made with r.NextKey) becomes the current token, the generation
+	//     advances by one, the exchange's time is r.Now, RefreshedAt is
+	//     set to r.Now and ExpiresAt to r.ExpiresAt. The updated session
 	//     is returned.
-	//   - r.ReuseWindow is positive, r.Presented is the immediate
-	//     predecessor of the current token, and it was exchanged less than
-	//     r.ReuseWindow before r.Now: r.Next replaces the current token,
-	//     which becomes superseded; the predecessor stays the same, and so
-	//     does the time it was exchanged, so retries do not extend the
-	//     window. There is still exactly one current token. The updated
-	//     session is returned.
-	//   - r.Presented was a token of a live session and has been superseded
-	//     (any other case): the session and all of its tokens are revoked,
-	//     and the store returns the session as it was with ErrTokenReused.
-	//   - r.Presented is unknown, has expired, or belongs to a session that
-	//     has expired or was revoked: ErrNotFound, and nothing changes. A
-	//     forged or stale token must never harm a session.
-	//   - r.Next is already on record, as any token of any session:
-	//     ErrConflict, and nothing changes.
-	//   - r.Presented would take one of the first two branches, but the
-	//     session has spent its allowance of r.Burst and r.Every:
-	//     ErrRateLimited, and nothing changes. A superseded token is theft
-	//     whatever the allowance.
+	//   - It is live, r.Generation is one behind the session's, r.ReuseWindow
+	//     is positive and the last exchange was less than r.ReuseWindow
+	//     before r.Now: Repeat, with the current token's key, and nothing
+	//     changes, so retries never extend the window and there is still
+	//     exactly one current token.
+	//   - It is live and r.Generation is behind the session's (any other
+	//     case): the session ends (EndTokenTheft), and the store returns
+	//     the session as it was and the kind of Reuse, with ErrTokenReused.
+	//   - It has ended or expired: an EndedError, and nothing changes.
+	//   - It does not exist, or r.Generation is not behind the session's
+	//     and r.Presented is not its current token: ErrNotFound, and
+	//     nothing changes. A token the store cannot place never harms a
+	//     session.
+	//   - r.Presented would take the first branch, but the session has
+	//     spent its allowance of r.Burst and r.Every: ErrRateLimited, and
+	//     nothing changes. A superseded token is theft whatever the
+	//     allowance.
 	//
-	// A token's expiry is the ExpiresAt it was issued with; superseded
-	// tokens keep theirs. Of several concurrent calls with the same current
-	// token exactly one takes the first branch.
-	RotateRefreshToken(ctx context.Context, r Rotation) (Session, error)
+	// When r.Handle is empty, the store looks r.Presented up among the
+	// refresh tokens it kept from before tokens named their session. If it
+	// has none, or the token has expired, the result is ErrNotFound. If the
+	// token is its session's current one, the first branch applies; if it
+	// is the session's previous one, it counts as one generation behind;
+	// any other is ReuseStale. Stores that never held such tokens always
+	// answer ErrNotFound.
+	//
+	// Of several concurrent calls with the same current token exactly one
+	// takes the first branch.
+	RotateRefreshToken(ctx context.Context, r Rotation) (Rotated, error)
 
-	// RevokeSession deletes a session and all of its refresh tokens,
-	// whether or not it has expired. It returns ErrNotFound if there was no
-	// such session. Its tokens must stop working at once; a store may
-	// remove their records later (in DeleteExpired), so that revoking a
-	// session that refreshed a million times costs no more than any other.
-	RevokeSession(ctx context.Context, handle string) error
+	// RevokeSession ends a session for the given reason, whether or not
+	// it has expired. It returns ErrNotFound if there is no such session or
+	// it has ended already. Its tokens stop working at once.
+	RevokeSession(ctx context.Context, handle string, why EndReason) error
 
-	// RevokeUserSessions deletes every session of a user, advances its
-	// SessionEpoch in the same step, so that no sign-in already in flight
-	// can start a session after it, and returns the handles it deleted
-	// (none for an unknown user).
+	// RevokeUserSessions ends every live session of a user (EndRevoked),
+	// advances its SessionEpoch in the same step, so that no sign-in
+	// already in flight can start a session after it, and returns the
+	// handles it ended (none for an unknown user).
 	RevokeUserSessions(ctx context.Context, userID string) ([]string, error)
 }
 
-// KeyStore keeps the keys that sign access tokens.
+// KeyStore keeps the keys that sign access and refresh tokens.
 type KeyStore interface {
 	// SigningKeys returns the keys whose VerifyUntil is after now, newest
 	// first.
@@ -408,6 +521,18 @@ type KeyStore interface {
 
 	// AddSigningKey adds k, or returns ErrConflict if its ID exists.
 	AddSigningKey(ctx context.Context, k SigningKey) error
+}
+
+// LegacyTokenStore is implemented by stores that kept refresh tokens of
+// the format before tokens named their session (random strings, one record
+// each), so that the sessions those tokens belong to keep working. It is
+// optional: a store that never held such tokens need not implement it.
+type LegacyTokenStore interface {
+	// LegacyTokenSession returns the handle of the session a kept token
+	// belongs to, whether current or superseded, or ErrNotFound if the
+	// store kept no such token or it has expired at now. It changes
+	// nothing; RotateRefreshToken with an empty Handle then exchanges it.
+	LegacyTokenSession(ctx context.Context, token TokenHash, now time.Time) (string, error)
 }
 
 // RateLimitStore is implemented by stores that can hold the rate-limit

@@ -34,18 +34,10 @@ type Store struct {
 	loginIDs   map[string]store.LoginKey      // Login.ID -> key
 	owners     map[string]store.LoginKey      // email -> the login that owns it
 
+	// sessions holds live and ended sessions: an ended one stays, with
+	// its reason, until it would have expired.
 	sessions     map[string]*session            // by handle
-	bySeq        map[uint64]*session            // by session.seq
 	userSessions map[string]map[string]struct{} // user id -> handles
-	lastSeq      uint64
-
-	// tokens is by far the largest map: every refresh adds a record that
-	// stays until it expires. Its records hold no pointers, so the garbage
-	// collector never has to scan them. A record whose session is gone
-	// (bySeq has no entry) is dead: revoking a session leaves its records
-	// to DeleteExpired, so that a revocation costs the same whatever the
-	// session's history.
-	tokens map[store.TokenHash]refreshToken
 
 	keys map[string]store.SigningKey // by id; Material owned by the store
 
@@ -63,44 +55,40 @@ type Store struct {
 
 var _ store.RateLimitStore = (*Store)(nil)
 
-// session is a session together with the state of its token lineage.
+// session is a session together with the state of its token lineage: a
+// fixed amount, whatever the number of exchanges.
 type session struct {
 	store.Session
-	seq uint64 // a number no other session of this store has had
 
-	// current is the one token that rotates normally.
-	current store.TokenHash
-	// previous is the token that current replaced in a normal rotation:
-	// the only superseded token the reuse window may forgive. A re-rotation
-	// inside the window leaves it alone, as the contract says.
-	previous    store.TokenHash
-	hasPrevious bool
-	// supersededAt is when previous was exchanged: the window is measured
-	// from there, so retries inside it do not extend it.
-	supersededAt time.Time
+	// current is the hash of the one token that rotates, and currentKey
+	// the key that made it.
+	current    store.TokenHash
+	currentKey string
+	// exchangedAt is when the last exchange happened: the reuse window is
+	// measured from there, so retries inside it do not extend it.
+	exchangedAt time.Time
 
 	// allowance is the time of the session's rotation allowance (see
 	// store.Rotation.Burst), kept as TakeRateLimit keeps an entry.
 	allowance time.Time
+
+	// ended says why the session ended; empty while it is live.
+	ended store.EndReason
 }
 
-// refreshToken is the record of one issued refresh token. Whether it is
-// current is not stored here but read from its session, so that there is
-// exactly one place that can say so.
-type refreshToken struct {
-	session   uint64 // session.seq
-	expiresAt instant
+// found returns sess if it is live at now, and otherwise the error the
+// contract asks for.
+func (sess *session) found(now time.Time) (*session, error) {
+	switch {
+	case sess == nil:
+		return nil, store.ErrNotFound
+	case sess.ended != "":
+		return nil, &store.EndedError{Reason: sess.ended}
+	case !live(sess.ExpiresAt, now):
+		return nil, &store.EndedError{}
+	}
+	return sess, nil
 }
-
-// instant is a time.Time without its location pointer.
-type instant struct {
-	sec  int64
-	nsec int32
-}
-
-func instantOf(t time.Time) instant { return instant{t.Unix(), int32(t.Nanosecond())} }
-
-func (i instant) time() time.Time { return time.Unix(i.sec, int64(i.nsec)) }
 
 // New returns an empty store.
 func New() *Store {
@@ -111,9 +99,7 @@ func New() *Store {
 		loginIDs:      make(map[string]store.LoginKey),
 		owners:        make(map[string]store.LoginKey),
 		sessions:      make(map[string]*session),
-		bySeq:         make(map[uint64]*session),
 		userSessions:  make(map[string]map[string]struct{}),
-		tokens:        make(map[store.TokenHash]refreshToken),
 		keys:          make(map[string]store.SigningKey),
 		resets:        make(map[store.TokenHash]store.ResetToken),
 		verifications: make(map[store.TokenHash]store.VerificationToken),
@@ -341,9 +327,9 @@ func (s *Store) DeleteLogin(_ context.Context, loginID string) ([]string, error)
 	}
 	handles := []string{}
 	for h := range s.userSessions[l.UserID] {
-		if sess := s.sessions[h]; sess.LoginID == loginID {
+		if sess := s.sessions[h]; sess.LoginID == loginID && sess.ended == "" {
 			handles = append(handles, h)
-			s.deleteSession(sess)
+			sess.ended = store.EndRevoked
 		}
 	}
 	s.dropLogin(l)
@@ -372,7 +358,9 @@ func (s *Store) DeleteUser(_ context.Context, userID string) ([]string, error) {
 	}
 	handles := []string{}
 	for h := range s.userSessions[userID] {
-		handles = append(handles, h)
+		if s.sessions[h].ended == "" {
+			handles = append(handles, h)
+		}
 		s.deleteSession(s.sessions[h])
 	}
 	for _, k := range s.userLogins[userID] {
@@ -507,7 +495,7 @@ func (s *Store) ResetPassword(_ context.Context, token store.TokenHash, password
 	l.EmailVerified = true // the token was mailed to it
 	s.putLogin(l)
 	s.deleteResetTokens(t.UserID)
-	handles := s.endSessions(t.UserID)
+	handles := s.endSessions(t.UserID, store.EndPasswordReset)
 	return s.withEpoch(l), handles, nil
 }
 
@@ -528,9 +516,6 @@ func (s *Store) CreateSession(_ context.Context, sess store.Session, refresh sto
 	if _, ok := s.sessions[sess.Handle]; ok {
 		return store.ErrConflict
 	}
-	if s.onRecord(refresh) {
-		return store.ErrConflict
-	}
 	if u, ok := s.users[sess.UserID]; !ok {
 		return store.ErrNotFound
 	} else if u.SessionEpoch != epoch {
@@ -539,22 +524,14 @@ func (s *Store) CreateSession(_ context.Context, sess store.Session, refresh sto
 	if sess.LoginID == "" {
 		sess.LoginID = sess.UserID
 	}
-
-	s.lastSeq++
-	rec := &session{
-		Session: sess,
-		seq:     s.lastSeq,
-		current: refresh,
-	}
-	s.sessions[sess.Handle] = rec
-	s.bySeq[rec.seq] = rec
+	sess.Generation = 0
+	s.sessions[sess.Handle] = &session{Session: sess, current: refresh}
 	handles := s.userSessions[sess.UserID]
 	if handles == nil {
 		handles = make(map[string]struct{})
 		s.userSessions[sess.UserID] = handles
 	}
 	handles[sess.Handle] = struct{}{}
-	s.tokens[refresh] = refreshToken{session: rec.seq, expiresAt: instantOf(sess.ExpiresAt)}
 	return nil
 }
 
@@ -563,9 +540,9 @@ func (s *Store) Session(_ context.Context, handle string, now time.Time) (store.
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 
-	sess, ok := s.sessions[handle]
-	if !ok || !live(sess.ExpiresAt, now) {
-		return store.Session{}, store.ErrNotFound
+	sess, err := s.sessions[handle].found(now)
+	if err != nil {
+		return store.Session{}, err
 	}
 	return sess.Session, nil
 }
@@ -578,7 +555,7 @@ func (s *Store) UserSessions(_ context.Context, userID string, now time.Time) ([
 
 	var out []store.Session
 	for h := range s.userSessions[userID] {
-		if sess := s.sessions[h]; live(sess.ExpiresAt, now) {
+		if sess, err := s.sessions[h].found(now); err == nil {
 			out = append(out, sess.Session)
 		}
 	}
@@ -593,106 +570,105 @@ func newestSessionFirst(a, b store.Session) int {
 	return cmp.Compare(a.Handle, b.Handle)
 }
 
-// RotateRefreshToken implements store.Store.
-func (s *Store) RotateRefreshToken(_ context.Context, r store.Rotation) (store.Session, error) {
+// RotateRefreshToken implements store.Store. This store never held tokens
+// of the format before tokens named their session, so a rotation without
+// a handle finds nothing.
+func (s *Store) RotateRefreshToken(_ context.Context, r store.Rotation) (store.Rotated, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	tok, ok := s.tokens[r.Presented]
-	if !ok || !live(tok.expiresAt.time(), r.Now) {
-		return store.Session{}, store.ErrNotFound
+	if r.Handle == "" {
+		return store.Rotated{}, store.ErrNotFound
 	}
-	sess := s.bySeq[tok.session]
-	if sess == nil || !live(sess.ExpiresAt, r.Now) {
-		return store.Session{}, store.ErrNotFound
+	sess, err := s.sessions[r.Handle].found(r.Now)
+	if err != nil {
+		return store.Rotated{}, err
 	}
-
-	current := r.Presented == sess.current
-	again := r.ReuseWindow > 0 && sess.hasPrevious && r.Presented == sess.previous &&
-		r.Now.Sub(sess.supersededAt) < r.ReuseWindow
-	if !current && !again {
-		old := sess.Session
-		s.deleteSession(sess)
-		return old, store.ErrTokenReused
-	}
-	if s.onRecord(r.Next) {
-		return store.Session{}, store.ErrConflict
+	if r.Presented != sess.current {
+		behind := sess.Generation - r.Generation
+		switch {
+		case behind <= 0:
+			return store.Rotated{}, store.ErrNotFound
+		case behind == 1 && r.ReuseWindow > 0 && r.Now.Sub(sess.exchangedAt) < r.ReuseWindow:
+			return store.Rotated{Session: sess.Session, Repeat: true, CurrentKey: sess.currentKey}, nil
+		}
+		sess.ended = store.EndTokenTheft
+		return store.Rotated{Session: sess.Session, Reuse: reuseOf(behind, r.ReuseWindow)}, store.ErrTokenReused
 	}
 	if r.Burst > 0 && r.Every > 0 {
 		if sess.allowance.After(r.Now.Add(time.Duration(r.Burst-1) * r.Every)) {
-			return store.Session{}, store.ErrRateLimited
+			return store.Rotated{}, store.ErrRateLimited
 		}
 		sess.allowance = later(sess.allowance, r.Now).Add(r.Every)
 	}
-	if current {
-		sess.previous, sess.hasPrevious, sess.supersededAt = r.Presented, true, r.Now
-	}
-	// Inside the window, the replaced current token stays on record as
-	// superseded, so that presenting it later is detected as reuse.
-	sess.current = r.Next
-	s.tokens[r.Next] = refreshToken{session: sess.seq, expiresAt: instantOf(r.ExpiresAt)}
+	sess.current, sess.currentKey, sess.exchangedAt = r.Next, r.NextKey, r.Now
+	sess.Generation++
 	sess.RefreshedAt = r.Now
 	sess.ExpiresAt = r.ExpiresAt
-	return sess.Session, nil
+	return store.Rotated{Session: sess.Session}, nil
+}
+
+// reuseOf names a reuse of a token behind generations old.
+func reuseOf(behind int64, window time.Duration) store.Reuse {
+	switch {
+	case behind > 1:
+		return store.ReuseStale
+	case window > 0:
+		return store.ReuseAfterWindow
+	}
+	return store.ReusePrevious
 }
 
 // RevokeSession implements store.Store.
-func (s *Store) RevokeSession(_ context.Context, handle string) error {
+func (s *Store) RevokeSession(_ context.Context, handle string, why store.EndReason) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
 	sess, ok := s.sessions[handle]
-	if !ok {
+	if !ok || sess.ended != "" {
 		return store.ErrNotFound
 	}
-	s.deleteSession(sess)
+	sess.ended = why
 	return nil
 }
 
 // RevokeUserSessions implements store.Store. The method has no notion of the
-// current time, so it also deletes, and reports, sessions that have expired
+// current time, so it also ends, and reports, sessions that have expired
 // but have not yet been removed by DeleteExpired. The handles come newest
 // first.
 func (s *Store) RevokeUserSessions(_ context.Context, userID string) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.endSessions(userID), nil
+	return s.endSessions(userID, store.EndRevoked), nil
 }
 
-// endSessions deletes every session of a user, newest first, advances
+// endSessions ends every live session of a user, newest first, advances
 // its session epoch and returns the handles. Called under mu.
-func (s *Store) endSessions(userID string) []string {
+func (s *Store) endSessions(userID string, why store.EndReason) []string {
 	if u, ok := s.users[userID]; ok {
 		u.SessionEpoch++
 		s.users[userID] = u
 	}
 	var doomed []*session
 	for h := range s.userSessions[userID] {
-		doomed = append(doomed, s.sessions[h])
+		if sess := s.sessions[h]; sess.ended == "" {
+			doomed = append(doomed, sess)
+		}
 	}
 	slices.SortFunc(doomed, func(a, b *session) int { return newestSessionFirst(a.Session, b.Session) })
 
 	handles := make([]string, 0, len(doomed))
 	for _, sess := range doomed {
 		handles = append(handles, sess.Handle)
-		s.deleteSession(sess)
+		sess.ended = why
 	}
 	return handles
 }
 
-// onRecord reports whether h is a token of a session on record: a current
-// or superseded token, not a dead record. Called under mu.
-func (s *Store) onRecord(h store.TokenHash) bool {
-	tok, ok := s.tokens[h]
-	return ok && s.bySeq[tok.session] != nil
-}
-
-// deleteSession removes sess and its entry in the per-user index. The
-// records of its tokens are dead from then on, and DeleteExpired removes
-// them. The caller holds s.mu for writing.
+// deleteSession forgets sess and its entry in the per-user index. The
+// caller holds s.mu for writing.
 func (s *Store) deleteSession(sess *session) {
 	delete(s.sessions, sess.Handle)
-	delete(s.bySeq, sess.seq)
 	if handles := s.userSessions[sess.UserID]; handles != nil {
 		delete(handles, sess.Handle)
 		if len(handles) == 0 {
@@ -738,10 +714,8 @@ func (s *Store) AddSigningKey(_ context.Context, k store.SigningKey) error {
 	return nil
 }
 
-// DeleteExpired implements store.Store. Superseded tokens that have not
-// expired are kept even though they can never rotate again: they are what
-// lets RotateRefreshToken recognise a stolen token. The records of revoked
-// sessions' tokens go, whatever their expiry.
+// DeleteExpired implements store.Store. An ended session goes when it
+// would have expired, taking the record of why it ended with it.
 func (s *Store) DeleteExpired(_ context.Context, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -749,16 +723,6 @@ func (s *Store) DeleteExpired(_ context.Context, now time.Time) error {
 	for _, sess := range s.sessions {
 		if !live(sess.ExpiresAt, now) {
 			s.deleteSession(sess)
-		}
-	}
-	for h, tok := range s.tokens {
-		sess := s.bySeq[tok.session]
-		if sess != nil && live(tok.expiresAt.time(), now) {
-			continue
-		}
-		delete(s.tokens, h)
-		if sess != nil && sess.hasPrevious && sess.previous == h {
-			sess.previous, sess.hasPrevious = store.TokenHash{}, false
 		}
 	}
 	for id, k := range s.keys {

@@ -109,7 +109,7 @@ func testConcurrentCreateSession(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	mustCreateUser(t, s, "u1")
 	sess := newSession("s1", "u1", base, at(ttl))
-	tok := func(i int) string { return fmt.Sprintf("r%d", i) }
+	tok := func(i int) string { return fmt.Sprintf("s1/r0-%d", i) }
 	errs := make([]error, n)
 	parallel(n, func(i int) { errs[i] = s.CreateSession(ctx, sess, token(tok(i)), 0) })
 
@@ -148,9 +148,9 @@ const stormRounds = 10
 //
 // Invariant checked: exactly one call takes the first branch of the
 // contract. Every later call presents a superseded token: the first of them
-// finds the session live and must revoke it with ErrTokenReused; all the
-// others find it revoked and must return ErrNotFound. So there are exactly
-// one success, one ErrTokenReused and n-2 ErrNotFound, and afterwards no
+// finds the session live and must end it with ErrTokenReused; all the
+// others find it ended and must return an EndedError. So there are exactly
+// one success, one ErrTokenReused and n-2 EndedErrors, and afterwards no
 // token of the session rotates, not even the winner's Next.
 func testConcurrentRotate(t *testing.T, s store.Store) {
 	mustCreateUser(t, s, "u1")
@@ -167,61 +167,50 @@ func rotateStorm(t *testing.T, s store.Store, handle string) {
 	mustCreateSession(t, s, sess, handle+"/r0")
 
 	now := at(time.Hour)
-	next := func(i int) string { return fmt.Sprintf("%s/next%d", handle, i) }
 	errs := make([]error, n)
 	parallel(n, func(i int) {
-		_, errs[i] = s.RotateRefreshToken(ctx, rotation(handle+"/r0", next(i), now, 0))
+		_, errs[i] = s.RotateRefreshToken(ctx, rotation(handle+"/r0", handle+"/r1", now, 0))
 	})
 
-	var ok, reused, notFound int
+	var ok, reused, ended int
 	for _, err := range errs {
+		var e *store.EndedError
 		switch {
 		case err == nil:
 			ok++
 		case errors.Is(err, store.ErrTokenReused):
 			reused++
-		case errors.Is(err, store.ErrNotFound):
-			notFound++
+		case errors.As(err, &e) && e.Reason == store.EndTokenTheft:
+			ended++
 		default:
-			t.Errorf("RotateRefreshToken: concurrent calls with one token must return nil, ErrTokenReused or ErrNotFound; session %s got error %v", handle, err)
+			t.Errorf("RotateRefreshToken: concurrent calls with one token must return nil, ErrTokenReused or an EndedError for theft; session %s got error %v", handle, err)
 		}
 	}
 	if ok != 1 {
 		t.Errorf("RotateRefreshToken: of concurrent calls with the same current token exactly one must succeed; on session %s %d did", handle, ok)
 	}
 	if reused != 1 {
-		t.Errorf("RotateRefreshToken: after one concurrent call won, the first to present the now superseded token must get ErrTokenReused and revoke the session, the rest ErrNotFound; session %s got %d ErrTokenReused and %d ErrNotFound", handle, reused, notFound)
+		t.Errorf("RotateRefreshToken: after one concurrent call won, the first to present the now superseded token must get ErrTokenReused and end the session, the rest an EndedError; session %s got %d ErrTokenReused and %d EndedError", handle, reused, ended)
 	}
 
-	wantNoSession(t, s, handle, now, "RotateRefreshToken: reuse by a losing concurrent call must revoke the session")
+	wantNoSession(t, s, handle, now, "RotateRefreshToken: reuse by a losing concurrent call must end the session")
 	later := now.Add(time.Second)
-	for i := range n {
-		wantRotateErr(t, s, rotation(next(i), handle+"/after", later, 0), store.ErrNotFound,
-			fmt.Sprintf("after concurrent reuse revoked session %s no Next may rotate: %s must return ErrNotFound", handle, next(i)))
+	for _, tok := range []string{handle + "/r1", handle + "/r0"} {
+		wantRotateErr(t, s, rotation(tok, handle+"/after", later, 0), store.ErrNotFound,
+			fmt.Sprintf("after concurrent reuse ended session %s, %s must return ErrNotFound", handle, tok))
 	}
-	wantRotateErr(t, s, rotation(handle+"/r0", handle+"/after", later, 0), store.ErrNotFound,
-		fmt.Sprintf("after concurrent reuse revoked session %s the presented token must return ErrNotFound", handle))
 }
 
 // testConcurrentRotateReuseWindow presents one current token in many
-// concurrent calls with the same Now and a positive reuse window, as a
-// client retrying a lost response would, once on each of several sessions.
+// concurrent calls with the same Now and a positive reuse window, as tabs
+// refreshing at once or a client retrying a lost response would, once on
+// each of several sessions.
 //
-// Every call must succeed: the first takes the first branch and makes the
-// presented token the predecessor; each later one presents that predecessor
-// while the current token is zero seconds old, inside the window, and so
-// takes the second branch, which keeps the predecessor. Each call gives the
-// session its own ExpiresAt.
-//
-// Invariant checked: exactly one of the issued Next tokens is current, and it
-// is the one issued by the call whose ExpiresAt the session now has (the
-// contract sets the session's ExpiresAt and the current token together).
-// That token must rotate. Every other Next must then be a superseded token of
-// the live session, never a second current token and never lost: the first
-// one presented must return ErrTokenReused and revoke the session, and all
-// the rest ErrNotFound. Rotating the identified token first is what makes the
-// check sound: presenting a superseded one first would revoke the session and
-// hide whether the others were current.
+// Invariant checked: exactly one call exchanges the token; every other
+// presents the token it superseded inside the window and must report
+// Repeat with the winner's key, changing nothing. The session is then as
+// the winner left it, its Next is the one current token, and the
+// presented token, after the window, is theft.
 func testConcurrentRotateReuseWindow(t *testing.T, s store.Store) {
 	mustCreateUser(t, s, "u1")
 	for round := range stormRounds {
@@ -239,49 +228,46 @@ func rotateStormReuseWindow(t *testing.T, s store.Store, handle string) {
 	now := at(time.Hour)
 	rotations := make([]store.Rotation, n)
 	for i := range rotations {
-		rotations[i] = rotation(handle+"/r0", fmt.Sprintf("%s/next%d", handle, i), now, time.Minute)
+		rotations[i] = rotation(handle+"/r0", fmt.Sprintf("%s/r1-%d", handle, i), now, time.Minute)
 		rotations[i].ExpiresAt = now.Add(ttl + time.Duration(i)*time.Second)
 	}
+	got := make([]store.Rotated, n)
 	errs := make([]error, n)
-	parallel(n, func(i int) { _, errs[i] = s.RotateRefreshToken(ctx, rotations[i]) })
+	parallel(n, func(i int) { got[i], errs[i] = s.RotateRefreshToken(ctx, rotations[i]) })
 
+	winner := -1
 	for i, err := range errs {
-		if err != nil {
-			t.Errorf("RotateRefreshToken: a concurrent retry with the predecessor inside the reuse window must succeed; session %s call %d got error %v", handle, i, err)
+		switch {
+		case err != nil:
+			t.Errorf("RotateRefreshToken: a concurrent call inside the reuse window must succeed; session %s call %d got error %v", handle, i, err)
+		case !got[i].Repeat && winner >= 0:
+			t.Errorf("RotateRefreshToken: of concurrent calls with one token exactly one may exchange it; on session %s calls %d and %d did", handle, winner, i)
+		case !got[i].Repeat:
+			winner = i
 		}
 	}
-	got, err := s.Session(ctx, handle, now)
-	if err != nil {
-		t.Fatalf("RotateRefreshToken: concurrent rotations inside the reuse window must leave the session alive; Session(%q) failed: %v", handle, err)
+	if winner < 0 {
+		t.Fatalf("RotateRefreshToken: of concurrent calls with one token exactly one must exchange it; on session %s none did", handle)
 	}
-	current := slices.IndexFunc(rotations, func(r store.Rotation) bool { return sameTime(got.ExpiresAt, r.ExpiresAt) })
-	if current < 0 {
-		t.Fatalf("RotateRefreshToken: after concurrent rotations the ExpiresAt %v of session %s must be that of one of the calls", got.ExpiresAt, handle)
-	}
-	if d := sessionDiff(got, updated(sess, rotations[current])); d != "" {
-		t.Errorf("RotateRefreshToken: after concurrent rotations session %s must be as the last one left it: %s", handle, d)
-	}
-
-	later := now.Add(time.Second)
-	r := store.Rotation{Presented: rotations[current].Next, Next: token(handle + "/after"), Now: later, ExpiresAt: later.Add(ttl)}
-	mustRotate(t, s, r, updated(got, r), "RotateRefreshToken: the Next of the call that set the session's ExpiresAt is the one current token, so rotating it")
-
-	reused := false
-	for i, ri := range rotations {
-		if i == current {
+	want := updated(sess, rotations[winner])
+	for i := range n {
+		if i == winner || errs[i] != nil {
 			continue
 		}
-		_, err := s.RotateRefreshToken(ctx, store.Rotation{Presented: ri.Next, Next: token(handle + "/never"), Now: later, ExpiresAt: later.Add(ttl)})
-		switch {
-		case err == nil:
-			t.Fatalf("RotateRefreshToken: after concurrent rotations inside the reuse window exactly one Next may be current; on session %s call %d's Next rotated as well", handle, i)
-		case !reused && !errors.Is(err, store.ErrTokenReused):
-			t.Fatalf("RotateRefreshToken: every Next replaced inside the reuse window must be a superseded token of the session, so presenting call %d's Next on session %s must return ErrTokenReused; got error %v", i, handle, err)
-		case reused && !errors.Is(err, store.ErrNotFound):
-			t.Fatalf("RotateRefreshToken: after reuse revoked session %s, call %d's Next must return ErrNotFound; got error %v", handle, i, err)
+		if got[i].CurrentKey != rotations[winner].NextKey {
+			t.Errorf("RotateRefreshToken: a Repeat must report the key of the exchange's successor, %q; call %d got %q", rotations[winner].NextKey, i, got[i].CurrentKey)
 		}
-		reused = true
+		if d := sessionDiff(got[i].Session, want); d != "" {
+			t.Errorf("RotateRefreshToken: a Repeat must return the session as the exchange left it: %s", d)
+		}
 	}
+	wantSession(t, s, want, now, "RotateRefreshToken: after concurrent calls inside the window the session must be as the one exchange left it")
+
+	later := now.Add(time.Second)
+	r := rotation(fmt.Sprintf("%s/r1-%d", handle, winner), handle+"/r2", later, time.Minute)
+	want = mustRotate(t, s, r, updated(want, r), "the exchange's successor is the one current token, so rotating it")
+	wantTheft(t, s, rotation(handle+"/r0", handle+"/x", later.Add(time.Minute), time.Minute), want, store.ReuseStale,
+		"after the window, the token the storm presented")
 }
 
 // testConcurrentResetPassword presents one reset token in many concurrent
@@ -361,20 +347,21 @@ func testConcurrentMixed(t *testing.T, s store.Store) {
 			handle := fmt.Sprintf("%s/s%d", uid, round)
 			now := at(time.Duration(round) * time.Minute)
 			sess := newSession(handle, uid, now, now.Add(ttl))
-			if err := s.CreateSession(ctx, sess, token(handle+"/0"), 0); err != nil {
+			if err := s.CreateSession(ctx, sess, token(handle+"/r0"), 0); err != nil {
 				t.Errorf("CreateSession: a session with a new handle and token of an existing user must be added; got error %v", err)
 				return
 			}
 			live++
 			for gen := range 3 {
 				now = now.Add(time.Second)
-				r := rotation(fmt.Sprintf("%s/%d", handle, gen), fmt.Sprintf("%s/%d", handle, gen+1), now, 0)
+				r := rotation(fmt.Sprintf("%s/r%d", handle, gen), fmt.Sprintf("%s/r%d", handle, gen+1), now, 0)
 				got, err := s.RotateRefreshToken(ctx, r)
 				if err != nil {
 					t.Errorf("RotateRefreshToken: the current token of a live session must rotate; got error %v", err)
 					return
 				}
-				if d := sessionDiff(got, updated(sess, r)); d != "" {
+				sess = updated(sess, r)
+				if d := sessionDiff(got.Session, sess); d != "" {
 					t.Errorf("RotateRefreshToken: must return the updated session: %s", d)
 				}
 			}
@@ -387,7 +374,7 @@ func testConcurrentMixed(t *testing.T, s store.Store) {
 			}
 			u.PasswordHash = newHash
 			if round%3 == 0 {
-				if err := s.RevokeSession(ctx, handle); err != nil {
+				if err := s.RevokeSession(ctx, handle, store.EndSignedOut); err != nil {
 					t.Errorf("RevokeSession: an existing session must be revoked; got error %v", err)
 				}
 				live--
@@ -440,7 +427,7 @@ func testConcurrentRevokeAndRotate(t *testing.T, s store.Store) {
 		var revokeErr, rotateErr error
 		parallel(2, func(i int) {
 			if i == 0 {
-				revokeErr = s.RevokeSession(ctx, handle)
+				revokeErr = s.RevokeSession(ctx, handle, store.EndSignedOut)
 			} else {
 				_, rotateErr = s.RotateRefreshToken(ctx, rotation(handle+"/r0", handle+"/r1", now, 0))
 			}

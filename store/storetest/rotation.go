@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -10,95 +11,118 @@ import (
 
 var rotationTests = []test{
 	{"Chain", testRotateChain},
-	{"Reuse", testRotateReuse},
-	{"ReuseOlderGeneration", testRotateReuseOlderGeneration},
+	{"ReusePrevious", testRotateReusePrevious},
+	{"ReuseStale", testRotateReuseStale},
+	{"ReuseLongAgo", testRotateReuseLongAgo},
 	{"UnknownToken", testRotateUnknownToken},
-	{"ExpiredToken", testRotateExpiredToken},
+	{"NoHandle", testRotateNoHandle},
 	{"ExpiredSession", testRotateExpiredSession},
-	{"ExpiredSessionSupersededToken", testRotateExpiredSessionSupersededToken},
-	{"ReuseWindowPredecessor", testRotateReuseWindowPredecessor},
-	{"ReuseWindowPredecessorStays", testRotateReuseWindowPredecessorStays},
-	{"ReuseWindowElapsed", testRotateReuseWindowElapsed},
+	{"AtExpiry", testRotateAtExpiry},
+	{"EndedSession", testRotateEndedSession},
+	{"ReuseWindowRepeat", testRotateReuseWindowRepeat},
 	{"ReuseWindowDoesNotSlide", testRotateReuseWindowDoesNotSlide},
 	{"ReuseWindowBoundary", testRotateReuseWindowBoundary},
 	{"ReuseWindowTwoGenerations", testRotateReuseWindowTwoGenerations},
-	{"ReuseWindowZero", testRotateReuseWindowZero},
-	{"ReuseNextConflict", testRotateReuseNextConflict},
-	{"AtExpiry", testRotateAtExpiry},
 	{"Allowance", testRotateAllowance},
 	{"AllowanceTheft", testRotateAllowanceTheft},
-	{"AllowanceReuseWindow", testRotateAllowanceReuseWindow},
-	{"RevokeLongHistory", testRotateRevokeLongHistory},
+	{"AllowanceRepeat", testRotateAllowanceRepeat},
 }
 
 func testRotateChain(t *testing.T, s store.Store) {
 	mustCreateUser(t, s, "u1")
 	sess := newSession("s1", "u1", base, at(ttl))
-	mustCreateSession(t, s, sess, "r0")
+	mustCreateSession(t, s, sess, "s1/r0")
+	wantSession(t, s, sess, base, "CreateSession: a new session must be at Generation 0")
 
-	r := rotation("r0", "r1", at(time.Hour), 0)
+	r := rotation("s1/r0", "s1/r1", at(time.Hour), 0)
 	sess = mustRotate(t, s, r, updated(sess, r), "the current token of a live session")
-	wantSession(t, s, sess, r.Now, "RotateRefreshToken: must store the updated RefreshedAt and ExpiresAt")
+	wantSession(t, s, sess, r.Now, "RotateRefreshToken: must store the updated RefreshedAt, ExpiresAt and Generation")
 
 	// After the first ExpiresAt: the rotation has extended the session.
-	r = rotation("r1", "r2", at(ttl+30*time.Minute), 0)
+	r = rotation("s1/r1", "s1/r2", at(ttl+30*time.Minute), 0)
 	sess = mustRotate(t, s, r, updated(sess, r), "a session extended by the previous rotation must stay alive and its current token")
 	wantSession(t, s, sess, r.Now.Add(ttl-time.Second), "RotateRefreshToken: the session must live until the new ExpiresAt")
 	wantUserSessions(t, s, "u1", r.Now, []store.Session{sess}, "RotateRefreshToken: UserSessions must show the updated session")
 
-	r = rotation("r2", "r3", r.Now.Add(time.Minute), 0)
+	r = rotation("s1/r2", "s1/r3", r.Now.Add(time.Minute), 0)
 	mustRotate(t, s, r, updated(sess, r), "the token that the previous rotation made current")
 }
 
-func testRotateReuse(t *testing.T, s store.Store) {
+// wantTheft presents r, which the contract says is a reuse of kind want,
+// and checks that the store ended the session as it was, which is sess.
+func wantTheft(t *testing.T, s store.Store, r store.Rotation, sess store.Session, want store.Reuse, rule string) {
+	t.Helper()
+	got, err := s.RotateRefreshToken(t.Context(), r)
+	if !errors.Is(err, store.ErrTokenReused) {
+		t.Fatalf("RotateRefreshToken: %s must return ErrTokenReused; got error %v", rule, err)
+	}
+	if got.Reuse != want {
+		t.Errorf("RotateRefreshToken: %s must report Reuse %d; got %d", rule, want, got.Reuse)
+	}
+	if d := sessionDiff(got.Session, sess); d != "" {
+		t.Errorf("RotateRefreshToken: on reuse must return the session as it was: %s", d)
+	}
+	_, err = s.Session(t.Context(), sess.Handle, r.Now)
+	wantEnded(t, err, store.EndTokenTheft, "RotateRefreshToken: after reuse, Session")
+}
+
+func testRotateReusePrevious(t *testing.T, s store.Store) {
 	mustCreateUser(t, s, "u1")
 	s1 := newSession("s1", "u1", base, at(ttl))
 	s2 := newSession("s2", "u1", at(time.Minute), at(ttl))
-	mustCreateSession(t, s, s1, "r0")
-	mustCreateSession(t, s, s2, "q0")
+	mustCreateSession(t, s, s1, "s1/r0")
+	mustCreateSession(t, s, s2, "s2/r0")
 
-	r := rotation("r0", "r1", at(time.Hour), 0)
+	r := rotation("s1/r0", "s1/r1", at(time.Hour), 0)
 	s1 = mustRotate(t, s, r, updated(s1, r), "the current token of a live session")
 
 	now := at(2 * time.Hour)
-	got := wantRotateErr(t, s, rotation("r0", "x", now, 0), store.ErrTokenReused,
-		"a superseded token of a live session must return ErrTokenReused")
-	if d := sessionDiff(got, s1); d != "" {
-		t.Errorf("RotateRefreshToken: on reuse must return the session as it was: %s", d)
-	}
-	wantNoSession(t, s, "s1", now, "RotateRefreshToken: reuse must revoke the session")
-	wantRotateErr(t, s, rotation("r1", "y", now, 0), store.ErrNotFound,
-		"reuse must revoke all the session's tokens: the current one must then return ErrNotFound")
-	wantRotateErr(t, s, rotation("x", "z", now, 0), store.ErrNotFound,
-		"reuse must not write Next: it must return ErrNotFound")
-	wantRotateErr(t, s, rotation("r0", "w", now, 0), store.ErrNotFound,
-		"a token of a revoked session must return ErrNotFound, not ErrTokenReused again")
-	err := s.RevokeSession(t.Context(), "s1")
-	wantErr(t, err, store.ErrNotFound, "RotateRefreshToken: reuse must delete the session, so RevokeSession must return ErrNotFound")
+	wantTheft(t, s, rotation("s1/r0", "s1/x", now, 0), s1, store.ReusePrevious,
+		"the token just superseded, with no reuse window,")
+	_, err := s.RotateRefreshToken(t.Context(), rotation("s1/r1", "s1/r2", now, 0))
+	wantEnded(t, err, store.EndTokenTheft, "RotateRefreshToken: reuse must end the session, so its current token")
+	_, err = s.RotateRefreshToken(t.Context(), rotation("s1/r0", "s1/r2", now, 0))
+	wantEnded(t, err, store.EndTokenTheft, "RotateRefreshToken: a superseded token of an ended session is not theft again; it")
+	err = s.RevokeSession(t.Context(), "s1", store.EndRevoked)
+	wantErr(t, err, store.ErrNotFound, "RotateRefreshToken: reuse must end the session, so RevokeSession must return ErrNotFound")
+	_, err = s.Session(t.Context(), "s1", now)
+	wantEnded(t, err, store.EndTokenTheft, "RevokeSession: revoking an ended session must not change why it ended; Session")
 
-	wantUserSessions(t, s, "u1", now, []store.Session{s2}, "RotateRefreshToken: reuse must revoke only the session the token belongs to")
-	r = rotation("q0", "q1", now, 0)
-	mustRotate(t, s, r, updated(s2, r), "RotateRefreshToken: reuse must revoke only the session the token belongs to, so the current token of another session")
+	wantUserSessions(t, s, "u1", now, []store.Session{s2}, "RotateRefreshToken: reuse must end only the session the token belongs to")
+	r = rotation("s2/r0", "s2/r1", now, 0)
+	mustRotate(t, s, r, updated(s2, r), "RotateRefreshToken: reuse must end only the session the token belongs to, so the current token of another session")
 }
 
-func testRotateReuseOlderGeneration(t *testing.T, s store.Store) {
+func testRotateReuseStale(t *testing.T, s store.Store) {
+	mustCreateUser(t, s, "u1")
+	for i, window := range []time.Duration{0, time.Hour} {
+		handle := fmt.Sprintf("s%d", i)
+		sess := newSession(handle, "u1", base, at(ttl))
+		mustCreateSession(t, s, sess, handle+"/r0")
+		r := rotation(handle+"/r0", handle+"/r1", at(time.Second), 0)
+		sess = mustRotate(t, s, r, updated(sess, r), "the current token of a live session")
+		r = rotation(handle+"/r1", handle+"/r2", at(2*time.Second), 0)
+		sess = mustRotate(t, s, r, updated(sess, r), "the current token of a live session")
+
+		// Inside any window: a token two exchanges old is never forgiven.
+		wantTheft(t, s, rotation(handle+"/r0", handle+"/x", at(3*time.Second), window), sess, store.ReuseStale,
+			fmt.Sprintf("a token superseded two exchanges ago (ReuseWindow %v)", window))
+	}
+}
+
+// Nothing is kept of superseded tokens, yet one superseded long ago is
+// recognised: by its generation.
+func testRotateReuseLongAgo(t *testing.T, s store.Store) {
+	const n = 50
 	mustCreateUser(t, s, "u1")
 	sess := newSession("s1", "u1", base, at(ttl))
-	mustCreateSession(t, s, sess, "r0")
-	r := rotation("r0", "r1", at(time.Hour), 0)
-	sess = mustRotate(t, s, r, updated(sess, r), "the current token of a live session")
-	r = rotation("r1", "r2", at(2*time.Hour), 0)
-	sess = mustRotate(t, s, r, updated(sess, r), "the current token of a live session")
-
-	now := at(3 * time.Hour)
-	got := wantRotateErr(t, s, rotation("r0", "x", now, 0), store.ErrTokenReused,
-		"a token superseded two generations ago must return ErrTokenReused")
-	if d := sessionDiff(got, sess); d != "" {
-		t.Errorf("RotateRefreshToken: on reuse must return the session as it was: %s", d)
+	mustCreateSession(t, s, sess, "s1/r0")
+	for i := range n {
+		r := rotation(fmt.Sprintf("s1/r%d", i), fmt.Sprintf("s1/r%d", i+1), at(time.Duration(i+1)*time.Minute), 0)
+		sess = mustRotate(t, s, r, updated(sess, r), fmt.Sprintf("exchange %d", i+1))
 	}
-	wantNoSession(t, s, "s1", now, "RotateRefreshToken: reuse must revoke the session")
-	wantRotateErr(t, s, rotation("r2", "y", now, 0), store.ErrNotFound,
-		"reuse must revoke all the session's tokens: the current one must then return ErrNotFound")
+	wantTheft(t, s, rotation("s1/r0", "s1/x", at(2*time.Hour), time.Minute), sess, store.ReuseStale,
+		fmt.Sprintf("the first token, superseded %d exchanges ago,", n))
 }
 
 func testRotateUnknownToken(t *testing.T, s store.Store) {
@@ -112,245 +136,186 @@ func testRotateUnknownToken(t *testing.T, s store.Store) {
 
 	now := at(time.Hour + time.Minute)
 	for _, window := range []time.Duration{0, time.Hour} {
-		wantRotateErr(t, s, rotation("forged", "n", now, window), store.ErrNotFound,
-			fmt.Sprintf("an unknown token must return ErrNotFound (ReuseWindow %v)", window))
+		for _, tc := range []struct{ presented, what string }{
+			{"nobody/r0", "a token of no session"},
+			{"s1/r1-forged", "a token at the session's generation that is not its current one"},
+			{"s1/r2", "a token a generation ahead of the session"},
+			{"s1/r99", "a token far ahead of the session"},
+		} {
+			wantRotateErr(t, s, rotation(tc.presented, "n", now, window), store.ErrNotFound,
+				fmt.Sprintf("%s must return ErrNotFound (ReuseWindow %v)", tc.what, window))
+		}
 	}
-	wantRotateErr(t, s, rotation("n", "m", now, 0), store.ErrNotFound,
-		"a rejected rotation must not write Next: it must return ErrNotFound")
-	wantUserSessionsAnyOrder(t, s, "u1", now, []store.Session{s2, s1}, "RotateRefreshToken: an unknown token must never harm a session")
+	wantUserSessionsAnyOrder(t, s, "u1", now, []store.Session{s2, s1}, "RotateRefreshToken: a token the store cannot place must never harm a session")
 
 	r = rotation("s1/r1", "s1/r2", now, 0)
-	mustRotate(t, s, r, updated(s1, r), "RotateRefreshToken: an unknown token must never harm a session, so the current token")
+	mustRotate(t, s, r, updated(s1, r), "RotateRefreshToken: a token the store cannot place must never harm a session, so the current token")
 	r = rotation("s2/r0", "s2/r1", now, 0)
-	mustRotate(t, s, r, updated(s2, r), "RotateRefreshToken: an unknown token must never harm a session, so the current token")
+	mustRotate(t, s, r, updated(s2, r), "RotateRefreshToken: a token the store cannot place must never harm a session, so the current token")
 }
 
-func testRotateExpiredToken(t *testing.T, s store.Store) {
+// A rotation without a handle looks among the tokens a store kept from
+// before tokens named their session; a store that never held any finds
+// nothing, and must not take a current token's hash for one.
+func testRotateNoHandle(t *testing.T, s store.Store) {
 	mustCreateUser(t, s, "u1")
-	sess := newSession("s1", "u1", base, at(time.Hour))
-	mustCreateSession(t, s, sess, "r0")
-	// r0 keeps its expiry of one hour; r1 and the session live for three.
-	r := rotation("r0", "r1", at(30*time.Minute), 0)
-	r.ExpiresAt = at(3 * time.Hour)
-	sess = mustRotate(t, s, r, updated(sess, r), "the current token of a live session")
-
-	now := at(90 * time.Minute)
-	wantRotateErr(t, s, rotation("r0", "x", now, 2*time.Hour), store.ErrNotFound,
-		"an expired predecessor must return ErrNotFound even inside the reuse window")
-	wantRotateErr(t, s, rotation("r0", "x", now, 0), store.ErrNotFound,
-		"an expired superseded token must return ErrNotFound, not ErrTokenReused")
-	wantSession(t, s, sess, now, "RotateRefreshToken: an expired token must change nothing")
-	r = rotation("r1", "r2", now, 0)
-	mustRotate(t, s, r, updated(sess, r), "RotateRefreshToken: an expired token must change nothing, so the current token")
+	sess := newSession("s1", "u1", base, at(ttl))
+	mustCreateSession(t, s, sess, "s1/r0")
+	r := rotation("s1/r0", "s1/r1", at(time.Hour), 0)
+	r.Handle, r.Generation = "", 0
+	wantRotateErr(t, s, r, store.ErrNotFound, "a token without a handle that the store never kept must return ErrNotFound")
+	wantSession(t, s, sess, at(time.Hour), "RotateRefreshToken: a rotation without a handle must change nothing")
 }
 
 func testRotateExpiredSession(t *testing.T, s store.Store) {
 	mustCreateUser(t, s, "u1")
 	sess := newSession("s1", "u1", base, at(time.Hour))
-	mustCreateSession(t, s, sess, "r0")
-
-	wantRotateErr(t, s, rotation("r0", "r1", at(2*time.Hour), 0), store.ErrNotFound,
-		"the token of an expired session must return ErrNotFound")
-	wantRotateErr(t, s, rotation("r0", "r1", at(2*time.Hour), time.Hour), store.ErrNotFound,
-		"the token of an expired session must return ErrNotFound whatever the reuse window")
-
-	// Stores never read a clock, so going back in time shows whether the
-	// rejected calls changed anything.
-	earlier := at(30 * time.Minute)
-	wantRotateErr(t, s, rotation("r1", "r2", earlier, 0), store.ErrNotFound,
-		"a rejected rotation must not write Next: it must return ErrNotFound")
-	r := rotation("r0", "r3", earlier, 0)
-	mustRotate(t, s, r, updated(sess, r), "RotateRefreshToken: a token of an expired session must change nothing, so the same token at an earlier time")
-}
-
-func testRotateExpiredSessionSupersededToken(t *testing.T, s store.Store) {
-	mustCreateUser(t, s, "u1")
-	sess := newSession("s1", "u1", base, at(3*time.Hour))
-	mustCreateSession(t, s, sess, "r0")
-	// The rotation shortens the session, so r0 outlives it.
-	r := rotation("r0", "r1", at(10*time.Minute), 0)
-	r.ExpiresAt = at(time.Hour)
-	sess = mustRotate(t, s, r, updated(sess, r), "the current token of a live session")
-
-	now := at(2 * time.Hour)
-	wantRotateErr(t, s, rotation("r0", "x", now, 0), store.ErrNotFound,
-		"a superseded, unexpired token of an expired session must return ErrNotFound, not ErrTokenReused")
-	wantRotateErr(t, s, rotation("r1", "x", now, 0), store.ErrNotFound,
-		"the current token of an expired session must return ErrNotFound")
-
-	// Back in time, the session must be as it was.
-	earlier := at(20 * time.Minute)
-	wantSession(t, s, sess, earlier, "RotateRefreshToken: a token of an expired session must change nothing")
-	r = rotation("r1", "r2", earlier, 0)
-	mustRotate(t, s, r, updated(sess, r), "RotateRefreshToken: a token of an expired session must change nothing, so the current token at an earlier time")
-}
-
-func testRotateReuseWindowPredecessor(t *testing.T, s store.Store) {
-	const window = time.Minute
-	mustCreateUser(t, s, "u1")
-	sess := newSession("s1", "u1", base, at(ttl))
-	mustCreateSession(t, s, sess, "r0")
-	r := rotation("r0", "r1", at(time.Hour), window)
-	sess = mustRotate(t, s, r, updated(sess, r), "the current token of a live session")
-
-	// The response carrying r1 was lost; the client retries with r0.
-	r = rotation("r0", "r2", at(time.Hour+30*time.Second), window)
-	sess = mustRotate(t, s, r, updated(sess, r), "the immediate predecessor presented inside the reuse window")
-	wantSession(t, s, sess, r.Now, "RotateRefreshToken: a rotation inside the reuse window must store the updated session")
-
-	// r1 has been replaced without ever being presented: it is superseded
-	// but not the predecessor, so presenting it is theft.
-	got := wantRotateErr(t, s, rotation("r1", "r3", at(time.Hour+40*time.Second), window), store.ErrTokenReused,
-		"the current token replaced inside the reuse window becomes superseded, so presenting it must return ErrTokenReused")
-	if d := sessionDiff(got, sess); d != "" {
-		t.Errorf("RotateRefreshToken: on reuse must return the session as it was: %s", d)
-	}
-	wantNoSession(t, s, "s1", at(time.Hour+40*time.Second), "RotateRefreshToken: reuse must revoke the session")
-	wantRotateErr(t, s, rotation("r2", "r4", at(time.Hour+40*time.Second), window), store.ErrNotFound,
-		"reuse must revoke all the session's tokens: the current one must then return ErrNotFound")
-}
-
-func testRotateReuseWindowPredecessorStays(t *testing.T, s store.Store) {
-	const window = time.Minute
-	mustCreateUser(t, s, "u1")
-	sess := newSession("s1", "u1", base, at(ttl))
-	mustCreateSession(t, s, sess, "r0")
-	r := rotation("r0", "r1", at(time.Hour), window)
-	sess = mustRotate(t, s, r, updated(sess, r), "the current token of a live session")
-
-	r = rotation("r0", "r2", at(time.Hour+10*time.Second), window)
-	sess = mustRotate(t, s, r, updated(sess, r), "the immediate predecessor presented inside the reuse window")
-	r = rotation("r0", "r3", at(time.Hour+20*time.Second), window)
-	sess = mustRotate(t, s, r, updated(sess, r), "a rotation inside the reuse window keeps the predecessor, so presenting it again inside the window")
-
-	r = rotation("r3", "r4", at(time.Hour+30*time.Second), window)
-	sess = mustRotate(t, s, r, updated(sess, r), "the token made current inside the reuse window")
-
-	// r3 is now the predecessor; r0 is merely superseded.
-	now := at(time.Hour + 35*time.Second)
-	wantRotateErr(t, s, rotation("r0", "x", now, window), store.ErrTokenReused,
-		"a token older than the immediate predecessor must return ErrTokenReused even inside the reuse window")
-	wantRotateErr(t, s, rotation("r4", "y", now, window), store.ErrNotFound,
-		"reuse must revoke all the session's tokens: the current one must then return ErrNotFound")
-}
-
-func testRotateReuseWindowDoesNotSlide(t *testing.T, s store.Store) {
-	const window = time.Minute
-	mustCreateUser(t, s, "u1")
-	sess := newSession("s1", "u1", base, at(ttl))
-	mustCreateSession(t, s, sess, "r0")
-	r := rotation("r0", "r1", at(time.Hour), window)
-	sess = mustRotate(t, s, r, updated(sess, r), "the current token of a live session")
-	r = rotation("r0", "r2", at(time.Hour+40*time.Second), window)
-	mustRotate(t, s, r, updated(sess, r), "the immediate predecessor presented inside the reuse window")
-
-	// 70 seconds after r0 was exchanged, though only 30 after the retry.
-	wantRotateErr(t, s, rotation("r0", "r3", at(time.Hour+70*time.Second), window), store.ErrTokenReused,
-		"the reuse window is measured from the predecessor's exchange: a retry inside it must not extend it")
-}
-
-func testRotateReuseWindowElapsed(t *testing.T, s store.Store) {
-	const window = time.Minute
-	mustCreateUser(t, s, "u1")
-	sess := newSession("s1", "u1", base, at(ttl))
-	mustCreateSession(t, s, sess, "r0")
-	r := rotation("r0", "r1", at(time.Hour), window)
-	sess = mustRotate(t, s, r, updated(sess, r), "the current token of a live session")
-
-	now := at(time.Hour + 2*window)
-	got := wantRotateErr(t, s, rotation("r0", "r2", now, window), store.ErrTokenReused,
-		"the immediate predecessor presented after the reuse window must return ErrTokenReused")
-	if d := sessionDiff(got, sess); d != "" {
-		t.Errorf("RotateRefreshToken: on reuse must return the session as it was: %s", d)
-	}
-	wantNoSession(t, s, "s1", now, "RotateRefreshToken: reuse must revoke the session")
-	wantRotateErr(t, s, rotation("r1", "r3", now, window), store.ErrNotFound,
-		"reuse must revoke all the session's tokens: the current one must then return ErrNotFound")
-}
-
-func testRotateReuseWindowBoundary(t *testing.T, s store.Store) {
-	const window = time.Minute
-	mustCreateUser(t, s, "u1")
-	sess := newSession("s1", "u1", base, at(ttl))
-	mustCreateSession(t, s, sess, "r0")
-	r := rotation("r0", "r1", at(time.Hour), window)
+	mustCreateSession(t, s, sess, "s1/r0")
+	r := rotation("s1/r0", "s1/r1", at(30*time.Minute), 0)
+	r.ExpiresAt = at(2 * time.Hour)
 	mustRotate(t, s, r, updated(sess, r), "the current token of a live session")
 
-	wantRotateErr(t, s, rotation("r0", "r2", at(time.Hour+window), window), store.ErrTokenReused,
-		"the reuse window is open only while the current token was issued less than ReuseWindow before Now, so at exactly ReuseWindow the predecessor must return ErrTokenReused")
+	now := at(3 * time.Hour)
+	_, err := s.RotateRefreshToken(t.Context(), rotation("s1/r1", "s1/r2", now, 0))
+	wantEnded(t, err, "", "RotateRefreshToken: the current token of an expired session")
+	_, err = s.RotateRefreshToken(t.Context(), rotation("s1/r0", "s1/r2", now, 0))
+	wantEnded(t, err, "", "RotateRefreshToken: a superseded token of an expired session is not theft; it")
+	_, err = s.Session(t.Context(), "s1", now)
+	wantEnded(t, err, "", "Session: an expired session")
+	wantSession(t, s, updated(sess, r), at(time.Hour+time.Minute),
+		"RotateRefreshToken: a refused rotation of an expired session must change nothing")
 }
 
-func testRotateReuseWindowTwoGenerations(t *testing.T, s store.Store) {
-	const window = time.Minute
-	mustCreateUser(t, s, "u1")
-	sess := newSession("s1", "u1", base, at(ttl))
-	mustCreateSession(t, s, sess, "r0")
-	r := rotation("r0", "r1", at(time.Hour), window)
-	sess = mustRotate(t, s, r, updated(sess, r), "the current token of a live session")
-	r = rotation("r1", "r2", at(time.Hour+time.Second), window)
-	mustRotate(t, s, r, updated(sess, r), "the current token of a live session")
-
-	now := at(time.Hour + 2*time.Second)
-	wantRotateErr(t, s, rotation("r0", "r3", now, window), store.ErrTokenReused,
-		"a token two generations old must return ErrTokenReused even inside the reuse window")
-	wantRotateErr(t, s, rotation("r2", "r4", now, window), store.ErrNotFound,
-		"reuse must revoke all the session's tokens: the current one must then return ErrNotFound")
-}
-
-func testRotateReuseWindowZero(t *testing.T, s store.Store) {
-	mustCreateUser(t, s, "u1")
-	for _, window := range []time.Duration{0, -time.Minute} {
-		handle := fmt.Sprintf("window %v", window)
-		sess := newSession(handle, "u1", base, at(ttl))
-		mustCreateSession(t, s, sess, handle+"/r0")
-		r := rotation(handle+"/r0", handle+"/r1", at(time.Hour), window)
-		mustRotate(t, s, r, updated(sess, r), "the current token of a live session")
-
-		// Even at the very instant of the rotation.
-		wantRotateErr(t, s, rotation(handle+"/r0", handle+"/r2", at(time.Hour), window), store.ErrTokenReused,
-			fmt.Sprintf("only a positive ReuseWindow forgives the predecessor: with ReuseWindow %v it must return ErrTokenReused", window))
-		wantNoSession(t, s, handle, at(time.Hour), "RotateRefreshToken: reuse must revoke the session")
-	}
-}
-
-// A Next already on record, as any token of any session, is refused with
-// ErrConflict and changes nothing: overwriting it would hand another
-// lineage's token to this one.
-func testRotateReuseNextConflict(t *testing.T, s store.Store) {
-	mustCreateUser(t, s, "u1")
-	s1 := newSession("s1", "u1", base, at(ttl))
-	s2 := newSession("s2", "u1", base, at(ttl))
-	mustCreateSession(t, s, s1, "s1/r0")
-	mustCreateSession(t, s, s2, "s2/r0")
-	now := at(time.Hour)
-	r := rotation("s1/r0", "s1/r1", now, 0)
-	s1 = mustRotate(t, s, r, updated(s1, r), "the current token of a live session")
-
-	for _, next := range []string{"s2/r0", "s1/r0", "s1/r1"} {
-		wantRotateErr(t, s, rotation("s1/r1", next, now, 0), store.ErrConflict,
-			fmt.Sprintf("RotateRefreshToken: a Next already on record (%s) must return ErrConflict", next))
-	}
-	wantSession(t, s, s1, now, "RotateRefreshToken: a refused rotation must not change the session")
-	wantSession(t, s, s2, now, "RotateRefreshToken: a refused rotation must not change another session")
-	// The presented token is still current, and the other session's token
-	// still its own.
-	r = rotation("s1/r1", "s1/r2", now, 0)
-	mustRotate(t, s, r, updated(s1, r), "RotateRefreshToken: after an ErrConflict the presented token must still be current")
-	r = rotation("s2/r0", "s2/r1", now, 0)
-	mustRotate(t, s, r, updated(s2, r), "RotateRefreshToken: an ErrConflict must not take another session's token")
-}
-
-// A session and its token expire at the very instant of their ExpiresAt,
-// as store.ErrNotFound says.
+// A session expires at the very instant of its ExpiresAt, as
+// store.ErrNotFound says.
 func testRotateAtExpiry(t *testing.T, s store.Store) {
 	mustCreateUser(t, s, "u1")
 	sess := newSession("s1", "u1", base, at(time.Hour))
 	mustCreateSession(t, s, sess, "s1/r0")
 	wantNoSession(t, s, "s1", at(time.Hour), "Session: a session is expired at the instant of its ExpiresAt")
 	wantRotateErr(t, s, rotation("s1/r0", "s1/r1", at(time.Hour), 0), store.ErrNotFound,
-		"RotateRefreshToken: a token is expired at the instant of its ExpiresAt")
+		"RotateRefreshToken: a session is expired at the instant of its ExpiresAt")
 	r := rotation("s1/r0", "s1/r1", at(time.Hour-time.Millisecond), 0)
-	mustRotate(t, s, r, updated(sess, r), "RotateRefreshToken: a token a millisecond before its ExpiresAt is live")
+	mustRotate(t, s, r, updated(sess, r), "RotateRefreshToken: a session a millisecond before its ExpiresAt is live")
+}
+
+// Each way a session ends is reported, by Session and by a rotation of
+// its current or a superseded token, until the session would have
+// expired.
+func testRotateEndedSession(t *testing.T, s store.Store) {
+	end := map[store.EndReason]func(t *testing.T, handle string){
+		store.EndSignedOut: func(t *testing.T, handle string) {
+			if err := s.RevokeSession(t.Context(), handle, store.EndSignedOut); err != nil {
+				t.Fatalf("RevokeSession: %v", err)
+			}
+		},
+		store.EndRevoked: func(t *testing.T, handle string) {
+			if err := s.RevokeSession(t.Context(), handle, store.EndRevoked); err != nil {
+				t.Fatalf("RevokeSession: %v", err)
+			}
+		},
+	}
+	i := 0
+	for why, f := range end {
+		i++
+		user := fmt.Sprintf("u%d", i)
+		mustCreateUser(t, s, user)
+		handle := fmt.Sprintf("s%d", i)
+		sess := newSession(handle, user, base, at(ttl))
+		mustCreateSession(t, s, sess, handle+"/r0")
+		r := rotation(handle+"/r0", handle+"/r1", at(time.Minute), 0)
+		mustRotate(t, s, r, updated(sess, r), "the current token of a live session")
+		f(t, handle)
+
+		now := at(time.Hour)
+		_, err := s.Session(t.Context(), handle, now)
+		wantEnded(t, err, why, fmt.Sprintf("Session: a session ended (%s)", why))
+		for _, tok := range []string{handle + "/r1", handle + "/r0"} {
+			_, err := s.RotateRefreshToken(t.Context(), rotation(tok, handle+"/r9", now, time.Hour))
+			wantEnded(t, err, why, fmt.Sprintf("RotateRefreshToken: %s of a session ended (%s)", tok, why))
+		}
+		wantUserSessions(t, s, user, now, nil, "UserSessions: an ended session is not listed")
+		if err := s.DeleteExpired(t.Context(), at(ttl)); err != nil {
+			t.Fatalf("DeleteExpired: %v", err)
+		}
+		_, err = s.Session(t.Context(), handle, at(ttl))
+		wantErr(t, err, store.ErrNotFound, "DeleteExpired: an ended session goes when it would have expired; Session must return ErrNotFound")
+	}
+}
+
+func testRotateReuseWindowRepeat(t *testing.T, s store.Store) {
+	const window = time.Minute
+	mustCreateUser(t, s, "u1")
+	sess := newSession("s1", "u1", base, at(ttl))
+	mustCreateSession(t, s, sess, "s1/r0")
+	exchanged := at(time.Hour)
+	r := rotation("s1/r0", "s1/r1", exchanged, window)
+	sess = mustRotate(t, s, r, updated(sess, r), "the current token of a live session")
+
+	for _, d := range []time.Duration{0, time.Second, 30 * time.Second, window - time.Millisecond} {
+		got, err := s.RotateRefreshToken(t.Context(), rotation("s1/r0", "s1/other", exchanged.Add(d), window))
+		if err != nil || !got.Repeat {
+			t.Fatalf("RotateRefreshToken: the token just superseded, %v after its exchange inside a window of %v, must report Repeat; got %+v, error %v", d, window, got, err)
+		}
+		if got.CurrentKey != r.NextKey {
+			t.Errorf("RotateRefreshToken: a Repeat must report the key of the current token, %q; got %q", r.NextKey, got.CurrentKey)
+		}
+		if diff := sessionDiff(got.Session, sess); diff != "" {
+			t.Errorf("RotateRefreshToken: a Repeat must return the session unchanged: %s", diff)
+		}
+	}
+	wantSession(t, s, sess, exchanged.Add(window), "RotateRefreshToken: a Repeat must change nothing")
+	wantRotateErr(t, s, rotation("s1/other", "s1/x", exchanged.Add(time.Second), window), store.ErrNotFound,
+		"a Repeat must not make the Next it was given current; presenting that Next")
+	r = rotation("s1/r1", "s1/r2", exchanged.Add(2*time.Second), window)
+	mustRotate(t, s, r, updated(sess, r), "after Repeats, the successor of the first exchange is still the one current token")
+}
+
+func testRotateReuseWindowDoesNotSlide(t *testing.T, s store.Store) {
+	const window = 10 * time.Second
+	mustCreateUser(t, s, "u1")
+	sess := newSession("s1", "u1", base, at(ttl))
+	mustCreateSession(t, s, sess, "s1/r0")
+	exchanged := at(time.Hour)
+	r := rotation("s1/r0", "s1/r1", exchanged, window)
+	sess = mustRotate(t, s, r, updated(sess, r), "the current token of a live session")
+	for _, d := range []time.Duration{4 * time.Second, 8 * time.Second} {
+		got, err := s.RotateRefreshToken(t.Context(), rotation("s1/r0", "s1/x", exchanged.Add(d), window))
+		if err != nil || !got.Repeat {
+			t.Fatalf("RotateRefreshToken: a retry %v after the exchange must report Repeat; got error %v", d, err)
+		}
+	}
+	wantTheft(t, s, rotation("s1/r0", "s1/x", exchanged.Add(12*time.Second), window), sess, store.ReuseAfterWindow,
+		"a retry 12s after the exchange, with a window of 10s that retries did not extend,")
+}
+
+func testRotateReuseWindowBoundary(t *testing.T, s store.Store) {
+	const window = 10 * time.Second
+	mustCreateUser(t, s, "u1")
+	sess := newSession("s1", "u1", base, at(ttl))
+	mustCreateSession(t, s, sess, "s1/r0")
+	exchanged := at(time.Hour)
+	r := rotation("s1/r0", "s1/r1", exchanged, window)
+	sess = mustRotate(t, s, r, updated(sess, r), "the current token of a live session")
+	wantTheft(t, s, rotation("s1/r0", "s1/x", exchanged.Add(window), window), sess, store.ReuseAfterWindow,
+		"the token just superseded, exactly one window after its exchange,")
+}
+
+func testRotateReuseWindowTwoGenerations(t *testing.T, s store.Store) {
+	const window = time.Minute
+	mustCreateUser(t, s, "u1")
+	sess := newSession("s1", "u1", base, at(ttl))
+	mustCreateSession(t, s, sess, "s1/r0")
+	r := rotation("s1/r0", "s1/r1", at(time.Second), window)
+	sess = mustRotate(t, s, r, updated(sess, r), "the current token of a live session")
+	r = rotation("s1/r1", "s1/r2", at(2*time.Second), window)
+	sess = mustRotate(t, s, r, updated(sess, r), "the current token of a live session")
+	got, err := s.RotateRefreshToken(t.Context(), rotation("s1/r1", "s1/x", at(3*time.Second), window))
+	if err != nil || !got.Repeat || got.CurrentKey != r.NextKey {
+		t.Fatalf("RotateRefreshToken: the token just superseded, inside the window, must report Repeat with the key of s1/r2; got %+v, error %v", got, err)
+	}
+	wantTheft(t, s, rotation("s1/r0", "s1/x", at(3*time.Second), window), sess, store.ReuseStale,
+		"the token before the previous one, inside the window,")
 }
 
 // limited is r with an allowance of burst rotations, then one a minute.
@@ -362,108 +327,76 @@ func limited(r store.Rotation, burst int) store.Rotation {
 func testRotateAllowance(t *testing.T, s store.Store) {
 	mustCreateUser(t, s, "u1")
 	sess := newSession("s1", "u1", base, at(ttl))
-	mustCreateSession(t, s, sess, "r0")
-	mustCreateSession(t, s, newSession("s2", "u1", base, at(ttl)), "q0")
+	mustCreateSession(t, s, sess, "s1/r0")
+	mustCreateSession(t, s, newSession("s2", "u1", base, at(ttl)), "s2/r0")
 
 	now := at(time.Hour)
 	for i := range 3 {
-		r := limited(rotation(fmt.Sprintf("r%d", i), fmt.Sprintf("r%d", i+1), now, 0), 3)
+		r := limited(rotation(fmt.Sprintf("s1/r%d", i), fmt.Sprintf("s1/r%d", i+1), now, 0), 3)
 		sess = mustRotate(t, s, r, updated(sess, r), fmt.Sprintf("rotation %d of a burst of 3", i+1))
 	}
-	wantRotateErr(t, s, limited(rotation("r3", "r4", now, 0), 3), store.ErrRateLimited,
+	wantRotateErr(t, s, limited(rotation("s1/r3", "s1/r4", now, 0), 3), store.ErrRateLimited,
 		"a fourth rotation at the same instant, past a burst of 3, must return ErrRateLimited")
 	wantSession(t, s, sess, now, "RotateRefreshToken: a rate-limited rotation must change nothing")
-	wantRotateErr(t, s, limited(rotation("r3", "r4", now.Add(time.Minute-time.Millisecond), 0), 3), store.ErrRateLimited,
+	wantRotateErr(t, s, limited(rotation("s1/r3", "s1/r4", now.Add(time.Minute-time.Millisecond), 0), 3), store.ErrRateLimited,
 		"just before one interval has passed, the allowance must still be spent")
 
 	// Another session of the same user has its own allowance.
-	mustRotate(t, s, limited(rotation("q0", "q1", now, 0), 3), sessionAfter(t, s, "s2", now), "the first rotation of another session of the user")
+	r := limited(rotation("s2/r0", "s2/r1", now, 0), 3)
+	mustRotate(t, s, r, sessionAfter(t, s, "s2", r), "the first rotation of another session of the user")
 
 	// One interval later there is one rotation more, and r3 is still
 	// current: the refusals took nothing.
 	later := now.Add(time.Minute)
-	r := limited(rotation("r3", "r4", later, 0), 3)
+	r = limited(rotation("s1/r3", "s1/r4", later, 0), 3)
 	sess = mustRotate(t, s, r, updated(sess, r), "after one interval, the token a rate-limited rotation left current")
-	wantRotateErr(t, s, limited(rotation("r4", "r5", later, 0), 3), store.ErrRateLimited,
+	wantRotateErr(t, s, limited(rotation("s1/r4", "s1/r5", later, 0), 3), store.ErrRateLimited,
 		"one interval gives back one rotation, not the whole burst")
 
 	// Without an allowance, nothing is counted.
-	r = rotation("r4", "r5", later, 0)
+	r = rotation("s1/r4", "s1/r5", later, 0)
 	mustRotate(t, s, r, updated(sess, r), "a rotation without an allowance, whatever the session's count")
 }
 
-// sessionAfter is the session with the given handle as a rotation at now
-// with the suite's ttl leaves it.
-func sessionAfter(t *testing.T, s store.Store, handle string, now time.Time) store.Session {
+// sessionAfter is the session with the given handle as rotation r must
+// leave it.
+func sessionAfter(t *testing.T, s store.Store, handle string, r store.Rotation) store.Session {
 	t.Helper()
-	got, err := s.Session(t.Context(), handle, now)
+	got, err := s.Session(t.Context(), handle, r.Now)
 	if err != nil {
 		t.Fatalf("Session(%q): %v", handle, err)
 	}
-	got.RefreshedAt, got.ExpiresAt = now, now.Add(ttl)
-	return got
+	return updated(got, r)
 }
 
 func testRotateAllowanceTheft(t *testing.T, s store.Store) {
 	mustCreateUser(t, s, "u1")
 	sess := newSession("s1", "u1", base, at(ttl))
-	mustCreateSession(t, s, sess, "r0")
+	mustCreateSession(t, s, sess, "s1/r0")
 	now := at(time.Hour)
-	r := limited(rotation("r0", "r1", now, 0), 1)
-	mustRotate(t, s, r, updated(sess, r), "the only rotation of a burst of 1")
-	wantRotateErr(t, s, limited(rotation("r1", "r2", now, 0), 1), store.ErrRateLimited,
+	r := limited(rotation("s1/r0", "s1/r1", now, 0), 1)
+	sess = mustRotate(t, s, r, updated(sess, r), "the only rotation of a burst of 1")
+	wantRotateErr(t, s, limited(rotation("s1/r1", "s1/r2", now, 0), 1), store.ErrRateLimited,
 		"a second rotation past a burst of 1 must return ErrRateLimited")
-	wantRotateErr(t, s, limited(rotation("r0", "x", now, 0), 1), store.ErrTokenReused,
-		"a superseded token is theft whatever the allowance, so it must return ErrTokenReused")
-	wantNoSession(t, s, "s1", now, "RotateRefreshToken: theft must revoke the session, also when its allowance is spent")
+	wantTheft(t, s, limited(rotation("s1/r0", "s1/x", now, 0), 1), sess, store.ReusePrevious,
+		"a superseded token is theft whatever the allowance: it")
 }
 
-func testRotateAllowanceReuseWindow(t *testing.T, s store.Store) {
+// A Repeat exchanges nothing, so it spends none of the allowance.
+func testRotateAllowanceRepeat(t *testing.T, s store.Store) {
 	mustCreateUser(t, s, "u1")
 	sess := newSession("s1", "u1", base, at(ttl))
-	mustCreateSession(t, s, sess, "r0")
+	mustCreateSession(t, s, sess, "s1/r0")
 	now := at(time.Hour)
 	const window = 10 * time.Second
-	r := limited(rotation("r0", "r1", now, window), 2)
-	sess = mustRotate(t, s, r, updated(sess, r), "the first rotation of a burst of 2")
-	r = limited(rotation("r0", "r1b", now.Add(time.Second), window), 2)
-	sess = mustRotate(t, s, r, updated(sess, r), "the predecessor inside the window, the second rotation of a burst of 2")
-	wantRotateErr(t, s, limited(rotation("r0", "r1c", now.Add(2*time.Second), window), 2), store.ErrRateLimited,
-		"a retry inside the window counts against the allowance too, so past it it must return ErrRateLimited")
-	r = limited(rotation("r1b", "r2", now.Add(time.Minute), 0), 2)
-	mustRotate(t, s, r, updated(sess, r), "after an interval, the token the last allowed retry made current")
-}
-
-// Revoking a session that has rotated many times ends every token of its
-// history at once, and a store that removes their records only in
-// DeleteExpired still never lets one work or conflict.
-func testRotateRevokeLongHistory(t *testing.T, s store.Store) {
-	const n = 300
-	mustCreateUser(t, s, "u1")
-	mustCreateSession(t, s, newSession("s1", "u1", base, at(ttl)), "h0")
-	for i := range n {
-		r := rotation(fmt.Sprintf("h%d", i), fmt.Sprintf("h%d", i+1), at(time.Duration(i+1)*time.Second), 0)
-		if _, err := s.RotateRefreshToken(t.Context(), r); err != nil {
-			t.Fatalf("rotation %d: %v", i, err)
+	r := limited(rotation("s1/r0", "s1/r1", now, window), 1)
+	sess = mustRotate(t, s, r, updated(sess, r), "the only rotation of a burst of 1")
+	for i := range 3 {
+		got, err := s.RotateRefreshToken(t.Context(), limited(rotation("s1/r0", "s1/x", now.Add(time.Second), window), 1))
+		if err != nil || !got.Repeat {
+			t.Fatalf("RotateRefreshToken: retry %d inside the window, with the allowance spent, must still report Repeat; got error %v", i+1, err)
 		}
 	}
-	if err := s.RevokeSession(t.Context(), "s1"); err != nil {
-		t.Fatalf("RevokeSession: %v", err)
-	}
-	now := at(time.Hour)
-	for _, i := range []int{0, 1, n / 2, n - 1, n} {
-		tok := fmt.Sprintf("h%d", i)
-		wantRotateErr(t, s, rotation(tok, tok+"/next", now, 0), store.ErrNotFound,
-			fmt.Sprintf("RevokeSession: token %d of a revoked session's %d must return ErrNotFound", i, n+1))
-	}
-	// A revoked session's tokens are not on record: they conflict with
-	// nothing, before and after DeleteExpired.
-	mustCreateSession(t, s, newSession("s2", "u1", now, at(ttl)), "h0")
-	if err := s.DeleteExpired(t.Context(), now); err != nil {
-		t.Fatalf("DeleteExpired: %v", err)
-	}
-	r := rotation("h0", "h1", now, 0)
-	mustRotate(t, s, r, sessionAfter(t, s, "s2", now), "the current token of a new session, made with a hash a revoked session once had")
-	wantRotateErr(t, s, rotation("h5", "h5/next", now, 0), store.ErrNotFound,
-		"after DeleteExpired, a revoked session's token must still return ErrNotFound")
+	r = limited(rotation("s1/r1", "s1/r2", now.Add(time.Minute), window), 1)
+	mustRotate(t, s, r, updated(sess, r), "after one interval, the successor the Repeats returned")
 }

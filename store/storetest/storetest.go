@@ -35,7 +35,9 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -193,22 +195,36 @@ func newResetToken(name, userID string, created, expires time.Time) store.ResetT
 	}
 }
 
+// refreshName matches the suite's names of refresh tokens: the session's
+// handle, "/r" and the token's generation, and optionally more after it.
+var refreshName = regexp.MustCompile(`^(.+)/r(\d+)`)
+
 // rotation asks to exchange presented for next at now, extending the
-// session by ttl.
+// session by ttl. The presented token's session and generation are read
+// from its name ("s1/r2" is generation 2 of session s1), as the library
+// reads them from the token; a name of another form is a token without a
+// handle, which a store that never held such tokens cannot place.
 func rotation(presented, next string, now time.Time, window time.Duration) store.Rotation {
-	return store.Rotation{
+	r := store.Rotation{
 		Presented:   token(presented),
 		Next:        token(next),
+		NextKey:     "key of " + next,
 		Now:         now,
 		ExpiresAt:   now.Add(ttl),
 		ReuseWindow: window,
 	}
+	if m := refreshName.FindStringSubmatch(presented); m != nil {
+		r.Handle = m[1]
+		r.Generation, _ = strconv.ParseInt(m[2], 10, 64)
+	}
+	return r
 }
 
 // updated is sess as a successful rotation r must leave it.
 func updated(sess store.Session, r store.Rotation) store.Session {
 	sess.RefreshedAt = r.Now
 	sess.ExpiresAt = r.ExpiresAt
+	sess.Generation = r.Generation + 1
 	return sess
 }
 
@@ -283,8 +299,11 @@ func mustRotate(t *testing.T, s store.Store, r store.Rotation, want store.Sessio
 	if err != nil {
 		t.Fatalf("RotateRefreshToken: %s must succeed; got error %v", rule, err)
 	}
-	if d := sessionDiff(got, want); d != "" {
-		t.Errorf("RotateRefreshToken: a successful rotation must return the session with RefreshedAt = Now and ExpiresAt = the rotation's ExpiresAt: %s", d)
+	if got.Repeat || got.Reuse != 0 {
+		t.Errorf("RotateRefreshToken: %s must exchange the token, not report Repeat %v or Reuse %v", rule, got.Repeat, got.Reuse)
+	}
+	if d := sessionDiff(got.Session, want); d != "" {
+		t.Errorf("RotateRefreshToken: a successful rotation must return the session with RefreshedAt = Now, ExpiresAt = the rotation's ExpiresAt and the next Generation: %s", d)
 	}
 	return want
 }
@@ -305,7 +324,17 @@ func wantRotateErr(t *testing.T, s store.Store, r store.Rotation, target error, 
 	t.Helper()
 	got, err := s.RotateRefreshToken(t.Context(), r)
 	wantErr(t, err, target, "RotateRefreshToken: "+rule)
-	return got
+	return got.Session
+}
+
+// wantEnded reports a failure of rule unless err is an EndedError with the
+// reason why (empty: the session expired).
+func wantEnded(t *testing.T, err error, why store.EndReason, rule string) {
+	t.Helper()
+	var ended *store.EndedError
+	if !errors.As(err, &ended) || ended.Reason != why {
+		t.Errorf("%s must return an EndedError with Reason %q; got error %v", rule, why, err)
+	}
 }
 
 func wantSession(t *testing.T, s store.Store, want store.Session, now time.Time, rule string) {
@@ -467,6 +496,9 @@ func sessionDiff(got, want store.Session) string {
 	d.time("CreatedAt", got.CreatedAt, want.CreatedAt)
 	d.time("RefreshedAt", got.RefreshedAt, want.RefreshedAt)
 	d.time("ExpiresAt", got.ExpiresAt, want.ExpiresAt)
+	if got.Generation != want.Generation {
+		d = append(d, fmt.Sprintf("Generation: got %d, want %d", got.Generation, want.Generation))
+	}
 	return d.String()
 }
 
