@@ -180,10 +180,8 @@ func (s *Store) DeleteLogin(ctx context.Context, loginID string) ([]string, erro
 		if handles, err = queryHandles(ctx, q, s.q.loginHandlesForUpdate, l.UserID, loginID); err != nil {
 			return err
 		}
-		for _, query := range []string{s.q.deleteLoginTokens, s.q.deleteLoginSessions} {
-			if _, err := q.ExecContext(ctx, query, l.UserID, loginID); err != nil {
-				return err
-			}
+		if _, err := q.ExecContext(ctx, s.q.endLoginSessions, l.UserID, loginID); err != nil {
+			return err
 		}
 		for _, query := range []string{s.q.deleteLoginVerifications, s.q.deleteLogin} {
 			if _, err := q.ExecContext(ctx, query, loginID); err != nil {
@@ -206,10 +204,13 @@ func (s *Store) DeleteUser(ctx context.Context, userID string) ([]string, error)
 			return err
 		}
 		var err error
-		if handles, err = s.revokeUser(ctx, q, userID); err != nil {
+		if handles, err = s.revokeUser(ctx, q, userID, store.EndRevoked); err != nil {
 			return err
 		}
-		for _, query := range []string{s.q.deleteUserResets, s.q.deleteUserVerifications, s.q.deleteUserLogins, s.q.deleteUser} {
+		// Ended sessions and the tokens kept from before tokens named
+		// their session go too: nothing of the user stays.
+		for _, query := range []string{s.q.deleteUserTokens, s.q.deleteUserSessions,
+			s.q.deleteUserResets, s.q.deleteUserVerifications, s.q.deleteUserLogins, s.q.deleteUser} {
 			if _, err := q.ExecContext(ctx, query, userID); err != nil {
 				return err
 			}

@@ -89,9 +89,9 @@ func parallel(b *testing.B, callers int, worker func(pb nexter)) {
 
 var seq atomic.Int64
 
-// session creates a user with a session and returns the session's first
-// refresh token hash.
-func session(b *testing.B, st store.Store, now time.Time) store.TokenHash {
+// session creates a user with a session and returns its handle and the
+// session's first refresh token hash.
+func session(b *testing.B, st store.Store, now time.Time) (string, store.TokenHash) {
 	n := seq.Add(1)
 	ctx := context.Background()
 	uid := fmt.Sprintf("u%d", n)
@@ -104,7 +104,7 @@ func session(b *testing.B, st store.Store, now time.Time) store.TokenHash {
 		ExpiresAt: now.Add(time.Hour)}, tok, 0); err != nil {
 		b.Fatal(err)
 	}
-	return tok
+	return "s" + uid, tok
 }
 
 func next(cur store.TokenHash, i int) store.TokenHash {
@@ -122,11 +122,11 @@ func BenchmarkRotate(b *testing.B) {
 				start := count.Load()
 				b.ResetTimer()
 				parallel(b, callers, func(pb nexter) {
-					cur := session(b, st, now)
+					handle, cur := session(b, st, now)
 					for i := 0; pb.Next(); i++ {
 						nx := next(cur, i)
 						if _, err := st.RotateRefreshToken(context.Background(), store.Rotation{
-							Presented: cur, Next: nx, Now: now, ExpiresAt: now.Add(time.Hour),
+							Handle: handle, Generation: int64(i), Presented: cur, Next: nx, NextKey: "k", Now: now, ExpiresAt: now.Add(time.Hour),
 						}); err != nil {
 							b.Error(err)
 							return

@@ -52,7 +52,7 @@ func TestDeleteUserLeavesNoRows(t *testing.T) {
 }
 
 // fill gives a user two logins (one linked, owning its email), two
-// sessions with a rotated refresh token each, a reset token and a
+// sessions with a rotated refresh token each and one ended session, a reset token and a
 // verification token. Every id, handle and email it writes contains id.
 func fill(t *testing.T, st store.Store, id string, now time.Time) {
 	t.Helper()
@@ -76,10 +76,19 @@ func fill(t *testing.T, st store.Store, id string, now time.Time) {
 			ExpiresAt: now.Add(time.Hour)}, r0, 0); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.RotateRefreshToken(ctx, store.Rotation{Presented: r0, Next: sha256.Sum256([]byte(handle + "/r1")),
-			Now: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
+		if _, err := st.RotateRefreshToken(ctx, store.Rotation{Handle: handle, Presented: r0, Next: sha256.Sum256([]byte(handle + "/r1")),
+			NextKey: id + "-key", Now: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// And a session that has ended, whose row stays until it expires.
+	ended := id + "-ended"
+	if err := st.CreateSession(ctx, store.Session{Handle: ended, UserID: id, LoginID: id, CreatedAt: now, RefreshedAt: now,
+		ExpiresAt: now.Add(time.Hour)}, sha256.Sum256([]byte(ended+"/r0")), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.RevokeSession(ctx, ended, store.EndSignedOut); err != nil {
+		t.Fatal(err)
 	}
 	if err := st.CreateResetToken(ctx, store.ResetToken{Hash: sha256.Sum256([]byte(id + "/reset")), UserID: id, CreatedAt: now,
 		ExpiresAt: now.Add(time.Hour)}); err != nil {

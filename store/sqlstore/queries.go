@@ -24,22 +24,22 @@ type queries struct {
 	passwordLoginExists, updatePassword, setPassword            string
 	loginByID, loginByIDForUpdate, loginUser, loginIDTaken      string
 	ownerOf, claimEmail, setVerified, countUserLogins           string
-	loginHandlesForUpdate, deleteLoginTokens, deleteLogin       string
-	deleteLoginSessions                                         string
+	loginHandlesForUpdate, deleteLogin                          string
 	deleteUserLogins, deleteUserVerifications, deleteUser       string
 	insertVerification, verificationForUpdate, verificationUser string
 	deleteLoginVerifications                                    string
 
-	insertSession, insertToken, session, userSessions string
+	insertSession, session, userSessions string
 
-	rotateCurrent       string // PostgreSQL only: the one-statement rotation
-	tokenSession        string
-	sessionForUpdate    string
-	rotate, rotateAgain string
+	rotateCurrent    string // the one-statement rotation of a current token
+	rotatedSession   string // MySQL, which cannot return what it updates
+	legacyToken      string
+	sessionForUpdate string
+	rotate, endTheft string
 
-	lockSession, deleteSession, deleteSessionTokens            string
+	endSession, endLoginSessions                               string
 	userHandlesForUpdate, deleteUserTokens, deleteUserSessions string
-	endEpoch                                                   string
+	endUserSessions, endEpoch                                  string
 
 	insertReset, resetToken, resetUser, resetForUpdate, deleteUserResets string
 
@@ -66,6 +66,10 @@ func newQueries(d Dialect) queries {
 	forUpdate := " FOR UPDATE"
 	if d == SQLite {
 		forUpdate = ""
+	}
+	greatest := "GREATEST"
+	if d == SQLite {
+		greatest = "max"
 	}
 	q := queries{
 		insertUser: ignore(`INSERT INTO auth_users (id, time_joined) VALUES (?, ?)`, "id"),
@@ -99,11 +103,10 @@ func newQueries(d Dialect) queries {
 		claimEmail:         `UPDATE auth_logins SET owned_email = email WHERE id = ?`,
 		setVerified:        `UPDATE auth_logins SET email_verified = ? WHERE id = ?`,
 		countUserLogins:    `SELECT COUNT(*) FROM auth_logins WHERE user_id = ?`,
-		loginHandlesForUpdate: `SELECT handle FROM auth_sessions WHERE user_id = ? AND login_id = ?
+		loginHandlesForUpdate: `SELECT handle FROM auth_sessions WHERE user_id = ? AND login_id = ? AND end_reason IS NULL
 			ORDER BY created_at DESC, handle` + forUpdate,
-		deleteLoginTokens: `DELETE FROM auth_refresh_tokens WHERE session_handle IN
-			(SELECT handle FROM auth_sessions WHERE user_id = ? AND login_id = ?)`,
-		deleteLoginSessions:      `DELETE FROM auth_sessions WHERE user_id = ? AND login_id = ?`,
+		endLoginSessions: `UPDATE auth_sessions SET end_reason = '` + string(store.EndRevoked) + `'
+			WHERE user_id = ? AND login_id = ? AND end_reason IS NULL`,
 		deleteLogin:              `DELETE FROM auth_logins WHERE id = ?`,
 		deleteUserLogins:         `DELETE FROM auth_logins WHERE user_id = ?`,
 		deleteUserVerifications:  `DELETE FROM auth_verification_tokens WHERE user_id = ?`,
@@ -116,42 +119,37 @@ func newQueries(d Dialect) queries {
 
 		insertSession: ignore(`INSERT INTO auth_sessions (handle, user_id, login_id, created_at, refreshed_at, expires_at, current_hash)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`, "handle"),
-		insertToken: ignore(`INSERT INTO auth_refresh_tokens (hash, session_handle, expires_at) VALUES (?, ?, ?)`, "hash"),
-		session:     `SELECT ` + sessionColumns + ` FROM auth_sessions WHERE handle = ? AND expires_at > ?`,
-		userSessions: `SELECT ` + sessionColumns + ` FROM auth_sessions WHERE user_id = ? AND expires_at > ?
+		session: `SELECT ` + sessionColumns + `, end_reason FROM auth_sessions WHERE handle = ?`,
+		userSessions: `SELECT ` + sessionColumns + ` FROM auth_sessions WHERE user_id = ? AND expires_at > ? AND end_reason IS NULL
 			ORDER BY created_at DESC, handle`,
 
-		// A session's expiry always equals that of its current token
-		// (both are set together), so checking the session suffices. The
-		// session is found through the token's primary key, as its
-		// current hash is not indexed (migration 0003).
-		rotateCurrent: `WITH s AS (
-				UPDATE auth_sessions AS sess SET previous_hash = sess.current_hash, current_hash = ?,
-					superseded_at = ?, refreshed_at = ?, expires_at = ?,
-					refresh_allowance = GREATEST(sess.refresh_allowance, ?) + ?
-				FROM auth_refresh_tokens AS tok
-				WHERE tok.hash = ? AND sess.handle = tok.session_handle
-					AND sess.current_hash = tok.hash AND sess.expires_at > ?
-					AND sess.refresh_allowance <= ?
-				RETURNING sess.handle, sess.user_id, sess.login_id, sess.created_at, sess.refreshed_at, sess.expires_at
-			), t AS (
-				INSERT INTO auth_refresh_tokens (hash, session_handle, expires_at) SELECT ?, handle, expires_at FROM s
-			)
-			SELECT ` + sessionColumns + ` FROM s`,
+		// The common case of a refresh: the presented token is the live
+		// session's current one, within its allowance. Nothing is indexed
+		// among the columns it writes, so on PostgreSQL the row is updated
+		// in place (migration 0003). previous_hash comes first: MySQL
+		// assigns left to right, from the values already assigned.
+		// Arguments: next, next key, now (exchange), now (refreshed),
+		// expires, now, every, handle, presented, now, limit.
+		rotateCurrent: `UPDATE auth_sessions SET previous_hash = current_hash, current_hash = ?, current_key = ?,
+				generation = generation + 1, superseded_at = ?, refreshed_at = ?, expires_at = ?,
+				refresh_allowance = ` + greatest + `(refresh_allowance, ?) + ?
+			WHERE handle = ? AND current_hash = ? AND end_reason IS NULL AND expires_at > ? AND refresh_allowance <= ?`,
+		rotatedSession: `SELECT user_id, login_id, created_at FROM auth_sessions WHERE handle = ?`,
 		// Locks are always taken in one order, user, then session, then
 		// tokens, so that transactions cannot deadlock on each other.
-		tokenSession: `SELECT session_handle, expires_at FROM auth_refresh_tokens WHERE hash = ?`,
-		sessionForUpdate: `SELECT ` + sessionColumns + `, current_hash, previous_hash, superseded_at, refresh_allowance
+		legacyToken: `SELECT session_handle, expires_at FROM auth_refresh_tokens WHERE hash = ?`,
+		sessionForUpdate: `SELECT ` + sessionColumns + `, current_hash, previous_hash, superseded_at, refresh_allowance,
+				current_key, end_reason
 			FROM auth_sessions WHERE handle = ?` + forUpdate,
-		rotate: `UPDATE auth_sessions SET previous_hash = current_hash, current_hash = ?,
-				superseded_at = ?, refreshed_at = ?, expires_at = ?, refresh_allowance = ? WHERE handle = ?`,
-		rotateAgain: `UPDATE auth_sessions SET current_hash = ?, refreshed_at = ?, expires_at = ?, refresh_allowance = ?
+		rotate: `UPDATE auth_sessions SET previous_hash = current_hash, current_hash = ?, current_key = ?,
+				generation = generation + 1, superseded_at = ?, refreshed_at = ?, expires_at = ?, refresh_allowance = ?
 			WHERE handle = ?`,
+		endTheft: `UPDATE auth_sessions SET end_reason = '` + string(store.EndTokenTheft) + `' WHERE handle = ?`,
 
-		lockSession:          `SELECT handle FROM auth_sessions WHERE handle = ?` + forUpdate,
-		deleteSession:        `DELETE FROM auth_sessions WHERE handle = ?`,
-		deleteSessionTokens:  `DELETE FROM auth_refresh_tokens WHERE session_handle = ?`,
-		userHandlesForUpdate: `SELECT handle FROM auth_sessions WHERE user_id = ? ORDER BY created_at DESC, handle` + forUpdate,
+		endSession: `UPDATE auth_sessions SET end_reason = ? WHERE handle = ? AND end_reason IS NULL`,
+		userHandlesForUpdate: `SELECT handle FROM auth_sessions WHERE user_id = ? AND end_reason IS NULL
+			ORDER BY created_at DESC, handle` + forUpdate,
+		endUserSessions: `UPDATE auth_sessions SET end_reason = ? WHERE user_id = ? AND end_reason IS NULL`,
 		deleteUserTokens: `DELETE FROM auth_refresh_tokens WHERE session_handle IN
 			(SELECT handle FROM auth_sessions WHERE user_id = ?)`,
 		deleteUserSessions: `DELETE FROM auth_sessions WHERE user_id = ?`,
@@ -209,8 +207,6 @@ func newQueries(d Dialect) queries {
 			WHERE s.user_id = ?`
 		q.deleteExpiredSessionTokens = `DELETE t FROM auth_refresh_tokens t JOIN auth_sessions s ON s.handle = t.session_handle
 			WHERE s.expires_at <= ?`
-		q.deleteLoginTokens = `DELETE t FROM auth_refresh_tokens t JOIN auth_sessions s ON s.handle = t.session_handle
-			WHERE s.user_id = ? AND s.login_id = ?`
 	}
 	if d == Postgres {
 		q.rebind()
@@ -224,12 +220,12 @@ func (q *queries) rebind() {
 		&q.insertUser, &q.userByID, &q.userExists, &q.userEpoch,
 		&q.loginsByEmail, &q.loginForUpdate, &q.updateLoginEmail,
 		&q.insertLogin, &q.login, &q.userLogins, &q.passwordLogin, &q.passwordLoginExists, &q.updatePassword, &q.setPassword,
-		&q.insertSession, &q.insertToken, &q.session, &q.userSessions,
-		&q.rotateCurrent, &q.tokenSession, &q.sessionForUpdate, &q.rotate, &q.rotateAgain,
-		&q.lockSession, &q.deleteSession, &q.deleteSessionTokens, &q.userHandlesForUpdate, &q.deleteUserTokens, &q.deleteUserSessions, &q.endEpoch,
+		&q.insertSession, &q.session, &q.userSessions,
+		&q.rotateCurrent, &q.rotatedSession, &q.legacyToken, &q.sessionForUpdate, &q.rotate, &q.endTheft,
+		&q.endSession, &q.endLoginSessions, &q.userHandlesForUpdate, &q.endUserSessions, &q.deleteUserTokens, &q.deleteUserSessions, &q.endEpoch,
 		&q.insertReset, &q.resetToken, &q.resetUser, &q.resetForUpdate, &q.deleteUserResets,
 		&q.loginByID, &q.loginByIDForUpdate, &q.loginUser, &q.loginIDTaken, &q.ownerOf, &q.claimEmail, &q.setVerified,
-		&q.countUserLogins, &q.loginHandlesForUpdate, &q.deleteLoginTokens, &q.deleteLoginSessions, &q.deleteLogin, &q.deleteUserLogins,
+		&q.countUserLogins, &q.loginHandlesForUpdate, &q.deleteLogin, &q.deleteUserLogins,
 		&q.deleteUserVerifications, &q.deleteUser, &q.deleteLoginVerifications, &q.insertVerification,
 		&q.verificationUser, &q.verificationForUpdate, &q.deleteExpiredVerifications,
 		&q.signingKeys, &q.insertKey,

@@ -412,25 +412,18 @@ func (s *Store) CreateSession(ctx context.Context, sess store.Session, refresh s
 		if n == 0 {
 			return store.ErrConflict
 		}
-		n, err = affected(q.ExecContext(ctx, s.q.insertToken, refresh[:], sess.Handle, ms(sess.ExpiresAt)))
-		if err != nil {
-			return fmt.Errorf("sqlstore: creating a session: %w", err)
-		}
-		if n == 0 {
-			return store.ErrConflict
-		}
 		return nil
 	})
 }
 
-const sessionColumns = "handle, user_id, login_id, created_at, refreshed_at, expires_at"
+const sessionColumns = "handle, user_id, login_id, created_at, refreshed_at, expires_at, generation"
 
 type scanner interface{ Scan(dest ...any) error }
 
 func scanSession(r scanner, extra ...any) (store.Session, error) {
 	var s store.Session
 	var created, refreshed, expires int64
-	dest := append([]any{&s.Handle, &s.UserID, &s.LoginID, &created, &refreshed, &expires}, extra...)
+	dest := append([]any{&s.Handle, &s.UserID, &s.LoginID, &created, &refreshed, &expires, &s.Generation}, extra...)
 	if err := r.Scan(dest...); err != nil {
 		return store.Session{}, err
 	}
@@ -440,11 +433,15 @@ func scanSession(r scanner, extra ...any) (store.Session, error) {
 
 // Session implements store.Store.
 func (s *Store) Session(ctx context.Context, handle string, now time.Time) (store.Session, error) {
-	sess, err := scanSession(s.db.QueryRowContext(ctx, s.q.session, handle, ms(now)))
+	var ended sql.NullString
+	sess, err := scanSession(s.db.QueryRowContext(ctx, s.q.session, handle), &ended)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Session{}, store.ErrNotFound
 	} else if err != nil {
 		return store.Session{}, fmt.Errorf("sqlstore: reading a session: %w", err)
+	}
+	if err := liveAt(sess, ended, ms(now)); err != nil {
+		return store.Session{}, err
 	}
 	return sess, nil
 }
@@ -470,98 +467,152 @@ func (s *Store) UserSessions(ctx context.Context, userID string, now time.Time) 
 	return out, nil
 }
 
-// RotateRefreshToken implements store.Store. On PostgreSQL the common
-// case, a current token, is one conditional UPDATE that also inserts the
-// new token; everything else (and every rotation on the other dialects)
-// is a transaction that locks the session row first.
-func (s *Store) RotateRefreshToken(ctx context.Context, r store.Rotation) (store.Session, error) {
+// liveAt returns nil if a session that ended for the given reason (NULL:
+// it has not) is live at now, and otherwise the EndedError that says why
+// not.
+func liveAt(sess store.Session, ended sql.NullString, now int64) error {
+	switch {
+	case ended.Valid:
+		return &store.EndedError{Reason: store.EndReason(ended.String)}
+	case ms(sess.ExpiresAt) <= now:
+		return &store.EndedError{}
+	}
+	return nil
+}
+
+// RotateRefreshToken implements store.Store. The common case, the current
+// token of a live session, is one conditional UPDATE: on PostgreSQL and
+// SQLite it returns the session; MySQL cannot, so a read of the session's
+// fixed columns follows it. Everything else is a transaction that locks
+// the session row first.
+func (s *Store) RotateRefreshToken(ctx context.Context, r store.Rotation) (store.Rotated, error) {
 	every, limit := allowanceOf(r)
-	if s.dialect == Postgres {
-		now := ms(r.Now)
-		sess, err := scanSession(s.db.QueryRowContext(ctx, s.q.rotateCurrent,
-			r.Next[:], now, now, ms(r.ExpiresAt), now, every, r.Presented[:], now, limit, r.Next[:]))
+	now := ms(r.Now)
+	if r.Handle != "" {
+		args := []any{r.Next[:], r.NextKey, now, now, ms(r.ExpiresAt), now, every, r.Handle, r.Presented[:], now, limit}
+		var sess store.Session
+		err := retrying(ctx, func() (err error) {
+			sess, err = s.rotateCurrent(ctx, r, args)
+			return err
+		})
 		switch {
 		case err == nil:
-			return sess, nil
-		case isUniqueViolation(err):
-			return store.Session{}, store.ErrConflict
+			return store.Rotated{Session: sess}, nil
 		case !errors.Is(err, sql.ErrNoRows):
-			return store.Session{}, fmt.Errorf("sqlstore: rotating a refresh token: %w", err)
+			return store.Rotated{}, fmt.Errorf("sqlstore: rotating a refresh token: %w", err)
 		}
 		// Not the current token of a live session: find out what it is.
 	}
-	var out store.Session
+	var out store.Rotated
 	reused := false
 	err := s.inTx(ctx, func(q querier) error {
-		var handle string
-		var tokenExpires int64
-		err := q.QueryRowContext(ctx, s.q.tokenSession, r.Presented[:]).Scan(&handle, &tokenExpires)
-		if errors.Is(err, sql.ErrNoRows) {
-			return store.ErrNotFound
-		} else if err != nil {
-			return err
+		handle, legacy := r.Handle, r.Handle == ""
+		if legacy {
+			var tokenExpires int64
+			err := q.QueryRowContext(ctx, s.q.legacyToken, r.Presented[:]).Scan(&handle, &tokenExpires)
+			if errors.Is(err, sql.ErrNoRows) {
+				return store.ErrNotFound
+			} else if err != nil {
+				return err
+			}
+			if tokenExpires <= now {
+				return store.ErrNotFound
+			}
 		}
-		// Tokens are added and removed only under the session's lock, so
-		// once it is held, what was read of the token stays true.
 		var current, previous []byte
 		var superseded sql.NullInt64
 		var allowance int64
-		sess, err := scanSession(q.QueryRowContext(ctx, s.q.sessionForUpdate, handle), &current, &previous, &superseded, &allowance)
+		var key string
+		var ended sql.NullString
+		sess, err := scanSession(q.QueryRowContext(ctx, s.q.sessionForUpdate, handle),
+			&current, &previous, &superseded, &allowance, &key, &ended)
 		if errors.Is(err, sql.ErrNoRows) {
 			return store.ErrNotFound
 		} else if err != nil {
 			return err
 		}
-		now := ms(r.Now)
-		if tokenExpires <= now || ms(sess.ExpiresAt) <= now {
-			return store.ErrNotFound
+		if err := liveAt(sess, ended, now); err != nil {
+			return err
 		}
-		again := false
+		if string(current) == string(r.Presented[:]) {
+			// The current token, which the one statement above did not
+			// take: a token without a handle, or one past its allowance.
+			if allowance > limit {
+				return store.ErrRateLimited
+			}
+			allowance = max(allowance, now) + every
+			if _, err := q.ExecContext(ctx, s.q.rotate, r.Next[:], r.NextKey, now, now, ms(r.ExpiresAt), allowance, handle); err != nil {
+				return err
+			}
+			sess.RefreshedAt, sess.ExpiresAt = fromMS(now), fromMS(ms(r.ExpiresAt))
+			sess.Generation++
+			out.Session = sess
+			return nil
+		}
+		behind := sess.Generation - r.Generation
+		if legacy {
+			// A token of the old format was generation 0 of its session,
+			// and the one before the current if it is the previous.
+			behind = 2
+			if string(previous) == string(r.Presented[:]) {
+				behind = 1
+			}
+		}
 		switch {
-		case string(current) == string(r.Presented[:]):
-		case r.ReuseWindow > 0 && previous != nil && string(previous) == string(r.Presented[:]) &&
-			superseded.Valid && now-superseded.Int64 < r.ReuseWindow.Milliseconds():
-			again = true
-		default:
-			// Superseded: revoke the session, and commit that.
-			out, reused = sess, true
-			return s.deleteSession(ctx, q, sess.Handle)
+		case behind <= 0:
+			return store.ErrNotFound
+		case behind == 1 && r.ReuseWindow > 0 && superseded.Valid && now-superseded.Int64 < r.ReuseWindow.Milliseconds():
+			out = store.Rotated{Session: sess, Repeat: true, CurrentKey: key}
+			return nil
 		}
-		if allowance > limit {
-			return store.ErrRateLimited
-		}
-		allowance = max(allowance, now) + every
-		// The new token first: every token on record, any session's
-		// current one included, is in auth_refresh_tokens, so a Next that
-		// exists is refused here, before the session row changes.
-		n, err := affected(q.ExecContext(ctx, s.q.insertToken, r.Next[:], sess.Handle, ms(r.ExpiresAt)))
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return store.ErrConflict
-		}
-		if again {
-			_, err = q.ExecContext(ctx, s.q.rotateAgain, r.Next[:], now, ms(r.ExpiresAt), allowance, sess.Handle)
-		} else {
-			_, err = q.ExecContext(ctx, s.q.rotate, r.Next[:], now, now, ms(r.ExpiresAt), allowance, sess.Handle)
-		}
-		if err != nil {
-			return err
-		}
-		sess.RefreshedAt, sess.ExpiresAt = fromMS(now), fromMS(ms(r.ExpiresAt))
-		out = sess
-		return nil
+		// Superseded: end the session, and commit that.
+		out, reused = store.Rotated{Session: sess, Reuse: reuseOf(behind, r.ReuseWindow)}, true
+		_, err = q.ExecContext(ctx, s.q.endTheft, handle)
+		return err
 	})
+	var ended *store.EndedError
 	switch {
 	case err == nil && reused:
 		return out, store.ErrTokenReused
-	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrRateLimited):
-		return store.Session{}, err
+	case errors.As(err, &ended), errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrRateLimited):
+		return store.Rotated{}, err
 	case err != nil:
-		return store.Session{}, fmt.Errorf("sqlstore: rotating a refresh token: %w", err)
+		return store.Rotated{}, fmt.Errorf("sqlstore: rotating a refresh token: %w", err)
 	}
 	return out, nil
+}
+
+// rotateCurrent runs the one-statement rotation of a current token. It
+// returns sql.ErrNoRows if the token was not one.
+func (s *Store) rotateCurrent(ctx context.Context, r store.Rotation, args []any) (store.Session, error) {
+	if s.dialect != MySQL {
+		return scanSession(s.db.QueryRowContext(ctx, s.q.rotateCurrent+" RETURNING "+sessionColumns, args...))
+	}
+	n, err := affected(s.db.ExecContext(ctx, s.q.rotateCurrent, args...))
+	if err != nil {
+		return store.Session{}, err
+	}
+	if n == 0 {
+		return store.Session{}, sql.ErrNoRows
+	}
+	// What the update wrote is known; the rest of the row never changes.
+	sess := store.Session{Handle: r.Handle, RefreshedAt: fromMS(ms(r.Now)), ExpiresAt: fromMS(ms(r.ExpiresAt)),
+		Generation: r.Generation + 1}
+	var created int64
+	err = s.db.QueryRowContext(ctx, s.q.rotatedSession, r.Handle).Scan(&sess.UserID, &sess.LoginID, &created)
+	sess.CreatedAt = fromMS(created)
+	return sess, err
+}
+
+// reuseOf names the reuse of a token behind generations old.
+func reuseOf(behind int64, window time.Duration) store.Reuse {
+	switch {
+	case behind > 1:
+		return store.ReuseStale
+	case window > 0:
+		return store.ReuseAfterWindow
+	}
+	return store.ReusePrevious
 }
 
 // allowanceOf returns a rotation's allowance interval and the latest
@@ -575,48 +626,23 @@ func allowanceOf(r store.Rotation) (every, limit int64) {
 	return every, ms(r.Now) + int64(r.Burst-1)*every
 }
 
-// deleteSession deletes a session and its refresh tokens.
-func (s *Store) deleteSession(ctx context.Context, q querier, handle string) error {
-	if _, err := q.ExecContext(ctx, s.q.deleteSessionTokens, handle); err != nil {
-		return err
+// RevokeSession implements store.Store. The row stays, with the reason,
+// until DeleteExpired removes it with the session's expiry.
+func (s *Store) RevokeSession(ctx context.Context, handle string, why store.EndReason) error {
+	n, err := affected(s.db.ExecContext(ctx, s.q.endSession, string(why), handle))
+	if err != nil {
+		return fmt.Errorf("sqlstore: revoking a session: %w", err)
 	}
-	_, err := q.ExecContext(ctx, s.q.deleteSession, handle)
-	return err
+	if n == 0 {
+		return store.ErrNotFound
+	}
+	return nil
 }
 
-// RevokeSession implements store.Store.
-func (s *Store) RevokeSession(ctx context.Context, handle string) error {
-	return s.inTx(ctx, func(q querier) error {
-		// The session row first, as rotation locks it: a rotation in
-		// flight either commits its new token before this lock is had,
-		// and the token is deleted below, or waits and finds no session.
-		// Deleting the tokens first let a rotation add one in between,
-		// and the session's delete then failed on the foreign key.
-		var locked string
-		err := q.QueryRowContext(ctx, s.q.lockSession, handle).Scan(&locked)
-		if errors.Is(err, sql.ErrNoRows) {
-			return store.ErrNotFound
-		} else if err != nil {
-			return fmt.Errorf("sqlstore: revoking a session: %w", err)
-		}
-		if _, err := q.ExecContext(ctx, s.q.deleteSessionTokens, handle); err != nil {
-			return fmt.Errorf("sqlstore: revoking a session: %w", err)
-		}
-		n, err := affected(q.ExecContext(ctx, s.q.deleteSession, handle))
-		if err != nil {
-			return fmt.Errorf("sqlstore: revoking a session: %w", err)
-		}
-		if n == 0 {
-			return store.ErrNotFound
-		}
-		return nil
-	})
-}
-
-// revokeUser deletes every session of a user, advances its session epoch
-// and returns the handles. The epoch's update locks the user first, as
-// every method that changes a user's records does.
-func (s *Store) revokeUser(ctx context.Context, q querier, userID string) ([]string, error) {
+// revokeUser ends every live session of a user, advances its session
+// epoch and returns the handles. The epoch's update locks the user first,
+// as every method that changes a user's records does.
+func (s *Store) revokeUser(ctx context.Context, q querier, userID string, why store.EndReason) ([]string, error) {
 	if _, err := q.ExecContext(ctx, s.q.endEpoch, userID); err != nil {
 		return nil, err
 	}
@@ -625,12 +651,9 @@ func (s *Store) revokeUser(ctx context.Context, q querier, userID string) ([]str
 		return nil, err
 	}
 	if len(handles) == 0 {
-		return nil, nil
+		return handles, nil
 	}
-	if _, err := q.ExecContext(ctx, s.q.deleteUserTokens, userID); err != nil {
-		return nil, err
-	}
-	if _, err := q.ExecContext(ctx, s.q.deleteUserSessions, userID); err != nil {
+	if _, err := q.ExecContext(ctx, s.q.endUserSessions, string(why), userID); err != nil {
 		return nil, err
 	}
 	return handles, nil
@@ -659,7 +682,7 @@ func (s *Store) RevokeUserSessions(ctx context.Context, userID string) ([]string
 	var handles []string
 	err := s.inTx(ctx, func(q querier) error {
 		var err error
-		handles, err = s.revokeUser(ctx, q, userID)
+		handles, err = s.revokeUser(ctx, q, userID, store.EndRevoked)
 		return err
 	})
 	if err != nil {
@@ -743,7 +766,7 @@ func (s *Store) ResetPassword(ctx context.Context, token store.TokenHash, passwo
 		if n == 0 {
 			return store.ErrNotFound // the user has no password login
 		}
-		if handles, err = s.revokeUser(ctx, q, userID); err != nil {
+		if handles, err = s.revokeUser(ctx, q, userID, store.EndPasswordReset); err != nil {
 			return err
 		}
 		l, err = scanLogin(q.QueryRowContext(ctx, s.q.passwordLogin, userID))

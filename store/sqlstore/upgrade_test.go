@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
 	"github.com/latchkit/auth/internal/password"
@@ -58,8 +59,8 @@ func TestUpgradeToLogins(t *testing.T) {
 				id, email := fmt.Sprintf("user-%d", i), fmt.Sprintf("User%d@example.com", i)
 				// authtest's hashing parameters, so the hash needs no upgrade.
 				old.user(t, id, strings.ToLower(email), password.Hash(passwordOf(i), password.Params{Memory: 64, Time: 1, Threads: 1}))
-				for j := range sessionsPerUser {
-					s := session{handle: fmt.Sprintf("%s-s%d", id, j), userID: id, refresh: newRefreshToken()}
+				for range sessionsPerUser {
+					s := session{handle: uuid.NewString(), userID: id, refresh: newRefreshToken()}
 					old.session(t, s.handle, id, s.refresh)
 					sessions = append(sessions, s)
 				}
@@ -194,4 +195,134 @@ func newRefreshToken() string {
 	b := make([]byte, 32)
 	rand.Read(b)
 	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// A database made by the release before refresh tokens named their
+// session (schema version 7, a row in auth_refresh_tokens for every token
+// ever issued) keeps every session working once migrated: the current
+// token refreshes into the new format, a superseded one is still theft,
+// the token just superseded is forgiven inside the reuse window with the
+// same successor, and the old rows go once they expire.
+func TestUpgradeToStatelessRefresh(t *testing.T) {
+	const window = 10 * time.Second
+	for _, b := range sqltest.Backends {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			db := b.Open(t)
+			st, err := sqlstore.New(db, b.Dialect)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := st.MigrateTo(ctx, 7); err != nil {
+				t.Fatalf("the schema before stateless refresh: %v", err)
+			}
+			old := oldRows{db: db, dialect: b.Dialect}
+			old.exec(t, `INSERT INTO auth_users (id, time_joined, session_epoch) VALUES (?, ?, 0)`, "u1", joined.UnixMilli())
+			old.exec(t, `INSERT INTO auth_logins (method, third_party, subject, id, user_id, email, email_verified, password_hash,
+				created_at) VALUES ('emailpassword', '', 'u1@example.com', 'u1', 'u1', 'u1@example.com', FALSE, '', ?)`, joined.UnixMilli())
+			// Each session has refreshed twice: r0 and r1 are superseded,
+			// r1 a second ago, and r2 is current.
+			type lineage struct {
+				handle string
+				r      [3]string
+			}
+			lineages := make([]lineage, 5)
+			for i := range lineages {
+				l := &lineages[i]
+				l.handle = uuid.NewString()
+				for j := range l.r {
+					l.r[j] = newRefreshToken()
+				}
+				old.lineage(t, l.handle, "u1", l.r[:])
+			}
+			if err := st.Migrate(ctx); err != nil {
+				t.Fatalf("migrating: %v", err)
+			}
+			srv := authtest.NewServer(t, auth.Config{Store: st, RefreshReuseWindow: window})
+			refresh := func(tok string) *authtest.Response {
+				c := srv.NewClient(authtest.Header)
+				c.SetTokens("", tok)
+				return c.Refresh()
+			}
+			want := func(what string, res *authtest.Response, msg string, reason auth.Reason) {
+				t.Helper()
+				if res.StatusCode != http.StatusUnauthorized || res.Message != msg || res.Header.Get(auth.ReasonHeader) != string(reason) {
+					t.Errorf("%s: %d %s %s, want 401 %q %s", what, res.StatusCode, res.Header.Get(auth.ReasonHeader), res.Body, msg, reason)
+				}
+			}
+
+			// The current token moves the session to the new format, and
+			// the new token goes on.
+			l := lineages[0]
+			res := refresh(l.r[2])
+			next := res.Header.Get("St-Refresh-Token")
+			if res.StatusCode != http.StatusOK || next == "" || len(next) == len(l.r[2]) {
+				t.Fatalf("the current token of a session from before: %d %s", res.StatusCode, res.Body)
+			}
+			if got, err := st.Session(ctx, l.handle, authtest.Start); err != nil || got.Generation != 1 {
+				t.Errorf("after its first refresh: %+v, %v; want generation 1", got, err)
+			}
+			// Retried inside the window: the same successor.
+			if again := refresh(l.r[2]).Header.Get("St-Refresh-Token"); again != next {
+				t.Errorf("the old current token again inside the window: another token than its successor")
+			}
+			if res := refresh(next); res.StatusCode != http.StatusOK {
+				t.Fatalf("the new format's token: %d %s", res.StatusCode, res.Body)
+			}
+			// Now the old current token is two exchanges behind.
+			want("the old current token after two exchanges", refresh(l.r[2]), "token theft detected", auth.ReasonTheftStale)
+
+			// A token superseded before the migration is still theft.
+			want("a token superseded before the migration", refresh(lineages[1].r[0]), "token theft detected", auth.ReasonTheftStale)
+			want("that session's current token", refresh(lineages[1].r[2]), "unauthorised", auth.ReasonTokenTheft)
+			// The previous one too, once the window has passed.
+			srv.Clock.Advance(window)
+			want("the token superseded just before the migration", refresh(lineages[2].r[1]), "token theft detected", auth.ReasonTheftAfterWindow)
+			// Unknown tokens of the old format harm nothing.
+			want("an unknown token of the old format", refresh(newRefreshToken()), "unauthorised", auth.ReasonUnknownToken)
+			for _, l := range lineages[3:] {
+				if res := refresh(l.r[2]); res.StatusCode != http.StatusOK {
+					t.Errorf("another session's current token: %d %s", res.StatusCode, res.Body)
+				}
+			}
+
+			// The rows of old tokens go with their expiry.
+			count := func() int {
+				var n int
+				if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM auth_refresh_tokens").Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			if n := count(); n != 3*len(lineages) {
+				t.Errorf("%d rows of old tokens before they expire, want %d", n, 3*len(lineages))
+			}
+			if err := st.DeleteExpired(ctx, authtest.Start.Add(101*24*time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			if n := count(); n != 0 {
+				t.Errorf("%d rows of old tokens after they expired, want 0", n)
+			}
+		})
+	}
+}
+
+// lineage writes a session as the release before stateless refresh left
+// it after len(tokens)-1 refreshes, the last a second ago: every token on
+// record, the last current and the one before it previous.
+func (o oldRows) lineage(t *testing.T, handle, userID string, tokens []string) {
+	created := authtest.Start.Add(-time.Hour).UnixMilli()
+	last := authtest.Start.Add(-time.Second).UnixMilli()
+	expires := authtest.Start.Add(100 * 24 * time.Hour).UnixMilli()
+	n := len(tokens)
+	current, previous := sha256.Sum256([]byte(tokens[n-1])), sha256.Sum256([]byte(tokens[n-2]))
+	o.exec(t, `INSERT INTO auth_sessions (handle, user_id, login_id, created_at, refreshed_at, expires_at, current_hash,
+		previous_hash, superseded_at, refresh_allowance) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		handle, userID, userID, created, last, expires, current[:], previous[:], last, last)
+	for i, tok := range tokens {
+		h := sha256.Sum256([]byte(tok))
+		// Each token kept the expiry it was issued with.
+		o.exec(t, `INSERT INTO auth_refresh_tokens (hash, session_handle, expires_at) VALUES (?, ?, ?)`,
+			h[:], handle, expires-int64(n-1-i)*1000)
+	}
 }

@@ -1,0 +1,33 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/latchkit/auth/store"
+)
+
+var _ store.LegacyTokenStore = (*Store)(nil)
+
+// LegacyTokenSession implements store.LegacyTokenStore: auth_refresh_tokens
+// holds the tokens issued before tokens named their session (migration 8
+// stopped writing it), so that those sessions keep working and a stolen
+// one of their tokens is still theft until it expires.
+func (s *Store) LegacyTokenSession(ctx context.Context, token store.TokenHash, now time.Time) (string, error) {
+	query := `SELECT session_handle FROM auth_refresh_tokens WHERE hash = ? AND expires_at > ?`
+	if s.dialect == Postgres {
+		query = `SELECT session_handle FROM auth_refresh_tokens WHERE hash = $1 AND expires_at > $2`
+	}
+	var handle string
+	err := s.db.QueryRowContext(ctx, query, token[:], ms(now)).Scan(&handle)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return "", store.ErrNotFound
+	case err != nil:
+		return "", fmt.Errorf("sqlstore: finding a refresh token's session: %w", err)
+	}
+	return handle, nil
+}
