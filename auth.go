@@ -19,7 +19,8 @@ import (
 type Auth struct {
 	cfg         Config
 	store       store.Store
-	keys        *keyring
+	keys        *keyring // access-token signing keys
+	refreshKeys *keyring // refresh-token MAC keys
 	parser      *jwt.Parser
 	passwords   passwordHasher
 	hashSlots   chan struct{}
@@ -64,6 +65,16 @@ func New(cfg Config) (*Auth, error) {
 		alg:         cfg.SigningAlgorithm,
 		signFor:     cfg.SigningKeyLifetime,
 		verifyExtra: cfg.AccessTokenLifetime + jwtLeeway,
+		now:         cfg.Now,
+	}
+	// A refresh key makes tokens for as long as a signing key signs, and
+	// verifies them for a refresh-token lifetime after: the current token
+	// of an idle session stays usable until the session expires.
+	a.refreshKeys = &keyring{
+		store:       cfg.Store,
+		alg:         refreshAlg,
+		signFor:     cfg.SigningKeyLifetime,
+		verifyExtra: cfg.RefreshTokenLifetime,
 		now:         cfg.Now,
 	}
 	a.parser = jwt.NewParser(

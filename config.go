@@ -72,11 +72,11 @@ type Config struct {
 
 	// RefreshReuseWindow, if positive, lets a client present the refresh
 	// token it last exchanged again within this time of the exchange, to
-	// recover from a response it never received. Each retry gets a new
-	// token and the one it replaces stops working, so there is never more
-	// than one live token; a token two exchanges old is always theft.
-	// Default 0 (off): any second use is theft. At most
-	// MaxRefreshReuseWindow.
+	// recover from a response it never received or from tabs refreshing
+	// at once. Each retry gets the very successor the exchange made, so
+	// there is still one live token; retries do not extend the window,
+	// and a token two exchanges old is always theft. Default 0 (off): any
+	// second use is theft. At most MaxRefreshReuseWindow.
 	RefreshReuseWindow time.Duration
 
 	// SigningAlgorithm signs access tokens: HS256 (default) or EdDSA. With

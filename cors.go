@@ -18,7 +18,7 @@ var corsHeaders = []string{"rid", "fdi-version", "anti-csrf", "authorization", "
 func CORSHeaders() []string { return slices.Clone(corsHeaders) }
 
 // exposedHeaders are the response headers the SDKs must be able to read.
-var exposedHeaders = []string{"front-token", "st-access-token", "st-refresh-token", "anti-csrf"}
+var exposedHeaders = []string{"front-token", "st-access-token", "st-refresh-token", "anti-csrf", ReasonHeader}
 
 // CORS is a middleware for an API that serves a frontend on another
 // origin (another port counts), one of Config.AllowedOrigins: it answers

@@ -184,7 +184,7 @@ func (a *Auth) sessionForEmail(w http.ResponseWriter, r *http.Request) (*verifie
 			return vt, m, l, true
 		}
 	}
-	if err == errRevoked {
+	if sessionEnded(err) {
 		a.clearTokens(w, true, true)
 	}
 	a.fail(w, r, err)
@@ -282,7 +282,7 @@ func (a *Auth) handleVerifyEmail(w http.ResponseWriter, r *http.Request) {
 	// client told to refresh will post again.
 	vt, m, err := a.verifyRequest(r)
 	if err != nil && err != errNoToken {
-		if err == errRevoked {
+		if sessionEnded(err) {
 			a.clearTokens(w, true, true)
 		}
 		a.fail(w, r, err)

@@ -33,19 +33,39 @@ var ErrNotFound = store.ErrNotFound
 // the user's only one. It is store.ErrLastLogin.
 var ErrLastLogin = store.ErrLastLogin
 
-// A Reason says why a session was refused.
+// A Reason says why a session was refused: a frontend can tell the user
+// why they were signed out, and an operator can count each kind. Over HTTP
+// every 401 from the refresh endpoint or a protected route carries it, in
+// the ReasonHeader header and as "reason" beside "message" in the body.
 type Reason string
+
+// ReasonHeader is the response header that carries the Reason of a 401.
+// CORS exposes it to the frontend.
+const ReasonHeader = "Auth-Reason"
 
 // The reasons of a SessionError.
 const (
 	ReasonNoToken      Reason = "no_token"      // the request carries no token
 	ReasonMalformed    Reason = "malformed"     // the token is not one we could have issued
 	ReasonExpired      Reason = "expired"       // the access token has expired
-	ReasonInvalid      Reason = "invalid"       // signature, key, issuer or claims refused
+	ReasonInvalid      Reason = "invalid"       // signature, MAC, key, issuer or claims refused
 	ReasonMissingRID   Reason = "missing_rid"   // SameSite=None cookies came without a rid header
-	ReasonRevoked      Reason = "revoked"       // the session has ended (seen with CheckSessionInStore)
-	ReasonUnknownToken Reason = "unknown_token" // a refresh token of no live session
-	ReasonTokenTheft   Reason = "token_theft"   // a superseded refresh token came back
+	ReasonUnknownToken Reason = "unknown_token" // a refresh token of no session the store knows
+
+	// The session has ended.
+	ReasonSessionExpired Reason = "session_expired" // it reached its expiry unrefreshed
+	ReasonSignedOut      Reason = "signed_out"      // its user signed out
+	ReasonRevoked        Reason = "revoked"         // the application ended it, or deleted its user
+	ReasonPasswordReset  Reason = "password_reset"  // a password reset ended every session of its user
+	ReasonTokenTheft     Reason = "token_theft"     // it was ended earlier because a superseded refresh token came back
+
+	// A superseded refresh token came back and the session has just been
+	// ended: the answer is "token theft detected". Which token it was
+	// tells a client bug (refreshes racing without a reuse window) from
+	// a replay.
+	ReasonTheftPrevious    Reason = "token_theft_previous"     // the token just superseded, with no reuse window
+	ReasonTheftAfterWindow Reason = "token_theft_after_window" // the token just superseded, after the reuse window
+	ReasonTheftStale       Reason = "token_theft_stale"        // a token superseded two or more refreshes ago
 )
 
 // A SessionError reports why a session was refused. It matches the
@@ -88,9 +108,53 @@ var (
 	errRefreshNoToken    = errNoToken
 	errRefreshMalformed  = &SessionError{Reason: ReasonMalformed, answer: ErrUnauthorized}
 	errRefreshMissingRID = &SessionError{Reason: ReasonMissingRID, Err: errRIDRequired, answer: ErrUnauthorized}
+	errRefreshInvalid    = &SessionError{Reason: ReasonInvalid, answer: ErrUnauthorized}
 	errUnknownToken      = &SessionError{Reason: ReasonUnknownToken, answer: ErrUnauthorized}
-	errTokenTheft        = &SessionError{Reason: ReasonTokenTheft, answer: ErrTokenTheft}
+	errSessionExpired    = &SessionError{Reason: ReasonSessionExpired, answer: ErrUnauthorized}
 )
+
+// endedError is the refusal of a session that ended for the given reason,
+// or expired (an empty reason).
+func endedError(why store.EndReason) *SessionError {
+	reason := ReasonRevoked
+	switch why {
+	case "":
+		reason = ReasonSessionExpired
+	case store.EndSignedOut:
+		reason = ReasonSignedOut
+	case store.EndPasswordReset:
+		reason = ReasonPasswordReset
+	case store.EndTokenTheft:
+		reason = ReasonTokenTheft
+	}
+	return &SessionError{Reason: reason, answer: ErrUnauthorized}
+}
+
+// sessionEnded reports whether err refuses a session that has ended: the
+// client's tokens are of no use any more, and are cleared.
+func sessionEnded(err error) bool {
+	var se *SessionError
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Reason {
+	case ReasonRevoked, ReasonSignedOut, ReasonPasswordReset, ReasonTokenTheft, ReasonSessionExpired:
+		return true
+	}
+	return false
+}
+
+// theftError is the answer to a reuse the store has just detected.
+func theftError(reuse store.Reuse) *SessionError {
+	reason := ReasonTheftStale
+	switch reuse {
+	case store.ReusePrevious:
+		reason = ReasonTheftPrevious
+	case store.ReuseAfterWindow:
+		reason = ReasonTheftAfterWindow
+	}
+	return &SessionError{Reason: reason, answer: ErrTokenTheft}
+}
 
 // Failures of a request that are not session answers.
 var (
@@ -115,11 +179,11 @@ func (a *Auth) fail(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Connection", "close")
 		writeMessage(w, http.StatusRequestEntityTooLarge, "request body too large")
 	case errors.Is(err, ErrUnauthorized):
-		writeMessage(w, http.StatusUnauthorized, "unauthorised")
+		a.refuse(w, r, err, "unauthorised")
 	case errors.Is(err, ErrTryRefreshToken):
-		writeMessage(w, http.StatusUnauthorized, "try refresh token")
+		a.refuse(w, r, err, "try refresh token")
 	case errors.Is(err, ErrTokenTheft):
-		writeMessage(w, http.StatusUnauthorized, "token theft detected")
+		a.refuse(w, r, err, "token theft detected")
 	case errors.Is(err, errOverloaded), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		w.Header().Set("Retry-After", "1")
 		writeMessage(w, http.StatusServiceUnavailable, errOverloaded.Error())
@@ -128,6 +192,22 @@ func (a *Auth) fail(w http.ResponseWriter, r *http.Request, err error) {
 			slog.String("path", r.URL.Path), slog.String("error", err.Error()))
 		writeMessage(w, http.StatusInternalServerError, "internal error")
 	}
+}
+
+// refuse answers a 401 with the protocol's message and, beside it, the
+// reason, and counts the refusal.
+func (a *Auth) refuse(w http.ResponseWriter, r *http.Request, err error, msg string) {
+	reason := ReasonNoToken
+	var se *SessionError
+	if errors.As(err, &se) {
+		reason = se.Reason
+	}
+	a.emit(r.Context(), r, Event{Kind: EventSessionRefused, Reason: reason})
+	w.Header().Set(ReasonHeader, string(reason))
+	writeJSON(w, http.StatusUnauthorized, struct {
+		Message string `json:"message"`
+		Reason  Reason `json:"reason"`
+	}{msg, reason})
 }
 
 // recoverPanic, deferred, turns a panic below the handler (a Store or

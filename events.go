@@ -19,6 +19,9 @@ type Event struct {
 	// or "thirdparty", with the provider in ThirdPartyID.
 	Method       string
 	ThirdPartyID string
+	// Reason says why a session was refused or ended: set for
+	// EventSessionRefused and EventTokenTheft.
+	Reason Reason
 }
 
 // EventKind names what happened.
@@ -35,6 +38,7 @@ const (
 	EventSignOut          EventKind = "sign_out"
 	EventSessionRevoked   EventKind = "session_revoked"
 	EventTokenTheft       EventKind = "token_theft"
+	EventSessionRefused   EventKind = "session_refused" // a 401 from refresh or a protected route: see Reason
 	EventResetEmailSent   EventKind = "reset_email_sent"
 	EventPasswordReset    EventKind = "password_reset"
 	EventMailFailed       EventKind = "mail_failed" // an email was not sent: see the log for why
@@ -56,7 +60,7 @@ func (a *Auth) emit(ctx context.Context, r *http.Request, e Event) {
 	// drown the events worth reading.
 	level := slog.LevelInfo
 	switch e.Kind {
-	case EventRefresh:
+	case EventRefresh, EventSessionRefused:
 		level = slog.LevelDebug
 	case EventTokenTheft:
 		level = slog.LevelWarn
@@ -73,6 +77,9 @@ func (a *Auth) emit(ctx context.Context, r *http.Request, e Event) {
 	if e.ThirdPartyID != "" {
 		attrs = append(attrs, slog.String("third_party", e.ThirdPartyID))
 	}
+	if e.Reason != "" {
+		attrs = append(attrs, slog.String("reason", string(e.Reason)))
+	}
 	a.cfg.Logger.LogAttrs(ctx, level, "auth event", attrs...)
 	switch e.Kind {
 	case EventSignOut, EventSessionRevoked, EventTokenTheft:
@@ -80,6 +87,9 @@ func (a *Auth) emit(ctx context.Context, r *http.Request, e Event) {
 	}
 	if a.cfg.Metrics != nil {
 		a.cfg.Metrics.CountEvent(e.Kind)
+		if m, ok := a.cfg.Metrics.(RefusalMetrics); ok && e.Reason != "" {
+			m.CountRefusal(e.Reason)
+		}
 	}
 	if a.cfg.OnEvent != nil {
 		a.cfg.OnEvent(ctx, e)
@@ -98,4 +108,11 @@ type Metrics interface {
 	// slot: zero when one was free, up to HashQueueTimeout when the
 	// request was turned away.
 	ObserveHashWait(d time.Duration)
+}
+
+// RefusalMetrics is implemented by a Metrics that also counts refused and
+// ended sessions by Reason: each EventSessionRefused and EventTokenTheft.
+// It is optional, so that a Metrics written before it still compiles.
+type RefusalMetrics interface {
+	CountRefusal(reason Reason)
 }

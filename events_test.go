@@ -74,6 +74,7 @@ func TestEvents(t *testing.T) {
 		kind          auth.EventKind
 		user, session string
 		http          bool
+		reason        auth.Reason
 	}
 	want := func(t *testing.T, step string, want ...ev) {
 		t.Helper()
@@ -89,7 +90,8 @@ func TestEvents(t *testing.T) {
 				method = "emailpassword"
 			}
 			if e.Kind != w.kind || e.UserID != w.user || e.SessionHandle != w.session ||
-				(e.RemoteAddr != "") != w.http || !e.Time.Equal(s.Clock.Now()) || e.Method != method || e.ThirdPartyID != "" {
+				(e.RemoteAddr != "") != w.http || !e.Time.Equal(s.Clock.Now()) || e.Method != method || e.ThirdPartyID != "" ||
+				e.Reason != w.reason {
 				t.Errorf("%s: event %d = %+v, want %+v", step, i, e, w)
 			}
 		}
@@ -101,29 +103,29 @@ func TestEvents(t *testing.T) {
 	res := c.SignUp(email, authtest.Password)
 	uid, _ := res.JSON["user"].(map[string]any)["id"].(string)
 	h1 := handleOf(t, c)
-	want(t, "sign-up", ev{auth.EventSignUp, uid, "", true}, ev{auth.EventSignIn, uid, h1, true})
+	want(t, "sign-up", ev{auth.EventSignUp, uid, "", true, ""}, ev{auth.EventSignIn, uid, h1, true, ""})
 
 	s.NewClient(authtest.Header).SignIn(email, wrongPassword)
-	want(t, "wrong password", ev{auth.EventSignInFailed, uid, "", true})
+	want(t, "wrong password", ev{auth.EventSignInFailed, uid, "", true, ""})
 	s.NewClient(authtest.Header).SignIn("nobody@example.com", wrongPassword)
-	want(t, "unknown email", ev{auth.EventSignInFailed, "", "", true})
+	want(t, "unknown email", ev{auth.EventSignInFailed, "", "", true, ""})
 
 	c2 := s.NewClient(authtest.Cookie)
 	c2.SignIn(email, authtest.Password)
 	h2 := handleOf(t, c2)
-	want(t, "sign-in", ev{auth.EventSignIn, uid, h2, true})
+	want(t, "sign-in", ev{auth.EventSignIn, uid, h2, true, ""})
 
 	s.Clock.Advance(time.Minute)
 	c.Refresh()
-	want(t, "refresh", ev{auth.EventRefresh, uid, h1, true})
+	want(t, "refresh", ev{auth.EventRefresh, uid, h1, true, ""})
 
 	c.SignOut()
-	want(t, "sign-out", ev{auth.EventSignOut, uid, h1, true})
+	want(t, "sign-out", ev{auth.EventSignOut, uid, h1, true, ""})
 
 	if err := s.Auth.RevokeSession(ctx, h2); err != nil {
 		t.Fatal(err)
 	}
-	want(t, "RevokeSession", ev{auth.EventSessionRevoked, uid, h2, false})
+	want(t, "RevokeSession", ev{auth.EventSessionRevoked, uid, h2, false, ""})
 
 	c3 := s.NewClient(authtest.Body)
 	c3.SignIn(email, authtest.Password)
@@ -133,12 +135,15 @@ func TestEvents(t *testing.T) {
 	take()
 	c3.SetTokens("", r0)
 	c3.Refresh()
-	want(t, "theft", ev{auth.EventTokenTheft, uid, h3, true})
+	want(t, "theft", ev{auth.EventTokenTheft, uid, h3, true, auth.ReasonTheftPrevious},
+		ev{auth.EventSessionRefused, "", "", true, auth.ReasonTheftPrevious})
 
-	// Failures that involve no session raise no event.
+	// Every 401 is counted, with its reason.
+	c3.SetTokens("", r0)
 	c3.Refresh()
 	s.NewClient(authtest.Header).Get("/api/session")
-	want(t, "no session")
+	want(t, "refusals", ev{auth.EventSessionRefused, "", "", true, auth.ReasonTokenTheft},
+		ev{auth.EventSessionRefused, "", "", true, auth.ReasonNoToken})
 
 	c4 := s.NewClient(authtest.Header)
 	c4.SignIn(email, authtest.Password)
@@ -150,5 +155,5 @@ func TestEvents(t *testing.T) {
 	if n, err := s.Auth.RevokeAllSessions(ctx, uid); err != nil || n != 2 {
 		t.Fatalf("RevokeAllSessions: %d %v", n, err)
 	}
-	want(t, "RevokeAllSessions", ev{auth.EventSessionRevoked, uid, h5, false}, ev{auth.EventSessionRevoked, uid, h4, false})
+	want(t, "RevokeAllSessions", ev{auth.EventSessionRevoked, uid, h5, false, ""}, ev{auth.EventSessionRevoked, uid, h4, false, ""})
 }

@@ -72,9 +72,9 @@ func ExampleAuth_RequireSession() {
 		fmt.Println(method, rec.Code, rec.Body.String())
 	}
 	// Output:
-	// GET 401 {"message":"unauthorised"}
-	// POST 401 {"message":"unauthorised"}
-	// OPTIONS 401 {"message":"unauthorised"}
+	// GET 401 {"message":"unauthorised","reason":"no_token"}
+	// POST 401 {"message":"unauthorised","reason":"no_token"}
+	// OPTIONS 401 {"message":"unauthorised","reason":"no_token"}
 }
 
 // OptionalSession serves signed-in and signed-out visitors alike.

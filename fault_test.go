@@ -1101,7 +1101,7 @@ func (e *faultEnv) replay(calls []faultstore.Call) faultCopy {
 		case "RotateRefreshToken":
 			_, err = m.RotateRefreshToken(ctx, a[0].(store.Rotation))
 		case "RevokeSession":
-			err = m.RevokeSession(ctx, a[0].(string))
+			err = m.RevokeSession(ctx, a[0].(string), a[1].(store.EndReason))
 		case "RevokeUserSessions":
 			_, err = m.RevokeUserSessions(ctx, a[0].(string))
 		case "SigningKeys":

@@ -166,6 +166,11 @@ func FuzzBearer(f *testing.F) {
 			f.Add(v)
 		}
 	}
+	// A refresh token's shape: version 1, then key id, handle, generation,
+	// expiry, secret and MAC, all zero.
+	shaped := make([]byte, 77)
+	shaped[0] = 1
+	f.Add("Bearer " + base64.RawURLEncoding.EncodeToString(shaped))
 	f.Add("bearer\t" + seeds[0])
 	f.Add("Bearer " + seeds[0] + "\x00")
 	f.Add("Bearer \r\n" + seeds[0])

@@ -116,9 +116,28 @@ func exposed(res *authtest.Response) []string {
 // wantMessage checks a {"message": ...} answer byte for byte.
 func wantMessage(t testing.TB, res *authtest.Response, code int, msg string) {
 	t.Helper()
+	if code == http.StatusUnauthorized {
+		// Every 401 says why, in a header and beside the message; which
+		// reason is the business of wantRefusal.
+		wantRefusal(t, res, msg, auth.Reason(res.Header.Get(auth.ReasonHeader)))
+		return
+	}
 	want := fmt.Sprintf(`{"message":%q}`, msg)
 	if res.StatusCode != code || string(res.Body) != want {
 		t.Fatalf("got %d %s, want %d %s", res.StatusCode, res.Body, code, want)
+	}
+}
+
+// wantRefusal checks a 401 byte for byte: the protocol's message, and the
+// reason in the body and in ReasonHeader.
+func wantRefusal(t testing.TB, res *authtest.Response, msg string, reason auth.Reason) {
+	t.Helper()
+	want := fmt.Sprintf(`{"message":%q,"reason":%q}`, msg, reason)
+	if res.StatusCode != http.StatusUnauthorized || string(res.Body) != want || reason == "" {
+		t.Fatalf("got %d %s, want 401 %s", res.StatusCode, res.Body, want)
+	}
+	if got := res.Header.Get(auth.ReasonHeader); got != string(reason) {
+		t.Fatalf("%s: %q, want %q", auth.ReasonHeader, got, reason)
 	}
 }
 
@@ -174,6 +193,14 @@ func wantTokens(t testing.TB, s *authtest.Server, res *authtest.Response, m auth
 
 func wantTokensSameSite(t testing.TB, s *authtest.Server, res *authtest.Response, m authtest.Mode, uid string, sameSite http.SameSite) (access, refresh string) {
 	t.Helper()
+	return wantTokensUntil(t, s, res, m, uid, sameSite, s.Clock.Now().Add(auth.DefaultRefreshTokenLifetime))
+}
+
+// wantTokensUntil is wantTokensSameSite for a session that ends at end:
+// a refresh repeated inside the reuse window keeps the end the exchange
+// gave the session.
+func wantTokensUntil(t testing.TB, s *authtest.Server, res *authtest.Response, m authtest.Mode, uid string, sameSite http.SameSite, end time.Time) (access, refresh string) {
+	t.Helper()
 	if res.StatusCode != http.StatusOK || res.Status != "OK" {
 		t.Fatalf("got %d %s, want 200 OK", res.StatusCode, res.Body)
 	}
@@ -193,8 +220,8 @@ func wantTokensSameSite(t testing.TB, s *authtest.Server, res *authtest.Response
 			t.Errorf("cookie mode leaks tokens: headers %v, body %s", res.Header, res.Body)
 		}
 		ac, rc := cookies["sAccessToken"], cookies["sRefreshToken"]
-		checkCookie(t, ac, "sAccessToken", "/", sameSite, now.Add(auth.DefaultRefreshTokenLifetime))
-		checkCookie(t, rc, "sRefreshToken", refreshPath, sameSite, now.Add(auth.DefaultRefreshTokenLifetime))
+		checkCookie(t, ac, "sAccessToken", "/", sameSite, end)
+		checkCookie(t, rc, "sRefreshToken", refreshPath, sameSite, end)
 		if n := len(res.Header.Values("Set-Cookie")); n != 2 {
 			t.Errorf("%d Set-Cookie headers, want 2", n)
 		}
@@ -446,13 +473,13 @@ func (s *inStore) CreateSession(ctx context.Context, sess store.Session, refresh
 	return s.counted(s.Store.CreateSession(ctx, sess, refresh, epoch))
 }
 
-func (s *inStore) RotateRefreshToken(ctx context.Context, r store.Rotation) (store.Session, error) {
-	sess, err := s.Store.RotateRefreshToken(ctx, r)
-	return sess, s.counted(err)
+func (s *inStore) RotateRefreshToken(ctx context.Context, r store.Rotation) (store.Rotated, error) {
+	res, err := s.Store.RotateRefreshToken(ctx, r)
+	return res, s.counted(err)
 }
 
-func (s *inStore) RevokeSession(ctx context.Context, handle string) error {
-	return s.counted(s.Store.RevokeSession(ctx, handle))
+func (s *inStore) RevokeSession(ctx context.Context, handle string, why store.EndReason) error {
+	return s.counted(s.Store.RevokeSession(ctx, handle, why))
 }
 
 func (s *inStore) RevokeUserSessions(ctx context.Context, userID string) ([]string, error) {

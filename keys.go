@@ -30,6 +30,11 @@ const (
 	EdDSA = "EdDSA"
 )
 
+// refreshAlg marks the keys in the store that authenticate refresh tokens
+// (an HMAC-SHA256 key each) rather than sign access tokens. The two kinds
+// share the store's table and its rotation, and never each other's work.
+const refreshAlg = "refresh"
+
 // KeyRefreshInterval bounds how long an instance goes without reading the
 // signing keys from the Store: a key deleted there stops signing and
 // verifying on every instance within this time, whatever the traffic.
@@ -213,6 +218,9 @@ func (k *keyring) load(ctx context.Context, now time.Time) (*keyset, error) {
 	prev := k.current.Load()
 	ks := &keyset{loadedAt: now, byID: make(map[string]*signingKey, len(keys))}
 	for _, sk := range keys {
+		if (sk.Algorithm == refreshAlg) != (k.alg == refreshAlg) {
+			continue
+		}
 		key, err := parseKey(sk)
 		if err != nil {
 			return nil, err
@@ -258,6 +266,11 @@ func (k *keyring) create(ctx context.Context, now time.Time) error {
 func parseKey(sk store.SigningKey) (*signingKey, error) {
 	key := &signingKey{id: sk.ID, signUntil: sk.SignUntil, verifyUntil: sk.VerifyUntil, fingerprint: sha256.Sum256(sk.Material)}
 	switch sk.Algorithm {
+	case refreshAlg:
+		if len(sk.Material) < 32 {
+			return nil, fmt.Errorf("auth: refresh key %q: shorter than 32 bytes", sk.ID)
+		}
+		key.sign, key.verify = sk.Material, sk.Material
 	case HS256:
 		if len(sk.Material) < 32 {
 			return nil, fmt.Errorf("auth: signing key %q: HS256 key shorter than 32 bytes", sk.ID)

@@ -903,9 +903,9 @@ func (s *lhStore) CreateSession(ctx context.Context, sess store.Session, refresh
 	return s.Store.CreateSession(ctx, sess, refresh, epoch)
 }
 
-func (s *lhStore) RotateRefreshToken(ctx context.Context, r store.Rotation) (store.Session, error) {
+func (s *lhStore) RotateRefreshToken(ctx context.Context, r store.Rotation) (store.Rotated, error) {
 	if s.failing("RotateRefreshToken") {
-		return store.Session{}, errLHInjected
+		return store.Rotated{}, errLHInjected
 	}
 	return s.Store.RotateRefreshToken(ctx, r)
 }

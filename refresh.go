@@ -16,82 +16,173 @@ import (
 //
 // Rotation is strict: a refresh token works once. Presenting one that has
 // already been exchanged means two parties hold it, and we cannot tell
-// which is the thief, so the whole session is revoked and both must sign in
+// which is the thief, so the whole session ends and both must sign in
 // again (RFC 9700, section 4.14.2). Config.RefreshReuseWindow softens this
-// for the immediate predecessor, to survive a lost response.
+// for the token just superseded: presented again within the window, it
+// gets the very successor the exchange made, so refreshes racing from
+// several tabs, or a retry after a lost response, cost nothing and leave
+// one live token.
 //
-// Of several concurrent refreshes with one token, one wins; the others
-// present a token that has just been superseded and so end the session
-// with "token theft detected" (or, inside a reuse window, each get a new
-// token that replaces the previous winner's; only the last stays valid).
-// Clients must not refresh in parallel: the SuperTokens SDKs serialise
-// refreshes across tabs.
+// The store keeps nothing of superseded tokens. It tells them by their
+// generation, which the token carries under a MAC made with a refresh key
+// from the store: nobody but the server can make a token that looks
+// superseded, so nobody can end a session they do not hold.
 func (a *Auth) handleRefresh(w http.ResponseWriter, r *http.Request) {
 	tok, m, found, bad := tokenFrom(r, cookieRefresh)
+	ctx := r.Context()
+	now := a.cfg.Now()
+	rot := store.Rotation{
+		Presented:   sha256.Sum256([]byte(tok)),
+		Now:         now,
+		ExpiresAt:   now.Add(a.cfg.RefreshTokenLifetime),
+		ReuseWindow: a.cfg.RefreshReuseWindow,
+		Burst:       a.cfg.RateLimits.SessionRefreshes.Burst,
+		Every:       a.cfg.RateLimits.SessionRefreshes.Every,
+	}
+	var presented refreshToken
 	var refused error
 	switch {
 	case !found:
 		// A first visit probes refresh with no token at all: routine,
 		// and cheap, as no store is touched.
 		refused = errRefreshNoToken
-	case bad || !wellFormedSecret(tok):
+	case bad:
 		refused = errRefreshMalformed
 	case a.csrfFailed(r, m):
 		refused = errRefreshMissingRID
+	case wellFormedSecret(tok):
+		rot.Handle, refused = a.legacySession(ctx, rot.Presented, now)
+	default:
+		presented, refused = a.authenticRefresh(ctx, tok)
+		rot.Handle, rot.Generation = presented.handle, presented.generation
 	}
 	if refused != nil {
-		a.clearTokens(w, true, true)
-		a.fail(w, r, refused)
+		a.refuseRefresh(w, r, refused)
 		return
 	}
 	// Everything that can fail for reasons of our own happens before the
 	// rotation commits, so a failure leaves the presented token valid.
-	key, err := a.keys.signer(r.Context())
+	key, err := a.keys.signer(ctx)
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
-	next, nextHash := newSecret()
-	now := a.cfg.Now()
-	s, err := a.store.RotateRefreshToken(r.Context(), store.Rotation{
-		Presented:   sha256.Sum256([]byte(tok)),
-		Next:        nextHash,
-		Now:         now,
-		ExpiresAt:   now.Add(a.cfg.RefreshTokenLifetime),
-		ReuseWindow: a.cfg.RefreshReuseWindow,
-		Burst:       a.cfg.RateLimits.SessionRefreshes.Burst,
-		Every:       a.cfg.RateLimits.SessionRefreshes.Every,
-	})
+	rkey, err := a.refreshKeys.signer(ctx)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	next, nextHash, err := mintRefresh(rkey, rot.Handle, rot.Generation+1, rot.ExpiresAt, successorSecret(rkey, tok))
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if presented.handle == "" {
+		// A token from before tokens named their session: the store
+		// finds it by hash, as it was the session's generation 0.
+		rot.Handle = ""
+	}
+	rot.Next, rot.NextKey = nextHash, rkey.id
+	res, err := a.store.RotateRefreshToken(ctx, rot)
+	s := res.Session
+	var ended *store.EndedError
 	switch {
 	case errors.Is(err, store.ErrRateLimited):
-		a.emit(r.Context(), r, Event{Kind: EventRefreshThrottled})
+		a.emit(ctx, r, Event{Kind: EventRefreshThrottled})
 		tooMany(w, a.cfg.RateLimits.SessionRefreshes.Every)
 		return
 	case errors.Is(err, store.ErrTokenReused):
-		a.emit(r.Context(), r, Event{Kind: EventTokenTheft, UserID: s.UserID, SessionHandle: s.Handle})
-		a.clearTokens(w, true, true)
-		a.fail(w, r, errTokenTheft)
+		theft := theftError(res.Reuse)
+		a.emit(ctx, r, Event{Kind: EventTokenTheft, UserID: s.UserID, SessionHandle: s.Handle, Reason: theft.Reason})
+		a.refuseRefresh(w, r, theft)
+		return
+	case errors.As(err, &ended):
+		a.refuseRefresh(w, r, endedError(ended.Reason))
 		return
 	case errors.Is(err, store.ErrNotFound):
-		a.clearTokens(w, true, true)
-		a.fail(w, r, errUnknownToken)
+		refused = errUnknownToken
+		if presented.handle != "" && !now.Before(presented.expires) {
+			// The session is gone, and this token says it had expired.
+			refused = errSessionExpired
+		}
+		a.refuseRefresh(w, r, refused)
 		return
 	case err != nil:
 		a.fail(w, r, fmt.Errorf("auth: rotating a refresh token: %w", err))
 		return
 	}
-	t, err := a.issueAccess(key, s, now, now.Add(a.cfg.AccessTokenLifetime), a.refreshedEmailClaim(r.Context(), s, now))
+	if res.Repeat {
+		// The token just superseded, back within the window: answer with
+		// the successor the exchange made, which may have used another
+		// key than this instance's.
+		if next, err = a.repeatSuccessor(ctx, tok, res); err != nil {
+			a.fail(w, r, err)
+			return
+		}
+	}
+	t, err := a.issueAccess(key, s, now, now.Add(a.cfg.AccessTokenLifetime), a.refreshedEmailClaim(ctx, s, now))
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
 	t.refresh = next
 	body := a.writeTokens(w, m, t)
-	a.emit(r.Context(), r, Event{Kind: EventRefresh, UserID: s.UserID, SessionHandle: s.Handle})
+	a.emit(ctx, r, Event{Kind: EventRefresh, UserID: s.UserID, SessionHandle: s.Handle})
 	writeJSON(w, http.StatusOK, struct {
 		Status string `json:"status"`
 		bodyTokens
 	}{"OK", body})
+}
+
+// refuseRefresh answers a refused refresh and clears the client's tokens.
+func (a *Auth) refuseRefresh(w http.ResponseWriter, r *http.Request, err error) {
+	a.clearTokens(w, true, true)
+	a.fail(w, r, err)
+}
+
+// authenticRefresh parses a refresh token of the current format and checks
+// its MAC. A token whose key the store no longer has is refused the same
+// way as a forged one: neither is worth a store lookup.
+func (a *Auth) authenticRefresh(ctx context.Context, tok string) (refreshToken, error) {
+	t, ok := parseRefresh(tok)
+	if !ok {
+		return t, errRefreshMalformed
+	}
+	key, ok := a.refreshKeys.verifier(ctx, t.keyID)
+	if !ok || !t.authentic(key) {
+		return refreshToken{}, errRefreshInvalid
+	}
+	return t, nil
+}
+
+// legacySession finds the session of a refresh token made before tokens
+// named their session, in a store that kept such tokens. It returns the
+// handle, for the successor to name.
+func (a *Auth) legacySession(ctx context.Context, hash store.TokenHash, now time.Time) (string, error) {
+	legacy, ok := a.store.(store.LegacyTokenStore)
+	if !ok {
+		return "", errUnknownToken
+	}
+	handle, err := legacy.LegacyTokenSession(ctx, hash, now)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return "", errUnknownToken
+	case err != nil:
+		return "", fmt.Errorf("auth: finding a refresh token's session: %w", err)
+	}
+	return handle, nil
+}
+
+// repeatSuccessor makes again the successor that the exchange of presented
+// made, with the key the store says it used.
+func (a *Auth) repeatSuccessor(ctx context.Context, presented string, res store.Rotated) (string, error) {
+	key, ok := a.refreshKeys.verifier(ctx, res.CurrentKey)
+	if !ok {
+		return "", fmt.Errorf("auth: the refresh key %q of a session's current token is gone", res.CurrentKey)
+	}
+	s := res.Session
+	tok, _, err := mintRefresh(key, s.Handle, s.Generation, s.ExpiresAt, successorSecret(key, presented))
+	return tok, err
 }
 
 // refreshedEmailClaim reads the st-ev claim of a session anew at each

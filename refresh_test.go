@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -46,12 +47,12 @@ func TestRefreshRotates(t *testing.T) {
 			// R0 again: theft. The session ends and every transport is cleared.
 			c.SetTokens("", r0)
 			res = c.Refresh()
-			wantMessage(t, res, http.StatusUnauthorized, "token theft detected")
+			wantRefusal(t, res, "token theft detected", auth.ReasonTheftPrevious)
 			wantCleared(t, res, true, true)
 			// R1 belonged to the revoked session.
 			c.SetTokens("", r1)
 			res = c.Refresh()
-			wantMessage(t, res, http.StatusUnauthorized, "unauthorised")
+			wantRefusal(t, res, "unauthorised", auth.ReasonTokenTheft)
 			wantCleared(t, res, true, true)
 			if ss, err := s.Auth.Sessions(t.Context(), u.ID); err != nil || len(ss) != 0 {
 				t.Errorf("sessions after theft: %v %v", ss, err)
@@ -67,7 +68,7 @@ func TestRefreshWithoutToken(t *testing.T) {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()
 			res := s.NewClient(m).Refresh()
-			wantMessage(t, res, http.StatusUnauthorized, "unauthorised")
+			wantRefusal(t, res, "unauthorised", auth.ReasonNoToken)
 			wantCleared(t, res, true, true)
 		})
 	}
@@ -85,24 +86,35 @@ func TestRefreshForgedTokenHarmsNoSession(t *testing.T) {
 			t.Parallel()
 			s := authtest.NewServer(t, auth.Config{})
 			victim, u := s.SignedIn(m)
-			access, real := victim.Tokens()
-			flipped := []byte(real)
-			flipped[10] ^= 'a' ^ 'b'
-			if flipped[10] == real[10] {
-				t.Fatal("no change")
+			_, r0 := victim.Tokens()
+			for range 3 {
+				wantTokens(t, s, victim.Refresh(), m, u.ID)
 			}
-			for _, forged := range []string{
-				strings.Repeat("A", 43), // well-formed, unknown
-				string(flipped),         // one character off the real token
-				"garbage",               // not one of ours
-				access,                  // an access token is no refresh token
-				real + "x",              // the real token with a suffix
-				base64.RawURLEncoding.EncodeToString(make([]byte, 32)), // all zero bits
+			access, real := victim.Tokens()
+			other, _ := s.SignedIn(m)
+			_, otherReal := other.Tokens()
+			for _, tc := range []struct {
+				forged string
+				reason auth.Reason
+			}{
+				{strings.Repeat("A", 43), auth.ReasonUnknownToken},                                // the old format, unknown
+				{"garbage", auth.ReasonMalformed},                                                 // not one of ours
+				{access, auth.ReasonMalformed},                                                    // an access token is no refresh token
+				{real + "x", auth.ReasonMalformed},                                                // the real token with a suffix
+				{base64.RawURLEncoding.EncodeToString(make([]byte, 32)), auth.ReasonUnknownToken}, // all zero bits
+				{editRefresh(t, real, func(b []byte) { b[len(b)-1] ^= 1 }), auth.ReasonInvalid},   // a valid shape, a wrong MAC
+				{editRefresh(t, real, func(b []byte) { b[1] ^= 1 }), auth.ReasonInvalid},          // a key that does not exist
+				// An old-looking token of the victim's session, made by
+				// lowering the generation: without the key, the MAC gives it
+				// away, and it cannot end the session as theft would.
+				{editRefresh(t, real, func(b []byte) { b[1+12+16+7] = 0 }), auth.ReasonInvalid},
+				// The victim's handle in another session's token.
+				{editRefresh(t, otherReal, func(b []byte) { copy(b[1+12:1+12+16], decodeRefresh(t, r0)[1+12:1+12+16]) }), auth.ReasonInvalid},
 			} {
 				attacker := s.NewClient(m)
-				attacker.SetTokens("", forged)
+				attacker.SetTokens("", tc.forged)
 				res := attacker.Refresh()
-				wantMessage(t, res, http.StatusUnauthorized, "unauthorised")
+				wantRefusal(t, res, "unauthorised", tc.reason)
 				wantCleared(t, res, true, true)
 			}
 			res := victim.Refresh()
@@ -110,6 +122,25 @@ func TestRefreshForgedTokenHarmsNoSession(t *testing.T) {
 			wantSession(t, victim, u.ID)
 		})
 	}
+}
+
+// decodeRefresh returns the bytes of a refresh token of the current
+// format: version, key id (12), session handle (16), generation (8),
+// expiry (8), secret (16), MAC (16).
+func decodeRefresh(t testing.TB, tok string) []byte {
+	t.Helper()
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil || len(b) != 77 {
+		t.Fatalf("not a refresh token: %q (%v)", tok, err)
+	}
+	return b
+}
+
+// editRefresh returns tok with its bytes changed by edit.
+func editRefresh(t testing.TB, tok string, edit func([]byte)) string {
+	b := decodeRefresh(t, tok)
+	edit(b)
+	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 func TestRefreshTimeout(t *testing.T) {
@@ -127,16 +158,23 @@ func TestRefreshTimeout(t *testing.T) {
 			wantSession(t, c, u.ID)
 			// Then 100 days without one end it.
 			s.Clock.Advance(auth.DefaultRefreshTokenLifetime + time.Second)
+			_, last := c.Tokens()
 			res := c.Refresh()
-			wantMessage(t, res, http.StatusUnauthorized, "unauthorised")
+			wantRefusal(t, res, "unauthorised", auth.ReasonSessionExpired)
 			wantCleared(t, res, true, true)
+			// Still expired once the store has removed the session.
+			if err := s.AuthConfig.Store.DeleteExpired(t.Context(), s.Clock.Now()); err != nil {
+				t.Fatal(err)
+			}
+			c.SetTokens("", last)
+			wantRefusal(t, c.Refresh(), "unauthorised", auth.ReasonSessionExpired)
 		})
 	}
 }
 
-// A superseded token that has expired is no evidence of theft: it is
-// refused and harms no session.
-func TestRefreshExpiredSupersededToken(t *testing.T) {
+// The store keeps nothing of superseded tokens, yet one that comes back
+// however long after it was superseded is theft, while its session lives.
+func TestRefreshSupersededLongAgo(t *testing.T) {
 	t.Parallel()
 	for _, m := range authtest.Modes {
 		t.Run(m.String(), func(t *testing.T) {
@@ -146,14 +184,44 @@ func TestRefreshExpiredSupersededToken(t *testing.T) {
 			_, r0 := c.Tokens()
 			s.Clock.Advance(99 * day)
 			_, r1 := wantTokens(t, s, c.Refresh(), m, u.ID)
-			s.Clock.Advance(day + time.Second) // r0 has expired, r1 has not
+			s.Clock.Advance(day + time.Second) // past the expiry r0 was issued with
 			c.SetTokens("", r0)
 			res := c.Refresh()
-			wantMessage(t, res, http.StatusUnauthorized, "unauthorised")
+			wantRefusal(t, res, "token theft detected", auth.ReasonTheftPrevious)
 			wantCleared(t, res, true, true)
 			c.SetTokens("", r1)
-			wantTokens(t, s, c.Refresh(), m, u.ID)
-			wantSession(t, c, u.ID)
+			wantRefusal(t, c.Refresh(), "unauthorised", auth.ReasonTokenTheft)
+		})
+	}
+}
+
+// A token superseded 50 exchanges ago is theft, as the one before last is.
+func TestRefreshSupersededFiftyAgo(t *testing.T) {
+	t.Parallel()
+	for _, m := range authtest.Modes {
+		t.Run(m.String(), func(t *testing.T) {
+			t.Parallel()
+			events := newResetEvents()
+			s := authtest.NewServer(t, auth.Config{OnEvent: events.record})
+			c, u := s.SignedIn(m)
+			_, r0 := c.Tokens()
+			for range 50 {
+				s.Clock.Advance(time.Hour)
+				wantTokens(t, s, c.Refresh(), m, u.ID)
+			}
+			_, current := c.Tokens()
+			thief := s.NewClient(m)
+			thief.SetTokens("", r0)
+			wantRefusal(t, thief.Refresh(), "token theft detected", auth.ReasonTheftStale)
+			wantRefusal(t, c.Refresh(), "unauthorised", auth.ReasonTokenTheft)
+			c.SetTokens("", current)
+			wantRefusal(t, c.Refresh(), "unauthorised", auth.ReasonTokenTheft)
+			if got := events.of(auth.EventTokenTheft); len(got) != 1 || got[0].Reason != auth.ReasonTheftStale || got[0].UserID != u.ID {
+				t.Errorf("theft events %+v, want one for %s with reason %s", got, u.ID, auth.ReasonTheftStale)
+			}
+			if ss, _ := s.Auth.Sessions(t.Context(), u.ID); len(ss) != 0 {
+				t.Errorf("%d sessions survive the theft", len(ss))
+			}
 		})
 	}
 }
@@ -172,7 +240,7 @@ func TestRefreshBearerWinsOverCookie(t *testing.T) {
 	// The cookie's token was not touched.
 	wantTokens(t, s, cookieClient.Refresh(), authtest.Cookie, cu.ID)
 	// The bearer's was: using it again is theft.
-	wantMessage(t, headerClient.Refresh(), http.StatusUnauthorized, "token theft detected")
+	wantRefusal(t, headerClient.Refresh(), "token theft detected", auth.ReasonTheftPrevious)
 }
 
 func TestRefreshReuseWindow(t *testing.T) {
@@ -188,25 +256,38 @@ func TestRefreshReuseWindow(t *testing.T) {
 				_, r1 := wantTokens(t, s, c.Refresh(), m, u.ID)
 				return c, u, r0, r1
 			}
-			t.Run("retry inside the window continues the lineage", func(t *testing.T) {
+			t.Run("retry inside the window gets the same successor", func(t *testing.T) {
 				c, u, r0, r1 := setup(t)
-				c.SetTokens("", r0)
-				_, r2 := wantTokens(t, s, c.Refresh(), m, u.ID)
-				if r2 == r1 {
-					t.Fatal("the retry handed back the token it replaces")
+				end := s.Clock.Now().Add(auth.DefaultRefreshTokenLifetime)
+				for _, d := range []time.Duration{0, 4 * time.Second, 4 * time.Second} {
+					s.Clock.Advance(d)
+					c.SetTokens("", r0)
+					if _, again := wantTokensUntil(t, s, c.Refresh(), m, u.ID, http.SameSiteLaxMode, end); again != r1 {
+						t.Fatalf("a retry %v into the window got another token than the exchange's successor", d)
+					}
 				}
 				wantSession(t, c, u.ID)
+				// r1 is the one live token: it rotates, and r0 is now two
+				// exchanges behind.
+				c.SetTokens("", r1)
 				wantTokens(t, s, c.Refresh(), m, u.ID)
 				wantSession(t, c, u.ID)
-			})
-			t.Run("retry inside the window kills the replaced token", func(t *testing.T) {
-				c, u, r0, r1 := setup(t)
 				c.SetTokens("", r0)
-				_, r2 := wantTokens(t, s, c.Refresh(), m, u.ID)
+				wantRefusal(t, c.Refresh(), "token theft detected", auth.ReasonTheftStale)
+			})
+			t.Run("retries do not extend the window", func(t *testing.T) {
+				c, u, r0, r1 := setup(t)
+				end := s.Clock.Now().Add(auth.DefaultRefreshTokenLifetime)
+				s.Clock.Advance(window - time.Second)
+				c.SetTokens("", r0)
+				if _, again := wantTokensUntil(t, s, c.Refresh(), m, u.ID, http.SameSiteLaxMode, end); again != r1 {
+					t.Fatal("a retry inside the window got another token than the exchange's successor")
+				}
+				s.Clock.Advance(time.Second) // the window, from the exchange
+				c.SetTokens("", r0)
+				wantRefusal(t, c.Refresh(), "token theft detected", auth.ReasonTheftAfterWindow)
 				c.SetTokens("", r1)
-				wantMessage(t, c.Refresh(), http.StatusUnauthorized, "token theft detected")
-				c.SetTokens("", r2)
-				wantMessage(t, c.Refresh(), http.StatusUnauthorized, "unauthorised")
+				wantRefusal(t, c.Refresh(), "unauthorised", auth.ReasonTokenTheft)
 			})
 			t.Run("outside the window is theft", func(t *testing.T) {
 				c, _, r0, r1 := setup(t)
@@ -214,17 +295,17 @@ func TestRefreshReuseWindow(t *testing.T) {
 				// is safe.
 				s.Clock.Advance(window + time.Second)
 				c.SetTokens("", r0)
-				wantMessage(t, c.Refresh(), http.StatusUnauthorized, "token theft detected")
+				wantRefusal(t, c.Refresh(), "token theft detected", auth.ReasonTheftAfterWindow)
 				c.SetTokens("", r1)
-				wantMessage(t, c.Refresh(), http.StatusUnauthorized, "unauthorised")
+				wantRefusal(t, c.Refresh(), "unauthorised", auth.ReasonTokenTheft)
 			})
 			t.Run("two generations old is theft", func(t *testing.T) {
 				c, u, r0, _ := setup(t)
 				_, r2 := wantTokens(t, s, c.Refresh(), m, u.ID)
 				c.SetTokens("", r0)
-				wantMessage(t, c.Refresh(), http.StatusUnauthorized, "token theft detected")
+				wantRefusal(t, c.Refresh(), "token theft detected", auth.ReasonTheftStale)
 				c.SetTokens("", r2)
-				wantMessage(t, c.Refresh(), http.StatusUnauthorized, "unauthorised")
+				wantRefusal(t, c.Refresh(), "unauthorised", auth.ReasonTokenTheft)
 			})
 		})
 	}
@@ -264,14 +345,14 @@ type rotationLog struct {
 	committed []store.TokenHash
 }
 
-func (l *rotationLog) RotateRefreshToken(ctx context.Context, r store.Rotation) (store.Session, error) {
+func (l *rotationLog) RotateRefreshToken(ctx context.Context, r store.Rotation) (store.Rotated, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	s, err := l.Store.RotateRefreshToken(ctx, r)
-	if err == nil {
+	res, err := l.Store.RotateRefreshToken(ctx, r)
+	if err == nil && !res.Repeat {
 		l.committed = append(l.committed, r.Next)
 	}
-	return s, err
+	return res, err
 }
 
 func TestConcurrentRefresh(t *testing.T) {
@@ -336,39 +417,27 @@ func TestConcurrentRefresh(t *testing.T) {
 					}
 					return
 				}
-				// Inside the window every retry succeeds, and only the last
-				// token issued stays current.
+				// Inside the window every refresh succeeds with the one
+				// successor the single exchange made.
 				if len(issued) != n {
 					t.Errorf("%d of %d refreshes succeeded inside the reuse window", len(issued), n)
 				}
 				log.mu.Lock()
-				last := log.committed[len(log.committed)-1]
+				committed := slices.Clone(log.committed)
 				log.mu.Unlock()
-				var current string
-				var others []string
-				for _, tok := range issued {
-					if sha256.Sum256([]byte(tok)) == last {
-						current = tok
-					} else {
-						others = append(others, tok)
+				if len(committed) != 1 {
+					t.Fatalf("%d exchanges committed, want 1", len(committed))
+				}
+				for i, tok := range issued {
+					if sha256.Sum256([]byte(tok)) != committed[0] {
+						t.Fatalf("refresh %d got a token other than the one successor", i)
 					}
 				}
-				if current == "" {
-					t.Fatal("the last committed token was not handed out")
-				}
-				res := send(t, s, "POST", refreshPath, "", refreshRequest(m, current))
+				res := send(t, s, "POST", refreshPath, "", refreshRequest(m, issued[0]))
 				if res.StatusCode != http.StatusOK {
-					t.Fatalf("the current token: %d %s", res.StatusCode, res.Body)
+					t.Fatalf("the successor: %d %s", res.StatusCode, res.Body)
 				}
-				// No other token is live: the first one presented is theft.
-				for i, tok := range others {
-					res := send(t, s, "POST", refreshPath, "", refreshRequest(m, tok))
-					want := "unauthorised"
-					if i == 0 {
-						want = "token theft detected"
-					}
-					wantMessage(t, res, http.StatusUnauthorized, want)
-				}
+				wantRefusal(t, send(t, s, "POST", refreshPath, "", refreshRequest(m, r0)), "token theft detected", auth.ReasonTheftStale)
 			})
 		}
 	}

@@ -326,7 +326,7 @@ func TestResetOverSMTP(t *testing.T) {
 		}
 		res := c.Refresh()
 		wantReply(t, c.Mode.String()+" refresh after the reset", res.StatusCode, res.Body,
-			http.StatusUnauthorized, `{"message":"unauthorised"}`)
+			http.StatusUnauthorized, `{"message":"unauthorised","reason":"password_reset"}`)
 	}
 
 	// The reports: one reset, one revocation per session.

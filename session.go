@@ -94,7 +94,10 @@ func (a *Auth) checkSession(ctx context.Context, handle string) error {
 		return nil
 	}
 	sess, err := a.store.Session(ctx, handle, now)
-	if errors.Is(err, store.ErrNotFound) {
+	var ended *store.EndedError
+	if errors.As(err, &ended) {
+		return endedError(ended.Reason)
+	} else if errors.Is(err, store.ErrNotFound) {
 		return errRevoked
 	} else if err != nil {
 		return err
@@ -182,7 +185,7 @@ func (a *Auth) sessionMiddleware(next http.Handler, required bool, rule emailRul
 			next.ServeHTTP(w, r)
 		case err == errAnswered:
 		default:
-			if err == errRevoked {
+			if sessionEnded(err) {
 				a.clearTokens(w, true, true)
 			}
 			a.fail(w, r, err)
@@ -224,6 +227,10 @@ func (a *Auth) createSession(ctx context.Context, w http.ResponseWriter, r *http
 	if err != nil {
 		return store.Session{}, bodyTokens{}, err
 	}
+	rkey, err := a.refreshKeys.signer(ctx)
+	if err != nil {
+		return store.Session{}, bodyTokens{}, err
+	}
 	now := a.cfg.Now()
 	s := store.Session{
 		Handle:      uuid.NewString(),
@@ -233,7 +240,10 @@ func (a *Auth) createSession(ctx context.Context, w http.ResponseWriter, r *http
 		RefreshedAt: now,
 		ExpiresAt:   now.Add(a.cfg.RefreshTokenLifetime),
 	}
-	refresh, hash := newSecret()
+	refresh, hash, err := mintRefresh(rkey, s.Handle, 0, s.ExpiresAt, newRefreshSecret())
+	if err != nil {
+		return store.Session{}, bodyTokens{}, err
+	}
 	t, err := a.issueAccess(key, s, now, now.Add(a.cfg.AccessTokenLifetime), a.emailClaimOf(by, now))
 	if err != nil {
 		return store.Session{}, bodyTokens{}, err
@@ -285,14 +295,14 @@ func (a *Auth) signedIn(w http.ResponseWriter, r *http.Request, u store.User, lo
 func (a *Auth) handleSignOut(w http.ResponseWriter, r *http.Request) {
 	vt, m, err := a.verifyRequest(r)
 	if err != nil {
-		if err == errRevoked {
+		if sessionEnded(err) {
 			a.clearTokens(w, true, true)
 		}
 		a.fail(w, r, err)
 		return
 	}
 	s := vt.session
-	if err := a.store.RevokeSession(r.Context(), s.Handle); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err := a.store.RevokeSession(r.Context(), s.Handle, store.EndSignedOut); err != nil && !errors.Is(err, store.ErrNotFound) {
 		a.fail(w, r, err)
 		return
 	}

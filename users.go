@@ -56,6 +56,7 @@ type SessionInfo struct {
 	CreatedAt   time.Time // when the user signed in
 	RefreshedAt time.Time // when its tokens were last refreshed
 	ExpiresAt   time.Time // when it ends unless refreshed before
+	Generation  int64     // how many times it has been refreshed
 }
 
 // user reads a user and its logins.
@@ -131,7 +132,7 @@ func (a *Auth) RevokeSession(ctx context.Context, handle string) error {
 	if err != nil {
 		return err
 	}
-	if err := a.store.RevokeSession(ctx, handle); err != nil {
+	if err := a.store.RevokeSession(ctx, handle, store.EndRevoked); err != nil {
 		return err
 	}
 	a.emit(ctx, nil, Event{Kind: EventSessionRevoked, UserID: s.UserID, SessionHandle: handle})

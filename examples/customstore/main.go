@@ -236,24 +236,28 @@ func (s *auditStore) UserSessions(ctx context.Context, userID string, now time.T
 
 // RotateRefreshToken implements store.Store. Reuse is logged as a warning:
 // it means a refresh token was stolen, or a client is badly broken.
-func (s *auditStore) RotateRefreshToken(ctx context.Context, r store.Rotation) (store.Session, error) {
-	sess, err := s.inner.RotateRefreshToken(ctx, r)
+func (s *auditStore) RotateRefreshToken(ctx context.Context, r store.Rotation) (store.Rotated, error) {
+	res, err := s.inner.RotateRefreshToken(ctx, r)
+	sess := res.Session
 	switch {
+	case err == nil && res.Repeat:
+		s.log.InfoContext(ctx, "session refresh repeated inside the reuse window", "user_id", sess.UserID, "session", sess.Handle)
 	case err == nil:
 		s.log.InfoContext(ctx, "session refreshed", "user_id", sess.UserID, "session", sess.Handle)
 	case errors.Is(err, store.ErrTokenReused):
-		s.log.WarnContext(ctx, "refresh token reuse detected, session revoked", "user_id", sess.UserID, "session", sess.Handle)
+		s.log.WarnContext(ctx, "refresh token reuse detected, session ended", "user_id", sess.UserID, "session", sess.Handle,
+			"reuse", res.Reuse)
 	}
-	return sess, err
+	return res, err
 }
 
 // RevokeSession implements store.Store. The owner is not logged: finding
 // it would take a read before the revocation, which the contract's single
 // atomic step does not need; the handle leads back to it in the trail.
-func (s *auditStore) RevokeSession(ctx context.Context, handle string) error {
-	err := s.inner.RevokeSession(ctx, handle)
+func (s *auditStore) RevokeSession(ctx context.Context, handle string, why store.EndReason) error {
+	err := s.inner.RevokeSession(ctx, handle, why)
 	if err == nil {
-		s.log.InfoContext(ctx, "session revoked", "session", handle)
+		s.log.InfoContext(ctx, "session revoked", "session", handle, "reason", why)
 	}
 	return err
 }

@@ -85,7 +85,7 @@ func TestAuditTrail(t *testing.T) {
 		`level=INFO msg="user created" user_id=` + u.ID + ` login_method=emailpassword`,
 		`level=INFO msg="session created" user_id=` + u.ID + ` session=` + handle,
 		`level=INFO msg="session refreshed" user_id=` + u.ID + ` session=` + handle,
-		`level=WARN msg="refresh token reuse detected, session revoked" user_id=` + u.ID + ` session=` + handle,
+		`level=WARN msg="refresh token reuse detected, session ended" user_id=` + u.ID + ` session=` + handle + ` reuse=previous`,
 	}
 	rest := got
 	for _, w := range want {

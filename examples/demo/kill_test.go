@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"database/sql"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -343,7 +344,7 @@ func testKillAfterSignUp(t *testing.T, bin string, b killBackend) {
 		d := startDemo(t, bin, db)
 		email := newEmail("signup", round)
 		res := d.signUp(email, "old password 1")
-		_, refresh := okSession(t, "sign-up", res)
+		access, refresh := okSession(t, "sign-up", res)
 		d.kill()
 
 		user, _ := res.json["user"].(map[string]any)
@@ -357,12 +358,30 @@ func testKillAfterSignUp(t *testing.T, bin string, b killBackend) {
 		now := time.Now()
 		next := sha256.Sum256([]byte(rand.Text()))
 		s, err := st.RotateRefreshToken(ctx, store.Rotation{
-			Presented: sha256.Sum256([]byte(refresh)), Next: next, Now: now, ExpiresAt: now.Add(time.Hour),
+			Handle: sessionHandle(t, access), Presented: sha256.Sum256([]byte(refresh)), Next: next, NextKey: "k",
+			Now: now, ExpiresAt: now.Add(time.Hour),
 		})
-		if err != nil || s.UserID != userID {
+		if err != nil || s.Session.UserID != userID {
 			t.Fatalf("round %d: after SIGKILL, the refresh token of the sign-up: %+v, %v; want it to rotate", round, s, err)
 		}
 	}
+}
+
+// sessionHandle reads the session handle out of an access token.
+func sessionHandle(t *testing.T, access string) string {
+	t.Helper()
+	parts := strings.Split(access, ".")
+	var claims struct {
+		Handle string `json:"sessionHandle"`
+	}
+	if len(parts) != 3 {
+		t.Fatalf("not an access token: %q", access)
+	}
+	b, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil || json.Unmarshal(b, &claims) != nil || claims.Handle == "" {
+		t.Fatalf("no session handle in the access token: %v", err)
+	}
+	return claims.Handle
 }
 
 // testKillAfterRefresh: after the 200 of a refresh, the new token is the

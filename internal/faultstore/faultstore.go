@@ -467,13 +467,26 @@ func (s *Store) UserSessions(ctx context.Context, userID string, now time.Time) 
 // RotateRefreshToken implements store.Store. When an After fault hits a
 // call that the inner store answered with ErrTokenReused, the caller sees
 // the fault, not the session.
-func (s *Store) RotateRefreshToken(ctx context.Context, r store.Rotation) (store.Session, error) {
-	return call(s, ctx, "RotateRefreshToken", []any{r}, func() (store.Session, error) { return s.inner.RotateRefreshToken(ctx, r) })
+func (s *Store) RotateRefreshToken(ctx context.Context, r store.Rotation) (store.Rotated, error) {
+	return call(s, ctx, "RotateRefreshToken", []any{r}, func() (store.Rotated, error) { return s.inner.RotateRefreshToken(ctx, r) })
+}
+
+// LegacyTokenSession implements store.LegacyTokenStore for an inner
+// store that does; for any other, there are no such tokens.
+func (s *Store) LegacyTokenSession(ctx context.Context, token store.TokenHash, now time.Time) (string, error) {
+	return call(s, ctx, "LegacyTokenSession", []any{token, now}, func() (string, error) {
+		if legacy, ok := s.inner.(store.LegacyTokenStore); ok {
+			return legacy.LegacyTokenSession(ctx, token, now)
+		}
+		return "", store.ErrNotFound
+	})
 }
 
 // RevokeSession implements store.Store.
-func (s *Store) RevokeSession(ctx context.Context, handle string) error {
-	_, err := call(s, ctx, "RevokeSession", []any{handle}, func() (none, error) { return errOnly(s.inner.RevokeSession(ctx, handle)) })
+func (s *Store) RevokeSession(ctx context.Context, handle string, why store.EndReason) error {
+	_, err := call(s, ctx, "RevokeSession", []any{handle, why}, func() (none, error) {
+		return errOnly(s.inner.RevokeSession(ctx, handle, why))
+	})
 	return err
 }
 
