@@ -94,16 +94,18 @@ func (a *Auth) issueAccess(key *signingKey, s store.Session, now, exp time.Time,
 		ID:            base64.RawURLEncoding.EncodeToString(jti),
 		EmailVerified: ev,
 	}
-	t := jwt.NewWithClaims(key.method, c)
-	t.Header["kid"] = key.id
-	access, err := t.SignedString(key.sign)
-	if err != nil {
-		return issued{}, fmt.Errorf("auth: signing an access token: %w", err)
-	}
+	// The claims are marshalled once, for the token and the front-token,
+	// and the header is the key's own, made once: a refresh signs.
 	payload, err := json.Marshal(c)
 	if err != nil {
 		return issued{}, err
 	}
+	signing := key.header + "." + base64.RawURLEncoding.EncodeToString(payload)
+	sig, err := key.method.Sign(signing, key.sign)
+	if err != nil {
+		return issued{}, fmt.Errorf("auth: signing an access token: %w", err)
+	}
+	access := signing + "." + base64.RawURLEncoding.EncodeToString(sig)
 	return issued{
 		access:        access,
 		accessExpiry:  c.ExpiresAt.Time,

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -53,6 +54,7 @@ type signingKey struct {
 	signUntil   time.Time
 	verifyUntil time.Time
 	fingerprint [32]byte // of the key material, to tell a reloaded key unchanged
+	header      string   // an access token's JOSE header, encoded
 }
 
 // derived returns a key for another purpose than signing access tokens,
@@ -286,6 +288,17 @@ func parseKey(sk store.SigningKey) (*signingKey, error) {
 		key.sign, key.verify = priv, priv.Public()
 	default:
 		return nil, fmt.Errorf("auth: signing key %q: unsupported algorithm %q", sk.ID, sk.Algorithm)
+	}
+	if key.method != nil {
+		h, err := json.Marshal(struct {
+			Alg string `json:"alg"`
+			Kid string `json:"kid"`
+			Typ string `json:"typ"`
+		}{key.method.Alg(), key.id, "JWT"})
+		if err != nil {
+			return nil, err
+		}
+		key.header = base64.RawURLEncoding.EncodeToString(h)
 	}
 	return key, nil
 }

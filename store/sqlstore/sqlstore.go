@@ -583,10 +583,19 @@ func (s *Store) RotateRefreshToken(ctx context.Context, r store.Rotation) (store
 }
 
 // rotateCurrent runs the one-statement rotation of a current token. It
-// returns sql.ErrNoRows if the token was not one.
+// returns sql.ErrNoRows if the token was not one. What the update wrote
+// is known, and the rest of the row never changes, so only that rest is
+// read back: on PostgreSQL and SQLite in the statement, on MySQL, which
+// cannot return what it updates, in a read after it.
 func (s *Store) rotateCurrent(ctx context.Context, r store.Rotation, args []any) (store.Session, error) {
+	sess := store.Session{Handle: r.Handle, RefreshedAt: fromMS(ms(r.Now)), ExpiresAt: fromMS(ms(r.ExpiresAt)),
+		Generation: r.Generation + 1}
+	var created int64
 	if s.dialect != MySQL {
-		return scanSession(s.db.QueryRowContext(ctx, s.q.rotateCurrent+" RETURNING "+sessionColumns, args...))
+		err := s.db.QueryRowContext(ctx, s.q.rotateCurrent+" RETURNING user_id, login_id, created_at", args...).
+			Scan(&sess.UserID, &sess.LoginID, &created)
+		sess.CreatedAt = fromMS(created)
+		return sess, err
 	}
 	n, err := affected(s.db.ExecContext(ctx, s.q.rotateCurrent, args...))
 	if err != nil {
@@ -595,10 +604,6 @@ func (s *Store) rotateCurrent(ctx context.Context, r store.Rotation, args []any)
 	if n == 0 {
 		return store.Session{}, sql.ErrNoRows
 	}
-	// What the update wrote is known; the rest of the row never changes.
-	sess := store.Session{Handle: r.Handle, RefreshedAt: fromMS(ms(r.Now)), ExpiresAt: fromMS(ms(r.ExpiresAt)),
-		Generation: r.Generation + 1}
-	var created int64
 	err = s.db.QueryRowContext(ctx, s.q.rotatedSession, r.Handle).Scan(&sess.UserID, &sess.LoginID, &created)
 	sess.CreatedAt = fromMS(created)
 	return sess, err
