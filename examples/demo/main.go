@@ -366,6 +366,9 @@ func mysqlDSN(raw string) (string, error) {
 	}
 	cfg := mysql.NewConfig()
 	cfg.Net, cfg.Addr, cfg.DBName = "tcp", u.Host, strings.Trim(u.Path, "/")
+	// One round trip per statement, not prepare, execute and close; the
+	// driver escapes for the utf8mb4 connection it opens.
+	cfg.InterpolateParams = true
 	if u.User != nil {
 		cfg.User = u.User.Username()
 		cfg.Passwd, _ = u.User.Password()

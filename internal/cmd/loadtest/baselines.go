@@ -7,10 +7,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
 	"runtime"
 	"strings"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	_ "github.com/jackc/pgx/v5/stdlib" // the bare rotate statement on PostgreSQL
 	"golang.org/x/crypto/argon2"
 	_ "modernc.org/sqlite" // and on SQLite
@@ -38,13 +40,7 @@ func argon2Rate(d time.Duration) result {
 // RETURNING, on a new scratch table in the demo's database: each worker
 // swaps its own row's value, as each client rotates its own session.
 func bareRotate(ctx context.Context, db, table string, c int, d time.Duration) (result, error) {
-	driver, dsn, ph := "pgx", db, []string{"$1", "$2", "$3"}
-	if path, ok := strings.CutPrefix(db, "sqlite:"); ok {
-		// The demo's settings: WAL, busy timeout, synchronous=FULL.
-		driver, ph = "sqlite", []string{"?", "?", "?"}
-		dsn = "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
-	}
-	sqldb, err := sql.Open(driver, dsn)
+	sqldb, ph, returning, err := openSQL(db)
 	if err != nil {
 		return result{}, err
 	}
@@ -62,11 +58,22 @@ func bareRotate(ctx context.Context, db, table string, c int, d time.Duration) (
 			return result{}, err
 		}
 	}
-	q := "UPDATE " + table + " SET cur = " + ph[0] + " WHERE id = " + ph[1] + " AND cur = " + ph[2] + " RETURNING id"
+	q := "UPDATE " + table + " SET cur = " + ph[0] + " WHERE id = " + ph[1] + " AND cur = " + ph[2] + returning
 	r := runPhase(ctx, "bare rotate (harness)", c, d, func(ctx context.Context, w int) outcome {
 		next := token()
-		var id int
-		if err := sqldb.QueryRowContext(ctx, q, next, w, cur[w]).Scan(&id); errors.Is(err, sql.ErrNoRows) {
+		var err error
+		if returning == "" {
+			var res sql.Result
+			if res, err = sqldb.ExecContext(ctx, q, next, w, cur[w]); err == nil {
+				if n, _ := res.RowsAffected(); n != 1 {
+					err = sql.ErrNoRows
+				}
+			}
+		} else {
+			var id int
+			err = sqldb.QueryRowContext(ctx, q, next, w, cur[w]).Scan(&id)
+		}
+		if errors.Is(err, sql.ErrNoRows) {
 			return outcome{err: "no row", stop: true}
 		} else if err != nil {
 			return outcome{err: "sql error"}
@@ -75,6 +82,59 @@ func bareRotate(ctx context.Context, db, table string, c int, d time.Duration) (
 		return outcome{}
 	})
 	return r, nil
+}
+
+// openSQL opens the demo's database with its settings, and returns the
+// placeholders of its dialect and the clause that returns an updated row
+// (empty for MySQL, which cannot).
+func openSQL(db string) (*sql.DB, []string, string, error) {
+	driver, dsn, ph, returning := "pgx", db, []string{"$1", "$2", "$3"}, " RETURNING id"
+	if path, ok := strings.CutPrefix(db, "sqlite:"); ok {
+		// The demo's settings: WAL, busy timeout, synchronous=FULL.
+		driver, ph = "sqlite", []string{"?", "?", "?"}
+		dsn = "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
+	}
+	if isMySQL(db) {
+		var err error
+		if dsn, err = mysqlDSN(db); err != nil {
+			return nil, nil, "", err
+		}
+		driver, ph, returning = "mysql", []string{"?", "?", "?"}, ""
+	}
+	sqldb, err := sql.Open(driver, dsn)
+	return sqldb, ph, returning, err
+}
+
+// forgetLimits empties the demo's rate-limit table, which it keeps in the
+// database: each run signs its users up from the same address, and must
+// not find the allowance the runs before it spent.
+func forgetLimits(ctx context.Context, db string) error {
+	sqldb, _, _, err := openSQL(db)
+	if err != nil {
+		return err
+	}
+	defer sqldb.Close()
+	if _, err := sqldb.ExecContext(ctx, "DELETE FROM auth_rate_limits"); err != nil {
+		return fmt.Errorf("forgetting the rate limits of earlier runs: %w", err)
+	}
+	return nil
+}
+
+// mysqlDSN turns mysql://user:pass@host:port/db into the DSN of
+// go-sql-driver/mysql, with the settings the demo uses.
+func mysqlDSN(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || strings.Trim(u.Path, "/") == "" {
+		return "", fmt.Errorf("-db: want mysql://user:pass@host:port/database")
+	}
+	cfg := mysql.NewConfig()
+	cfg.Net, cfg.Addr, cfg.DBName = "tcp", u.Host, strings.Trim(u.Path, "/")
+	cfg.InterpolateParams = true
+	if u.User != nil {
+		cfg.User = u.User.Username()
+		cfg.Passwd, _ = u.User.Password()
+	}
+	return cfg.FormatDSN(), nil
 }
 
 // token is a fresh value like the stored SHA-256 of a refresh token.

@@ -95,7 +95,7 @@ func parseFlags(args []string) (config, error) {
 	var cfg config
 	var phases string
 	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
-	fs.StringVar(&cfg.db, "db", "memory", "demo store: memory, sqlite:PATH or postgres://...")
+	fs.StringVar(&cfg.db, "db", "memory", "demo store: memory, sqlite:PATH, postgres://... or mysql://...")
 	fs.IntVar(&cfg.c, "c", 16, "concurrent clients per phase (burst always uses 500)")
 	fs.DurationVar(&cfg.d, "d", 10*time.Second, "duration of each phase")
 	fs.StringVar(&phases, "phases", "ping,me,refresh,signin,burst", "comma-separated phases to run, in order, of: "+strings.Join(allPhases, ", "))
@@ -111,8 +111,8 @@ func parseFlags(args []string) (config, error) {
 	if cfg.c < 1 || cfg.d <= 0 || cfg.runs < 1 {
 		return cfg, errors.New("-c, -d and -runs must be positive")
 	}
-	if cfg.db != "memory" && !strings.HasPrefix(cfg.db, "sqlite:") && !isPostgres(cfg.db) {
-		return cfg, fmt.Errorf("-db %q: want memory, sqlite:PATH or postgres://...", cfg.db)
+	if cfg.db != "memory" && !strings.HasPrefix(cfg.db, "sqlite:") && !isPostgres(cfg.db) && !isMySQL(cfg.db) {
+		return cfg, fmt.Errorf("-db %q: want memory, sqlite:PATH, postgres://... or mysql://...", cfg.db)
 	}
 	for _, p := range strings.Split(phases, ",") {
 		p = strings.TrimSpace(p)
@@ -123,6 +123,8 @@ func parseFlags(args []string) (config, error) {
 	}
 	return cfg, nil
 }
+
+func isMySQL(db string) bool { return strings.HasPrefix(db, "mysql://") }
 
 func isPostgres(db string) bool {
 	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")

@@ -170,6 +170,11 @@ func runOnce(ctx context.Context, cfg config, bin, dir, runID string, n int) (*r
 				return nil, err
 			}
 			defer srv.stop()
+			if cfg.db != "memory" {
+				if err := forgetLimits(ctx, cfg.db); err != nil {
+					return nil, err
+				}
+			}
 			cl = newClient(srv.base, cfg.c, 30*time.Second)
 			log(fmt.Sprintf("signing up %d users", cfg.c))
 			if users, err = signUp(ctx, cl, runID, cfg.c); err != nil {
