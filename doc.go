@@ -122,8 +122,11 @@
 // expires (Config.AccessTokenLifetime); RequireSession verifies it, and
 // answers 401 "try refresh token" once it has expired, when the client
 // exchanges its refresh token for a new pair. A session's errors are
-// *SessionError values that say why, and match ErrUnauthorized,
-// ErrTryRefreshToken or ErrTokenTheft.
+// *SessionError values that say why (a Reason), and match ErrUnauthorized,
+// ErrTryRefreshToken or ErrTokenTheft. Over HTTP every 401 carries its
+// Reason in the Auth-Reason header and beside the message: a frontend can
+// tell a user who signed out elsewhere from one whose password was reset or
+// whose session was stolen.
 //
 // The Go API (UserByID, UserByEmail, Sessions, RevokeSession,
 // RevokeAllSessions, SetEmailVerified, Unlink, DeleteUser) reads users and
@@ -138,12 +141,15 @@
 // emails cost the same hash as known ones, and sign-in answers both with the
 // same bytes.
 //
-// A session is a lineage of refresh tokens. A refresh token is 256 random
-// bits, stored only as its SHA-256 hash, and works exactly once: each
-// refresh atomically replaces it in the Store. Presenting a token that was
-// already exchanged means it was copied, so the whole session is revoked
-// and the answer is 401 "token theft detected". Forged, unknown and expired
-// tokens are refused without touching any session.
+// A session is a lineage of refresh tokens. A refresh token names its
+// session and its generation, holds 128 secret bits and carries a MAC made
+// with a refresh key kept in the Store; the Store keeps only the current
+// token's SHA-256 and the session's generation, a fixed amount however
+// often it refreshes. A token works exactly once: each refresh atomically
+// replaces it. Presenting a token that was already exchanged (its
+// generation is behind its session's) means it was copied, so the whole
+// session ends and the answer is 401 "token theft detected". Forged,
+// unknown and expired tokens are refused without touching any session.
 //
 // Access tokens are JWTs (HS256 by default, EdDSA optionally) checked with
 // an explicit algorithm, a required expiry, issuer and token type, and keys

@@ -87,7 +87,7 @@ func (a *Auth) emit(ctx context.Context, r *http.Request, e Event) {
 	}
 	if a.cfg.Metrics != nil {
 		a.cfg.Metrics.CountEvent(e.Kind)
-		if m, ok := a.cfg.Metrics.(RefusalMetrics); ok && e.Reason != "" {
+		if m, ok := a.cfg.Metrics.(RefusalMetrics); ok && e.Kind == EventSessionRefused {
 			m.CountRefusal(e.Reason)
 		}
 	}
@@ -110,9 +110,10 @@ type Metrics interface {
 	ObserveHashWait(d time.Duration)
 }
 
-// RefusalMetrics is implemented by a Metrics that also counts refused and
-// ended sessions by Reason: each EventSessionRefused and EventTokenTheft.
-// It is optional, so that a Metrics written before it still compiles.
+// RefusalMetrics is implemented by a Metrics that also counts the 401
+// answers of the refresh endpoint and protected routes by their Reason
+// (each EventSessionRefused): how many users are signed out, and why. It
+// is optional, so that a Metrics written before it still compiles.
 type RefusalMetrics interface {
 	CountRefusal(reason Reason)
 }

@@ -26,23 +26,34 @@ import (
 // histogram: from "a slot was free" to the default queue deadline.
 var hashWaitBuckets = []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2}
 
-// promMetrics implements auth.Metrics and renders Prometheus text.
+// promMetrics implements auth.Metrics and auth.RefusalMetrics, and
+// renders Prometheus text.
 type promMetrics struct {
 	mu       sync.Mutex
 	events   map[auth.EventKind]uint64
+	refusals map[auth.Reason]uint64
 	buckets  []uint64 // cumulative counts are computed when rendered
 	waitSum  float64
 	waitSeen uint64
 }
 
 func newPromMetrics() *promMetrics {
-	return &promMetrics{events: make(map[auth.EventKind]uint64), buckets: make([]uint64, len(hashWaitBuckets))}
+	return &promMetrics{events: make(map[auth.EventKind]uint64), refusals: make(map[auth.Reason]uint64),
+		buckets: make([]uint64, len(hashWaitBuckets))}
 }
 
 func (m *promMetrics) CountEvent(kind auth.EventKind) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.events[kind]++
+}
+
+// CountRefusal counts a 401 by why, which a dashboard can watch for a rise
+// in thefts or in sessions that end early.
+func (m *promMetrics) CountRefusal(reason auth.Reason) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.refusals[reason]++
 }
 
 func (m *promMetrics) ObserveHashWait(d time.Duration) {
@@ -72,6 +83,16 @@ func (m *promMetrics) render(w io.Writer) {
 	slices.Sort(kinds)
 	for _, k := range kinds {
 		fmt.Fprintf(w, "auth_events_total{kind=%q} %d\n", k, m.events[auth.EventKind(k)])
+	}
+	fmt.Fprintln(w, "# HELP auth_refusals_total 401 answers of refresh and protected routes, by reason.")
+	fmt.Fprintln(w, "# TYPE auth_refusals_total counter")
+	reasons := make([]string, 0, len(m.refusals))
+	for r := range m.refusals {
+		reasons = append(reasons, string(r))
+	}
+	slices.Sort(reasons)
+	for _, r := range reasons {
+		fmt.Fprintf(w, "auth_refusals_total{reason=%q} %d\n", r, m.refusals[auth.Reason(r)])
 	}
 	fmt.Fprintln(w, "# HELP auth_hash_wait_seconds Time password hashes waited for a hashing slot.")
 	fmt.Fprintln(w, "# TYPE auth_hash_wait_seconds histogram")

@@ -34,6 +34,9 @@ func TestPrometheusExport(t *testing.T) {
 		`auth_events_total{kind="sign_in_failed"} 1`,
 		`auth_events_total{kind="refresh"} 1`,
 		`auth_events_total{kind="token_theft"} 1`,
+		`auth_events_total{kind="session_refused"} 1`,
+		`auth_refusals_total{reason="token_theft_previous"} 1`,
+		"# TYPE auth_refusals_total counter",
 		`auth_hash_wait_seconds_count 3`, // one hash each: sign-up, two sign-ins
 		`auth_hash_wait_seconds_bucket{le="+Inf"} 3`,
 		"# TYPE auth_hash_wait_seconds histogram",

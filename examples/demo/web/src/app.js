@@ -183,6 +183,20 @@ async function claimRefused(res) {
   }
 }
 
+// endedBecause explains a 401 by the reason the server gives in its
+// Auth-Reason header (the library's README lists them). The routine ones,
+// such as no_token on a first visit, need no words.
+const endedBecause = {
+  signed_out: "You signed out in another tab or on another device.",
+  revoked: "Your session was ended by the application.",
+  password_reset: "Your password was changed, which signed you out everywhere. Sign in with the new one.",
+  token_theft: "We signed you out to be safe: your session was used from two places at once.",
+  token_theft_previous: "We signed you out to be safe: your session was used from two places at once.",
+  token_theft_after_window: "We signed you out to be safe: your session was used from two places at once.",
+  token_theft_stale: "We signed you out to be safe: your session was used from two places at once.",
+  session_expired: "Your session expired. Please sign in again.",
+};
+
 async function showMe() {
   // Plain fetch: the SDK's interceptor adds the session (and refreshes it).
   let res = await fetch(api + "/api/me", { credentials: "include" });
@@ -193,6 +207,8 @@ async function showMe() {
   }
   if (res.status === 401) {
     show("signed-out");
+    const why = endedBecause[res.headers.get("Auth-Reason")];
+    if (why) say(why);
     return;
   }
   if (!res.ok) throw new Error("GET " + new URL(res.url).pathname + " answered " + res.status);
