@@ -3,10 +3,12 @@ package auth
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -48,6 +50,65 @@ type accessClaims struct {
 type emailClaim struct {
 	Verified bool  `json:"v"`
 	Time     int64 `json:"t"`
+}
+
+// appendJSON appends the claims as json.Marshal encodes them, without its
+// reflection: an access token is made at every sign-in and refresh.
+func (c *accessClaims) appendJSON(b []byte) []byte {
+	b = append(b, `{"sub":`...)
+	b = appendJSONString(b, c.Subject)
+	b = append(b, `,"rsub":`...)
+	b = appendJSONString(b, c.RecipeUserID)
+	b = append(b, `,"sessionHandle":`...)
+	b = appendJSONString(b, c.SessionHandle)
+	b = append(b, `,"tId":`...)
+	b = appendJSONString(b, c.TenantID)
+	b = append(b, `,"tokenType":`...)
+	b = appendJSONString(b, c.TokenType)
+	b = append(b, `,"iss":`...)
+	b = appendJSONString(b, c.Issuer)
+	b = append(b, `,"iat":`...)
+	b = appendNumericDate(b, c.IssuedAt)
+	b = append(b, `,"exp":`...)
+	b = appendNumericDate(b, c.ExpiresAt)
+	if c.NotBefore != nil {
+		b = append(b, `,"nbf":`...)
+		b = appendNumericDate(b, c.NotBefore)
+	}
+	b = append(b, `,"jti":`...)
+	b = appendJSONString(b, c.ID)
+	if ev := c.EmailVerified; ev != nil {
+		b = append(b, `,"st-ev":{"v":`...)
+		b = strconv.AppendBool(b, ev.Verified)
+		b = append(b, `,"t":`...)
+		b = strconv.AppendInt(b, ev.Time, 10)
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
+
+// appendNumericDate appends d as golang-jwt encodes it: whole seconds, or
+// null.
+func appendNumericDate(b []byte, d *jwt.NumericDate) []byte {
+	if d == nil {
+		return append(b, "null"...)
+	}
+	return strconv.AppendInt(b, d.Unix(), 10)
+}
+
+// appendJSONString appends s as a JSON string. The claims are ids, base64
+// and an issuer: plain ASCII, written as they are; anything else goes
+// through encoding/json, which knows every escape.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 func (c *accessClaims) GetExpirationTime() (*jwt.NumericDate, error) { return c.ExpiresAt, nil }
@@ -94,15 +155,15 @@ func (a *Auth) issueAccess(key *signingKey, s store.Session, now, exp time.Time,
 		ID:            base64.RawURLEncoding.EncodeToString(jti),
 		EmailVerified: ev,
 	}
-	// The claims are marshalled once, for the token and the front-token,
-	// and the header is the key's own, made once: a refresh signs.
-	payload, err := json.Marshal(c)
-	if err != nil {
-		return issued{}, err
-	}
+	// The claims are encoded once, for the token and the front-token,
+	// and the header is the key's own, made once: every refresh signs.
+	payload := c.appendJSON(make([]byte, 0, 320))
+	var err error
 	signing := key.header + "." + base64.RawURLEncoding.EncodeToString(payload)
-	sig, err := key.method.Sign(signing, key.sign)
-	if err != nil {
+	var sig []byte
+	if key.method == jwt.SigningMethodHS256 {
+		sig = key.mac(make([]byte, 0, sha256.Size), "", []byte(signing))
+	} else if sig, err = key.method.Sign(signing, key.sign); err != nil {
 		return issued{}, fmt.Errorf("auth: signing an access token: %w", err)
 	}
 	access := signing + "." + base64.RawURLEncoding.EncodeToString(sig)

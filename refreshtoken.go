@@ -84,19 +84,14 @@ func (t *refreshToken) authentic(key *signingKey) bool {
 func (t *refreshToken) secret() []byte { return t.raw[refreshMACAt-16 : refreshMACAt] }
 
 func refreshMAC(key *signingKey, b []byte) []byte {
-	m := hmac.New(sha256.New, key.sign.([]byte))
-	m.Write([]byte("latchkit/auth refresh token\x00"))
-	m.Write(b)
-	return m.Sum(nil)[:16]
+	var sum [sha256.Size]byte
+	return key.mac(sum[:0], "latchkit/auth refresh token\x00", b)[:16]
 }
 
 // successorSecret is the secret of the token that replaces presented: the
 // same for every exchange of presented with key.
 func successorSecret(key *signingKey, presented string) []byte {
-	m := hmac.New(sha256.New, key.sign.([]byte))
-	m.Write([]byte("latchkit/auth successor\x00"))
-	m.Write([]byte(presented))
-	return m.Sum(nil)[:16]
+	return key.mac(nil, "latchkit/auth successor\x00", []byte(presented))[:16]
 }
 
 // newRefreshSecret is the secret of a session's first token.
