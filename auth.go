@@ -60,12 +60,17 @@ func New(cfg Config) (*Auth, error) {
 		outbox:      newOutbox(cfg.Email.QueueSize, cfg.Email.Attempts, cfg.Email.Timeout, time.Second),
 		xorigin:     xorigin,
 	}
+	seal, err := newSealer(cfg.Secrets)
+	if err != nil {
+		return nil, err
+	}
 	a.keys = &keyring{
 		store:       cfg.Store,
 		alg:         cfg.SigningAlgorithm,
 		signFor:     cfg.SigningKeyLifetime,
 		verifyExtra: cfg.AccessTokenLifetime + jwtLeeway,
 		now:         cfg.Now,
+		seal:        seal,
 	}
 	// A refresh key makes tokens for as long as a signing key signs, and
 	// verifies them for a refresh-token lifetime after: the current token
@@ -76,6 +81,12 @@ func New(cfg Config) (*Auth, error) {
 		signFor:     cfg.SigningKeyLifetime,
 		verifyExtra: cfg.RefreshTokenLifetime,
 		now:         cfg.Now,
+		seal:        seal,
+	}
+	// A secret that does not open the stored keys would fail every
+	// sign-in; better that the application does not start.
+	if err := a.checkKeys(); err != nil {
+		return nil, err
 	}
 	a.parser = jwt.NewParser(
 		jwt.WithValidMethods([]string{cfg.SigningAlgorithm}),

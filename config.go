@@ -90,6 +90,42 @@ type Config struct {
 	// verifying with it within KeyRefreshInterval.
 	SigningKeyLifetime time.Duration
 
+	// Secrets, if set, seal the signing keys (access-token and
+	// refresh-token keys) before the Store sees them: each key's material
+	// is encrypted with AES-256-GCM under a key derived from a secret, and
+	// bound to its row. A read of the database alone (a leaked backup, an
+	// injection elsewhere in the application) then no longer lets anyone
+	// mint access tokens or refresh tokens. It does not help against an
+	// attacker who has the running process or the secret, so keep the
+	// secret where the database is not: an environment variable, a secret
+	// manager. Every instance sharing the Store needs it.
+	//
+	// The first seals, all unseal, so a secret can be rotated: put the new
+	// one first and keep the old one until every key sealed with it has
+	// expired, at most SigningKeyLifetime + RefreshTokenLifetime after the
+	// change (130 days by default). With several instances, add the new
+	// secret last everywhere before moving it first, so that no instance
+	// meets a key sealed with a secret it does not have yet.
+	//
+	// Each secret must be at least 32 bytes, and random: the output of
+	// `openssl rand -base64 32`, say. New refuses shorter ones, repeated
+	// patterns and placeholders with few distinct characters, and
+	// duplicates.
+	//
+	// New reads the stored keys once and fails, with an error naming the
+	// key, if one does not open: a key sealed while Secrets is empty, or
+	// sealed with a secret that is not in the list. Nothing ever signs or
+	// verifies with a key that did not open; should such a key appear
+	// later, signing fails rather than guesses. A Store that cannot be
+	// read then does not make New fail (New waits at most 10 seconds for
+	// it); the keys are read again on first use.
+	//
+	// Keys made before Secrets was set are in the clear; they keep
+	// verifying until they expire, but stop signing at once: a new,
+	// sealed key replaces each. Default none: keys are stored in the
+	// clear, and whoever can read the Store can mint tokens.
+	Secrets []string
+
 	// CheckSessionInStore makes RequireSession look the session up in the
 	// Store on every request, so a revoked session is refused at once. It
 	// costs a store read per request. Default off: access tokens are
@@ -409,6 +445,10 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.SigningAlgorithm != HS256 && cfg.SigningAlgorithm != EdDSA {
 		return cfg, fmt.Errorf("auth: Config.SigningAlgorithm %q is not supported (HS256 or EdDSA)", cfg.SigningAlgorithm)
+	}
+	cfg.Secrets = append([]string(nil), cfg.Secrets...)
+	if err := checkSecrets(cfg.Secrets); err != nil {
+		return cfg, err
 	}
 	if err := cfg.Password.setDefaults(); err != nil {
 		return cfg, err

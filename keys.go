@@ -53,8 +53,9 @@ type signingKey struct {
 	verify      any // []byte or ed25519.PublicKey
 	signUntil   time.Time
 	verifyUntil time.Time
-	fingerprint [32]byte // of the key material, to tell a reloaded key unchanged
-	header      string   // an access token's JOSE header, encoded
+	fingerprint [32]byte  // of the key material, to tell a reloaded key unchanged
+	header      string    // an access token's JOSE header, encoded
+	macs        sync.Pool // of HMAC-SHA256 states keyed with an HMAC key (see mac)
 }
 
 // derived returns a key for another purpose than signing access tokens,
@@ -96,6 +97,7 @@ type keyring struct {
 	signFor     time.Duration // how long a new key signs
 	verifyExtra time.Duration // how long after that it still verifies
 	now         func() time.Time
+	seal        *sealer // of Config.Secrets: seals new keys, opens stored ones
 	current     atomic.Pointer[keyset]
 	mu          sync.Mutex // serialises loads and key creation
 	lastReload  time.Time  // of a reload for an unknown key id; under mu
@@ -223,7 +225,13 @@ func (k *keyring) load(ctx context.Context, now time.Time) (*keyset, error) {
 		if (sk.Algorithm == refreshAlg) != (k.alg == refreshAlg) {
 			continue
 		}
-		key, err := parseKey(sk)
+		// A key that does not open fails the whole load, as a malformed
+		// one does: nothing signs or verifies with a guess.
+		material, wasSealed, err := k.seal.open(sk)
+		if err != nil {
+			return nil, err
+		}
+		key, err := parseKey(sk, material)
 		if err != nil {
 			return nil, err
 		}
@@ -236,8 +244,11 @@ func (k *keyring) load(ctx context.Context, now time.Time) (*keyset, error) {
 		}
 		ks.byID[key.id] = key
 		ks.ordered = append(ks.ordered, key)
-		// Keys come newest first: the first that still signs is the signer.
-		if ks.signer == nil && sk.Algorithm == k.alg && now.Before(sk.SignUntil) {
+		// Keys come newest first: the first that still signs is the
+		// signer. With secrets, a key left in the clear from before they
+		// were set only verifies: signer finds none and makes a sealed
+		// one, so the clear keys age out.
+		if ks.signer == nil && sk.Algorithm == k.alg && now.Before(sk.SignUntil) && (wasSealed || !k.seal.on()) {
 			ks.signer = key
 		}
 	}
@@ -249,41 +260,43 @@ func (k *keyring) load(ctx context.Context, now time.Time) (*keyset, error) {
 func (k *keyring) create(ctx context.Context, now time.Time) error {
 	id := make([]byte, 12)
 	rand.Read(id)
-	material := make([]byte, 32) // an HMAC-SHA256 key, or an Ed25519 seed
+	material := make([]byte, clearKeyLen) // an HMAC-SHA256 key, or an Ed25519 seed
 	rand.Read(material)
 	sk := store.SigningKey{
 		ID:          base64.RawURLEncoding.EncodeToString(id),
 		Algorithm:   k.alg,
-		Material:    material,
 		CreatedAt:   now,
 		SignUntil:   now.Add(k.signFor),
 		VerifyUntil: now.Add(k.signFor + k.verifyExtra),
 	}
+	sk.Material = k.seal.seal(sk.ID, sk.Algorithm, material)
 	if err := k.store.AddSigningKey(ctx, sk); err != nil {
 		return fmt.Errorf("auth: adding a signing key: %w", err)
 	}
 	return nil
 }
 
-func parseKey(sk store.SigningKey) (*signingKey, error) {
-	key := &signingKey{id: sk.ID, signUntil: sk.SignUntil, verifyUntil: sk.VerifyUntil, fingerprint: sha256.Sum256(sk.Material)}
+// parseKey makes a usable key of a stored one whose material, opened
+// already, is given.
+func parseKey(sk store.SigningKey, material []byte) (*signingKey, error) {
+	key := &signingKey{id: sk.ID, signUntil: sk.SignUntil, verifyUntil: sk.VerifyUntil, fingerprint: sha256.Sum256(material)}
 	switch sk.Algorithm {
 	case refreshAlg:
-		if len(sk.Material) < 32 {
+		if len(material) < 32 {
 			return nil, fmt.Errorf("auth: refresh key %q: shorter than 32 bytes", sk.ID)
 		}
-		key.sign, key.verify = sk.Material, sk.Material
+		key.sign, key.verify = material, material
 	case HS256:
-		if len(sk.Material) < 32 {
+		if len(material) < 32 {
 			return nil, fmt.Errorf("auth: signing key %q: HS256 key shorter than 32 bytes", sk.ID)
 		}
 		key.method = jwt.SigningMethodHS256
-		key.sign, key.verify = sk.Material, sk.Material
+		key.sign, key.verify = material, material
 	case EdDSA:
-		if len(sk.Material) != ed25519.SeedSize {
+		if len(material) != ed25519.SeedSize {
 			return nil, fmt.Errorf("auth: signing key %q: Ed25519 seed must be %d bytes", sk.ID, ed25519.SeedSize)
 		}
-		priv := ed25519.NewKeyFromSeed(sk.Material)
+		priv := ed25519.NewKeyFromSeed(material)
 		key.method = jwt.SigningMethodEdDSA
 		key.sign, key.verify = priv, priv.Public()
 	default:

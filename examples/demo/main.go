@@ -82,6 +82,9 @@ type options struct {
 	// joins a new login method to the user with its verified email.
 	emailVerification auth.EmailVerificationMode
 	accountLinking    bool
+	// secrets seal the signing keys in the store (Config.Secrets); none
+	// keeps them in the clear.
+	secrets []string
 }
 
 func main() {
@@ -95,7 +98,7 @@ func main() {
 func parseOptions(args []string, getenv func(string) string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	var origins, sameSite, refreshes, verification string
+	var origins, sameSite, refreshes, verification, secrets string
 	var oidc provider.OIDCConfig
 	var google provider.GoogleConfig
 	var github provider.GitHubConfig
@@ -133,6 +136,9 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	fs.StringVar(&github.ClientID, "github-client-id", env("DEMO_GITHUB_CLIENT_ID", ""), "client id of a GitHub OAuth app: enables sign-in with GitHub; needs -github-client-secret (env DEMO_GITHUB_CLIENT_ID)")
 	fs.StringVar(&github.ClientSecret, "github-client-secret", env("DEMO_GITHUB_CLIENT_SECRET", ""), "client secret of -github-client-id; prefer the env twin (env DEMO_GITHUB_CLIENT_SECRET)")
 	fs.StringVar(&verification, "email-verification", env("DEMO_EMAIL_VERIFICATION", "off"), "email verification: off, optional (the session says whether the email is verified) or required (also /api/me refuses an unverified one); links are emailed as reset links are (env DEMO_EMAIL_VERIFICATION)")
+	// Not defaulted from the environment like the others, so that -h
+	// does not print the secret.
+	fs.StringVar(&secrets, "secret", "", "secret that seals the signing keys in the store, at least 32 random bytes (openssl rand -base64 32); comma-separated to rotate: the first seals, all open; unset: keys in the clear; prefer the env twin (env DEMO_SECRET)")
 	linking, err := envBool(getenv, "DEMO_ACCOUNT_LINKING")
 	if err != nil {
 		return o, err
@@ -165,6 +171,17 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 			return o, fmt.Errorf("-allowed-origin %q: want an origin, as in https://app.example.com", origin)
 		}
 		o.origins = append(o.origins, origin)
+	}
+	secretSet := false
+	fs.Visit(func(f *flag.Flag) { secretSet = secretSet || f.Name == "secret" })
+	if !secretSet {
+		secrets = getenv("DEMO_SECRET")
+	}
+	for _, secret := range strings.Split(secrets, ",") {
+		// auth.New checks the secrets themselves, without echoing them.
+		if secret = strings.TrimSpace(secret); secret != "" {
+			o.secrets = append(o.secrets, secret)
+		}
 	}
 	switch strings.ToLower(sameSite) {
 	case "lax":
@@ -474,6 +491,9 @@ func newAuth(o options, st store.Store, m mailer.Mailer, stdout io.Writer, logge
 		// of the demo, through the mailer of the reset emails.
 		EmailVerification: auth.EmailVerificationConfig{Mode: o.emailVerification},
 		AccountLinking:    o.accountLinking,
+		// With -secret, a copy of the database alone cannot mint tokens;
+		// a wrong secret stops the demo at start.
+		Secrets: o.secrets,
 		// Browsers and curl treat http://localhost and 127.0.0.1 as
 		// secure, so Secure cookies work there; other hosts need TLS.
 		// SameSite=None cookies must be Secure: auth.New refuses the
