@@ -250,6 +250,19 @@ const (
 	ReuseStale
 )
 
+// ReuseOf is the kind of reuse of a token behind generations behind its
+// session's (at least one), presented with the given reuse window and
+// not forgiven by it: for implementations of RotateRefreshToken.
+func ReuseOf(behind int64, window time.Duration) Reuse {
+	switch {
+	case behind > 1:
+		return ReuseStale
+	case window > 0:
+		return ReuseAfterWindow
+	}
+	return ReusePrevious
+}
+
 func (r Reuse) String() string {
 	switch r {
 	case ReusePrevious:

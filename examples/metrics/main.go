@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -74,26 +75,8 @@ func (m *promMetrics) ObserveHashWait(d time.Duration) {
 func (m *promMetrics) render(w io.Writer) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	fmt.Fprintln(w, "# HELP auth_events_total Authentication outcomes by kind.")
-	fmt.Fprintln(w, "# TYPE auth_events_total counter")
-	kinds := make([]string, 0, len(m.events))
-	for k := range m.events {
-		kinds = append(kinds, string(k))
-	}
-	slices.Sort(kinds)
-	for _, k := range kinds {
-		fmt.Fprintf(w, "auth_events_total{kind=%q} %d\n", k, m.events[auth.EventKind(k)])
-	}
-	fmt.Fprintln(w, "# HELP auth_refusals_total 401 answers of refresh and protected routes, by reason.")
-	fmt.Fprintln(w, "# TYPE auth_refusals_total counter")
-	reasons := make([]string, 0, len(m.refusals))
-	for r := range m.refusals {
-		reasons = append(reasons, string(r))
-	}
-	slices.Sort(reasons)
-	for _, r := range reasons {
-		fmt.Fprintf(w, "auth_refusals_total{reason=%q} %d\n", r, m.refusals[auth.Reason(r)])
-	}
+	writeCounter(w, "auth_events_total", "Authentication outcomes by kind.", "kind", m.events)
+	writeCounter(w, "auth_refusals_total", "401 answers of refresh and protected routes, by reason.", "reason", m.refusals)
 	fmt.Fprintln(w, "# HELP auth_hash_wait_seconds Time password hashes waited for a hashing slot.")
 	fmt.Fprintln(w, "# TYPE auth_hash_wait_seconds histogram")
 	var cum uint64
@@ -104,6 +87,15 @@ func (m *promMetrics) render(w io.Writer) {
 	fmt.Fprintf(w, "auth_hash_wait_seconds_bucket{le=\"+Inf\"} %d\n", m.waitSeen)
 	fmt.Fprintf(w, "auth_hash_wait_seconds_sum %g\n", m.waitSum)
 	fmt.Fprintf(w, "auth_hash_wait_seconds_count %d\n", m.waitSeen)
+}
+
+// writeCounter writes a counter with one label, its values in the label's
+// order.
+func writeCounter[K ~string](w io.Writer, name, help, label string, counts map[K]uint64) {
+	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s counter\n", name, help, name)
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		fmt.Fprintf(w, "%s{%s=%q} %d\n", name, label, k, counts[k])
+	}
 }
 
 func (m *promMetrics) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -593,7 +593,7 @@ func (s *Store) RotateRefreshToken(_ context.Context, r store.Rotation) (store.R
 			return store.Rotated{Session: sess.Session, Repeat: true, CurrentKey: sess.currentKey}, nil
 		}
 		sess.ended = store.EndTokenTheft
-		return store.Rotated{Session: sess.Session, Reuse: reuseOf(behind, r.ReuseWindow)}, store.ErrTokenReused
+		return store.Rotated{Session: sess.Session, Reuse: store.ReuseOf(behind, r.ReuseWindow)}, store.ErrTokenReused
 	}
 	if r.Burst > 0 && r.Every > 0 {
 		if sess.allowance.After(r.Now.Add(time.Duration(r.Burst-1) * r.Every)) {
@@ -606,17 +606,6 @@ func (s *Store) RotateRefreshToken(_ context.Context, r store.Rotation) (store.R
 	sess.RefreshedAt = r.Now
 	sess.ExpiresAt = r.ExpiresAt
 	return store.Rotated{Session: sess.Session}, nil
-}
-
-// reuseOf names a reuse of a token behind generations old.
-func reuseOf(behind int64, window time.Duration) store.Reuse {
-	switch {
-	case behind > 1:
-		return store.ReuseStale
-	case window > 0:
-		return store.ReuseAfterWindow
-	}
-	return store.ReusePrevious
 }
 
 // RevokeSession implements store.Store.

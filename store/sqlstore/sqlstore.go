@@ -566,7 +566,7 @@ func (s *Store) RotateRefreshToken(ctx context.Context, r store.Rotation) (store
 			return nil
 		}
 		// Superseded: end the session, and commit that.
-		out, reused = store.Rotated{Session: sess, Reuse: reuseOf(behind, r.ReuseWindow)}, true
+		out, reused = store.Rotated{Session: sess, Reuse: store.ReuseOf(behind, r.ReuseWindow)}, true
 		_, err = q.ExecContext(ctx, s.q.endTheft, handle)
 		return err
 	})
@@ -607,17 +607,6 @@ func (s *Store) rotateCurrent(ctx context.Context, r store.Rotation, args []any)
 	err = s.db.QueryRowContext(ctx, s.q.rotatedSession, r.Handle).Scan(&sess.UserID, &sess.LoginID, &created)
 	sess.CreatedAt = fromMS(created)
 	return sess, err
-}
-
-// reuseOf names the reuse of a token behind generations old.
-func reuseOf(behind int64, window time.Duration) store.Reuse {
-	switch {
-	case behind > 1:
-		return store.ReuseStale
-	case window > 0:
-		return store.ReuseAfterWindow
-	}
-	return store.ReusePrevious
 }
 
 // allowanceOf returns a rotation's allowance interval and the latest
