@@ -114,6 +114,12 @@ func parseFlags(args []string) (config, error) {
 	if cfg.db != "memory" && !strings.HasPrefix(cfg.db, "sqlite:") && !isPostgres(cfg.db) && !isMySQL(cfg.db) {
 		return cfg, fmt.Errorf("-db %q: want memory, sqlite:PATH, postgres://... or mysql://...", cfg.db)
 	}
+	if isMySQL(cfg.db) {
+		// Refused here rather than after the demo has started.
+		if _, err := mysqlDSN(cfg.db); err != nil {
+			return cfg, err
+		}
+	}
 	for _, p := range strings.Split(phases, ",") {
 		p = strings.TrimSpace(p)
 		if !slices.Contains(allPhases, p) {

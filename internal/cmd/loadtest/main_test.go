@@ -112,10 +112,13 @@ func TestParseFlags(t *testing.T) {
 	if cfg, err := parseFlags([]string{"-cpuprofile", "/tmp/lt.pprof"}); err != nil || cfg.cpuprofile != "/tmp/lt.pprof" {
 		t.Errorf("parseFlags(-cpuprofile /tmp/lt.pprof) = %+v, %v", cfg, err)
 	}
+	if cfg, err := parseFlags([]string{"-db", "mysql://root@127.0.0.1:3306/test"}); err != nil || cfg.db != "mysql://root@127.0.0.1:3306/test" {
+		t.Errorf("parseFlags(-db mysql://root@127.0.0.1:3306/test) = %+v, %v", cfg, err)
+	}
 	if cfg, _ := parseFlags(nil); slices.Contains(cfg.phases, "signup") {
 		t.Errorf("default phases %q include signup", cfg.phases)
 	}
-	for _, args := range [][]string{{"-phases", "nope"}, {"-db", "mysql://x"}, {"-c", "0"}, {"-runs", "0"}} {
+	for _, args := range [][]string{{"-phases", "nope"}, {"-db", "mysql://x"}, {"-db", "mariadb://x/test"}, {"-c", "0"}, {"-runs", "0"}} {
 		if _, err := parseFlags(args); err == nil {
 			t.Errorf("parseFlags(%q) accepted", args)
 		}
