@@ -176,6 +176,9 @@ func (a *Auth) legacySession(ctx context.Context, hash store.TokenHash, now time
 // repeatSuccessor makes again the successor that the exchange of presented
 // made, with the key the store says it used.
 func (a *Auth) repeatSuccessor(ctx context.Context, presented string, res store.Rotated) (string, error) {
+	if res.CurrentKey == "" {
+		return "", errors.New("auth: the store reports a repeat of a token whose successor has no key")
+	}
 	key, ok := a.refreshKeys.verifier(ctx, res.CurrentKey)
 	if !ok {
 		return "", fmt.Errorf("auth: the refresh key %q of a session's current token is gone", res.CurrentKey)

@@ -33,8 +33,10 @@ import (
 // callers can test with errors.Is.
 var (
 	// ErrNotFound reports that a record does not exist or has expired.
-	// Expired records are indistinguishable from missing ones. A record
-	// has expired when its expiry is at or before the time passed in.
+	// Expired records are indistinguishable from missing ones, but for
+	// sessions, which say so with an EndedError (which matches
+	// ErrNotFound). A record has expired when its expiry is at or before
+	// the time passed in.
 	ErrNotFound = errors.New("store: not found")
 
 	// ErrConflict reports that a record with the same unique key (a login's
@@ -388,8 +390,9 @@ type UserStore interface {
 
 	// DeleteUser removes a user and everything the store keeps of it, in
 	// one step: its logins, sessions (ended ones included), refresh
-	// tokens, reset and verification tokens. It returns the handles of the sessions it
-	// deleted, or ErrNotFound if there is no such user. Every token of
+	// tokens, reset and verification tokens. It returns the handles of the
+	// sessions that had not ended, or ErrNotFound if there is no such
+	// user. Every token of
 	// the user stops working at once, and a session authorised before
 	// the deletion can no longer be created (CreateSession reports
 	// ErrNotFound).
@@ -488,7 +491,9 @@ type SessionStore interface {
 	//     is positive and the last exchange was less than r.ReuseWindow
 	//     before r.Now: Repeat, with the current token's key, and nothing
 	//     changes, so retries never extend the window and there is still
-	//     exactly one current token.
+	//     exactly one current token. (If the current token has no key, being
+	//     of the format before tokens named their session, nobody can make
+	//     it again: ErrNotFound, and nothing changes.)
 	//   - It is live and r.Generation is behind the session's (any other
 	//     case): the session ends (EndTokenTheft), and the store returns
 	//     the session as it was and the kind of Reuse, with ErrTokenReused.
@@ -519,10 +524,12 @@ type SessionStore interface {
 	// it has ended already. Its tokens stop working at once.
 	RevokeSession(ctx context.Context, handle string, why EndReason) error
 
-	// RevokeUserSessions ends every live session of a user (EndRevoked),
-	// advances its SessionEpoch in the same step, so that no sign-in
-	// already in flight can start a session after it, and returns the
-	// handles it ended (none for an unknown user).
+	// RevokeUserSessions ends every session of a user that has not ended
+	// (EndRevoked; it takes no time, so expired sessions not yet removed
+	// are ended and reported too), advances its SessionEpoch in the same
+	// step, so that no sign-in already in flight can start a session
+	// after it, and returns the handles it ended (none for an unknown
+	// user).
 	RevokeUserSessions(ctx context.Context, userID string) ([]string, error)
 }
 

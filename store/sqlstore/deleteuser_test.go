@@ -32,6 +32,13 @@ func TestDeleteUserLeavesNoRows(t *testing.T) {
 			now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 			for _, id := range []string{"doomed", "keeper"} {
 				fill(t, st, id, now)
+				// And refresh tokens as the release before migration 8
+				// kept them, of a live session and of the ended one.
+				for _, handle := range []string{id + "-s0", id + "-ended"} {
+					legacy := sha256.Sum256([]byte(handle + "/legacy"))
+					oldRows{db: db, dialect: b.Dialect}.exec(t, `INSERT INTO auth_refresh_tokens (hash, session_handle, expires_at)
+						VALUES (?, ?, ?)`, legacy[:], handle, now.Add(time.Hour).UnixMilli())
+				}
 			}
 			before := countMentions(t, db, b.Dialect, "keeper")
 			if before == 0 {

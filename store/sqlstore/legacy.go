@@ -17,17 +17,16 @@ var _ store.LegacyTokenStore = (*Store)(nil)
 // stopped writing it), so that those sessions keep working and a stolen
 // one of their tokens is still theft until it expires.
 func (s *Store) LegacyTokenSession(ctx context.Context, token store.TokenHash, now time.Time) (string, error) {
-	query := `SELECT session_handle FROM auth_refresh_tokens WHERE hash = ? AND expires_at > ?`
-	if s.dialect == Postgres {
-		query = `SELECT session_handle FROM auth_refresh_tokens WHERE hash = $1 AND expires_at > $2`
-	}
 	var handle string
-	err := s.db.QueryRowContext(ctx, query, token[:], ms(now)).Scan(&handle)
+	var expires int64
+	err := s.db.QueryRowContext(ctx, s.q.legacyToken, token[:]).Scan(&handle, &expires)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return "", store.ErrNotFound
 	case err != nil:
 		return "", fmt.Errorf("sqlstore: finding a refresh token's session: %w", err)
+	case expires <= ms(now):
+		return "", store.ErrNotFound
 	}
 	return handle, nil
 }

@@ -166,8 +166,11 @@ func newQueries(d Dialect) queries {
 		insertKey: ignore(`INSERT INTO auth_signing_keys (id, algorithm, material, created_at, sign_until, verify_until)
 			VALUES (?, ?, ?, ?, ?, ?)`, "id"),
 
-		deleteExpiredSessionTokens: `DELETE FROM auth_refresh_tokens WHERE session_handle IN
-			(SELECT handle FROM auth_sessions WHERE expires_at <= ?)`,
+		// The tokens kept from before tokens named their session go with
+		// it, before it (the foreign key), and so do any whose session is
+		// gone already (SQLite enforces no foreign key unless asked).
+		deleteExpiredSessionTokens: `DELETE FROM auth_refresh_tokens WHERE NOT EXISTS (SELECT 1 FROM auth_sessions s
+			WHERE s.handle = auth_refresh_tokens.session_handle AND s.expires_at > ?)`,
 		deleteExpiredSessions:      `DELETE FROM auth_sessions WHERE expires_at <= ?`,
 		deleteExpiredTokens:        `DELETE FROM auth_refresh_tokens WHERE expires_at <= ?`,
 		deleteExpiredResets:        `DELETE FROM auth_reset_tokens WHERE expires_at <= ?`,
@@ -205,8 +208,8 @@ func newQueries(d Dialect) queries {
 		// deadlocks with their rotations.
 		q.deleteUserTokens = `DELETE t FROM auth_refresh_tokens t JOIN auth_sessions s ON s.handle = t.session_handle
 			WHERE s.user_id = ?`
-		q.deleteExpiredSessionTokens = `DELETE t FROM auth_refresh_tokens t JOIN auth_sessions s ON s.handle = t.session_handle
-			WHERE s.expires_at <= ?`
+		q.deleteExpiredSessionTokens = `DELETE t FROM auth_refresh_tokens t
+			LEFT JOIN auth_sessions s ON s.handle = t.session_handle AND s.expires_at > ? WHERE s.handle IS NULL`
 	}
 	if d == Postgres {
 		q.rebind()

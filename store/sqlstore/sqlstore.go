@@ -562,6 +562,12 @@ func (s *Store) RotateRefreshToken(ctx context.Context, r store.Rotation) (store
 		case behind <= 0:
 			return store.ErrNotFound
 		case behind == 1 && r.ReuseWindow > 0 && superseded.Valid && now-superseded.Int64 < r.ReuseWindow.Milliseconds():
+			if key == "" {
+				// The current token is one of the old format, which
+				// nobody can make again: refuse the retry, harming
+				// nothing.
+				return store.ErrNotFound
+			}
 			out = store.Rotated{Session: sess, Repeat: true, CurrentKey: key}
 			return nil
 		}

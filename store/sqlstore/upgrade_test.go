@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -275,7 +276,12 @@ func TestUpgradeToStatelessRefresh(t *testing.T) {
 			// A token superseded before the migration is still theft.
 			want("a token superseded before the migration", refresh(lineages[1].r[0]), "token theft detected", auth.ReasonTheftStale)
 			want("that session's current token", refresh(lineages[1].r[2]), "unauthorised", auth.ReasonTokenTheft)
-			// The previous one too, once the window has passed.
+			// The token superseded just before the migration, back inside
+			// the window: its successor is of the old format, which nobody
+			// can make again, so the retry is refused and harms nothing.
+			want("the previous token inside the window, before any new refresh", refresh(lineages[3].r[1]),
+				"unauthorised", auth.ReasonUnknownToken)
+			// The previous one, once the window has passed, is theft.
 			srv.Clock.Advance(window)
 			want("the token superseded just before the migration", refresh(lineages[2].r[1]), "token theft detected", auth.ReasonTheftAfterWindow)
 			// Unknown tokens of the old format harm nothing.
@@ -324,5 +330,187 @@ func (o oldRows) lineage(t *testing.T, handle, userID string, tokens []string) {
 		// Each token kept the expiry it was issued with.
 		o.exec(t, `INSERT INTO auth_refresh_tokens (hash, session_handle, expires_at) VALUES (?, ?, ?)`,
 			h[:], handle, expires-int64(n-1-i)*1000)
+	}
+}
+
+// The same upgrade, at the store: rotations with an empty Handle place the
+// old tokens by their rows, for every outcome of the contract, and
+// DeleteExpired removes the rows when they can place nothing more.
+func TestUpgradeLegacyRotations(t *testing.T) {
+	const window = 10 * time.Second
+	for _, b := range sqltest.Backends {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			db := b.Open(t)
+			st, err := sqlstore.New(db, b.Dialect)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := st.MigrateTo(ctx, 7); err != nil {
+				t.Fatalf("the schema before stateless refresh: %v", err)
+			}
+			old := oldRows{db: db, dialect: b.Dialect}
+			old.exec(t, `INSERT INTO auth_users (id, time_joined, session_epoch) VALUES (?, ?, 0)`, "u1", joined.UnixMilli())
+			old.exec(t, `INSERT INTO auth_logins (method, third_party, subject, id, user_id, email, email_verified, password_hash,
+				created_at) VALUES ('emailpassword', '', 'u1@example.com', 'u1', 'u1', 'u1@example.com', FALSE, '', ?)`, joined.UnixMilli())
+			// Sessions a to e, each refreshed four times by the old
+			// release, the last a second before authtest.Start: r0 to r2
+			// are superseded, r3 is previous and r4 current.
+			handles := []string{"a", "b", "c", "d", "e"}
+			tok := func(handle string, i int) string { return fmt.Sprintf("%s/r%d", handle, i) }
+			for _, h := range handles {
+				var lineage []string
+				for i := range 5 {
+					lineage = append(lineage, tok(h, i))
+				}
+				old.lineage(t, h, "u1", lineage)
+			}
+			// A token of e that has expired, though e has not.
+			expired := sha256.Sum256([]byte("e/expired"))
+			old.exec(t, `INSERT INTO auth_refresh_tokens (hash, session_handle, expires_at) VALUES (?, ?, ?)`,
+				expired[:], "e", authtest.Start.Add(-time.Minute).UnixMilli())
+			if b.Dialect == sqlstore.SQLite {
+				// SQLite enforces no foreign key unless asked: a token
+				// whose session is gone, which migration 8 removes.
+				orphan := sha256.Sum256([]byte("orphan/r0"))
+				old.exec(t, `INSERT INTO auth_refresh_tokens (hash, session_handle, expires_at) VALUES (?, ?, ?)`,
+					orphan[:], "gone", authtest.Start.Add(time.Hour).UnixMilli())
+			}
+			if err := st.Migrate(ctx); err != nil {
+				t.Fatalf("migrating: %v", err)
+			}
+			tokenRows := func() int {
+				t.Helper()
+				var n int
+				if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM auth_refresh_tokens").Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			if n, want := tokenRows(), 5*len(handles)+1; n != want {
+				t.Fatalf("%d rows in auth_refresh_tokens after migration 8, want %d: those of live sessions stay, those of none go", n, want)
+			}
+			for _, h := range handles {
+				if s, err := st.Session(ctx, h, authtest.Start); err != nil || s.Generation != 0 || s.LoginID != "u1" {
+					t.Fatalf("session %s after migration 8: %+v, %v; want it live at generation 0", h, s, err)
+				}
+			}
+
+			now := authtest.Start
+			// rotate presents the old token presented, with no handle.
+			rotate := func(presented, next string, now time.Time, window time.Duration) (store.Rotated, error) {
+				return st.RotateRefreshToken(ctx, store.Rotation{Presented: sha256.Sum256([]byte(presented)),
+					Next: sha256.Sum256([]byte(next)), NextKey: "k1", Now: now, ExpiresAt: now.Add(24 * time.Hour),
+					ReuseWindow: window})
+			}
+			wantTheft := func(what string, got store.Rotated, err error, handle string, generation int64, want store.Reuse) {
+				t.Helper()
+				if !errors.Is(err, store.ErrTokenReused) || got.Reuse != want || got.Session.Handle != handle ||
+					got.Session.Generation != generation {
+					t.Errorf("%s: %+v, %v; want ErrTokenReused, Reuse %v, session %s at generation %d", what, got, err, want, handle, generation)
+				}
+				var ended *store.EndedError
+				if _, err := st.Session(ctx, handle, now); !errors.As(err, &ended) || ended.Reason != store.EndTokenTheft {
+					t.Errorf("%s: then Session(%s) = %v, want it ended for theft", what, handle, err)
+				}
+			}
+
+			// a: the current old token moves the session to the new format:
+			// generation 1, with the successor's hash and key current.
+			got, err := rotate("a/r4", "a/n1", now, 0)
+			if err != nil || got.Repeat || got.Session.Handle != "a" || got.Session.Generation != 1 ||
+				!got.Session.RefreshedAt.Equal(now) || !got.Session.ExpiresAt.Equal(now.Add(24*time.Hour)) {
+				t.Fatalf("the current token of a session from before: %+v, %v; want the session at generation 1", got, err)
+			}
+			if h, err := st.LegacyTokenSession(ctx, sha256.Sum256([]byte("a/r4")), now); err != nil || h != "a" {
+				t.Errorf("LegacyTokenSession of a token just exchanged: %q, %v; want a", h, err)
+			}
+			// Presented again with no window: theft, of the previous token.
+			got, err = rotate("a/r4", "a/x", now.Add(time.Second), 0)
+			wantTheft("the old current token again, with no window", got, err, "a", 1, store.ReusePrevious)
+			// An ended session is not theft again.
+			var ended *store.EndedError
+			if _, err := rotate("a/r0", "a/x", now.Add(time.Second), 0); !errors.As(err, &ended) || ended.Reason != store.EndTokenTheft {
+				t.Errorf("an old token of a session ended for theft: %v, want EndedError{%s}", err, store.EndTokenTheft)
+			}
+
+			// b: inside a window the old current token is a Repeat, with the
+			// key of its successor, which stays current.
+			if _, err := rotate("b/r4", "b/n1", now, window); err != nil {
+				t.Fatalf("the current token of b: %v", err)
+			}
+			got, err = rotate("b/r4", "b/x", now.Add(time.Second), window)
+			if err != nil || !got.Repeat || got.CurrentKey != "k1" || got.Session.Generation != 1 {
+				t.Errorf("the old current token again inside the window: %+v, %v; want a Repeat at generation 1 with key k1", got, err)
+			}
+			n1 := sha256.Sum256([]byte("b/n1"))
+			got, err = st.RotateRefreshToken(ctx, store.Rotation{Handle: "b", Generation: 1, Presented: n1,
+				Next: sha256.Sum256([]byte("b/n2")), NextKey: "k2", Now: now.Add(2 * time.Second), ExpiresAt: now.Add(24 * time.Hour),
+				ReuseWindow: window})
+			if err != nil || got.Session.Generation != 2 {
+				t.Fatalf("the successor of an old token, in the new format: %+v, %v; want generation 2", got, err)
+			}
+			// Two exchanges behind now, whatever the window.
+			got, err = rotate("b/r4", "b/x", now.Add(3*time.Second), window)
+			wantTheft("the old current token, two exchanges later", got, err, "b", 2, store.ReuseStale)
+
+			// c: a token superseded before the migration is a stale one.
+			got, err = rotate("c/r0", "c/x", now, window)
+			wantTheft("a token superseded three exchanges before the migration", got, err, "c", 0, store.ReuseStale)
+
+			// d: the old release's previous token, superseded a second before
+			// now, after a window of half a second.
+			got, err = rotate("d/r3", "d/x", now, 500*time.Millisecond)
+			wantTheft("the previous token of the old release, after the window", got, err, "d", 0, store.ReuseAfterWindow)
+
+			// Tokens the store cannot place harm nothing.
+			for _, tc := range []struct{ token, what string }{
+				{"nobody/r0", "an unknown token of the old format"},
+				{"e/expired", "an expired token of a live session"},
+				{"orphan/r0", "a token of a session that is gone"},
+			} {
+				if _, err := rotate(tc.token, "e/x", now, window); !errors.Is(err, store.ErrNotFound) || errors.As(err, &ended) {
+					t.Errorf("%s: %v, want ErrNotFound", tc.what, err)
+				}
+				if _, err := st.LegacyTokenSession(ctx, sha256.Sum256([]byte(tc.token)), now); !errors.Is(err, store.ErrNotFound) {
+					t.Errorf("LegacyTokenSession of %s: %v, want ErrNotFound", tc.what, err)
+				}
+			}
+			if s, err := st.Session(ctx, "e", now); err != nil || s.Generation != 0 {
+				t.Errorf("e after tokens that could not be placed: %+v, %v; want it live and unchanged", s, err)
+			}
+			// e is still a session, whose superseded tokens are still placed.
+			if h, err := st.LegacyTokenSession(ctx, sha256.Sum256([]byte("e/r0")), now); err != nil || h != "e" {
+				t.Errorf("LegacyTokenSession of a superseded token: %q, %v; want e", h, err)
+			}
+			if got, err := rotate("e/r4", "e/n1", now, 0); err != nil || got.Session.Generation != 1 {
+				t.Errorf("the current token of e: %+v, %v", got, err)
+			}
+
+			// DeleteExpired removes the expired token now, and any of no
+			// session, and the rest once their sessions, ended or not, have
+			// expired.
+			if b.Dialect == sqlstore.SQLite {
+				orphan := sha256.Sum256([]byte("orphan/r1"))
+				old.exec(t, `INSERT INTO auth_refresh_tokens (hash, session_handle, expires_at) VALUES (?, ?, ?)`,
+					orphan[:], "gone", now.Add(time.Hour).UnixMilli())
+			}
+			if err := st.DeleteExpired(ctx, now); err != nil {
+				t.Fatal(err)
+			}
+			if n, want := tokenRows(), 5*len(handles); n != want {
+				t.Errorf("%d rows in auth_refresh_tokens after DeleteExpired, want %d: the expired one goes, and any of no session", n, want)
+			}
+			if err := st.DeleteExpired(ctx, now.Add(101*24*time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			var sessions int
+			if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM auth_sessions").Scan(&sessions); err != nil {
+				t.Fatal(err)
+			}
+			if n := tokenRows(); n != 0 || sessions != 0 {
+				t.Errorf("after every session expired: %d rows in auth_refresh_tokens and %d in auth_sessions, want none", n, sessions)
+			}
+		})
 	}
 }

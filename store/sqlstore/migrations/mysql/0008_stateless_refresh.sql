@@ -11,3 +11,7 @@ ALTER TABLE auth_sessions ADD COLUMN generation BIGINT NOT NULL DEFAULT 0,
     ADD COLUMN current_key VARBINARY(64) NOT NULL DEFAULT '',
     ADD COLUMN end_reason VARBINARY(32) NULL;
 DELETE t FROM auth_refresh_tokens t LEFT JOIN auth_sessions s ON s.handle = t.session_handle WHERE s.handle IS NULL;
+-- Nothing finds a session by its current hash or scans by expiry on the
+-- hot path any more: the indexes only cost every refresh an update of
+-- each (PostgreSQL dropped them in migration 3).
+ALTER TABLE auth_sessions DROP INDEX auth_sessions_current, DROP INDEX auth_sessions_expires;

@@ -1,0 +1,99 @@
+package sqlstore_test
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/latchkit/auth/internal/sqltest"
+	"github.com/latchkit/auth/store"
+	"github.com/latchkit/auth/store/sqlstore"
+)
+
+// TestRefreshRoundTrips counts what a refresh of a current token costs
+// the database, in calls to its driver: on PostgreSQL and SQLite one
+// statement, on MySQL the update and a read of the session (it cannot
+// return what it updates). The other outcomes are a transaction; their
+// cost is logged.
+func TestRefreshRoundTrips(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		dialect sqlstore.Dialect
+		driver  string
+		dsn     func(testing.TB) string
+		want    float64
+	}{
+		{"sqlite", sqlstore.SQLite, "sqlite", func(tb testing.TB) string {
+			return sqltest.SQLiteDSN(filepath.Join(tb.TempDir(), "auth.db"))
+		}, 1},
+		{"postgres", sqlstore.Postgres, "pgx", sqltest.PostgresDSN, 1},
+		{"mysql", sqlstore.MySQL, "mysql", func(tb testing.TB) string {
+			// As bench_test.go: one round trip per statement.
+			cfg, err := mysql.ParseDSN(sqltest.MySQLDSN(tb))
+			if err != nil {
+				tb.Fatal(err)
+			}
+			cfg.InterpolateParams = true
+			return cfg.FormatDSN()
+		}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const refreshes = 20
+			ctx := t.Context()
+			db, count := sqltest.Counted(t, tc.driver, tc.dsn(t))
+			st, err := sqlstore.New(db, tc.dialect)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := st.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+			login := store.Login{LoginKey: store.EmailPasswordKey("u@example.com"), Email: "u@example.com", PasswordHash: "x", CreatedAt: now}
+			if err := st.CreateUser(ctx, store.User{ID: "u", TimeJoined: now}, login); err != nil {
+				t.Fatal(err)
+			}
+			tok := func(i int) store.TokenHash { return sha256.Sum256(fmt.Appendf(nil, "s/%d", i)) }
+			if err := st.CreateSession(ctx, store.Session{Handle: "s", UserID: "u", CreatedAt: now, RefreshedAt: now,
+				ExpiresAt: now.Add(time.Hour)}, tok(0), 0); err != nil {
+				t.Fatal(err)
+			}
+			rotation := func(gen int, now time.Time) store.Rotation {
+				// The allowance the library sets by default.
+				return store.Rotation{Handle: "s", Generation: int64(gen), Presented: tok(gen), Next: tok(gen + 1), NextKey: "k",
+					Now: now, ExpiresAt: now.Add(time.Hour), ReuseWindow: 10 * time.Second, Burst: 100, Every: time.Second}
+			}
+			start := count.Load()
+			for i := range refreshes {
+				now = now.Add(time.Second)
+				if _, err := st.RotateRefreshToken(ctx, rotation(i, now)); err != nil {
+					t.Fatalf("refresh %d: %v", i+1, err)
+				}
+			}
+			if got := float64(count.Load()-start) / refreshes; got != tc.want {
+				t.Errorf("%.2f round trips per refresh of a current token, want %v", got, tc.want)
+			}
+			// The rest, for the record.
+			for _, o := range []struct {
+				what string
+				gen  int
+				want func(store.Rotated, error) bool
+			}{
+				{"a Repeat", refreshes - 1, func(r store.Rotated, err error) bool { return err == nil && r.Repeat }},
+				{"an unknown token", refreshes + 5, func(_ store.Rotated, err error) bool { return err != nil }},
+				{"theft", 0, func(r store.Rotated, _ error) bool { return r.Reuse == store.ReuseStale }},
+				{"an ended session", refreshes, func(_ store.Rotated, err error) bool { return err != nil }},
+			} {
+				start := count.Load()
+				if got, err := st.RotateRefreshToken(ctx, rotation(o.gen, now)); !o.want(got, err) {
+					t.Fatalf("%s: %+v, %v", o.what, got, err)
+				}
+				t.Logf("%s: %d round trips", o.what, count.Load()-start)
+			}
+		})
+	}
+}
