@@ -8,31 +8,52 @@ package auth_test
 // as a client would, and then, with faults off, checks the invariants
 // through the HTTP API and the inner memstore:
 //
-//	(a) a session has at most one live refresh token, the newest one;
+//	(a) a session has exactly one live refresh token, its newest
+//	    generation; every older one is theft, of the kind its age says
+//	    (previous, after the window, stale), and ends the session;
 //	(b) a failure before a rotation commits leaves the presented token valid;
-//	(c) a failure after it never yields two live tokens;
-//	(d) a revoked session never refreshes;
+//	(c) a failure after it never yields two live tokens: a retry of the
+//	    token just superseded gets, inside the reuse window, the very
+//	    successor the lost exchange made (a Repeat, which changes nothing)
+//	    and, without a window, is theft;
+//	(d) an ended session never refreshes, and says why it ended;
 //	(e) a reset token works once;
-//	(f) no plaintext token or password reaches the store or the log;
+//	(f) no plaintext token (nor a token's secret part) or password reaches
+//	    the store or the log;
+//	(g) every 401 carries its reason, in the Auth-Reason header and the
+//	    body alike, beside the message the SDKs know;
+//	(h) the store is never half-rotated: each session is at the
+//	    generation, expiry and refresh time of its last exchange in the
+//	    log, and every rotation and revocation the log shows was answered
+//	    as the store's contract says, given what was committed before;
+//	(i) every refresh token a client holds is one the store committed,
+//	    and names the session, generation, key and expiry it was committed
+//	    with (read from the token's documented layout);
 //
 // and that nobody is locked out: every user signs in with the password the
-// store committed last.
+// store committed last, a live session's newest token refreshes, and a
+// lost response inside the reuse window costs nothing.
 //
 // Presenting a refresh token changes what it tests (a superseded token
-// revokes its session; a working one becomes the predecessor), so (a) is
-// checked twice: once on a copy of the store per token, rebuilt from the
-// faultstore's log, which sees every live token; and once through the API,
-// newest token first, every older one after it must fail.
+// ends its session; a working one moves the session on), so (a) is checked
+// twice: once on a copy of the store per token, rebuilt from the
+// faultstore's log, which sees every token; and once through the API: the
+// newest token, the newest again a moment later, every older one newest
+// first, and the successor the check itself was given, each against what
+// the store's rules say it must get. The store names a token by its
+// session and generation: the test reads them from the token when a
+// client holds it, and from the logged call that committed it otherwise
+// (CreateSession makes generation 0; a Rotation of generation g, g+1).
 //
 // TestFaultClientTimeout covers the third kind of fault SECURITY.md names,
 // a store slower than the client's patience, and TestFaultStore the
 // wrapper itself.
 //
-// A store that panics inside a handler is not recovered by the library:
-// net/http recovers the handler's panic and closes the connection, so the
-// client sees a transport error (EOF), never an answer. The sweep accepts
-// that or a 500, and checks that the server survives and the invariants
-// hold.
+// The library recovers a handler's panic (a store that panics) and answers
+// 500; should one escape, net/http recovers it and closes the connection,
+// so the client sees a transport error (EOF), never an answer. The sweep
+// accepts either and tallies which, and checks that the server survives
+// and the invariants hold.
 
 import (
 	"bytes"
@@ -40,6 +61,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,6 +75,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
 	"github.com/latchkit/auth/internal/faultstore"
@@ -127,6 +150,33 @@ func (a faultAnswer) message(code int, msg string) bool {
 }
 
 func (a faultAnswer) ok() bool { return a.is(http.StatusOK, "OK") }
+
+// reason is the Reason of a 401 (send has checked that the header and the
+// body agree).
+func (a faultAnswer) reason() auth.Reason {
+	if a.err != nil {
+		return ""
+	}
+	return auth.Reason(a.res.Header.Get(auth.ReasonHeader))
+}
+
+// refusal reports whether a is the 401 with message msg and the given
+// reason.
+func (a faultAnswer) refusal(msg string, reason auth.Reason) bool {
+	return a.message(http.StatusUnauthorized, msg) && a.reason() == reason
+}
+
+// faultReasons are the reasons a 401 may carry, and faultRefusals the
+// messages.
+var (
+	faultReasons = map[auth.Reason]bool{
+		auth.ReasonNoToken: true, auth.ReasonMalformed: true, auth.ReasonExpired: true, auth.ReasonInvalid: true,
+		auth.ReasonMissingRID: true, auth.ReasonUnknownToken: true, auth.ReasonSessionExpired: true,
+		auth.ReasonSignedOut: true, auth.ReasonRevoked: true, auth.ReasonPasswordReset: true, auth.ReasonTokenTheft: true,
+		auth.ReasonTheftPrevious: true, auth.ReasonTheftAfterWindow: true, auth.ReasonTheftStale: true,
+	}
+	faultRefusals = map[string]bool{"unauthorised": true, "try refresh token": true, "token theft detected": true}
+)
 
 func (a faultAnswer) String() string {
 	if a.err != nil {
@@ -257,6 +307,17 @@ func (e *faultEnv) send(c *authtest.Client, method, path string, body []byte, ri
 		out.Status, _ = out.JSON["status"].(string)
 		out.Message, _ = out.JSON["message"].(string)
 	}
+	// Every 401 says why, in the header and in the body alike, beside a
+	// message the SDKs know; no other answer carries a reason.
+	reason := out.Header.Get(auth.ReasonHeader)
+	inBody, hasReason := out.JSON["reason"]
+	if res.StatusCode == http.StatusUnauthorized {
+		if reason == "" || inBody != reason || !faultReasons[auth.Reason(reason)] || len(out.JSON) != 2 || !faultRefusals[out.Message] {
+			e.violation("%s %s: a 401 without a clean reason: %s %q, body %s", method, path, auth.ReasonHeader, reason, bytes.TrimSpace(out.Body))
+		}
+	} else if reason != "" || hasReason {
+		e.violation("%s %s: a %d with a reason: %s %q, body %s", method, path, res.StatusCode, auth.ReasonHeader, reason, bytes.TrimSpace(out.Body))
+	}
 	e.keep(c, res, out)
 	return faultAnswer{res: out}
 }
@@ -304,6 +365,11 @@ func (e *faultEnv) keep(c *authtest.Client, res *http.Response, out *authtest.Re
 	}
 	if refresh != "" {
 		e.secrets[refresh] = true
+		if _, ok := faultParseRefresh(refresh); ok {
+			// Its secret and MAC alone: the rest (the session, the
+			// generation) is public.
+			e.secrets[refresh[faultRefreshSecretAt:]] = true
+		}
 		h := sha256.Sum256([]byte(refresh))
 		e.received[h] = refresh
 		e.handleOf[h] = faultFrontHandle(front)
@@ -545,7 +611,24 @@ func faultFlows() []faultFlow {
 				return e.refresh(c)
 			},
 			after: func(e *faultEnv, c *authtest.Client, a faultAnswer) {
-				rotated := e.committed("RotateRefreshToken")
+				presented, ok := faultParseRefresh(e.presented)
+				if !ok {
+					e.t.Fatalf("setup: the client's refresh token is not of the documented layout: %.12q", e.presented)
+				}
+				// The exchange the faulted request committed, if any: its
+				// successor is generation presented.gen+1.
+				var successor *store.Rotation
+				for _, call := range e.fs.Armed() {
+					if call.Method == "RotateRefreshToken" && call.Committed() && successor == nil {
+						r := call.Args[0].(store.Rotation)
+						successor = &r
+					}
+				}
+				rotated := successor != nil
+				if rotated && (successor.Handle != presented.handle || successor.Generation != presented.gen) {
+					e.violation("the refresh rotated generation %d of session %s; the token presented is generation %d of %s",
+						successor.Generation, successor.Handle, presented.gen, presented.handle)
+				}
 				if a.ok() {
 					if !rotated {
 						e.violation("refresh answered OK without committing the rotation")
@@ -562,23 +645,52 @@ func faultFlows() []faultFlow {
 					e.violation("after a failed refresh the client no longer holds the token it presented")
 					c.SetTokens("", e.presented)
 				}
-				// The client tries again with the token it holds.
+				// The client tries again a moment later, inside any
+				// window, with the token it holds. A repeat must hand back
+				// the token the exchange made, not one made now (which
+				// would have another expiry).
+				e.srv.Clock.Advance(time.Second)
 				r := e.refresh(c)
+				_, held := c.Tokens()
+				got, _ := faultParseRefresh(held)
 				switch {
 				case !rotated && !r.ok():
 					// (b)
 					e.violation("retry after a failure before the rotation committed: %v, want OK", r)
+				case !rotated && (got.handle != presented.handle || got.gen != presented.gen+1):
+					e.violation("retry after a failure before the rotation committed gave generation %d of session %s, want %d of %s",
+						got.gen, got.handle, presented.gen+1, presented.handle)
 				case rotated && window > 0 && !r.ok():
+					// No lockout: the window lets the retry recover.
 					e.violation("retry inside the reuse window after a lost rotation: %v, want OK", r)
+				case rotated && window > 0 && sha256.Sum256([]byte(held)) != successor.Next:
+					// (c) One live token: the retry gets the very successor
+					// the lost exchange made.
+					e.violation("retry inside the reuse window after a lost rotation got another token than the exchange made (generation %d of %s): two live tokens",
+						got.gen, got.handle)
 				case rotated && window == 0 && r.ok():
 					// (c)
 					e.violation("a superseded token refreshed again with no reuse window: two live tokens")
-				case rotated && window == 0 && !r.message(http.StatusUnauthorized, "token theft detected"):
-					e.violation("retry after a lost rotation with no reuse window: %v, want 401 token theft detected", r)
+				case rotated && window == 0 && !r.refusal("token theft detected", auth.ReasonTheftPrevious):
+					e.violation("retry after a lost rotation with no reuse window: %v, want 401 token theft detected (%s)", r, auth.ReasonTheftPrevious)
 				case rotated && window == 0:
 					e.finding("refresh response lost after the rotation committed, no reuse window: the retry is taken for theft and the session ends")
 				case rotated:
-					e.finding("refresh response lost after the rotation committed: the retry inside the reuse window recovers")
+					e.finding("refresh response lost after the rotation committed: the retry inside the reuse window gets the same successor")
+				}
+				// The store agrees: a repeat changes nothing, theft ends
+				// the session, a fresh exchange moves it on by one.
+				st, err := e.mem.Session(e.t.Context(), presented.handle, e.srv.Clock.Now())
+				var ended *store.EndedError
+				switch {
+				case rotated && window == 0:
+					if !errors.As(err, &ended) || ended.Reason != store.EndTokenTheft {
+						e.violation("session %s after a superseded token came back: %v, want it ended (%s)", presented.handle, err, store.EndTokenTheft)
+					}
+				case err != nil:
+					e.violation("session %s after the retry: %v", presented.handle, err)
+				case st.Generation != presented.gen+1:
+					e.violation("session %s after the retry is at generation %d, want %d: one exchange, however many tries", presented.handle, st.Generation, presented.gen+1)
 				}
 			},
 		}
@@ -599,23 +711,28 @@ func faultFlows() []faultFlow {
 				if a.ok() && !revoked {
 					e.violation("sign-out answered OK without revoking the session")
 				}
+				for _, call := range e.fs.Armed() {
+					if call.Method == "RevokeSession" && call.Args[1].(store.EndReason) != store.EndSignedOut {
+						e.violation("sign-out ended its session for the reason %q, want %q", call.Args[1], store.EndSignedOut)
+					}
+				}
 				if !a.ok() {
 					r := e.signOut(c)
 					switch {
 					case checkStore && revoked:
-						if !r.message(http.StatusUnauthorized, "unauthorised") {
-							e.violation("sign-out retry of a revoked session, session check on: %v, want 401 unauthorised", r)
+						if !r.refusal("unauthorised", auth.ReasonSignedOut) {
+							e.violation("sign-out retry of a revoked session, session check on: %v, want 401 unauthorised (%s)", r, auth.ReasonSignedOut)
 						}
 					case !r.ok():
 						e.violation("sign-out retry: %v, want OK", r)
 					}
 				}
 				if checkStore {
-					// (d) The access token stops at once.
+					// (d) The access token stops at once, and says why.
 					probe := e.srv.NewClient(authtest.Header)
 					probe.AccessToken = e.access
-					if r := e.send(probe, http.MethodGet, "/api/session", nil, "anti-csrf", e.access); !r.message(http.StatusUnauthorized, "unauthorised") {
-						e.violation("access token of a signed-out session, session check on: %v, want 401 unauthorised", r)
+					if r := e.send(probe, http.MethodGet, "/api/session", nil, "anti-csrf", e.access); !r.refusal("unauthorised", auth.ReasonSignedOut) {
+						e.violation("access token of a signed-out session, session check on: %v, want 401 unauthorised (%s)", r, auth.ReasonSignedOut)
 					}
 				}
 			},
@@ -855,10 +972,326 @@ func faultErrTail(err error) string {
 	return s
 }
 
-// faultIssued is a refresh token the store committed.
-type faultIssued struct {
-	hash   store.TokenHash
+// faultRefreshRaw is the length of a refresh token before base64, and
+// faultRefreshSecretAt where its secret starts in the token, in
+// characters: the layout refreshtoken.go documents is version (1) | key id (12) | handle (16) | generation (8) |
+// expiry (8) | secret (16) | MAC (16), 77 bytes in unpadded URL-safe
+// base64. The first 45 bytes are 60 characters, so the secret and the MAC
+// are the last 43 characters of the token exactly.
+const (
+	faultRefreshRaw      = 1 + 12 + 16 + 8 + 8 + 16 + 16
+	faultRefreshSecretAt = (1 + 12 + 16 + 8 + 8) / 3 * 4
+)
+
+// faultRefresh is what a refresh token says of itself, read by the test
+// from the documented layout (the library's parser is unexported).
+type faultRefresh struct {
+	keyID   string
+	handle  string
+	gen     int64
+	expires time.Time
+}
+
+// faultParseRefresh reads a refresh token of the current format.
+func faultParseRefresh(tok string) (faultRefresh, bool) {
+	b, err := base64.RawURLEncoding.Strict().DecodeString(tok)
+	if err != nil || len(b) != faultRefreshRaw || b[0] != 1 {
+		return faultRefresh{}, false
+	}
+	h, err := uuid.FromBytes(b[13:29])
+	if err != nil {
+		return faultRefresh{}, false
+	}
+	return faultRefresh{
+		keyID:   base64.RawURLEncoding.EncodeToString(b[1:13]),
+		handle:  h.String(),
+		gen:     int64(binary.BigEndian.Uint64(b[29:37])),
+		expires: time.Unix(int64(binary.BigEndian.Uint64(b[37:45])), 0),
+	}, true
+}
+
+// faultToken names a refresh token the store committed: generation gen of
+// session handle.
+type faultToken struct {
 	handle string
+	gen    int64
+}
+
+// faultSession is what the log says of a session: the hash of each
+// generation's refresh token, and whether and why the session ended.
+type faultSession struct {
+	handle  string
+	userID  string
+	created int // the index of its CreateSession in the log
+
+	tokens   []store.TokenHash // tokens[g] is generation g's
+	keys     []string          // keys[g] made it: Rotation.NextKey ("" for generation 0: the log does not say)
+	expiries []time.Time       // expiries[g] is the session's expiry when generation g was issued
+
+	exchanged   time.Time       // the last exchange
+	refreshedAt time.Time       // RefreshedAt as of the last exchange
+	ended       store.EndReason // "" while the session is live
+}
+
+// gen is the session's current generation.
+func (s *faultSession) gen() int64 { return int64(len(s.tokens) - 1) }
+
+// faultLedger is what the store committed, read from the faultstore's log
+// alone: it models the contract of store.SessionStore, not the memstore.
+type faultLedger struct {
+	sessions  map[string]*faultSession
+	handles   []string // in order of creation
+	tokens    map[store.TokenHash]faultToken
+	users     []storedUser
+	resetUser map[store.TokenHash]string // reset token -> user
+}
+
+// faultOutcome names what a store answered a rotation.
+func faultOutcome(err error) string {
+	var ended *store.EndedError
+	switch {
+	case err == nil:
+		return "OK"
+	case errors.Is(err, store.ErrTokenReused):
+		return "theft"
+	case errors.As(err, &ended):
+		if ended.Reason == "" {
+			return "expired"
+		}
+		return "ended: " + string(ended.Reason)
+	case errors.Is(err, store.ErrNotFound):
+		return "not found"
+	case errors.Is(err, store.ErrRateLimited):
+		return "rate limited"
+	}
+	return "error: " + err.Error()
+}
+
+// faultReuse is the kind of reuse a token behind generations old is.
+func faultReuse(behind int64, window time.Duration) store.Reuse {
+	switch {
+	case behind > 1:
+		return store.ReuseStale
+	case window > 0:
+		return store.ReuseAfterWindow
+	}
+	return store.ReusePrevious
+}
+
+// faultTheftReason is the reason of the 401 that reports a reuse.
+func faultTheftReason(r store.Reuse) auth.Reason {
+	switch r {
+	case store.ReusePrevious:
+		return auth.ReasonTheftPrevious
+	case store.ReuseAfterWindow:
+		return auth.ReasonTheftAfterWindow
+	case store.ReuseStale:
+		return auth.ReasonTheftStale
+	}
+	return auth.Reason("theft of no kind: " + r.String())
+}
+
+// faultEndedReason is the reason of the 401 that refuses a session that
+// ended for why.
+func faultEndedReason(why store.EndReason) auth.Reason {
+	switch why {
+	case "":
+		return auth.ReasonSessionExpired
+	case store.EndSignedOut:
+		return auth.ReasonSignedOut
+	case store.EndPasswordReset:
+		return auth.ReasonPasswordReset
+	case store.EndTokenTheft:
+		return auth.ReasonTokenTheft
+	}
+	return auth.ReasonRevoked
+}
+
+// ledger reads the log, in order, and checks that the store answered each
+// rotation and revocation as the contract says it must given what it had
+// committed before.
+func (e *faultEnv) ledger(calls []faultstore.Call) *faultLedger {
+	e.t.Helper()
+	l := &faultLedger{
+		sessions:  map[string]*faultSession{},
+		tokens:    map[store.TokenHash]faultToken{},
+		resetUser: map[store.TokenHash]string{},
+	}
+	endAll := func(userID string, before int, why store.EndReason) {
+		for _, h := range l.handles {
+			if s := l.sessions[h]; s.userID == userID && s.created < before && s.ended == "" {
+				s.ended = why
+			}
+		}
+	}
+	for i, c := range calls {
+		switch c.Method {
+		case "CreateUser":
+			if c.Committed() {
+				l.users = append(l.users, storedUser{c.Args[0].(store.User), c.Args[1].(store.Login)})
+			}
+		case "CreateSession":
+			if !c.Committed() {
+				continue
+			}
+			s, h := c.Args[0].(store.Session), c.Args[1].(store.TokenHash)
+			if _, dup := l.sessions[s.Handle]; dup {
+				e.violation("session %s created twice", s.Handle)
+				continue
+			}
+			if _, dup := l.tokens[h]; dup {
+				e.violation("session %s starts with a refresh token the store committed before", s.Handle)
+			}
+			l.sessions[s.Handle] = &faultSession{
+				handle: s.Handle, userID: s.UserID, created: i,
+				tokens: []store.TokenHash{h}, keys: []string{""}, expiries: []time.Time{s.ExpiresAt},
+				refreshedAt: s.RefreshedAt,
+			}
+			l.handles = append(l.handles, s.Handle)
+			l.tokens[h] = faultToken{s.Handle, 0}
+		case "RotateRefreshToken":
+			if c.Delegated {
+				l.rotation(e, c.Args[0].(store.Rotation), c.Err)
+			}
+		case "RevokeSession":
+			if !c.Delegated {
+				continue
+			}
+			handle, why := c.Args[0].(string), c.Args[1].(store.EndReason)
+			s := l.sessions[handle]
+			live := s != nil && s.ended == ""
+			switch {
+			case live && c.Err != nil:
+				e.violation("RevokeSession of the live session %s: %v", handle, c.Err)
+			case !live && !errors.Is(c.Err, store.ErrNotFound):
+				e.violation("RevokeSession of session %s, which is no more: %v, want ErrNotFound", handle, c.Err)
+			case live:
+				s.ended = why
+			}
+		case "CreateResetToken":
+			if c.Committed() {
+				t := c.Args[0].(store.ResetToken)
+				l.resetUser[t.Hash] = t.UserID
+			}
+		case "ResetPassword":
+			if c.Committed() {
+				endAll(l.resetUser[c.Args[0].(store.TokenHash)], i, store.EndPasswordReset)
+			}
+		case "RevokeUserSessions":
+			if c.Committed() {
+				endAll(c.Args[0].(string), i, store.EndRevoked)
+			}
+		case "DeleteUser", "DeleteLogin":
+			e.t.Fatalf("ledger: %s is not modelled", c.Method)
+		}
+	}
+	return l
+}
+
+// rotation checks one rotation the store answered with err, and records
+// what it changed.
+func (l *faultLedger) rotation(e *faultEnv, r store.Rotation, err error) {
+	e.t.Helper()
+	s := l.sessions[r.Handle]
+	if r.Handle == "" {
+		e.violation("a rotation without a handle: the library took a refresh token of its own for one of the old format")
+	}
+	if s != nil && (r.Generation < 0 || r.Generation > s.gen() || s.tokens[r.Generation] != r.Presented) {
+		// The flows present only tokens the server made, so the
+		// generation the library read from the token is the one the
+		// store committed the token as.
+		e.violation("a rotation of session %s named generation %d, but presented another token (the log has it at generation %d)", r.Handle, r.Generation, s.gen())
+	}
+	want, repeat := "not found", false
+	switch {
+	case s == nil:
+	case s.ended != "":
+		want = "ended: " + string(s.ended)
+	case !r.Now.Before(s.expiries[s.gen()]):
+		want = "expired"
+	case r.Presented == s.tokens[s.gen()]:
+		want = "OK"
+	case r.Generation >= s.gen():
+	case s.gen()-r.Generation == 1 && r.ReuseWindow > 0 && r.Now.Sub(s.exchanged) < r.ReuseWindow:
+		want, repeat = "OK", true
+	default:
+		want = "theft"
+	}
+	got := faultOutcome(err)
+	if got != want {
+		cur := int64(-1)
+		if s != nil {
+			cur = s.gen()
+		}
+		e.violation("the store answered %s to a rotation of generation %d of session %s, which it had committed at generation %d: want %s", got, r.Generation, r.Handle, cur, want)
+	}
+	switch {
+	case s == nil:
+	case got == "OK" && repeat:
+		// Nothing changes: the current token is still the successor.
+	case got == "OK":
+		if _, dup := l.tokens[r.Next]; dup {
+			e.violation("an exchange of session %s committed a successor the store had committed before", r.Handle)
+		}
+		l.tokens[r.Next] = faultToken{r.Handle, s.gen() + 1}
+		s.tokens = append(s.tokens, r.Next)
+		s.keys = append(s.keys, r.NextKey)
+		s.expiries = append(s.expiries, r.ExpiresAt)
+		s.exchanged, s.refreshedAt = r.Now, r.Now
+	case got == "theft":
+		s.ended = store.EndTokenTheft
+	}
+}
+
+// faultProbe is what presenting a refresh token got, or should get.
+type faultProbe struct {
+	ok     bool
+	msg    string      // the 401's message, if not ok
+	reason auth.Reason // the 401's reason, if not ok
+
+	// For a token presented in the inner store: repeat is the store's
+	// Repeat. Otherwise next is the successor's hash.
+	inner  bool
+	repeat bool
+	next   store.TokenHash
+}
+
+func (p faultProbe) String() string {
+	switch {
+	case p.ok && p.repeat:
+		return "OK (repeat)"
+	case p.ok:
+		return "OK"
+	}
+	return fmt.Sprintf("401 %s (%s)", p.msg, p.reason)
+}
+
+// faultSim is what the API check expects of a session as it presents its
+// tokens one after another: the store's rules, at one instant.
+type faultSim struct {
+	live   bool
+	why    store.EndReason
+	tokens []store.TokenHash // by generation, successors included
+}
+
+func (s *faultSim) gen() int64 { return int64(len(s.tokens) - 1) }
+
+// expect says what presenting generation g must get, and ends the session
+// if that is theft. A successful exchange's successor is the caller's to
+// record.
+func (s *faultSim) expect(g int64, window time.Duration) faultProbe {
+	switch {
+	case !s.live:
+		return faultProbe{msg: "unauthorised", reason: faultEndedReason(s.why)}
+	case g == s.gen():
+		return faultProbe{ok: true}
+	case s.gen()-g == 1 && window > 0:
+		// Inside the window: the probes run within a second of the
+		// exchange that superseded g, and the flows' windows are longer.
+		return faultProbe{ok: true, repeat: true}
+	}
+	s.live, s.why = false, store.EndTokenTheft
+	return faultProbe{msg: "token theft detected", reason: faultTheftReason(faultReuse(s.gen()-g, window))}
 }
 
 // checkInvariants checks, with faults off, the invariants of every session
@@ -866,166 +1299,179 @@ type faultIssued struct {
 func (e *faultEnv) checkInvariants() {
 	e.t.Helper()
 	ctx := e.t.Context()
+	window := e.cfg.RefreshReuseWindow
 	// Past any reuse window, a superseded token must never work.
 	e.srv.Clock.Advance(auth.MaxRefreshReuseWindow + time.Second)
+	now := e.srv.Clock.Now()
 
-	// What the store committed, in order.
+	// What the store committed, in order, and checked as it goes.
 	calls := e.fs.Calls()
-	handleOf := map[store.TokenHash]string{}
-	var issued []faultIssued
-	var handles []string
-	revoked := map[string]string{}
-	created := map[string]int{} // handle -> index of its CreateSession
-	sessionsOf := map[string][]string{}
-	resetUser := map[store.TokenHash]string{}
-	var users []storedUser
-	for i, c := range calls {
-		switch c.Method {
-		case "CreateUser":
-			if c.Committed() {
-				users = append(users, storedUser{c.Args[0].(store.User), c.Args[1].(store.Login)})
-			}
-		case "CreateSession":
-			if c.Committed() {
-				s, h := c.Args[0].(store.Session), c.Args[1].(store.TokenHash)
-				handleOf[h] = s.Handle
-				issued = append(issued, faultIssued{h, s.Handle})
-				handles = append(handles, s.Handle)
-				created[s.Handle] = i
-				sessionsOf[s.UserID] = append(sessionsOf[s.UserID], s.Handle)
-			}
-		case "RotateRefreshToken":
-			r := c.Args[0].(store.Rotation)
-			switch {
-			case c.Committed():
-				handleOf[r.Next] = handleOf[r.Presented]
-				issued = append(issued, faultIssued{r.Next, handleOf[r.Presented]})
-			case c.Delegated && errors.Is(c.Err, store.ErrTokenReused):
-				revoked[handleOf[r.Presented]] = "token theft detected"
-			}
-		case "RevokeSession":
-			if c.Committed() {
-				revoked[c.Args[0].(string)] = "signed out"
-			}
-		case "CreateResetToken":
-			if c.Committed() {
-				t := c.Args[0].(store.ResetToken)
-				resetUser[t.Hash] = t.UserID
-			}
-		case "ResetPassword":
-			if c.Committed() {
-				for _, h := range sessionsOf[resetUser[c.Args[0].(store.TokenHash)]] {
-					if created[h] < i {
-						revoked[h] = "password reset"
-					}
-				}
-			}
+	l := e.ledger(calls)
+
+	// A token a client holds must be one the store committed, and say of
+	// itself what the store committed it as: its session (the one its
+	// front-token names too), its generation, its key and its expiry.
+	for h, tok := range e.received {
+		it, ok := l.tokens[h]
+		if !ok {
+			e.violation("a client was given a refresh token the store never committed")
+			continue
+		}
+		s := l.sessions[it.handle]
+		rt, parsed := faultParseRefresh(tok)
+		switch {
+		case !parsed:
+			e.violation("a client was given a refresh token not of the documented layout")
+		case rt.handle != it.handle || rt.gen != it.gen:
+			e.violation("a refresh token says it is generation %d of session %s; the store committed it as generation %d of %s", rt.gen, rt.handle, it.gen, it.handle)
+		case rt.expires.Unix() != s.expiries[it.gen].Unix():
+			e.violation("generation %d of session %s says it expires %v; the store had the session expire %v", it.gen, it.handle, rt.expires, s.expiries[it.gen])
+		case it.gen > 0 && rt.keyID != s.keys[it.gen]:
+			e.violation("generation %d of session %s was made with key %s; the store was told %s", it.gen, it.handle, rt.keyID, s.keys[it.gen])
+		}
+		if front := e.handleOf[h]; front != it.handle {
+			e.violation("a refresh token of session %s came with the front-token of session %s", it.handle, front)
 		}
 	}
-	// A token a client holds must be one the store committed, of the
-	// session its front-token names.
-	for h, handle := range e.handleOf {
-		if got, ok := handleOf[h]; !ok {
-			e.violation("a client was given a refresh token the store never committed")
-		} else if got != handle {
-			e.violation("a refresh token of session %s came with the front-token of session %s", got, handle)
+
+	// The store is never half-rotated: each session is where the log
+	// says, at the generation, expiry and refresh time of its last
+	// exchange, or ended for the reason it ended.
+	for _, handle := range l.handles {
+		s := l.sessions[handle]
+		got, err := e.mem.Session(ctx, handle, now)
+		var ended *store.EndedError
+		switch {
+		case s.ended != "" && (!errors.As(err, &ended) || ended.Reason != s.ended):
+			e.violation("session %s ended (%s), but the store says: %+v, %v", handle, s.ended, got, err)
+		case s.ended != "":
+		case err != nil:
+			e.violation("session %s was never ended, but the store says: %v", handle, err)
+		case got.Generation != s.gen() || !got.ExpiresAt.Equal(s.expiries[s.gen()]) || !got.RefreshedAt.Equal(s.refreshedAt):
+			e.violation("session %s is out of step with its exchanges: generation %d, refreshed %v, expires %v; the log says %d, %v, %v",
+				handle, got.Generation, got.RefreshedAt, got.ExpiresAt, s.gen(), s.refreshedAt, s.expiries[s.gen()])
 		}
 	}
 
 	// (a), (c), (d) without destroying evidence: each token is tried on
 	// its own copy of the store, rebuilt from the calls logged so far, so
-	// that no attempt (a superseded token revokes its session; a working
-	// one changes which token is the predecessor) hides what another
-	// would show.
-	for _, handle := range handles {
-		why, isRevoked := revoked[handle]
-		var live []int
-		var tokens []store.TokenHash
-		for _, it := range issued {
-			if it.handle == handle {
-				tokens = append(tokens, it.hash)
+	// that no attempt (a superseded token ends its session; a working one
+	// moves the session on) hides what another would show. Past the
+	// window, a live session's newest token exchanges, and every older
+	// one is theft of its kind; an ended session's tokens are refused
+	// with the reason it ended.
+	for _, handle := range l.handles {
+		s := l.sessions[handle]
+		for g, h := range s.tokens {
+			res, err := e.replay(calls).rotate(e, handle, int64(g), h)
+			got, want := faultOutcome(err), "theft"
+			switch {
+			case s.ended != "":
+				want = "ended: " + string(s.ended)
+			case int64(g) == s.gen():
+				want = "OK"
+			}
+			switch {
+			case got != want && want == "OK":
+				e.violation("live session %s: its newest token (generation %d) does not refresh: %s", handle, g, got)
+			case got != want && s.ended != "" && got == "OK":
+				e.violation("session %s ended (%s) but its token of generation %d (of %d) still refreshes", handle, s.ended, g, s.gen())
+			case got != want && got == "OK":
+				e.violation("session %s has two live refresh tokens: generation %d refreshes beside the newest, %d", handle, g, s.gen())
+			case got != want:
+				e.violation("session %s (ended: %q), its token of generation %d of %d, alone on a copy of the store: %s, want %s", handle, s.ended, g, s.gen(), got, want)
+			case got == "OK" && (res.Repeat || res.Session.Handle != handle || res.Session.Generation != s.gen()+1):
+				e.violation("session %s: its newest token did not move it on by one generation: %+v", handle, res)
+			case got == "theft" && res.Reuse != faultReuse(s.gen()-int64(g), window):
+				e.violation("session %s: generation %d, %d behind, was taken for theft of kind %v, want %v", handle, g, s.gen()-int64(g), res.Reuse, faultReuse(s.gen()-int64(g), window))
 			}
 		}
-		for i, h := range tokens {
-			if e.replay(calls).works(e, h) {
-				live = append(live, i)
+		if s.ended != "" {
+			continue
+		}
+		// A token the store cannot place harms no session: forged tokens
+		// of the current generation and the next are not found, and the
+		// newest token still works after them.
+		m := e.replay(calls)
+		for _, g := range []int64{s.gen(), s.gen() + 1} {
+			var forged store.TokenHash
+			rand.Read(forged[:])
+			if _, err := m.rotate(e, handle, g, forged); faultOutcome(err) != "not found" {
+				e.violation("session %s: a forged token of generation %d: %v, want not found", handle, g, err)
 			}
 		}
-		switch {
-		case len(live) > 1:
-			e.violation("session %s has %d live refresh tokens (positions %v of %d, oldest first)", handle, len(live), live, len(tokens))
-		case isRevoked && len(live) > 0:
-			e.violation("session %s ended (%s) but its token %d of %d still refreshes", handle, why, live[0]+1, len(tokens))
-		case !isRevoked && (len(live) == 0 || live[0] != len(tokens)-1):
-			e.violation("live session %s: its newest token does not refresh (working: %v of %d, oldest first)", handle, live, len(tokens))
+		if _, err := m.rotate(e, handle, s.gen(), s.tokens[s.gen()]); err != nil {
+			e.violation("session %s: after forged tokens, its newest token: %v", handle, err)
 		}
 	}
 
-	// (a), (c), (d) through the API: per session, present the tokens
-	// newest first and stop at the first that works; every other must
-	// fail. A live session's newest token works; a revoked session's never
-	// does. Tokens no client was given (lost responses) are presented in
-	// the inner store.
-	for _, handle := range handles {
-		var tokens []store.TokenHash
-		for _, it := range issued {
-			if it.handle == handle {
-				tokens = append(tokens, it.hash)
+	// (a), (c), (d) through the API: per session, present the newest
+	// token, the newest again a moment later (the retry of a lost
+	// response: inside a window it gets the very same successor, without
+	// one it is theft), then every older token newest first, then the
+	// successor the check was given. Each must get what the store's rules
+	// say, 401 reasons included. Tokens no client was given (lost
+	// responses) are presented in the inner store.
+	for _, handle := range l.handles {
+		s := l.sessions[handle]
+		sim := &faultSim{live: s.ended == "", why: s.ended, tokens: slices.Clone(s.tokens)}
+		seq := []int64{s.gen(), s.gen()}
+		for g := s.gen() - 1; g >= 0; g-- {
+			seq = append(seq, g)
+		}
+		seq = append(seq, s.gen()+1)
+		for i, g := range seq {
+			if g > sim.gen() {
+				break // the newest token got no successor
 			}
-		}
-		slices.Reverse(tokens)
-		why, isRevoked := revoked[handle]
-		_, err := e.mem.Session(ctx, handle, e.srv.Clock.Now())
-		switch {
-		case isRevoked && err == nil:
-			e.violation("session %s ended (%s) but is still in the store", handle, why)
-		case !isRevoked && err != nil:
-			e.violation("session %s was never ended but the store lost it: %v", handle, err)
-		}
-		var live []int
-		var theft bool
-		var successor string               // plain text, if the working token was presented over HTTP
-		var successorHash *store.TokenHash // otherwise
-		for i, h := range tokens {
-			ok, stolen, next, nextHash := e.present(h)
-			theft = theft || stolen
-			if ok {
-				live = append(live, i)
-				if len(live) == 1 {
-					successor, successorHash = next, nextHash
+			if i == 1 {
+				// A repeat must hand back the token the exchange made, not
+				// one made now.
+				e.srv.Clock.Advance(time.Second)
+			}
+			want := sim.expect(g, window)
+			got := e.present(handle, g, sim.tokens[g])
+			switch {
+			case got.ok != want.ok || got.msg != want.msg || got.reason != want.reason:
+				what := fmt.Sprintf("session %s (ended: %q), generation %d of %d presented (step %d of %v)", handle, s.ended, g, s.gen(), i+1, seq)
+				switch {
+				case got.ok && !sim.live:
+					e.violation("%s: refreshed a session that has ended", what)
+				case got.ok:
+					e.violation("%s: a superseded token refreshed: two live tokens", what)
+				case want.ok:
+					e.violation("%s: %v, want it to refresh: the user is locked out", what, got)
+				default:
+					e.violation("%s: %v, want %v", what, got, want)
 				}
+			case want.repeat && (got.inner && !got.repeat || !got.inner && got.next != sim.tokens[sim.gen()]):
+				e.violation("session %s: the token just superseded, again inside the window, got another token than the exchange made: two live tokens", handle)
+			case want.ok && !want.repeat && got.inner && got.repeat:
+				e.violation("session %s: its newest token was answered as a repeat", handle)
+			case want.ok && !want.repeat:
+				if slices.Contains(sim.tokens, got.next) {
+					e.violation("session %s: an exchange handed back a token it had handed out before", handle)
+				}
+				sim.tokens = append(sim.tokens, got.next)
 			}
 		}
+		// The store agrees with the check.
+		_, err := e.mem.Session(ctx, handle, e.srv.Clock.Now())
+		var ended *store.EndedError
 		switch {
-		case isRevoked && len(live) > 0:
-			e.violation("session %s ended (%s) but its token %d (of %d, newest first) still refreshes", handle, why, live[0]+1, len(tokens))
-		case !isRevoked && (len(live) == 0 || live[0] != 0):
-			e.violation("live session %s: its newest token does not refresh (working: %v of %d)", handle, live, len(tokens))
-		}
-		if len(live) > 1 {
-			e.violation("session %s has %d live refresh tokens (positions %v, newest first)", handle, len(live), live)
-		}
-		// (d) Presenting a superseded token ended the session: the token
-		// the check itself was just given must not work either.
-		if theft && len(live) > 0 {
-			var ok bool
-			if successorHash != nil {
-				ok, _, _, _ = e.present(*successorHash)
-			} else {
-				ok, _, _, _ = e.present(sha256.Sum256([]byte(successor)))
-			}
-			if ok {
-				e.violation("session %s refreshed after token theft was detected", handle)
-			}
+		case sim.live && err != nil:
+			e.violation("session %s, after the check: %v, want it live", handle, err)
+		case !sim.live && (!errors.As(err, &ended) || ended.Reason != sim.why):
+			e.violation("session %s, after the check: %v, want it ended (%s)", handle, err, sim.why)
 		}
 	}
 
 	// No lockout: every user signs in with the password committed last,
 	// and not with the other.
-	for _, u := range users {
+	for _, u := range l.users {
 		pw, other := authtest.Password, faultNewPassword
 		for _, c := range calls {
-			if c.Method == "ResetPassword" && c.Committed() && resetUser[c.Args[0].(store.TokenHash)] == u.User.ID {
+			if c.Method == "ResetPassword" && c.Committed() && l.resetUser[c.Args[0].(store.TokenHash)] == u.User.ID {
 				pw, other = faultNewPassword, authtest.Password
 			}
 		}
@@ -1039,7 +1485,7 @@ func (e *faultEnv) checkInvariants() {
 	}
 
 	// (f) No plain text token or password in the store or the log.
-	for _, u := range users {
+	for _, u := range l.users {
 		got, err := e.mem.Login(ctx, u.LoginKey)
 		if err != nil {
 			e.violation("user %s lost: %v", u.Email, err)
@@ -1100,6 +1546,13 @@ func (e *faultEnv) replay(calls []faultstore.Call) faultCopy {
 			_, err = m.UserSessions(ctx, a[0].(string), a[1].(time.Time))
 		case "RotateRefreshToken":
 			_, err = m.RotateRefreshToken(ctx, a[0].(store.Rotation))
+		case "LegacyTokenSession":
+			// As the faultstore answers for an inner store that kept no
+			// tokens of the old format.
+			err = store.ErrNotFound
+			if legacy, ok := any(m).(store.LegacyTokenStore); ok {
+				_, err = legacy.LegacyTokenSession(ctx, a[0].(store.TokenHash), a[1].(time.Time))
+			}
 		case "RevokeSession":
 			err = m.RevokeSession(ctx, a[0].(string), a[1].(store.EndReason))
 		case "RevokeUserSessions":
@@ -1120,61 +1573,81 @@ func (e *faultEnv) replay(calls []faultstore.Call) faultCopy {
 	return faultCopy{m}
 }
 
-// works reports whether a refresh token with hash h would rotate now.
-func (m faultCopy) works(e *faultEnv, h store.TokenHash) bool {
+// rotate presents generation gen of session handle, with hash h, as the
+// library would now, with the configured reuse window; the clock is past
+// any window, so it must forgive nothing.
+func (m faultCopy) rotate(e *faultEnv, handle string, gen int64, h store.TokenHash) (store.Rotated, error) {
 	e.t.Helper()
 	var next store.TokenHash
 	rand.Read(next[:])
 	now := e.srv.Clock.Now()
-	// With the configured reuse window, as the library asks: the clock is
-	// past any window, so it must forgive nothing.
-	_, err := m.RotateRefreshToken(e.t.Context(), store.Rotation{
-		Presented: h, Next: next, Now: now, ExpiresAt: now.Add(e.cfg.RefreshTokenLifetime),
-		ReuseWindow: e.cfg.RefreshReuseWindow,
+	return m.RotateRefreshToken(e.t.Context(), store.Rotation{
+		Handle: handle, Generation: gen, Presented: h, Next: next, NextKey: "fault-probe",
+		Now: now, ExpiresAt: now.Add(e.refreshLifetime()), ReuseWindow: e.cfg.RefreshReuseWindow,
 	})
-	if err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrTokenReused) {
-		e.violation("rotation in a copy of the store: %v", err)
-	}
-	return err == nil
 }
 
-// present tries a refresh token as a refresh would: over HTTP if a client
-// was given it, in the inner store if not (a token whose response was
-// lost). It reports whether it worked, whether it was taken for theft, and
-// the token it was exchanged for.
-func (e *faultEnv) present(h store.TokenHash) (ok, theft bool, next string, nextHash *store.TokenHash) {
+// refreshLifetime is the refresh token lifetime the server uses: the
+// config as given, or the default.
+func (e *faultEnv) refreshLifetime() time.Duration {
+	if e.cfg.RefreshTokenLifetime > 0 {
+		return e.cfg.RefreshTokenLifetime
+	}
+	return auth.DefaultRefreshTokenLifetime
+}
+
+// present tries generation gen of session handle, with hash h, as a
+// refresh would: over HTTP if a client was given it, in the inner store
+// if not (a token whose response was lost), naming the session and
+// generation as the library would read them from the token. A successor
+// over HTTP must be the next generation of the same session.
+func (e *faultEnv) present(handle string, gen int64, h store.TokenHash) faultProbe {
 	e.t.Helper()
 	if tok, known := e.received[h]; known {
 		e.prober.SetTokens("", tok)
 		r := e.refresh(e.prober)
 		switch {
 		case r.ok():
-			_, next = e.prober.Tokens()
-			return true, false, next, nil
-		case r.message(http.StatusUnauthorized, "token theft detected"):
-			return false, true, "", nil
-		case r.message(http.StatusUnauthorized, "unauthorised"):
-			return false, false, "", nil
+			_, next := e.prober.Tokens()
+			if rt, ok := faultParseRefresh(next); !ok || rt.handle != handle || rt.gen != gen+1 {
+				e.violation("refreshing generation %d of session %s gave generation %d of session %q", gen, handle, rt.gen, rt.handle)
+			}
+			return faultProbe{ok: true, next: sha256.Sum256([]byte(next))}
+		case r.err == nil && r.res.StatusCode == http.StatusUnauthorized:
+			return faultProbe{msg: r.res.Message, reason: r.reason()}
 		}
 		e.violation("refresh with faults off: %v", r)
-		return false, false, "", nil
+		return faultProbe{msg: r.String()}
 	}
 	var nh store.TokenHash
 	rand.Read(nh[:])
 	now := e.srv.Clock.Now()
-	_, err := e.mem.RotateRefreshToken(e.t.Context(), store.Rotation{
-		Presented: h, Next: nh, Now: now, ExpiresAt: now.Add(e.cfg.RefreshTokenLifetime),
+	res, err := e.mem.RotateRefreshToken(e.t.Context(), store.Rotation{
+		Handle: handle, Generation: gen, Presented: h, Next: nh, NextKey: "fault-probe",
+		Now: now, ExpiresAt: now.Add(e.refreshLifetime()), ReuseWindow: e.cfg.RefreshReuseWindow,
 	})
+	p := faultProbe{inner: true}
+	var ended *store.EndedError
 	switch {
 	case err == nil:
-		return true, false, "", &nh
+		p.ok, p.repeat = true, res.Repeat
+		if !res.Repeat {
+			p.next = nh
+		}
+		if res.Session.Handle != handle || res.Session.Generation != gen+1 {
+			e.violation("rotating generation %d of session %s in the memstore: the session is now %s at generation %d", gen, handle, res.Session.Handle, res.Session.Generation)
+		}
 	case errors.Is(err, store.ErrTokenReused):
-		return false, true, "", nil
+		p.msg, p.reason = "token theft detected", faultTheftReason(res.Reuse)
+	case errors.As(err, &ended):
+		p.msg, p.reason = "unauthorised", faultEndedReason(ended.Reason)
 	case errors.Is(err, store.ErrNotFound):
-		return false, false, "", nil
+		p.msg, p.reason = "unauthorised", auth.ReasonUnknownToken
+	default:
+		e.violation("rotation in the memstore: %v", err)
+		p.msg = err.Error()
 	}
-	e.violation("rotation in the memstore: %v", err)
-	return false, false, "", nil
+	return p
 }
 
 // scan reports any secret in s, the record of where.
@@ -1196,7 +1669,9 @@ func (e *faultEnv) scan(where, s string) {
 // before or after it commits. The client gives up; the store call must end
 // with the request (the faultstore's delay honours the context, as a real
 // store's I/O would), and the state must be as after any other fault: a
-// rotation or reset that did not commit leaves its token valid.
+// rotation or reset that did not commit leaves its token valid, and a
+// rotation that did is a lost response (inside the reuse window the retry
+// gets the same successor; without one it is theft).
 func TestFaultClientTimeout(t *testing.T) {
 	flows := map[string]faultFlow{}
 	for _, f := range faultFlows() {
