@@ -56,15 +56,17 @@ var benchBackends = []benchBackend{
 	}},
 }
 
-func migrated(b *testing.B, db *sql.DB, d sqlstore.Dialect) *sqlstore.Store {
-	b.Helper()
+// migrated opens a store on db, with room for every benchmark caller's
+// connection, and migrates it.
+func migrated(tb testing.TB, db *sql.DB, d sqlstore.Dialect) *sqlstore.Store {
+	tb.Helper()
 	db.SetMaxIdleConns(32)
 	st, err := sqlstore.New(db, d)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	if err := st.Migrate(context.Background()); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	return st
 }

@@ -281,6 +281,25 @@ func rawRefresh(s *authtest.Server, tok string) (status int, message, next strin
 	return res.StatusCode, msg.Message, res.Header.Get("st-refresh-token"), nil
 }
 
+// refreshAtOnce presents tok n times at once, spread over the three
+// instances, and returns the answers.
+func (c *cluster) refreshAtOnce(tok string, n int) []refreshResult {
+	results := make([]refreshResult, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for g := range n {
+		wg.Go(func() {
+			<-start
+			r := &results[g]
+			r.instance = g % 3
+			r.status, r.message, r.refresh, r.err = rawRefresh(c.srv[r.instance], tok)
+		})
+	}
+	close(start)
+	wg.Wait()
+	return results
+}
+
 // testConcurrentRefresh presents one refresh token to all three instances
 // at once, as a client that refreshes in parallel (or a thief racing its
 // victim) would. Exactly one request wins; every other is answered 401,
@@ -296,19 +315,7 @@ func testConcurrentRefresh(t *testing.T, b sharedBackend) {
 		cl, _, _ := c.signUp(round%3, authtest.Header)
 		_, tok := cl.Tokens()
 
-		results := make([]refreshResult, goroutines)
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for g := range goroutines {
-			wg.Go(func() {
-				<-start
-				r := &results[g]
-				r.instance = g % 3
-				r.status, r.message, r.refresh, r.err = rawRefresh(c.srv[r.instance], tok)
-			})
-		}
-		close(start)
-		wg.Wait()
+		results := c.refreshAtOnce(tok, goroutines)
 
 		var won []refreshResult
 		thefts, unauthorised := 0, 0

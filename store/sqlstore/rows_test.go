@@ -21,23 +21,9 @@ func TestRowsPerSession(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
 			db := b.Open(t)
-			st, err := sqlstore.New(db, b.Dialect)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := st.Migrate(ctx); err != nil {
-				t.Fatal(err)
-			}
+			st := migrated(t, db, b.Dialect)
 			now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-			login := store.Login{LoginKey: store.EmailPasswordKey("u@example.com"), Email: "u@example.com", PasswordHash: "x", CreatedAt: now}
-			if err := st.CreateUser(ctx, store.User{ID: "u", TimeJoined: now}, login); err != nil {
-				t.Fatal(err)
-			}
-			tok := func(i int) store.TokenHash { return sha256.Sum256(fmt.Appendf(nil, "s/%d", i)) }
-			if err := st.CreateSession(ctx, store.Session{Handle: "s", UserID: "u", CreatedAt: now, RefreshedAt: now,
-				ExpiresAt: now.Add(time.Hour)}, tok(0), 0); err != nil {
-				t.Fatal(err)
-			}
+			tok := oneSession(t, st, now)
 			count := func(table string) int {
 				var n int
 				if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
@@ -70,4 +56,21 @@ func TestRowsPerSession(t *testing.T) {
 			}
 		})
 	}
+}
+
+// oneSession gives st a user "u" with a session "s", started at now, and
+// returns the hash of the session's refresh token of each generation.
+func oneSession(t *testing.T, st store.Store, now time.Time) func(gen int) store.TokenHash {
+	t.Helper()
+	ctx := t.Context()
+	login := store.Login{LoginKey: store.EmailPasswordKey("u@example.com"), Email: "u@example.com", PasswordHash: "x", CreatedAt: now}
+	if err := st.CreateUser(ctx, store.User{ID: "u", TimeJoined: now}, login); err != nil {
+		t.Fatal(err)
+	}
+	tok := func(gen int) store.TokenHash { return sha256.Sum256(fmt.Appendf(nil, "s/%d", gen)) }
+	if err := st.CreateSession(ctx, store.Session{Handle: "s", UserID: "u", CreatedAt: now, RefreshedAt: now,
+		ExpiresAt: now.Add(time.Hour)}, tok(0), 0); err != nil {
+		t.Fatal(err)
+	}
+	return tok
 }

@@ -1,8 +1,6 @@
 package sqlstore_test
 
 import (
-	"crypto/sha256"
-	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -45,23 +43,9 @@ func TestRefreshRoundTrips(t *testing.T) {
 			const refreshes = 20
 			ctx := t.Context()
 			db, count := sqltest.Counted(t, tc.driver, tc.dsn(t))
-			st, err := sqlstore.New(db, tc.dialect)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := st.Migrate(ctx); err != nil {
-				t.Fatal(err)
-			}
+			st := migrated(t, db, tc.dialect)
 			now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-			login := store.Login{LoginKey: store.EmailPasswordKey("u@example.com"), Email: "u@example.com", PasswordHash: "x", CreatedAt: now}
-			if err := st.CreateUser(ctx, store.User{ID: "u", TimeJoined: now}, login); err != nil {
-				t.Fatal(err)
-			}
-			tok := func(i int) store.TokenHash { return sha256.Sum256(fmt.Appendf(nil, "s/%d", i)) }
-			if err := st.CreateSession(ctx, store.Session{Handle: "s", UserID: "u", CreatedAt: now, RefreshedAt: now,
-				ExpiresAt: now.Add(time.Hour)}, tok(0), 0); err != nil {
-				t.Fatal(err)
-			}
+			tok := oneSession(t, st, now)
 			rotation := func(gen int, now time.Time) store.Rotation {
 				// The allowance the library sets by default.
 				return store.Rotation{Handle: "s", Generation: int64(gen), Presented: tok(gen), Next: tok(gen + 1), NextKey: "k",

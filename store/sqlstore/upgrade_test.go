@@ -209,18 +209,8 @@ func TestUpgradeToStatelessRefresh(t *testing.T) {
 	for _, b := range sqltest.Backends {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			db := b.Open(t)
-			st, err := sqlstore.New(db, b.Dialect)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := st.MigrateTo(ctx, 7); err != nil {
-				t.Fatalf("the schema before stateless refresh: %v", err)
-			}
-			old := oldRows{db: db, dialect: b.Dialect}
-			old.exec(t, `INSERT INTO auth_users (id, time_joined, session_epoch) VALUES (?, ?, 0)`, "u1", joined.UnixMilli())
-			old.exec(t, `INSERT INTO auth_logins (method, third_party, subject, id, user_id, email, email_verified, password_hash,
-				created_at) VALUES ('emailpassword', '', 'u1@example.com', 'u1', 'u1', 'u1@example.com', FALSE, '', ?)`, joined.UnixMilli())
+			st, old := beforeStatelessRefresh(t, b)
+			db := old.db
 			// Each session has refreshed twice: r0 and r1 are superseded,
 			// r1 a second ago, and r2 is current.
 			type lineage struct {
@@ -313,6 +303,26 @@ func TestUpgradeToStatelessRefresh(t *testing.T) {
 	}
 }
 
+// beforeStatelessRefresh opens a database of b in the schema of the
+// release before stateless refresh (version 7), with a user u1 as that
+// release wrote it.
+func beforeStatelessRefresh(t *testing.T, b sqltest.Backend) (*sqlstore.Store, oldRows) {
+	t.Helper()
+	db := b.Open(t)
+	st, err := sqlstore.New(db, b.Dialect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.MigrateTo(t.Context(), 7); err != nil {
+		t.Fatalf("the schema before stateless refresh: %v", err)
+	}
+	old := oldRows{db: db, dialect: b.Dialect}
+	old.exec(t, `INSERT INTO auth_users (id, time_joined, session_epoch) VALUES (?, ?, 0)`, "u1", joined.UnixMilli())
+	old.exec(t, `INSERT INTO auth_logins (method, third_party, subject, id, user_id, email, email_verified, password_hash,
+		created_at) VALUES ('emailpassword', '', 'u1@example.com', 'u1', 'u1', 'u1@example.com', FALSE, '', ?)`, joined.UnixMilli())
+	return st, old
+}
+
 // lineage writes a session as the release before stateless refresh left
 // it after len(tokens)-1 refreshes, the last a second ago: every token on
 // record, the last current and the one before it previous.
@@ -341,18 +351,8 @@ func TestUpgradeLegacyRotations(t *testing.T) {
 	for _, b := range sqltest.Backends {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			db := b.Open(t)
-			st, err := sqlstore.New(db, b.Dialect)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := st.MigrateTo(ctx, 7); err != nil {
-				t.Fatalf("the schema before stateless refresh: %v", err)
-			}
-			old := oldRows{db: db, dialect: b.Dialect}
-			old.exec(t, `INSERT INTO auth_users (id, time_joined, session_epoch) VALUES (?, ?, 0)`, "u1", joined.UnixMilli())
-			old.exec(t, `INSERT INTO auth_logins (method, third_party, subject, id, user_id, email, email_verified, password_hash,
-				created_at) VALUES ('emailpassword', '', 'u1@example.com', 'u1', 'u1', 'u1@example.com', FALSE, '', ?)`, joined.UnixMilli())
+			st, old := beforeStatelessRefresh(t, b)
+			db := old.db
 			// Sessions a to e, each refreshed four times by the old
 			// release, the last a second before authtest.Start: r0 to r2
 			// are superseded, r3 is previous and r4 current.

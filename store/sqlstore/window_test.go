@@ -2,7 +2,6 @@ package sqlstore_test
 
 import (
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,22 +28,8 @@ func TestReuseWindowAcrossInstances(t *testing.T) {
 				cl, _, userID := c.signUp(round%3, authtest.Header)
 				_, tok := cl.Tokens()
 
-				results := make([]refreshResult, goroutines)
-				var wg sync.WaitGroup
-				start := make(chan struct{})
-				for g := range goroutines {
-					wg.Go(func() {
-						<-start
-						r := &results[g]
-						r.instance = g % 3
-						r.status, r.message, r.refresh, r.err = rawRefresh(c.srv[r.instance], tok)
-					})
-				}
-				close(start)
-				wg.Wait()
-
 				successor := ""
-				for _, r := range results {
+				for _, r := range c.refreshAtOnce(tok, goroutines) {
 					switch {
 					case r.err != nil:
 						t.Fatalf("round %d: refresh on %d: %v", round, r.instance, r.err)
