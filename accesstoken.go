@@ -162,7 +162,7 @@ func (a *Auth) issueAccess(key *signingKey, s store.Session, now, exp time.Time,
 	signing := key.header + "." + base64.RawURLEncoding.EncodeToString(payload)
 	var sig []byte
 	if key.method == jwt.SigningMethodHS256 {
-		sig = key.mac(make([]byte, 0, sha256.Size), "", []byte(signing))
+		sig = key.mac(make([]byte, 0, sha256.Size), nil, []byte(signing))
 	} else if sig, err = key.method.Sign(signing, key.sign); err != nil {
 		return issued{}, fmt.Errorf("auth: signing an access token: %w", err)
 	}

@@ -9,14 +9,14 @@ import (
 // mac appends to dst the HMAC-SHA256, with key's HMAC key, of label and
 // then msg. The keyed states are pooled per key: setting one up costs two
 // hash blocks and several allocations, and every refresh takes four MACs.
-func (key *signingKey) mac(dst []byte, label string, msg []byte) []byte {
+func (key *signingKey) mac(dst, label, msg []byte) []byte {
 	h, _ := key.macs.Get().(hash.Hash)
 	if h == nil {
 		h = hmac.New(sha256.New, key.sign.([]byte))
 	} else {
 		h.Reset()
 	}
-	h.Write([]byte(label))
+	h.Write(label)
 	h.Write(msg)
 	dst = h.Sum(dst)
 	key.macs.Put(h)

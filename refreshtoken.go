@@ -83,15 +83,21 @@ func (t *refreshToken) authentic(key *signingKey) bool {
 // secret is the part of t that only its holder knows.
 func (t *refreshToken) secret() []byte { return t.raw[refreshMACAt-16 : refreshMACAt] }
 
+// The labels that keep the two MACs a refresh key makes apart.
+var (
+	refreshMACLabel = []byte("latchkit/auth refresh token\x00")
+	successorLabel  = []byte("latchkit/auth successor\x00")
+)
+
 func refreshMAC(key *signingKey, b []byte) []byte {
 	var sum [sha256.Size]byte
-	return key.mac(sum[:0], "latchkit/auth refresh token\x00", b)[:16]
+	return key.mac(sum[:0], refreshMACLabel, b)[:16]
 }
 
 // successorSecret is the secret of the token that replaces presented: the
 // same for every exchange of presented with key.
 func successorSecret(key *signingKey, presented string) []byte {
-	return key.mac(nil, "latchkit/auth successor\x00", []byte(presented))[:16]
+	return key.mac(nil, successorLabel, []byte(presented))[:16]
 }
 
 // newRefreshSecret is the secret of a session's first token.

@@ -68,7 +68,7 @@ type sealSecret struct {
 // checked by Config.withDefaults.
 func newSealer(secrets []string) (*sealer, error) {
 	s := &sealer{}
-	for i, secret := range secrets {
+	for _, secret := range secrets {
 		key, err := hkdf.Key(sha256.New, []byte(secret), nil, sealKeyInfo, 32)
 		if err != nil {
 			return nil, err
@@ -85,14 +85,7 @@ func newSealer(secrets []string) (*sealer, error) {
 		if err != nil {
 			return nil, err
 		}
-		ss := sealSecret{id: [sealIDLen]byte(id), aead: aead}
-		for j, other := range s.secrets {
-			if other.id == ss.id {
-				// Only a repeated secret can do this, in practice.
-				return nil, fmt.Errorf("auth: Config.Secrets[%d] and [%d] have the same id; use distinct random secrets", j, i)
-			}
-		}
-		s.secrets = append(s.secrets, ss)
+		s.secrets = append(s.secrets, sealSecret{id: [sealIDLen]byte(id), aead: aead})
 	}
 	return s, nil
 }

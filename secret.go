@@ -9,7 +9,8 @@ import (
 )
 
 // newSecret returns a random token (256 bits, URL-safe base64, safe in
-// cookies, headers and URLs) and its hash: a refresh or reset token.
+// cookies, headers and URLs) and its hash: a reset or verification token,
+// and the refresh tokens issued before they named their session.
 func newSecret() (string, store.TokenHash) {
 	b := make([]byte, 32)
 	rand.Read(b)

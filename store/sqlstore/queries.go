@@ -202,6 +202,12 @@ func newQueries(d Dialect) queries {
 		q.takeRateLimit = `INSERT INTO auth_rate_limits (limit_key, tat) VALUES (?, ?)
 			ON DUPLICATE KEY UPDATE tat = IF(tat <= ?, GREATEST(tat, ?) + ?, tat)`
 	}
+	if d != MySQL {
+		// The rest of the row, which the update does not write; MySQL
+		// cannot return what it updates, and reads it after
+		// (rotatedSession).
+		q.rotateCurrent += " RETURNING user_id, login_id, created_at"
+	}
 	if d == MySQL {
 		// A join locks only the rows it deletes; MySQL may run the IN
 		// subquery form as a scan that locks rows of other sessions and

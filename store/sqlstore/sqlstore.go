@@ -490,11 +490,7 @@ func (s *Store) RotateRefreshToken(ctx context.Context, r store.Rotation) (store
 	now := ms(r.Now)
 	if r.Handle != "" {
 		args := []any{r.Next[:], r.NextKey, now, now, ms(r.ExpiresAt), now, every, r.Handle, r.Presented[:], now, limit}
-		var sess store.Session
-		err := retrying(ctx, func() (err error) {
-			sess, err = s.rotateCurrent(ctx, r, args)
-			return err
-		})
+		sess, err := s.rotateCurrent(ctx, r, args)
 		switch {
 		case err == nil:
 			return store.Rotated{Session: sess}, nil
@@ -598,12 +594,19 @@ func (s *Store) rotateCurrent(ctx context.Context, r store.Rotation, args []any)
 		Generation: r.Generation + 1}
 	var created int64
 	if s.dialect != MySQL {
-		err := s.db.QueryRowContext(ctx, s.q.rotateCurrent+" RETURNING user_id, login_id, created_at", args...).
-			Scan(&sess.UserID, &sess.LoginID, &created)
+		err := retrying(ctx, func() error {
+			return s.db.QueryRowContext(ctx, s.q.rotateCurrent, args...).Scan(&sess.UserID, &sess.LoginID, &created)
+		})
 		sess.CreatedAt = fromMS(created)
 		return sess, err
 	}
-	n, err := affected(s.db.ExecContext(ctx, s.q.rotateCurrent, args...))
+	// Only the update is tried again after a deadlock: once it has
+	// committed, trying it again would find the token superseded.
+	var n int64
+	err := retrying(ctx, func() (err error) {
+		n, err = affected(s.db.ExecContext(ctx, s.q.rotateCurrent, args...))
+		return err
+	})
 	if err != nil {
 		return store.Session{}, err
 	}
