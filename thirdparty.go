@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -282,26 +283,34 @@ func (a *Auth) thirdParty(id, redirect string) (provider.Provider, error) {
 }
 
 // redirectAllowed reports whether the provider p may send the browser back
-// to redirect: an absolute URL, https unless on a loopback host or allowed
-// insecure, without userinfo or fragment, that is either listed in the
-// configuration, or the SDK's callback page on an origin of the frontend,
-// or for a provider that posts its callback (Apple), this handler's own
-// relay.
+// to redirect: a URI listed in the configuration, or for a provider that
+// posts its callback (Apple) this handler's own relay, or else the SDK's
+// callback page on an origin of the frontend.
 func (a *Auth) redirectAllowed(p provider.Provider, redirect string) bool {
-	for _, allowed := range a.cfg.ThirdParty.RedirectURIs {
-		if redirect == allowed {
-			return true
-		}
+	if slices.Contains(a.cfg.ThirdParty.RedirectURIs, redirect) {
+		return true
 	}
+	if fp, ok := p.(provider.FormPoster); ok && fp.FormPost() {
+		u, err := url.Parse(redirect)
+		return err == nil && a.frontendURL(u) && redirect == a.cfg.ThirdParty.APIURL+a.cfg.BasePath+"/callback/"+p.ID()
+	}
+	return a.frontendCallback(redirect, p.ID())
+}
+
+// frontendCallback reports whether redirect is the SDK's callback page of
+// the provider id on an origin of the frontend, spelt as the SDK spells
+// it: <origin>/auth/callback/<id>, the origin as AppURL or AllowedOrigins
+// give it, with no query and no fragment, not even an empty one. The
+// string is compared whole, not its parsed parts, because it travels on
+// byte for byte, to the provider or in a Location header: a spelling that
+// parses to the same page is still another string.
+func (a *Auth) frontendCallback(redirect, id string) bool {
 	u, err := url.Parse(redirect)
-	if err != nil || !a.frontendURL(u) || u.RawQuery != "" || u.ForceQuery {
+	if err != nil || !a.frontendURL(u) {
 		return false
 	}
 	origin := u.Scheme + "://" + u.Host
-	if fp, ok := p.(provider.FormPoster); ok && fp.FormPost() {
-		return redirect == a.cfg.ThirdParty.APIURL+a.cfg.BasePath+"/callback/"+p.ID()
-	}
-	return u.EscapedPath() == "/auth/callback/"+url.PathEscape(p.ID()) && a.frontendOrigin(origin)
+	return a.frontendOrigin(origin) && redirect == origin+"/auth/callback/"+url.PathEscape(id)
 }
 
 // frontendURL reports whether u is an absolute http(s) URL without
@@ -455,6 +464,12 @@ func (a *Auth) handleLoginMethods(w http.ResponseWriter, r *http.Request) {
 // the frontend page the SDK named in state, as a redirect with the same
 // parameters in the query (PROTOCOL.md section 7.4). It writes nothing
 // and starts no session: /signinup does that.
+//
+// The page must be the SDK's callback page of the provider that posted
+// (frontendCallback): state is whatever the authorisation URL carried, and
+// whoever built that URL chose it, so any other page of the frontend,
+// one that forwards its query or shows its URL to a script, would hand
+// them the code.
 func (a *Auth) handleFormPostCallback(w http.ResponseWriter, r *http.Request) {
 	if err := a.capBody(w, r); err != nil {
 		a.fail(w, r, err)
@@ -480,19 +495,28 @@ func (a *Auth) handleFormPostCallback(w http.ResponseWriter, r *http.Request) {
 		writeMessage(w, http.StatusBadRequest, "the state of the callback is not one the frontend made")
 		return
 	}
-	dest, err := url.Parse(s.FrontendRedirectURI)
-	if err != nil || !a.frontendURL(dest) || !a.frontendOrigin(dest.Scheme+"://"+dest.Host) {
-		writeMessage(w, http.StatusBadRequest, "the state's frontendRedirectURI is not on an origin of the frontend")
+	if !a.frontendCallback(s.FrontendRedirectURI, formPostID(r.URL.Path, a.cfg.BasePath)) {
+		writeMessage(w, http.StatusBadRequest, "the state's frontendRedirectURI is not the frontend's /auth/callback page of this provider")
 		return
 	}
-	q := dest.Query()
+	q := url.Values{}
 	for _, name := range []string{"code", "state", "user", "error", "error_description"} {
 		if v, ok := r.PostForm[name]; ok && len(v) > 0 {
 			q.Set(name, v[0])
 		}
 	}
-	dest.RawQuery = q.Encode()
-	w.Header().Set("Location", dest.String())
+	dest := s.FrontendRedirectURI
+	if len(q) > 0 {
+		dest += "?" + q.Encode()
+	}
+	w.Header().Set("Location", dest)
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusSeeOther)
+}
+
+// formPostID is the provider id in the path of a form_post callback,
+// <basePath>[/public]/callback/<id>, which the route table has matched.
+func formPostID(path, basePath string) string {
+	rest := strings.TrimPrefix(strings.TrimPrefix(path, basePath), "/public")
+	return strings.TrimPrefix(rest, "/callback/")
 }

@@ -1,0 +1,137 @@
+package auth_test
+
+// Tests of what third-party sign-in refuses at its edges: where the
+// form_post relay may send a code, which provider emails are taken as
+// addresses, and which spellings of a redirect URI are one.
+
+import (
+	"encoding/base64"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/provider"
+	"github.com/latchkit/auth/store/memstore"
+)
+
+// relayed is what the form_post relay answered: its status, Location and
+// body.
+type relayed struct {
+	status   int
+	location string
+	body     string
+}
+
+// postCallback posts a provider's form_post callback carrying code and a
+// state that names frontend, as Apple does, and returns the answer
+// without following it.
+func postCallback(t *testing.T, s *authtest.Server, id, code, frontend string) relayed {
+	t.Helper()
+	state := base64.StdEncoding.EncodeToString([]byte(`{"frontendRedirectURI":"` + frontend + `"}`))
+	form := url.Values{"code": {code}, "state": {state}}
+	req, _ := http.NewRequest("POST", s.URL+"/auth/callback/"+id, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	req.Header.Set("Origin", "https://appleid.apple.com")
+	hc := s.Client()
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	res, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return relayed{res.StatusCode, res.Header.Get("Location"), string(body)}
+}
+
+// The relay hands the provider's code to the SDK's callback page of the
+// provider that posted it, on an origin of the frontend, and to no other
+// page: another page of the app may leak its URL, and the code with it.
+func TestFormPostRelaysOnlyToCallbackPage(t *testing.T) {
+	t.Parallel()
+	const other = "https://admin.example.com"
+	apple := &scripted{id: "apple", formPost: true}
+	google := &scripted{id: "google"}
+	s := authtest.NewServer(t, auth.Config{
+		AllowedOrigins: []string{other},
+		ThirdParty:     auth.ThirdPartyConfig{Providers: []provider.Provider{apple, google}},
+	})
+	app := s.AuthConfig.AppURL
+
+	for _, frontend := range []string{app + "/auth/callback/apple", other + "/auth/callback/apple"} {
+		got := postCallback(t, s, "apple", "good-code", frontend)
+		loc, err := url.Parse(got.location)
+		if got.status != http.StatusSeeOther || err != nil ||
+			loc.Scheme+"://"+loc.Host+loc.EscapedPath() != frontend || loc.Query().Get("code") != "good-code" {
+			t.Errorf("relay to %s: %d Location %q, want 303 to it with the code", frontend, got.status, got.location)
+		}
+	}
+
+	for _, frontend := range []string{
+		app + "/logout?redirect=//evil.example",
+		app + "/some/other/page?next=https://evil.example",
+		app + "//evil.example/x",
+		app + "/auth/callback/google",
+		other + "/auth/callback/google",
+		app + "/auth/callback/apple?next=//evil.example",
+		app + "/auth/callback/apple/",
+		app + "/auth/callback/apple#",
+		app + "/auth/callback/%61pple",
+		app + "/auth/callback/apple/../../logout",
+		strings.Replace(app, "https://", "HTTPS://", 1) + "/auth/callback/apple",
+	} {
+		got := postCallback(t, s, "apple", "leaked-code", frontend)
+		if got.status != http.StatusBadRequest || got.location != "" || strings.Contains(got.body, "leaked-code") {
+			t.Errorf("relay to %s: %d Location %q body %q, want 400 and the code relayed nowhere", frontend, got.status, got.location, got.body)
+		}
+	}
+}
+
+// A redirect URI is taken only as the frontend spells its callback page:
+// an empty fragment or an upper-case scheme is another string, which the
+// provider would be sent byte for byte.
+func TestThirdPartyRedirectURISpelling(t *testing.T) {
+	t.Parallel()
+	const (
+		app   = "https://app.example.com"
+		local = "http://localhost:5173"
+	)
+	variants := []string{
+		app + "/auth/callback/idp#",
+		"HTTPS://app.example.com/auth/callback/idp",
+		"Https://app.example.com/auth/callback/idp",
+		local + "/auth/callback/idp#",
+		"HTTP://localhost:5173/auth/callback/idp",
+	}
+	// Both servers share a store, so each recognises the other's
+	// verifiers: the issuer lists the variants, and so hands out
+	// verifiers for them, which the checker must still refuse.
+	st := memstore.New()
+	issuer, _ := tpServer(t, auth.Config{Store: st, AppURL: app, AllowedOrigins: []string{local},
+		ThirdParty: auth.ThirdPartyConfig{RedirectURIs: variants}})
+	checker, p := tpServer(t, auth.Config{Store: st, AppURL: app, AllowedOrigins: []string{local}})
+	ic, cc := issuer.NewClient(authtest.Header), checker.NewClient(authtest.Header)
+
+	good := app + "/auth/callback/idp"
+	if res := cc.Do("POST", "/auth/signinup", signInUpBody("idp", good, "code-good", authorisationURL(t, ic, "idp", good))); res.Status != "OK" {
+		t.Fatalf("sign-in with the other server's verifier: %d %s", res.StatusCode, res.Body)
+	}
+	for i, redirect := range variants {
+		res := cc.Get("/auth/authorisationurl?" + url.Values{"thirdPartyId": {"idp"}, "redirectURIOnProviderDashboard": {redirect}}.Encode())
+		if res.StatusCode != http.StatusBadRequest {
+			t.Errorf("authorisationurl with redirect %q: %d %s, want 400", redirect, res.StatusCode, res.Body)
+		}
+		v := authorisationURL(t, ic, "idp", redirect)
+		res = cc.Do("POST", "/auth/signinup", signInUpBody("idp", redirect, "code-"+string(rune('a'+i)), v))
+		if res.StatusCode != http.StatusBadRequest {
+			t.Errorf("signinup with redirect %q: %d %s, want 400", redirect, res.StatusCode, res.Body)
+		}
+	}
+	if n := p.exchanged(); n != 1 {
+		t.Errorf("the provider redeemed %d codes, want 1: the refused redirect URIs must not reach it", n)
+	}
+}
