@@ -180,6 +180,35 @@ func normaliseEmail(s string) string {
 	return norm.NFC.String(strings.ToLower(strings.TrimSpace(s)))
 }
 
+// providerEmail is normaliseEmail for an address a provider reports, or
+// "" when normalising would change it into the address of another
+// mailbox. The provider vouches for the address it sent; the library's
+// equivalences may carry that over to the normalised form only where they
+// are letter case, as they are for a user who types an address:
+// KATE@EXAMPLE.COM is kate@example.com, and ÉMILE@ is émile@. So, after
+// trimming spaces, an address is refused when
+//
+//   - it is not valid UTF-8, or not already in NFC: NFC maps the KELVIN
+//     SIGN U+212A onto K, the ANGSTROM SIGN U+212B onto Å, the OHM SIGN
+//     U+2126 onto Ω, and a decomposed á onto the precomposed one, and a
+//     mail server need not;
+//   - lower-casing turns a rune into a letter whose upper case is not that
+//     rune: U+0130 İ becomes i, whose upper case is I, so İrene@ would be
+//     irene@ (likewise the KELVIN SIGN's k, the capital sharp s and the
+//     title-case digraphs such as ǅ).
+func providerEmail(raw string) string {
+	s := strings.TrimSpace(raw)
+	if !utf8.ValidString(s) || !norm.NFC.IsNormalString(s) {
+		return ""
+	}
+	for _, r := range s {
+		if lower := unicode.ToLower(r); lower != r && unicode.ToUpper(lower) != r {
+			return ""
+		}
+	}
+	return normaliseEmail(s)
+}
+
 // checkEmail returns the field error for an email, or "". Beyond the
 // SuperTokens regex it refuses:
 //

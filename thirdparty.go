@@ -159,7 +159,7 @@ func (a *Auth) handleSignInUp(w http.ResponseWriter, r *http.Request) {
 		writeGeneralError(w, msgProviderFailed)
 		return
 	}
-	email := normaliseEmail(ident.Email)
+	email := providerEmail(ident.Email)
 	if email == "" || checkEmail(email) != "" {
 		writeJSON(w, http.StatusOK, struct {
 			Status string `json:"status"`

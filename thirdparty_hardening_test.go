@@ -6,6 +6,7 @@ package auth_test
 
 import (
 	"encoding/base64"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -15,6 +16,7 @@ import (
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
 	"github.com/latchkit/auth/provider"
+	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
 )
 
@@ -88,6 +90,51 @@ func TestFormPostRelaysOnlyToCallbackPage(t *testing.T) {
 		if got.status != http.StatusBadRequest || got.location != "" || strings.Contains(got.body, "leaked-code") {
 			t.Errorf("relay to %s: %d Location %q body %q, want 400 and the code relayed nowhere", frontend, got.status, got.location, got.body)
 		}
+	}
+}
+
+// A provider's email is an address only if normalising it changes no more
+// than letter case: a sign that Unicode maps onto a letter (KELVIN SIGN
+// onto K) names another mailbox than the letter's, and the provider's
+// proof for the one is no proof for the other.
+func TestThirdPartyEmailNotFoldedOntoAnother(t *testing.T) {
+	t.Parallel()
+	const kate = "kate@example.com"
+	for _, linking := range []bool{false, true} {
+		t.Run(map[bool]string{false: "linking off", true: "linking on"}[linking], func(t *testing.T) {
+			t.Parallel()
+			st := memstore.New()
+			s, p := linkingServer(t, linking, auth.Config{Store: st})
+			_, kateID := signUpWith(t, s, authtest.Header, kate, authtest.Password)
+			if err := s.Auth.SetEmailVerified(t.Context(), kateID, true); err != nil {
+				t.Fatal(err)
+			}
+			for sub, email := range map[string]string{
+				"kelvin":     "\u212aate@example.com",  // KELVIN SIGN: NFC makes it K
+				"angstrom":   "\u212bsa@example.com",   // ANGSTROM SIGN: NFC makes it Å
+				"ohm":        "\u2126mega@example.com", // OHM SIGN: NFC makes it Ω
+				"dotted-i":   "\u0130rene@example.com", // İ lower-cases to i
+				"decomposed": "ka\u0301te@example.com", // NFD á
+			} {
+				p.SetIdentity(sub, email, true)
+				res := s.NewClient(authtest.Header).SignInWithProvider(p)
+				wantReply(t, "provider email "+sub, res.StatusCode, res.Body, http.StatusOK, `{"status":"NO_EMAIL_GIVEN_BY_PROVIDER"}`)
+				if l, err := st.Login(t.Context(), store.LoginKey{Method: store.MethodThirdParty, ThirdParty: authtest.ProviderID, Subject: sub}); !errors.Is(err, store.ErrNotFound) {
+					t.Errorf("provider email %s: login %+v (%v), want none", sub, l, err)
+				}
+			}
+			if u, err := s.Auth.UserByID(t.Context(), kateID); err != nil || len(u.LoginMethods) != 1 {
+				t.Errorf("%s's user: %+v (%v), want its one password login", kate, u, err)
+			}
+
+			p.SetIdentity("upper", "KATE@EXAMPLE.COM", true)
+			res := s.NewClient(authtest.Header).SignInWithProvider(p)
+			wantOK(t, "provider email KATE@EXAMPLE.COM", res)
+			l, err := st.Login(t.Context(), store.LoginKey{Method: store.MethodThirdParty, ThirdParty: authtest.ProviderID, Subject: "upper"})
+			if err != nil || l.Email != kate {
+				t.Errorf("login of KATE@EXAMPLE.COM: %+v (%v), want email %s", l, err, kate)
+			}
+		})
 	}
 }
 
