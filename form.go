@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/mail"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -126,24 +127,11 @@ func formFields(raw json.RawMessage, wanted ...string) (map[string]json.RawMessa
 	}
 	out := make(map[string]json.RawMessage, len(wanted))
 	for _, e := range elems {
-		// A map, not a struct: keys match exactly, as in the SuperTokens
-		// backends ("ID" is not "id"), and a null value stays apart from
-		// an absent one.
-		var f map[string]json.RawMessage
-		if err := json.Unmarshal(e, &f); err != nil || f == nil {
-			return nil, badRequest("All elements of formFields must be an object")
+		id, value, err := formField(e)
+		if err != nil {
+			return nil, err
 		}
-		rawID, hasID := f["id"]
-		value, hasValue := f["value"]
-		var id string
-		if !hasID || !hasValue || !bytes.HasPrefix(rawID, []byte{'"'}) || json.Unmarshal(rawID, &id) != nil {
-			return nil, badRequest("All elements of formFields must contain an 'id' and 'value' field")
-		}
-		known := false
-		for _, w := range wanted {
-			known = known || w == id
-		}
-		if !known {
+		if !slices.Contains(wanted, id) {
 			return nil, badRequest("formFields contains an unknown field id")
 		}
 		if _, dup := out[id]; dup {
@@ -152,6 +140,24 @@ func formFields(raw json.RawMessage, wanted ...string) (map[string]json.RawMessa
 		out[id] = value
 	}
 	return out, nil
+}
+
+// formField decodes one element of formFields: an object with a string
+// "id" and a "value" of any kind.
+func formField(elem json.RawMessage) (id string, value json.RawMessage, err error) {
+	// A map, not a struct: keys match exactly, as in the SuperTokens
+	// backends ("ID" is not "id"), and a null value stays apart from an
+	// absent one.
+	var f map[string]json.RawMessage
+	if err := json.Unmarshal(elem, &f); err != nil || f == nil {
+		return "", nil, badRequest("All elements of formFields must be an object")
+	}
+	rawID, hasID := f["id"]
+	value, hasValue := f["value"]
+	if !hasID || !hasValue || !bytes.HasPrefix(rawID, []byte{'"'}) || json.Unmarshal(rawID, &id) != nil {
+		return "", nil, badRequest("All elements of formFields must contain an 'id' and 'value' field")
+	}
+	return id, value, nil
 }
 
 // stringField returns the string value of a form field. A missing field or

@@ -228,29 +228,8 @@ func (req signInUpRequest) parse() (signInUp, error) {
 	if info.RedirectURI == nil || *info.RedirectURI == "" {
 		return in, badRequest("Please provide the redirectURIOnProviderDashboard in request body")
 	}
-	var params map[string]json.RawMessage
-	if json.Unmarshal(info.QueryParams, &params) != nil || params == nil {
-		return in, badRequest("redirectURIQueryParams must be an object")
-	}
-	str := func(name string) (string, error) {
-		raw, ok := params[name]
-		if !ok {
-			return "", nil
-		}
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return "", badRequest("redirectURIQueryParams." + name + " must be a string")
-		}
-		return s, nil
-	}
 	var err error
-	if in.code, err = str("code"); err != nil {
-		return in, err
-	}
-	if in.code == "" {
-		return in, badRequest("redirectURIQueryParams.code must be a non-empty string")
-	}
-	if in.iss, err = str("iss"); err != nil {
+	if in.code, in.iss, err = callbackParams(info.QueryParams); err != nil {
 		return in, err
 	}
 	if info.Verifier == nil || *info.Verifier == "" {
@@ -263,6 +242,40 @@ func (req signInUpRequest) parse() (signInUp, error) {
 		}
 	}
 	return in, nil
+}
+
+// callbackParams reads the code and the iss parameter (or "") from the
+// query of the provider's redirect back to the frontend, which the SDK
+// sends as redirectURIQueryParams.
+func callbackParams(raw json.RawMessage) (code, iss string, err error) {
+	var params map[string]json.RawMessage
+	if json.Unmarshal(raw, &params) != nil || params == nil {
+		return "", "", badRequest("redirectURIQueryParams must be an object")
+	}
+	if code, err = stringParam(params, "code"); err != nil {
+		return "", "", err
+	}
+	if code == "" {
+		return "", "", badRequest("redirectURIQueryParams.code must be a non-empty string")
+	}
+	if iss, err = stringParam(params, "iss"); err != nil {
+		return "", "", err
+	}
+	return code, iss, nil
+}
+
+// stringParam returns the string value of one of redirectURIQueryParams,
+// or "" if it is absent.
+func stringParam(params map[string]json.RawMessage, name string) (string, error) {
+	raw, ok := params[name]
+	if !ok {
+		return "", nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", badRequest("redirectURIQueryParams." + name + " must be a string")
+	}
+	return s, nil
 }
 
 // thirdParty returns the provider id names, if redirect is a redirect URI
