@@ -422,11 +422,47 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.Store == nil {
 		return cfg, errors.New("auth: Config.Store is required")
 	}
+	if err := cfg.setBasePath(); err != nil {
+		return cfg, err
+	}
+	if err := cfg.setLifetimesAndLimits(); err != nil {
+		return cfg, err
+	}
+	cfg.Secrets = append([]string(nil), cfg.Secrets...)
+	if err := checkSecrets(cfg.Secrets); err != nil {
+		return cfg, err
+	}
+	if err := cfg.setFeatureDefaults(); err != nil {
+		return cfg, err
+	}
+	if err := cfg.Cookie.setDefaults(); err != nil {
+		return cfg, err
+	}
+	if err := cfg.setRateLimitDefaults(); err != nil {
+		return cfg, err
+	}
+	cfg.setClientDefaults()
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return cfg, nil
+}
+
+func (cfg *Config) setBasePath() error {
 	cfg.BasePath = strings.TrimRight(cfg.BasePath, "/")
 	setDefault(&cfg.BasePath, DefaultBasePath)
 	if !strings.HasPrefix(cfg.BasePath, "/") {
-		return cfg, fmt.Errorf("auth: Config.BasePath %q must start with /", cfg.BasePath)
+		return fmt.Errorf("auth: Config.BasePath %q must start with /", cfg.BasePath)
 	}
+	return nil
+}
+
+// setLifetimesAndLimits fills in and checks the tokens' lifetimes and
+// signing, and the body limit.
+func (cfg *Config) setLifetimesAndLimits() error {
 	setDefault(&cfg.Issuer, DefaultIssuer)
 	setDefault(&cfg.AccessTokenLifetime, DefaultAccessTokenLifetime)
 	setDefault(&cfg.RefreshTokenLifetime, DefaultRefreshTokenLifetime)
@@ -435,65 +471,71 @@ func (cfg Config) withDefaults() (Config, error) {
 	setDefault(&cfg.MaxBodyBytes, DefaultMaxBodyBytes)
 	if cfg.AccessTokenLifetime < 0 || cfg.RefreshTokenLifetime < 0 || cfg.SigningKeyLifetime < 0 ||
 		cfg.SessionCheckCache < 0 || cfg.MaxBodyBytes < 0 {
-		return cfg, errors.New("auth: Config durations and limits must not be negative")
+		return errors.New("auth: Config durations and limits must not be negative")
 	}
 	if cfg.AccessTokenLifetime >= cfg.RefreshTokenLifetime {
-		return cfg, errors.New("auth: Config.AccessTokenLifetime must be shorter than RefreshTokenLifetime")
+		return errors.New("auth: Config.AccessTokenLifetime must be shorter than RefreshTokenLifetime")
 	}
 	if cfg.RefreshReuseWindow < 0 || cfg.RefreshReuseWindow > MaxRefreshReuseWindow {
-		return cfg, fmt.Errorf("auth: Config.RefreshReuseWindow must be between 0 and %v", MaxRefreshReuseWindow)
+		return fmt.Errorf("auth: Config.RefreshReuseWindow must be between 0 and %v", MaxRefreshReuseWindow)
 	}
 	if cfg.SigningAlgorithm != HS256 && cfg.SigningAlgorithm != EdDSA {
-		return cfg, fmt.Errorf("auth: Config.SigningAlgorithm %q is not supported (HS256 or EdDSA)", cfg.SigningAlgorithm)
+		return fmt.Errorf("auth: Config.SigningAlgorithm %q is not supported (HS256 or EdDSA)", cfg.SigningAlgorithm)
 	}
-	cfg.Secrets = append([]string(nil), cfg.Secrets...)
-	if err := checkSecrets(cfg.Secrets); err != nil {
-		return cfg, err
-	}
+	return nil
+}
+
+// setFeatureDefaults fills in and checks the groups of the optional
+// features. Email verification needs the mailer that Email settles.
+func (cfg *Config) setFeatureDefaults() error {
 	if err := cfg.Password.setDefaults(); err != nil {
-		return cfg, err
+		return err
 	}
 	if err := cfg.Email.setDefaults(cfg.AppURL); err != nil {
-		return cfg, err
+		return err
 	}
 	if err := cfg.ThirdParty.setDefaults(cfg.AppURL); err != nil {
-		return cfg, err
+		return err
 	}
-	if err := cfg.EmailVerification.setDefaults(cfg.AppURL, cfg.Email.Mailer != nil); err != nil {
-		return cfg, err
-	}
-	switch cfg.Cookie.SameSite {
+	return cfg.EmailVerification.setDefaults(cfg.AppURL, cfg.Email.Mailer != nil)
+}
+
+func (c *CookieConfig) setDefaults() error {
+	switch c.SameSite {
 	case 0, http.SameSiteDefaultMode:
-		cfg.Cookie.SameSite = http.SameSiteLaxMode
+		c.SameSite = http.SameSiteLaxMode
 	case http.SameSiteNoneMode:
-		if cfg.Cookie.InsecureAllowHTTP {
-			return cfg, errors.New("auth: SameSite=None cookies must be Secure; unset Cookie.InsecureAllowHTTP")
+		if c.InsecureAllowHTTP {
+			return errors.New("auth: SameSite=None cookies must be Secure; unset Cookie.InsecureAllowHTTP")
 		}
 	}
+	return nil
+}
+
+func (cfg *Config) setRateLimitDefaults() error {
 	if cfg.Limiter == nil {
 		cfg.Limiter = NewMemoryLimiter(0)
 	}
 	cfg.RateLimits.setDefaults()
 	for _, r := range cfg.RateLimits.rates() {
 		if !r.valid() {
-			return cfg, errors.New("auth: Config.RateLimits: every Rate needs a positive Burst and Every")
+			return errors.New("auth: Config.RateLimits: every Rate needs a positive Burst and Every")
 		}
 	}
 	if p := cfg.RateLimits.IPv6Prefix; p < 1 || p > 128 {
-		return cfg, errors.New("auth: Config.RateLimits.IPv6Prefix must be between 1 and 128")
+		return errors.New("auth: Config.RateLimits.IPv6Prefix must be between 1 and 128")
 	}
+	return nil
+}
+
+// setClientDefaults copies the lists that say who the clients are, in the
+// form the checks compare.
+func (cfg *Config) setClientDefaults() {
 	cfg.TrustedProxies = append([]netip.Prefix(nil), cfg.TrustedProxies...)
 	cfg.AllowedOrigins = append([]string(nil), cfg.AllowedOrigins...)
 	for i, o := range cfg.AllowedOrigins {
 		cfg.AllowedOrigins[i] = strings.TrimRight(o, "/")
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	return cfg, nil
 }
 
 func (p *PasswordConfig) setDefaults() error {
@@ -527,17 +569,8 @@ func (p *PasswordConfig) params() password.Params {
 
 func (e *EmailConfig) setDefaults(appURL string) error {
 	if e.Mailer != nil {
-		app, err := url.Parse(appURL)
-		if err != nil || (app.Scheme != "http" && app.Scheme != "https") || app.Host == "" {
-			return fmt.Errorf("auth: Config.AppURL %q must be an http or https URL when a Mailer is set", appURL)
-		}
-		setDefault(&e.ResetPasswordURL, strings.TrimRight(appURL, "/")+"/auth/reset-password")
-		if u, err := url.Parse(e.ResetPasswordURL); err != nil || u.Host == "" {
-			return fmt.Errorf("auth: Config.Email.ResetPasswordURL %q is not an absolute URL", e.ResetPasswordURL)
-		}
-		setDefault(&e.From, "no-reply@"+app.Hostname())
-		if _, err := mail.ParseAddress(e.From); err != nil {
-			return fmt.Errorf("auth: Config.Email.From %q: %v", e.From, err)
+		if err := e.setSenderDefaults(appURL); err != nil {
+			return err
 		}
 	}
 	if e.ResetEmail == nil {
@@ -555,6 +588,34 @@ func (e *EmailConfig) setDefaults(appURL string) error {
 	return nil
 }
 
+// setSenderDefaults fills in and checks what a mailer needs: the links'
+// page on the app and the sender, both derived from appURL.
+func (e *EmailConfig) setSenderDefaults(appURL string) error {
+	app, ok := httpURL(appURL)
+	if !ok {
+		return fmt.Errorf("auth: Config.AppURL %q must be an http or https URL when a Mailer is set", appURL)
+	}
+	setDefault(&e.ResetPasswordURL, strings.TrimRight(appURL, "/")+"/auth/reset-password")
+	if u, err := url.Parse(e.ResetPasswordURL); err != nil || u.Host == "" {
+		return fmt.Errorf("auth: Config.Email.ResetPasswordURL %q is not an absolute URL", e.ResetPasswordURL)
+	}
+	setDefault(&e.From, "no-reply@"+app.Hostname())
+	if _, err := mail.ParseAddress(e.From); err != nil {
+		return fmt.Errorf("auth: Config.Email.From %q: %v", e.From, err)
+	}
+	return nil
+}
+
+// httpURL parses s and reports whether it is an absolute http or https
+// URL.
+func httpURL(s string) (*url.URL, bool) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, false
+	}
+	return u, true
+}
+
 func setDefault[T comparable](v *T, def T) {
 	var zero T
 	if *v == zero {
@@ -568,8 +629,29 @@ func (c *ThirdPartyConfig) setDefaults(appURL string) error {
 	if len(c.Providers) == 0 {
 		return nil
 	}
+	if err := checkProviderIDs(c.Providers); err != nil {
+		return err
+	}
+	if _, ok := httpURL(appURL); !ok {
+		return fmt.Errorf("auth: Config.AppURL %q must be an http or https URL with ThirdParty.Providers: the redirect URIs are checked against it", appURL)
+	}
+	setDefault(&c.APIURL, appURL)
+	c.APIURL = strings.TrimRight(c.APIURL, "/")
+	if _, ok := httpURL(c.APIURL); !ok {
+		return fmt.Errorf("auth: Config.ThirdParty.APIURL %q must be an http or https URL", c.APIURL)
+	}
+	if c.Timeout < 0 {
+		return errors.New("auth: Config.ThirdParty.Timeout must not be negative")
+	}
+	setDefault(&c.Timeout, provider.Timeout)
+	return nil
+}
+
+// checkProviderIDs checks that every provider has an ID of its own: the
+// ID is how the frontend names the provider.
+func checkProviderIDs(ps []provider.Provider) error {
 	seen := map[string]bool{}
-	for _, p := range c.Providers {
+	for _, p := range ps {
 		if p == nil || p.ID() == "" {
 			return errors.New("auth: Config.ThirdParty.Providers: a provider is nil or has no ID")
 		}
@@ -577,22 +659,6 @@ func (c *ThirdPartyConfig) setDefaults(appURL string) error {
 			return fmt.Errorf("auth: Config.ThirdParty.Providers: two providers have the ID %q", p.ID())
 		}
 		seen[p.ID()] = true
-	}
-	if u, err := url.Parse(appURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("auth: Config.AppURL %q must be an http or https URL with ThirdParty.Providers: the redirect URIs are checked against it", appURL)
-	}
-	if c.APIURL == "" {
-		c.APIURL = appURL
-	}
-	c.APIURL = strings.TrimRight(c.APIURL, "/")
-	if u, err := url.Parse(c.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("auth: Config.ThirdParty.APIURL %q must be an http or https URL", c.APIURL)
-	}
-	if c.Timeout < 0 {
-		return errors.New("auth: Config.ThirdParty.Timeout must not be negative")
-	}
-	if c.Timeout == 0 {
-		c.Timeout = provider.Timeout
 	}
 	return nil
 }

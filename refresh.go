@@ -62,17 +62,7 @@ func (a *Auth) handleRefresh(w http.ResponseWriter, r *http.Request) {
 	}
 	// Everything that can fail for reasons of our own happens before the
 	// rotation commits, so a failure leaves the presented token valid.
-	key, err := a.keys.signer(ctx)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	rkey, err := a.refreshKeys.signer(ctx)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	next, nextHash, err := mintRefresh(rkey, rot.Handle, rot.Generation+1, rot.ExpiresAt, successorSecret(rkey, tok))
+	key, next, err := a.mintSuccessor(ctx, tok, &rot)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -82,35 +72,12 @@ func (a *Auth) handleRefresh(w http.ResponseWriter, r *http.Request) {
 		// finds it by hash, as it was the session's generation 0.
 		rot.Handle = ""
 	}
-	rot.Next, rot.NextKey = nextHash, rkey.id
 	res, err := a.store.RotateRefreshToken(ctx, rot)
-	s := res.Session
-	var ended *store.EndedError
-	switch {
-	case errors.Is(err, store.ErrRateLimited):
-		a.emit(ctx, r, Event{Kind: EventRefreshThrottled})
-		tooMany(w, a.cfg.RateLimits.SessionRefreshes.Every)
-		return
-	case errors.Is(err, store.ErrTokenReused):
-		theft := theftError(res.Reuse)
-		a.emit(ctx, r, Event{Kind: EventTokenTheft, UserID: s.UserID, SessionHandle: s.Handle, Reason: theft.Reason})
-		a.refuseRefresh(w, r, theft)
-		return
-	case errors.As(err, &ended):
-		a.refuseRefresh(w, r, endedError(ended.Reason))
-		return
-	case errors.Is(err, store.ErrNotFound):
-		refused = errUnknownToken
-		if presented.handle != "" && !now.Before(presented.expires) {
-			// The session is gone, and this token says it had expired.
-			refused = errSessionExpired
-		}
-		a.refuseRefresh(w, r, refused)
-		return
-	case err != nil:
-		a.fail(w, r, fmt.Errorf("auth: rotating a refresh token: %w", err))
+	if err != nil {
+		a.refuseRotation(w, r, res, err, presented, now)
 		return
 	}
+	s := res.Session
 	if res.Repeat {
 		// The token just superseded, back within the window: answer with
 		// the successor the exchange made, which may have used another
@@ -132,6 +99,54 @@ func (a *Auth) handleRefresh(w http.ResponseWriter, r *http.Request) {
 		Status string `json:"status"`
 		bodyTokens
 	}{"OK", body})
+}
+
+// mintSuccessor takes the keys a refresh signs with and makes the
+// successor of the presented token tok, recording it in rot. It returns
+// the access-token signing key and the successor.
+func (a *Auth) mintSuccessor(ctx context.Context, tok string, rot *store.Rotation) (*signingKey, string, error) {
+	key, err := a.keys.signer(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	rkey, err := a.refreshKeys.signer(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	next, nextHash, err := mintRefresh(rkey, rot.Handle, rot.Generation+1, rot.ExpiresAt, successorSecret(rkey, tok))
+	if err != nil {
+		return nil, "", err
+	}
+	rot.Next, rot.NextKey = nextHash, rkey.id
+	return key, next, nil
+}
+
+// refuseRotation answers a rotation the store did not make, err being its
+// error and res what it reported with it.
+func (a *Auth) refuseRotation(w http.ResponseWriter, r *http.Request, res store.Rotated, err error, presented refreshToken, now time.Time) {
+	ctx := r.Context()
+	var ended *store.EndedError
+	switch {
+	case errors.Is(err, store.ErrRateLimited):
+		a.emit(ctx, r, Event{Kind: EventRefreshThrottled})
+		tooMany(w, a.cfg.RateLimits.SessionRefreshes.Every)
+	case errors.Is(err, store.ErrTokenReused):
+		theft := theftError(res.Reuse)
+		s := res.Session
+		a.emit(ctx, r, Event{Kind: EventTokenTheft, UserID: s.UserID, SessionHandle: s.Handle, Reason: theft.Reason})
+		a.refuseRefresh(w, r, theft)
+	case errors.As(err, &ended):
+		a.refuseRefresh(w, r, endedError(ended.Reason))
+	case errors.Is(err, store.ErrNotFound):
+		refused := errUnknownToken
+		if presented.handle != "" && !now.Before(presented.expires) {
+			// The session is gone, and this token says it had expired.
+			refused = errSessionExpired
+		}
+		a.refuseRefresh(w, r, refused)
+	default:
+		a.fail(w, r, fmt.Errorf("auth: rotating a refresh token: %w", err))
+	}
 }
 
 // refuseRefresh answers a refused refresh and clears the client's tokens.

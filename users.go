@@ -361,23 +361,37 @@ func legacyFDI(header string) bool {
 	if header == "" || len(header) > 256 {
 		return false
 	}
-	bestMajor, bestMinor := -1, -1
-	for _, v := range strings.Split(header, ",") {
-		maj, min, ok := strings.Cut(strings.TrimSpace(v), ".")
-		if !ok {
-			continue
-		}
-		ma, err1 := strconv.Atoi(maj)
-		mi, err2 := strconv.Atoi(min)
-		if err1 != nil || err2 != nil || ma < 0 || mi < 0 {
-			continue
-		}
-		if ma > bestMajor || ma == bestMajor && mi > bestMinor {
-			bestMajor, bestMinor = ma, mi
-		}
-	}
-	if bestMajor < 0 {
+	major, minor, ok := highestVersion(header)
+	if !ok {
 		return false
 	}
-	return bestMajor == 2 || bestMajor == 1 && bestMinor < 18 || bestMajor == 0
+	return major == 2 || major == 1 && minor < 18 || major == 0
+}
+
+// highestVersion is the highest major.minor version in a comma-separated
+// list, and whether there is one; entries that are not such a version are
+// passed over.
+func highestVersion(list string) (major, minor int, ok bool) {
+	major, minor = -1, -1
+	for _, v := range strings.Split(list, ",") {
+		ma, mi, valid := parseVersion(strings.TrimSpace(v))
+		if valid && (ma > major || ma == major && mi > minor) {
+			major, minor = ma, mi
+		}
+	}
+	return major, minor, major >= 0
+}
+
+// parseVersion reads "major.minor", both non-negative integers.
+func parseVersion(v string) (major, minor int, ok bool) {
+	maj, min, ok := strings.Cut(v, ".")
+	if !ok {
+		return 0, 0, false
+	}
+	ma, err1 := strconv.Atoi(maj)
+	mi, err2 := strconv.Atoi(min)
+	if err1 != nil || err2 != nil || ma < 0 || mi < 0 {
+		return 0, 0, false
+	}
+	return ma, mi, true
 }
