@@ -175,10 +175,19 @@ type Config struct {
 	// before any JSON is decoded. Default 16 KiB.
 	MaxBodyBytes int64
 
-	// Limiter keeps the counts behind RateLimits. Default
+	// Limiter keeps the counts behind RateLimits, and the third-party
+	// authorisation codes already presented, which must not be redeemed
+	// twice. Default: NewStoreLimiter(Store) when the Store implements
+	// store.RateLimitStore (memstore and sqlstore do), so that every
+	// instance sharing the Store counts the same attempts and refuses a
+	// code any of them has seen, at the cost of a store write per
+	// counted attempt. A Store that wraps another must implement
+	// store.RateLimitStore itself to keep this default. Otherwise
 	// NewMemoryLimiter(0), at most 100,000 keys per allowance: each
 	// instance counts on its own, so with N instances behind a load
-	// balancer the effective limits are up to N times higher.
+	// balancer the effective limits are up to N times higher, and a
+	// provider that accepts a code more than once would redeem it once
+	// per instance. A Limiter set here is used as it is.
 	Limiter Limiter
 
 	// RateLimits bounds failed sign-ins and reset requests; see the
@@ -514,7 +523,7 @@ func (c *CookieConfig) setDefaults() error {
 
 func (cfg *Config) setRateLimitDefaults() error {
 	if cfg.Limiter == nil {
-		cfg.Limiter = NewMemoryLimiter(0)
+		cfg.Limiter = defaultLimiter(cfg.Store)
 	}
 	cfg.RateLimits.setDefaults()
 	for _, r := range cfg.RateLimits.rates() {
@@ -526,6 +535,17 @@ func (cfg *Config) setRateLimitDefaults() error {
 		return errors.New("auth: Config.RateLimits.IPv6Prefix must be between 1 and 128")
 	}
 	return nil
+}
+
+// defaultLimiter keeps the counts in the store when it can hold them, so
+// that every instance sharing it counts the same attempts and remembers
+// the same authorisation codes: counted per process, a code that the
+// provider would redeem twice could start a session at every instance.
+func defaultLimiter(s store.Store) Limiter {
+	if ls, ok := s.(store.RateLimitStore); ok {
+		return NewStoreLimiter(ls)
+	}
+	return NewMemoryLimiter(0)
 }
 
 // setClientDefaults copies the lists that say who the clients are, in the

@@ -12,8 +12,10 @@ import (
 // A Limiter keeps the rate-limit state of failed sign-ins and password
 // reset requests. Each key is an independent allowance of Rate.Burst
 // attempts, refilled at one per Rate.Every. Implementations must be safe
-// for concurrent use; the default, NewMemoryLimiter, keeps the state in
-// the process, so several instances each count their own attempts.
+// for concurrent use. NewStoreLimiter keeps the state in the Store, shared
+// by every instance, and is the default when the Store can hold it;
+// NewMemoryLimiter keeps it in the process, so several instances each
+// count their own attempts (see Config.Limiter).
 //
 // An attempt is taken from the allowance before the work it stands for
 // (a password hash, an email) and given back with Refund if it turns out
@@ -233,8 +235,11 @@ type storeLimiter struct{ s store.RateLimitStore }
 
 // NewStoreLimiter returns a Limiter that keeps its counts in s, so that
 // every instance of an application sharing the store counts the same
-// attempts. memstore and sqlstore implement store.RateLimitStore. Each
-// check costs a store read and each failure a write.
+// attempts and remembers the same authorisation codes. memstore and
+// sqlstore implement store.RateLimitStore, and New uses it by default
+// for a Store that does. Each attempt costs a store write (one atomic
+// statement on sqlstore), a refused one a read besides, and each refund
+// or reset another write.
 func NewStoreLimiter(s store.RateLimitStore) Limiter { return storeLimiter{s} }
 
 func (l storeLimiter) Take(ctx context.Context, key string, r Rate, now time.Time) (time.Duration, error) {
