@@ -169,10 +169,16 @@ func (a *Auth) SetEmailVerified(ctx context.Context, loginID string, verified bo
 }
 
 // Unlink removes a login method (by its LoginMethod.ID) from user
-// userID: it no longer signs in, and the sessions it started end. The
-// user keeps the others. It returns an error matching ErrLastLogin if it
-// is the user's only one (delete the user instead), and ErrNotFound if
-// the user has no such login method.
+// userID: it no longer signs in, and the sessions it started
+// (Session.LoginID) end. Their refresh tokens stop working at once, on
+// every instance. Their access tokens, with Config.CheckSessionInStore,
+// stop at once on this instance and at the next store read on others
+// (within Config.SessionCheckCache); without it they keep opening
+// protected routes as the user until they expire
+// (Config.AccessTokenLifetime), as after RevokeSession. The user keeps
+// the other login methods and the sessions they started. It returns an
+// error matching ErrLastLogin if it is the user's only one (delete the
+// user instead), and ErrNotFound if the user has no such login method.
 func (a *Auth) Unlink(ctx context.Context, userID, loginID string) error {
 	if _, err := a.loginOf(ctx, userID, loginID); err != nil {
 		return err
@@ -189,12 +195,16 @@ func (a *Auth) Unlink(ctx context.Context, userID, loginID string) error {
 
 // DeleteUser removes a user and everything kept of them: every login
 // method, session, refresh token, reset and verification link, and the
-// rate-limit entries kept for their emails and login methods. Their
-// sessions stop at once on this instance; on others, their access tokens
-// work until they expire (Config.AccessTokenLifetime), or, with
-// Config.CheckSessionInStore, until the store is next read for them
-// (Config.SessionCheckCache). A sign-in in flight starts no session.
-// It returns an error matching ErrNotFound if there is no such user.
+// rate-limit entries kept for their emails and login methods. Every
+// session of the user ends, whichever login method started it. Their
+// refresh tokens stop working at once on every instance (the store no
+// longer knows them: ReasonUnknownToken). Their access tokens stop at
+// once on this instance, with or without Config.CheckSessionInStore; on
+// others they work until they expire (Config.AccessTokenLifetime), or,
+// with Config.CheckSessionInStore, until the store is next read for them
+// (within Config.SessionCheckCache). A sign-in in flight starts no
+// session. It returns an error matching ErrNotFound if there is no such
+// user.
 func (a *Auth) DeleteUser(ctx context.Context, userID string) error {
 	logins, err := a.store.Logins(ctx, userID)
 	if err != nil {
