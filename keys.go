@@ -101,6 +101,13 @@ type keyring struct {
 	current     atomic.Pointer[keyset]
 	mu          sync.Mutex // serialises loads and key creation
 	lastReload  time.Time  // of a reload for an unknown key id; under mu
+	vouched     bool       // whether vouch has done its work; under mu
+}
+
+// ofKind reports whether sk is a key of the ring's kind: a refresh key,
+// or a key that signs access tokens.
+func (k *keyring) ofKind(sk store.SigningKey) bool {
+	return sk.Algorithm != voucherAlg && (sk.Algorithm == refreshAlg) == (k.alg == refreshAlg)
 }
 
 // refresh reloads the keys for verification if the snapshot is
@@ -219,11 +226,34 @@ func (k *keyring) load(ctx context.Context, now time.Time) (*keyset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("auth: loading signing keys: %w", err)
 	}
+	if n, err := k.vouch(ctx, now, keys); err != nil {
+		return nil, err
+	} else if n > 0 {
+		if keys, err = k.store.SigningKeys(ctx, now); err != nil {
+			return nil, fmt.Errorf("auth: loading signing keys: %w", err)
+		}
+	}
+	var vouchers map[string]store.SigningKey
+	if k.seal.on() {
+		vouchers = vouchersIn(keys)
+	}
 	prev := k.current.Load()
 	ks := &keyset{loadedAt: now, byID: make(map[string]*signingKey, len(keys))}
 	for _, sk := range keys {
-		if (sk.Algorithm == refreshAlg) != (k.alg == refreshAlg) {
+		if !k.ofKind(sk) {
 			continue
+		}
+		if k.seal.on() && !sealed(sk.Material) {
+			// With secrets, a key in the clear is one from before they
+			// were set, vouched for then, or one written since by someone
+			// without them, which must never verify.
+			until, ok := k.seal.vouchedUntil(sk, vouchers)
+			if !ok || !now.Before(until) {
+				continue
+			}
+			if until.Before(sk.VerifyUntil) {
+				sk.VerifyUntil = until
+			}
 		}
 		// A key that does not open fails the whole load, as a malformed
 		// one does: nothing signs or verifies with a guess.
@@ -254,6 +284,49 @@ func (k *keyring) load(ctx context.Context, now time.Time) (*keyset, error) {
 	}
 	k.current.Store(ks)
 	return ks, nil
+}
+
+// vouch writes a voucher (see voucherAlg) for each key of the ring's kind
+// that was in the clear when this process first read the store, if
+// nothing in it was sealed then, and returns how many it wrote. A voucher
+// holds at most until the key would have expired had it been made then,
+// which bounds the trust in a clear key whose row says it lives longer.
+// Instances starting together write the same rows, by ID: the store keeps
+// the first and refuses the others with ErrConflict, and every instance
+// reads the one kept. It does its work once, unless a write fails. Called
+// under mu.
+func (k *keyring) vouch(ctx context.Context, now time.Time, rows []store.SigningKey) (int, error) {
+	if k.vouched || !k.seal.on() {
+		return 0, nil
+	}
+	wrote := 0
+	for _, sk := range k.seal.clearBeforeSealing(rows) {
+		if !k.ofKind(sk) || len(voucherID(sk.ID)) > maxKeyIDLen {
+			continue
+		}
+		until := now.Add(k.signFor + k.verifyExtra)
+		if sk.VerifyUntil.Before(until) {
+			until = sk.VerifyUntil
+		}
+		switch err := k.store.AddSigningKey(ctx, k.seal.voucher(sk, until, now)); {
+		case err == nil:
+			wrote++
+		case errors.Is(err, store.ErrConflict):
+			// Another instance vouched first; or someone without the
+			// secret holds the row, which then vouches for nothing.
+		default:
+			return wrote, fmt.Errorf("auth: vouching for a key in the clear: %w", err)
+		}
+	}
+	k.vouched = true
+	return wrote, nil
+}
+
+// vouchLocked is vouch for a caller that does not hold mu.
+func (k *keyring) vouchLocked(ctx context.Context, now time.Time, rows []store.SigningKey) (int, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.vouch(ctx, now, rows)
 }
 
 // create adds a new key of the configured algorithm to the store.

@@ -6,9 +6,12 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hkdf"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/latchkit/auth/store"
@@ -57,6 +60,13 @@ const (
 // sealed.
 type sealer struct {
 	secrets []sealSecret // the first seals
+
+	// What this process found at its first read of the store: the keys
+	// in the clear then, if nothing in it was sealed yet. Both keyrings
+	// share the sealer, so they vouch for the same keys (see vouch).
+	firstRead     sync.Mutex
+	read          bool
+	beforeSealing []store.SigningKey
 }
 
 type sealSecret struct {
@@ -159,6 +169,104 @@ func sealAD(header []byte, id, alg string) []byte {
 	return append(ad, alg...)
 }
 
+// A voucher is a sealed row that lets a key stored in the clear verify
+// while Config.Secrets is set. Only the keys that were in the store before
+// anything in it was sealed get one, so a key written in the clear later,
+// by someone who can write to the database but has not the secret,
+// verifies nowhere: a clear key without a voucher is never used.
+//
+// A voucher is sealed like a key, so it is bound to its row: its ID is
+// voucherID of the key it vouches for, its Algorithm voucherAlg. Its 32
+// bytes are a digest of that key's id, algorithm and material, then the
+// time it vouches until (Unix milliseconds, big-endian). A voucher copied
+// to another row does not open; a vouched key whose material or id was
+// changed no longer matches its digest; a voucher's row may say any
+// VerifyUntil, the sealed time is the one that counts. One row per key
+// rather than one list of them: MySQL's material column holds 256 bytes,
+// a handful of keys, and a store may hold more clear keys than that.
+const (
+	voucherAlg       = "vouch"
+	voucherIDPrefix  = "vouch."
+	voucherDigestLen = clearKeyLen - 8
+	voucherLabel     = "latchkit/auth clear key voucher v1\x00"
+	// maxKeyIDLen is the widest key id every store keeps (MySQL's
+	// column); a clear key whose voucher's id would be wider gets none.
+	maxKeyIDLen = 64
+)
+
+func voucherID(keyID string) string { return voucherIDPrefix + keyID }
+
+func voucherDigest(sk store.SigningKey) []byte {
+	b := binary.AppendUvarint([]byte(voucherLabel), uint64(len(sk.Algorithm)))
+	b = append(b, sk.Algorithm...)
+	b = binary.AppendUvarint(b, uint64(len(sk.ID)))
+	b = append(b, sk.ID...)
+	b = append(b, sk.Material...)
+	sum := sha256.Sum256(b)
+	return sum[:voucherDigestLen]
+}
+
+// voucher returns the row that vouches for the clear key sk until until.
+func (s *sealer) voucher(sk store.SigningKey, until, now time.Time) store.SigningKey {
+	v := store.SigningKey{ID: voucherID(sk.ID), Algorithm: voucherAlg, CreatedAt: now, SignUntil: now, VerifyUntil: until}
+	plain := binary.BigEndian.AppendUint64(voucherDigest(sk), uint64(until.UnixMilli()))
+	v.Material = s.seal(v.ID, v.Algorithm, plain)
+	return v
+}
+
+// vouchedUntil returns until when the clear key sk may verify, as its
+// voucher among vouchers (by ID) says, and false if it has none that
+// opens and matches it.
+func (s *sealer) vouchedUntil(sk store.SigningKey, vouchers map[string]store.SigningKey) (time.Time, bool) {
+	v, ok := vouchers[voucherID(sk.ID)]
+	if !ok {
+		return time.Time{}, false
+	}
+	plain, wasSealed, err := s.open(v)
+	if err != nil || !wasSealed || !hmac.Equal(plain[:voucherDigestLen], voucherDigest(sk)) {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(int64(binary.BigEndian.Uint64(plain[voucherDigestLen:]))), true
+}
+
+// vouchersIn returns the vouchers among the rows of the store, by ID.
+func vouchersIn(rows []store.SigningKey) map[string]store.SigningKey {
+	var vouchers map[string]store.SigningKey
+	for _, sk := range rows {
+		if sk.Algorithm == voucherAlg {
+			if vouchers == nil {
+				vouchers = make(map[string]store.SigningKey)
+			}
+			vouchers[sk.ID] = sk
+		}
+	}
+	return vouchers
+}
+
+// clearBeforeSealing returns the keys that were in the clear when this
+// process first read the store, if nothing in it was sealed then: keys
+// from before Secrets was set. The rows of the first call decide, once:
+// a process that has seen anything sealed never vouches for a clear key,
+// whatever later reads find, so removing the sealed rows (all of which a
+// database writer can do) makes no planted key trusted while it runs.
+func (s *sealer) clearBeforeSealing(rows []store.SigningKey) []store.SigningKey {
+	s.firstRead.Lock()
+	defer s.firstRead.Unlock()
+	if !s.read {
+		s.read = true
+		for _, sk := range rows {
+			if sealed(sk.Material) {
+				s.beforeSealing = nil
+				break
+			}
+			if sk.Algorithm != voucherAlg {
+				s.beforeSealing = append(s.beforeSealing, sk)
+			}
+		}
+	}
+	return s.beforeSealing
+}
+
 func keyKind(alg string) string {
 	if alg == refreshAlg {
 		return "refresh key"
@@ -171,7 +279,9 @@ func keyKind(alg string) string {
 // the application at start rather than at its first sign-in. The store
 // itself failing is not reported: New never needed the store to be up,
 // and the keys are read again on first use, where the failure surfaces as
-// it always has.
+// it always has. With secrets, it vouches for the keys left in the clear
+// from before they were set, if this is the first time the store is
+// sealed, and logs the clear keys that will not verify.
 func (a *Auth) checkKeys() (err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), keyCheckTimeout)
 	defer cancel()
@@ -187,9 +297,49 @@ func (a *Auth) checkKeys() (err error) {
 		return nil
 	}
 	for _, sk := range keys {
+		if sk.Algorithm == voucherAlg {
+			// One that does not open vouches for nothing; it stops
+			// nothing else (see vouchedUntil).
+			continue
+		}
 		if _, _, err := a.keys.seal.open(sk); err != nil {
 			return err
 		}
+	}
+	if !a.keys.seal.on() {
+		return nil
+	}
+	now := a.cfg.Now()
+	vouched := 0
+	for _, k := range []*keyring{a.keys, a.refreshKeys} {
+		// A failure to write is tried again at the keyring's next load.
+		n, _ := k.vouchLocked(ctx, now, keys)
+		vouched += n
+	}
+	if vouched > 0 {
+		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: Config.Secrets is set over a store of keys in the clear: "+
+			"they keep verifying until they expire, and no key written in the clear from now on ever verifies. "+
+			"Expected once, when the secret is first set; at a later start it means the store's sealed keys were removed, "+
+			"or the store was restored from a backup taken before the secret",
+			slog.Int("keys", vouched))
+		if keys, err = a.store.SigningKeys(ctx, now); err != nil {
+			return nil
+		}
+	}
+	vouchers := vouchersIn(keys)
+	var refused []string
+	for _, sk := range keys {
+		if sk.Algorithm == voucherAlg || sealed(sk.Material) {
+			continue
+		}
+		if until, ok := a.keys.seal.vouchedUntil(sk, vouchers); !ok || !now.Before(until) {
+			refused = append(refused, sk.ID)
+		}
+	}
+	if len(refused) > 0 {
+		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: keys in the clear in the store are refused: with Config.Secrets set, "+
+			"only keys that were in the store before anything in it was sealed verify, until they expire",
+			slog.Any("key_ids", refused))
 	}
 	return nil
 }
