@@ -53,6 +53,18 @@ type Login struct {
 	// EmailVerified reports whether the email is known to belong to the
 	// user.
 	EmailVerified bool
+	// EmailProven reports that whoever holds the login has shown they
+	// read its email: a provider vouched for the address when they signed
+	// in, they set the password from a reset link mailed to it, the
+	// application vouched for it (SetEmailVerified), or they opened a
+	// verification link while signed in with this login. A verification
+	// link opened elsewhere proves only that someone reads the inbox, not
+	// that they hold the login: it verifies the email without proving it.
+	// Only a proven login can own its email (OwnsEmail). A proven email
+	// is verified; marking it unverified unproves it. Stores keep it as
+	// written (CreateUser, SignInUp, LinkLogin) and change it only where
+	// their methods say.
+	EmailProven bool
 	// PasswordHash is the password in PHC string format; only for
 	// MethodEmailPassword.
 	PasswordHash string
@@ -60,10 +72,11 @@ type Login struct {
 	CreatedAt time.Time
 	// OwnsEmail reports that the login holds its email for its user in
 	// account linking: a new login with this email may join only this
-	// login's user (LinkLogin). At most one login owns an email; the
-	// login must have that email, verified or not. A store sets it only
-	// when asked (CreateUser, SignInUp, ClaimEmail) and clears it when the
-	// login's email changes.
+	// login's user (LinkLogin). At most one login owns an email, and only
+	// a login whose email is proven (EmailProven). A store sets it only
+	// when asked (CreateUser, SignInUp, LinkLogin, ClaimEmail), ignores the
+	// request for a login that is not proven, and clears it when the
+	// login's email changes or stops being proven.
 	OwnsEmail bool
 	// SessionEpoch is the user's User.SessionEpoch, read in the same step
 	// as the rest of the login (by Login, Logins and ResetPassword), so

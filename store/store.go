@@ -61,8 +61,7 @@ var (
 	ErrSessionsEnded = errors.New("store: the user's sessions were ended")
 
 	// ErrEmailOwned reports that a login could not own its email
-	// (Login.OwnsEmail) because another user's login owns it; nothing
-	// changed.
+	// (Login.OwnsEmail) because another login owns it; nothing changed.
 	ErrEmailOwned = errors.New("store: the email is owned by another user")
 
 	// ErrLastLogin reports that a login was not removed because it is its
@@ -344,11 +343,11 @@ type UserStore interface {
 
 	// SignInUp signs in or up with a third-party identity, in one step.
 	// If a login with l's key exists, the store records the email the
-	// provider now reports: Email becomes l.Email, and EmailVerified
-	// becomes l.EmailVerified, or stays true if the email is unchanged
-	// (a verified address stays verified); if the email changed, the
-	// login no longer owns one (OwnsEmail becomes false). It returns the
-	// login as updated and false; l.OwnsEmail is ignored. Otherwise it
+	// provider now reports: Email becomes l.Email, and EmailVerified and
+	// EmailProven become l's, or each stays true if the email is
+	// unchanged (a verified address stays verified); if the email
+	// changed, the login no longer owns one (OwnsEmail becomes false). It
+	// returns the login as updated and false; l.OwnsEmail is ignored. Otherwise it
 	// creates newUser with l as its first login, as CreateUser does
 	// (OwnsEmail included), and returns l (with UserID and ID set) and
 	// true. Of several concurrent calls with one key exactly one creates;
@@ -358,24 +357,34 @@ type UserStore interface {
 	// written.
 	SignInUp(ctx context.Context, l Login, newUser User) (Login, bool, error)
 
-	// LinkLogin adds l to the existing user l.UserID, in one step, if a
-	// login of that user owns l.Email (Login.OwnsEmail): account linking
-	// joins only the user that owns the email. It returns ErrConflict if
-	// a login with l's key or l.ID exists, and otherwise ErrNotFound if
-	// no login of l.UserID owns l.Email; then nothing is written.
-	// l.OwnsEmail is ignored: the email has its owner.
+	// LinkLogin adds l to the existing user l.UserID, in one step, on
+	// the condition account linking decided on, which it checks again:
+	//
+	//   - l.OwnsEmail unset: a login of l.UserID owns l.Email, so the
+	//     login joins the user that owns its email; otherwise
+	//     ErrNotFound.
+	//   - l.OwnsEmail set (and l.EmailProven, or the request is ignored
+	//     as above): no login owns l.Email, and l becomes its owner in
+	//     the same step; otherwise ErrEmailOwned. ErrNotFound if the
+	//     user does not exist.
+	//
+	// It returns ErrConflict, before either, if a login with l's key or
+	// l.ID exists. On any error nothing is written.
 	LinkLogin(ctx context.Context, l Login) error
 
 	// ClaimEmail makes the login with the given id own its email, in one
-	// step, if no login of another user owns it, and returns the login
-	// as updated. If a login of the same user owns it already, nothing
-	// changes and the login is returned as it is. It returns
-	// ErrEmailOwned if a login of another user owns it, and ErrNotFound
-	// if there is no such login or it has no email; then nothing changes.
+	// step, if its email is proven and no login of another user owns it,
+	// and returns the login as updated. If a login of the same user owns
+	// it already, nothing changes and the login is returned as it is. It
+	// returns ErrEmailOwned if a login of another user owns it, and
+	// ErrNotFound if there is no such login, it has no email or its email
+	// is not proven (Login.EmailProven); then nothing changes.
 	ClaimEmail(ctx context.Context, loginID string) (Login, error)
 
 	// SetEmailVerified records whether the email of the login with the
-	// given id belongs to its user, and returns the login as updated, or
+	// given id belongs to its user, as the application vouches: it sets
+	// EmailVerified and EmailProven to verified (an unproven login no
+	// longer owns its email), and returns the login as updated, or
 	// ErrNotFound. Marking it verified voids the login's verification
 	// tokens, which have nothing left to do.
 	SetEmailVerified(ctx context.Context, loginID string, verified bool) (Login, error)
@@ -425,8 +434,9 @@ type TokenStore interface {
 	// the password, in one atomic step. If the token exists, has not been
 	// used and has not expired at now, and its user has an email and
 	// password login, the store sets that login's password hash to
-	// passwordHash and marks its email verified (the token was sent to
-	// it, so the link proves the inbox), deletes every reset token of the
+	// passwordHash and marks its email verified and proven (the token was
+	// sent to it, and whoever opened it chose the password that now opens
+	// the login), deletes every reset token of the
 	// user (this one included, so it works once), ends every session of
 	// the user (EndPasswordReset) and advances its SessionEpoch, and returns the login as
 	// updated and the handles of the revoked sessions. Otherwise it returns ErrNotFound and changes nothing. Of
@@ -443,11 +453,14 @@ type TokenStore interface {
 	// VerifyEmail uses up the verification token with the given hash, in
 	// one atomic step. If the token exists and has not expired at now,
 	// and its login still has the token's email, the store marks that
-	// email verified, deletes every verification token of the login (this
-	// one included, so it works once) and returns the login as updated.
-	// Otherwise it returns ErrNotFound and changes nothing. Of several
-	// concurrent calls with one token at most one succeeds.
-	VerifyEmail(ctx context.Context, token TokenHash, now time.Time) (Login, error)
+	// email verified, and proven too if holder is the token's login (the
+	// link was opened in a session of that login), deletes every
+	// verification token of the login (this one included, so it works
+	// once) and returns the login as updated. holder is the id of the
+	// login whose session opened the link, or "". Otherwise it returns
+	// ErrNotFound and changes nothing. Of several concurrent calls with
+	// one token at most one succeeds.
+	VerifyEmail(ctx context.Context, token TokenHash, holder string, now time.Time) (Login, error)
 }
 
 // SessionStore keeps sessions, each with its current refresh token.
@@ -557,8 +570,9 @@ type LegacyTokenStore interface {
 
 // RateLimitStore is implemented by stores that can hold the rate-limit
 // state of the auth library, so that every instance of an application
-// counts the same attempts (auth.NewStoreLimiter). It is optional: the
-// library counts in memory otherwise. Keys are opaque strings of at most
+// counts the same attempts: auth.New uses it by default
+// (auth.NewStoreLimiter). It is optional: without it the library counts
+// in memory, per process. Keys are opaque strings of at most
 // 64 bytes. Entries whose time has passed are worth nothing; writes prune
 // them (see TakeRateLimit) and DeleteExpired removes them.
 type RateLimitStore interface {

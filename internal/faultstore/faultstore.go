@@ -406,8 +406,10 @@ func (s *Store) CreateVerificationToken(ctx context.Context, t store.Verificatio
 }
 
 // VerifyEmail implements store.Store.
-func (s *Store) VerifyEmail(ctx context.Context, token store.TokenHash, now time.Time) (store.Login, error) {
-	return call(s, ctx, "VerifyEmail", []any{token, now}, func() (store.Login, error) { return s.inner.VerifyEmail(ctx, token, now) })
+func (s *Store) VerifyEmail(ctx context.Context, token store.TokenHash, holder string, now time.Time) (store.Login, error) {
+	return call(s, ctx, "VerifyEmail", []any{token, holder, now}, func() (store.Login, error) {
+		return s.inner.VerifyEmail(ctx, token, holder, now)
+	})
 }
 
 // UpdatePasswordHash implements store.Store.

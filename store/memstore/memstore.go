@@ -141,7 +141,8 @@ func (s *Store) addUser(u store.User, first store.Login) (store.Login, error) {
 	if _, ok := s.loginIDs[first.ID]; ok {
 		return store.Login{}, store.ErrConflict
 	}
-	first.OwnsEmail = first.OwnsEmail && first.Email != ""
+	first.EmailVerified = first.EmailVerified || first.EmailProven
+	first.OwnsEmail = first.OwnsEmail && first.EmailProven && first.Email != ""
 	if _, ok := s.owners[first.Email]; ok && first.OwnsEmail {
 		return store.Login{}, store.ErrEmailOwned
 	}
@@ -235,8 +236,10 @@ func (s *Store) SignInUp(_ context.Context, l store.Login, newUser store.User) (
 	defer s.mu.Unlock()
 
 	if old, ok := s.logins[l.LoginKey]; ok {
-		old.EmailVerified = l.EmailVerified || old.EmailVerified && old.Email == l.Email
-		if old.Email != l.Email && old.OwnsEmail {
+		same := old.Email == l.Email
+		old.EmailVerified = l.EmailVerified || l.EmailProven || old.EmailVerified && same
+		old.EmailProven = l.EmailProven || old.EmailProven && same
+		if !same && old.OwnsEmail {
 			delete(s.owners, old.Email)
 			old.OwnsEmail = false
 		}
@@ -262,11 +265,19 @@ func (s *Store) LinkLogin(_ context.Context, l store.Login) error {
 	if _, ok := s.loginIDs[l.ID]; ok || l.ID == "" {
 		return store.ErrConflict
 	}
-	owner, ok := s.owners[l.Email]
-	if !ok || s.logins[owner].UserID != l.UserID {
+	l.OwnsEmail = l.OwnsEmail && l.EmailProven && l.Email != ""
+	l.EmailVerified = l.EmailVerified || l.EmailProven
+	owner, owned := s.owners[l.Email]
+	switch {
+	case l.OwnsEmail && owned:
+		return store.ErrEmailOwned
+	case l.OwnsEmail:
+		if _, ok := s.users[l.UserID]; !ok {
+			return store.ErrNotFound
+		}
+	case !owned || s.logins[owner].UserID != l.UserID:
 		return store.ErrNotFound
 	}
-	l.OwnsEmail = false
 	l.SessionEpoch = 0
 	s.putLogin(l)
 	s.userLogins[l.UserID] = append(s.userLogins[l.UserID], l.LoginKey)
@@ -280,7 +291,7 @@ func (s *Store) ClaimEmail(_ context.Context, loginID string) (store.Login, erro
 
 	k, ok := s.loginIDs[loginID]
 	l := s.logins[k]
-	if !ok || l.Email == "" {
+	if !ok || l.Email == "" || !l.EmailProven {
 		return store.Login{}, store.ErrNotFound
 	}
 	if owner, ok := s.owners[l.Email]; ok {
@@ -304,7 +315,11 @@ func (s *Store) SetEmailVerified(_ context.Context, loginID string, verified boo
 		return store.Login{}, store.ErrNotFound
 	}
 	l := s.logins[k]
-	l.EmailVerified = verified
+	l.EmailVerified, l.EmailProven = verified, verified
+	if !verified && l.OwnsEmail {
+		delete(s.owners, l.Email)
+		l.OwnsEmail = false
+	}
 	s.putLogin(l)
 	if verified {
 		s.deleteVerificationTokens(loginID)
@@ -395,7 +410,7 @@ func (s *Store) CreateVerificationToken(_ context.Context, t store.VerificationT
 }
 
 // VerifyEmail implements store.Store.
-func (s *Store) VerifyEmail(_ context.Context, token store.TokenHash, now time.Time) (store.Login, error) {
+func (s *Store) VerifyEmail(_ context.Context, token store.TokenHash, holder string, now time.Time) (store.Login, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
@@ -409,6 +424,7 @@ func (s *Store) VerifyEmail(_ context.Context, token store.TokenHash, now time.T
 		return store.Login{}, store.ErrNotFound
 	}
 	l.EmailVerified = true
+	l.EmailProven = l.EmailProven || holder == l.ID
 	s.putLogin(l)
 	s.deleteVerificationTokens(l.ID)
 	return s.withEpoch(l), nil
@@ -492,7 +508,7 @@ func (s *Store) ResetPassword(_ context.Context, token store.TokenHash, password
 		return store.Login{}, nil, store.ErrNotFound
 	}
 	l.PasswordHash = passwordHash
-	l.EmailVerified = true // the token was mailed to it
+	l.EmailVerified, l.EmailProven = true, true // the token was mailed to it
 	s.putLogin(l)
 	s.deleteResetTokens(t.UserID)
 	handles := s.endSessions(t.UserID, store.EndPasswordReset)

@@ -78,14 +78,19 @@ func (s *Store) LinkLogin(ctx context.Context, l store.Login) error {
 		if err := s.lockUser(ctx, q, l.UserID); err != nil {
 			return err
 		}
+		l.OwnsEmail = l.OwnsEmail && l.EmailProven && l.Email != ""
 		var owner string
 		err := q.QueryRowContext(ctx, s.q.ownerOf, l.Email).Scan(&owner)
-		if errors.Is(err, sql.ErrNoRows) || err == nil && owner != l.UserID {
-			return store.ErrNotFound
-		} else if err != nil {
+		switch {
+		case err != nil && !errors.Is(err, sql.ErrNoRows):
 			return err
+		case l.OwnsEmail && err == nil:
+			return store.ErrEmailOwned
+		case !l.OwnsEmail && (err != nil || owner != l.UserID):
+			return store.ErrNotFound
 		}
-		l.OwnsEmail = false
+		// A concurrent claim of the email that committed meanwhile
+		// makes the insert affect nothing: insertLogin tells which key.
 		err = s.insertLogin(ctx, q, l)
 		if errors.Is(err, errLoginConflict) {
 			return store.ErrConflict
@@ -104,7 +109,7 @@ func (s *Store) ClaimEmail(ctx context.Context, loginID string) (store.Login, er
 		if err != nil {
 			return err
 		}
-		if l.Email == "" {
+		if l.Email == "" || !l.EmailProven {
 			return store.ErrNotFound
 		}
 		out = l
@@ -143,15 +148,18 @@ func (s *Store) SetEmailVerified(ctx context.Context, loginID string, verified b
 		if err != nil {
 			return err
 		}
-		if _, err := q.ExecContext(ctx, s.q.setVerified, verified, loginID); err != nil {
+		if _, err := q.ExecContext(ctx, s.q.setVerified, verified, verified, loginID); err != nil {
 			return err
 		}
-		if verified {
-			if _, err := q.ExecContext(ctx, s.q.deleteLoginVerifications, loginID); err != nil {
-				return err
-			}
+		follow := s.q.deleteLoginVerifications
+		if !verified {
+			follow = s.q.releaseEmail // only a proven login owns its email
+			l.OwnsEmail = false
 		}
-		l.EmailVerified = verified
+		if _, err := q.ExecContext(ctx, follow, loginID); err != nil {
+			return err
+		}
+		l.EmailVerified, l.EmailProven = verified, verified
 		out = l
 		return nil
 	})
@@ -251,7 +259,7 @@ func (s *Store) CreateVerificationToken(ctx context.Context, t store.Verificatio
 // VerifyEmail implements store.Store. Deleting the login's tokens is what
 // uses this one up: of racing calls, one deletes it and the others, which
 // waited on its lock, find none.
-func (s *Store) VerifyEmail(ctx context.Context, token store.TokenHash, now time.Time) (store.Login, error) {
+func (s *Store) VerifyEmail(ctx context.Context, token store.TokenHash, holder string, now time.Time) (store.Login, error) {
 	var out store.Login
 	err := s.inTx(ctx, func(q querier) error {
 		var userID string
@@ -281,13 +289,15 @@ func (s *Store) VerifyEmail(ctx context.Context, token store.TokenHash, now time
 		} else if err != nil {
 			return err
 		}
-		if _, err := q.ExecContext(ctx, s.q.setVerified, true, loginID); err != nil {
+		proven := holder == loginID
+		if _, err := q.ExecContext(ctx, s.q.verifyEmail, proven, loginID); err != nil {
 			return err
 		}
 		if _, err := q.ExecContext(ctx, s.q.deleteLoginVerifications, loginID); err != nil {
 			return err
 		}
 		l.EmailVerified = true
+		l.EmailProven = l.EmailProven || proven
 		out = l
 		return nil
 	})

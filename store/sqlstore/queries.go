@@ -11,8 +11,8 @@ import (
 // loginsOf the tables they come from: the user's session epoch is read in
 // the same statement as the login, so the two are one snapshot.
 const (
-	loginColumns = `method, third_party, subject, auth_logins.id, user_id, email, email_verified, password_hash, created_at,
-		owned_email IS NOT NULL, session_epoch`
+	loginColumns = `method, third_party, subject, auth_logins.id, user_id, email, email_verified, email_proven, password_hash,
+		created_at, owned_email IS NOT NULL, session_epoch`
 	loginsOf = ` FROM auth_logins JOIN auth_users ON auth_users.id = auth_logins.user_id`
 )
 
@@ -23,7 +23,8 @@ type queries struct {
 	loginsByEmail, loginForUpdate, updateLoginEmail             string
 	passwordLoginExists, updatePassword, setPassword            string
 	loginByID, loginByIDForUpdate, loginUser, loginIDTaken      string
-	ownerOf, claimEmail, setVerified, countUserLogins           string
+	ownerOf, claimEmail, setVerified, releaseEmail              string
+	verifyEmail, countUserLogins                                string
 	loginHandlesForUpdate, deleteLogin                          string
 	deleteUserLogins, deleteUserVerifications, deleteUser       string
 	insertVerification, verificationForUpdate, verificationUser string
@@ -79,20 +80,20 @@ func newQueries(d Dialect) queries {
 
 		// Any unique key refuses the row: the login's key, its id, or
 		// the email it asks to own.
-		insertLogin: ignore(`INSERT INTO auth_logins (method, third_party, subject, id, user_id, email, email_verified, password_hash,
-			created_at, owned_email) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, "method"),
+		insertLogin: ignore(`INSERT INTO auth_logins (method, third_party, subject, id, user_id, email, email_verified, email_proven,
+			password_hash, created_at, owned_email) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, "method"),
 		login:         `SELECT ` + loginColumns + loginsOf + ` WHERE method = ? AND third_party = ? AND subject = ?`,
 		userLogins:    `SELECT ` + loginColumns + loginsOf + ` WHERE user_id = ? ORDER BY created_at, method, third_party, subject`,
 		passwordLogin: `SELECT ` + loginColumns + loginsOf + ` WHERE user_id = ? AND method = '` + store.MethodEmailPassword + `'`,
 		loginsByEmail: `SELECT ` + loginColumns + loginsOf + ` WHERE email = ?
 			ORDER BY created_at, user_id, method, third_party, subject`,
 		loginForUpdate: `SELECT ` + loginColumns + loginsOf + ` WHERE method = ? AND third_party = ? AND subject = ?` + forUpdate,
-		updateLoginEmail: `UPDATE auth_logins SET email = ?, email_verified = ?, owned_email = ?
+		updateLoginEmail: `UPDATE auth_logins SET email = ?, email_verified = ?, email_proven = ?, owned_email = ?
 			WHERE method = ? AND third_party = ? AND subject = ?`,
 		passwordLoginExists: `SELECT 1 FROM auth_logins WHERE user_id = ? AND method = '` + store.MethodEmailPassword + `'`,
 		updatePassword: `UPDATE auth_logins SET password_hash = ?
 			WHERE user_id = ? AND method = '` + store.MethodEmailPassword + `' AND password_hash = ?`,
-		setPassword: `UPDATE auth_logins SET password_hash = ?, email_verified = TRUE
+		setPassword: `UPDATE auth_logins SET password_hash = ?, email_verified = TRUE, email_proven = TRUE
 			WHERE user_id = ? AND method = '` + store.MethodEmailPassword + `'`,
 
 		loginByID:          `SELECT ` + loginColumns + loginsOf + ` WHERE auth_logins.id = ?`,
@@ -101,7 +102,9 @@ func newQueries(d Dialect) queries {
 		loginIDTaken:       `SELECT 1 FROM auth_logins WHERE id = ?`,
 		ownerOf:            `SELECT user_id FROM auth_logins WHERE owned_email = ?` + forUpdate,
 		claimEmail:         `UPDATE auth_logins SET owned_email = email WHERE id = ?`,
-		setVerified:        `UPDATE auth_logins SET email_verified = ? WHERE id = ?`,
+		setVerified:        `UPDATE auth_logins SET email_verified = ?, email_proven = ? WHERE id = ?`,
+		releaseEmail:       `UPDATE auth_logins SET owned_email = NULL WHERE id = ?`,
+		verifyEmail:        `UPDATE auth_logins SET email_verified = TRUE, email_proven = (email_proven OR ?) WHERE id = ?`,
 		countUserLogins:    `SELECT COUNT(*) FROM auth_logins WHERE user_id = ?`,
 		loginHandlesForUpdate: `SELECT handle FROM auth_sessions WHERE user_id = ? AND login_id = ? AND end_reason IS NULL
 			ORDER BY created_at DESC, handle` + forUpdate,
@@ -233,7 +236,7 @@ func (q *queries) rebind() {
 		&q.rotateCurrent, &q.rotatedSession, &q.legacyToken, &q.sessionForUpdate, &q.rotate, &q.endTheft,
 		&q.endSession, &q.endLoginSessions, &q.userHandlesForUpdate, &q.endUserSessions, &q.deleteUserTokens, &q.deleteUserSessions, &q.endEpoch,
 		&q.insertReset, &q.resetToken, &q.resetUser, &q.resetForUpdate, &q.deleteUserResets,
-		&q.loginByID, &q.loginByIDForUpdate, &q.loginUser, &q.loginIDTaken, &q.ownerOf, &q.claimEmail, &q.setVerified,
+		&q.loginByID, &q.loginByIDForUpdate, &q.loginUser, &q.loginIDTaken, &q.ownerOf, &q.claimEmail, &q.setVerified, &q.releaseEmail, &q.verifyEmail,
 		&q.countUserLogins, &q.loginHandlesForUpdate, &q.deleteLogin, &q.deleteUserLogins,
 		&q.deleteUserVerifications, &q.deleteUser, &q.deleteLoginVerifications, &q.insertVerification,
 		&q.verificationUser, &q.verificationForUpdate, &q.deleteExpiredVerifications,

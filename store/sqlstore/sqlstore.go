@@ -192,7 +192,8 @@ func (s *Store) insertUser(ctx context.Context, q querier, u store.User, first s
 	if first.ID == "" {
 		first.ID = u.ID
 	}
-	first.OwnsEmail = first.OwnsEmail && first.Email != ""
+	first.OwnsEmail = first.OwnsEmail && first.EmailProven && first.Email != ""
+	first.EmailVerified = first.EmailVerified || first.EmailProven
 	// A concurrent transaction inserting the same key makes this insert
 	// wait for it, then affect nothing.
 	if err := s.insertLogin(ctx, q, first); err != nil {
@@ -206,11 +207,11 @@ func (s *Store) insertUser(ctx context.Context, q querier, u store.User, first s
 // for the email it asks to own.
 func (s *Store) insertLogin(ctx context.Context, q querier, l store.Login) error {
 	var owned any
-	if l.OwnsEmail {
+	if l.OwnsEmail && l.EmailProven && l.Email != "" {
 		owned = l.Email
 	}
 	n, err := affected(q.ExecContext(ctx, s.q.insertLogin, l.Method, l.ThirdParty, l.Subject, l.ID, l.UserID,
-		l.Email, l.EmailVerified, l.PasswordHash, ms(l.CreatedAt), owned))
+		l.Email, l.EmailVerified || l.EmailProven, l.EmailProven, l.PasswordHash, ms(l.CreatedAt), owned))
 	if err != nil {
 		return err
 	}
@@ -263,8 +264,8 @@ func (s *Store) UserByID(ctx context.Context, id string) (store.User, error) {
 func scanLogin(row interface{ Scan(...any) error }) (store.Login, error) {
 	var l store.Login
 	var created int64
-	err := row.Scan(&l.Method, &l.ThirdParty, &l.Subject, &l.ID, &l.UserID, &l.Email, &l.EmailVerified, &l.PasswordHash, &created,
-		&l.OwnsEmail, &l.SessionEpoch)
+	err := row.Scan(&l.Method, &l.ThirdParty, &l.Subject, &l.ID, &l.UserID, &l.Email, &l.EmailVerified, &l.EmailProven,
+		&l.PasswordHash, &created, &l.OwnsEmail, &l.SessionEpoch)
 	l.CreatedAt = fromMS(created)
 	return l, err
 }
@@ -324,15 +325,18 @@ func (s *Store) SignInUp(ctx context.Context, l store.Login, newUser store.User)
 		err := s.inTx(ctx, func(q querier) error {
 			old, err := scanLogin(q.QueryRowContext(ctx, s.q.loginForUpdate, l.Method, l.ThirdParty, l.Subject))
 			if err == nil {
-				old.EmailVerified = l.EmailVerified || old.EmailVerified && old.Email == l.Email
-				old.OwnsEmail = old.OwnsEmail && old.Email == l.Email
+				same := old.Email == l.Email
+				old.EmailVerified = l.EmailVerified || l.EmailProven || old.EmailVerified && same
+				old.EmailProven = l.EmailProven || old.EmailProven && same
+				old.OwnsEmail = old.OwnsEmail && same
 				old.Email = l.Email
 				out = old
 				var owned any
 				if old.OwnsEmail {
 					owned = old.Email
 				}
-				_, err = q.ExecContext(ctx, s.q.updateLoginEmail, old.Email, old.EmailVerified, owned, l.Method, l.ThirdParty, l.Subject)
+				_, err = q.ExecContext(ctx, s.q.updateLoginEmail, old.Email, old.EmailVerified, old.EmailProven, owned,
+					l.Method, l.ThirdParty, l.Subject)
 				return err
 			} else if !errors.Is(err, sql.ErrNoRows) {
 				return err

@@ -54,7 +54,7 @@ func verified(l store.Login) store.Login {
 // want, the login as updated, and holds it.
 func mustVerifyEmail(t *testing.T, s store.Store, name string, now time.Time, want store.Login, rule string) {
 	t.Helper()
-	got, err := s.VerifyEmail(t.Context(), token(name), now)
+	got, err := s.VerifyEmail(t.Context(), token(name), "", now)
 	if err != nil {
 		t.Fatalf("VerifyEmail: %s must succeed; got error %v", rule, err)
 	}
@@ -69,7 +69,7 @@ func mustVerifyEmail(t *testing.T, s store.Store, name string, now time.Time, wa
 // contract allows VerifyEmail.
 func wantVerifyErr(t *testing.T, s store.Store, name string, now time.Time, rule string) {
 	t.Helper()
-	_, err := s.VerifyEmail(t.Context(), token(name), now)
+	_, err := s.VerifyEmail(t.Context(), token(name), "", now)
 	wantErr(t, err, store.ErrNotFound, "VerifyEmail: "+rule)
 }
 
@@ -105,7 +105,7 @@ func testVerifyEmailVoidsLoginTokens(t *testing.T, s store.Store) {
 	u1 := mustCreateOwner(t, s, "u1")
 	u2 := mustCreateUser(t, s, "u2")
 	l2 := linkedLogin("l2", "u1", "google", "g-2", u1.Email)
-	l2.EmailVerified = false
+	l2 = unproven(l2)
 	mustLinkLogin(t, s, l2)
 	for _, vt := range []store.VerificationToken{
 		newVerificationToken("u1/old", "u1", u1.Email, base, at(time.Hour)),
@@ -150,7 +150,7 @@ func testVerificationTokenExpiry(t *testing.T, s store.Store) {
 func testVerifyEmailChanged(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	g := google("u1", "a@example.com")
-	g.EmailVerified = false
+	g.Login = unproven(g.Login)
 	mustSignInUp(t, s, g, true, "a new third-party identity")
 	mustCreateVerificationToken(t, s, newVerificationToken("to-a", "u1", "a@example.com", base, at(time.Hour)))
 
@@ -228,7 +228,7 @@ func testSetEmailVerified(t *testing.T, s store.Store) {
 	u1 := mustCreateOwner(t, s, "u1")
 	u2 := mustCreateUser(t, s, "u2")
 	l2 := linkedLogin("l2", "u1", "google", "g-2", u1.Email)
-	l2.EmailVerified = false
+	l2 = unproven(l2)
 	mustLinkLogin(t, s, l2)
 	for _, vt := range []store.VerificationToken{
 		newVerificationToken("u1/verify", "u1", u1.Email, base, at(time.Hour)),
