@@ -29,25 +29,22 @@ func (a *Auth) handleSignUp(w http.ResponseWriter, r *http.Request) {
 	}
 	// A cheap check first, so a taken email costs no hash. CreateUser
 	// decides for concurrent sign-ups.
-	if _, err := a.passwordLogin(ctx, c.email); err == nil {
+	if _, err := a.store.Login(ctx, store.EmailPasswordKey(c.email)); err == nil {
 		writeFieldErrors(w, []fieldError{{"email", msgEmailTaken}})
 		return
 	} else if !errors.Is(err, store.ErrNotFound) {
 		a.fail(w, r, err)
 		return
 	}
-	// Under account linking, an address another user has is refused
-	// before any work: a new password login is unverified, and so may
-	// join nobody (see linkTarget).
-	if a.cfg.AccountLinking {
-		outcome, _, err := a.linkTarget(ctx, c.email, false)
-		if err == nil && outcome == linkRefuse || isLinkRace(err) {
-			writeNotAllowed(w, "SIGN_UP_NOT_ALLOWED", reasonEmailPasswordSignUp)
-			return
-		} else if err != nil {
-			a.fail(w, r, err)
-			return
-		}
+	// Under account linking, a new password proves no inbox, so it joins
+	// nobody, owns nothing, and is refused where someone owns the
+	// address (see planLink).
+	if refused, err := a.signUpRefused(ctx, c.email); err != nil {
+		a.fail(w, r, err)
+		return
+	} else if refused {
+		writeNotAllowed(w, "SIGN_UP_NOT_ALLOWED", reasonEmailPasswordSignUp)
+		return
 	}
 	// Load the signing key before the user exists, so that a store
 	// failure there cannot leave an account without its first session.
@@ -69,21 +66,32 @@ func (a *Auth) handleSignUp(w http.ResponseWriter, r *http.Request) {
 		Email:        c.email,
 		PasswordHash: hash,
 		CreatedAt:    now,
-		OwnsEmail:    a.cfg.AccountLinking,
 	}
 	if err := a.store.CreateUser(ctx, u, l); errors.Is(err, store.ErrConflict) {
 		writeFieldErrors(w, []fieldError{{"email", msgEmailTaken}})
-		return
-	} else if errors.Is(err, store.ErrEmailOwned) {
-		// A sign-up with another method took the address meanwhile.
-		writeNotAllowed(w, "SIGN_UP_NOT_ALLOWED", reasonEmailPasswordSignUp)
 		return
 	} else if err != nil {
 		a.fail(w, r, fmt.Errorf("auth: creating a user: %w", err))
 		return
 	}
 	a.emit(ctx, r, Event{Kind: EventSignUp, UserID: u.ID, Method: l.Method})
+	// Someone may have proven the address since the check above: then
+	// this login's sign-ins are refused from now on, and so is this one.
+	if refused, err := a.signUpRefused(ctx, c.email); err != nil || refused {
+		writeNotAllowed(w, "SIGN_UP_NOT_ALLOWED", reasonEmailPasswordSignUp)
+		return
+	}
 	a.signedIn(w, r, u, []store.Login{l}, l, nil)
+}
+
+// signUpRefused reports whether account linking refuses a password
+// sign-up with email: another login owns the address.
+func (a *Auth) signUpRefused(ctx context.Context, email string) (bool, error) {
+	if !a.cfg.AccountLinking {
+		return false, nil
+	}
+	logins, err := a.store.LoginsByEmail(ctx, email)
+	return err == nil && planLink(false, logins).kind == linkRefuse, err
 }
 
 // handleSignIn checks an email and password and starts a session.
@@ -97,35 +105,11 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	// Failures count per email and client address together, so guessing
-	// from elsewhere cannot lock the user out, and per address alone.
-	// Each attempt is taken from the allowances before its hash, so
-	// concurrent guesses cannot all pass one check; a success, or an
-	// attempt that never got to its hash, gives it back.
-	client := a.limitClient(r)
-	rl := a.cfg.RateLimits
-	perEmail := rl.SignInFailures
-	// The account's backstop over all addresses: once it is spent, every
-	// address gets one attempt per interval for this email, not a burst.
-	account := limit{limitKey("signin-account", c.email), rl.AccountSignInFailures}
-	spent := a.take(ctx, account) > 0
-	if spent {
-		perEmail = Rate{Burst: 1, Every: perEmail.Every}
-	}
-	limits := []limit{
-		{limitKey("signin", c.email, client), perEmail},
-		{limitKey("signin-client", client), rl.ClientSignInFailures},
-	}
-	if wait := a.take(ctx, limits...); wait > 0 {
-		if !spent {
-			a.refund(ctx, account)
-		}
+	limits, wait := a.takeSignIn(ctx, c.email, a.limitClient(r))
+	if wait > 0 {
 		a.emit(ctx, r, Event{Kind: EventSignInThrottled})
 		tooMany(w, wait)
 		return
-	}
-	if !spent {
-		limits = append(limits, account)
 	}
 	l, err := a.passwordLogin(ctx, c.email)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -134,37 +118,11 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	known := err == nil
-	hash := l.PasswordHash
-	if !known {
-		hash = a.dummyHash
-	}
-	var ok, rehash bool
-	var verr error
-	var took time.Duration
-	if len(c.password) <= maxPasswordLen {
-		if err := a.withHashSlot(ctx, func() {
-			start := time.Now()
-			ok, rehash, verr = a.passwords.verify(c.password, hash)
-			if known && !password.Current(hash, a.hashParams) {
-				// Never cheaper than an unknown email, which costs a
-				// check with the current parameters: an imported or
-				// older hash may be quicker, or refuse unhashed.
-				a.passwords.verify(c.password, a.dummyHash)
-			}
-			took = time.Since(start)
-		}); err != nil {
-			a.refund(ctx, limits...)
-			a.fail(w, r, err)
-			return
-		}
-		if password.Hashes(c.password, hash) {
-			// Only a full check tells what checking this kind costs.
-			a.checkCosts.observe(hashKind(hash), took, time.Now())
-		}
-	}
-	if verr != nil {
-		a.cfg.Logger.LogAttrs(ctx, slog.LevelError, "auth: unusable password hash",
-			slog.String("user_id", l.UserID), slog.String("error", verr.Error()))
+	ok, rehash, took, err := a.checkPassword(ctx, l, known, c.password)
+	if err != nil {
+		a.refund(ctx, limits...)
+		a.fail(w, r, err)
+		return
 	}
 	if !ok || !known {
 		// Never quicker than the slowest kind of check lately either, so
@@ -199,6 +157,78 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	a.signedIn(w, r, u, logins, l, nil)
 }
 
+// takeSignIn takes a sign-in attempt for email from client from its
+// allowances, and returns them, the per-email one first, for the caller
+// to give back; or how long to wait, having taken nothing.
+//
+// Failures count per email and client address together, so guessing from
+// elsewhere cannot lock the user out, and per address alone. Each attempt
+// is taken before its hash, so concurrent guesses cannot all pass one
+// check; a success, or an attempt that never got to its hash, gives it
+// back.
+func (a *Auth) takeSignIn(ctx context.Context, email, client string) ([]limit, time.Duration) {
+	rl := a.cfg.RateLimits
+	perEmail := rl.SignInFailures
+	// The account's backstop over all addresses: once it is spent, every
+	// address gets one attempt per interval for this email, not a burst.
+	account := limit{limitKey("signin-account", email), rl.AccountSignInFailures}
+	spent := a.take(ctx, account) > 0
+	if spent {
+		perEmail = Rate{Burst: 1, Every: perEmail.Every}
+	}
+	limits := []limit{
+		{limitKey("signin", email, client), perEmail},
+		{limitKey("signin-client", client), rl.ClientSignInFailures},
+	}
+	if wait := a.take(ctx, limits...); wait > 0 {
+		if !spent {
+			a.refund(ctx, account)
+		}
+		return nil, wait
+	}
+	if !spent {
+		limits = append(limits, account)
+	}
+	return limits, 0
+}
+
+// checkPassword checks pw against l's hash, or, for an email that is not
+// known, against a dummy hash with the real parameters, and reports how
+// long the check took. An error means no hash slot was free in time.
+func (a *Auth) checkPassword(ctx context.Context, l store.Login, known bool, pw string) (ok, rehash bool, took time.Duration, err error) {
+	hash := l.PasswordHash
+	if !known {
+		hash = a.dummyHash
+	}
+	if len(pw) > maxPasswordLen {
+		return false, false, 0, nil
+	}
+	var verr error
+	err = a.withHashSlot(ctx, func() {
+		start := time.Now()
+		ok, rehash, verr = a.passwords.verify(pw, hash)
+		if known && !password.Current(hash, a.hashParams) {
+			// Never cheaper than an unknown email, which costs a check
+			// with the current parameters: an imported or older hash may
+			// be quicker, or refuse unhashed.
+			a.passwords.verify(pw, a.dummyHash)
+		}
+		took = time.Since(start)
+	})
+	if err != nil {
+		return false, false, 0, err
+	}
+	if password.Hashes(pw, hash) {
+		// Only a full check tells what checking this kind costs.
+		a.checkCosts.observe(hashKind(hash), took, time.Now())
+	}
+	if verr != nil {
+		a.cfg.Logger.LogAttrs(ctx, slog.LevelError, "auth: unusable password hash",
+			slog.String("user_id", l.UserID), slog.String("error", verr.Error()))
+	}
+	return ok, rehash, took, nil
+}
+
 // credentials decodes the email and password of a request, or answers
 // the request (400, 413 or FIELD_ERROR) and reports false.
 func (a *Auth) credentials(w http.ResponseWriter, r *http.Request, newPassword bool) (credentials, bool) {
@@ -229,7 +259,7 @@ func (a *Auth) handleEmailExists(w http.ResponseWriter, r *http.Request) {
 	email := normaliseEmail(q.Get("email"))
 	exists := false
 	if checkEmail(email) == "" {
-		_, err := a.passwordLogin(r.Context(), email)
+		_, err := a.store.Login(r.Context(), store.EmailPasswordKey(email))
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			a.fail(w, r, err)
 			return
@@ -249,11 +279,11 @@ func writeFieldErrors(w http.ResponseWriter, errs []fieldError) {
 	}{"FIELD_ERROR", errs})
 }
 
-// passwordLogin returns the email and password login of email, or an
-// error matching store.ErrNotFound. It is the one way the handlers ask
-// whether an email has a password login: sign-up, sign-in, the
-// email-exists endpoint and password reset. A login without a hash is
-// none: nobody could sign in with it.
+// passwordLogin returns the email and password login of email that a
+// password opens, or an error matching store.ErrNotFound. A login whose
+// password was voided (account linking evicts the maker of an unproven
+// login) has no hash and is none for sign-in; sign-up, the email-exists
+// endpoint and reset still see it, as a reset gives it a password.
 func (a *Auth) passwordLogin(ctx context.Context, email string) (store.Login, error) {
 	l, err := a.store.Login(ctx, store.EmailPasswordKey(email))
 	if err == nil && l.PasswordHash == "" {

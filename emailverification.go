@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -218,8 +219,11 @@ func (a *Auth) handleSendVerification(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
+	// Per user, and per address too: several users (logins from
+	// providers that do not vouch for the address) may share one.
 	rate := a.cfg.RateLimits.VerificationEmails
-	if wait := a.take(ctx, limit{limitKey("verify-email", l.UserID), rate}); wait > 0 {
+	if wait := a.take(ctx, limit{limitKey("verify-email", l.UserID), rate},
+		limit{limitKey("verify-address", l.Email), rate}); wait > 0 {
 		writeGeneralError(w, "A verification email was sent a moment ago. Please check your inbox, or try again in "+
 			strconv.Itoa(int((wait+time.Second-1)/time.Second))+" seconds.")
 		return
@@ -293,7 +297,14 @@ func (a *Auth) handleVerifyEmail(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	l, err := a.store.VerifyEmail(ctx, sha256.Sum256([]byte(tok)), a.cfg.Now())
+	// Opened in a session of the login it verifies, the link proves that
+	// the login's holder reads the inbox; opened elsewhere, only that
+	// someone does (store.Login.EmailProven).
+	holder := ""
+	if vt != nil {
+		holder = cmp.Or(vt.session.LoginID, vt.session.UserID)
+	}
+	l, err := a.store.VerifyEmail(ctx, sha256.Sum256([]byte(tok)), holder, a.cfg.Now())
 	if errors.Is(err, store.ErrNotFound) {
 		writeStatus(w, "EMAIL_VERIFICATION_INVALID_TOKEN_ERROR")
 		return

@@ -22,95 +22,269 @@ const (
 	reasonThirdPartyEmailTaken = "Cannot sign in / up because new email cannot be applied to existing account. Please contact support. (ERR_CODE_005)"
 )
 
-// linkAttempts bounds how often a sign-up under account linking starts
-// over when a concurrent one changed who owns the email in between.
+// Account linking decides where a new login with an email goes from one
+// read of the logins that have the email, and writes the decision with
+// store methods that check again, in the same step, the fact it rests on
+// (see store.UserStore): LinkLogin that the user still owns the email, or
+// that nobody does yet; SignInUp and CreateUser that nobody owns it;
+// UpdatePasswordHash that the password is the one read. A write whose
+// fact no longer holds changes nothing, and the decision is made again
+// from a fresh read, at most linkAttempts times.
+//
+// Why concurrent sign-ins converge: ownership of an email moves only from
+// nobody to one login (the store's unique owner), so every retry after a
+// lost race finds an owner, or the same state with the winner's login in
+// it, and then decides to join or to sign in. Why a fault between two
+// writes leaves a legal state: the only decision of more than one write
+// is an eviction, whose writes are ordered so that each prefix is safe on
+// its own: the password is voided (nobody can sign in with it, a reset
+// brings it back), then the user's sessions end (the state of a reset),
+// then the new login joins as the owner. Until the last write nobody has
+// gained anything, and the next sign-in plans the rest again.
 const linkAttempts = 4
 
-// A linkOutcome is where a new login with an email goes under account
-// linking.
-type linkOutcome int
+// A linkKind is where a new login goes under account linking.
+type linkKind int
 
 const (
-	linkNewUser linkOutcome = iota // nobody has the email: a new user, which owns it
-	linkJoin                       // join the user that owns the email
-	linkRefuse                     // refuse: see linkTarget
+	linkNewUser linkKind = iota // a new user, which owns the email if the login proves it
+	linkJoin                    // join the user that owns the email
+	linkAdopt                   // join the user of a proven login nobody owns, and own the email
+	linkEvict                   // end the password and sessions of an unproven password login, then join its user and own the email
+	linkRefuse                  // refuse: someone owns the email and the login does not prove it
 )
 
-// linkTarget decides where a new login with email goes under account
-// linking. It joins the user that owns the email only if the new login's
-// email is verified and so is that user's login with it. Otherwise it is
-// refused, so that whoever signs up first with an address they do not
-// control can never be joined by its owner's later sign-in, and the owner
-// is never joined to them: the owner proves the inbox instead (a password
-// reset, or a verification link, verifies the existing login) and signs in
-// again.
+// A linkPlan is a decision of account linking: where a new login goes, the
+// user it joins, and for linkEvict the login whose holder is evicted.
+type linkPlan struct {
+	kind   linkKind
+	userID string
+	evict  store.Login
+}
+
+// planLink decides where a new login goes, given whether it proves its
+// email (store.Login.EmailProven) and the logins that have the email, of
+// every user, oldest first.
 //
-// Logins made while linking was off own nothing. The first time their
-// email is met, the oldest of them is made its owner if every one of them
-// is verified; one unverified login with the email refuses the sign-up,
-// as above.
-func (a *Auth) linkTarget(ctx context.Context, email string, verified bool) (linkOutcome, store.Login, error) {
-	logins, err := a.store.LoginsByEmail(ctx, email)
-	if err != nil || len(logins) == 0 {
-		return linkNewUser, store.Login{}, err
-	}
-	owner, found := store.Login{}, false
-	for _, l := range logins {
-		if l.OwnsEmail {
-			owner, found = l, true
-			break
+// Only a login that proves the email joins anybody or owns it: so nothing
+// a person who cannot read the inbox makes with the address (a password
+// sign-up, a provider that does not vouch for it, a verification link
+// the owner was tricked into opening) becomes a user that the owner's
+// later sign-in joins while its maker still holds a way in. A login that
+// proves the email joins, in order: the user that owns it; the user of
+// the oldest login that proves it (made while linking was off, or left
+// when its owner was unlinked); the user of the address's password login,
+// after ending what that login's maker may hold (its password and every
+// session of its user), as a reset would. A login that does not prove it
+// is refused when someone owns it, and otherwise makes a user that owns
+// nothing, so an unproven login never stands in the owner's way.
+func planLink(proves bool, logins []store.Login) linkPlan {
+	var proven, password *store.Login
+	for i := range logins {
+		l := &logins[i]
+		switch {
+		case l.OwnsEmail && proves:
+			return linkPlan{kind: linkJoin, userID: l.UserID}
+		case l.OwnsEmail:
+			return linkPlan{kind: linkRefuse}
+		case l.EmailProven && proven == nil:
+			proven = l
+		case !l.EmailProven && l.Method == store.MethodEmailPassword:
+			password = l
 		}
 	}
-	if !found {
-		for _, l := range logins {
-			if !l.EmailVerified {
-				return linkRefuse, store.Login{}, nil
+	switch {
+	case !proves || proven == nil && password == nil:
+		return linkPlan{kind: linkNewUser}
+	case proven != nil:
+		return linkPlan{kind: linkAdopt, userID: proven.UserID}
+	}
+	return linkPlan{kind: linkEvict, userID: password.UserID, evict: *password}
+}
+
+// errLinkRace reports that the logins of an email changed between the
+// read a decision was made from and its write: the decision is made
+// again.
+var errLinkRace = errors.New("auth: the logins of an email changed during a sign-up")
+
+// raced maps the store's "the fact you checked no longer holds" answers to
+// errLinkRace.
+func raced(err error) error {
+	if errors.Is(err, store.ErrEmailOwned) || errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrConflict) {
+		return errLinkRace
+	}
+	return err
+}
+
+// A linked sign-in is what /signinup answers under account linking: the
+// login and its user, whether the login is new, or the SDKs' reason for a
+// refusal.
+type linked struct {
+	login   store.Login
+	user    store.User
+	logins  []store.Login
+	created bool
+	refusal string
+}
+
+// signInUpLinking is /signinup's store step under account linking: it
+// signs in with an existing login, or places the new one as planLink
+// decides.
+func (a *Auth) signInUpLinking(ctx context.Context, r *http.Request, nl store.Login, newUser store.User) (linked, error) {
+	for range linkAttempts {
+		res, err := a.linkOnce(ctx, r, nl, newUser)
+		if !errors.Is(err, errLinkRace) {
+			return res, err
+		}
+	}
+	return linked{}, fmt.Errorf("auth: the logins of an email kept changing during a sign-up")
+}
+
+func (a *Auth) linkOnce(ctx context.Context, r *http.Request, nl store.Login, newUser store.User) (linked, error) {
+	old, err := a.store.Login(ctx, nl.LoginKey)
+	if err == nil {
+		return a.linkedSignIn(ctx, old, nl, newUser)
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return linked{}, err
+	}
+	logins, err := a.store.LoginsByEmail(ctx, nl.Email)
+	if err != nil {
+		return linked{}, err
+	}
+	plan := planLink(nl.EmailProven, logins)
+	switch plan.kind {
+	case linkRefuse:
+		return linked{refusal: reasonThirdPartySignUp}, nil
+	case linkNewUser:
+		owning := nl
+		owning.OwnsEmail = nl.EmailProven
+		var l store.Login
+		err := a.owning(ctx, r, owning, newUser.ID, func() error {
+			var created bool
+			l, created, err = a.store.SignInUp(ctx, owning, newUser)
+			if err != nil || !created {
+				// A twin sign-in created the login, or another took
+				// the email: decide again.
+				return firstErr(raced(err), errLinkRace)
+			}
+			return nil
+		})
+		if err != nil {
+			return linked{}, err
+		}
+		// An unproven login made while someone proved the address is
+		// refused its first session too, like its later sign-ins.
+		if !nl.EmailProven {
+			if conflict, err := a.signInConflicts(ctx, l); err != nil || conflict {
+				return linked{refusal: reasonThirdPartySignUp}, err
 			}
 		}
-		owner, err = a.store.ClaimEmail(ctx, logins[0].ID)
+		return linked{login: l, user: newUser, logins: []store.Login{l}, created: true}, nil
+	case linkEvict:
+		if err := a.evict(ctx, r, plan.evict); err != nil {
+			return linked{}, err
+		}
+	}
+	return a.join(ctx, r, nl, plan)
+}
+
+// firstErr returns the first error that is not nil.
+func firstErr(errs ...error) error {
+	for _, err := range errs {
 		if err != nil {
-			// Lost to a concurrent claim, or the login went: the
-			// caller starts over.
-			return 0, store.Login{}, errLinkRace{err}
+			return err
 		}
 	}
-	if !verified {
-		return linkRefuse, owner, nil
+	return nil
+}
+
+// evict ends what the maker of an unproven password login may hold before
+// a login that proves its email joins its user: the password (a reset
+// sets a new one) and then every session of the user.
+func (a *Auth) evict(ctx context.Context, r *http.Request, l store.Login) error {
+	if l.PasswordHash != "" {
+		if err := a.store.UpdatePasswordHash(ctx, l.UserID, l.PasswordHash, ""); err != nil {
+			return raced(err) // a reset or an upgrade changed it: decide again
+		}
 	}
-	ownerLogins, err := a.store.Logins(ctx, owner.UserID)
+	handles, err := a.store.RevokeUserSessions(ctx, l.UserID)
 	if err != nil {
-		return 0, store.Login{}, err
+		return err
 	}
-	for _, l := range ownerLogins {
-		if l.Email == email && l.EmailVerified {
-			return linkJoin, owner, nil
+	for _, h := range handles {
+		a.emit(ctx, r, Event{Kind: EventSessionRevoked, UserID: l.UserID, SessionHandle: h})
+	}
+	return nil
+}
+
+// join adds the new login to the user of plan, as its owner's sibling
+// (linkJoin) or as the email's new owner (linkAdopt, linkEvict).
+func (a *Auth) join(ctx context.Context, r *http.Request, nl store.Login, plan linkPlan) (linked, error) {
+	joined := nl
+	joined.ID, joined.UserID = uuid.NewString(), plan.userID
+	joined.OwnsEmail = plan.kind != linkJoin
+	err := a.owning(ctx, r, joined, plan.userID, func() error { return raced(a.store.LinkLogin(ctx, joined)) })
+	if err != nil {
+		return linked{}, err
+	}
+	u, logins, err := a.user(ctx, plan.userID)
+	if err != nil {
+		return linked{}, err
+	}
+	for _, l := range logins {
+		if l.ID == joined.ID {
+			joined = l // with the epoch read alongside
 		}
 	}
-	return linkRefuse, owner, nil
+	a.emit(ctx, r, Event{Kind: EventAccountLinked, UserID: plan.userID, Method: nl.Method, ThirdPartyID: nl.ThirdParty})
+	return linked{login: joined, user: u, logins: logins, created: true}, nil
 }
 
-// errLinkRace reports that who owns an email changed while a sign-up
-// looked: the sign-up starts over.
-type errLinkRace struct{ err error }
-
-func (e errLinkRace) Error() string { return "auth: the email's owner changed: " + e.err.Error() }
-
-func (e errLinkRace) Unwrap() error { return e.err }
-
-func isLinkRace(err error) bool {
-	var race errLinkRace
-	return errors.As(err, &race) || errors.Is(err, store.ErrEmailOwned)
+// linkedSignIn signs in with an existing third-party login under account
+// linking, recording the email the provider reports now.
+func (a *Auth) linkedSignIn(ctx context.Context, old, nl store.Login, newUser store.User) (linked, error) {
+	if old.Email != nl.Email {
+		// A provider that now reports an address another user holds
+		// would give this user a second claim on it: refused, and the
+		// login keeps the address it had.
+		if taken, err := a.heldByOther(ctx, nl.Email, old.UserID); err != nil || taken {
+			reason := reasonThirdPartySignIn
+			if nl.EmailProven {
+				reason = reasonThirdPartyEmailTaken
+			}
+			return linked{refusal: reason}, err
+		}
+	}
+	// If the login went meanwhile this creates it, owning the email only
+	// if it proves it and nobody owns it; the retry then signs in.
+	owning := nl
+	owning.OwnsEmail = nl.EmailProven
+	l, created, err := a.store.SignInUp(ctx, owning, newUser)
+	if err != nil || created {
+		return linked{}, firstErr(raced(err), errLinkRace)
+	}
+	if conflict, err := a.signInConflicts(ctx, l); err != nil || conflict {
+		return linked{refusal: reasonThirdPartySignIn}, err
+	}
+	l = a.afterVerified(ctx, l) // an address it proves is its to own, if nobody's
+	u, logins, err := a.user(ctx, l.UserID)
+	for _, got := range logins {
+		if got.ID == l.ID {
+			l = got
+		}
+	}
+	return linked{login: l, user: u, logins: logins}, err
 }
 
-// heldByOther reports whether a user other than userID has email: owns it,
-// or has it verified, or, with unverifiedToo, has it at all.
-func (a *Auth) heldByOther(ctx context.Context, email, userID string, unverifiedToo bool) (bool, error) {
+// heldByOther reports whether a user other than userID holds email: one of
+// its logins owns it or proves it.
+func (a *Auth) heldByOther(ctx context.Context, email, userID string) (bool, error) {
 	logins, err := a.store.LoginsByEmail(ctx, email)
 	if err != nil {
 		return false, err
 	}
 	for _, o := range logins {
-		if o.UserID != userID && (unverifiedToo || o.OwnsEmail || o.EmailVerified) {
+		if o.UserID != userID && (o.OwnsEmail || o.EmailProven) {
 			return true, nil
 		}
 	}
@@ -118,138 +292,85 @@ func (a *Auth) heldByOther(ctx context.Context, email, userID string, unverified
 }
 
 // signInConflicts reports whether signing in with l, under account
-// linking, must be refused: its email is not verified and another user
-// owns it, or has it verified. Such a login was made while linking was
-// off, or is a stranger's claim on the address; if its holder proves the
-// inbox (a reset, a verification link), it signs in again.
+// linking, must be refused: it does not prove its email and another user
+// holds it. Such a login is a stranger's claim on the address, or its
+// holder has yet to prove the inbox: a reset does, for a password.
 func (a *Auth) signInConflicts(ctx context.Context, l store.Login) (bool, error) {
-	if !a.cfg.AccountLinking || emailVerified(l) || l.OwnsEmail {
+	if !a.cfg.AccountLinking || l.Email == "" || l.EmailProven {
 		return false, nil
 	}
-	logins, err := a.store.LoginsByEmail(ctx, l.Email)
-	if err != nil {
-		return false, err
-	}
-	for _, o := range logins {
-		if o.UserID != l.UserID && (o.OwnsEmail || o.EmailVerified) {
-			return true, nil
-		}
-	}
-	return false, nil
+	return a.heldByOther(ctx, l.Email, l.UserID)
 }
 
-// signInUpLinking is /signinup's store step under account linking: it
-// signs in with an existing login, or adds the new one to the user that
-// owns its email, or makes a new user, or refuses (reason non-empty).
-// It returns the login, its user and whether the login is new.
-func (a *Auth) signInUpLinking(ctx context.Context, r *http.Request, nl store.Login, newUser store.User) (store.Login, store.User, []store.Login, bool, string, error) {
-	for range linkAttempts {
-		old, err := a.store.Login(ctx, nl.LoginKey)
-		if err == nil {
-			// A provider that now reports an address another user has
-			// would give this user a second claim on it: refused, and
-			// the login keeps the address it had.
-			if old.Email != nl.Email {
-				if taken, err := a.heldByOther(ctx, nl.Email, old.UserID, false); err != nil {
-					return old, store.User{}, nil, false, "", err
-				} else if taken && nl.EmailVerified {
-					return old, store.User{}, nil, false, reasonThirdPartyEmailTaken, nil
-				} else if taken {
-					return old, store.User{}, nil, false, reasonThirdPartySignIn, nil
-				}
-			}
-			// Asking to own the email matters only if the login went
-			// meanwhile and this creates it: then it must own it.
-			owning := nl
-			owning.OwnsEmail = true
-			l, created, err := a.store.SignInUp(ctx, owning, newUser)
-			if isLinkRace(err) || err == nil && created {
-				continue
-			}
-			if err != nil {
-				return l, store.User{}, nil, false, "", err
-			}
-			if conflict, err := a.signInConflicts(ctx, l); err != nil || conflict {
-				return l, store.User{}, nil, false, reasonThirdPartySignIn, err
-			}
-			// A new, verified address that nobody else has is this
-			// user's to own, as it would be at sign-up.
-			if l.Email != old.Email && l.EmailVerified && !l.OwnsEmail {
-				if taken, err := a.heldByOther(ctx, l.Email, l.UserID, true); err == nil && !taken {
-					a.afterVerified(ctx, l)
-				}
-			}
-			u, logins, err := a.user(ctx, l.UserID)
-			for _, got := range logins {
-				if got.ID == l.ID {
-					l = got
-				}
-			}
-			return l, u, logins, false, "", err
-		}
-		if !errors.Is(err, store.ErrNotFound) {
-			return store.Login{}, store.User{}, nil, false, "", err
-		}
-		outcome, owner, err := a.linkTarget(ctx, nl.Email, nl.EmailVerified)
-		switch {
-		case isLinkRace(err):
-			continue
-		case err != nil:
-			return store.Login{}, store.User{}, nil, false, "", err
-		case outcome == linkRefuse:
-			return store.Login{}, store.User{}, nil, false, reasonThirdPartySignUp, nil
-		case outcome == linkJoin:
-			joined := nl
-			joined.ID, joined.UserID = uuid.NewString(), owner.UserID
-			err := a.store.LinkLogin(ctx, joined)
-			if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrConflict) {
-				continue // the owner changed, or a twin sign-in added this login
-			} else if err != nil {
-				return store.Login{}, store.User{}, nil, false, "", err
-			}
-			u, logins, err := a.user(ctx, owner.UserID)
-			if err != nil {
-				return store.Login{}, store.User{}, nil, false, "", err
-			}
-			for _, l := range logins {
-				if l.ID == joined.ID {
-					joined = l // with the epoch read alongside
-				}
-			}
-			a.emit(ctx, r, Event{Kind: EventAccountLinked, UserID: owner.UserID, Method: nl.Method, ThirdPartyID: nl.ThirdParty})
-			return joined, u, logins, true, "", nil
-		}
-		owning := nl
-		owning.OwnsEmail = true
-		l, created, err := a.store.SignInUp(ctx, owning, newUser)
-		if isLinkRace(err) {
-			continue
-		} else if err != nil {
-			return store.Login{}, store.User{}, nil, false, "", err
-		}
-		if !created {
-			continue // a twin sign-in created it: start over as a sign-in
-		}
-		return l, newUser, []store.Login{l}, true, "", nil
+// afterVerified makes, under account linking, a login that proves its
+// email the email's owner if nobody owns it, and returns the login as it
+// is then. If another user owns it, the two stay apart: joining them would
+// merge accounts behind their owners' backs.
+func (a *Auth) afterVerified(ctx context.Context, l store.Login) store.Login {
+	if !a.cfg.AccountLinking || l.OwnsEmail || !l.EmailProven || l.Email == "" {
+		return l
 	}
-	return store.Login{}, store.User{}, nil, false, "", fmt.Errorf("auth: the owner of an email kept changing during a sign-up")
-}
-
-// afterVerified makes, under account linking, a login whose email was just
-// verified the owner of that email if nobody owns it: its user becomes a
-// primary user that later logins with the email may join. If another user
-// owns it, the two stay apart: joining them would merge accounts behind
-// their owners' backs.
-func (a *Auth) afterVerified(ctx context.Context, l store.Login) {
-	if !a.cfg.AccountLinking || l.OwnsEmail || l.Email == "" {
-		return
+	owned, claim := l, l
+	claim.OwnsEmail = true
+	err := a.owning(ctx, nil, claim, l.UserID, func() (err error) {
+		owned, err = a.store.ClaimEmail(ctx, l.ID)
+		return err
+	})
+	if err == nil {
+		return owned
 	}
-	if _, err := a.store.ClaimEmail(ctx, l.ID); err != nil && !errors.Is(err, store.ErrEmailOwned) && !errors.Is(err, store.ErrNotFound) {
-		// The email stays verified; the owner is settled the next time
-		// a sign-up meets the address (see linkTarget).
-		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: could not make a verified login own its email",
+	if !errors.Is(err, store.ErrEmailOwned) && !errors.Is(err, store.ErrNotFound) {
+		// The email stays proven; the next login that proves it and
+		// finds nobody owning it adopts this user (see planLink).
+		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: could not make a login own its email",
 			slog.String("user_id", l.UserID), slog.String("error", err.Error()))
 	}
+	return l
+}
+
+// owning runs write, which makes l (of user owner) the owner of its
+// email if l.OwnsEmail is set (and otherwise only adds it), between two rounds of ending the sessions
+// of every other user's login that does not prove the email: once the
+// inbox's owner holds the address, nothing a stranger made with it stays
+// open (their sign-ins are refused from then on, see signInConflicts).
+// The round before covers a fault after the write; the round after, a
+// stranger's sign-in that began before it (its session is refused by the
+// epoch the round advances).
+func (a *Auth) owning(ctx context.Context, r *http.Request, l store.Login, owner string, write func() error) error {
+	if !l.OwnsEmail {
+		return write()
+	}
+	if err := a.endUnproven(ctx, r, l.Email, owner); err != nil {
+		return err
+	}
+	if err := write(); err != nil {
+		return err
+	}
+	return a.endUnproven(ctx, r, l.Email, owner)
+}
+
+// endUnproven ends every session of each user other than owner that has
+// a login with email that does not prove it.
+func (a *Auth) endUnproven(ctx context.Context, r *http.Request, email, owner string) error {
+	logins, err := a.store.LoginsByEmail(ctx, email)
+	if err != nil {
+		return err
+	}
+	ended := map[string]bool{owner: true}
+	for _, o := range logins {
+		if o.EmailProven || ended[o.UserID] {
+			continue
+		}
+		ended[o.UserID] = true
+		handles, err := a.store.RevokeUserSessions(ctx, o.UserID)
+		if err != nil {
+			return err
+		}
+		for _, h := range handles {
+			a.emit(ctx, r, Event{Kind: EventSessionRevoked, UserID: o.UserID, SessionHandle: h})
+		}
+	}
+	return nil
 }
 
 // writeNotAllowed refuses a sign-up or sign-in for account linking's

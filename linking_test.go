@@ -175,9 +175,11 @@ func TestLinkVerifiedJoinsVerified(t *testing.T) {
 	}
 }
 
-// A new login method whose email the provider does not vouch for joins
-// nobody and makes nobody: the sign-up is refused.
-func TestLinkRefusesUnverifiedNewLogin(t *testing.T) {
+// A new login method whose email the provider does not vouch for proves
+// nothing: it joins nobody and owns nothing. Where someone owns the
+// address it is refused; otherwise it makes a user of its own, and the
+// existing user is untouched.
+func TestLinkUnverifiedNewLoginJoinsNobody(t *testing.T) {
 	t.Parallel()
 	for _, existingVerified := range []bool{true, false} {
 		t.Run(fmt.Sprintf("existing verified %v", existingVerified), func(t *testing.T) {
@@ -193,72 +195,83 @@ func TestLinkRefusesUnverifiedNewLogin(t *testing.T) {
 			}
 			p.SetIdentity("ada-google", email, false)
 			res := s.NewClient(authtest.Header).SignInWithProvider(p)
-			wantNotAllowed(t, "unverified provider sign-in", res, lkThirdPartySignUpRefused)
-			wantNoTokens(t, res)
-			if logins := loginsWithEmail(t, st, email); len(logins) != 1 || logins[0].UserID != uid {
-				t.Errorf("logins of %s: %+v, want only the password user's", email, logins)
+			logins := loginsWithEmail(t, st, email)
+			if existingVerified {
+				wantNotAllowed(t, "unverified provider sign-in", res, lkThirdPartySignUpRefused)
+				wantNoTokens(t, res)
+				if len(logins) != 1 || logins[0].UserID != uid {
+					t.Errorf("logins of %s: %+v, want only the password user's", email, logins)
+				}
+			} else {
+				other := wantOK(t, "unverified provider sign-in", res)
+				if other == uid || len(logins) != 2 || logins[0].OwnsEmail || logins[1].OwnsEmail {
+					t.Errorf("user %s, logins of %s: %+v, want two users, neither owning the address", other, email, logins)
+				}
+				if userObject(t, res)["isPrimaryUser"] != false {
+					t.Errorf("the unverified login's user: %s, want not primary", res.Body)
+				}
 			}
 			if u, err := s.Auth.UserByID(t.Context(), uid); err != nil || len(u.LoginMethods) != 1 {
 				t.Errorf("user %s: %+v (%v), want one login method", uid, u, err)
 			}
+			wantSignIn(t, s, email, authtest.Password, true)
 		})
 	}
 }
 
 // Someone signs up with a password and an address they do not control.
-// The owner of the address, signing in with a provider, is refused rather
-// than joined to that account; once they take it over by a password reset
-// sent to the address, the provider's login joins it, and the first
-// password and its sessions are gone.
-func TestLinkPreTakeoverRefused(t *testing.T) {
+// When the owner of the address signs in with a provider that vouches for
+// it, the sign-in joins that account only after ending what its maker
+// holds: the password no longer signs in and the maker's sessions end. A
+// reset from the inbox then gives the owner a password of their own.
+func TestLinkPreTakeoverEvicted(t *testing.T) {
 	t.Parallel()
 	st := memstore.New()
-	s, p := linkingServer(t, true, auth.Config{Store: st})
+	events := newResetEvents()
+	s, p := linkingServer(t, true, auth.Config{Store: st, OnEvent: events.record})
 	const victim = "victim@example.com"
 	const attackerPassword = "attacker pw 1"
 	attacker, aid := signUpWith(t, s, authtest.Cookie, victim, attackerPassword)
 	wantSession(t, attacker, aid)
 
 	p.SetIdentity("victim-google", victim, true)
-	res := s.NewClient(authtest.Header).SignInWithProvider(p)
-	wantNotAllowed(t, "the owner's provider sign-in", res, lkThirdPartySignUpRefused)
-	if logins := loginsWithEmail(t, st, victim); len(logins) != 1 || logins[0].UserID != aid {
-		t.Fatalf("logins of %s: %+v, want only the attacker's password login", victim, logins)
-	}
-
-	// The owner resets the password through the emailed link: that
-	// proves the inbox, and ends the attacker's sessions.
-	tok := requestToken(t, s, victim, 1)
-	reset := s.NewClient(authtest.Header).ResetPassword(tok, newPassword)
-	wantReply(t, "reset", reset.StatusCode, reset.Body, http.StatusOK, okBody)
-	if res := attacker.Refresh(); res.StatusCode != http.StatusUnauthorized {
-		t.Errorf("the attacker's refresh after the reset: %d %s, want 401", res.StatusCode, res.Body)
-	}
-	if ss, err := s.Auth.Sessions(t.Context(), aid); err != nil || len(ss) != 0 {
-		t.Errorf("sessions after the reset: %v (%v), want none", ss, err)
-	}
-	if u, err := s.Auth.UserByID(t.Context(), aid); err != nil || !u.LoginMethods[0].EmailVerified {
-		t.Errorf("after the reset: %+v (%v), want the password login verified", u, err)
-	}
-
 	c := s.NewClient(authtest.Header)
-	res = c.SignInWithProvider(p)
-	if got := wantOK(t, "the owner's provider sign-in after the reset", res); got != aid || res.JSON["createdNewRecipeUser"] != true {
-		t.Errorf("provider sign-in after the reset: %s, want the account %s, createdNewRecipeUser true", res.Body, aid)
+	res := c.SignInWithProvider(p)
+	if got := wantOK(t, "the owner's provider sign-in", res); got != aid || res.JSON["createdNewRecipeUser"] != true {
+		t.Errorf("provider sign-in: %s, want the account %s, createdNewRecipeUser true", res.Body, aid)
 	}
 	if user := userObject(t, res); user["isPrimaryUser"] != true || len(loginMethodsOf(t, user)) != 2 {
 		t.Errorf("user %v: want a primary user with two login methods", user)
 	}
 	wantSession(t, c, aid)
-	if logins := loginsWithEmail(t, st, victim); len(logins) != 2 || logins[0].UserID != aid || logins[1].UserID != aid {
-		t.Errorf("logins of %s: %+v, want two, both of user %s", victim, logins, aid)
+	if res := attacker.Refresh(); res.StatusCode != http.StatusUnauthorized || res.Header.Get("Auth-Reason") != string(auth.ReasonRevoked) {
+		t.Errorf("the maker's refresh after the join: %d %s %q, want 401 revoked", res.StatusCode, res.Body, res.Header.Get("Auth-Reason"))
 	}
 	wantSignIn(t, s, victim, attackerPassword, false)
+	if n := len(events.of(auth.EventSessionRevoked)); n != 1 {
+		t.Errorf("%d session_revoked events, want 1 (the maker's session)", n)
+	}
+	logins := oneOwner(t, st, victim)
+	if len(logins) != 2 || logins[0].UserID != aid || logins[1].UserID != aid || !logins[1].OwnsEmail || logins[0].PasswordHash != "" {
+		t.Errorf("logins of %s: %+v, want both of user %s, the provider's owning the address, the password voided", victim, logins, aid)
+	}
+
+	// The password login is still there for a reset, which proves the
+	// inbox again and sets the owner's own password.
+	tok := requestToken(t, s, victim, 1)
+	reset := s.NewClient(authtest.Header).ResetPassword(tok, newPassword)
+	wantReply(t, "reset", reset.StatusCode, reset.Body, http.StatusOK, okBody)
+	wantSignIn(t, s, victim, attackerPassword, false)
 	wantSignIn(t, s, victim, newPassword, true)
+	if got := wantOK(t, "provider sign-in after the reset", s.NewClient(authtest.Header).SignInWithProvider(p)); got != aid {
+		t.Errorf("provider sign-in after the reset reached %s, want %s", got, aid)
+	}
 }
 
-// A password sign-up with an address a provider's user has is refused:
-// a new password login is unverified, so it may join nobody.
+// A password sign-up with an address that a provider's user owns is
+// refused: a new password proves no inbox, so it may join nobody. An
+// address that a provider reported unverified is owned by nobody, and the
+// sign-up makes a user of its own.
 func TestLinkPasswordSignUpOfOwnedEmail(t *testing.T) {
 	t.Parallel()
 	for _, verified := range []bool{true, false} {
@@ -270,6 +283,14 @@ func TestLinkPasswordSignUpOfOwnedEmail(t *testing.T) {
 			p.SetIdentity("ada-google", email, verified)
 			tpID := wantOK(t, "provider sign-up", s.NewClient(authtest.Header).SignInWithProvider(p))
 
+			if !verified {
+				uid := wantOK(t, "password sign-up", s.NewClient(authtest.Header).SignUp(email, authtest.Password))
+				if uid == tpID {
+					t.Errorf("the password sign-up joined the unverified provider user %s", tpID)
+				}
+				wantSignIn(t, s, email, authtest.Password, true)
+				return
+			}
 			for _, m := range authtest.Modes {
 				res := s.NewClient(m).SignUp(email, authtest.Password)
 				wantNotAllowed(t, "password sign-up, "+m.String(), res, lkPasswordSignUpRefused)
@@ -648,10 +669,15 @@ func TestLinkConcurrentFirstSignIns(t *testing.T) {
 	}
 }
 
-// A password sign-up and a provider's sign-up of one email race: one of
-// them has it, the other is refused; never two owners. Every other round
-// both look up the email before either writes, and in half of those the
-// password sign-up writes first.
+// A password sign-up and a provider's sign-up of one email race. The
+// provider, which proves the address, always gets in and ends up its only
+// owner; the password sign-up is refused if it comes second, and if it
+// came first, it no longer opens anything once the provider is in: the
+// provider joined its user after voiding its password and ending its
+// session, or, where both wrote at once, the password's sign-ins are
+// refused and its session ended. Every other round both look up the email
+// before either writes, and in half of those the password sign-up writes
+// first.
 func TestLinkConcurrentPasswordAndProvider(t *testing.T) {
 	t.Parallel()
 	st := memstore.New()
@@ -665,13 +691,14 @@ func TestLinkConcurrentPasswordAndProvider(t *testing.T) {
 			ClientNewPasswords:      auth.Rate{Burst: 1000, Every: time.Millisecond},
 		},
 	})
-	wins := map[string]int{}
+	outcomes := map[string]int{}
 	for round := range 16 {
 		email := fmt.Sprintf("race%d@example.com", round)
 		p.set(provider.Identity{Subject: fmt.Sprintf("sub-%d", round), Email: email, EmailVerified: true}, nil)
 		redirect := callbackURL(s, "idp")
 		body := signInUpBody("idp", redirect, fmt.Sprintf("code-%d", round), authorisationURL(t, s.NewClient(authtest.Header), "idp", redirect))
 		var pw, tp *authtest.Response
+		pwClient := s.NewClient(authtest.Header)
 		if round%2 == 0 {
 			gate.arm(2)
 		}
@@ -679,37 +706,44 @@ func TestLinkConcurrentPasswordAndProvider(t *testing.T) {
 			gate.holdSignInUp()
 		}
 		raceAll(
-			func() { pw = s.NewClient(authtest.Header).SignUp(email, authtest.Password) },
+			func() { pw = pwClient.SignUp(email, authtest.Password) },
 			func() { tp = s.NewClient(authtest.Header).Do("POST", "/auth/signinup", body) },
 		)
-		var owner string
+		owner := wantOK(t, fmt.Sprintf("round %d, provider", round), tp)
+		logins := loginsWithEmail(t, st, email)
+		for _, l := range logins {
+			if l.OwnsEmail && (l.Method != store.MethodThirdParty || l.UserID != owner) {
+				t.Errorf("round %d: %+v owns the address, want the provider's login of %s", round, l, owner)
+			}
+		}
 		switch {
-		case pw.Status == "OK" && tp.Status == "OK":
-			t.Errorf("round %d: both signed up: %s and %s", round, pw.Body, tp.Body)
-			continue
-		case pw.Status == "OK":
-			wantNotAllowed(t, fmt.Sprintf("round %d, provider", round), tp, lkThirdPartySignUpRefused)
-			owner = userObject(t, pw)["id"].(string)
-			wins["password"]++
-		case tp.Status == "OK":
+		case pw.Status == "GENERAL_ERROR":
+			// Its user was made, and its session ended before it began.
+			outcomes["password's session ended"]++
+		case pw.Status != "OK":
 			wantNotAllowed(t, fmt.Sprintf("round %d, password", round), pw, lkPasswordSignUpRefused)
-			owner = userObject(t, tp)["id"].(string)
-			wins["provider"]++
+			outcomes["password refused"]++
+		case userObject(t, pw)["id"] == owner:
+			outcomes["provider joined the password user"]++
 		default:
-			t.Errorf("round %d: both refused: %s and %s", round, pw.Body, tp.Body)
-			continue
+			// Both decided before either wrote: the provider's user
+			// owns the address, and the password's user is left with
+			// a login that a reset from the inbox must prove.
+			outcomes["two users"]++
 		}
-		logins := oneOwner(t, st, email)
-		if len(logins) != 1 || logins[0].UserID != owner {
-			t.Errorf("round %d: logins %+v, want the one login of %s", round, logins, owner)
-		}
-		if u, err := s.Auth.UserByID(t.Context(), owner); err != nil || len(u.LoginMethods) != 1 {
-			t.Errorf("round %d: user %+v (%v), want one login method", round, u, err)
+		if pw.Status == "OK" {
+			if res := pwClient.Refresh(); res.StatusCode != http.StatusUnauthorized {
+				t.Errorf("round %d: the password's session after the provider got in: %d %s, want 401", round, res.StatusCode, res.Body)
+			}
+			if res := s.NewClient(authtest.Header).SignIn(email, authtest.Password); res.Status == "OK" {
+				t.Errorf("round %d: the password signs in after the provider got in: %s", round, res.Body)
+			}
 		}
 	}
-	if wins["password"] == 0 {
-		t.Errorf("winners %v: the password sign-up never won, though it wrote first in some rounds", wins)
+	if outcomes["password refused"] == 0 || outcomes["provider joined the password user"] == 0 {
+		t.Errorf("outcomes %v: want the password refused in some rounds and joined in others", outcomes)
 	}
+	t.Logf("outcomes: %v", outcomes)
 }
 
 // Unlink removes one login method of a user and ends the sessions it

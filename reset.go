@@ -43,10 +43,11 @@ func (a *Auth) handleResetRequest(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, statusOK)
 }
 
-// sendResetEmail is the outbox's work for one request: if the email
-// belongs to a user with a password, issue a token and mail the link.
+// sendResetEmail is the outbox's work for one request: if the email has
+// a password login, issue a token and mail the link. A login whose
+// password was voided gets one too: a reset is how its holder sets one.
 func (a *Auth) sendResetEmail(ctx context.Context, email string) {
-	l, err := a.passwordLogin(ctx, email)
+	l, err := a.store.Login(ctx, store.EmailPasswordKey(email))
 	if errors.Is(err, store.ErrNotFound) {
 		return // nobody to tell; the requester learns nothing either way
 	}
@@ -153,7 +154,7 @@ func (a *Auth) handleResetPassword(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.emit(r.Context(), r, Event{Kind: EventPasswordReset, UserID: l.UserID})
-	// The reset verified the email: under account linking its user may
+	// The reset proved the email: under account linking its user may
 	// now own it.
 	a.afterVerified(ctx, l)
 	for _, h := range handles {

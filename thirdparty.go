@@ -129,6 +129,17 @@ func (a *Auth) handleSignInUp(w http.ResponseWriter, r *http.Request) {
 		tooMany(w, wait)
 		return
 	}
+	ident, ok := a.redeem(w, r, p, in)
+	if !ok {
+		return
+	}
+	a.signInUpAs(w, r, id, ident)
+}
+
+// redeem exchanges the code of a /signinup at the provider and returns who
+// signed in, or answers the request itself and reports false.
+func (a *Auth) redeem(w http.ResponseWriter, r *http.Request, p provider.Provider, in signInUp) (provider.Identity, bool) {
+	ctx, id := r.Context(), in.id
 	// A code is remembered before the provider sees it, so a replay never
 	// reaches the provider, even while the first use is in flight. A
 	// limiter that cannot say refuses: this check must not fail open.
@@ -139,11 +150,11 @@ func (a *Auth) handleSignInUp(w http.ResponseWriter, r *http.Request) {
 		}
 		a.providerFailed(ctx, id, "exchange", errors.New("authorisation code presented before"))
 		writeGeneralError(w, msgProviderFailed)
-		return
+		return provider.Identity{}, false
 	}
 	pctx, cancel := context.WithTimeout(ctx, a.cfg.ThirdParty.Timeout)
 	ident, err := p.Exchange(pctx, provider.ExchangeRequest{
-		Code: in.code, RedirectURI: redirect, CodeVerifier: in.verifier, Nonce: nonceOf(in.verifier), Issuer: in.iss,
+		Code: in.code, RedirectURI: in.redirect, CodeVerifier: in.verifier, Nonce: nonceOf(in.verifier), Issuer: in.iss,
 	})
 	cancel()
 	switch {
@@ -153,12 +164,18 @@ func (a *Auth) handleSignInUp(w http.ResponseWriter, r *http.Request) {
 			Status string `json:"status"`
 			Reason string `json:"reason"`
 		}{"SIGN_IN_UP_NOT_ALLOWED", reasonSignUpNotAllowed})
-		return
+		return ident, false
 	case err != nil:
 		a.providerFailed(ctx, id, "exchange", err)
 		writeGeneralError(w, msgProviderFailed)
-		return
+		return ident, false
 	}
+	return ident, true
+}
+
+// signInUpAs signs in, or up, the identity a provider vouched for.
+func (a *Auth) signInUpAs(w http.ResponseWriter, r *http.Request, id string, ident provider.Identity) {
+	ctx := r.Context()
 	email := providerEmail(ident.Email)
 	if email == "" || checkEmail(email) != "" {
 		writeJSON(w, http.StatusOK, struct {
@@ -172,28 +189,23 @@ func (a *Auth) handleSignInUp(w http.ResponseWriter, r *http.Request) {
 		LoginKey:      store.LoginKey{Method: store.MethodThirdParty, ThirdParty: id, Subject: ident.Subject},
 		Email:         email,
 		EmailVerified: ident.EmailVerified,
+		EmailProven:   ident.EmailVerified, // the provider vouches for whoever signed in
 		CreatedAt:     now,
 	}
 	var (
-		l       store.Login
-		u       store.User
-		logins  []store.Login
-		created bool
+		res linked
+		err error
 	)
 	if a.cfg.AccountLinking {
-		var reason string
-		l, u, logins, created, reason, err = a.signInUpLinking(ctx, r, nl, newUser)
-		if err == nil && reason != "" {
-			writeNotAllowed(w, "SIGN_IN_UP_NOT_ALLOWED", reason)
+		res, err = a.signInUpLinking(ctx, r, nl, newUser)
+		if err == nil && res.refusal != "" {
+			writeNotAllowed(w, "SIGN_IN_UP_NOT_ALLOWED", res.refusal)
 			return
 		}
 	} else {
-		l, created, err = a.store.SignInUp(ctx, nl, newUser)
-		u, logins = newUser, []store.Login{l}
-		if err == nil && !created {
-			u, logins, err = a.user(ctx, l.UserID)
-		}
+		res, err = a.signInUpAlone(ctx, nl, newUser)
 	}
+	l, u, logins, created := res.login, res.user, res.logins, res.created
 	if err != nil {
 		a.fail(w, r, fmt.Errorf("auth: signing in with %s: %w", id, err))
 		return
@@ -202,6 +214,17 @@ func (a *Auth) handleSignInUp(w http.ResponseWriter, r *http.Request) {
 		a.emit(ctx, r, Event{Kind: EventSignUp, UserID: u.ID, Method: l.Method, ThirdPartyID: id})
 	}
 	a.signedIn(w, r, u, logins, l, &created)
+}
+
+// signInUpAlone is /signinup's store step without account linking: the
+// login signs in to its own user, or makes a new one.
+func (a *Auth) signInUpAlone(ctx context.Context, nl store.Login, newUser store.User) (linked, error) {
+	l, created, err := a.store.SignInUp(ctx, nl, newUser)
+	if err != nil || created {
+		return linked{login: l, user: newUser, logins: []store.Login{l}, created: created}, err
+	}
+	u, logins, err := a.user(ctx, l.UserID)
+	return linked{login: l, user: u, logins: logins}, err
 }
 
 // signInUp is what a /signinup body names: the provider, the redirect

@@ -1,0 +1,595 @@
+package auth_test
+
+// The account model's two promises (doc.go "Account linking", SECURITY.md),
+// checked over every short history of two people and one address:
+//
+//   - no takeover: nothing the stranger does without the inbox (sign up
+//     with its address, sign in with a provider that reports it
+//     unverified, ask for verification mail, keep a session) gives them a
+//     way into a user that the inbox's owner signs into or uses;
+//   - no lockout: whatever happened, the owner gets into an account with
+//     the address by self-service (a provider that verified it, or a
+//     reset), and, under account linking, nothing the stranger made with
+//     the address opens any more once the owner has.
+//
+// TestAccountProperties enumerates every sequence of the actions below of
+// up to accountDepth steps, with linking on and off, each on a fresh
+// server, over HTTP in header mode. After every step both people try every
+// way in they have (refresh each session they hold, sign in with each
+// password they know and each provider identity that has signed in
+// before), and the users each reaches are compared. After the last step
+// the owner recovers, and the promises are checked once more.
+//
+// Actions that could not do anything in a state (opening mail that is not
+// there, asking for mail without a session, a second sign-up) end the
+// branch: the sequence would equal a shorter one.
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/mailer"
+	"github.com/latchkit/auth/provider"
+	"github.com/latchkit/auth/store"
+	"github.com/latchkit/auth/store/memstore"
+)
+
+const (
+	inbox       = "owner@example.com"
+	appURL      = "https://app.example"
+	ownerPass   = "owner-password-1"
+	strangePass = "stranger-password-1"
+	resetPass   = "owner-password-2"
+)
+
+// An accountAction is one step of a history. It reports false when it
+// could do nothing in the state it met.
+type accountAction struct {
+	name string
+	do   func(w *accountWorld) bool
+}
+
+var accountActions = []accountAction{
+	{"owner signs up with a password", func(w *accountWorld) bool {
+		return w.untilSuccess("owner-signup", w.signUp(w.owner, ownerPass))
+	}},
+	{"owner signs in with google (verified)", func(w *accountWorld) bool {
+		return w.untilSuccess("owner-google", w.providerSignIn(w.owner, "google", "owner-g", true))
+	}},
+	{"owner signs in with facebook (unverified)", func(w *accountWorld) bool {
+		return w.untilSuccess("owner-fb", w.providerSignIn(w.owner, "facebook", "owner-fb", false))
+	}},
+	{"owner asks for verification mail", func(w *accountWorld) bool { return w.askVerification(w.owner) }},
+	{"owner opens the newest verification mail", func(w *accountWorld) bool { return w.openVerification() }},
+	{"owner resets the password", func(w *accountWorld) bool { return w.reset() }},
+	{"stranger signs up with a password", func(w *accountWorld) bool {
+		return w.untilSuccess("stranger-signup", w.signUp(w.stranger, strangePass))
+	}},
+	{"stranger signs in with a provider reporting the address unverified", func(w *accountWorld) bool {
+		return w.untilSuccess("stranger-oidc", w.providerSignIn(w.stranger, "oidc", "stranger-oidc", false))
+	}},
+	{"stranger asks for verification mail", func(w *accountWorld) bool { return w.askVerification(w.stranger) }},
+}
+
+// accountDepth is the longest history tried; race-enabled runs, ten times
+// slower, stop one step earlier.
+var accountDepth = 5
+
+func init() {
+	if raceEnabled {
+		accountDepth = 4
+	}
+}
+
+func TestAccountProperties(t *testing.T) {
+	for _, linking := range []bool{false, true} {
+		t.Run("linking="+strconv.FormatBool(linking), func(t *testing.T) {
+			t.Parallel()
+			var e accountEnumeration
+			e.walk(t, linking, nil)
+			t.Logf("%d sequences of up to %d steps, %d violating (%d takeover, %d lockout)",
+				e.sequences.Load(), accountDepth, e.violating.Load(), e.takeover.Load(), e.lockout.Load())
+			for _, v := range e.examples() {
+				t.Errorf("%s", v)
+			}
+		})
+	}
+}
+
+type accountEnumeration struct {
+	sequences, violating, takeover, lockout atomic.Int64
+
+	mu    sync.Mutex
+	first map[string]string // the shortest violating history of each kind of violation
+}
+
+func (e *accountEnumeration) walk(t *testing.T, linking bool, prefix []int) {
+	for i := range accountActions {
+		seq := append(slices.Clone(prefix), i)
+		w := newAccountWorld(t, linking)
+		ok := true
+		for _, a := range seq {
+			if ok = accountActions[a].do(w); !ok {
+				break
+			}
+			w.observe()
+		}
+		if !ok {
+			continue
+		}
+		w.recover()
+		e.sequences.Add(1)
+		if len(w.violations) > 0 {
+			e.violating.Add(1)
+			if w.tookOver {
+				e.takeover.Add(1)
+			}
+			if w.lockedOut {
+				e.lockout.Add(1)
+			}
+			e.record(seq, w.violations)
+		}
+		if len(seq) < accountDepth {
+			e.walk(t, linking, seq)
+		}
+	}
+}
+
+func (e *accountEnumeration) record(seq []int, violations []string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.first == nil {
+		e.first = map[string]string{}
+	}
+	names := make([]string, len(seq))
+	for i, a := range seq {
+		names[i] = accountActions[a].name
+	}
+	for _, v := range violations {
+		kind := v
+		if i := strings.Index(v, ":"); i > 0 {
+			kind = v[:i]
+		}
+		if old, ok := e.first[kind]; !ok || strings.Count(old, " -> ") > len(seq)-1 {
+			e.first[kind] = v + "\n\tafter: " + strings.Join(names, " -> ")
+		}
+	}
+}
+
+func (e *accountEnumeration) examples() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []string
+	for _, v := range e.first {
+		out = append(out, v)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// A person is one of the two actors: what they hold and know.
+type person struct {
+	name       string
+	sessions   []accountTokens // sessions they keep, refreshed at every step
+	passwords  []string        // passwords they know for the address
+	identities []string        // provider identities that signed in, as "provider/subject"
+	reached    map[string]bool // users reached at any step so far
+}
+
+type accountTokens struct{ access, refresh string }
+
+type accountWorld struct {
+	t        *testing.T
+	linking  bool
+	a        *auth.Auth
+	st       store.Store
+	idp      map[string]*scriptedProvider
+	mail     *accountMailer
+	owner    *person
+	stranger *person
+	done     map[string]bool
+	opened   int // verification mails the owner has opened, oldest first
+
+	violations          []string
+	tookOver, lockedOut bool
+}
+
+func newAccountWorld(t *testing.T, linking bool) *accountWorld {
+	t.Helper()
+	w := &accountWorld{
+		t: t, linking: linking, st: memstore.New(), mail: newAccountMailer(),
+		idp:   map[string]*scriptedProvider{},
+		owner: &person{name: "owner", reached: map[string]bool{}}, stranger: &person{name: "stranger", reached: map[string]bool{}},
+		done: map[string]bool{},
+	}
+	var providers []provider.Provider
+	for _, id := range []string{"google", "facebook", "oidc"} {
+		w.idp[id] = &scriptedProvider{id: id, codes: map[string]provider.Identity{}}
+		providers = append(providers, w.idp[id])
+	}
+	lots := auth.Rate{Burst: 1 << 20, Every: time.Hour}
+	cfg := auth.Config{
+		Store:          w.st,
+		AppURL:         appURL,
+		AccountLinking: linking,
+		Logger:         slog.New(slog.DiscardHandler),
+		RateLimits: auth.RateLimits{
+			SignInFailures: lots, ClientSignInFailures: lots, AccountSignInFailures: lots, ResetEmails: lots,
+			ClientResetRequests: lots, ClientNewPasswords: lots, ClientEmailChecks: lots, SessionRefreshes: lots,
+			ClientThirdPartySignIns: lots, VerificationEmails: lots,
+		},
+	}
+	cfg.Password.Hashing = auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1}
+	cfg.Password.InsecureWeakHashing = true
+	cfg.Email.Mailer = w.mail
+	cfg.EmailVerification.Mode = auth.EmailVerificationOptional
+	cfg.ThirdParty.Providers = providers
+	a, err := auth.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close(context.Background()) })
+	w.a = a
+	return w
+}
+
+// untilSuccess runs a sign-up or sign-in step unless it succeeded
+// before: once in, the person signs in again at every step anyway.
+func (w *accountWorld) untilSuccess(key string, attempt func() bool) bool {
+	if w.done[key] {
+		return false
+	}
+	w.done[key] = attempt()
+	return true
+}
+
+// send serves one request in header mode, with bearer as the
+// Authorization, and decodes the answer.
+func (w *accountWorld) send(method, path, rid, bearer string, body any) accountReply {
+	var r *http.Request
+	if body != nil {
+		b, _ := json.Marshal(body)
+		r = httptest.NewRequest(method, "https://api.example/auth"+path, strings.NewReader(string(b)))
+		r.Header.Set("Content-Type", "application/json")
+	} else {
+		r = httptest.NewRequest(method, "https://api.example/auth"+path, nil)
+	}
+	r.Header.Set("rid", rid)
+	r.Header.Set("st-auth-mode", "header")
+	if bearer != "" {
+		r.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	rec := httptest.NewRecorder()
+	w.a.ServeHTTP(rec, r)
+	res := accountReply{code: rec.Code, header: rec.Header()}
+	_ = json.Unmarshal(rec.Body.Bytes(), &res.json)
+	res.status, _ = res.json["status"].(string)
+	if res.code >= 500 {
+		w.violate("server error: %s %s answered %d %s", method, path, rec.Code, rec.Body)
+	}
+	return res
+}
+
+type accountReply struct {
+	code   int
+	header http.Header
+	json   map[string]any
+	status string
+}
+
+// signedIn returns the user id and tokens of a successful sign-in or
+// refresh, or "" if it was not one.
+func (r accountReply) signedIn() (string, accountTokens) {
+	tok := accountTokens{r.header.Get("st-access-token"), r.header.Get("st-refresh-token")}
+	if r.code != http.StatusOK || tok.access == "" || tok.refresh == "" {
+		return "", tok
+	}
+	ft, err := base64.StdEncoding.DecodeString(r.header.Get("front-token"))
+	var front struct {
+		UID string `json:"uid"`
+	}
+	if err != nil || json.Unmarshal(ft, &front) != nil || front.UID == "" {
+		return "", tok
+	}
+	return front.UID, tok
+}
+
+func credentials(email, password string) map[string]any {
+	return map[string]any{"formFields": []map[string]any{{"id": "email", "value": email}, {"id": "password", "value": password}}}
+}
+
+// signUp returns the sign-up step; it reports whether it succeeded.
+func (w *accountWorld) signUp(p *person, password string) func() bool {
+	return func() bool {
+		res := w.send("POST", "/signup", "emailpassword", "", credentials(inbox, password))
+		uid, tok := res.signedIn()
+		if uid != "" {
+			p.sessions = append(p.sessions, tok)
+			p.passwords = append(p.passwords, password)
+		}
+		return uid != ""
+	}
+}
+
+// providerSignIn returns the step of signing in at a provider whose
+// identity subject reports the address, as the SDK and a browser do; it
+// reports whether it succeeded.
+func (w *accountWorld) providerSignIn(p *person, id, subject string, verified bool) func() bool {
+	return func() bool {
+		uid, tok := w.providerAttempt(id, subject, verified)
+		if uid != "" {
+			p.sessions = append(p.sessions, tok)
+			p.identities = append(p.identities, id+"/"+subject+"/"+strconv.FormatBool(verified))
+		}
+		return uid != ""
+	}
+}
+
+func (w *accountWorld) providerAttempt(id, subject string, verified bool) (string, accountTokens) {
+	redirect := appURL + "/auth/callback/" + id
+	q := url.Values{"thirdPartyId": {id}, "redirectURIOnProviderDashboard": {redirect}}
+	res := w.send("GET", "/authorisationurl?"+q.Encode(), "thirdparty", "", nil)
+	verifier, _ := res.json["pkceCodeVerifier"].(string)
+	code := w.idp[id].issue(provider.Identity{Subject: subject, Email: inbox, EmailVerified: verified})
+	res = w.send("POST", "/signinup", "thirdparty", "", map[string]any{
+		"thirdPartyId": id,
+		"redirectURIInfo": map[string]any{
+			"redirectURIOnProviderDashboard": redirect,
+			"redirectURIQueryParams":         map[string]string{"code": code},
+			"pkceCodeVerifier":               verifier,
+		},
+	})
+	return res.signedIn()
+}
+
+// askVerification asks for a verification email with the person's newest
+// session, and waits for it.
+func (w *accountWorld) askVerification(p *person) bool {
+	if len(p.sessions) == 0 {
+		return false
+	}
+	before := w.mail.count()
+	res := w.send("POST", "/user/email/verify/token", "emailverification", p.sessions[len(p.sessions)-1].access, map[string]any{})
+	if res.status != "OK" {
+		return false
+	}
+	if !w.mail.waitFor(before + 1) {
+		w.t.Fatalf("a verification email was promised and not sent")
+	}
+	return true
+}
+
+var tokenInLink = regexp.MustCompile(`https?://[^\s"<>]+/(verify-email|reset-password)\?token=([A-Za-z0-9_-]+)`)
+
+// openVerification opens the newest verification mail the owner has not
+// opened, in the owner's browser: with the owner's newest session, if any.
+func (w *accountWorld) openVerification() bool {
+	msgs := w.mail.all()
+	newest := -1
+	for i := len(msgs) - 1; i >= w.opened; i-- {
+		if m := tokenInLink.FindStringSubmatch(msgs[i].Text); m != nil && m[1] == "verify-email" {
+			newest = i
+			break
+		}
+	}
+	if newest < 0 {
+		return false
+	}
+	w.opened = newest + 1
+	tok := tokenInLink.FindStringSubmatch(msgs[newest].Text)[2]
+	bearer := ""
+	if s := w.owner.sessions; len(s) > 0 {
+		bearer = s[len(s)-1].access
+	}
+	w.send("POST", "/user/email/verify", "emailverification", bearer, map[string]any{"method": "token", "token": tok})
+	return true
+}
+
+// reset asks for a reset email for the address and, if one comes, sets a
+// new password with it. It could do nothing if no email comes.
+func (w *accountWorld) reset() bool {
+	before := w.mail.count()
+	w.send("POST", "/user/password/reset/token", "emailpassword", "",
+		map[string]any{"formFields": []map[string]any{{"id": "email", "value": inbox}}})
+	if _, err := w.st.Login(context.Background(), store.EmailPasswordKey(inbox)); err != nil || !w.mail.waitFor(before+1) {
+		return false
+	}
+	msgs := w.mail.all()
+	m := tokenInLink.FindStringSubmatch(msgs[len(msgs)-1].Text)
+	if m == nil || m[1] != "reset-password" {
+		w.t.Fatalf("expected a reset email, got %q", msgs[len(msgs)-1].Text)
+	}
+	res := w.send("POST", "/user/password/reset", "emailpassword", "", map[string]any{
+		"method": "token", "token": m[2], "formFields": []map[string]any{{"id": "password", "value": resetPass}},
+	})
+	if res.status == "OK" {
+		w.owner.passwords = append(w.owner.passwords, resetPass)
+	}
+	return true
+}
+
+// reach is every user p gets into now: through each session they keep
+// (refreshed, and dropped once it no longer refreshes), each password
+// they know and each provider identity that signed in before.
+func (w *accountWorld) reach(p *person) map[string]bool {
+	users := map[string]bool{}
+	var kept []accountTokens
+	for _, s := range p.sessions {
+		uid, tok := w.send("POST", "/session/refresh", "session", s.refresh, nil).signedIn()
+		if uid != "" {
+			users[uid] = true
+			kept = append(kept, tok)
+		}
+	}
+	p.sessions = kept
+	for _, pw := range slices.Compact(slices.Clone(p.passwords)) {
+		if uid, _ := w.send("POST", "/signin", "emailpassword", "", credentials(inbox, pw)).signedIn(); uid != "" {
+			users[uid] = true
+		}
+	}
+	for _, ident := range p.identities {
+		parts := strings.Split(ident, "/")
+		if uid, _ := w.providerAttempt(parts[0], parts[1], parts[2] == "true"); uid != "" {
+			users[uid] = true
+		}
+	}
+	return users
+}
+
+// observe checks the takeover promise after a step: no user the stranger
+// gets into is one the owner gets into now or got into before.
+func (w *accountWorld) observe() {
+	ownerNow := w.reach(w.owner)
+	for uid := range ownerNow {
+		w.owner.reached[uid] = true
+	}
+	for uid := range w.reach(w.stranger) {
+		w.stranger.reached[uid] = true
+		if w.owner.reached[uid] {
+			w.tookOver = true
+			w.violate("takeover: the stranger gets into user %s, which the owner uses", uid)
+		}
+	}
+}
+
+// recover is what the owner does to prove the inbox and get in: sign in
+// with a provider that verified the address, and if that is refused,
+// reset the password. Then the owner must be in a user with the address
+// and, under account linking, nothing the stranger holds may open a user
+// with the address any more.
+func (w *accountWorld) recover() {
+	in := func() bool {
+		for uid := range w.reach(w.owner) {
+			if w.hasAddress(uid) {
+				return true
+			}
+		}
+		return false
+	}
+	if !w.providerSignIn(w.owner, "google", "owner-g", true)() {
+		w.reset()
+	}
+	if !in() {
+		w.lockedOut = true
+		w.violate("lockout: neither a verified provider nor a reset gets the owner into an account with the address")
+	}
+	w.observe()
+	if !w.linking {
+		return
+	}
+	for uid := range w.reach(w.stranger) {
+		if w.hasAddress(uid) {
+			w.lockedOut = true
+			w.violate("lockout: after the owner proved the inbox, the stranger still gets into user %s, which has the address", uid)
+		}
+	}
+}
+
+func (w *accountWorld) hasAddress(uid string) bool {
+	logins, err := w.st.Logins(context.Background(), uid)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	for _, l := range logins {
+		if l.Email == inbox {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *accountWorld) violate(format string, args ...any) {
+	w.violations = append(w.violations, fmt.Sprintf(format, args...))
+}
+
+// scriptedProvider is a provider whose codes the test issues: each code
+// names the identity it signs in, once.
+type scriptedProvider struct {
+	id    string
+	mu    sync.Mutex
+	next  int
+	codes map[string]provider.Identity
+}
+
+func (p *scriptedProvider) ID() string   { return p.id }
+func (p *scriptedProvider) Name() string { return p.id }
+
+func (p *scriptedProvider) AuthURL(_ context.Context, r provider.AuthRequest) (string, error) {
+	return "https://idp.example/" + p.id + "/authorize?redirect_uri=" + url.QueryEscape(r.RedirectURI), nil
+}
+
+func (p *scriptedProvider) Exchange(_ context.Context, r provider.ExchangeRequest) (provider.Identity, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ident, ok := p.codes[r.Code]
+	if !ok {
+		return provider.Identity{}, fmt.Errorf("%w: unknown code", provider.ErrExchange)
+	}
+	delete(p.codes, r.Code)
+	return ident, nil
+}
+
+func (p *scriptedProvider) issue(ident provider.Identity) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.next++
+	code := p.id + "-code-" + strconv.Itoa(p.next)
+	p.codes[code] = ident
+	return code
+}
+
+// accountMailer keeps every message, and wakes those waiting for one.
+type accountMailer struct {
+	mu      sync.Mutex
+	msgs    []mailer.Message
+	arrived chan struct{}
+}
+
+func newAccountMailer() *accountMailer { return &accountMailer{arrived: make(chan struct{}, 64)} }
+
+func (m *accountMailer) Send(_ context.Context, msg mailer.Message) error {
+	m.mu.Lock()
+	m.msgs = append(m.msgs, msg)
+	m.mu.Unlock()
+	select {
+	case m.arrived <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (m *accountMailer) all() []mailer.Message {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.msgs)
+}
+
+func (m *accountMailer) count() int { return len(m.all()) }
+
+// waitFor waits until n messages have arrived, for at most a second.
+func (m *accountMailer) waitFor(n int) bool {
+	deadline := time.After(time.Second)
+	for m.count() < n {
+		select {
+		case <-m.arrived:
+		case <-deadline:
+			return false
+		}
+	}
+	return true
+}
