@@ -84,7 +84,7 @@ func TestRefusalReasons(t *testing.T) {
 							t.Fatal(err)
 						}
 					})
-				}, "unauthorised/revoked", auth.ReasonUnknownToken},
+				}, "unauthorised/revoked", auth.ReasonRevoked},
 				{"access token expired", func(t *testing.T) *authtest.Client {
 					c, _ := s.SignedIn(m)
 					access, _ := c.Tokens()

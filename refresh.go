@@ -139,9 +139,19 @@ func (a *Auth) refuseRotation(w http.ResponseWriter, r *http.Request, res store.
 		a.refuseRefresh(w, r, endedError(ended.Reason))
 	case errors.Is(err, store.ErrNotFound):
 		refused := errUnknownToken
-		if presented.handle != "" && !now.Before(presented.expires) {
+		switch {
+		case presented.handle == "":
+			// A token from before tokens named their session, which a
+			// made-up string answers the same.
+		case !now.Before(presented.expires):
 			// The session is gone, and this token says it had expired.
 			refused = errSessionExpired
+		default:
+			// An authentic token of a session the store forgot before it
+			// expired: its user was deleted. Answered as a revoked one,
+			// as a protected route does, so that a token never tells
+			// whether its account still exists.
+			refused = errRevoked
 		}
 		a.refuseRefresh(w, r, refused)
 	default:

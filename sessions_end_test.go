@@ -214,11 +214,11 @@ func TestDeleteUserEndsEverySession(t *testing.T) {
 						wantAccess(t, name+" access token "+in.name, in.srv, m, access[name], f.uid, liveOr(in.live, auth.ReasonRevoked))
 						// The store forgets the sessions of a deleted user.
 						res := presentAt(in.srv, m, "", refresh[name]).Refresh()
-						want401(t, name+" refresh "+in.name, res, "unauthorised", auth.ReasonUnknownToken)
+						want401(t, name+" refresh "+in.name, res, "unauthorised", auth.ReasonRevoked)
 					}
 					wantAccess(t, "another user's access token "+in.name, in.srv, m, accessOf(bystander), bu.ID, "")
 				}
-				want401(t, "refresh of the provider login's other session", f.tpHeader.Refresh(), "unauthorised", auth.ReasonUnknownToken)
+				want401(t, "refresh of the provider login's other session", f.tpHeader.Refresh(), "unauthorised", auth.ReasonRevoked)
 
 				if tc.cache > 0 {
 					f.clock.Advance(tc.cache)
