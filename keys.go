@@ -222,16 +222,9 @@ func (k *keyring) reloadIfOlder(ctx context.Context, maxAge time.Duration) error
 
 // load reads the keys of the store into a new snapshot. Called under mu.
 func (k *keyring) load(ctx context.Context, now time.Time) (*keyset, error) {
-	keys, err := k.store.SigningKeys(ctx, now)
+	keys, err := k.read(ctx, now)
 	if err != nil {
-		return nil, fmt.Errorf("auth: loading signing keys: %w", err)
-	}
-	if n, err := k.vouch(ctx, now, keys); err != nil {
 		return nil, err
-	} else if n > 0 {
-		if keys, err = k.store.SigningKeys(ctx, now); err != nil {
-			return nil, fmt.Errorf("auth: loading signing keys: %w", err)
-		}
 	}
 	var vouchers map[string]store.SigningKey
 	if k.seal.on() {
@@ -240,37 +233,13 @@ func (k *keyring) load(ctx context.Context, now time.Time) (*keyset, error) {
 	prev := k.current.Load()
 	ks := &keyset{loadedAt: now, byID: make(map[string]*signingKey, len(keys))}
 	for _, sk := range keys {
-		if !k.ofKind(sk) {
+		sk, ok := k.trusted(sk, vouchers, now)
+		if !ok {
 			continue
 		}
-		if k.seal.on() && !sealed(sk.Material) {
-			// With secrets, a key in the clear is one from before they
-			// were set, vouched for then, or one written since by someone
-			// without them, which must never verify.
-			until, ok := k.seal.vouchedUntil(sk, vouchers)
-			if !ok || !now.Before(until) {
-				continue
-			}
-			if until.Before(sk.VerifyUntil) {
-				sk.VerifyUntil = until
-			}
-		}
-		// A key that does not open fails the whole load, as a malformed
-		// one does: nothing signs or verifies with a guess.
-		material, wasSealed, err := k.seal.open(sk)
+		key, wasSealed, err := k.open(sk, prev)
 		if err != nil {
 			return nil, err
-		}
-		key, err := parseKey(sk, material)
-		if err != nil {
-			return nil, err
-		}
-		// An unchanged key keeps its identity, so the tokens it verified
-		// stay in the token cache (see verifiedToken.stillValid).
-		if prev != nil {
-			if old := prev.byID[key.id]; old != nil && old.same(key) {
-				key = old
-			}
 		}
 		ks.byID[key.id] = key
 		ks.ordered = append(ks.ordered, key)
@@ -284,6 +253,66 @@ func (k *keyring) load(ctx context.Context, now time.Time) (*keyset, error) {
 	}
 	k.current.Store(ks)
 	return ks, nil
+}
+
+// read returns the store's keys, once vouch has done its work on them.
+func (k *keyring) read(ctx context.Context, now time.Time) ([]store.SigningKey, error) {
+	keys, err := k.store.SigningKeys(ctx, now)
+	if err != nil {
+		return nil, fmt.Errorf("auth: loading signing keys: %w", err)
+	}
+	if n, err := k.vouch(ctx, now, keys); err != nil {
+		return nil, err
+	} else if n > 0 {
+		if keys, err = k.store.SigningKeys(ctx, now); err != nil {
+			return nil, fmt.Errorf("auth: loading signing keys: %w", err)
+		}
+	}
+	return keys, nil
+}
+
+// trusted reports whether the ring may use sk, and returns it with its
+// life cut to what its voucher allows.
+func (k *keyring) trusted(sk store.SigningKey, vouchers map[string]store.SigningKey, now time.Time) (store.SigningKey, bool) {
+	if !k.ofKind(sk) {
+		return sk, false
+	}
+	if !k.seal.on() || sealed(sk.Material) {
+		return sk, true
+	}
+	// With secrets, a key in the clear is one from before they were set,
+	// vouched for then, or one written since by someone without them,
+	// which must never verify.
+	until, ok := k.seal.vouchedUntil(sk, vouchers)
+	if !ok || !now.Before(until) {
+		return sk, false
+	}
+	if until.Before(sk.VerifyUntil) {
+		sk.VerifyUntil = until
+	}
+	return sk, true
+}
+
+// open turns a stored key into one the ring uses, reporting whether it
+// was sealed. A key that does not open fails the whole load, as a
+// malformed one does: nothing signs or verifies with a guess. An unchanged
+// key keeps its identity in the new snapshot, so the tokens it verified
+// stay in the token cache (see verifiedToken.stillValid).
+func (k *keyring) open(sk store.SigningKey, prev *keyset) (*signingKey, bool, error) {
+	material, wasSealed, err := k.seal.open(sk)
+	if err != nil {
+		return nil, false, err
+	}
+	key, err := parseKey(sk, material)
+	if err != nil {
+		return nil, false, err
+	}
+	if prev != nil {
+		if old := prev.byID[key.id]; old != nil && old.same(key) {
+			key = old
+		}
+	}
+	return key, wasSealed, nil
 }
 
 // vouch writes a voucher (see voucherAlg) for each key of the ring's kind

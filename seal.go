@@ -309,6 +309,14 @@ func (a *Auth) checkKeys() (err error) {
 	if !a.keys.seal.on() {
 		return nil
 	}
+	a.vouchAtStart(ctx, keys)
+	return nil
+}
+
+// vouchAtStart has both keyrings vouch for the keys in the clear, if this
+// is the first time the store is sealed, and logs what it did and the
+// clear keys that will not verify.
+func (a *Auth) vouchAtStart(ctx context.Context, keys []store.SigningKey) {
 	now := a.cfg.Now()
 	vouched := 0
 	for _, k := range []*keyring{a.keys, a.refreshKeys} {
@@ -322,10 +330,21 @@ func (a *Auth) checkKeys() (err error) {
 			"Expected once, when the secret is first set; at a later start it means the store's sealed keys were removed, "+
 			"or the store was restored from a backup taken before the secret",
 			slog.Int("keys", vouched))
+		var err error
 		if keys, err = a.store.SigningKeys(ctx, now); err != nil {
-			return nil
+			return
 		}
 	}
+	if refused := a.unvouched(keys, now); len(refused) > 0 {
+		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: keys in the clear in the store are refused: with Config.Secrets set, "+
+			"only keys that were in the store before anything in it was sealed verify, until they expire",
+			slog.Any("key_ids", refused))
+	}
+}
+
+// unvouched returns the ids of the keys in the clear that no voucher
+// lets verify at now.
+func (a *Auth) unvouched(keys []store.SigningKey, now time.Time) []string {
 	vouchers := vouchersIn(keys)
 	var refused []string
 	for _, sk := range keys {
@@ -336,12 +355,7 @@ func (a *Auth) checkKeys() (err error) {
 			refused = append(refused, sk.ID)
 		}
 	}
-	if len(refused) > 0 {
-		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: keys in the clear in the store are refused: with Config.Secrets set, "+
-			"only keys that were in the store before anything in it was sealed verify, until they expire",
-			slog.Any("key_ids", refused))
-	}
-	return nil
+	return refused
 }
 
 // checkSecrets refuses secrets too short or too regular to be random,
