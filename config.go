@@ -120,10 +120,12 @@ type Config struct {
 	// read then does not make New fail (New waits at most 10 seconds for
 	// it); the keys are read again on first use.
 	//
-	// Keys made before Secrets was set are in the clear; they keep
-	// verifying until they expire, but stop signing at once: a new,
-	// sealed key replaces each. Default none: keys are stored in the
-	// clear, and whoever can read the Store can mint tokens.
+	// Keys in the clear when Secrets is first set keep verifying until
+	// they expire, a key lifetime at most, but stop signing at once: a
+	// new, sealed key replaces each. Only those keys verify in the clear;
+	// any key written in the clear afterwards is refused. Default none:
+	// keys are stored in the clear, and whoever can read the Store can
+	// mint tokens.
 	Secrets []string
 
 	// CheckSessionInStore makes RequireSession look the session up in the

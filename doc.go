@@ -64,9 +64,10 @@
 // (email_verified) starts verified, and a verified address stays verified
 // while the provider reports the same one. Completing a password reset
 // from the emailed link verifies that email too: the link proves the
-// inbox, as a verification link does, and so the owner of an address that
-// a stranger signed up with can take the account back (the reset ends the
-// stranger's sessions). An address that changes is a new, unverified one.
+// inbox, and so the owner of an address that a stranger signed up with
+// can take the account back (the reset ends the stranger's sessions and
+// replaces the password). An address that changes is a new, unverified
+// one.
 //
 // With Config.EmailVerification.Mode optional or required, access tokens
 // carry the SDKs' st-ev claim, {"v": verified, "t": when read}, for the
@@ -85,34 +86,63 @@
 // random bits, stored as SHA-256, valid for a day
 // (EmailVerificationConfig.TokenLifetime), bound to the login method and
 // the address they were sent to, and work once even when submissions race.
-// Each user gets one email a minute (RateLimits.VerificationEmails):
-// the SDKs ask at every load of their "check your inbox" page.
+// Each user, and each address, gets one email a minute
+// (RateLimits.VerificationEmails): the SDKs ask at every load of their
+// "check your inbox" page, and several users may have one address
+// unverified.
 //
 // # Account linking
 //
-// With Config.AccountLinking, a new login method whose email another user
-// has joins that user, instead of making a second one, if and only if the
-// new method's email is verified (a provider vouched for it) and so is the
-// existing user's login method with that address. Otherwise the sign-up
-// is refused: SIGN_IN_UP_NOT_ALLOWED for a provider, SIGN_UP_NOT_ALLOWED
-// for a password, with the SDKs' reasons. So a stranger who signs up first
-// with someone else's address, unverified, can never be joined by its
-// owner's later sign-in with Google; the owner proves the inbox instead,
-// by a password reset or a verification link on that account, and signs
-// in with Google again, which then joins it. Signing in to an unverified
-// login method whose email another user has verified is refused the same
-// way (SIGN_IN_NOT_ALLOWED, or SIGN_IN_UP_NOT_ALLOWED), until it is
-// verified.
+// With Config.AccountLinking, login methods with one email address belong
+// to one user, and the model rests on one distinction: a login method's
+// email is proven (store.Login.EmailProven) when whoever holds the method
+// has shown they read the inbox. A provider that vouches for the address
+// (email_verified) proves it; so does setting the password from a reset
+// link mailed to it, SetEmailVerified, and opening a verification link in
+// a session of that same login method. A verification link opened
+// elsewhere (another browser, no session) verifies the address, for the
+// st-ev claim, but proves nothing about who made the account: the person
+// who clicked may have been sent the link by a stranger who signed up with
+// their address. A new password, and a provider that does not vouch for
+// the address, prove nothing.
 //
-// At most one user owns an email (store.Login.OwnsEmail): concurrent first
-// sign-ins with two methods of one address make one user, or refuse one of
-// them, never two owners. A user is a primary user (isPrimaryUser) once it
-// owns a verified email or has several login methods; its sessions name it
-// in "sub" and the login method that signed in in "rsub"
-// (Session.LoginID). Users made while linking was off own nothing until
-// their address is next met. A verification never merges two existing
-// users. A password reset acts only on email and password logins: a user
-// who has none gets no reset email, and a reset never creates one.
+// Only a login method that proves its email owns it (at most one does)
+// or joins a user by it. A new method that proves the address joins the
+// user that owns it; if nobody owns it, the user of the oldest method that
+// proves it; failing that, the user of the address's email and password
+// login, after ending what its maker holds, as a reset would: its password
+// is voided (a reset sets a new one) and every session of the user ends.
+// Otherwise it makes a new user that owns the address, and the sessions
+// of every other user's unproven login with the address end. A new method
+// that proves nothing is refused where someone owns the address
+// (SIGN_IN_UP_NOT_ALLOWED, or SIGN_UP_NOT_ALLOWED for a password, with the
+// SDKs' reasons) and otherwise makes a user of its own that owns nothing.
+// Signing in with an unproven method whose address another user holds is
+// refused (SIGN_IN_NOT_ALLOWED, SIGN_IN_UP_NOT_ALLOWED) until it is proven,
+// by a reset for a password.
+//
+// Two properties follow, and TestAccountProperties checks them over every
+// history of up to five steps of an inbox's owner and a stranger:
+//
+//   - No takeover: nothing a person who cannot read an inbox does (sign
+//     up with its address, sign in with a provider that reports it
+//     unverified, ask for verification mail and have it opened, keep a
+//     session) gives them a way into a user that the inbox's owner signs
+//     into or uses.
+//   - No lockout: the owner of an inbox gets into an account with the
+//     address by self-service (a provider that vouches for it, or a
+//     reset), and whatever a stranger made with the address then becomes
+//     the owner's (joined after eviction, or taken by a reset) or stops
+//     opening for the stranger.
+//
+// Without linking, users are never joined and own nothing; an email and
+// password login a stranger made with an address is taken over by its
+// owner's reset, and a stranger's account at a provider stays theirs,
+// with the address unproven. A user is a primary user (isPrimaryUser) once
+// it owns an email or has several login methods; its sessions name it in
+// "sub" and the login method that signed in in "rsub" (Session.LoginID).
+// A password reset acts only on email and password logins: a user who has
+// none gets no reset email, and a reset never creates one.
 //
 // # Sessions
 //

@@ -68,7 +68,8 @@ type RateLimits struct {
 	// every 10 seconds (360 an hour).
 	ClientThirdPartySignIns Rate
 	// VerificationEmails bounds the verification emails sent to one
-	// user, so that a page that asks for one at every load (the
+	// user, and separately to one address (several users may have it
+	// unverified), so that a page that asks for one at every load (the
 	// SDKs' does) cannot flood an inbox. Past it, the send endpoint
 	// answers GENERAL_ERROR asking the user to wait. Default 1, then 1
 	// every minute.

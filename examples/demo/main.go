@@ -467,15 +467,10 @@ func run(args []string, getenv func(string) string) error {
 // and verification emails, stdout is where the demo tells of mail that
 // could not be sent.
 func newAuth(o options, st store.Store, m mailer.Mailer, stdout io.Writer, logger *slog.Logger) (*auth.Auth, error) {
-	// Counting attempts in the store lets several demo instances on one
-	// database share the limits.
-	var limiter auth.Limiter
-	if ls, ok := st.(store.RateLimitStore); ok {
-		limiter = auth.NewStoreLimiter(ls)
-	}
+	// The library counts attempts in the store by default, so several
+	// demo instances on one database share the limits.
 	return auth.New(auth.Config{
 		Store:                st,
-		Limiter:              limiter,
 		AccessTokenLifetime:  o.accessTTL,
 		RefreshTokenLifetime: o.refreshTTL,
 		Email:                auth.EmailConfig{Mailer: m, ResetTokenLifetime: o.resetTTL},
