@@ -243,7 +243,11 @@ type ThirdPartyConfig struct {
 	// RedirectURIs are redirect URIs the frontend may ask for besides the
 	// SDK's callback page, <origin>/auth/callback/<thirdPartyId> on the
 	// origin of Config.AppURL or one of Config.AllowedOrigins, which is
-	// always allowed. Exact strings, as registered at the providers.
+	// always allowed; for a provider that posts its callback (Apple), the
+	// frontend pages the relay may send its code to besides that page.
+	// Exact strings, as registered at the providers: absolute http(s)
+	// URLs with a lower-case scheme, no userinfo and no fragment (not
+	// even an empty one); New refuses others.
 	RedirectURIs []string
 
 	// APIURL is the public URL of the server this handler runs on, such
@@ -654,6 +658,11 @@ func (c *ThirdPartyConfig) setDefaults(appURL string) error {
 	if err := checkProviderIDs(c.Providers); err != nil {
 		return err
 	}
+	for _, uri := range c.RedirectURIs {
+		if !exactRedirectURI(uri) {
+			return fmt.Errorf("auth: Config.ThirdParty.RedirectURIs: %q must be an absolute http or https URL with a lower-case scheme, no userinfo and no fragment", uri)
+		}
+	}
 	if _, ok := httpURL(appURL); !ok {
 		return fmt.Errorf("auth: Config.AppURL %q must be an http or https URL with ThirdParty.Providers: the redirect URIs are checked against it", appURL)
 	}
@@ -667,6 +676,15 @@ func (c *ThirdPartyConfig) setDefaults(appURL string) error {
 	}
 	setDefault(&c.Timeout, provider.Timeout)
 	return nil
+}
+
+// exactRedirectURI reports whether uri is spelt as a provider compares it:
+// a lower-case http(s) scheme, a host, no userinfo and no fragment, not
+// even an empty "#", which a provider would pass on byte for byte.
+func exactRedirectURI(uri string) bool {
+	u, err := url.Parse(uri)
+	return err == nil && (strings.HasPrefix(uri, "https://") || strings.HasPrefix(uri, "http://")) &&
+		u.Host != "" && u.User == nil && !strings.Contains(uri, "#")
 }
 
 // checkProviderIDs checks that every provider has an ID of its own: the

@@ -531,8 +531,9 @@ func (a *Auth) handleFormPostCallback(w http.ResponseWriter, r *http.Request) {
 		writeMessage(w, http.StatusBadRequest, "the state of the callback is not one the frontend made")
 		return
 	}
-	if !a.frontendCallback(s.FrontendRedirectURI, formPostID(r.URL.Path, a.cfg.BasePath)) {
-		writeMessage(w, http.StatusBadRequest, "the state's frontendRedirectURI is not the frontend's /auth/callback page of this provider")
+	if !a.frontendCallback(s.FrontendRedirectURI, formPostID(r.URL.Path, a.cfg.BasePath)) &&
+		!slices.Contains(a.cfg.ThirdParty.RedirectURIs, s.FrontendRedirectURI) {
+		writeMessage(w, http.StatusBadRequest, "the state's frontendRedirectURI is not the frontend's /auth/callback page of this provider, nor listed in Config.ThirdParty.RedirectURIs")
 		return
 	}
 	q := url.Values{}

@@ -154,31 +154,64 @@ func TestThirdPartyRedirectURISpelling(t *testing.T) {
 		local + "/auth/callback/idp#",
 		"HTTP://localhost:5173/auth/callback/idp",
 	}
-	// Both servers share a store, so each recognises the other's
-	// verifiers: the issuer lists the variants, and so hands out
-	// verifiers for them, which the checker must still refuse.
-	st := memstore.New()
-	issuer, _ := tpServer(t, auth.Config{Store: st, AppURL: app, AllowedOrigins: []string{local},
-		ThirdParty: auth.ThirdPartyConfig{RedirectURIs: variants}})
-	checker, p := tpServer(t, auth.Config{Store: st, AppURL: app, AllowedOrigins: []string{local}})
-	ic, cc := issuer.NewClient(authtest.Header), checker.NewClient(authtest.Header)
-
+	// No server hands out a verifier for these spellings (New refuses
+	// them in RedirectURIs too), so /signinup gets the verifier of the
+	// proper page with each of them.
+	checker, p := tpServer(t, auth.Config{AppURL: app, AllowedOrigins: []string{local}})
+	cc := checker.NewClient(authtest.Header)
 	good := app + "/auth/callback/idp"
-	if res := cc.Do("POST", "/auth/signinup", signInUpBody("idp", good, "code-good", authorisationURL(t, ic, "idp", good))); res.Status != "OK" {
-		t.Fatalf("sign-in with the other server's verifier: %d %s", res.StatusCode, res.Body)
-	}
 	for i, redirect := range variants {
 		res := cc.Get("/auth/authorisationurl?" + url.Values{"thirdPartyId": {"idp"}, "redirectURIOnProviderDashboard": {redirect}}.Encode())
 		if res.StatusCode != http.StatusBadRequest {
 			t.Errorf("authorisationurl with redirect %q: %d %s, want 400", redirect, res.StatusCode, res.Body)
 		}
-		v := authorisationURL(t, ic, "idp", redirect)
-		res = cc.Do("POST", "/auth/signinup", signInUpBody("idp", redirect, "code-"+string(rune('a'+i)), v))
+		res = cc.Do("POST", "/auth/signinup", signInUpBody("idp", redirect, "code-"+string(rune('a'+i)), authorisationURL(t, cc, "idp", good)))
 		if res.StatusCode != http.StatusBadRequest {
 			t.Errorf("signinup with redirect %q: %d %s, want 400", redirect, res.StatusCode, res.Body)
 		}
 	}
+	if res := cc.Do("POST", "/auth/signinup", signInUpBody("idp", good, "code-good", authorisationURL(t, cc, "idp", good))); res.Status != "OK" {
+		t.Fatalf("sign-in with the proper page: %d %s", res.StatusCode, res.Body)
+	}
 	if n := p.exchanged(); n != 1 {
 		t.Errorf("the provider redeemed %d codes, want 1: the refused redirect URIs must not reach it", n)
+	}
+}
+
+// The relay also sends a code to a frontend page the configuration lists,
+// for an app whose callback page is not the SDK's default; and a listed
+// redirect URI must be spelt as the provider will compare it.
+func TestFormPostRelaysToListedPage(t *testing.T) {
+	t.Parallel()
+	apple := &scripted{id: "apple", formPost: true}
+	s := authtest.NewServer(t, auth.Config{
+		AppURL:     "https://app.example.com",
+		ThirdParty: auth.ThirdPartyConfig{Providers: []provider.Provider{apple}, RedirectURIs: []string{"https://app.example.com/login/callback/apple"}},
+	})
+	got := postCallback(t, s, "apple", "good-code", "https://app.example.com/login/callback/apple")
+	if loc, err := url.Parse(got.location); got.status != http.StatusSeeOther || err != nil || loc.Path != "/login/callback/apple" || loc.Query().Get("code") != "good-code" {
+		t.Errorf("relay to the listed page: %d Location %q, want 303 to it with the code", got.status, got.location)
+	}
+	if got := postCallback(t, s, "apple", "leaked-code", "https://app.example.com/login/other"); got.status != http.StatusBadRequest || got.location != "" {
+		t.Errorf("relay to an unlisted page: %d Location %q, want 400", got.status, got.location)
+	}
+
+	for _, uri := range []string{
+		"https://app.example.com/auth/callback/apple#",
+		"https://app.example.com/auth/callback/apple#x",
+		"HTTPS://app.example.com/auth/callback/apple",
+		"Https://app.example.com/auth/callback/apple",
+		"https://user@app.example.com/auth/callback/apple",
+		"/auth/callback/apple",
+		"javascript:alert(1)",
+	} {
+		_, err := auth.New(auth.Config{
+			Store:      memstore.New(),
+			AppURL:     "https://app.example.com",
+			ThirdParty: auth.ThirdPartyConfig{Providers: []provider.Provider{apple}, RedirectURIs: []string{uri}},
+		})
+		if err == nil || !strings.Contains(err.Error(), "RedirectURIs") {
+			t.Errorf("New with RedirectURIs [%q]: %v, want an error naming Config.ThirdParty.RedirectURIs", uri, err)
+		}
 	}
 }
