@@ -160,11 +160,11 @@ type Config struct {
 	// addresses. The zero value means off.
 	EmailVerification EmailVerificationConfig
 
-	// AccountLinking lets a new login method join the existing user with
-	// the same email instead of making a second user, but only when both
-	// emails are verified; otherwise the sign-up is refused (see the
-	// package documentation, # Account linking). Default off: every
-	// sign-up makes a new user.
+	// AccountLinking lets a new login method that proves its email (a
+	// provider vouches for it) join the user who owns the address instead
+	// of making a second user; a method that proves nothing joins nobody
+	// (see the package documentation, # Account linking). Default off:
+	// every sign-up makes a new user.
 	AccountLinking bool
 
 	// DisableEmailExists turns off the endpoint that tells whether an

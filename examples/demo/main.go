@@ -143,7 +143,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	if err != nil {
 		return o, err
 	}
-	fs.BoolVar(&o.accountLinking, "account-linking", linking, "join a new login method to the user who has its email, when both are verified; refuse it when either is not (env DEMO_ACCOUNT_LINKING)")
+	fs.BoolVar(&o.accountLinking, "account-linking", linking, "join a new login method to the user who has its email when the method proves the address (a provider vouches for it); a method that proves nothing joins nobody (env DEMO_ACCOUNT_LINKING)")
 	for _, err := range []error{
 		dur(&o.accessTTL, "access-ttl", "DEMO_ACCESS_TTL", auth.DefaultAccessTokenLifetime, "access token lifetime"),
 		dur(&o.refreshTTL, "refresh-ttl", "DEMO_REFRESH_TTL", auth.DefaultRefreshTokenLifetime, "session lifetime without a refresh"),
