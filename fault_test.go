@@ -29,10 +29,38 @@ package auth_test
 //	(i) every refresh token a client holds is one the store committed,
 //	    and names the session, generation, key and expiry it was committed
 //	    with (read from the token's documented layout);
+//	(j) at most one login owns an email, a login that owns its email has
+//	    it proven, and a proven email is verified; with account linking
+//	    off, no login owns one;
+//	(k) every user has at least one login;
+//	(l) nothing of a deleted user remains or works: no user, login or
+//	    session in the store, no reset or verification token, and over
+//	    HTTP no refresh or access token, password or link;
+//	(m) an unlinked login signs in no more and the sessions it started no
+//	    longer refresh, while the user's other logins and their sessions
+//	    carry on;
+//	(n) a verification token works at most once;
+//	(o) after a join with eviction, the voided password signs in no more,
+//	    and no session from before the join refreshes or opens a route;
+//	(p) with faults off no answer is a 5xx: the only one a run may see is
+//	    the injected fault's own;
 //
 // and that nobody is locked out: every user signs in with the password the
-// store committed last, a live session's newest token refreshes, and a
+// store committed last (unless a join voided it, its login was unlinked or
+// its user deleted), every third-party identity a flow used signs in again
+// and reaches the user its login belongs to, the user that owns an email
+// is one its owner reaches, a live session's newest token refreshes, and a
 // lost response inside the reuse window costs nothing.
+//
+// The flows cover password sign-up and sign-in, refresh, sign-out, reset,
+// third-party sign-in with account linking off and on (fault_linking_test.go:
+// a join, a join with eviction, a refusal), sending and opening
+// verification links, and the Go API's Unlink and DeleteUser.
+//
+// TestFaultBreakage shows that the sweep has teeth: each of the breakages
+// there (a store wrapper that breaks the contract, or a handler change
+// simulated by a wrapper in front of the faultstore) must make it report
+// a violation.
 //
 // Presenting a refresh token changes what it tests (a superseded token
 // ends its session; a working one moves the session on), so (a) is checked
@@ -57,6 +85,7 @@ package auth_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -68,6 +97,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -135,26 +165,35 @@ var faultCombos = []struct {
 }
 
 // faultAnswer is the outcome of one request: a response, or the transport
-// error a client saw.
+// error a client saw; or, for a call of the Go API (api), the error it
+// returned or the panic that came out of it.
 type faultAnswer struct {
 	res *authtest.Response
 	err error
+
+	api      bool
+	panicked any
 }
 
 func (a faultAnswer) is(code int, status string) bool {
-	return a.err == nil && a.res.StatusCode == code && a.res.Status == status
+	return !a.api && a.err == nil && a.res.StatusCode == code && a.res.Status == status
 }
 
 func (a faultAnswer) message(code int, msg string) bool {
-	return a.err == nil && a.res.StatusCode == code && a.res.Message == msg
+	return !a.api && a.err == nil && a.res.StatusCode == code && a.res.Message == msg
 }
 
-func (a faultAnswer) ok() bool { return a.is(http.StatusOK, "OK") }
+func (a faultAnswer) ok() bool {
+	if a.api {
+		return a.err == nil && a.panicked == nil
+	}
+	return a.is(http.StatusOK, "OK")
+}
 
 // reason is the Reason of a 401 (send has checked that the header and the
 // body agree).
 func (a faultAnswer) reason() auth.Reason {
-	if a.err != nil {
+	if a.api || a.err != nil {
 		return ""
 	}
 	return auth.Reason(a.res.Header.Get(auth.ReasonHeader))
@@ -179,7 +218,14 @@ var (
 )
 
 func (a faultAnswer) String() string {
-	if a.err != nil {
+	switch {
+	case a.api && a.panicked != nil:
+		return fmt.Sprintf("panic: %v", a.panicked)
+	case a.api && a.err != nil:
+		return "error: " + a.err.Error()
+	case a.api:
+		return "nil error"
+	case a.err != nil:
 		return "transport error: " + a.err.Error()
 	}
 	return fmt.Sprintf("%d %s", a.res.StatusCode, bytes.TrimSpace(a.res.Body))
@@ -204,6 +250,21 @@ type faultEnv struct {
 	// patience, if set, is how long the client waits for the faulted
 	// request before it gives up.
 	patience time.Duration
+	// armed is set while the fault is: the only time a 5xx may come.
+	armed bool
+
+	// provider is the fake OpenID provider of the third-party flows, and
+	// identities the identities the flows signed in with that must sign
+	// in again (see faultIdentity).
+	provider   *authtest.Provider
+	identities []faultIdentity
+
+	// broken, for a run of TestFaultBreakage, is the breakage in place
+	// (from the moment the fault is armed), and caught counts the
+	// violations it caused, which then fail nothing.
+	broken   *faultBreakage
+	breaking atomic.Bool
+	caught   int
 
 	// What the flow under test used.
 	plan      faultstore.Plan
@@ -211,9 +272,19 @@ type faultEnv struct {
 	presented string // the refresh token the faulted refresh presented
 	access    string // the access token the faulted sign-out presented
 	resetTok  string // the reset token the faulted submission presented
+
+	userID    string             // the user the flow acts on
+	loginID   string             // the login it unlinks
+	subject   string             // the provider identity it signs in with
+	signInUp  []byte             // the /signinup body prepared before the fault
+	verifyTok string             // the verification token it opens
+	ending    []*authtest.Client // sessions the flow must end
+	lasting   []*authtest.Client // sessions it must leave alone
 }
 
-func newFaultEnv(t *testing.T, configure func(*auth.Config)) *faultEnv {
+// newFaultEnv makes the server of one run of f, with the breakage
+// broken in place if it is not nil.
+func newFaultEnv(t *testing.T, f faultFlow, broken *faultBreakage) *faultEnv {
 	e := &faultEnv{
 		t:        t,
 		mem:      memstore.New(),
@@ -222,13 +293,23 @@ func newFaultEnv(t *testing.T, configure func(*auth.Config)) *faultEnv {
 		received: map[store.TokenHash]string{},
 		handleOf: map[store.TokenHash]string{},
 		secrets:  map[string]bool{authtest.Password: true, faultNewPassword: true},
+		broken:   broken,
 	}
-	e.fs = faultstore.New(e.mem)
+	var inner store.Store = e.mem
+	if broken != nil && broken.store != nil {
+		inner = broken.store(e.mem, &e.breaking)
+	}
+	e.fs = faultstore.New(inner)
+	var outer store.Store = e.fs
+	if broken != nil && broken.handler != nil {
+		outer = broken.handler(e.fs, &e.breaking)
+	}
 	cfg := auth.Config{
-		Store:  e.fs,
+		Store:  outer,
 		Logger: slog.New(slog.NewTextHandler(e.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		OnEvent: func(_ context.Context, ev auth.Event) {
-			if ev.Kind == auth.EventResetEmailSent || ev.Kind == auth.EventMailFailed {
+			switch ev.Kind {
+			case auth.EventResetEmailSent, auth.EventEmailVerificationSent, auth.EventMailFailed:
 				select {
 				case e.mail <- ev:
 				default:
@@ -236,8 +317,12 @@ func newFaultEnv(t *testing.T, configure func(*auth.Config)) *faultEnv {
 			}
 		},
 	}
-	if configure != nil {
-		configure(&cfg)
+	if f.thirdParty {
+		e.provider = authtest.NewProvider(t)
+		cfg.ThirdParty.Providers = append(cfg.ThirdParty.Providers, e.provider.Provider())
+	}
+	if f.configure != nil {
+		f.configure(&cfg)
 	}
 	e.srv = authtest.NewServer(t, cfg)
 	e.cfg = e.srv.AuthConfig
@@ -245,11 +330,33 @@ func newFaultEnv(t *testing.T, configure func(*auth.Config)) *faultEnv {
 	return e
 }
 
-// violation reports a broken invariant or an undefined answer.
+// violation reports a broken invariant or an undefined answer. Under a
+// breakage it is what the test wants, and is counted instead.
 func (e *faultEnv) violation(format string, args ...any) {
 	e.t.Helper()
+	if e.broken != nil {
+		if e.caught++; e.caught <= 3 {
+			e.t.Logf("caught: "+format, args...)
+		}
+		return
+	}
 	faultViolations.Add(1)
 	e.t.Errorf("VIOLATION: "+format, args...)
+}
+
+// faultAbort ends a run under a breakage that a check cannot go on from.
+type faultAbort struct{}
+
+// fatal reports a violation that the checks cannot go on from: it ends
+// the test, or under a breakage only the run.
+func (e *faultEnv) fatal(format string, args ...any) {
+	e.t.Helper()
+	if e.broken != nil {
+		e.violation(format, args...)
+		panic(faultAbort{})
+	}
+	e.violation(format, args...)
+	e.t.FailNow()
 }
 
 // finding tallies an allowed outcome worth reporting.
@@ -307,15 +414,20 @@ func (e *faultEnv) send(c *authtest.Client, method, path string, body []byte, ri
 		out.Status, _ = out.JSON["status"].(string)
 		out.Message, _ = out.JSON["message"].(string)
 	}
+	// (p)
+	if res.StatusCode >= 500 && !e.armed {
+		e.violation("%s %s with faults off: %d %s", method, path, res.StatusCode, bytes.TrimSpace(out.Body))
+	}
 	// Every 401 says why, in the header and in the body alike, beside a
-	// message the SDKs know; no other answer carries a reason.
+	// message the SDKs know; no other answer carries a reason (account
+	// linking's refusals carry the SDKs' text for the user in "reason").
 	reason := out.Header.Get(auth.ReasonHeader)
 	inBody, hasReason := out.JSON["reason"]
 	if res.StatusCode == http.StatusUnauthorized {
 		if reason == "" || inBody != reason || !faultReasons[auth.Reason(reason)] || len(out.JSON) != 2 || !faultRefusals[out.Message] {
 			e.violation("%s %s: a 401 without a clean reason: %s %q, body %s", method, path, auth.ReasonHeader, reason, bytes.TrimSpace(out.Body))
 		}
-	} else if reason != "" || hasReason {
+	} else if reason != "" || hasReason && !strings.HasSuffix(out.Status, "_NOT_ALLOWED") {
 		e.violation("%s %s: a %d with a reason: %s %q, body %s", method, path, res.StatusCode, auth.ReasonHeader, reason, bytes.TrimSpace(out.Body))
 	}
 	e.keep(c, res, out)
@@ -447,7 +559,7 @@ func (e *faultEnv) mailOutcome() (auth.Event, bool) {
 	case ev := <-e.mail:
 		return ev, true
 	case <-time.After(faultRequestTimeout):
-		e.violation("the outbox neither sent nor reported a reset email within %v", faultRequestTimeout)
+		e.violation("the outbox neither sent nor reported an email within %v", faultRequestTimeout)
 		return auth.Event{}, false
 	}
 }
@@ -491,8 +603,16 @@ type faultFlow struct {
 	// run is the flow, with the fault armed.
 	run func(e *faultEnv, c *authtest.Client) faultAnswer
 	// offPath: the flow's store calls happen off the request path (the
-	// outbox), so the answer never depends on them.
-	offPath bool
+	// outbox), so the answer never depends on them; offPathMethods names
+	// the methods of such calls in a flow that also makes calls on it.
+	offPath        bool
+	offPathMethods map[string]bool
+	// status is the status of the answer without faults, if not OK.
+	status string
+	// api: the flow calls the Go API, not the HTTP API.
+	api bool
+	// thirdParty: the run's server has the fake OpenID provider.
+	thirdParty bool
 	// tolerated are methods whose failure the flow rides over: their
 	// Error faults leave the answer unchanged.
 	tolerated map[string]bool
@@ -502,6 +622,14 @@ type faultFlow struct {
 }
 
 var faultModes = []authtest.Mode{authtest.Cookie, authtest.Header, authtest.Body}
+
+// good reports whether a is the answer the flow gets without faults.
+func (f faultFlow) good(a faultAnswer) bool {
+	if f.status != "" {
+		return a.is(http.StatusOK, f.status)
+	}
+	return a.ok()
+}
 
 func faultFlows() []faultFlow {
 	signUp := faultFlow{
@@ -812,7 +940,7 @@ func faultFlows() []faultFlow {
 		},
 	}
 
-	return []faultFlow{
+	return append([]faultFlow{
 		signUp,
 		signIn,
 		upgrade,
@@ -824,7 +952,7 @@ func faultFlows() []faultFlow {
 		signOut("signout-sessioncheck", true, faultModes),
 		resetRequest,
 		resetSubmit,
-	}
+	}, faultLinkingFlows()...)
 }
 
 // faultSummary logs the tallies so far, over every fault test run.
@@ -873,7 +1001,22 @@ func faultCount(t *testing.T, f faultFlow, m authtest.Mode) []string {
 // a call of method, and checks the outcome. It returns the methods of the
 // calls the flow made.
 func faultRun(t *testing.T, f faultFlow, m authtest.Mode, p *faultstore.Plan, method string) []string {
-	e := newFaultEnv(t, f.configure)
+	calls, _ := faultRunBroken(t, f, m, p, method, nil)
+	return calls
+}
+
+// faultRunBroken is faultRun with a breakage in place, if broken is not
+// nil; it returns how many violations the breakage caused.
+func faultRunBroken(t *testing.T, f faultFlow, m authtest.Mode, p *faultstore.Plan, method string, broken *faultBreakage) (calls []string, caught int) {
+	e := newFaultEnv(t, f, broken)
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(faultAbort); !ok {
+				panic(r)
+			}
+		}
+		caught = e.caught
+	}()
 	c := e.srv.NewClient(m)
 	if f.setup != nil {
 		f.setup(e, c)
@@ -886,6 +1029,8 @@ func faultRun(t *testing.T, f faultFlow, m authtest.Mode, p *faultstore.Plan, me
 	if plan.Kind == faultstore.Delay && plan.Delay >= faultRequestTimeout {
 		e.patience = faultPatience
 	}
+	e.breaking.Store(true)
+	e.armed = true
 	e.fs.Arm(plan)
 	a := f.run(e, c)
 	e.patience = 0
@@ -895,10 +1040,13 @@ func faultRun(t *testing.T, f faultFlow, m authtest.Mode, p *faultstore.Plan, me
 		e.violation("a store call of the flow never returned: %v", err)
 	}
 	e.fs.Disarm()
-	calls := faultstore.Methods(e.fs.Armed())
+	e.armed = false
+	calls = faultstore.Methods(e.fs.Armed())
 
 	if p != nil {
-		faultRuns.Add(1)
+		if broken == nil {
+			faultRuns.Add(1)
+		}
 		fired, ok := e.fs.Fired()
 		if !ok {
 			t.Fatalf("the fault did not fire; the flow made %d calls: %v", len(calls), calls)
@@ -907,12 +1055,12 @@ func faultRun(t *testing.T, f faultFlow, m authtest.Mode, p *faultstore.Plan, me
 			t.Fatalf("call %d was %s in the fault-free run, %s now: the flow is not deterministic", p.Call, method, fired.Method)
 		}
 		faultCheckAnswer(e, f, p, method, a)
-	} else if !a.ok() {
-		t.Fatalf("fault-free run: %v", a)
+	} else if !f.good(a) {
+		e.fatal("fault-free run: %v", a)
 	}
 	f.after(e, c, a)
 	e.checkInvariants()
-	return calls
+	return calls, e.caught
 }
 
 // faultCheckAnswer checks that the answer to a faulted request is a
@@ -921,8 +1069,8 @@ func faultCheckAnswer(e *faultEnv, f faultFlow, p *faultstore.Plan, method strin
 	e.t.Helper()
 	internal := a.message(http.StatusInternalServerError, "internal error")
 	switch {
-	case f.offPath:
-		if !a.ok() {
+	case f.offPath || f.offPathMethods[method]:
+		if !f.good(a) {
 			e.violation("the answer must not depend on the outbox's store calls: %v", a)
 		}
 	case p.Kind == faultstore.Delay && p.Delay >= faultRequestTimeout:
@@ -932,17 +1080,28 @@ func faultCheckAnswer(e *faultEnv, f faultFlow, p *faultstore.Plan, method strin
 			e.violation("a store slower than the client's patience: %v, want the client to give up (or a 503)", a)
 		}
 	case p.Kind == faultstore.Delay:
-		if !a.ok() {
-			e.violation("a slow store changed the answer: %v, want OK", a)
+		if !f.good(a) {
+			e.violation("a slow store changed the answer: %v, want what it is without faults", a)
 		}
 	case p.Kind == faultstore.Error && f.tolerated[method]:
-		if !a.ok() {
-			e.violation("a failure of %s must not fail the flow: %v, want OK", method, a)
+		if !f.good(a) {
+			e.violation("a failure of %s must not fail the flow: %v, want what it is without faults", method, a)
+		}
+	case f.api && p.Kind == faultstore.Error:
+		// The Go API hands the store's error to the application.
+		if !errors.Is(a.err, faultstore.ErrInjected) || a.panicked != nil {
+			e.violation("a store error under the Go API: %v, want the store's error", a)
 		}
 	case p.Kind == faultstore.Error:
 		if !internal {
 			e.violation("a store error: %v, want 500 internal error", a)
 		}
+	case f.api && p.Kind == faultstore.Panic:
+		// Nothing recovers a panic in the application's own goroutine.
+		if _, ok := a.panicked.(faultstore.PanicValue); !ok {
+			e.violation("a store panic under the Go API: %v, want it to reach the caller", a)
+		}
+		faultTally(&faultPanicSeen, "Go API: the panic reached the caller")
 	case p.Kind == faultstore.Panic:
 		switch {
 		case a.err != nil:
@@ -1022,6 +1181,7 @@ type faultToken struct {
 type faultSession struct {
 	handle  string
 	userID  string
+	loginID string
 	created int // the index of its CreateSession in the log
 
 	tokens   []store.TokenHash // tokens[g] is generation g's
@@ -1042,8 +1202,40 @@ type faultLedger struct {
 	sessions  map[string]*faultSession
 	handles   []string // in order of creation
 	tokens    map[store.TokenHash]faultToken
-	users     []storedUser
+	users     []storedUser               // made with a password (CreateUser)
+	userIDs   []string                   // every user a call may have made, in order
 	resetUser map[store.TokenHash]string // reset token -> user
+
+	emails    map[string]bool                             // every email a login was given
+	verify    map[store.TokenHash]store.VerificationToken // committed verification tokens
+	verified  map[store.TokenHash]bool                    // verification tokens used
+	deleted   map[string]bool                             // users deleted
+	unlinked  map[string]bool                             // logins removed
+	loginUser map[string]string                           // login id -> user id
+}
+
+// faultGone is the end of a session whose user was deleted: it is not
+// found at all.
+const faultGone store.EndReason = "(its user was deleted)"
+
+// faultWant is what a rotation of a token of a session that ended for why
+// answers.
+func faultWant(why store.EndReason) string {
+	if why == faultGone {
+		return "not found"
+	}
+	return "ended: " + string(why)
+}
+
+// faultSessionGone checks what the store says of a session that ended for
+// why: an EndedError with that reason, or for a deleted user's session
+// nothing at all.
+func faultSessionGone(err error, why store.EndReason) bool {
+	var ended *store.EndedError
+	if why == faultGone {
+		return errors.Is(err, store.ErrNotFound) && !errors.As(err, &ended)
+	}
+	return errors.As(err, &ended) && ended.Reason == why
 }
 
 // faultOutcome names what a store answered a rotation.
@@ -1104,6 +1296,8 @@ func faultEndedReason(why store.EndReason) auth.Reason {
 	case store.EndTokenTheft:
 		return auth.ReasonTokenTheft
 	}
+	// Revoked, or forgotten with its user: a token never tells whether
+	// its account still exists.
 	return auth.ReasonRevoked
 }
 
@@ -1116,6 +1310,17 @@ func (e *faultEnv) ledger(calls []faultstore.Call) *faultLedger {
 		sessions:  map[string]*faultSession{},
 		tokens:    map[store.TokenHash]faultToken{},
 		resetUser: map[store.TokenHash]string{},
+		emails:    map[string]bool{},
+		verify:    map[store.TokenHash]store.VerificationToken{},
+		verified:  map[store.TokenHash]bool{},
+		deleted:   map[string]bool{},
+		unlinked:  map[string]bool{},
+		loginUser: map[string]string{},
+	}
+	addLogin := func(loginID, userID string) {
+		if _, known := l.loginUser[loginID]; !known {
+			l.loginUser[loginID] = userID
+		}
 	}
 	endAll := func(userID string, before int, why store.EndReason) {
 		for _, h := range l.handles {
@@ -1125,11 +1330,69 @@ func (e *faultEnv) ledger(calls []faultstore.Call) *faultLedger {
 		}
 	}
 	for i, c := range calls {
+		for _, arg := range c.Args {
+			if lg, ok := arg.(store.Login); ok && lg.Email != "" {
+				l.emails[lg.Email] = true
+			}
+		}
 		switch c.Method {
 		case "CreateUser":
 			if c.Committed() {
-				l.users = append(l.users, storedUser{c.Args[0].(store.User), c.Args[1].(store.Login)})
+				u := storedUser{c.Args[0].(store.User), c.Args[1].(store.Login)}
+				l.users = append(l.users, u)
+				l.userIDs = append(l.userIDs, u.User.ID)
+				addLogin(cmp.Or(u.Login.ID, u.User.ID), u.User.ID)
 			}
+		case "SignInUp":
+			if c.Committed() {
+				// A new user, unless the login was there: then the
+				// user id is no user's.
+				u := c.Args[1].(store.User)
+				l.userIDs = append(l.userIDs, u.ID)
+				addLogin(cmp.Or(c.Args[0].(store.Login).ID, u.ID), u.ID)
+			}
+		case "LinkLogin":
+			if c.Committed() {
+				lg := c.Args[0].(store.Login)
+				addLogin(lg.ID, lg.UserID)
+			}
+		case "LoginsByEmail":
+			l.emails[c.Args[0].(string)] = true
+		case "CreateVerificationToken":
+			if c.Committed() {
+				t := c.Args[0].(store.VerificationToken)
+				l.verify[t.Hash] = t
+			}
+		case "VerifyEmail":
+			if c.Committed() {
+				l.verified[c.Args[0].(store.TokenHash)] = true
+			}
+		case "DeleteLogin":
+			if !c.Committed() {
+				continue
+			}
+			id := c.Args[0].(string)
+			l.unlinked[id] = true
+			for _, h := range l.handles {
+				if s := l.sessions[h]; s.loginID == id && s.created < i && s.ended == "" {
+					s.ended = store.EndRevoked
+				}
+			}
+		case "DeleteUser":
+			if !c.Committed() {
+				continue
+			}
+			id := c.Args[0].(string)
+			l.deleted[id] = true
+			for _, h := range l.handles {
+				if s := l.sessions[h]; s.userID == id && s.created < i {
+					s.ended = faultGone
+				}
+			}
+		case "UserByID", "Login", "Logins", "ClaimEmail", "SetEmailVerified", "UpdatePasswordHash",
+			"ResetToken", "Session", "UserSessions", "SigningKeys", "AddSigningKey", "DeleteExpired", "LegacyTokenSession",
+			"RateLimit", "TakeRateLimit", "RefundRateLimit", "ResetRateLimit":
+			// Nothing a session's tokens depend on.
 		case "CreateSession":
 			if !c.Committed() {
 				continue
@@ -1142,8 +1405,12 @@ func (e *faultEnv) ledger(calls []faultstore.Call) *faultLedger {
 			if _, dup := l.tokens[h]; dup {
 				e.violation("session %s starts with a refresh token the store committed before", s.Handle)
 			}
+			loginID := s.LoginID
+			if loginID == "" {
+				loginID = s.UserID
+			}
 			l.sessions[s.Handle] = &faultSession{
-				handle: s.Handle, userID: s.UserID, created: i,
+				handle: s.Handle, userID: s.UserID, loginID: loginID, created: i,
 				tokens: []store.TokenHash{h}, keys: []string{""}, expiries: []time.Time{s.ExpiresAt},
 				refreshedAt: s.RefreshedAt,
 			}
@@ -1181,7 +1448,7 @@ func (e *faultEnv) ledger(calls []faultstore.Call) *faultLedger {
 			if c.Committed() {
 				endAll(c.Args[0].(string), i, store.EndRevoked)
 			}
-		case "DeleteUser", "DeleteLogin":
+		default:
 			e.t.Fatalf("ledger: %s is not modelled", c.Method)
 		}
 	}
@@ -1206,7 +1473,7 @@ func (l *faultLedger) rotation(e *faultEnv, r store.Rotation, err error) {
 	switch {
 	case s == nil:
 	case s.ended != "":
-		want = "ended: " + string(s.ended)
+		want = faultWant(s.ended)
 	case !r.Now.Before(s.expiries[s.gen()]):
 		want = "expired"
 	case r.Presented == s.tokens[s.gen()]:
@@ -1340,9 +1607,8 @@ func (e *faultEnv) checkInvariants() {
 	for _, handle := range l.handles {
 		s := l.sessions[handle]
 		got, err := e.mem.Session(ctx, handle, now)
-		var ended *store.EndedError
 		switch {
-		case s.ended != "" && (!errors.As(err, &ended) || ended.Reason != s.ended):
+		case s.ended != "" && !faultSessionGone(err, s.ended):
 			e.violation("session %s ended (%s), but the store says: %+v, %v", handle, s.ended, got, err)
 		case s.ended != "":
 		case err != nil:
@@ -1367,7 +1633,7 @@ func (e *faultEnv) checkInvariants() {
 			got, want := faultOutcome(err), "theft"
 			switch {
 			case s.ended != "":
-				want = "ended: " + string(s.ended)
+				want = faultWant(s.ended)
 			case int64(g) == s.gen():
 				want = "OK"
 			}
@@ -1457,17 +1723,18 @@ func (e *faultEnv) checkInvariants() {
 		}
 		// The store agrees with the check.
 		_, err := e.mem.Session(ctx, handle, e.srv.Clock.Now())
-		var ended *store.EndedError
 		switch {
 		case sim.live && err != nil:
 			e.violation("session %s, after the check: %v, want it live", handle, err)
-		case !sim.live && (!errors.As(err, &ended) || ended.Reason != sim.why):
+		case !sim.live && !faultSessionGone(err, sim.why):
 			e.violation("session %s, after the check: %v, want it ended (%s)", handle, err, sim.why)
 		}
 	}
 
 	// No lockout: every user signs in with the password committed last,
-	// and not with the other.
+	// and not with the other. A password whose login was unlinked (m) or
+	// whose user was deleted (l) signs in no more, nor one a join voided
+	// (o), whose user has the login that joined it to sign in with.
 	for _, u := range l.users {
 		pw, other := authtest.Password, faultNewPassword
 		for _, c := range calls {
@@ -1475,23 +1742,54 @@ func (e *faultEnv) checkInvariants() {
 				pw, other = faultNewPassword, authtest.Password
 			}
 		}
+		loginID := cmp.Or(u.Login.ID, u.User.ID)
+		gone := l.deleted[u.User.ID] || l.unlinked[loginID]
+		got, err := e.mem.Login(ctx, u.LoginKey)
 		c := e.srv.NewClient(authtest.Header)
-		if r := e.signIn(c, u.Email, pw); !r.ok() {
-			e.violation("user %s cannot sign in with the password last set: %v", u.Email, r)
+		switch {
+		case gone && (err == nil || !errors.Is(err, store.ErrNotFound)):
+			e.violation("the password login of %s was removed (user deleted %v), but the store has %+v, %v", u.Email, l.deleted[u.User.ID], got, err)
+		case gone || err == nil && got.PasswordHash == "":
+			for _, p := range []string{pw, other} {
+				if r := e.signIn(c, u.Email, p); r.ok() || r.err != nil {
+					e.violation("user %s signs in with a password that was removed or voided: %v", u.Email, r)
+				}
+			}
+		case err != nil:
+			e.violation("user %s lost: %v", u.Email, err)
+		case e.strangerUnder(got):
+			// Under account linking, while another user holds the
+			// address, an unproven password is refused until a reset
+			// proves it.
+			if r := e.signIn(c, u.Email, pw); !r.is(http.StatusOK, "SIGN_IN_NOT_ALLOWED") {
+				e.violation("user %s, whose address another user holds, with its unproven password: %v, want SIGN_IN_NOT_ALLOWED", u.Email, r)
+			}
+		default:
+			if r := e.signIn(c, u.Email, pw); !r.ok() {
+				e.violation("user %s cannot sign in with the password last set: %v", u.Email, r)
+			}
+			if r := e.signIn(c, u.Email, other); !r.is(http.StatusOK, "WRONG_CREDENTIALS_ERROR") {
+				e.violation("user %s signs in with a password not theirs: %v", u.Email, r)
+			}
 		}
-		if r := e.signIn(c, u.Email, other); !r.is(http.StatusOK, "WRONG_CREDENTIALS_ERROR") {
-			e.violation("user %s signs in with a password not theirs: %v", u.Email, r)
+		if !gone && err == nil && got.PasswordHash == "" {
+			logins, _ := e.mem.Logins(ctx, u.User.ID)
+			if !slices.ContainsFunc(logins, func(o store.Login) bool { return o.ID != got.ID }) {
+				e.violation("user %s: the password was voided and the user has no other login: locked out", u.Email)
+			}
 		}
 	}
 
 	// (f) No plain text token or password in the store or the log.
 	for _, u := range l.users {
-		got, err := e.mem.Login(ctx, u.LoginKey)
-		if err != nil {
-			e.violation("user %s lost: %v", u.Email, err)
+		if l.deleted[u.User.ID] || l.unlinked[cmp.Or(u.Login.ID, u.User.ID)] {
 			continue
 		}
-		if !strings.HasPrefix(got.PasswordHash, "$argon2id$") {
+		got, err := e.mem.Login(ctx, u.LoginKey)
+		if err != nil {
+			continue // reported above
+		}
+		if got.PasswordHash != "" && !strings.HasPrefix(got.PasswordHash, "$argon2id$") {
 			e.violation("user %s: stored password is not an argon2id hash: %.12q", u.Email, got.PasswordHash)
 		}
 		sessions, err := e.mem.UserSessions(ctx, u.User.ID, e.srv.Clock.Now())
@@ -1500,6 +1798,8 @@ func (e *faultEnv) checkInvariants() {
 		}
 		e.scan("the memstore's user "+u.Email, fmt.Sprintf("%+v %+v", got, sessions))
 	}
+	e.checkAccounts(l)
+
 	for _, c := range e.fs.Calls() {
 		e.scan("a call of "+c.Method, fmt.Sprintf("%+v", c.Args))
 	}
@@ -1520,54 +1820,27 @@ func (e *faultEnv) replay(calls []faultstore.Call) faultCopy {
 		if !c.Delegated {
 			continue
 		}
+		// The memstore's own method, with the arguments the log kept: the
+		// error is its last result.
 		var err error
-		switch a := c.Args; c.Method {
-		case "CreateUser":
-			err = m.CreateUser(ctx, a[0].(store.User), a[1].(store.Login))
-		case "UserByID":
-			_, err = m.UserByID(ctx, a[0].(string))
-		case "Login":
-			_, err = m.Login(ctx, a[0].(store.LoginKey))
-		case "Logins":
-			_, err = m.Logins(ctx, a[0].(string))
-		case "UpdatePasswordHash":
-			err = m.UpdatePasswordHash(ctx, a[0].(string), a[1].(string), a[2].(string))
-		case "CreateResetToken":
-			err = m.CreateResetToken(ctx, a[0].(store.ResetToken))
-		case "ResetToken":
-			_, err = m.ResetToken(ctx, a[0].(store.TokenHash), a[1].(time.Time))
-		case "ResetPassword":
-			_, _, err = m.ResetPassword(ctx, a[0].(store.TokenHash), a[1].(string), a[2].(time.Time))
-		case "CreateSession":
-			err = m.CreateSession(ctx, a[0].(store.Session), a[1].(store.TokenHash), a[2].(int64))
-		case "Session":
-			_, err = m.Session(ctx, a[0].(string), a[1].(time.Time))
-		case "UserSessions":
-			_, err = m.UserSessions(ctx, a[0].(string), a[1].(time.Time))
-		case "RotateRefreshToken":
-			_, err = m.RotateRefreshToken(ctx, a[0].(store.Rotation))
-		case "LegacyTokenSession":
+		method := reflect.ValueOf(m).MethodByName(c.Method)
+		switch {
+		case !method.IsValid() && c.Method == "LegacyTokenSession":
 			// As the faultstore answers for an inner store that kept no
 			// tokens of the old format.
 			err = store.ErrNotFound
-			if legacy, ok := any(m).(store.LegacyTokenStore); ok {
-				_, err = legacy.LegacyTokenSession(ctx, a[0].(store.TokenHash), a[1].(time.Time))
-			}
-		case "RevokeSession":
-			err = m.RevokeSession(ctx, a[0].(string), a[1].(store.EndReason))
-		case "RevokeUserSessions":
-			_, err = m.RevokeUserSessions(ctx, a[0].(string))
-		case "SigningKeys":
-			_, err = m.SigningKeys(ctx, a[0].(time.Time))
-		case "AddSigningKey":
-			err = m.AddSigningKey(ctx, a[0].(store.SigningKey))
-		case "DeleteExpired":
-			err = m.DeleteExpired(ctx, a[0].(time.Time))
-		default:
+		case !method.IsValid():
 			e.t.Fatalf("replay: unknown method %s", c.Method)
+		default:
+			in := []reflect.Value{reflect.ValueOf(ctx)}
+			for _, a := range c.Args {
+				in = append(in, reflect.ValueOf(a))
+			}
+			out := method.Call(in)
+			err, _ = out[len(out)-1].Interface().(error)
 		}
 		if (err == nil) != (c.Err == nil) || err != nil && err.Error() != c.Err.Error() {
-			e.t.Fatalf("replay of %s answered %v, the store %v: the log is incomplete", c.Method, err, c.Err)
+			e.fatal("replay of %s answered %v, the store %v: the log is incomplete, or the store broke its contract", c.Method, err, c.Err)
 		}
 	}
 	return faultCopy{m}
@@ -1642,7 +1915,9 @@ func (e *faultEnv) present(handle string, gen int64, h store.TokenHash) faultPro
 	case errors.As(err, &ended):
 		p.msg, p.reason = "unauthorised", faultEndedReason(ended.Reason)
 	case errors.Is(err, store.ErrNotFound):
-		p.msg, p.reason = "unauthorised", auth.ReasonUnknownToken
+		// An authentic, unexpired token of a session the store forgot:
+		// the library answers it as revoked.
+		p.msg, p.reason = "unauthorised", auth.ReasonRevoked
 	default:
 		e.violation("rotation in the memstore: %v", err)
 		p.msg = err.Error()
@@ -1685,6 +1960,9 @@ func TestFaultClientTimeout(t *testing.T) {
 		{"refresh-window", "RotateRefreshToken", faultModes},
 		{"signout", "RevokeSession", []authtest.Mode{authtest.Header}},
 		{"reset-submit", "ResetPassword", []authtest.Mode{authtest.Header}},
+		{"thirdparty-signup", "SignInUp", []authtest.Mode{authtest.Header}},
+		{"link-evict", "LinkLogin", []authtest.Mode{authtest.Header}},
+		{"verify-session", "VerifyEmail", []authtest.Mode{authtest.Header}},
 	}
 	t.Cleanup(func() { faultSummary(t) })
 	for _, tc := range cases {
