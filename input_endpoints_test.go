@@ -1,0 +1,1080 @@
+package auth_test
+
+// Hostile input on the endpoints of third-party sign-in and email
+// verification, over HTTP on a server with every feature on, as the
+// older endpoints get it in input_test.go: a 4xx with a JSON message, or
+// the protocol's answer, never a 5xx or a hang, and nothing written,
+// mailed or sent to the provider.
+//
+// The server with every feature on (fullFixture) and the list of its
+// endpoints (fullEndpoints) are here; the fuzz, log and enumeration
+// suites use them too. TestInputEndpointsListed keeps the list in step with
+// the routes auth.go serves, so that a new endpoint cannot miss these
+// suites unnoticed.
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/provider"
+	"github.com/latchkit/auth/store"
+	"github.com/latchkit/auth/store/memstore"
+)
+
+// An endpoint is one route of the handler, under the base path.
+type endpoint struct {
+	method, path, rid string
+}
+
+// fullEndpoints are the routes a server with every feature on serves:
+// email and password with reset, the email-exists check, sessions, the
+// JWKS (EdDSA), email verification, and third-party sign-in with a
+// provider that posts its callback ("apple"). /user/email/verify serves
+// two methods and is listed once for each.
+var fullEndpoints = []endpoint{
+	{"POST", "/signup", "emailpassword"},
+	{"POST", "/signin", "emailpassword"},
+	{"GET", "/emailpassword/email/exists", "emailpassword"},
+	{"GET", "/signup/email/exists", "emailpassword"},
+	{"POST", "/user/password/reset/token", "emailpassword"},
+	{"POST", "/user/password/reset", "emailpassword"},
+	{"POST", "/session/refresh", "session"},
+	{"POST", "/signout", "session"},
+	{"GET", "/jwt/jwks.json", ""},
+	{"POST", "/user/email/verify/token", "emailverification"},
+	{"POST", "/user/email/verify", "emailverification"},
+	{"GET", "/user/email/verify", "emailverification"},
+	{"GET", "/loginmethods", "multitenancy"},
+	{"GET", "/authorisationurl", "thirdparty"},
+	{"POST", "/signinup", "thirdparty"},
+	{"POST", "/callback/apple", ""},
+}
+
+// allowedMethods are the methods each path of fullEndpoints answers,
+// HEAD with GET and OPTIONS everywhere.
+func allowedMethods() map[string][]string {
+	out := map[string][]string{}
+	for _, ep := range fullEndpoints {
+		if !slices.Contains(out[ep.path], "OPTIONS") {
+			out[ep.path] = append(out[ep.path], "OPTIONS")
+		}
+		out[ep.path] = append(out[ep.path], ep.method)
+		if ep.method == "GET" {
+			out[ep.path] = append(out[ep.path], "HEAD")
+		}
+	}
+	return out
+}
+
+// TestInputEndpointsListed compares fullEndpoints with the paths routeTable in
+// auth.go can serve. A path added there fails this test until it is
+// listed, and so given its share of the input, fuzz, log and enumeration
+// suites.
+func TestInputEndpointsListed(t *testing.T) {
+	fset := token.NewFileSet()
+	file, err := parser.ParseFile(fset, "auth.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table *ast.FuncDecl
+	for _, d := range file.Decls {
+		if fn, ok := d.(*ast.FuncDecl); ok && fn.Name.Name == "routeTable" {
+			table = fn
+		}
+	}
+	if table == nil {
+		t.Fatal("auth.go has no routeTable: where are the routes listed now? Point this test there")
+	}
+	// The paths are the string constants starting with "/" in
+	// routeTable; a path built from a provider's id ends in "<id>".
+	served := map[string]bool{}
+	ast.Inspect(table.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.BinaryExpr:
+			if lit, ok := n.X.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				if p, _ := strconv.Unquote(lit.Value); strings.HasPrefix(p, "/") {
+					served[p+"<id>"] = true
+					return false
+				}
+			}
+		case *ast.BasicLit:
+			if p, _ := strconv.Unquote(n.Value); n.Kind == token.STRING && strings.HasPrefix(p, "/") {
+				served[p] = true
+			}
+		}
+		return true
+	})
+	listed := map[string]bool{}
+	for _, ep := range fullEndpoints {
+		listed[strings.Replace(ep.path, "/callback/apple", "/callback/<id>", 1)] = true
+	}
+	for p := range served {
+		if !listed[p] {
+			t.Errorf("auth.go serves %s, which fullEndpoints does not list: list it, and cover it in the input, fuzz, log and enumeration suites", p)
+		}
+	}
+	for p := range listed {
+		if !served[p] {
+			t.Errorf("fullEndpoints lists %s, which auth.go no longer serves", p)
+		}
+	}
+	if len(served) < 10 {
+		t.Errorf("found only %v in routeTable: the scan no longer reads it", slices.Sorted(maps.Keys(served)))
+	}
+}
+
+// ---- the server with every feature on ----
+
+// idpTraffic is the transport between the server and the fake provider.
+// It counts the code exchanges, with what each presented, and keeps
+// every secret that went over it: codes, verifiers, the client's
+// credentials, and the tokens the provider issued.
+type idpTraffic struct {
+	mu        sync.Mutex
+	exchanges []url.Values // the forms posted to the token endpoint
+	secrets   map[string]string
+}
+
+func (tr *idpTraffic) keep(label, v string) {
+	if v != "" {
+		tr.secrets[v] = label
+	}
+}
+
+func (tr *idpTraffic) RoundTrip(req *http.Request) (*http.Response, error) {
+	exchange := req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/token")
+	if exchange {
+		body, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		req = req.Clone(req.Context())
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		form, _ := url.ParseQuery(string(body))
+		tr.mu.Lock()
+		tr.exchanges = append(tr.exchanges, form)
+		for _, k := range []string{"code", "code_verifier", "client_secret"} {
+			tr.keep(k+" posted to the provider", form.Get(k))
+		}
+		if h := req.Header.Get("Authorization"); h != "" {
+			tr.keep("client's Authorization header at the provider", strings.TrimPrefix(h, "Basic "))
+		}
+		tr.mu.Unlock()
+	}
+	res, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil || !exchange {
+		return res, err
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	res.Body = io.NopCloser(bytes.NewReader(body))
+	var answer map[string]any
+	json.Unmarshal(body, &answer)
+	tr.mu.Lock()
+	for _, k := range []string{"access_token", "id_token", "refresh_token"} {
+		if v, ok := answer[k].(string); ok {
+			tr.keep("provider's "+k, v)
+		}
+	}
+	tr.mu.Unlock()
+	return res, nil
+}
+
+// exchanged returns the token requests so far.
+func (tr *idpTraffic) exchanged() []url.Values {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return slices.Clone(tr.exchanges)
+}
+
+// secretValues returns the secrets seen so far, by value, with labels.
+func (tr *idpTraffic) secretValues() map[string]string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return maps.Clone(tr.secrets)
+}
+
+// formPosted is a provider whose redirect back is a form post, as
+// Apple's is.
+type formPosted struct{ provider.Provider }
+
+func (formPosted) FormPost() bool { return true }
+
+// fakeIdP is the fake OpenID provider of authtest and the two providers
+// a server talks to it through: "authtest", an OpenID provider, and
+// "apple", which posts its callback to the server's relay. Both go
+// through traffic.
+type fakeIdP struct {
+	*authtest.Provider
+	traffic   *idpTraffic
+	providers []provider.Provider
+}
+
+func newFakeIdP(tb testing.TB) *fakeIdP {
+	tb.Helper()
+	fake := authtest.NewProvider(tb)
+	traffic := &idpTraffic{secrets: map[string]string{fake.ClientSecret: "client secret"}}
+	hc := &http.Client{Transport: traffic, Timeout: 10 * time.Second}
+	oidc := func(id string) provider.Provider {
+		p, err := provider.OIDC(provider.OIDCConfig{
+			ID: id, Name: "Fake " + id, Issuer: fake.URL,
+			ClientID: fake.ClientID, ClientSecret: fake.ClientSecret, HTTPClient: hc,
+		})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return p
+	}
+	return &fakeIdP{Provider: fake, traffic: traffic,
+		providers: []provider.Provider{oidc(authtest.ProviderID), formPosted{oidc("apple")}}}
+}
+
+// withEverything turns every feature on in cfg: EdDSA keys (served at
+// the JWKS), email verification, and the providers of idp.
+func (idp *fakeIdP) withEverything(cfg auth.Config) auth.Config {
+	cfg.SigningAlgorithm = auth.EdDSA
+	if cfg.EmailVerification.Mode == "" {
+		cfg.EmailVerification.Mode = auth.EmailVerificationOptional
+	}
+	cfg.ThirdParty.Providers = append(cfg.ThirdParty.Providers, idp.providers...)
+	return cfg
+}
+
+// fullStore counts, besides the writes inStore counts, those of
+// third-party sign-in. What email verification writes shows in the mail
+// sent and in the logins' EmailVerified, which the tests look at.
+type fullStore struct{ *inStore }
+
+func (s fullStore) SignInUp(ctx context.Context, l store.Login, newUser store.User) (store.Login, bool, error) {
+	got, created, err := s.inStore.Store.SignInUp(ctx, l, newUser)
+	return got, created, s.counted(err)
+}
+
+// fullFixture is an inFixture with every feature on and the fake
+// provider behind its two providers. Its client follows no redirect (the
+// relay's is the answer under test) and gives up on a request after 20
+// seconds: a hang fails the test. The signing key is made and the
+// provider's discovery document fetched before the test starts, so that
+// neither counts as the work of a request under test.
+type fullFixture struct {
+	*inFixture
+	idp *fakeIdP
+}
+
+func newFullFixture(tb testing.TB, cfg auth.Config) *fullFixture {
+	tb.Helper()
+	idp := newFakeIdP(tb)
+	cfg = idp.withEverything(cfg)
+	mem := memstore.New()
+	st := &inStore{Store: mem}
+	cfg.Store = fullStore{st}
+	s := authtest.NewServer(tb, cfg)
+	hc := *s.Client()
+	hc.Timeout = 20 * time.Second
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	issueVerifier(tb, s.NewClient(authtest.Header), authtest.ProviderID, callbackPage(s, authtest.ProviderID))
+	return &fullFixture{inFixture: &inFixture{Server: s, store: st, mem: mem, hc: &hc}, idp: idp}
+}
+
+// unlimited are rate limits no test reaches.
+func unlimited() auth.RateLimits {
+	r := auth.Rate{Burst: 1 << 30, Every: time.Nanosecond}
+	return auth.RateLimits{SignInFailures: r, ClientSignInFailures: r, AccountSignInFailures: r, ResetEmails: r,
+		ClientResetRequests: r, ClientNewPasswords: r, ClientEmailChecks: r, SessionRefreshes: r,
+		ClientThirdPartySignIns: r, VerificationEmails: r}
+}
+
+// callbackPage is the redirect URI of provider id: the SDK's callback page
+// on the app's origin, or for "apple" the server's relay, which is the
+// same URL when the API is served from the app's origin, as here.
+func callbackPage(s *authtest.Server, id string) string {
+	return s.AuthConfig.AppURL + "/auth/callback/" + id
+}
+
+// issueVerifier asks for provider id's authorisation URL with redirect, as
+// the SDK does, and returns it with the verifier.
+func issueVerifier(tb testing.TB, c *authtest.Client, id, redirect string) (authURL, verifier string) {
+	tb.Helper()
+	res := c.Get("/auth/authorisationurl?" + url.Values{"thirdPartyId": {id}, "redirectURIOnProviderDashboard": {redirect}}.Encode())
+	authURL, _ = res.JSON["urlWithQueryParams"].(string)
+	verifier, _ = res.JSON["pkceCodeVerifier"].(string)
+	if res.StatusCode != http.StatusOK || res.Status != "OK" || authURL == "" || verifier == "" {
+		tb.Fatalf("authorisationurl for %s: %d %s", id, res.StatusCode, res.Body)
+	}
+	return authURL, verifier
+}
+
+// sdkSignInUp is the /signinup body the SDK posts.
+func sdkSignInUp(id, redirect string, params map[string]string, verifier string) map[string]any {
+	return map[string]any{
+		"thirdPartyId": id,
+		"redirectURIInfo": map[string]any{
+			"redirectURIOnProviderDashboard": redirect,
+			"redirectURIQueryParams":         params,
+			"pkceCodeVerifier":               verifier,
+		},
+		"clientType": "web",
+	}
+}
+
+// relayState is the state the SDK gives a provider that posts its
+// callback: base64 of JSON naming the frontend page to relay to.
+func relayState(frontend string) string {
+	b, _ := json.Marshal(map[string]string{"frontendRedirectURI": frontend, "stateForAuthProvider": "sdk-state"})
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// providerMessage is the answer of /signinup when the provider fails.
+const providerMessage = `{"status":"GENERAL_ERROR","message":"Sign-in with the provider failed. Please try again."}`
+
+// drainMail waits until the outbox has sent everything queued, and
+// returns how many messages the Mailbox got. The server sends no more
+// mail after it.
+func (f *fullFixture) drainMail(t *testing.T) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := f.Auth.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return len(f.Mailbox.Messages())
+}
+
+// ---- every endpoint: methods ----
+
+// Every endpoint answers OPTIONS with its methods, and every other
+// method with 405, its methods in Allow, and a message; under the public
+// tenant's path too.
+func TestInputEveryEndpointMethods(t *testing.T) {
+	f := newFullFixture(t, auth.Config{})
+	for path, allowed := range allowedMethods() {
+		for _, prefix := range []string{"/auth", "/auth/public"} {
+			r := f.send(t, "OPTIONS", prefix+path, nil, nil)
+			got := strings.Split(r.header.Get("Allow"), ", ")
+			if r.code != http.StatusNoContent || !sameSet(got, slices.DeleteFunc(slices.Clone(allowed), func(m string) bool { return m == "HEAD" })) {
+				t.Errorf("OPTIONS %s%s: %d, Allow %q; want 204 and %v", prefix, path, r.code, got, allowed)
+			}
+			for _, method := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "TRACE", "CONNECTX", "FOO", "get", "post"} {
+				if slices.Contains(allowed, method) {
+					continue
+				}
+				before := f.store.writes.Load()
+				r := f.send(t, method, prefix+path, strings.NewReader(`{"formFields":[]}`), hdr("Content-Type", "application/json"))
+				if method == "HEAD" {
+					if r.code != http.StatusMethodNotAllowed {
+						t.Errorf("HEAD %s%s: %d, want 405", prefix, path, r.code)
+					}
+				} else {
+					r.wantMessage(t, http.StatusMethodNotAllowed, "method not allowed")
+				}
+				if r.header.Get("Allow") == "" {
+					t.Errorf("%s %s%s: 405 without Allow", method, prefix, path)
+				}
+				wantNoTokens(t, r.response())
+				if n := f.store.writes.Load() - before; n != 0 {
+					t.Errorf("%s %s%s: %d store writes", method, prefix, path, n)
+				}
+			}
+		}
+	}
+}
+
+func sameSet(a, b []string) bool {
+	return slices.Equal(slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b)))
+}
+
+// ---- every endpoint that reads a JSON body ----
+
+// garbageBody is a body that is not one JSON object, or is too large or
+// too deep, whatever the endpoint looks for inside.
+type garbageBody struct {
+	name    string
+	body    string
+	header  http.Header // replaces the JSON Content-Type
+	chunked bool
+	code    int // 400 or 413
+	// optional: an endpoint whose body may be empty and is ignored
+	// (/user/email/verify/token) accepts it.
+	optional bool
+}
+
+func garbageBodies() []garbageBody {
+	bad := func(name, body string) garbageBody {
+		return garbageBody{name: name, body: body, code: http.StatusBadRequest}
+	}
+	big := func(name, body string) garbageBody {
+		return garbageBody{name: name, body: body, code: http.StatusRequestEntityTooLarge}
+	}
+	ignored := func(name, body string) garbageBody {
+		return garbageBody{name: name, body: body, code: http.StatusBadRequest, optional: true}
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(`{"thirdPartyId":"authtest","token":"x"}`))
+	zw.Close()
+	tenMB := strings.Repeat("a1", 5<<20)
+	return []garbageBody{
+		ignored("empty body", ""),
+		ignored("whitespace only", " \r\n\t "),
+		ignored("top-level null", "null"),
+		ignored("2000 nested objects in an unknown key", `{"x":`+strings.Repeat(`{"a":`, 2000)+"1"+strings.Repeat("}", 2000)+`}`),
+		bad("not JSON", "thirdPartyId=authtest&token=x"),
+		bad("truncated JSON", `{"thirdPartyId":"authtest","token":`),
+		bad("top-level array", `[{}]`),
+		bad("top-level string", `"{}"`),
+		bad("top-level number", "42"),
+		bad("top-level true", "true"),
+		bad("object then object", `{}{}`),
+		bad("object then word", `{} x`),
+		bad("object then brace", `{}}`),
+		bad("byte order mark", "\xef\xbb\xbf{}"),
+		bad("raw NUL byte after the object", "{}\x00"),
+		bad("raw control character in a string", "{\"token\":\"a\x01b\"}"),
+		bad("invalid UTF-8", "{\"token\":\"\xff\xfe\"}"),
+		{name: "gzip-encoded body", body: gz.String(), header: hdr("Content-Type", "application/json", "Content-Encoding", "gzip"), code: http.StatusBadRequest},
+		bad("15000 open brackets", `{"x":`+strings.Repeat("[", 15000)),
+		big("100000 brackets", `{"x":`+strings.Repeat("[", 100000)),
+		big("10 MB value", `{"x":"`+tenMB+`"}`),
+		{name: "10 MB value, chunked", body: `{"x":"` + tenMB + `"}`, chunked: true, code: http.StatusRequestEntityTooLarge},
+	}
+}
+
+// jsonEndpoint is an endpoint that reads a JSON object, with what a
+// request needs besides its body.
+type jsonEndpoint struct {
+	path    string
+	header  func() http.Header
+	ignores bool // the body may be empty and is ignored
+}
+
+// TestInputJSONGarbage sends every garbage body to every endpoint that
+// reads a JSON object: 400 or 413 with a message (or, for the bodies an
+// endpoint ignores, its usual answer), nothing written, mailed, or sent to
+// the provider.
+func TestInputJSONGarbage(t *testing.T) {
+	f := newFullFixture(t, auth.Config{RateLimits: unlimited()})
+	c, _ := f.SignedIn(authtest.Header)
+	rid := func(r string) func() http.Header {
+		return func() http.Header { return hdr("Content-Type", "application/json", "rid", r) }
+	}
+	endpoints := []jsonEndpoint{
+		{path: "/auth/signup", header: rid("emailpassword")},
+		{path: "/auth/signin", header: rid("emailpassword")},
+		{path: "/auth/user/password/reset/token", header: rid("emailpassword")},
+		{path: "/auth/user/password/reset", header: rid("emailpassword")},
+		{path: "/auth/signinup", header: rid("thirdparty")},
+		{path: "/auth/user/email/verify", header: rid("emailverification")},
+		{path: "/auth/user/email/verify/token", ignores: true, header: func() http.Header {
+			return hdr("Content-Type", "application/json", "rid", "emailverification", "Authorization", "Bearer "+c.AccessToken, "st-auth-mode", "header")
+		}},
+	}
+	accepted := 0
+	for _, ep := range endpoints {
+		for _, tc := range garbageBodies() {
+			t.Run(ep.path+"/"+tc.name, func(t *testing.T) {
+				var body io.Reader = strings.NewReader(tc.body)
+				if tc.chunked {
+					body = chunked{body}
+				}
+				header := ep.header()
+				for k, v := range tc.header {
+					header[k] = v
+				}
+				before, exchanges := f.store.writes.Load(), len(f.idp.traffic.exchanged())
+				r := f.send(t, "POST", ep.path, body, header)
+				if ep.ignores && tc.optional {
+					if r.code != http.StatusOK || r.status != "OK" {
+						t.Errorf("got %d %s, want the body ignored and a link sent", r.code, r.body)
+					}
+					accepted++
+					return
+				}
+				r.wantMessage(t, tc.code, "")
+				wantNoTokens(t, r.response())
+				if n := f.store.writes.Load() - before; n != 0 {
+					t.Errorf("%d store writes", n)
+				}
+				if n := len(f.idp.traffic.exchanged()) - exchanges; n != 0 {
+					t.Errorf("%d code exchanges at the provider", n)
+				}
+			})
+		}
+	}
+	if got := f.drainMail(t); got != accepted {
+		t.Errorf("%d emails, want %d: one for each body the send endpoint ignored, none for the others", got, accepted)
+	}
+}
+
+// Bodies declared larger than the cap are refused before a byte of them
+// is read, on every endpoint that reads a body.
+func TestInputOversizeBodiesRefusedUnread(t *testing.T) {
+	f := newFullFixture(t, auth.Config{})
+	for _, ep := range fullEndpoints {
+		if ep.method != "POST" || ep.path == "/session/refresh" || ep.path == "/signout" {
+			continue // refresh and sign-out read no body
+		}
+		for _, length := range []int{100 << 10, 1 << 40} {
+			t.Run(fmt.Sprintf("%s/%d", ep.path, length), func(t *testing.T) {
+				head := fmt.Sprintf("POST /auth%s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n", ep.path, length)
+				res := f.rawRequest(t, head, `{"thirdPartyId":`)
+				if res.StatusCode != http.StatusRequestEntityTooLarge {
+					t.Errorf("got %d, want 413", res.StatusCode)
+				}
+				var m struct{ Message string }
+				if err := json.NewDecoder(res.Body).Decode(&m); err != nil || m.Message == "" {
+					t.Errorf("body: %v %+v, want a message", err, m)
+				}
+			})
+		}
+	}
+}
+
+// Under a larger body cap, nesting deeper than the decoder goes is still
+// a 400, on the endpoints of third-party sign-in and verification.
+func TestInputDeepNestingUnderLargeCap(t *testing.T) {
+	f := newFullFixture(t, auth.Config{MaxBodyBytes: 1 << 20, RateLimits: unlimited()})
+	c, _ := f.SignedIn(authtest.Header)
+	for name, body := range map[string]string{
+		"100000 open brackets":  `{"x":` + strings.Repeat("[", 100000),
+		"100000 nested arrays":  `{"x":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + "}",
+		"50000 nested objects":  `{"x":` + strings.Repeat(`{"a":`, 50000) + "1" + strings.Repeat("}", 50000) + "}",
+		"code 20000 deep":       `{"thirdPartyId":"authtest","redirectURIInfo":{"redirectURIQueryParams":{"code":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}}}`,
+		"token 20000 deep":      `{"method":"token","token":` + strings.Repeat(`{"a":`, 20000) + "1" + strings.Repeat("}", 20000) + "}",
+		"100000 unknown keys":   "{" + strings.Repeat(`"k":1,`, 100000) + `"token":"x"}`,
+		"params 100000 entries": `{"thirdPartyId":"authtest","redirectURIInfo":{"redirectURIQueryParams":{` + strings.Repeat(`"c":"1",`, 100000) + `"code":""}}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			for _, path := range []string{"/auth/signinup", "/auth/user/email/verify", "/auth/user/email/verify/token"} {
+				r := f.send(t, "POST", path, strings.NewReader(body), hdr("Content-Type", "application/json", "Authorization", "Bearer "+c.AccessToken))
+				switch {
+				case r.code == http.StatusBadRequest:
+					r.wantMessage(t, http.StatusBadRequest, "")
+				case r.code == http.StatusOK && slices.Contains([]string{"EMAIL_VERIFICATION_INVALID_TOKEN_ERROR", "OK"}, r.status) && path != "/auth/signinup":
+				default:
+					t.Errorf("%s: %d %s, want 400 or a refusal", path, r.code, r.body)
+				}
+				wantNoTokens(t, r.response())
+			}
+		})
+	}
+}
+
+// ---- third-party sign-in ----
+
+func TestInputAuthorisationURL(t *testing.T) {
+	f := newFullFixture(t, auth.Config{})
+	good := callbackPage(f.Server, authtest.ProviderID)
+	q := func(kv ...string) string {
+		v := url.Values{}
+		for i := 0; i < len(kv); i += 2 {
+			v.Add(kv[i], kv[i+1])
+		}
+		return "?" + v.Encode()
+	}
+	const (
+		noID       = "Please provide the thirdPartyId as a GET param"
+		noRedirect = "Please provide the redirectURIOnProviderDashboard as a GET param"
+		tooLong    = "a parameter is too long"
+	)
+	long := strings.Repeat("a", 3000)
+	for _, tc := range []struct {
+		name, query string
+		header      http.Header
+		code        int
+		msg         string
+	}{
+		{"plain", q("thirdPartyId", authtest.ProviderID, "redirectURIOnProviderDashboard", good), nil, 200, ""},
+		{"the relay of apple", q("thirdPartyId", "apple", "redirectURIOnProviderDashboard", callbackPage(f.Server, "apple")), nil, 200, ""},
+		{"clientType and unknown parameters", q("thirdPartyId", authtest.ProviderID, "redirectURIOnProviderDashboard", good, "clientType", "\x00web", "x", long), nil, 200, ""},
+		{"100 KB of unknown parameter", q("thirdPartyId", authtest.ProviderID, "redirectURIOnProviderDashboard", good) + "&x=" + strings.Repeat("b", 100<<10), nil, 200, ""},
+		{"hostile credentials", q("thirdPartyId", authtest.ProviderID, "redirectURIOnProviderDashboard", good),
+			hdr("Authorization", "Bearer a.b.c", "Authorization", "Basic eDp5", "Cookie", "sAccessToken=%zz; sRefreshToken=x"), 200, ""},
+		{"a JSON body, ignored", q("thirdPartyId", authtest.ProviderID, "redirectURIOnProviderDashboard", good), hdr("Content-Type", "application/json"), 200, ""},
+		{"repeated thirdPartyId, the first counts", q("thirdPartyId", authtest.ProviderID, "thirdPartyId", "nope", "redirectURIOnProviderDashboard", good), nil, 200, ""},
+		{"no query", "", nil, 400, noID},
+		{"only the redirect URI", q("redirectURIOnProviderDashboard", good), nil, 400, noID},
+		{"only the provider", q("thirdPartyId", authtest.ProviderID), nil, 400, noRedirect},
+		{"empty values", q("thirdPartyId", "", "redirectURIOnProviderDashboard", ""), nil, 400, noID},
+		{"parameter in another case", q("ThirdPartyId", authtest.ProviderID, "redirectURIOnProviderDashboard", good), nil, 400, noID},
+		{"parameter with brackets", q("thirdPartyId[]", authtest.ProviderID, "redirectURIOnProviderDashboard", good), nil, 400, noID},
+		{"broken percent-encoding", "?thirdPartyId=%zz" + authtest.ProviderID + "&redirectURIOnProviderDashboard=" + url.QueryEscape(good), nil, 400, noID},
+		{"semicolon separator", "?thirdPartyId=" + authtest.ProviderID + ";x=1&redirectURIOnProviderDashboard=" + url.QueryEscape(good), nil, 400, noID},
+		{"unknown provider", q("thirdPartyId", "nope", "redirectURIOnProviderDashboard", good), nil, 400, "the provider nope could not be found in the configuration"},
+		{"provider in another case", q("thirdPartyId", strings.ToUpper(authtest.ProviderID), "redirectURIOnProviderDashboard", good), nil, 400, ""},
+		{"provider with a path", q("thirdPartyId", "../"+authtest.ProviderID, "redirectURIOnProviderDashboard", good), nil, 400, ""},
+		{"provider with a NUL byte", q("thirdPartyId", authtest.ProviderID+"\x00", "redirectURIOnProviderDashboard", good), nil, 400, ""},
+		{"provider of invalid UTF-8", "?thirdPartyId=%ff%fe&redirectURIOnProviderDashboard=" + url.QueryEscape(good), nil, 400, ""},
+		{"3000-byte provider", q("thirdPartyId", long, "redirectURIOnProviderDashboard", good), nil, 400, tooLong},
+		{"3000-byte redirect URI", q("thirdPartyId", authtest.ProviderID, "redirectURIOnProviderDashboard", good+"/"+long), nil, 400, tooLong},
+		{"redirect URI elsewhere", q("thirdPartyId", authtest.ProviderID, "redirectURIOnProviderDashboard", "https://evil.example/auth/callback/authtest"), nil, 400, ""},
+		{"redirect URI of another provider", q("thirdPartyId", authtest.ProviderID, "redirectURIOnProviderDashboard", callbackPage(f.Server, "apple")), nil, 400, ""},
+		{"the frontend page for apple", q("thirdPartyId", "apple", "redirectURIOnProviderDashboard", good), nil, 400, ""},
+		{"redirect URI with CR LF", q("thirdPartyId", authtest.ProviderID, "redirectURIOnProviderDashboard", good+"\r\nSet-Cookie: x=1"), nil, 400, ""},
+		{"redirect URI with a NUL byte", q("thirdPartyId", authtest.ProviderID, "redirectURIOnProviderDashboard", good+"\x00"), nil, 400, ""},
+		{"redirect URI javascript:", q("thirdPartyId", authtest.ProviderID, "redirectURIOnProviderDashboard", "javascript:alert(1)//"+good), nil, 400, ""},
+		{"redirect URI relative", q("thirdPartyId", authtest.ProviderID, "redirectURIOnProviderDashboard", "/auth/callback/authtest"), nil, 400, ""},
+		{"redirect URI of invalid UTF-8", "?thirdPartyId=authtest&redirectURIOnProviderDashboard=" + url.QueryEscape(good) + "%ff", nil, 400, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before, exchanges := f.store.writes.Load(), len(f.idp.traffic.exchanged())
+			r := f.send(t, "GET", "/auth/authorisationurl"+tc.query, strings.NewReader(`{"thirdPartyId":"nope"}`), tc.header)
+			if tc.code == http.StatusOK {
+				u, _ := r.json["urlWithQueryParams"].(string)
+				v, _ := r.json["pkceCodeVerifier"].(string)
+				if r.code != http.StatusOK || r.status != "OK" || !strings.HasPrefix(u, f.idp.URL+"/authorize?") || v == "" {
+					t.Errorf("got %d %s, want OK with the provider's URL and a verifier", r.code, r.body)
+				}
+			} else {
+				r.wantMessage(t, tc.code, tc.msg)
+			}
+			wantNoTokens(t, r.response())
+			if n := f.store.writes.Load() - before; n != 0 {
+				t.Errorf("%d store writes", n)
+			}
+			if n := len(f.idp.traffic.exchanged()) - exchanges; n != 0 {
+				t.Errorf("%d code exchanges", n)
+			}
+		})
+	}
+}
+
+// signInUpCase is a /signinup body and its answer: 400 with msg ("" for
+// any), or for 200 the exact body msg, when the made-up code gets as far
+// as the provider (exchanges says whether it is sent there: not when it
+// was presented before, or when the callback names another issuer).
+type signInUpCase struct {
+	name      string
+	body      any
+	code      int
+	msg       string
+	exchanges int
+}
+
+func TestInputSignInUp(t *testing.T) {
+	f := newFullFixture(t, auth.Config{RateLimits: unlimited()})
+	c := f.NewClient(authtest.Header)
+	redirect := callbackPage(f.Server, authtest.ProviderID)
+	_, v := issueVerifier(t, c, authtest.ProviderID, redirect)
+	_, appleV := issueVerifier(t, c, "apple", callbackPage(f.Server, "apple"))
+	n := 0
+	good := func(edit func(b, info, params map[string]any)) map[string]any {
+		n++
+		params := map[string]any{"code": fmt.Sprintf("made-up-code-%d", n), "state": "sdk-state"}
+		info := map[string]any{"redirectURIOnProviderDashboard": redirect, "redirectURIQueryParams": params, "pkceCodeVerifier": v}
+		b := map[string]any{"thirdPartyId": authtest.ProviderID, "redirectURIInfo": info, "clientType": "web"}
+		if edit != nil {
+			edit(b, info, params)
+		}
+		return b
+	}
+	const (
+		noID       = "Please provide the thirdPartyId in request body"
+		noInfo     = "Please provide one of redirectURIInfo or oAuthTokens in the request body"
+		noRedirect = "Please provide the redirectURIOnProviderDashboard in request body"
+		notObject  = "the request body must be a JSON object"
+		params     = "redirectURIQueryParams must be an object"
+		noCode     = "redirectURIQueryParams.code must be a non-empty string"
+		codeString = "redirectURIQueryParams.code must be a string"
+		noVerifier = "Please provide the pkceCodeVerifier in request body"
+		notIssued  = "the pkceCodeVerifier was not issued for this sign-in, or has expired"
+		tooLong    = "a parameter is too long"
+	)
+	bad := func(name, msg string, edit func(b, info, params map[string]any)) signInUpCase {
+		return signInUpCase{name, good(edit), http.StatusBadRequest, msg, 0}
+	}
+	reaches := func(name string, body any, exchanges int) signInUpCase {
+		return signInUpCase{name, body, http.StatusOK, providerMessage, exchanges}
+	}
+	sdk := good(nil)
+	long := strings.Repeat("x", 3000)
+	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
+	cases := []signInUpCase{
+		bad("no thirdPartyId", noID, func(b, _, _ map[string]any) { delete(b, "thirdPartyId") }),
+		bad("empty thirdPartyId", noID, func(b, _, _ map[string]any) { b["thirdPartyId"] = "" }),
+		bad("null thirdPartyId", noID, func(b, _, _ map[string]any) { b["thirdPartyId"] = nil }),
+		bad("thirdPartyId a number", notObject, func(b, _, _ map[string]any) { b["thirdPartyId"] = 7 }),
+		bad("thirdPartyId an array", notObject, func(b, _, _ map[string]any) { b["thirdPartyId"] = []string{authtest.ProviderID} }),
+		bad("thirdPartyId an object", notObject, func(b, _, _ map[string]any) { b["thirdPartyId"] = map[string]any{"id": authtest.ProviderID} }),
+		bad("unknown provider", "the provider nope could not be found in the configuration", func(b, _, _ map[string]any) { b["thirdPartyId"] = "nope" }),
+		bad("provider in another case", "", func(b, _, _ map[string]any) { b["thirdPartyId"] = strings.ToUpper(authtest.ProviderID) }),
+		bad("provider with a NUL byte", "", func(b, _, _ map[string]any) { b["thirdPartyId"] = authtest.ProviderID + "\x00" }),
+		bad("3000-byte provider", tooLong, func(b, _, _ map[string]any) { b["thirdPartyId"] = long }),
+		bad("no redirectURIInfo", noInfo, func(b, _, _ map[string]any) { delete(b, "redirectURIInfo") }),
+		bad("null redirectURIInfo", noInfo, func(b, _, _ map[string]any) { b["redirectURIInfo"] = nil }),
+		bad("redirectURIInfo a string", notObject, func(b, _, _ map[string]any) { b["redirectURIInfo"] = "x" }),
+		bad("redirectURIInfo an array", notObject, func(b, info, _ map[string]any) { b["redirectURIInfo"] = []any{info} }),
+		bad("oAuthTokens", "oAuthTokens are not accepted: send redirectURIInfo", func(b, _, _ map[string]any) {
+			b["oAuthTokens"] = map[string]any{"access_token": "x", "id_token": "y"}
+		}),
+		bad("oAuthTokens a string", "oAuthTokens are not accepted: send redirectURIInfo", func(b, _, _ map[string]any) { b["oAuthTokens"] = "x" }),
+		bad("no redirect URI", noRedirect, func(_, info, _ map[string]any) { delete(info, "redirectURIOnProviderDashboard") }),
+		bad("empty redirect URI", noRedirect, func(_, info, _ map[string]any) { info["redirectURIOnProviderDashboard"] = "" }),
+		bad("redirect URI a number", notObject, func(_, info, _ map[string]any) { info["redirectURIOnProviderDashboard"] = 1 }),
+		bad("redirect URI elsewhere", "", func(_, info, _ map[string]any) {
+			info["redirectURIOnProviderDashboard"] = "https://evil.example/auth/callback/authtest"
+		}),
+		bad("3000-byte redirect URI", tooLong, func(_, info, _ map[string]any) { info["redirectURIOnProviderDashboard"] = redirect + "/" + long }),
+		bad("redirect URI spelt otherwise", "", func(_, info, _ map[string]any) {
+			// The verifier was issued for the redirect URI byte for
+			// byte.
+			info["redirectURIOnProviderDashboard"] = "HTTPS" + strings.TrimPrefix(redirect, "https")
+		}),
+		bad("no query parameters", params, func(_, info, _ map[string]any) { delete(info, "redirectURIQueryParams") }),
+		bad("null query parameters", params, func(_, info, _ map[string]any) { info["redirectURIQueryParams"] = nil }),
+		bad("query parameters a string", params, func(_, info, _ map[string]any) { info["redirectURIQueryParams"] = "code=1" }),
+		bad("query parameters an array", params, func(_, info, p map[string]any) { info["redirectURIQueryParams"] = []any{p} }),
+		bad("no code", noCode, func(_, _, p map[string]any) { delete(p, "code") }),
+		bad("empty code", noCode, func(_, _, p map[string]any) { p["code"] = "" }),
+		bad("null code", noCode, func(_, _, p map[string]any) { p["code"] = nil }),
+		bad("code a number", codeString, func(_, _, p map[string]any) { p["code"] = 42 }),
+		bad("code an array", codeString, func(_, _, p map[string]any) { p["code"] = []string{"c"} }),
+		bad("code an object", codeString, func(_, _, p map[string]any) { p["code"] = map[string]any{} }),
+		bad("code 1e99999", "", func(_, _, p map[string]any) { p["code"] = raw("1e99999") }),
+		bad("iss a number", "redirectURIQueryParams.iss must be a string", func(_, _, p map[string]any) { p["iss"] = 1 }),
+		bad("3000-byte code", tooLong, func(_, _, p map[string]any) { p["code"] = long }),
+		bad("3000-byte iss", tooLong, func(_, _, p map[string]any) { p["iss"] = long }),
+		bad("no verifier", noVerifier, func(_, info, _ map[string]any) { delete(info, "pkceCodeVerifier") }),
+		bad("empty verifier", noVerifier, func(_, info, _ map[string]any) { info["pkceCodeVerifier"] = "" }),
+		bad("verifier a number", notObject, func(_, info, _ map[string]any) { info["pkceCodeVerifier"] = 1 }),
+		bad("verifier made up", notIssued, func(_, info, _ map[string]any) { info["pkceCodeVerifier"] = strings.Repeat("a", 64) }),
+		bad("verifier of another provider", notIssued, func(_, info, _ map[string]any) { info["pkceCodeVerifier"] = appleV }),
+		bad("verifier and a space", notIssued, func(_, info, _ map[string]any) { info["pkceCodeVerifier"] = v + " " }),
+		bad("verifier twice", notIssued, func(_, info, _ map[string]any) { info["pkceCodeVerifier"] = v + v }),
+		bad("verifier cut", notIssued, func(_, info, _ map[string]any) { info["pkceCodeVerifier"] = v[:len(v)-1] }),
+		bad("verifier with padding", notIssued, func(_, info, _ map[string]any) { info["pkceCodeVerifier"] = v + "=" }),
+		bad("verifier upper-cased", notIssued, func(_, info, _ map[string]any) { info["pkceCodeVerifier"] = strings.ToUpper(v) }),
+		bad("verifier with a NUL byte", notIssued, func(_, info, _ map[string]any) { info["pkceCodeVerifier"] = v + "\x00" }),
+		bad("3000-byte verifier", tooLong, func(_, info, _ map[string]any) { info["pkceCodeVerifier"] = v + long }),
+		// Odd but well-formed: the made-up code gets as far as the
+		// provider, which refuses it.
+		reaches("the SDK's body", sdk, 1),
+		reaches("unknown keys", good(func(b, info, p map[string]any) {
+			b["shouldTryLinkingWithSessionUser"], b["tenantId"], b["__proto__"] = true, "other", map[string]any{"admin": true}
+			info["x"], p["user"] = []any{1, nil}, `{"name":{"firstName":"A"}}`
+		}), 1),
+		reaches("null oAuthTokens", good(func(b, _, _ map[string]any) { b["oAuthTokens"] = nil }), 1),
+		reaches("iss of the provider", good(func(_, _, p map[string]any) { p["iss"] = f.idp.URL }), 1),
+		reaches("iss of another issuer", good(func(_, _, p map[string]any) { p["iss"] = "https://evil.example" }), 0),
+		reaches("a code presented before", sdk, 0),
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := json.Marshal(tc.body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before, exchanges := f.store.writes.Load(), len(f.idp.traffic.exchanged())
+			r := f.send(t, "POST", "/auth/signinup", bytes.NewReader(b), hdr("Content-Type", "application/json", "rid", "thirdparty"))
+			if tc.code == http.StatusOK {
+				if r.code != http.StatusOK || string(r.body) != tc.msg {
+					t.Errorf("got %d %s, want 200 %s", r.code, r.body, tc.msg)
+				}
+			} else {
+				r.wantMessage(t, tc.code, tc.msg)
+			}
+			if n := len(f.idp.traffic.exchanged()) - exchanges; n != tc.exchanges {
+				t.Errorf("%d code exchanges at the provider, want %d", n, tc.exchanges)
+			}
+			wantNoTokens(t, r.response())
+			if n := f.store.writes.Load() - before; n != 0 {
+				t.Errorf("%d store writes", n)
+			}
+		})
+	}
+	// Each made-up code that reached the provider did so with the
+	// verifier and redirect URI that were issued together.
+	for _, ex := range f.idp.traffic.exchanged() {
+		if ex.Get("code_verifier") != v || ex.Get("redirect_uri") != redirect {
+			t.Errorf("the provider was asked to redeem %q with verifier %q and redirect URI %q", ex.Get("code"), ex.Get("code_verifier"), ex.Get("redirect_uri"))
+		}
+	}
+	// Nothing was harmed: sign-in with the provider works.
+	if res := f.NewClient(authtest.Header).SignInWithProvider(f.idp.Provider); res.Status != "OK" {
+		t.Errorf("sign-in after the hostile requests: %d %s", res.StatusCode, res.Body)
+	}
+}
+
+// A verifier changed in any one character is not the server's: refused
+// before the provider is asked, whichever character and whatever it
+// became.
+func TestInputPKCEVerifierOneCharacterOff(t *testing.T) {
+	f := newFullFixture(t, auth.Config{RateLimits: unlimited()})
+	c := f.NewClient(authtest.Header)
+	redirect := callbackPage(f.Server, authtest.ProviderID)
+	_, v := issueVerifier(t, c, authtest.ProviderID, redirect)
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~"
+	accepted := 0
+	for i := range len(v) {
+		for _, ch := range []byte(alphabet) {
+			if ch == v[i] {
+				continue
+			}
+			w := v[:i] + string(ch) + v[i+1:]
+			body, _ := json.Marshal(sdkSignInUp(authtest.ProviderID, redirect, map[string]string{"code": "made-up"}, w))
+			req := httptest.NewRequest("POST", "/auth/signinup", bytes.NewReader(body))
+			rec := httptest.NewRecorder()
+			f.Mux.ServeHTTP(rec, req)
+			if rec.Code != http.StatusBadRequest {
+				if accepted++; accepted <= 3 {
+					t.Errorf("verifier %q, character %d changed to %q: %d %s, want 400", w, i, ch, rec.Code, rec.Body)
+				}
+			}
+		}
+	}
+	if accepted > 0 {
+		t.Errorf("%d verifiers one character off the issued %q were accepted", accepted, v)
+	}
+	if n := len(f.idp.traffic.exchanged()); n != 0 {
+		t.Errorf("%d code exchanges with verifiers the server did not issue", n)
+	}
+}
+
+// TestInputFormPostCallback posts hostile callbacks to the relay of a
+// provider that posts its callback: it answers 303 to the frontend, or
+// 400 or 413 with a message, and writes nothing and sets no cookie.
+func TestInputFormPostCallback(t *testing.T) {
+	f := newFullFixture(t, auth.Config{})
+	app := f.AuthConfig.AppURL
+	page := callbackPage(f.Server, "apple")
+	state := relayState(page)
+	stateOf := func(v any) string {
+		b, _ := json.Marshal(v)
+		return base64.StdEncoding.EncodeToString(b)
+	}
+	form := func(kv ...string) string {
+		v := url.Values{}
+		for i := 0; i < len(kv); i += 2 {
+			v.Add(kv[i], kv[i+1])
+		}
+		return v.Encode()
+	}
+	formHdr := hdr("Content-Type", "application/x-www-form-urlencoded", "Origin", "https://appleid.apple.com", "Sec-Fetch-Site", "cross-site")
+	bad := "the state of the callback is not one the frontend made"
+	const foreign = "" // any message: what the relay says of a foreign page may change
+	for _, tc := range []struct {
+		name, body string
+		header     http.Header
+		chunked    bool
+		code       int
+		msg        string
+	}{
+		{"Apple's callback", form("code", "c1", "state", state, "user", `{"name":{"firstName":"A"}}`, "id_token", "an.id.token"), formHdr, false, 303, ""},
+		{"state as URL-safe base64", form("code", "c1", "state", strings.TrimRight(base64.URLEncoding.EncodeToString([]byte(`{"frontendRedirectURI":"`+page+`"}`)), "=")), formHdr, false, 303, ""},
+		{"an error instead of a code", form("error", "user_cancelled_authorize", "error_description", "\r\nx", "state", state), formHdr, false, 303, ""},
+		{"repeated state, the first counts", form("code", "c", "state", state, "state", "garbage"), formHdr, false, 303, ""},
+		{"no state", form("code", "c"), formHdr, false, 400, bad},
+		{"empty state", form("code", "c", "state", ""), formHdr, false, 400, bad},
+		{"state not base64", form("code", "c", "state", "%%%"), formHdr, false, 400, bad},
+		{"state not JSON", form("code", "c", "state", base64.StdEncoding.EncodeToString([]byte("not json"))), formHdr, false, 400, bad},
+		{"state a JSON array", form("code", "c", "state", stateOf([]string{page})), formHdr, false, 400, bad},
+		{"state without frontendRedirectURI", form("code", "c", "state", stateOf(map[string]any{"x": page})), formHdr, false, 400, bad},
+		{"frontendRedirectURI a number", form("code", "c", "state", stateOf(map[string]any{"frontendRedirectURI": 1})), formHdr, false, 400, bad},
+		{"state 2000 deep", form("code", "c", "state", base64.StdEncoding.EncodeToString([]byte(strings.Repeat("[", 2000)+strings.Repeat("]", 2000)))), formHdr, false, 400, bad},
+		{"state in the query only", form("code", "c"), formHdr, false, 400, bad},
+		{"frontend elsewhere", form("code", "c", "state", relayState("https://evil.example/auth/callback/apple")), formHdr, false, 400, foreign},
+		{"frontend with userinfo", form("code", "c", "state", relayState(strings.Replace(page, "https://", "https://evil.example@", 1))), formHdr, false, 400, foreign},
+		{"frontend with a fragment", form("code", "c", "state", relayState(page+"#x")), formHdr, false, 400, foreign},
+		{"frontend over http", form("code", "c", "state", relayState(strings.Replace(page, "https://", "http://", 1))), formHdr, false, 400, foreign},
+		{"frontend javascript:", form("code", "c", "state", relayState("javascript:alert(1)//"+app)), formHdr, false, 400, foreign},
+		{"frontend relative", form("code", "c", "state", relayState("/auth/callback/apple")), formHdr, false, 400, foreign},
+		{"frontend with CR LF", form("code", "c", "state", relayState(page+"\r\nSet-Cookie: x=1")), formHdr, false, 400, ""},
+		{"frontend on a sibling host", form("code", "c", "state", relayState(strings.Replace(page, "://", "://x.", 1))), formHdr, false, 400, foreign},
+		{"a JSON body", `{"code":"c","state":"` + state + `"}`, hdr("Content-Type", "application/json"), false, 400, ""},
+		{"a multipart body", "--b\r\nContent-Disposition: form-data; name=\"state\"\r\n\r\n" + state + "\r\n--b--\r\n", hdr("Content-Type", "multipart/form-data; boundary=b"), false, 400, ""},
+		{"no Content-Type", form("code", "c", "state", state), nil, false, 400, ""},
+		{"semicolon separators", "code=c;state=" + url.QueryEscape(state), formHdr, false, 400, ""},
+		{"broken percent-encoding", "code=%zz&state=" + url.QueryEscape(state), formHdr, false, 400, ""},
+		{"20 KB code", form("code", strings.Repeat("c", 20<<10), "state", state), formHdr, false, 413, ""},
+		{"10 MB, chunked", form("code", strings.Repeat("c", 10<<20), "state", state), formHdr, true, 413, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var body io.Reader = strings.NewReader(tc.body)
+			if tc.chunked {
+				body = chunked{body}
+			}
+			path := "/auth/callback/apple"
+			if tc.name == "state in the query only" {
+				path += "?state=" + url.QueryEscape(state)
+			}
+			before := f.store.writes.Load()
+			r := f.send(t, "POST", path, body, tc.header)
+			if tc.code == http.StatusSeeOther {
+				loc, err := url.Parse(r.header.Get("Location"))
+				if r.code != http.StatusSeeOther || err != nil || loc.Scheme+"://"+loc.Host != app || loc.Query().Has("id_token") || len(r.body) != 0 {
+					t.Errorf("got %d to %q, body %q; want 303 to the app without the id_token", r.code, r.header.Get("Location"), r.body)
+				}
+			} else {
+				r.wantMessage(t, tc.code, tc.msg)
+			}
+			if sc := r.header.Values("Set-Cookie"); len(sc) != 0 {
+				t.Errorf("Set-Cookie %q", sc)
+			}
+			wantNoTokens(t, r.response())
+			if n := f.store.writes.Load() - before; n != 0 {
+				t.Errorf("%d store writes", n)
+			}
+		})
+	}
+	if n := len(f.idp.traffic.exchanged()); n != 0 {
+		t.Errorf("the relay made %d code exchanges", n)
+	}
+}
+
+// ---- email verification ----
+
+// TestInputVerification sends hostile requests to the three
+// verification endpoints. None sends mail, verifies anything or uses up
+// the token that was mailed, which works afterwards.
+func TestInputVerification(t *testing.T) {
+	f := newFullFixture(t, auth.Config{RateLimits: unlimited()})
+	c, u := f.SignedIn(authtest.Header)
+	tok := verificationToken(t, f.Server, c, 1)
+	access, refresh := c.Tokens()
+	verify := func(token string) string { return `{"method":"token","token":` + token + `}` }
+	const (
+		missing   = "Please provide the email verification token"
+		notString = "The email verification token must be a string"
+		invalid   = `{"status":"EMAIL_VERIFICATION_INVALID_TOKEN_ERROR"}`
+	)
+	jsonHdr := func(kv ...string) http.Header {
+		return hdr(append([]string{"Content-Type", "application/json", "rid", "emailverification"}, kv...)...)
+	}
+	withSession := jsonHdr("Authorization", "Bearer "+access, "st-auth-mode", "header")
+	type vcase struct {
+		name, method, path, body string
+		header                   http.Header
+		code                     int
+		want                     string // the message, or for 200 the whole body ("" for any)
+	}
+	cases := []vcase{
+		// Sending a link needs a session; a hostile one is refused.
+		{"send without a session", "POST", "/auth/user/email/verify/token", "{}", jsonHdr(), 401, "unauthorised"},
+		{"send with the refresh token", "POST", "/auth/user/email/verify/token", "{}", jsonHdr("Authorization", "Bearer "+refresh), 401, ""},
+		// Is-verified: a session, or 401; the query and the body are
+		// ignored.
+		{"status without a session", "GET", "/auth/user/email/verify", "", jsonHdr(), 401, "unauthorised"},
+		{"status with the refresh token", "GET", "/auth/user/email/verify", "", jsonHdr("Authorization", "Bearer "+refresh), 401, ""},
+		{"status with junk query and body", "GET", "/auth/user/email/verify?token=" + tok + "&x=%zz&" + strings.Repeat("y", 10<<10), "{", withSession, 200, `{"status":"OK","isVerified":false}`},
+		// Verify: the token must be a string; any string but the
+		// mailed one is invalid.
+		{"no token", "POST", "/auth/user/email/verify", `{"method":"token"}`, jsonHdr(), 400, missing},
+		{"null token", "POST", "/auth/user/email/verify", verify("null"), jsonHdr(), 400, missing},
+		{"token in another case", "POST", "/auth/user/email/verify", `{"method":"token","Token":` + js(tok) + `}`, jsonHdr(), 400, missing},
+		{"token a number", "POST", "/auth/user/email/verify", verify("42"), jsonHdr(), 400, notString},
+		{"token true", "POST", "/auth/user/email/verify", verify("true"), jsonHdr(), 400, notString},
+		{"token an array", "POST", "/auth/user/email/verify", verify("[" + js(tok) + "]"), jsonHdr(), 400, notString},
+		{"token an object", "POST", "/auth/user/email/verify", verify(`{"token":` + js(tok) + `}`), jsonHdr(), 400, notString},
+		{"token repeated, invalid last", "POST", "/auth/user/email/verify", verify(js(tok) + `,"token":1`), jsonHdr(), 400, notString},
+		{"token in the query only", "POST", "/auth/user/email/verify?token=" + tok, `{"method":"token"}`, jsonHdr(), 400, missing},
+		{"empty token", "POST", "/auth/user/email/verify", verify(`""`), jsonHdr(), 200, invalid},
+		{"token with a NUL byte", "POST", "/auth/user/email/verify", verify(js(tok + "\x00")), jsonHdr(), 200, invalid},
+		{"token with a space", "POST", "/auth/user/email/verify", verify(js(" " + tok)), jsonHdr(), 200, invalid},
+		{"token cut", "POST", "/auth/user/email/verify", verify(js(tok[:len(tok)-1])), jsonHdr(), 200, invalid},
+		{"token with padding", "POST", "/auth/user/email/verify", verify(js(tok + "=")), jsonHdr(), 200, invalid},
+		{"token percent-encoded", "POST", "/auth/user/email/verify", verify(js(url.QueryEscape(tok + "+"))), jsonHdr(), 200, invalid},
+		{"token in another case", "POST", "/auth/user/email/verify", verify(js(strings.ToUpper(tok))), jsonHdr(), 200, invalid},
+		{"token with a character of standard base64", "POST", "/auth/user/email/verify", verify(js("+" + tok[1:])), jsonHdr(), 200, invalid},
+		{"10 KB token", "POST", "/auth/user/email/verify", verify(js(strings.Repeat("A", 10<<10))), jsonHdr(), 200, invalid},
+		{"forged token", "POST", "/auth/user/email/verify", verify(js(base64.RawURLEncoding.EncodeToString(make([]byte, 32)))), jsonHdr(), 200, invalid},
+		{"a reset-shaped token with a session", "POST", "/auth/user/email/verify", verify(js(lhRandomToken())), withSession, 200, invalid},
+		// A session that comes along must be good, before the token
+		// is looked at.
+		{"the token with a forged session", "POST", "/auth/user/email/verify", verify(js(tok)), jsonHdr("Authorization", "Bearer a.b.c"), 401, "try refresh token"},
+		{"the token with the refresh token as session", "POST", "/auth/user/email/verify", verify(js(tok)), jsonHdr("Authorization", "Bearer "+refresh), 401, ""},
+		{"the token with a garbage cookie", "POST", "/auth/user/email/verify", verify(js(tok)), jsonHdr("Cookie", "sAccessToken=%zz"), 401, "try refresh token"},
+		{"the token as a form", "POST", "/auth/user/email/verify", "method=token&token=" + tok, hdr("Content-Type", "application/x-www-form-urlencoded"), 400, ""},
+		{"the token and 20 KB", "POST", "/auth/user/email/verify", `{"x":"` + strings.Repeat("x", 20<<10) + `","token":` + js(tok) + `}`, jsonHdr(), 413, ""},
+	}
+	for _, hc := range hostileCredentials() {
+		h := jsonHdr()
+		for k, vs := range hc.header(access) {
+			h[k] = vs
+		}
+		cases = append(cases, vcase{"hostile credentials on send: " + hc.name, "POST", "/auth/user/email/verify/token", "{}", h, 401, hc.access},
+			vcase{"hostile credentials on status: " + hc.name, "GET", "/auth/user/email/verify", "", h, 401, hc.access})
+		// Without any credential the link may be opened, in another
+		// browser: only those with one go to the verify endpoint.
+		if hc.access != "unauthorised" {
+			cases = append(cases, vcase{"hostile credentials: " + hc.name, "POST", "/auth/user/email/verify", verify(js(tok)), h, 401, hc.access})
+		}
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := f.store.writes.Load()
+			r := f.send(t, tc.method, tc.path, strings.NewReader(tc.body), tc.header)
+			if tc.code == http.StatusOK {
+				if r.code != http.StatusOK || tc.want != "" && string(r.body) != tc.want {
+					t.Errorf("got %d %s, want 200 %s", r.code, r.body, tc.want)
+				}
+			} else {
+				r.wantMessage(t, tc.code, tc.want)
+				wantNoTokens(t, r.response())
+			}
+			if n := f.store.writes.Load() - before; n != 0 {
+				t.Errorf("%d store writes", n)
+			}
+		})
+	}
+	// The mailed token was not used up: the link works now, once.
+	if lm, _ := f.Auth.UserByID(t.Context(), u.ID); lm.LoginMethods[0].EmailVerified {
+		t.Fatal("the email was verified by a hostile request")
+	}
+	if res := f.NewClient(authtest.Header).VerifyEmail(tok); res.StatusCode != http.StatusOK || string(res.Body) != okBody {
+		t.Errorf("the mailed link after the hostile requests: %d %s", res.StatusCode, res.Body)
+	}
+	if got := f.drainMail(t); got != 1 {
+		t.Errorf("%d emails, want only the one link asked for", got)
+	}
+}
+
+// ---- login methods ----
+
+func TestInputLoginMethods(t *testing.T) {
+	f := newFullFixture(t, auth.Config{})
+	plain := f.send(t, "GET", "/auth/loginmethods", nil, nil)
+	if plain.code != http.StatusOK || plain.status != "OK" {
+		t.Fatalf("loginmethods: %d %s", plain.code, plain.body)
+	}
+	for _, tc := range []struct {
+		name, path string
+		header     http.Header
+	}{
+		{"public tenant", "/auth/public/loginmethods", nil},
+		{"clientType", "/auth/loginmethods?clientType=web", nil},
+		{"junk query", "/auth/loginmethods?clientType=%zz&tenantId=../../x&" + strings.Repeat("a", 10<<10), nil},
+		{"hostile credentials", "/auth/loginmethods", hdr("Authorization", "Bearer a.b.c", "Authorization", "x", "Cookie", "sAccessToken=%zz")},
+		{"a JSON body", "/auth/loginmethods", hdr("Content-Type", "application/json", "rid", "multitenancy")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := f.send(t, "GET", tc.path, strings.NewReader(`{"thirdParty":{"enabled":false}}`), tc.header)
+			if r.code != http.StatusOK || !bytes.Equal(r.body, plain.body) {
+				t.Errorf("got %d %s, want %s", r.code, r.body, plain.body)
+			}
+			wantNoTokens(t, r.response())
+		})
+	}
+}
