@@ -1,15 +1,23 @@
 package auth_test
 
 // Fuzz targets for the decoders of attacker input: request bodies, bearer
-// tokens and cookies. Under plain go test they run their seeds; run one with
+// tokens and cookies, the /signinup body and its PKCE verifier, the
+// form_post callback and the email verification token. Under plain go test
+// they run their seeds; run one with
 //
 //	go test -run '^$' -fuzz FuzzSignIn -fuzztime 1m .
 //
 // The handler is called directly, so a panic is a crash the fuzzer reports,
 // and header values can hold any bytes. The seeds are the cases of
-// input_test.go (malformedBodies, acceptedBodies, hostileCredentials,
-// forgeries), so a case added there seeds the fuzzer too; the fixture they
-// run on is in harness_test.go.
+// input_test.go and input_endpoints_test.go (malformedBodies,
+// acceptedBodies, hostileCredentials, forgeries, garbageBodies), so a case
+// added there seeds the fuzzer too; the fixtures they run on are in
+// harness_test.go and input_endpoints_test.go.
+//
+// A fuzzing worker is a process of its own, with its own keys: a verifier
+// or token issued while the seeds were made is not one it issued. The
+// targets that need one name it in their inputs ({verifier}, {issued}),
+// and put in the one their process was issued.
 
 import (
 	"bytes"
@@ -17,6 +25,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -234,6 +243,359 @@ func FuzzResetPassword(f *testing.F) {
 		wantNoTokens(t, r.response())
 		if n := fx.store.writes.Load() - before; n != 0 {
 			t.Fatalf("%d store writes", n)
+		}
+	})
+}
+
+// FuzzSignInUpBody feeds any body to /signinup. Each process is issued a
+// verifier for each provider; {verifier} and {redirect} in a body stand for
+// the fake OpenID provider's, so the fuzzer can reach the code exchange.
+// No code it sends was issued by the provider: the answer is 400 or 413
+// with a message, or the provider's refusal, and never a session. A code
+// goes to the provider only with a verifier issued for its redirect URI.
+func FuzzSignInUpBody(f *testing.F) {
+	fx := newFullFixture(f, auth.Config{RateLimits: unlimited()})
+	c := fx.NewClient(authtest.Header)
+	redirect := callbackPage(fx.Server, authtest.ProviderID)
+	_, v := issueVerifier(f, c, authtest.ProviderID, redirect)
+	appleRedirect := callbackPage(fx.Server, "apple")
+	_, appleV := issueVerifier(f, c, "apple", appleRedirect)
+	issued := map[string]string{v: redirect, appleV: appleRedirect}
+	expand := strings.NewReplacer("{verifier}", v, "{redirect}", redirect)
+
+	seed := func(edit func(b, info, params map[string]any)) {
+		params := map[string]any{"code": "seed-code", "state": "sdk-state"}
+		info := map[string]any{"redirectURIOnProviderDashboard": "{redirect}", "redirectURIQueryParams": params, "pkceCodeVerifier": "{verifier}"}
+		b := map[string]any{"thirdPartyId": authtest.ProviderID, "redirectURIInfo": info, "clientType": "web"}
+		if edit != nil {
+			edit(b, info, params)
+		}
+		body, err := json.Marshal(b)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(body)
+	}
+	seed(nil)
+	seed(func(_, _, p map[string]any) { p["iss"] = fx.idp.URL })
+	seed(func(_, _, p map[string]any) { p["iss"] = "https://evil.example" })
+	seed(func(_, _, p map[string]any) { p["user"] = `{"name":{"firstName":"A"}}` })
+	seed(func(b, _, _ map[string]any) { b["thirdPartyId"] = "apple" })
+	seed(func(b, info, _ map[string]any) {
+		b["thirdPartyId"], info["redirectURIOnProviderDashboard"], info["pkceCodeVerifier"] = "apple", appleRedirect, appleV
+	})
+	seed(func(_, info, _ map[string]any) { info["pkceCodeVerifier"] = v })
+	seed(func(_, info, _ map[string]any) { info["pkceCodeVerifier"] = appleV })
+	seed(func(_, info, _ map[string]any) { info["pkceCodeVerifier"] = "{verifier}x" })
+	seed(func(_, info, _ map[string]any) { info["redirectURIOnProviderDashboard"] = "{redirect}/" })
+	seed(func(b, _, _ map[string]any) { b["oAuthTokens"] = map[string]any{"access_token": "x"} })
+	seed(func(b, _, _ map[string]any) { b["oAuthTokens"] = nil })
+	seed(func(b, _, _ map[string]any) { delete(b, "redirectURIInfo") })
+	seed(func(b, _, _ map[string]any) { b["thirdPartyId"] = 7 })
+	seed(func(_, info, _ map[string]any) { info["redirectURIQueryParams"] = "code=1" })
+	seed(func(_, _, p map[string]any) { p["code"] = 42 })
+	seed(func(_, _, p map[string]any) { p["code"] = "" })
+	seed(func(_, _, p map[string]any) { p["code"] = strings.Repeat("c", 3000) })
+	seed(func(_, info, _ map[string]any) { delete(info, "pkceCodeVerifier") })
+	for _, tc := range garbageBodies() {
+		if len(tc.body) <= 20<<10 {
+			f.Add([]byte(tc.body))
+		}
+	}
+	f.Add([]byte(`{"thirdPartyId":"authtest","thirdPartyId":"apple","redirectURIInfo":{"redirectURIOnProviderDashboard":"{redirect}","redirectURIQueryParams":{"code":"a","code":"b"},"pkceCodeVerifier":"{verifier}"}}`))
+
+	f.Fuzz(func(t *testing.T, body []byte) {
+		body = []byte(expand.Replace(string(body)))
+		before, exchanges := fx.store.writes.Load(), len(fx.idp.traffic.exchanged())
+		req := httptest.NewRequest("POST", "/auth/signinup", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		r := fuzzReply(t, fx.inFixture, req)
+		switch {
+		case r.code == http.StatusBadRequest || r.code == http.StatusRequestEntityTooLarge:
+			if r.message == "" {
+				t.Fatalf("%d without a message: %s", r.code, r.body)
+			}
+		case r.code == http.StatusOK && string(r.body) == providerMessage:
+		default:
+			t.Fatalf("got %d %s, want 400, 413 or the provider's refusal", r.code, r.body)
+		}
+		for _, ex := range fx.idp.traffic.exchanged()[exchanges:] {
+			if want, ok := issued[ex.Get("code_verifier")]; !ok || ex.Get("redirect_uri") != want {
+				t.Fatalf("the provider was asked to redeem a code with verifier %q and redirect URI %q, not a pair the server issued",
+					ex.Get("code_verifier"), ex.Get("redirect_uri"))
+			}
+		}
+		wantNoTokens(t, r.response())
+		if n := fx.store.writes.Load() - before; n != 0 {
+			t.Fatalf("%d store writes", n)
+		}
+	})
+}
+
+// b64url is the alphabet of the verifier's parts.
+const b64url = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+// FuzzPKCEVerifier posts the SDK's /signinup body with any verifier and
+// redirect URI. {issued} and {redirect} stand for the verifier this process
+// was issued and its redirect URI; then, if at is inside the verifier, the
+// character there moves shift places along the base64url alphabet, as a
+// tampered verifier arrives (the same edit in every process, whatever
+// verifier it was issued). Only the issued verifier with the redirect URI
+// it was issued for is taken, byte for byte, and reaches the provider
+// (which refuses the made-up code); any other is a 400 that the provider
+// never hears of.
+func FuzzPKCEVerifier(f *testing.F) {
+	fx := newFullFixture(f, auth.Config{RateLimits: unlimited()})
+	c := fx.NewClient(authtest.Header)
+	redirect := callbackPage(fx.Server, authtest.ProviderID)
+	_, issued := issueVerifier(f, c, authtest.ProviderID, redirect)
+	_, appleV := issueVerifier(f, c, "apple", callbackPage(fx.Server, "apple"))
+
+	f.Add("{issued}", "{redirect}", uint8(0), uint8(0))
+	// Each character in turn, changed to the next of the alphabet.
+	for i := range min(len(issued), 255) {
+		f.Add("{issued}", "{redirect}", uint8(i), uint8(1))
+	}
+	for _, s := range []struct{ verifier, redirect string }{
+		{issued, "{redirect}"},
+		{appleV, "{redirect}"},
+		{"{issued}", "{redirect}/"},
+		{"{issued}", "{redirect}#"},
+		{"{issued}", "{redirect}?x=1"},
+		{"{issued}", strings.Replace(redirect, "https://", "HTTPS://", 1)},
+		{"{issued}", callbackPage(fx.Server, "apple")},
+		{"{issued}", ""},
+		{"{issued}x", "{redirect}"},
+		{"x{issued}", "{redirect}"},
+		{"{issued}{issued}", "{redirect}"},
+		{"{issued}=", "{redirect}"},
+		{" {issued}", "{redirect}"},
+		{"{issued}\x00", "{redirect}"},
+		{"", "{redirect}"},
+		{".", "{redirect}"},
+		{"....", "{redirect}"},
+		{"a.b.c.d", "{redirect}"},
+		{strings.Repeat("A", 43) + ".zzzzzz.AAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAA", "{redirect}"},
+		{strings.Repeat("A", 43) + ".-1.AAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAA", "{redirect}"},
+		{strings.Repeat("A", 43) + ".+zzzzzzzzzzzz.AAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAA", "{redirect}"},
+		{strings.Repeat("v", 3000), "{redirect}"},
+		{"\u00e9.\u00e9.\u00e9.\u00e9", "{redirect}"},
+	} {
+		f.Add(s.verifier, s.redirect, uint8(0), uint8(0))
+	}
+
+	f.Fuzz(func(t *testing.T, verifier, redirectURI string, at, shift uint8) {
+		v := strings.ReplaceAll(verifier, "{issued}", issued)
+		r := strings.ReplaceAll(redirectURI, "{redirect}", redirect)
+		if n := int(shift) % len(b64url); n != 0 && int(at) < len(v) {
+			b := []byte(v)
+			i := strings.IndexByte(b64url, b[at]) // -1, before 'A', for a byte not in it
+			b[at] = b64url[(i+n+len(b64url))%len(b64url)]
+			v = string(b)
+		}
+		genuine := v == issued && r == redirect
+		body, err := json.Marshal(sdkSignInUp(authtest.ProviderID, r, map[string]string{"code": "fuzz-code"}, v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, exchanges := fx.store.writes.Load(), len(fx.idp.traffic.exchanged())
+		req := httptest.NewRequest("POST", "/auth/signinup", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		res := fuzzReply(t, fx.inFixture, req)
+		switch {
+		case genuine:
+			// The code is made up, or was presented before.
+			if res.code != http.StatusOK || string(res.body) != providerMessage {
+				t.Fatalf("the issued verifier: %d %s, want the provider's refusal", res.code, res.body)
+			}
+		case res.code == http.StatusBadRequest || res.code == http.StatusRequestEntityTooLarge:
+			if res.message == "" {
+				t.Fatalf("%d without a message: %s", res.code, res.body)
+			}
+		default:
+			t.Fatalf("verifier %q with redirect URI %q: %d %s, want 400: only the verifier issued for this redirect URI is taken",
+				v, r, res.code, res.body)
+		}
+		for _, ex := range fx.idp.traffic.exchanged()[exchanges:] {
+			if !genuine || ex.Get("code_verifier") != issued || ex.Get("redirect_uri") != redirect {
+				t.Fatalf("the provider was asked to redeem a code with verifier %q and redirect URI %q", ex.Get("code_verifier"), ex.Get("redirect_uri"))
+			}
+		}
+		wantNoTokens(t, res.response())
+		if n := fx.store.writes.Load() - before; n != 0 {
+			t.Fatalf("%d store writes", n)
+		}
+	})
+}
+
+// relayedParams are the parameters of a form_post callback that the relay
+// passes on to the frontend's callback page.
+var relayedParams = []string{"code", "state", "user", "error", "error_description"}
+
+// FuzzFormPostCallback posts any form to the relay of the provider that
+// posts its callback. The state is given decoded: the target encodes it
+// as the SDK does and puts it where {state} is in the form; {app} in the
+// state stands for the app's origin. The relay answers 400 or 413 with a
+// message, or 303 to exactly the provider's callback page on the app, with
+// the relayed parameters as posted and nothing else; it writes nothing
+// and starts no session.
+func FuzzFormPostCallback(f *testing.F) {
+	fx := newFullFixture(f, auth.Config{})
+	app := fx.AuthConfig.AppURL
+	page := callbackPage(fx.Server, "apple")
+	expand := strings.NewReplacer("{app}", app)
+	good := `{"frontendRedirectURI":"{app}/auth/callback/apple","stateForAuthProvider":"sdk-state"}`
+	for _, s := range []struct{ form, state string }{
+		{"code=c1&state={state}&user=%7B%22name%22%3A%7B%22firstName%22%3A%22A%22%7D%7D&id_token=an.id.token", good},
+		{"error=user_cancelled_authorize&error_description=%0D%0Ax&state={state}", good},
+		{"code=c&state={state}&state=x", good},
+		{"state=x&code=c&state={state}", good},
+		{"code=&state={state}", good},
+		{"code=c&code=d&id_token=x&id_token=y&state={state}", good},
+		{"code=%00%0D%0A&state={state}", good},
+		{"code=c&state={state}", `{"frontendRedirectURI":"{app}/auth/callback/apple","frontendRedirectURI":"https://evil.example/auth/callback/apple"}`},
+		{"code=c&state={state}", `{"frontendRedirectURI":"https://evil.example/auth/callback/apple"}`},
+		{"code=c&state={state}", `{"frontendRedirectURI":"{app}/auth/callback/apple?next=/x"}`},
+		{"code=c&state={state}", `{"frontendRedirectURI":"{app}/auth/callback/apple#"}`},
+		{"code=c&state={state}", `{"frontendRedirectURI":"{app}/auth/callback/authtest"}`},
+		{"code=c&state={state}", `{"frontendRedirectURI":"{app}//auth/callback/apple"}`},
+		{"code=c&state={state}", `{"frontendRedirectURI":"{app}/auth/callback/apple/"}`},
+		{"code=c&state={state}", `{"frontendRedirectURI":"{app}/auth/callback/%61pple"}`},
+		{"code=c&state={state}", `{"frontendRedirectURI":"javascript:alert(1)//{app}/auth/callback/apple"}`},
+		{"code=c&state={state}", `{"frontendRedirectURI":"{app}@evil.example/auth/callback/apple"}`},
+		{"code=c&state={state}", `{"frontendRedirectURI":"{app}/auth/callback/apple\r\nSet-Cookie: x=1"}`},
+		{"code=c&state={state}", `{"frontendRedirectURI":1}`},
+		{"code=c&state={state}", `{"frontendRedirectURI":null}`},
+		{"code=c&state={state}", `[]`},
+		{"code=c&state={state}", `null`},
+		{"code=c&state={state}", ``},
+		{"code=c&state={state}", strings.Repeat("[", 2000)},
+		{"code=c", good},
+		{"", good},
+		{"state", good},
+		{"%zz&state={state}", good},
+		{"code=c;state={state}", good},
+		{"code=c&state=" + url.QueryEscape(base64.RawURLEncoding.EncodeToString([]byte(`{"frontendRedirectURI":"`+page+`"}`))), ""},
+		{"code=c&state=%%%", ""},
+	} {
+		f.Add(s.form, s.state)
+	}
+
+	f.Fuzz(func(t *testing.T, form, state string) {
+		stateParam := url.QueryEscape(base64.StdEncoding.EncodeToString([]byte(expand.Replace(state))))
+		body := strings.ReplaceAll(form, "{state}", stateParam)
+		before, exchanges := fx.store.writes.Load(), len(fx.idp.traffic.exchanged())
+		req := httptest.NewRequest("POST", "/auth/callback/apple", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", "https://appleid.apple.com")
+		req.Header.Set("Sec-Fetch-Site", "cross-site")
+		rec := httptest.NewRecorder()
+		fx.Mux.ServeHTTP(rec, req)
+		res := &authtest.Response{StatusCode: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+		switch rec.Code {
+		case http.StatusSeeOther:
+			wantRelayed(t, res, body, page)
+		case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
+			var m struct{ Message string }
+			if json.Unmarshal(res.Body, &m) != nil || m.Message == "" {
+				t.Fatalf("%d with body %q, want a JSON message", rec.Code, res.Body)
+			}
+		default:
+			t.Fatalf("got %d %s, want 303, 400 or 413", rec.Code, res.Body)
+		}
+		wantNoTokens(t, res)
+		if n := fx.store.writes.Load() - before; n != 0 {
+			t.Fatalf("%d store writes", n)
+		}
+		if n := len(fx.idp.traffic.exchanged()) - exchanges; n != 0 {
+			t.Fatalf("the relay made %d code exchanges", n)
+		}
+	})
+}
+
+// wantRelayed checks the relay's 303: to page, with the relayed
+// parameters of the posted form, each its first value, and no others.
+func wantRelayed(t *testing.T, res *authtest.Response, form, page string) {
+	t.Helper()
+	loc := res.Header.Get("Location")
+	dest, query, _ := strings.Cut(loc, "?")
+	if dest != page || strings.ContainsFunc(loc, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		t.Fatalf("relayed to %q, want %s", loc, page)
+	}
+	got, err := url.ParseQuery(query)
+	if err != nil {
+		t.Fatalf("relayed query %q: %v", query, err)
+	}
+	posted, err := url.ParseQuery(form)
+	if err != nil {
+		t.Fatalf("relayed a form that does not parse: %v", err)
+	}
+	for name, vs := range got {
+		if !slices.Contains(relayedParams, name) || len(vs) != 1 || vs[0] != posted.Get(name) || !posted.Has(name) {
+			t.Fatalf("relayed %s=%q, posted %q", name, vs, posted[name])
+		}
+	}
+	for _, name := range relayedParams {
+		if posted.Has(name) && !got.Has(name) {
+			t.Fatalf("%s was posted and not relayed: %s", name, loc)
+		}
+	}
+	if len(res.Body) != 0 || res.Header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("303 with body %q and Cache-Control %q, want none and no-store", res.Body, res.Header.Get("Cache-Control"))
+	}
+}
+
+// FuzzVerificationToken feeds any body to /user/email/verify, with or
+// without the session of a user who was mailed a link. No token the fuzzer
+// sends was issued: the answer is the protocol's invalid-token status, or
+// 400 or 413 with a message, and the user's email stays unverified.
+func FuzzVerificationToken(f *testing.F) {
+	fx := newFullFixture(f, auth.Config{RateLimits: unlimited()})
+	c, u := fx.SignedIn(authtest.Header)
+	tok := verificationToken(f, fx.Server, c, 1) // a live token in the store
+	shaped := strings.Repeat("A", len(tok))
+	for _, token := range []string{
+		js(shaped), js(base64.RawURLEncoding.EncodeToString(make([]byte, 32))), js(shaped + "="), js(shaped[1:]),
+		js(strings.Replace(shaped, "A", "+", 1)), js(shaped + "\x00"), `""`, "null", "42", "true", "[]", "{}",
+		`["` + shaped + `"]`, js(strings.Repeat("A", 10<<10)), js(" " + shaped), js("\u00e9" + shaped[2:]),
+	} {
+		for _, withSession := range []bool{false, true} {
+			f.Add([]byte(`{"method":"token","token":`+token+`}`), withSession)
+		}
+	}
+	for _, tc := range garbageBodies() {
+		if len(tc.body) <= 20<<10 {
+			f.Add([]byte(tc.body), false)
+		}
+	}
+	f.Add([]byte(`{"token":"`+shaped+`","token":1}`), true)
+	f.Add([]byte(`{"Token":"`+shaped+`"}`), false)
+
+	access, _ := c.Tokens()
+	f.Fuzz(func(t *testing.T, body []byte, withSession bool) {
+		before := fx.store.writes.Load()
+		req := httptest.NewRequest("POST", "/auth/user/email/verify", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if withSession {
+			req.Header.Set("Authorization", "Bearer "+access)
+			req.Header.Set("st-auth-mode", "header")
+		}
+		r := fuzzReply(t, fx.inFixture, req)
+		switch {
+		case r.code == http.StatusBadRequest || r.code == http.StatusRequestEntityTooLarge:
+			if r.message == "" {
+				t.Fatalf("%d without a message: %s", r.code, r.body)
+			}
+		case r.code == http.StatusOK && string(r.body) == `{"status":"EMAIL_VERIFICATION_INVALID_TOKEN_ERROR"}`:
+		default:
+			t.Fatalf("got %d %s, want 400, 413 or EMAIL_VERIFICATION_INVALID_TOKEN_ERROR", r.code, r.body)
+		}
+		wantNoTokens(t, r.response())
+		if n := fx.store.writes.Load() - before; n != 0 {
+			t.Fatalf("%d store writes", n)
+		}
+		if got, err := fx.Auth.UserByID(t.Context(), u.ID); err != nil || got.LoginMethods[0].EmailVerified {
+			t.Fatalf("the user's email was verified by a token nobody mailed (%v)", err)
 		}
 	})
 }
