@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -198,7 +199,7 @@ func (a *Auth) Unlink(ctx context.Context, userID, loginID string) error {
 // rate-limit entries kept for their emails and login methods. Every
 // session of the user ends, whichever login method started it. Their
 // refresh tokens stop working at once on every instance (the store no
-// longer knows them: ReasonUnknownToken). Their access tokens stop at
+// longer knows them: ReasonRevoked). Their access tokens stop at
 // once on this instance, with or without Config.CheckSessionInStore; on
 // others they work until they expire (Config.AccessTokenLifetime), or,
 // with Config.CheckSessionInStore, until the store is next read for them
@@ -211,11 +212,16 @@ func (a *Auth) DeleteUser(ctx context.Context, userID string) error {
 		return err
 	}
 	handles, err := a.store.DeleteUser(ctx, userID)
+	now := a.cfg.Now()
+	if err == nil || errors.Is(err, store.ErrNotFound) {
+		// Not found too: an earlier call may have deleted the user and
+		// lost the store's answer; their access tokens stop here all
+		// the same.
+		a.deleted.add(userID, now, now.Add(a.cfg.AccessTokenLifetime+jwtLeeway))
+	}
 	if err != nil {
 		return err
 	}
-	now := a.cfg.Now()
-	a.deleted.add(userID, now, now.Add(a.cfg.AccessTokenLifetime+jwtLeeway))
 	for _, h := range handles {
 		a.emit(ctx, nil, Event{Kind: EventSessionRevoked, UserID: userID, SessionHandle: h})
 	}
