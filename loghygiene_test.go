@@ -29,10 +29,14 @@ import (
 )
 
 // TestLogHygiene runs every flow of the library over HTTP, in every
-// transfer mode, with a Logger that keeps every record, and checks that no
-// record holds a token any client ever held (or its SHA-256), a password
-// used in the test, or a password hash. It also checks that every sign-in
-// attempt emits exactly one event, through OnEvent and the log alike.
+// transfer mode, with a Logger that keeps every record from Debug up, and
+// checks that no record holds a token any client ever held (or its
+// SHA-256), a password used in the test, or a password hash; nor any
+// secret of third-party sign-in (the authorisation codes, PKCE verifiers,
+// the client secret, the ID and access tokens the provider issued, an
+// id_token posted to the form_post relay) or of email verification (the
+// mailed tokens). It also checks that every sign-in attempt with a
+// password emits exactly one event, through OnEvent and the log alike.
 func TestLogHygiene(t *testing.T) {
 	t.Parallel()
 	t.Run("detector", testLogHygieneDetector)
@@ -40,11 +44,12 @@ func TestLogHygiene(t *testing.T) {
 		name: "HS256",
 		cfg:  auth.Config{},
 	}, {
-		name: "EdDSA+check+reuse",
+		name: "EdDSA+check+reuse+linking",
 		cfg: auth.Config{
 			SigningAlgorithm:    auth.EdDSA,
 			CheckSessionInStore: true,
 			RefreshReuseWindow:  30 * time.Second,
+			AccountLinking:      true,
 		},
 	}} {
 		for _, m := range authtest.Modes {
@@ -73,7 +78,10 @@ func lhRunFlows(t *testing.T, m authtest.Mode, v lhVariant) {
 		mail:    &lhMailer{changed: make(chan struct{})},
 		st:      &lhStore{Store: memstore.New()},
 	}
+	f.idp = newFakeIdP(t)
 	cfg := v.cfg
+	cfg.ThirdParty.Providers = f.idp.providers
+	cfg.EmailVerification.Mode = auth.EmailVerificationOptional
 	cfg.Store = f.st
 	cfg.Logger = slog.New(&lhHandler{sink: f.sink})
 	cfg.OnEvent = f.events.record
@@ -94,12 +102,18 @@ func lhRunFlows(t *testing.T, m authtest.Mode, v lhVariant) {
 		f.secrets.add("password "+lhShort(pw), pw)
 	}
 
-	// Sign-up, email exists, a taken email, a weak password.
+	// Sign-up, email exists (both paths), the login methods and the keys, a
+	// taken email, a weak password.
 	c := f.s.NewClient(m)
 	email := "owner-" + m.String() + "@example.com"
 	f.want(f.do(c, http.MethodGet, "/auth/emailpassword/email/exists?email="+url.QueryEscape(email)), 200, "OK")
 	owner := f.signUp(c, email, pwFirst)
 	f.want(f.do(c, http.MethodGet, "/auth/emailpassword/email/exists?email="+url.QueryEscape(email)), 200, "OK")
+	f.want(f.do(c, http.MethodGet, "/auth/signup/email/exists?email="+url.QueryEscape(email)), 200, "OK")
+	f.want(f.do(c, http.MethodGet, "/auth/loginmethods"), 200, "OK")
+	if cfg.SigningAlgorithm == auth.EdDSA {
+		f.want(f.do(c, http.MethodGet, "/auth/jwt/jwks.json"), 200, "")
+	}
 	f.want(f.call(c, c.SignUp(email, pwFirst)), 200, "FIELD_ERROR")
 	f.want(f.call(c, c.SignUp("weak-"+email, pwWeak)), 200, "FIELD_ERROR")
 	f.want(f.call(c, c.Get("/api/session")), 200, "")
@@ -262,6 +276,9 @@ func lhRunFlows(t *testing.T, m authtest.Mode, v lhVariant) {
 		t.Logf("15 failed sign-ins for one email were not throttled")
 	}
 
+	f.thirdPartyFlows(owner)
+	f.verificationFlows(other, failing, otherEmail)
+
 	// Let the outbox finish, so every record it writes is in.
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -273,13 +290,16 @@ func lhRunFlows(t *testing.T, m authtest.Mode, v lhVariant) {
 	// (the failed ones too), password hashes and signing keys.
 	for _, msg := range f.mail.messages() {
 		if tok := lhMailToken(msg); tok != "" {
-			f.secrets.token("reset token mailed to "+msg.To.Address, tok)
+			f.secrets.token("token mailed to "+msg.To.Address, tok)
 		} else {
 			t.Errorf("no token in the email to %s", msg.To.Address)
 		}
 	}
 	for _, e := range []string{email, failEmail, otherEmail} {
 		f.userHash(e)
+	}
+	for v, label := range f.idp.traffic.secretValues() {
+		f.secrets.token(label, v)
 	}
 	keys, err := f.st.Store.SigningKeys(ctx, time.Time{})
 	if err != nil || len(keys) == 0 {
@@ -298,6 +318,7 @@ type lhFlow struct {
 	t       *testing.T
 	mode    authtest.Mode
 	s       *authtest.Server
+	idp     *fakeIdP
 	st      *lhStore
 	sink    *lhSink
 	events  *lhEvents
@@ -448,6 +469,162 @@ func (f *lhFlow) resetToken(n int, to string) string {
 	return tok
 }
 
+// thirdPartyFlows signs in with the fake provider in every way a sign-in
+// can go: a sign-up and a sign-in, an unverified and a missing email,
+// each fault of the provider, a replayed code, a verifier the server did
+// not issue, through the form_post relay (and a relay refused), and with
+// the password owner's email, which account linking joins or refuses.
+func (f *lhFlow) thirdPartyFlows(owner auth.User) {
+	f.t.Helper()
+	m := f.mode.String()
+	f.idp.SetIdentity("lh-sub-"+m, "tp-"+m+"@example.com", true)
+	c := f.s.NewClient(f.mode)
+	res, body := f.providerSignIn(c, authtest.ProviderID)
+	f.want(res, 200, "OK")
+	f.want(f.call(c, c.Get("/api/session")), 200, "")
+	f.want(f.call(c, c.Refresh()), 200, "OK")
+	// The same body again: the code was used.
+	f.want(f.do(f.s.NewClient(f.mode), http.MethodPost, "/auth/signinup", body), 200, "GENERAL_ERROR")
+	// A verifier one character longer than the one issued.
+	info := body["redirectURIInfo"].(map[string]any)
+	info["pkceCodeVerifier"] = info["pkceCodeVerifier"].(string) + "x"
+	f.want(f.do(f.s.NewClient(f.mode), http.MethodPost, "/auth/signinup", body), 400, "")
+	res, _ = f.providerSignIn(f.s.NewClient(f.mode), authtest.ProviderID)
+	f.want(res, 200, "OK")
+
+	f.idp.SetIdentity("lh-unverified-"+m, "tp-unverified-"+m+"@example.com", false)
+	res, _ = f.providerSignIn(f.s.NewClient(f.mode), authtest.ProviderID)
+	f.want(res, 200, "")
+	f.idp.SetIdentity("lh-no-email-"+m, "", false)
+	res, _ = f.providerSignIn(f.s.NewClient(f.mode), authtest.ProviderID)
+	f.want(res, 200, "NO_EMAIL_GIVEN_BY_PROVIDER")
+
+	f.idp.SetIdentity("lh-sub-"+m, "tp-"+m+"@example.com", true)
+	for _, fault := range []authtest.Fault{authtest.FaultStatus, authtest.FaultGarbage, authtest.FaultUnknownKey,
+		authtest.FaultWrongIssuer, authtest.FaultWrongAudience, authtest.FaultExpired, authtest.FaultWrongNonce} {
+		f.idp.SetFault(fault)
+		res, _ := f.providerSignIn(f.s.NewClient(f.mode), authtest.ProviderID)
+		f.want(res, 200, "GENERAL_ERROR")
+	}
+	f.idp.SetFault(authtest.NoFault)
+
+	// Apple's way: the provider posts the code to the server's relay,
+	// which sends the browser on to the frontend page.
+	f.idp.SetIdentity("lh-apple-"+m, "apple-"+m+"@example.com", true)
+	res, _ = f.providerSignIn(f.s.NewClient(f.mode), "apple")
+	f.want(res, 200, "OK")
+	if relayed := f.relay("a-code-for-elsewhere-"+lhRandomToken(), relayState("https://evil.example/auth/callback/apple")); relayed.StatusCode != http.StatusBadRequest {
+		f.t.Errorf("relay to a foreign page: %d %s", relayed.StatusCode, relayed.Body)
+	}
+
+	// The password owner's email from a provider that verified it.
+	f.idp.SetIdentity("lh-owner-"+m, owner.Email, true)
+	res, _ = f.providerSignIn(f.s.NewClient(f.mode), authtest.ProviderID)
+	f.want(res, 200, "")
+}
+
+// providerSignIn does what the SDK and the browser do to sign c in with
+// provider id, and returns the answer of /signinup and the body posted
+// there. For "apple" the code goes through the form_post relay.
+func (f *lhFlow) providerSignIn(c *authtest.Client, id string) (*authtest.Response, map[string]any) {
+	f.t.Helper()
+	redirect := callbackPage(f.s, id)
+	res := f.do(c, http.MethodGet, "/auth/authorisationurl?"+url.Values{"thirdPartyId": {id}, "redirectURIOnProviderDashboard": {redirect}}.Encode())
+	f.want(res, 200, "OK")
+	authURL, _ := res.JSON["urlWithQueryParams"].(string)
+	verifier, _ := res.JSON["pkceCodeVerifier"].(string)
+	f.secrets.token("PKCE verifier", verifier)
+	back := f.idp.Authorize(f.t, authURL)
+	f.secrets.token("authorisation code", back.Get("code"))
+	if id == "apple" {
+		relayed := f.relay(back.Get("code"), relayState(redirect))
+		loc, err := url.Parse(relayed.Header.Get("Location"))
+		if relayed.StatusCode != http.StatusSeeOther || err != nil {
+			f.t.Fatalf("relay: %d %s to %q", relayed.StatusCode, relayed.Body, relayed.Header.Get("Location"))
+		}
+		back = loc.Query()
+	}
+	params := map[string]string{}
+	for k := range back {
+		params[k] = back.Get(k)
+	}
+	body := sdkSignInUp(id, redirect, params, verifier)
+	return f.do(c, http.MethodPost, "/auth/signinup", body), body
+}
+
+// relay posts a form_post callback with code to the server, as the
+// provider's page does in the browser, with the user's name and an ID
+// token beside the code, as Apple posts them.
+func (f *lhFlow) relay(code, state string) *authtest.Response {
+	f.t.Helper()
+	idToken := "eyJ" + lhRandomToken() + "." + lhRandomToken() + "." + lhRandomToken()
+	f.secrets.token("id_token posted to the relay", idToken)
+	f.secrets.token("code posted to the relay", code)
+	form := url.Values{"code": {code}, "state": {state}, "id_token": {idToken},
+		"user": {`{"name":{"firstName":"Ada","lastName":"Lovelace"}}`}}
+	hc := *f.s.Client()
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	res, err := sendTo(&hc, f.s.URL, http.MethodPost, "/auth/callback/apple", form.Encode(),
+		hdr("Content-Type", "application/x-www-form-urlencoded", "Origin", "https://appleid.apple.com", "Sec-Fetch-Site", "cross-site"))
+	if err != nil {
+		f.t.Fatalf("relay: %v", err)
+	}
+	return res
+}
+
+// verificationFlows asks for verification links and uses them: sent,
+// asked again too soon, used, used again, made up, mailed to an address
+// that fails, and expired.
+func (f *lhFlow) verificationFlows(other, failing *authtest.Client, otherEmail string) {
+	f.t.Helper()
+	m := f.mode.String()
+	for _, c := range []*authtest.Client{other, failing} {
+		f.want(f.call(c, c.Refresh()), 200, "OK") // their access tokens expired an hour ago
+	}
+	f.want(f.call(other, other.IsEmailVerified()), 200, "OK")
+	sent := len(f.events.of(auth.EventEmailVerificationSent))
+	tok := f.verificationLink(other, otherEmail)
+	f.want(f.call(other, other.SendVerificationEmail()), 200, "GENERAL_ERROR") // one a minute
+	anon := f.s.NewClient(f.mode)
+	unknown := lhRandomToken()
+	f.secrets.token("unknown verification token", unknown)
+	f.want(f.call(anon, anon.VerifyEmail(unknown)), 200, "EMAIL_VERIFICATION_INVALID_TOKEN_ERROR")
+	f.want(f.call(anon, anon.VerifyEmail("not-a-verification-token")), 200, "EMAIL_VERIFICATION_INVALID_TOKEN_ERROR")
+	f.want(f.do(anon, http.MethodPost, "/auth/user/email/verify", map[string]any{"method": "token", "token": 12345}), 400, "")
+	f.want(f.call(other, other.VerifyEmail(tok)), 200, "OK")
+	f.want(f.call(other, other.VerifyEmail(tok)), 200, "EMAIL_VERIFICATION_INVALID_TOKEN_ERROR")
+	f.want(f.call(other, other.IsEmailVerified()), 200, "OK")
+	f.want(f.call(other, other.SendVerificationEmail()), 200, "EMAIL_ALREADY_VERIFIED_ERROR")
+
+	failed := len(f.events.of(auth.EventMailFailed))
+	f.want(f.call(failing, failing.SendVerificationEmail()), 200, "OK")
+	f.events.waitFor(f.t, auth.EventMailFailed, failed+1, 10*time.Second)
+
+	late := f.s.NewClient(f.mode)
+	lateEmail := "late-" + m + "@example.com"
+	f.signUp(late, lateEmail, "Hygiene-late-pw-47")
+	f.secrets.add("password late", "Hygiene-late-pw-47")
+	lateTok := f.verificationLink(late, lateEmail)
+	f.events.waitFor(f.t, auth.EventEmailVerificationSent, sent+2, 10*time.Second)
+	f.s.Clock.Advance(2 * auth.DefaultEmailVerificationTokenLifetime)
+	f.want(f.call(anon, anon.VerifyEmail(lateTok)), 200, "EMAIL_VERIFICATION_INVALID_TOKEN_ERROR")
+}
+
+// verificationLink asks for a link with c's session and returns the token
+// of the message that arrives at to.
+func (f *lhFlow) verificationLink(c *authtest.Client, to string) string {
+	f.t.Helper()
+	n := len(f.mail.to(to))
+	f.want(f.call(c, c.SendVerificationEmail()), 200, "OK")
+	got := f.mail.waitFor(f.t, to, n+1, 10*time.Second)
+	tok := lhMailToken(got[n])
+	if tok == "" {
+		f.t.Fatalf("no token in %q", got[n].Text)
+	}
+	f.secrets.token("verification token", tok)
+	return tok
+}
+
 // userHash adds a user's password hash, and its salt and key, to the
 // secrets.
 func (f *lhFlow) userHash(email string) {
@@ -473,16 +650,29 @@ func (f *lhFlow) checkCoverage() {
 	}
 	for _, k := range []auth.EventKind{auth.EventSignUp, auth.EventSignIn, auth.EventSignInFailed, auth.EventRefresh,
 		auth.EventSignOut, auth.EventSessionRevoked, auth.EventTokenTheft, auth.EventResetEmailSent,
-		auth.EventPasswordReset, auth.EventMailFailed} {
+		auth.EventPasswordReset, auth.EventMailFailed, auth.EventEmailVerificationSent, auth.EventEmailVerified} {
 		if seen[k] == 0 {
 			f.t.Errorf("no %s event: the flows did not run as planned (%v)", k, seen)
 		}
+	}
+	providerSignUps := 0
+	for _, e := range f.events.since(0) {
+		if e.Kind == auth.EventSignUp && e.ThirdPartyID != "" {
+			providerSignUps++
+		}
+	}
+	if providerSignUps < 2 {
+		f.t.Errorf("%d sign-ups with a provider, want one through each provider", providerSignUps)
+	}
+	if n := len(f.idp.traffic.exchanged()); n < 8 {
+		f.t.Errorf("%d code exchanges at the provider: the third-party flows did not run as planned", n)
 	}
 	msgs := map[string]int{}
 	for _, r := range f.sink.since(0) {
 		msgs[r.Message]++
 	}
-	for _, m := range []string{"auth event", "auth: internal error", "auth: reset email not sent"} {
+	for _, m := range []string{"auth event", "auth: internal error", "auth: reset email not sent",
+		"auth: third-party sign-in failed", "auth: verification email not sent"} {
 		if msgs[m] == 0 {
 			f.t.Errorf("no %q log record (%v)", m, msgs)
 		}
@@ -527,7 +717,7 @@ func lhLeaks(recs []lhRecord, secrets *lhSecrets) []string {
 
 func lhSyncKind(k auth.EventKind) bool {
 	// Mail events come from the outbox, at any time.
-	return k != auth.EventResetEmailSent && k != auth.EventMailFailed
+	return k != auth.EventResetEmailSent && k != auth.EventMailFailed && k != auth.EventEmailVerificationSent
 }
 
 func lhShort(s string) string {
@@ -780,6 +970,19 @@ func (e *lhEvents) count() int {
 	return len(e.list)
 }
 
+// of returns the events of one kind so far.
+func (e *lhEvents) of(kind auth.EventKind) []auth.Event {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []auth.Event
+	for _, ev := range e.list {
+		if ev.Kind == kind {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
 func (e *lhEvents) since(n int) []auth.Event {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -828,6 +1031,19 @@ func (m *lhMailer) Send(_ context.Context, msg mailer.Message) error {
 		return fmt.Errorf("550 5.1.1 <%s>: mailbox unavailable", msg.To.Address)
 	}
 	return nil
+}
+
+// to returns the messages to one address so far.
+func (m *lhMailer) to(address string) []mailer.Message {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []mailer.Message
+	for _, msg := range m.msgs {
+		if msg.To.Address == address {
+			out = append(out, msg)
+		}
+	}
+	return out
 }
 
 func (m *lhMailer) messages() []mailer.Message {
