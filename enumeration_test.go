@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"reflect"
 	"slices"
@@ -324,4 +325,192 @@ func enumMedian(ds []time.Duration) time.Duration {
 func enumQuantile(ds []time.Duration, q float64) time.Duration {
 	s := slices.Sorted(slices.Values(ds))
 	return s[int(q*float64(len(s)-1))]
+}
+
+// TestEnumerationEveryEndpoint covers the endpoints besides sign-in and the
+// reset request that take an email, or act on an account found by one:
+// with account linking on, sign-in and the reset request answer alike
+// whatever logins the address has; the send and the use of a verification
+// link answer alike whether or not someone else has the address, and
+// whatever became of a token; third-party sign-in with linking off answers
+// the same for an address that has an account and one that has none; the
+// email-exists endpoint, turned off, is absent alike for both.
+//
+// Left out, and why:
+//   - POST /signup says "This email already exists" (and, under linking,
+//     SIGN_UP_NOT_ALLOWED) for an address that has an account: the
+//     protocol's sign-up form shows it. Sign-up takes from
+//     RateLimits.ClientNewPasswords before it looks, so it is no faster a
+//     way to ask than the email-exists endpoint.
+//   - GET /emailpassword/email/exists and /signup/email/exists are the
+//     protocol's explicit existence check, bounded by
+//     RateLimits.ClientEmailChecks; Config.DisableEmailExists removes both.
+//   - POST /signinup under account linking: whether a provider's address
+//     joins an account, is refused, or makes a new user depends on who
+//     has the address; that is what linking is. Whoever can make a
+//     provider report any address learns whether it has an account.
+//   - POST /signinup for an identity that signed in before: its
+//     createdNewRecipeUser tells the identity's owner, and nobody else.
+//   - GET /user/email/verify: the session's own login.
+//   - /session/refresh and /signout take tokens, not addresses; the reason
+//     of a 401 tells a token's holder why its session ended, never
+//     whether an address has an account.
+//   - /jwt/jwks.json, /loginmethods, /authorisationurl and the form_post
+//     relay answer the same whoever the users are.
+func TestEnumerationEveryEndpoint(t *testing.T) {
+	t.Parallel()
+	t.Run("sign-in and reset request under account linking", func(t *testing.T) {
+		t.Parallel()
+		s, p := linkingServer(t, true, auth.Config{})
+		_, known := s.SignedIn(authtest.Header)
+		// A password user whose address a provider then vouched for:
+		// joined or refused, as the linking rules say; it answers alike
+		// either way.
+		_, linked := s.SignedIn(authtest.Header)
+		if err := s.Auth.SetEmailVerified(t.Context(), linked.ID, true); err != nil {
+			t.Fatal(err)
+		}
+		p.SetIdentity("enum-linked", linked.Email, true)
+		enumProviderSignIn(t, s, p)
+		p.SetIdentity("enum-provider", "provider-only@example.com", true)
+		enumProviderSignIn(t, s, p)
+		p.SetIdentity("enum-unverified", "provider-unverified@example.com", false)
+		enumProviderSignIn(t, s, p)
+		classes := []enumClass{
+			{"unknown email", "nobody@example.com"},
+			{"password user", known.Email},
+			{"password user a provider vouched for", linked.Email},
+			{"provider login only", "provider-only@example.com"},
+			{"unverified provider login only", "provider-unverified@example.com"},
+		}
+		for round := range 3 {
+			var signIns, resets []*authtest.Response
+			for _, c := range classes {
+				res := s.NewClient(authtest.Header).SignIn(c.email, "Enum-wrong-pw-2")
+				if round == 0 && (res.StatusCode != http.StatusOK || string(res.Body) != `{"status":"WRONG_CREDENTIALS_ERROR"}`) {
+					t.Fatalf("%s: sign-in answered %d %s", c.name, res.StatusCode, res.Body)
+				}
+				wantNoTokens(t, res)
+				signIns = append(signIns, res)
+				res = s.NewClient(authtest.Header).RequestPasswordReset(c.email)
+				if res.StatusCode != http.StatusOK || string(res.Body) != `{"status":"OK"}` {
+					t.Fatalf("%s: reset request answered %d %s", c.name, res.StatusCode, res.Body)
+				}
+				resets = append(resets, res)
+			}
+			enumSame(t, fmt.Sprintf("sign-in round %d", round+1), classes, signIns)
+			enumSame(t, fmt.Sprintf("reset request round %d", round+1), classes, resets)
+		}
+	})
+
+	t.Run("email exists turned off", func(t *testing.T) {
+		t.Parallel()
+		s := authtest.NewServer(t, auth.Config{DisableEmailExists: true})
+		_, known := s.SignedIn(authtest.Header)
+		classes := []enumClass{{"known email", known.Email}, {"unknown email", "nobody@example.com"}}
+		for _, path := range []string{"/auth/emailpassword/email/exists", "/auth/signup/email/exists"} {
+			var answers []*authtest.Response
+			for _, c := range classes {
+				res := s.NewClient(authtest.Header).Get(path + "?email=" + url.QueryEscape(c.email))
+				if res.StatusCode != http.StatusNotFound {
+					t.Fatalf("%s for the %s: %d %s, want 404", path, c.name, res.StatusCode, res.Body)
+				}
+				answers = append(answers, res)
+			}
+			enumSame(t, path, classes, answers)
+		}
+	})
+
+	for _, linking := range []bool{false, true} {
+		t.Run(fmt.Sprintf("verification email, linking %v", linking), func(t *testing.T) {
+			t.Parallel()
+			s, p := linkingServer(t, linking, auth.Config{})
+			shared, su := s.SignedIn(authtest.Header)
+			alone, au := s.SignedIn(authtest.Header)
+			// Someone else signs in with a provider that reports the
+			// first user's address, unverified: a second user with it,
+			// or a refusal, as linking says.
+			p.SetIdentity("enum-shares-the-address", su.Email, false)
+			enumProviderSignIn(t, s, p)
+			classes := []enumClass{{"address someone else has", su.Email}, {"address nobody else has", au.Email}}
+			// The second round is within the minute that one link per
+			// user waits.
+			for round, want := range []string{"OK", "GENERAL_ERROR"} {
+				a, b := shared.SendVerificationEmail(), alone.SendVerificationEmail()
+				if a.StatusCode != http.StatusOK || a.Status != want {
+					t.Fatalf("send, round %d: %d %s, want %s", round+1, a.StatusCode, a.Body, want)
+				}
+				enumSame(t, fmt.Sprintf("send, round %d", round+1), classes, []*authtest.Response{a, b})
+			}
+			for _, m := range s.Mailbox.WaitFor(t, 2, 10*time.Second) {
+				if m.To.Address != su.Email && m.To.Address != au.Email {
+					t.Errorf("a verification email went to %s", m.To.Address)
+				}
+			}
+		})
+	}
+
+	t.Run("verification tokens", func(t *testing.T) {
+		t.Parallel()
+		s := authtest.NewServer(t, auth.Config{EmailVerification: auth.EmailVerificationConfig{Mode: auth.EmailVerificationOptional}})
+		c1, _ := s.SignedIn(authtest.Header)
+		c2, _ := s.SignedIn(authtest.Header)
+		used := verificationToken(t, s, c1, 1)
+		if res := c1.VerifyEmail(used); res.Status != "OK" {
+			t.Fatalf("verify: %s", res.Body)
+		}
+		expired := verificationToken(t, s, c2, 2)
+		s.Clock.Advance(auth.DefaultEmailVerificationTokenLifetime + time.Second)
+		classes := []enumClass{
+			{"never issued", lhRandomToken()},
+			{"used up", used},
+			{"expired", expired},
+			{"not a token", "x"},
+		}
+		var answers []*authtest.Response
+		for _, c := range classes {
+			res := s.NewClient(authtest.Header).VerifyEmail(c.email)
+			if string(res.Body) != `{"status":"EMAIL_VERIFICATION_INVALID_TOKEN_ERROR"}` {
+				t.Fatalf("%s: %d %s", c.name, res.StatusCode, res.Body)
+			}
+			answers = append(answers, res)
+		}
+		enumSame(t, "verify", classes, answers)
+	})
+
+	t.Run("third-party sign-in, linking off", func(t *testing.T) {
+		t.Parallel()
+		s, p := linkingServer(t, false, auth.Config{})
+		_, known := s.SignedIn(authtest.Header)
+		classes := []enumClass{{"address with an account", known.Email}, {"address without one", "nobody@example.com"}}
+		var answers []*authtest.Response
+		for i, c := range classes {
+			subject := fmt.Sprintf("enum-subject-%d", i)
+			p.SetIdentity(subject, c.email, true)
+			res := s.NewClient(authtest.Header).SignInWithProvider(p)
+			if res.Status != "OK" || res.JSON["createdNewRecipeUser"] != true {
+				t.Fatalf("%s: %d %s, want a new user", c.name, res.StatusCode, res.Body)
+			}
+			// What is the new user's own is the same in both but for
+			// its name: its id, address and subject are masked, and
+			// the tokens' headers compared by name.
+			uid, _ := userObject(t, res)["id"].(string)
+			masked := strings.NewReplacer(uid, "USER", c.email, "EMAIL", subject, "SUBJECT").Replace(string(res.Body))
+			h := http.Header{}
+			for k := range res.Header {
+				h.Set(k, "")
+			}
+			answers = append(answers, &authtest.Response{StatusCode: res.StatusCode, Header: h, Body: []byte(masked)})
+		}
+		enumSame(t, "sign-in with a provider", classes, answers)
+	})
+}
+
+// enumProviderSignIn signs in with the provider's current identity, as a
+// stranger would, whatever the answer.
+func enumProviderSignIn(t *testing.T, s *authtest.Server, p *authtest.Provider) {
+	t.Helper()
+	if res := s.NewClient(authtest.Header).SignInWithProvider(p); res.StatusCode != http.StatusOK {
+		t.Fatalf("provider sign-in: %d %s", res.StatusCode, res.Body)
+	}
 }
