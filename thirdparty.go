@@ -424,7 +424,7 @@ func (a *Auth) ownVerifier(ctx context.Context, v, id, redirect string) bool {
 	if err != nil || !a.cfg.Now().Before(time.Unix(exp, 0)) {
 		return false
 	}
-	mac, err := base64.RawURLEncoding.DecodeString(mac64)
+	mac, err := base64.RawURLEncoding.Strict().DecodeString(mac64)
 	if err != nil {
 		return false
 	}
