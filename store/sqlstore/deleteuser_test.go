@@ -66,13 +66,13 @@ func fill(t *testing.T, st store.Store, id string, now time.Time) {
 	ctx := t.Context()
 	email := id + "@example.com"
 	first := store.Login{LoginKey: store.EmailPasswordKey(email), Email: email, PasswordHash: "$argon2id$v=19$m=64,t=1,p=1$" + id + "$aGFzaA",
-		CreatedAt: now, OwnsEmail: true}
+		EmailVerified: true, EmailProven: true, CreatedAt: now, OwnsEmail: true}
 	if err := st.CreateUser(ctx, store.User{ID: id, TimeJoined: now}, first); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.LinkLogin(ctx, store.Login{
 		LoginKey: store.LoginKey{Method: store.MethodThirdParty, ThirdParty: "google", Subject: id + "-google"},
-		ID:       id + "-google", UserID: id, Email: email, EmailVerified: true, CreatedAt: now,
+		ID:       id + "-google", UserID: id, Email: email, EmailVerified: true, EmailProven: true, CreatedAt: now,
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ var concurrencyTests = []test{
 	{"CreateUserOwnSameEmail", testConcurrentCreateUserOwnEmail},
 	{"SignInUpOwnSameEmail", testConcurrentSignInUpOwnEmail},
 	{"ClaimEmailSameEmail", testConcurrentClaimEmail},
+	{"LinkLoginOwnSameEmail", testConcurrentLinkLoginOwnEmail},
 	{"DeleteUserWhileSigningIn", testConcurrentDeleteUser},
 }
 
@@ -654,6 +655,56 @@ func testConcurrentClaimEmail(t *testing.T, s store.Store) {
 	}
 	if want := fmt.Sprintf("u%d", winner); len(holders) != 1 || holders[0] != want {
 		t.Errorf("ClaimEmail: at most one login owns an email, the one whose claim succeeded (%s); owners after the race: %q", want, holders)
+	}
+}
+
+// testConcurrentLinkLoginOwnEmail links, in many concurrent calls, a
+// proven login asking to own one email to each of as many users, once for
+// each of several emails.
+//
+// Invariant checked: exactly one call succeeds and its login owns the
+// email; every other returns ErrEmailOwned and writes nothing, so the
+// email has one owner.
+func testConcurrentLinkLoginOwnEmail(t *testing.T, s store.Store) {
+	const n = 16
+	ctx := t.Context()
+	users := make([]user, n)
+	have := make([]int, n) // how many logins each user has
+	for i := range users {
+		users[i] = mustCreateUser(t, s, fmt.Sprintf("u%d", i))
+		have[i] = 1
+	}
+	for round := range stormRounds {
+		email := fmt.Sprintf("round%d@example.com", round)
+		logins := make([]store.Login, n)
+		for i := range logins {
+			logins[i] = asOwner(linkedLogin(fmt.Sprintf("r%d/l%d", round, i), users[i].User.ID, "google", fmt.Sprintf("g-r%d-%d", round, i), email))
+		}
+		errs := make([]error, n)
+		parallel(n, func(i int) { errs[i] = s.LinkLogin(ctx, logins[i]) })
+
+		winner := -1
+		for i, err := range errs {
+			switch {
+			case err == nil && winner >= 0:
+				t.Errorf("LinkLogin: of concurrent calls asking to own one email exactly one must succeed; round %d: both %s and %s did", round, logins[winner].ID, logins[i].ID)
+			case err == nil:
+				winner = i
+			case !errors.Is(err, store.ErrEmailOwned):
+				t.Errorf("LinkLogin: a concurrent call losing the race to own an email must return ErrEmailOwned; round %d: %s got error %v", round, logins[i].ID, err)
+			}
+		}
+		if winner < 0 {
+			t.Fatalf("LinkLogin: of concurrent calls asking to own one email exactly one must succeed; round %d: none did", round)
+		}
+		have[winner]++
+		wantLogin(t, s, logins[winner], "LinkLogin: the login of the one call that succeeded must own the email")
+		for i, l := range logins {
+			if i != winner {
+				wantNotLinked(t, s, l, have[i], "a call that returned ErrEmailOwned")
+			}
+		}
+		wantOwners(t, s, email, []string{logins[winner].ID}, "LinkLogin: at most one login owns an email, the one whose call succeeded")
 	}
 }
 

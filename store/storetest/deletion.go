@@ -41,7 +41,7 @@ func testDeleteLogin(t *testing.T, s store.Store) {
 	u1 := mustCreateOwner(t, s, "u1")
 	u2 := mustCreateUser(t, s, "u2")
 	l2 := linkedLogin("l2", "u1", "google", "g-2", u1.Email)
-	l2.EmailVerified = false
+	l2 = unproven(l2)
 	mustLinkLogin(t, s, l2)
 
 	a := sessionOf("a", u1.Login, base)

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -16,6 +17,12 @@ var linkingTests = []test{
 	{"ClaimEmailOwnedByOther", testClaimEmailOwnedByOther},
 	{"ClaimEmailOwnedBySameUser", testClaimEmailOwnedBySameUser},
 	{"ClaimEmailNotFound", testClaimEmailNotFound},
+	{"LinkLoginAsOwner", testLinkLoginAsOwner},
+	{"LinkLoginAsOwnerEmailOwned", testLinkLoginAsOwnerEmailOwned},
+	{"LinkLoginAsOwnerUnknownUser", testLinkLoginAsOwnerUnknownUser},
+	{"LinkLoginUnprovenCannotOwn", testLinkLoginUnprovenCannotOwn},
+	{"LinkLoginOwnerGone", testLinkLoginOwnerGone},
+	{"ClaimEmailUnproven", testClaimEmailUnproven},
 }
 
 // linkedLogin is a login of userID with a provider that joins the user
@@ -37,6 +44,43 @@ func mustCreateOwner(t *testing.T, s store.Store, id string) user {
 	return u
 }
 
+// asOwner is l asking to own its email as it joins its user.
+func asOwner(l store.Login) store.Login {
+	l.OwnsEmail = true
+	return l
+}
+
+// wantNotLinked checks that a refused LinkLogin wrote nothing: l's key is
+// unknown and its user kept the logins it had, n of them.
+func wantNotLinked(t *testing.T, s store.Store, l store.Login, n int, rule string) {
+	t.Helper()
+	_, err := s.Login(t.Context(), l.LoginKey)
+	wantErr(t, err, store.ErrNotFound, "LinkLogin: "+rule+" must not write the login")
+	if logins, err := s.Logins(t.Context(), l.UserID); err != nil || len(logins) != n {
+		t.Errorf("LinkLogin: %s must not add a login to %s, which must keep its %d; Logins = %+v, error %v", rule, l.UserID, n, logins, err)
+	}
+}
+
+// wantOwners checks that exactly the logins with the ids in want own
+// email, as LoginsByEmail reports them.
+func wantOwners(t *testing.T, s store.Store, email string, want []string, rule string) {
+	t.Helper()
+	all, err := s.LoginsByEmail(t.Context(), email)
+	if err != nil {
+		t.Errorf("%s: LoginsByEmail(%q) failed: %v", rule, email, err)
+		return
+	}
+	var got []string
+	for _, l := range all {
+		if l.OwnsEmail {
+			got = append(got, l.ID)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: the logins owning %s are %q, want %q", rule, email, got, want)
+	}
+}
+
 func mustLinkLogin(t *testing.T, s store.Store, l store.Login) {
 	t.Helper()
 	if err := s.LinkLogin(t.Context(), l); err != nil {
@@ -51,8 +95,8 @@ func testLinkLogin(t *testing.T, s store.Store) {
 
 	l := linkedLogin("l2", "u1", "google", "g-2", u.Email)
 	l.CreatedAt = at(time.Minute)
-	l.EmailVerified = false
-	l.OwnsEmail = true // ignored: the email has its owner
+	l = unproven(l)
+	l.OwnsEmail = true // ignored: the login is not proven
 	if err := s.LinkLogin(ctx, l); err != nil {
 		t.Fatalf("LinkLogin: a login with a new key and id, whose email a login of its user owns, must be added; got error %v", err)
 	}
@@ -144,9 +188,15 @@ func testLinkLoginConflict(t *testing.T, s store.Store) {
 		{linkedLogin("u2", "u1", "github", "gh-new", u.Email), "the id of another user's login"},
 		{linkedLogin("u1", "u1", "github", "gh-new", u.Email), "the id of the owning login"},
 		{linkedLogin("l2", "u1", "github", "gh-new", u.Email), "the id of a login linked before"},
-		// ErrConflict comes before ErrNotFound.
+		// ErrConflict comes before ErrNotFound and ErrEmailOwned.
 		{linkedLogin("l-new", "u2", "google", g.Subject, v.Email), "a key that exists, for a user that owns nothing"},
 		{linkedLogin("l2", "u2", "github", "gh-new", v.Email), "an id that exists, for a user that owns nothing"},
+		{asOwner(linkedLogin("l-new", "u2", "google", g.Subject, "free@example.com")), "a key that exists, asking to own an email nobody owns"},
+		{asOwner(linkedLogin("l2", "u2", "github", "gh-new", "free@example.com")), "an id that exists, asking to own an email nobody owns"},
+		{asOwner(linkedLogin("l-new", "u2", "google", g.Subject, u.Email)), "a key that exists, asking to own an email another login owns"},
+		{asOwner(linkedLogin("l2", "u2", "github", "gh-new", u.Email)), "an id that exists, asking to own an email another login owns"},
+		{asOwner(linkedLogin("l-new", "nobody", "google", g.Subject, "free@example.com")), "a key that exists, asking to own an email for an unknown user"},
+		{asOwner(linkedLogin("u2", "nobody", "github", "gh-new", "free@example.com")), "an id that exists, asking to own an email for an unknown user"},
 	} {
 		err := s.LinkLogin(ctx, c.l)
 		wantErr(t, err, store.ErrConflict, "LinkLogin: "+c.rule+" must return ErrConflict")
@@ -257,4 +307,276 @@ func testClaimEmailNotFound(t *testing.T, s store.Store) {
 	mustCreateUser(t, s, "u3")
 	_, err = s.ClaimEmail(ctx, "nobody")
 	wantErr(t, err, store.ErrNotFound, "ClaimEmail: an unknown login id must return ErrNotFound while other logins exist")
+}
+
+// Linking that found no owner for the email makes the new login its
+// owner as it joins the user linking chose, in the same step.
+func testLinkLoginAsOwner(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	const email = "shared@example.com"
+	// The user linking chose: its email and password login has the email
+	// and is not proven, as a stranger may have signed it up.
+	u := newUser("u1").withEmail(email)
+	if err := u.create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	other := google("u2", email) // proven, owning nothing
+	if err := other.create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+
+	l := asOwner(linkedLogin("l2", "u1", "github", "gh-2", email))
+	l.CreatedAt = at(time.Minute)
+	if err := s.LinkLogin(ctx, l); err != nil {
+		t.Fatalf("LinkLogin: a proven login asking to own an email nobody owns must be added; got error %v", err)
+	}
+	wantLogin(t, s, l, "LinkLogin: a proven login asking to own an email nobody owns must be added to the user owning it")
+	wantUser(t, s, u, "LinkLogin: the user's other logins must be unchanged, owning nothing")
+	wantUser(t, s, other, "LinkLogin: another user's login with the email must be unchanged")
+	wantOwners(t, s, email, []string{"l2"}, "LinkLogin: the login added as owner must be the email's one owner")
+
+	// The email has its owner now, for every write that asks.
+	m := linkedLogin("l3", "u1", "google", "g-3", email)
+	m.CreatedAt = at(2 * time.Minute)
+	if err := s.LinkLogin(ctx, m); err != nil {
+		t.Errorf("LinkLogin: a login joining the user whose login was added as owner must be added; got error %v", err)
+	}
+	_, err := s.ClaimEmail(ctx, "u2")
+	wantErr(t, err, store.ErrEmailOwned, "ClaimEmail: an email a login linked as owner owns must return ErrEmailOwned to another user's login")
+	err = owning(google("u3", email)).create(ctx, s)
+	wantErr(t, err, store.ErrEmailOwned, "CreateUser: asking to own an email a login linked as owner owns must return ErrEmailOwned")
+	err = s.LinkLogin(ctx, asOwner(linkedLogin("l4", "u2", "github", "gh-4", email)))
+	wantErr(t, err, store.ErrEmailOwned, "LinkLogin: asking to own an email a login linked as owner owns must return ErrEmailOwned")
+	wantOwners(t, s, email, []string{"l2"}, "LinkLogin: refused claims must leave the login linked as owner the one owner")
+
+	// The user need not have had the email: ownership follows the login.
+	n := asOwner(linkedLogin("l5", "u2", "github", "gh-5", "new@example.com"))
+	if err := s.LinkLogin(ctx, n); err != nil {
+		t.Fatalf("LinkLogin: a proven login asking to own an email nobody has must be added; got error %v", err)
+	}
+	wantLogin(t, s, n, "LinkLogin: a proven login asking to own an email no login of its user has must own it")
+	wantUser(t, s, other, "LinkLogin: the login linked as owner must not change the user's other logins")
+}
+
+// The email may have found an owner between linking's decision and the
+// write: LinkLogin checks again, refuses with ErrEmailOwned and writes
+// nothing, whoever the owner is.
+func testLinkLoginAsOwnerEmailOwned(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	const email = "shared@example.com"
+	u := newUser("u1").withEmail(email)
+	if err := u.create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	// Meanwhile another user's proven login claims the email.
+	other := google("u2", email)
+	if err := other.create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ClaimEmail(ctx, "u2"); err != nil {
+		t.Fatalf("ClaimEmail: a proven login whose email nobody owns must own it; got error %v", err)
+	}
+	owner := other.Login
+	owner.OwnsEmail = true
+
+	l := asOwner(linkedLogin("l2", "u1", "github", "gh-2", email))
+	err := s.LinkLogin(ctx, l)
+	wantErr(t, err, store.ErrEmailOwned, "LinkLogin: asking to own an email another user's login claimed in the meantime must return ErrEmailOwned")
+	wantNotLinked(t, s, l, 1, "a login refused with ErrEmailOwned")
+	wantUser(t, s, u, "LinkLogin: a refused login must not change the user it named")
+	wantLogin(t, s, owner, "LinkLogin: a refused login must leave the owner owning the email")
+
+	// Meanwhile a new user signs up owning another email.
+	g := owning(google("u3", "later@example.com"))
+	mustSignInUp(t, s, g, true, "a new identity asking to own an email nobody owns")
+	late := asOwner(linkedLogin("l2", "u1", "github", "gh-2", g.Email))
+	err = s.LinkLogin(ctx, late)
+	wantErr(t, err, store.ErrEmailOwned, "LinkLogin: asking to own an email a user signed up owning in the meantime must return ErrEmailOwned")
+	wantNotLinked(t, s, late, 1, "a login refused with ErrEmailOwned")
+	wantLogin(t, s, g.Login, "LinkLogin: a refused login must leave the owner owning the email")
+
+	// Nobody may own the email: a login of the same user either.
+	same := asOwner(linkedLogin("l4", "u2", "github", "gh-4", email))
+	err = s.LinkLogin(ctx, same)
+	wantErr(t, err, store.ErrEmailOwned, "LinkLogin: asking to own an email a login of the same user owns must return ErrEmailOwned")
+	wantNotLinked(t, s, same, 1, "a login refused with ErrEmailOwned")
+	wantOwners(t, s, email, []string{"u2"}, "LinkLogin: refused logins must not take the email")
+
+	// Nothing was written, so the key and the id are free: the login
+	// joins the owner's user without asking.
+	mustLinkLogin(t, s, linkedLogin("l2", "u2", "github", "gh-2", email))
+}
+
+// A login asking to own its email joins a user that exists, or nothing is
+// written and the email stays free.
+func testLinkLoginAsOwnerUnknownUser(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	const email = "shared@example.com"
+	mustCreateUser(t, s, "u1")
+	if _, err := s.DeleteUser(ctx, "u1"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		userID, rule string
+	}{
+		{"nobody", "a user that never existed"},
+		{"u1", "a user deleted in the meantime"},
+	} {
+		l := asOwner(linkedLogin("l2", c.userID, "github", "gh-2", email))
+		err := s.LinkLogin(ctx, l)
+		wantErr(t, err, store.ErrNotFound, "LinkLogin: a login asking to own an email nobody owns, for "+c.rule+", must return ErrNotFound")
+		wantNotLinked(t, s, l, 0, "a login refused with ErrNotFound")
+		_, err = s.UserByID(ctx, c.userID)
+		wantErr(t, err, store.ErrNotFound, "LinkLogin: must not create the user it names")
+	}
+	wantOwners(t, s, email, nil, "LinkLogin: a refused login must not own the email")
+
+	// The email, the key and the id are all still free.
+	g := owning(user{User: store.User{ID: "u2", TimeJoined: base}, Login: linkedLogin("l2", "u2", "github", "gh-2", email)})
+	if err := g.create(ctx, s); err != nil {
+		t.Errorf("CreateUser: a login refused for an unknown user must leave its key, id and email free; got error %v", err)
+	}
+	wantOwners(t, s, email, []string{"l2"}, "CreateUser: the email a refused login asked for must be free to own")
+}
+
+// Only a proven login owns its email, so LinkLogin ignores the request for
+// one that is not proven: such a login may only join the user that owns
+// its email, like any login not asking.
+func testLinkLoginUnprovenCannotOwn(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	u := newUser("u1").withEmail("free@example.com")
+	if err := u.create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	owner := mustCreateOwner(t, s, "u2")
+
+	for _, c := range []struct {
+		l    store.Login
+		rule string
+	}{
+		{asOwner(unproven(linkedLogin("l3", "u1", "github", "gh-3", u.Email))),
+			"an unproven login asking to own an email nobody owns, which leaves it nobody to join"},
+		{asOwner(verified(unproven(linkedLogin("l3", "u1", "github", "gh-3", u.Email)))),
+			"a verified but unproven login asking to own an email nobody owns"},
+		{asOwner(unproven(linkedLogin("l3", "u1", "github", "gh-3", owner.Email))),
+			"an unproven login asking to own an email a login of another user owns"},
+	} {
+		err := s.LinkLogin(ctx, c.l)
+		wantErr(t, err, store.ErrNotFound, "LinkLogin: "+c.rule+" must return ErrNotFound, as a login joining a user that does not own its email")
+		wantNotLinked(t, s, c.l, 1, c.rule)
+	}
+	wantOwners(t, s, u.Email, nil, "LinkLogin: an unproven login must not own its email")
+	wantUser(t, s, owner, "LinkLogin: an unproven login must not take the email from its owner")
+
+	// It joins the owner's user, owning nothing.
+	l := asOwner(unproven(linkedLogin("l3", "u2", "github", "gh-3", owner.Email)))
+	if err := s.LinkLogin(ctx, l); err != nil {
+		t.Fatalf("LinkLogin: an unproven login asking to own an email a login of its user owns must join that user; got error %v", err)
+	}
+	l.OwnsEmail = false
+	wantLogin(t, s, l, "LinkLogin: an unproven login asking to own its email must join the owner's user owning nothing")
+	wantUser(t, s, owner, "LinkLogin: the owner must keep the email")
+}
+
+// A login joins the user whose login owns its email at the time of the
+// write: if that login was removed, changed its email or stopped being
+// proven since linking looked, LinkLogin returns ErrNotFound and writes
+// nothing.
+func testLinkLoginOwnerGone(t *testing.T, s store.Store) {
+	ctx := t.Context()
+
+	// u1's owning login is removed; the user keeps another login with the
+	// email, which does not own it.
+	u1 := mustCreateOwner(t, s, "u1")
+	mustLinkLogin(t, s, linkedLogin("l1", "u1", "google", "g-l1", u1.Email))
+	if _, err := s.DeleteLogin(ctx, "u1"); err != nil {
+		t.Fatalf("DeleteLogin: a login of a user with another must be removed; got error %v", err)
+	}
+	// u2's owning login now reports another email.
+	u2 := owning(google("u2", "u2@example.com"))
+	mustSignInUp(t, s, u2, true, "a new identity asking to own an email nobody owns")
+	moved := u2
+	moved.Email = "moved@example.com"
+	mustSignInUp(t, s, moved, false, "an identity already on record")
+	// u3's owning login is marked unverified.
+	u3 := mustCreateOwner(t, s, "u3")
+	if _, err := s.SetEmailVerified(ctx, "u3", false); err != nil {
+		t.Fatalf("SetEmailVerified: an existing login must be updated; got error %v", err)
+	}
+
+	for _, c := range []struct {
+		l    store.Login
+		rule string
+	}{
+		{linkedLogin("l-new", "u1", "github", "gh-new", u1.Email), "a login joining a user whose owning login was removed"},
+		{linkedLogin("l-new", "u2", "github", "gh-new", "u2@example.com"), "a login joining a user whose owning login's email changed"},
+		{linkedLogin("l-new", "u3", "github", "gh-new", u3.Email), "a login joining a user whose owning login was marked unverified"},
+	} {
+		err := s.LinkLogin(ctx, c.l)
+		wantErr(t, err, store.ErrNotFound, "LinkLogin: "+c.rule+" must return ErrNotFound")
+		wantNotLinked(t, s, c.l, 1, c.rule)
+	}
+
+	// Ownership that moved to another user takes the joins with it.
+	v := google("u4", u1.Email)
+	if err := v.create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ClaimEmail(ctx, "u4"); err != nil {
+		t.Fatalf("ClaimEmail: an email whose owning login was removed must be free to own; got error %v", err)
+	}
+	l := linkedLogin("l-new", "u1", "github", "gh-new", u1.Email)
+	err := s.LinkLogin(ctx, l)
+	wantErr(t, err, store.ErrNotFound, "LinkLogin: a login joining a user whose email another user's login owns now must return ErrNotFound")
+	wantNotLinked(t, s, l, 1, "a login joining the user that used to own its email")
+	l.UserID = "u4"
+	mustLinkLogin(t, s, l)
+}
+
+// ClaimEmail makes a login own its email only if whoever holds the login
+// proved they read it.
+func testClaimEmailUnproven(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	const email = "shared@example.com"
+	pw := newUser("u1").withEmail(email)
+	if err := pw.create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	g := google("u2", email).withUnproven()
+	if err := g.create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	// Verified by a link opened without the login's session: verified,
+	// not proven.
+	h := google("u3", email).withUnproven()
+	if err := h.create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	mustCreateVerificationToken(t, s, newVerificationToken("u3/verify", "u3", email, base, at(time.Hour)))
+	mustVerifyEmail(t, s, "u3/verify", at(time.Minute), verified(h.Login), "a live token opened without a session")
+	h.Login = verified(h.Login)
+
+	for _, c := range []struct {
+		u    user
+		rule string
+	}{
+		{pw, "a password login whose email is neither verified nor proven"},
+		{g, "a third-party login the provider did not vouch for"},
+		{h, "a login verified by a link opened without its session"},
+	} {
+		_, err := s.ClaimEmail(ctx, c.u.Login.ID)
+		wantErr(t, err, store.ErrNotFound, "ClaimEmail: "+c.rule+" is not proven and must return ErrNotFound")
+		wantUser(t, s, c.u, "ClaimEmail: a refused claim must change nothing")
+	}
+	wantOwners(t, s, email, nil, "ClaimEmail: an unproven login must not own its email")
+
+	// Once proven, it may claim.
+	if _, err := s.SetEmailVerified(ctx, "u3", true); err != nil {
+		t.Fatalf("SetEmailVerified: an existing login must be updated; got error %v", err)
+	}
+	got, err := s.ClaimEmail(ctx, "u3")
+	if wantErr(t, err, nil, "ClaimEmail: a login proven since a refused claim must own its email") && !got.OwnsEmail {
+		t.Errorf("ClaimEmail: a proven login claiming a free email must return it owning the email; got %+v", got)
+	}
+	wantOwners(t, s, email, []string{"u3"}, "ClaimEmail: the proven login must be the email's one owner")
 }

@@ -19,6 +19,7 @@ var loginTests = []test{
 	{"SignInUpCreates", testSignInUpCreates},
 	{"SignInUpFinds", testSignInUpFinds},
 	{"SignInUpVerifiedStays", testSignInUpVerified},
+	{"SignInUpProvenStays", testSignInUpProvenStays},
 	{"SignInUpUserConflict", testSignInUpUserConflict},
 	{"SignInUpConcurrent", testSignInUpConcurrent},
 	{"LoginsByEmail", testLoginsByEmail},
@@ -26,6 +27,7 @@ var loginTests = []test{
 	{"SignInUpDuplicateLoginID", testSignInUpDuplicateLoginID},
 	{"SignInUpOwnsEmail", testSignInUpOwnsEmail},
 	{"SignInUpOwnedEmail", testSignInUpOwnedEmail},
+	{"SignInUpOwnsEmailUnproven", testSignInUpOwnsEmailUnproven},
 	{"SignInUpEmailChangeEndsOwnership", testSignInUpEmailChangeEndsOwnership},
 }
 
@@ -201,10 +203,10 @@ func testSignInUpFinds(t *testing.T, s store.Store) {
 
 	again := google("u2", "new@example.com") // another user offered, same key
 	again.Subject = g.Subject
-	again.EmailVerified = false
+	again.Login = unproven(again.Login)
 	got := mustSignInUp(t, s, again, false, "an identity already on record")
 	want := g.Login
-	want.Email, want.EmailVerified = "new@example.com", false
+	want.Email, want.EmailVerified, want.EmailProven = "new@example.com", false, false
 	if d := loginDiff(got, want); d != "" {
 		t.Errorf("SignInUp: a sign-in must return the existing login with the email the provider now reports: %s", d)
 	}
@@ -217,7 +219,8 @@ func testSignInUpFinds(t *testing.T, s store.Store) {
 }
 
 func testSignInUpVerified(t *testing.T, s store.Store) {
-	g := google("u1", "a@example.com") // verified
+	g := google("u1", "a@example.com")
+	g.EmailProven = false // verified, but not proven: this case is about verification alone
 	mustSignInUp(t, s, g, true, "a new third-party identity")
 	for _, step := range []struct {
 		email            string
@@ -233,12 +236,63 @@ func testSignInUpVerified(t *testing.T, s store.Store) {
 		in := g
 		in.Email, in.EmailVerified = step.email, step.reported
 		got := mustSignInUp(t, s, in, false, "an identity already on record")
-		if got.Email != step.email || got.EmailVerified != step.stored {
-			t.Errorf("SignInUp: %s; got Email %q, EmailVerified %v", step.rule, got.Email, got.EmailVerified)
+		if got.Email != step.email || got.EmailVerified != step.stored || got.EmailProven {
+			t.Errorf("SignInUp: %s, and an email never reported proven must stay unproven; got Email %q, EmailVerified %v, EmailProven %v",
+				step.rule, got.Email, got.EmailVerified, got.EmailProven)
 		}
 		want := g.Login
 		want.Email, want.EmailVerified = step.email, step.stored
 		wantLogin(t, s, want, "SignInUp: "+step.rule)
+	}
+}
+
+// A sign-in records whether the provider vouches for the email now, but
+// proof, like verification, stays with an email that did not change; and
+// only a login that keeps its email keeps owning it.
+func testSignInUpProvenStays(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	g := owning(google("u1", "a@example.com"))
+	mustSignInUp(t, s, g, true, "a new identity asking to own an email nobody owns")
+	type state struct{ verified, proven bool }
+	for _, step := range []struct {
+		email    string
+		reported state
+		stored   state
+		owns     bool
+		rule     string
+	}{
+		{"a@example.com", state{false, false}, state{true, true}, true,
+			"a proven email reported again, unproven this time, must stay proven and verified, and its login keep owning it"},
+		{"b@example.com", state{true, false}, state{true, false}, false,
+			"a new email reported verified but not proven must be verified and not proven, and the login must own no email"},
+		{"b@example.com", state{false, false}, state{true, false}, false,
+			"an unproven verified email reported again unverified must stay verified and stay unproven"},
+		{"b@example.com", state{true, true}, state{true, true}, false,
+			"an email the provider now vouches for must become proven; a sign-in never makes a login own"},
+		{"c@example.com", state{false, true}, state{true, true}, false,
+			"a new email the provider vouches for must be proven, and so verified, even if reported unverified"},
+		{"c@example.com", state{false, false}, state{true, true}, false,
+			"a proven email reported again unproven must stay proven"},
+		{"a@example.com", state{false, false}, state{false, false}, false,
+			"an email that changed back, reported unproven, must be neither proven nor verified: proof belongs to the email"},
+		{"a@example.com", state{true, true}, state{true, true}, false,
+			"an email reported proven must become proven; a sign-in never makes a login own its email again"},
+	} {
+		in := g
+		in.Email, in.EmailVerified, in.EmailProven = step.email, step.reported.verified, step.reported.proven
+		got := mustSignInUp(t, s, in, false, "an identity already on record")
+		want := g.Login
+		want.Email, want.EmailVerified, want.EmailProven, want.OwnsEmail = step.email, step.stored.verified, step.stored.proven, step.owns
+		if d := loginDiff(got, want); d != "" {
+			t.Errorf("SignInUp: %s, and return the login as updated: %s", step.rule, d)
+		}
+		wantLogin(t, s, want, "SignInUp: "+step.rule)
+	}
+
+	// The email the login stopped owning is free for another proven login.
+	h := owning(google("u2", "a@example.com"))
+	if err := h.create(ctx, s); err != nil {
+		t.Errorf("CreateUser: an email whose owner's email changed must be free to own; got error %v", err)
 	}
 }
 
@@ -413,6 +467,43 @@ func testSignInUpOwnedEmail(t *testing.T, s store.Store) {
 	g.OwnsEmail = false
 	mustSignInUp(t, s, g, true, "an identity refused with ErrEmailOwned, again without asking to own")
 	wantUser(t, s, g, "SignInUp: a sign-up refused with ErrEmailOwned must leave its key and user id free")
+}
+
+// A sign-up asking to own its email with a login that is not proven is
+// a sign-up that did not ask: it owns nothing and is never refused with
+// ErrEmailOwned.
+func testSignInUpOwnsEmailUnproven(t *testing.T, s store.Store) {
+	owner := owning(google("u1", "owned@example.com"))
+	mustSignInUp(t, s, owner, true, "a new identity asking to own an email nobody owns")
+	for _, c := range []struct {
+		g    user
+		rule string
+	}{
+		{google("u2", "free@example.com").withUnproven(), "a new identity the provider did not vouch for, with an email nobody owns"},
+		{google("u3", owner.Email).withUnproven(), "a new identity the provider did not vouch for, with an email another login owns"},
+		{user{User: store.User{ID: "u4", TimeJoined: base}, Login: verified(unproven(thirdPartyLogin("u4", "google", "g-u4", owner.Email)))},
+			"a new identity whose email is verified but not proven, with an email another login owns"},
+	} {
+		asking := c.g
+		asking.OwnsEmail = true
+		got, created, err := s.SignInUp(t.Context(), asking.Login, asking.User)
+		if err != nil || !created {
+			t.Errorf("SignInUp: %s, asking to own it, must sign up as if it had not asked, never refused with ErrEmailOwned; got created %v, error %v", c.rule, created, err)
+			continue
+		}
+		if d := loginDiff(got, c.g.Login); d != "" {
+			t.Errorf("SignInUp: %s, asking to own it, must return the login owning nothing: %s", c.rule, d)
+		}
+		wantUser(t, s, c.g, "SignInUp: "+c.rule+", asking to own it, must own nothing")
+	}
+	wantLogin(t, s, owner.Login, "SignInUp: an unproven login must not take the email from its owner")
+
+	// The unproven sign-up left its email free for a proven one.
+	h := owning(google("u5", "free@example.com"))
+	got := mustSignInUp(t, s, h, true, "a new proven identity asking to own an email only an unproven login asked for")
+	if !got.OwnsEmail {
+		t.Errorf("SignInUp: a proven login asking to own an email only an unproven login asked for must own it; got %+v", got)
+	}
 }
 
 func testSignInUpEmailChangeEndsOwnership(t *testing.T, s store.Store) {

@@ -149,7 +149,8 @@ func (u user) withEmail(email string) user {
 }
 
 // thirdPartyLogin is a login of userID with a provider, as the user's first
-// login: its ID is the user's.
+// login: its ID is the user's. The provider vouched for the email, so it is
+// proven.
 func thirdPartyLogin(userID, provider, subject, email string) store.Login {
 	return store.Login{
 		LoginKey:      store.LoginKey{Method: store.MethodThirdParty, ThirdParty: provider, Subject: subject},
@@ -157,8 +158,22 @@ func thirdPartyLogin(userID, provider, subject, email string) store.Login {
 		UserID:        userID,
 		Email:         email,
 		EmailVerified: true,
+		EmailProven:   true,
 		CreatedAt:     base,
 	}
+}
+
+// unproven is l with its email neither verified nor proven, as a provider
+// that does not vouch for the address reports it.
+func unproven(l store.Login) store.Login {
+	l.EmailVerified, l.EmailProven = false, false
+	return l
+}
+
+// proven is l with its email proven, and so verified.
+func proven(l store.Login) store.Login {
+	l.EmailVerified, l.EmailProven = true, true
+	return l
 }
 
 // newSession is a session that the user's first login started.
@@ -482,6 +497,7 @@ func loginDiff(got, want store.Login) string {
 	d.str("UserID", got.UserID, want.UserID)
 	d.str("Email", got.Email, want.Email)
 	d.bool("EmailVerified", got.EmailVerified, want.EmailVerified)
+	d.bool("EmailProven", got.EmailProven, want.EmailProven)
 	d.str("PasswordHash", got.PasswordHash, want.PasswordHash)
 	d.time("CreatedAt", got.CreatedAt, want.CreatedAt)
 	d.bool("OwnsEmail", got.OwnsEmail, want.OwnsEmail)

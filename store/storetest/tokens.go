@@ -22,6 +22,7 @@ var resetTokenTests = []test{
 	{"Lookup", testResetTokenLookup},
 	{"ResetPasswordEndsEpoch", testResetPasswordEndsEpoch},
 	{"VerifiesOnlyPasswordLogin", testResetPasswordVerifiesOnlyPasswordLogin},
+	{"ResetPasswordProves", testResetPasswordProves},
 }
 
 func testResetTokenLookup(t *testing.T, s store.Store) {
@@ -52,10 +53,11 @@ func testResetTokenLookup(t *testing.T, s store.Store) {
 }
 
 // afterReset is u as a successful reset leaves it: a new hash, and the
-// email verified, as the token was mailed to it.
+// email verified and proven, as the token was mailed to it and whoever
+// opened it chose the password that now opens the login.
 func afterReset(u user, hash string) user {
 	u = withHash(u, hash)
-	u.EmailVerified = true
+	u.Login = proven(u.Login)
 	return u
 }
 
@@ -294,7 +296,7 @@ func testResetPasswordEndsEpoch(t *testing.T, s store.Store) {
 func testResetPasswordVerifiesOnlyPasswordLogin(t *testing.T, s store.Store) {
 	u := mustCreateOwner(t, s, "u1")
 	g := linkedLogin("l2", "u1", "google", "g-2", u.Email)
-	g.EmailVerified = false
+	g = unproven(g)
 	mustLinkLogin(t, s, g)
 	mustCreateResetToken(t, s, newResetToken("reset", "u1", base, at(time.Hour)))
 
@@ -302,4 +304,34 @@ func testResetPasswordVerifiesOnlyPasswordLogin(t *testing.T, s store.Store) {
 	mustResetPassword(t, s, "reset", at(10*time.Minute), want, nil, "a live token of a user with a linked login")
 	wantUser(t, s, want, "ResetPassword: must set the password hash and mark the email verified")
 	wantLogin(t, s, g, "ResetPassword: no other login of the user may change, so a linked login's email must stay unverified")
+}
+
+// Whoever set the password from a link mailed to the address read its
+// inbox and holds the login: a reset proves the password login's email,
+// which may then own it, and leaves who owns what as it was.
+func testResetPasswordProves(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	u1 := mustCreateUser(t, s, "u1")
+	u2 := mustCreateUser(t, s, "u2")
+	mustCreateVerificationToken(t, s, newVerificationToken("u2/verify", "u2", u2.Email, base, at(time.Hour)))
+	mustVerifyEmail(t, s, "u2/verify", at(time.Minute), verified(u2.Login), "a live token opened without a session")
+	u2.Login = verified(u2.Login)
+	for _, u := range []user{u1, u2} {
+		_, err := s.ClaimEmail(ctx, u.Login.ID)
+		wantErr(t, err, store.ErrNotFound, "ClaimEmail: a login not proven before its reset must return ErrNotFound")
+	}
+
+	mustCreateResetToken(t, s, newResetToken("u1/reset", "u1", base, at(time.Hour)))
+	mustCreateResetToken(t, s, newResetToken("u2/reset", "u2", base, at(time.Hour)))
+	now := at(10 * time.Minute)
+	want1, want2 := afterReset(u1, phc("new of u1")), afterReset(u2, phc("new of u2"))
+	mustResetPassword(t, s, "u1/reset", now, want1, nil, "a live token of a login neither verified nor proven")
+	mustResetPassword(t, s, "u2/reset", now, want2, nil, "a live token of a login verified but not proven")
+	wantUser(t, s, want1, "ResetPassword: must mark the password login's email verified and proven, and make it own nothing")
+	wantUser(t, s, want2, "ResetPassword: must mark the password login's email proven, and make it own nothing")
+
+	got, err := s.ClaimEmail(ctx, "u1")
+	if wantErr(t, err, nil, "ClaimEmail: a login proven by a reset must own its free email") && !got.OwnsEmail {
+		t.Errorf("ClaimEmail: a proven login claiming a free email must return it owning the email; got %+v", got)
+	}
 }

@@ -23,6 +23,8 @@ var userTests = []test{
 	{"DuplicateLoginID", testCreateUserDuplicateLoginID},
 	{"OwnsEmail", testCreateUserOwnsEmail},
 	{"OwnedEmail", testCreateUserOwnedEmail},
+	{"OwnsEmailUnproven", testCreateUserOwnsEmailUnproven},
+	{"ProvenIsVerified", testProvenIsVerified},
 }
 
 func testCreateUser(t *testing.T, s store.Store) {
@@ -236,8 +238,10 @@ func withLoginID(u user, id string) user {
 	return u
 }
 
-// owning is u asking its first login to own its email.
+// owning is u asking its first login to own its email, which only a login
+// whose email is proven may: its email is proven.
 func owning(u user) user {
+	u.Login = proven(u.Login)
 	u.OwnsEmail = true
 	return u
 }
@@ -303,4 +307,86 @@ func testCreateUserOwnedEmail(t *testing.T, s store.Store) {
 	if err := g.create(t.Context(), s); err != nil {
 		t.Errorf("CreateUser: a user refused with ErrEmailOwned must leave its id and key free; got error %v", err)
 	}
+}
+
+// Only a proven login owns its email: asking for a login that is not
+// proven is ignored, so it neither owns nor is refused for an email
+// another login owns.
+func testCreateUserOwnsEmailUnproven(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	owner := owning(google("u1", "shared@example.com"))
+	if err := owner.create(ctx, s); err != nil {
+		t.Fatalf("CreateUser: a user whose first login asks to own an email nobody owns must be added; got error %v", err)
+	}
+	for _, c := range []struct {
+		u    user
+		rule string
+	}{
+		{newUser("u2").withEmail("free@example.com"), "a password login whose email nobody owns"},
+		{newUser("u3").withEmail(owner.Email), "a password login whose email another login owns"},
+		{user{User: store.User{ID: "u4", TimeJoined: base}, Login: verified(unproven(thirdPartyLogin("u4", "google", "g-u4", "free@example.com")))},
+			"a login whose email is verified but not proven"},
+		{google("u5", owner.Email).withUnproven(), "a third-party login the provider did not vouch for, with an owned email"},
+	} {
+		asking := c.u
+		asking.OwnsEmail = true
+		if err := asking.create(ctx, s); err != nil {
+			t.Errorf("CreateUser: %s asking to own its email, not being proven, must be added as if it had not asked, never refused with ErrEmailOwned; got error %v", c.rule, err)
+			continue
+		}
+		wantUser(t, s, c.u, "CreateUser: "+c.rule+" asking to own its email, not being proven, must own nothing")
+	}
+	wantUser(t, s, owner, "CreateUser: a login that is not proven must not take the email from its owner")
+
+	// The unproven logins left the email free for a proven one.
+	v := owning(google("u6", "free@example.com"))
+	if err := v.create(ctx, s); err != nil {
+		t.Errorf("CreateUser: an email only unproven logins asked to own must be free for a proven login to own; got error %v", err)
+	}
+	wantUser(t, s, v, "CreateUser: a proven login asking to own an email only unproven logins asked for must own it")
+}
+
+// withUnproven is u with its login's email neither verified nor proven.
+func (u user) withUnproven() user {
+	u.Login = unproven(u.Login)
+	return u
+}
+
+// A proven email is verified: a login written proven but not verified is
+// stored verified, however it is written.
+func testProvenIsVerified(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	notVerified := func(l store.Login) store.Login {
+		l.EmailVerified, l.EmailProven = false, true
+		return l
+	}
+
+	u := newUser("u1")
+	u.Login = notVerified(u.Login)
+	if err := u.create(ctx, s); err != nil {
+		t.Fatalf("CreateUser: a user with a new id and login key must be added; got error %v", err)
+	}
+	wantUser(t, s, user{User: u.User, Login: proven(u.Login)}, "CreateUser: a first login written proven and unverified must be stored verified")
+
+	g := owning(google("u2", "g@example.com"))
+	g.Login = notVerified(g.Login)
+	got := mustSignInUp(t, s, g, true, "a new identity written proven and unverified")
+	want := proven(g.Login)
+	if d := loginDiff(got, want); d != "" {
+		t.Errorf("SignInUp: a sign-up written proven and unverified must return the login verified: %s", d)
+	}
+	wantLogin(t, s, want, "SignInUp: a sign-up written proven and unverified must be stored verified, and own its email as asked")
+
+	joins := notVerified(linkedLogin("l3", "u2", "github", "gh-3", g.Email))
+	if err := s.LinkLogin(ctx, joins); err != nil {
+		t.Fatalf("LinkLogin: a login with a new key and id, whose email a login of its user owns, must be added; got error %v", err)
+	}
+	wantLogin(t, s, proven(joins), "LinkLogin: a login joining the owner, written proven and unverified, must be stored verified")
+
+	owns := notVerified(linkedLogin("l4", "u1", "github", "gh-4", "new@example.com"))
+	owns.OwnsEmail = true
+	if err := s.LinkLogin(ctx, owns); err != nil {
+		t.Fatalf("LinkLogin: a proven login asking to own an email nobody owns must be added; got error %v", err)
+	}
+	wantLogin(t, s, proven(owns), "LinkLogin: a login added as owner, written proven and unverified, must be stored verified")
 }

@@ -19,6 +19,9 @@ var verificationTokenTests = []test{
 	{"CreateDuplicateHash", testCreateVerificationTokenDuplicate},
 	{"SetEmailVerified", testSetEmailVerified},
 	{"SetEmailVerifiedUnknownLogin", testSetEmailVerifiedUnknownLogin},
+	{"SetEmailVerifiedProves", testSetEmailVerifiedProves},
+	{"SetEmailVerifiedFalseReleasesEmail", testSetEmailVerifiedReleasesEmail},
+	{"VerifyEmailHolder", testVerifyEmailHolder},
 	{"DeleteExpired", testDeleteExpiredVerificationTokens},
 	{"HashReused", testVerificationTokenHashReused},
 }
@@ -224,7 +227,6 @@ func testCreateVerificationTokenDuplicate(t *testing.T, s store.Store) {
 }
 
 func testSetEmailVerified(t *testing.T, s store.Store) {
-	ctx := t.Context()
 	u1 := mustCreateOwner(t, s, "u1")
 	u2 := mustCreateUser(t, s, "u2")
 	l2 := linkedLogin("l2", "u1", "google", "g-2", u1.Email)
@@ -238,32 +240,146 @@ func testSetEmailVerified(t *testing.T, s store.Store) {
 		mustCreateVerificationToken(t, s, vt)
 	}
 
-	set := func(loginID string, v bool, want store.Login, rule string) {
-		t.Helper()
-		got, err := s.SetEmailVerified(ctx, loginID, v)
-		if err != nil {
-			t.Fatalf("SetEmailVerified: %s must succeed; got error %v", rule, err)
-		}
-		if d := loginDiff(got, want); d != "" {
-			t.Errorf("SetEmailVerified: %s must return the login as updated: %s", rule, d)
-		}
-		wantLogin(t, s, want, "SetEmailVerified: "+rule+" must record it and change nothing else")
-	}
 	now := at(10 * time.Minute)
-	set("u1", true, verified(u1.Login), "marking an email verified")
+	setEmailVerified(t, s, "u1", true, u1.Login, "marking a proven email verified")
 	wantVerifyErr(t, s, "u1/verify", now, "marking an email verified must void the login's verification tokens, so its token must return ErrNotFound")
 	wantLogin(t, s, l2, "SetEmailVerified: must not change another login of the user")
 	wantUser(t, s, u2, "SetEmailVerified: must not change another user's login")
 
-	set("u1", false, u1.Login, "marking an email unverified")
-	set("u1", false, u1.Login, "marking an unverified email unverified")
+	// Unverified is unproven, and an unproven login owns nothing.
+	unverified := unproven(u1.Login)
+	unverified.OwnsEmail = false
+	setEmailVerified(t, s, "u1", false, unverified, "marking an email unverified, which unproves it and ends its ownership,")
+	setEmailVerified(t, s, "u1", false, unverified, "marking an unverified email unverified")
 	mustCreateVerificationToken(t, s, newVerificationToken("u1/again", "u1", u1.Email, at(time.Minute), at(time.Hour)))
-	mustVerifyEmail(t, s, "u1/again", now, verified(u1.Login), "a token issued after the email was marked unverified")
+	mustVerifyEmail(t, s, "u1/again", now, verified(unverified), "a token issued after the email was marked unverified")
 
 	mustVerifyEmail(t, s, "l2/verify", now, verified(l2),
 		"marking an email verified must void only the login's own tokens, so the token of another login of the user")
 	mustVerifyEmail(t, s, "u2/verify", now, verified(u2.Login),
 		"marking an email verified must void only the login's own tokens, so another user's token")
+}
+
+// setEmailVerified calls SetEmailVerified, which the contract says
+// succeeds, explained by rule, and checks that the store returns want, the
+// login as updated, and holds it.
+func setEmailVerified(t *testing.T, s store.Store, loginID string, v bool, want store.Login, rule string) {
+	t.Helper()
+	got, err := s.SetEmailVerified(t.Context(), loginID, v)
+	if err != nil {
+		t.Fatalf("SetEmailVerified: %s must succeed; got error %v", rule, err)
+	}
+	if d := loginDiff(got, want); d != "" {
+		t.Errorf("SetEmailVerified: %s must return the login as updated: %s", rule, d)
+	}
+	wantLogin(t, s, want, "SetEmailVerified: "+rule+" must record it and change nothing else")
+}
+
+// The application vouching for an email proves it, whoever opened what.
+func testSetEmailVerifiedProves(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	u1 := mustCreateUser(t, s, "u1")
+	u2 := mustCreateUser(t, s, "u2")
+	mustCreateVerificationToken(t, s, newVerificationToken("u2/verify", "u2", u2.Email, base, at(time.Hour)))
+	mustVerifyEmail(t, s, "u2/verify", at(time.Minute), verified(u2.Login), "a live token opened without a session")
+
+	setEmailVerified(t, s, "u1", true, proven(u1.Login), "marking an unverified email verified, which proves it,")
+	setEmailVerified(t, s, "u2", true, proven(u2.Login), "marking a verified but unproven email verified, which proves it,")
+	setEmailVerified(t, s, "u2", true, proven(u2.Login), "marking a proven email verified")
+	for _, id := range []string{"u1", "u2"} {
+		got, err := s.ClaimEmail(ctx, id)
+		if wantErr(t, err, nil, "ClaimEmail: a login the application marked verified is proven, and must own its free email") && !got.OwnsEmail {
+			t.Errorf("ClaimEmail: a proven login claiming a free email must return it owning the email; got %+v", got)
+		}
+	}
+}
+
+// Marking an owner's email unverified releases the email: the user no
+// longer owns it, and another user's proven login may.
+func testSetEmailVerifiedReleasesEmail(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	u := mustCreateOwner(t, s, "u1")
+	l2 := linkedLogin("l2", "u1", "google", "g-2", u.Email)
+	mustLinkLogin(t, s, l2)
+	v := google("u2", u.Email)
+	if err := v.create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+
+	released := unproven(u.Login)
+	released.OwnsEmail = false
+	setEmailVerified(t, s, "u1", false, released, "marking an owner's email unverified, which ends its ownership,")
+	wantLogin(t, s, l2, "SetEmailVerified: the user's other login with the email must not take it over")
+	wantOwners(t, s, u.Email, nil, "SetEmailVerified: an email whose owner was marked unverified must have no owner")
+
+	l := linkedLogin("l3", "u1", "github", "gh-3", u.Email)
+	err := s.LinkLogin(ctx, l)
+	wantErr(t, err, store.ErrNotFound, "LinkLogin: a login joining a user whose owner was marked unverified must return ErrNotFound")
+	_, err = s.ClaimEmail(ctx, "u1")
+	wantErr(t, err, store.ErrNotFound, "ClaimEmail: a login marked unverified is unproven and must return ErrNotFound")
+
+	got, err := s.ClaimEmail(ctx, "u2")
+	if wantErr(t, err, nil, "ClaimEmail: an email whose owner was marked unverified must be free for another user's proven login") && !got.OwnsEmail {
+		t.Errorf("ClaimEmail: a proven login claiming a free email must return it owning the email; got %+v", got)
+	}
+	wantOwners(t, s, u.Email, []string{"u2"}, "ClaimEmail: the other user's login must be the email's one owner")
+
+	// Proven again, it does not own again: ownership is set only when asked.
+	setEmailVerified(t, s, "u1", true, proven(released), "marking the released email verified again")
+	_, err = s.ClaimEmail(ctx, "u1")
+	wantErr(t, err, store.ErrEmailOwned, "ClaimEmail: an email another user's login took over must return ErrEmailOwned to its former owner")
+}
+
+// A verification link proves the email only when it is opened in a
+// session of the login it was sent for; opened elsewhere it verifies the
+// email without proving it.
+func testVerifyEmailHolder(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	u := mustCreateOwner(t, s, "u1")
+	mustCreateUser(t, s, "u2")
+	l2 := unproven(linkedLogin("l2", "u1", "google", "g-2", u.Email))
+	mustLinkLogin(t, s, l2)
+
+	now := at(10 * time.Minute)
+	for i, c := range []struct {
+		holder, rule string
+	}{
+		{"", "a token opened without a session"},
+		{"u1", "a token opened in a session of another login of the same user"},
+		{"u2", "a token opened in a session of another user's login"},
+		{"nobody", "a token opened with the id of no login"},
+	} {
+		if _, err := s.SetEmailVerified(ctx, "l2", false); err != nil {
+			t.Fatalf("SetEmailVerified: an existing login must be updated; got error %v", err)
+		}
+		name := fmt.Sprintf("l2/verify/%d", i)
+		mustCreateVerificationToken(t, s, newVerificationToken(name, "l2", l2.Email, base, at(time.Hour)))
+		got, err := s.VerifyEmail(ctx, token(name), c.holder, now)
+		if err != nil {
+			t.Fatalf("VerifyEmail: %s must succeed; got error %v", c.rule, err)
+		}
+		want := verified(l2)
+		if d := loginDiff(got, want); d != "" {
+			t.Errorf("VerifyEmail: %s must verify the email without proving it, and return the login so: %s", c.rule, d)
+		}
+		wantLogin(t, s, want, "VerifyEmail: "+c.rule+" must verify the email without proving it")
+	}
+
+	mustCreateVerificationToken(t, s, newVerificationToken("l2/held", "l2", l2.Email, base, at(time.Hour)))
+	got, err := s.VerifyEmail(ctx, token("l2/held"), "l2", now)
+	if err != nil {
+		t.Fatalf("VerifyEmail: a live token opened in a session of its login must succeed; got error %v", err)
+	}
+	want := proven(l2)
+	if d := loginDiff(got, want); d != "" {
+		t.Errorf("VerifyEmail: a token opened in a session of its own login must verify and prove the email, and return the login so: %s", d)
+	}
+	wantLogin(t, s, want, "VerifyEmail: a token opened in a session of its own login must verify and prove the email")
+	wantUser(t, s, u, "VerifyEmail: must not change another login of the user")
+
+	// A proven email stays proven when a later link is opened elsewhere.
+	mustCreateVerificationToken(t, s, newVerificationToken("l2/later", "l2", l2.Email, base, at(time.Hour)))
+	mustVerifyEmail(t, s, "l2/later", now, want, "a token of a proven login opened without a session must leave it proven, so it")
 }
 
 func testSetEmailVerifiedUnknownLogin(t *testing.T, s store.Store) {
