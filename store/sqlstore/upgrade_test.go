@@ -514,3 +514,95 @@ func TestUpgradeLegacyRotations(t *testing.T) {
 		})
 	}
 }
+
+// A database of the release before proven emails (schema version 8),
+// where a login could own an email it never verified, once migrated takes
+// each login's verification as its proof, as that release did: a verified
+// owner keeps its email, and a login that owned an address it never
+// verified owns it no more, so that a proven login may claim it.
+// Migrating again changes nothing.
+func TestUpgradeToProvenEmails(t *testing.T) {
+	for _, b := range sqltest.Backends {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			db := b.Open(t)
+			st, err := sqlstore.New(db, b.Dialect)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := st.MigrateTo(ctx, 8); err != nil {
+				t.Fatalf("the schema before proven emails: %v", err)
+			}
+			old := oldRows{db: db, dialect: b.Dialect}
+			type row struct {
+				key            store.LoginKey
+				id, email      string
+				verified, owns bool
+			}
+			password := func(email string) store.LoginKey { return store.EmailPasswordKey(email) }
+			google := func(subject string) store.LoginKey {
+				return store.LoginKey{Method: store.MethodThirdParty, ThirdParty: "google", Subject: subject}
+			}
+			rows := []row{
+				{password("a@example.com"), "u1", "a@example.com", true, true},   // a verified owner
+				{google("g-2"), "u2", "b@example.com", false, true},              // owned an email it never verified
+				{password("b@example.com"), "u3", "b@example.com", false, false}, // neither verified nor owning
+				{google("g-4"), "u4", "b@example.com", true, false},              // verified, owning nothing
+			}
+			for _, r := range rows {
+				old.exec(t, `INSERT INTO auth_users (id, time_joined, session_epoch) VALUES (?, ?, 0)`, r.id, joined.UnixMilli())
+				var owned any
+				if r.owns {
+					owned = r.email
+				}
+				old.exec(t, `INSERT INTO auth_logins (method, third_party, subject, id, user_id, email, email_verified, password_hash,
+					created_at, owned_email) VALUES (?, ?, ?, ?, ?, ?, ?, '', ?, ?)`,
+					r.key.Method, r.key.ThirdParty, r.key.Subject, r.id, r.id, r.email, r.verified, joined.UnixMilli(), owned)
+			}
+
+			check := func(when string) {
+				t.Helper()
+				for _, r := range rows {
+					l, err := st.Login(ctx, r.key)
+					if err != nil {
+						t.Errorf("%s: login %s: %v", when, r.id, err)
+						continue
+					}
+					owns := r.owns && r.verified
+					if l.EmailVerified != r.verified || l.EmailProven != r.verified || l.OwnsEmail != owns || l.Email != r.email {
+						t.Errorf("%s: login %s = %+v; want Email %s, EmailVerified and EmailProven both %v (its verification before), OwnsEmail %v",
+							when, r.id, l, r.email, r.verified, owns)
+					}
+				}
+			}
+			if err := st.Migrate(ctx); err != nil {
+				t.Fatalf("migrating: %v", err)
+			}
+			check("after migration 9")
+			if err := st.Migrate(ctx); err != nil {
+				t.Fatalf("migrating a second time: %v", err)
+			}
+			check("after migrating a second time")
+
+			// The verified owner still owns its email: another proven
+			// login may not, and a login may join its user.
+			err = st.CreateUser(ctx, store.User{ID: "u5", TimeJoined: joined}, store.Login{LoginKey: google("g-5"),
+				Email: "a@example.com", EmailVerified: true, EmailProven: true, CreatedAt: joined, OwnsEmail: true})
+			if !errors.Is(err, store.ErrEmailOwned) {
+				t.Errorf("a proven login asking to own the email of a verified owner from before: %v, want ErrEmailOwned", err)
+			}
+			if err := st.LinkLogin(ctx, store.Login{LoginKey: google("g-6"), ID: "l6", UserID: "u1", Email: "a@example.com",
+				EmailVerified: true, EmailProven: true, CreatedAt: joined}); err != nil {
+				t.Errorf("a login joining the verified owner from before: %v", err)
+			}
+			// The address the unverified login owned is free: it cannot
+			// claim it back, unproven, and a proven login can.
+			if _, err := st.ClaimEmail(ctx, "u2"); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("ClaimEmail by the login that owned an email it never verified: %v, want ErrNotFound", err)
+			}
+			if l, err := st.ClaimEmail(ctx, "u4"); err != nil || !l.OwnsEmail {
+				t.Errorf("ClaimEmail by a verified login of the email an unverified login owned: %+v, %v; want it owning the email", l, err)
+			}
+		})
+	}
+}
