@@ -266,14 +266,29 @@ func (a *Auth) linkedSignIn(ctx context.Context, old, nl store.Login, newUser st
 	if conflict, err := a.signInConflicts(ctx, l); err != nil || conflict {
 		return linked{refusal: reasonThirdPartySignIn}, err
 	}
-	l = a.afterVerified(ctx, l) // an address it proves is its to own, if nobody's
 	u, logins, err := a.user(ctx, l.UserID)
+	if err == nil && l.EmailProven && !ownedWithin(logins, l.Email) {
+		// An address it proves is its user's to own, if nobody's.
+		if owned := a.afterVerified(ctx, l); owned.OwnsEmail {
+			u, logins, err = a.user(ctx, l.UserID)
+		}
+	}
 	for _, got := range logins {
 		if got.ID == l.ID {
 			l = got
 		}
 	}
 	return linked{login: l, user: u, logins: logins}, err
+}
+
+// ownedWithin reports whether one of logins owns email.
+func ownedWithin(logins []store.Login, email string) bool {
+	for _, l := range logins {
+		if l.OwnsEmail && l.Email == email {
+			return true
+		}
+	}
+	return false
 }
 
 // heldByOther reports whether a user other than userID holds email: one of
