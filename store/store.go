@@ -365,11 +365,11 @@ type UserStore interface {
 	//     ErrNotFound.
 	//   - l.OwnsEmail set (and l.EmailProven, or the request is ignored
 	//     as above): no login owns l.Email, and l becomes its owner in
-	//     the same step; otherwise ErrEmailOwned. ErrNotFound if the
-	//     user does not exist.
+	//     the same step; otherwise ErrEmailOwned.
 	//
-	// It returns ErrConflict, before either, if a login with l's key or
-	// l.ID exists. On any error nothing is written.
+	// It returns ErrConflict, before anything else, if a login with l's
+	// key or l.ID exists, and then ErrNotFound if the user does not
+	// exist. On any error nothing is written.
 	LinkLogin(ctx context.Context, l Login) error
 
 	// ClaimEmail makes the login with the given id own its email, in one

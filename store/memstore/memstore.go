@@ -267,15 +267,14 @@ func (s *Store) LinkLogin(_ context.Context, l store.Login) error {
 	}
 	l.OwnsEmail = l.OwnsEmail && l.EmailProven && l.Email != ""
 	l.EmailVerified = l.EmailVerified || l.EmailProven
+	if _, ok := s.users[l.UserID]; !ok {
+		return store.ErrNotFound
+	}
 	owner, owned := s.owners[l.Email]
 	switch {
 	case l.OwnsEmail && owned:
 		return store.ErrEmailOwned
-	case l.OwnsEmail:
-		if _, ok := s.users[l.UserID]; !ok {
-			return store.ErrNotFound
-		}
-	case !owned || s.logins[owner].UserID != l.UserID:
+	case !l.OwnsEmail && (!owned || s.logins[owner].UserID != l.UserID):
 		return store.ErrNotFound
 	}
 	l.SessionEpoch = 0
