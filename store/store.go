@@ -21,6 +21,47 @@
 //
 // Every implementation should pass the conformance suite in package
 // storetest.
+//
+// # Room for new login methods
+//
+// Passwordless codes, passkeys and second factors (TOTP, recovery codes)
+// are to fit this contract with at most one new method each. The plan:
+//
+// A login method's lasting material lives on its Login. A passwordless
+// login is Method "passwordless" keyed by the normalised email, with no
+// material; a passkey is Method "webauthn", ThirdParty the relying party's
+// id and Subject the credential id, with the public key, sign counter,
+// backup flags and transports as material; a TOTP device is Method
+// "totp" keyed by its user and name, with its secret sealed by the library
+// (as signing keys are) and the last time step it accepted; recovery codes
+// are one Login whose material is the set of their one-way hashes. One
+// compare-and-swap method, UpdateLoginMaterial(loginID, old, new) with
+// ErrConflict when the stored material is not old, then serves every
+// write that must not be lost to a concurrent one: a passkey's counter, a
+// TOTP step accepted once across instances, a recovery code spent once.
+// UpdatePasswordHash is that method for the password column. Which
+// methods prove their email (Login.EmailProven) follows the account
+// model: a passwordless code does, a passkey does not.
+//
+// Short-lived secrets handed to a person or a browser (reset and
+// verification tokens, passwordless codes and link codes, WebAuthn
+// ceremony options, passkey recovery links) become one record: a Code,
+// known by the hash of its secret (for a six-digit code, an HMAC under a
+// server key, so that reading the table does not reveal it), with its
+// kind, the flow it belongs to (a passwordless device, a ceremony), the
+// user, login and email it acts on, wrong attempts counted against a
+// maximum, its expiry and kind-specific data. Generic methods create one,
+// read one, and count a failed attempt on a flow (ending the flow at its
+// maximum) in one step. Using a code is atomic with its effect, so each
+// kind keeps one method that does both: ResetPassword and VerifyEmail
+// today; for passwordless, using the code, ending the address's other
+// flows and returning the login; for passkeys, deleting the ceremony's
+// options in the step that accepts it and updates the counter. TOTP needs
+// no code records: its replay guard is the material's step, and its
+// lockout the RateLimitStore.
+//
+// Reset and verification tokens move onto Code records first, with a
+// migration for each dialect, before the three features land.
 package store
 
 import (
