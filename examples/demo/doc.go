@@ -1,0 +1,113 @@
+// Command demo serves the auth library as an application would, to try it
+// in a browser or with curl. It needs Go 1.26 or later and nothing else:
+//
+//	go run ./examples/demo
+//
+// then open http://127.0.0.1:8080. It serves the auth routes under /auth,
+// GET /api/me, which answers {"userId": ..., "email": ...} for a signed-in
+// user, and a small web page at / built on supertokens-web-js: sign up,
+// sign in, who am I, sign out, forgot password, and the reset page at
+// /auth/reset-password that reset links open. /?mode=header uses header
+// mode instead of cookies; a reset link opens in the mode the page was
+// last used in on that browser, unless it has its own ?mode=. The built
+// page is committed and embedded; its source is in examples/demo/web
+// (npm install && npm run build there to rebuild), and e2e/ runs it in
+// headless Chromium.
+//
+// Reset and verification emails are printed to standard output, link
+// included, unless -smtp names a server. Expired sessions and keys are
+// deleted once an hour. Ctrl-C stops the demo after sending the email
+// still queued.
+//
+// # Flags
+//
+// Every flag has an environment variable twin; the flag wins.
+//
+//	-addr host:port (DEMO_ADDR; default 127.0.0.1:8080)
+//		the listen address.
+//	-db store (DEMO_DB; default sqlite:auth.db)
+//		sqlite:PATH, postgres://..., mysql://user:pass@host:port/db or
+//		memory; migrated at start.
+//	-access-ttl duration (DEMO_ACCESS_TTL; default 1h)
+//		the access token lifetime.
+//	-refresh-ttl duration (DEMO_REFRESH_TTL; default 2400h, 100 days)
+//		the session lifetime without a refresh.
+//	-reset-ttl duration (DEMO_RESET_TTL; default 1h)
+//		the password reset token lifetime.
+//	-smtp url (DEMO_SMTP; default unset)
+//		the SMTP server for password reset and verification email,
+//		smtp://user:pass@host:port or smtps://... (see mailer.NewSMTP);
+//		unset, email goes to standard output.
+//	-app-url url (DEMO_APP_URL; default http://<addr>)
+//		the public URL of the app, the base of links in email.
+//	-allowed-origin origins (DEMO_ALLOWED_ORIGIN; default none)
+//		comma-separated origins of pages on other origins
+//		(auth.Config.AllowedOrigins, with Auth.CORS).
+//	-samesite mode (DEMO_SAMESITE; default lax)
+//		the cookies' SameSite: lax, strict or none.
+//	-session-refreshes BURST/INTERVAL (DEMO_SESSION_REFRESHES; default 60/2s)
+//		how often one session may refresh, or off (for the load harness).
+//	-oidc-issuer url (DEMO_OIDC_ISSUER; default unset)
+//		an OpenID Connect provider found by discovery (https, or http on
+//		loopback); on when set.
+//	-oidc-client-id id (DEMO_OIDC_CLIENT_ID)
+//	-oidc-client-secret secret (DEMO_OIDC_CLIENT_SECRET)
+//		the client registered at that provider.
+//	-oidc-id id (DEMO_OIDC_ID; default oidc)
+//		its thirdPartyId.
+//	-oidc-name name (DEMO_OIDC_NAME; default the id)
+//		the name on its button.
+//	-google-client-id id (DEMO_GOOGLE_CLIENT_ID; default unset)
+//	-google-client-secret secret (DEMO_GOOGLE_CLIENT_SECRET)
+//		sign-in with Google, on when the id is set.
+//	-github-client-id id (DEMO_GITHUB_CLIENT_ID; default unset)
+//	-github-client-secret secret (DEMO_GITHUB_CLIENT_SECRET)
+//		sign-in with GitHub, on when the id is set.
+//	-email-verification mode (DEMO_EMAIL_VERIFICATION; default off)
+//		off, optional or required (auth.Config.EmailVerification).
+//	-account-linking (DEMO_ACCOUNT_LINKING; default false)
+//		join a new login method that proves its email to the user who
+//		owns it (auth.Config.AccountLinking).
+//	-secret secrets (DEMO_SECRET; default unset)
+//		seals the signing keys in the store (auth.Config.Secrets);
+//		comma-separated to rotate, the first seals; unset, keys are kept
+//		in the clear.
+//
+// # Email verification
+//
+// With -email-verification optional or required, verification emails go
+// where reset emails go, and their links open /auth/verify-email, a page
+// of the demo. The signed-in page shows whether the session's st-ev claim
+// says the email is verified, with a button that sends a link. /api/me
+// adds "emailVerified"; in required mode it answers an unverified session
+// 403 "invalid claim", and GET /api/verification
+// (RequireSessionAllowUnverified) answers the same JSON for any session.
+// GET /api/config tells the page the two settings.
+//
+// # Sign-in with a provider
+//
+// With a provider configured, the page shows a "Sign in with ..." button
+// for it, and serves the SDK's callback page at /auth/callback/<id>.
+// Register the redirect URI the demo prints at start,
+// <app-url>/auth/callback/<id> (http://127.0.0.1:8080/auth/callback/oidc
+// by default), and open the page on that same origin (127.0.0.1 and
+// localhost are two origins). To try it with no account anywhere, run the
+// OpenID provider the browser tests use (any login and password; the
+// login becomes the user's id, then Continue):
+//
+//	(cd e2e && npm ci && node oidc-provider.mjs --port 9000 --redirect-uri http://127.0.0.1:8080/auth/callback/oidc)
+//	go run ./examples/demo -db memory -oidc-issuer http://127.0.0.1:9000 \
+//	  -oidc-client-id demo -oidc-client-secret demo-secret
+//
+// The generic provider reads the email and email_verified from the ID
+// token, not from the userinfo endpoint: a provider that leaves them out
+// of its ID tokens gets NO_EMAIL_GIVEN_BY_PROVIDER. Without
+// -account-linking, a provider's user is another user than an email and
+// password user with the same email.
+//
+// # Load harness
+//
+// GET /api/ping and the one-minute email cache behind /api/me are there
+// for the load harness, internal/cmd/loadtest; BENCHMARKS.md has its
+// figures.
+package main
