@@ -155,24 +155,41 @@ func (a *Auth) issueAccess(key *signingKey, s store.Session, now, exp time.Time,
 		ID:            base64.RawURLEncoding.EncodeToString(jti),
 		EmailVerified: ev,
 	}
-	// The claims are encoded once, for the token and the front-token,
-	// and the header is the key's own, made once: every refresh signs.
-	payload := c.appendJSON(make([]byte, 0, 320))
-	var err error
-	signing := key.header + "." + base64.RawURLEncoding.EncodeToString(payload)
-	var sig []byte
-	if key.method == jwt.SigningMethodHS256 {
-		sig = key.mac(make([]byte, 0, sha256.Size), nil, []byte(signing))
-	} else if sig, err = key.method.Sign(signing, key.sign); err != nil {
-		return issued{}, fmt.Errorf("auth: signing an access token: %w", err)
+	access, payload, err := signAccessToken(key, c)
+	if err != nil {
+		return issued{}, err
 	}
-	access := signing + "." + base64.RawURLEncoding.EncodeToString(sig)
 	return issued{
 		access:        access,
 		accessExpiry:  c.ExpiresAt.Time,
 		refreshExpiry: s.ExpiresAt,
 		frontToken:    frontToken(s.UserID, c.ExpiresAt.Time, payload),
 	}, nil
+}
+
+// signAccessToken returns the access token of c signed with key, and its
+// payload, the encoded claims, which the front-token repeats. It encodes
+// and signs without golang-jwt's reflection, because every sign-in and
+// refresh signs; so it is the one place access tokens are made, and it
+// promises what golang-jwt would have made (FuzzAccessTokenEncoding
+// checks both against it):
+//
+//   - the payload is byte for byte encoding/json's encoding of c;
+//   - the token is byte for byte jwt.Token.SignedString of c with key's
+//     method, header and signing key, so golang-jwt's parser accepts it
+//     with key and reads c back.
+//
+// The header is the key's own, encoded once when the key is loaded.
+func signAccessToken(key *signingKey, c *accessClaims) (token string, payload []byte, err error) {
+	payload = c.appendJSON(make([]byte, 0, 320))
+	signing := key.header + "." + base64.RawURLEncoding.EncodeToString(payload)
+	var sig []byte
+	if key.method == jwt.SigningMethodHS256 {
+		sig = key.mac(make([]byte, 0, sha256.Size), nil, []byte(signing))
+	} else if sig, err = key.method.Sign(signing, key.sign); err != nil {
+		return "", nil, fmt.Errorf("auth: signing an access token: %w", err)
+	}
+	return signing + "." + base64.RawURLEncoding.EncodeToString(sig), payload, nil
 }
 
 // verifyState is the per-call state of a full verification, pooled so
