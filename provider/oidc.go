@@ -121,9 +121,8 @@ type discovered struct {
 	issuer   string
 	endpoint endpoint
 	algs     []string
+	keys     *keySet
 	verifier *oidc.IDTokenVerifier
-	keys     oidc.KeySet
-	jwksURL  string
 	at       time.Time
 }
 
@@ -199,9 +198,8 @@ func (p *oidcProvider) fetchDiscovery(ctx context.Context, old *discovered) (*di
 		}
 	}
 	m := &discovered{
-		issuer:  doc.Issuer,
-		jwksURL: doc.JWKSURL,
-		at:      p.now(),
+		issuer: doc.Issuer,
+		at:     p.now(),
 		endpoint: endpoint{
 			authURL:  doc.AuthURL,
 			tokenURL: doc.TokenURL,
@@ -232,15 +230,17 @@ func (p *oidcProvider) fetchDiscovery(ctx context.Context, old *discovered) (*di
 		m.algs = []string{"RS256"} // the one OIDC requires
 	}
 	// Keep the cached keys across a refetch that names the same key set.
-	// The key set fetches again when it meets an unknown key id, under
-	// the HTTP client's timeout.
-	if old != nil && old.jwksURL == m.jwksURL {
+	if old != nil && old.keys.url == doc.JWKSURL {
 		m.keys = old.keys
 	} else {
-		m.keys = oidc.NewRemoteKeySet(oidc.ClientContext(context.Background(), p.http), m.jwksURL)
+		m.keys = &keySet{url: doc.JWKSURL, http: p.http}
 	}
-	// go-oidc checks the signature and the algorithm; the claims are
-	// checked in verify, with errors safe to log.
+	// go-oidc checks the token's form, its algorithm and its signature.
+	// The claims are checked in verify, where each refusal gets a reason
+	// of its own. go-oidc's claim checks could not give one: they fail as
+	// text only (its typed expiry error comes with an nbf check that does
+	// not have one), accept a token that has other audiences too, and
+	// cannot check the issuer of an Entra token, which depends on its tid.
 	m.verifier = oidc.NewVerifier(m.issuer, m.keys, &oidc.Config{
 		SupportedSigningAlgs: m.algs,
 		SkipClientIDCheck:    true,
@@ -326,7 +326,7 @@ const maxAge = 10 * time.Minute
 // verify checks raw, an ID token, as OpenID Connect Core 1.0 section
 // 3.1.3.7 says, and returns its claims.
 func (p *oidcProvider) verify(ctx context.Context, m *discovered, raw, nonce string) (*claims, error) {
-	alg := jwtAlg(raw)
+	alg, _ := jwsHeader(raw)
 	if alg == "" {
 		return nil, p.errorf(ErrIDToken, "not a signed JWT")
 	}
@@ -336,18 +336,19 @@ func (p *oidcProvider) verify(ctx context.Context, m *discovered, raw, nonce str
 		}
 		return nil, p.errorf(ErrIDToken, "algorithm %q not accepted", alg)
 	}
-	t, err := m.verifier.Verify(ctx, raw)
-	if err != nil {
-		// go-oidc's messages may quote the key set's body; say only
-		// which step failed.
-		switch {
-		case ctx.Err() != nil:
-			return nil, p.wrapf(ErrIDToken, ctx.Err(), "signature")
-		case strings.Contains(err.Error(), "fetching keys"):
-			return nil, p.errorf(ErrIDToken, "the key set could not be fetched")
-		case strings.Contains(err.Error(), "malformed jwt"):
-			return nil, p.errorf(ErrIDToken, "not a signed JWT")
-		}
+	// go-oidc's errors are text that may quote the token or the key set;
+	// the key set says which step failed.
+	var kc keyCheck
+	t, err := m.verifier.Verify(context.WithValue(ctx, keyCheckKey{}, &kc), raw)
+	switch {
+	case err == nil:
+	case !kc.consulted:
+		return nil, p.errorf(ErrIDToken, "not a signed JWT")
+	case kc.fetchErr != nil:
+		return nil, p.wrapf(ErrIDToken, kc.fetchErr, "the key set could not be fetched")
+	case kc.verified:
+		return nil, p.errorf(ErrIDToken, "claims do not parse")
+	default:
 		return nil, p.errorf(ErrIDToken, "signature not verified by any key of the key set")
 	}
 	var c claims
@@ -406,21 +407,23 @@ func unix(f float64) time.Time {
 	return time.Unix(sec, int64((f-float64(sec))*1e9))
 }
 
-// jwtAlg returns the alg of a compact JWS's header, or "".
-func jwtAlg(raw string) string {
+// jwsHeader returns the alg and kid of a compact JWS's header, or "" for
+// what it lacks.
+func jwsHeader(raw string) (alg, kid string) {
 	h, _, ok := strings.Cut(raw, ".")
 	if !ok {
-		return ""
+		return "", ""
 	}
 	b, err := base64.RawURLEncoding.DecodeString(h)
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	var hdr struct {
 		Alg string `json:"alg"`
+		Kid string `json:"kid"`
 	}
 	if json.Unmarshal(b, &hdr) != nil {
-		return ""
+		return "", ""
 	}
-	return hdr.Alg
+	return hdr.Alg, hdr.Kid
 }

@@ -140,7 +140,7 @@ func TestOIDCEmailVerified(t *testing.T) {
 }
 
 func TestOIDCRefusesIDToken(t *testing.T) {
-	_, other := keys(t)
+	a, other := keys(t)
 	hs := func(c jwt.MapClaims) string {
 		s, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString([]byte(testSecret))
 		return s
@@ -157,28 +157,39 @@ func TestOIDCRefusesIDToken(t *testing.T) {
 		token   func(c jwt.MapClaims) string
 		nonce   string
 		wantErr error
+		reason  string // what the error says, the reason logged
 	}{
-		{name: "wrong nonce", claims: func(c jwt.MapClaims) { c["nonce"] = "other" }},
-		{name: "no nonce", claims: func(c jwt.MapClaims) { delete(c, "nonce") }},
-		{name: "wrong iss", claims: func(c jwt.MapClaims) { c["iss"] = "https://evil.example.com" }},
-		{name: "iss with a slash", claims: func(c jwt.MapClaims) { c["iss"] = c["iss"].(string) + "/" }},
-		{name: "wrong aud", claims: func(c jwt.MapClaims) { c["aud"] = "client-2" }},
-		{name: "two audiences", claims: func(c jwt.MapClaims) { c["aud"] = []string{testClient, "client-2"} }},
-		{name: "aud not a string", claims: func(c jwt.MapClaims) { c["aud"] = 7 }},
-		{name: "wrong azp", claims: func(c jwt.MapClaims) { c["azp"] = "client-2" }},
-		{name: "expired", claims: func(c jwt.MapClaims) { c["exp"] = now.Add(-time.Second).Unix() }},
-		{name: "no exp", claims: func(c jwt.MapClaims) { delete(c, "exp") }},
-		{name: "no iat", claims: func(c jwt.MapClaims) { delete(c, "iat") }},
-		{name: "iat in the future", claims: func(c jwt.MapClaims) { c["iat"] = now.Add(10 * time.Minute).Unix() }},
-		{name: "iat an hour ago", claims: func(c jwt.MapClaims) { c["iat"] = now.Add(-time.Hour).Unix() }},
-		{name: "nbf in the future", claims: func(c jwt.MapClaims) { c["nbf"] = now.Add(10 * time.Minute).Unix() }},
-		{name: "no sub", claims: func(c jwt.MapClaims) { delete(c, "sub") }},
-		{name: "alg none", token: none},
-		{name: "HS256 with the client secret", token: hs},
-		{name: "unknown key", token: func(c jwt.MapClaims) string { return sign(t, other, c) }},
-		{name: "garbage", token: func(jwt.MapClaims) string { return "a.b.c" }},
-		{name: "not a JWT", token: func(jwt.MapClaims) string { return leakMarker }},
-		{name: "no id_token", token: func(jwt.MapClaims) string { return "" }},
+		{name: "wrong nonce", claims: func(c jwt.MapClaims) { c["nonce"] = "other" }, reason: "nonce does not match"},
+		{name: "no nonce", claims: func(c jwt.MapClaims) { delete(c, "nonce") }, reason: "nonce does not match"},
+		{name: "wrong iss", claims: func(c jwt.MapClaims) { c["iss"] = "https://evil.example.com" }, reason: "iss is not the provider's issuer"},
+		{name: "iss with a slash", claims: func(c jwt.MapClaims) { c["iss"] = c["iss"].(string) + "/" }, reason: "iss is not the provider's issuer"},
+		{name: "wrong aud", claims: func(c jwt.MapClaims) { c["aud"] = "client-2" }, reason: "aud is not the client id"},
+		{name: "two audiences", claims: func(c jwt.MapClaims) { c["aud"] = []string{testClient, "client-2"} }, reason: "aud is not the client id"},
+		{name: "aud not a string", claims: func(c jwt.MapClaims) { c["aud"] = 7 }, reason: "claims do not parse"},
+		{name: "exp not a number", claims: func(c jwt.MapClaims) { c["exp"] = "tomorrow" }, reason: "claims do not parse"},
+		{name: "wrong azp", claims: func(c jwt.MapClaims) { c["azp"] = "client-2" }, reason: "azp is not the client id"},
+		{name: "expired", claims: func(c jwt.MapClaims) { c["exp"] = now.Add(-time.Second).Unix() }, reason: "expired"},
+		{name: "no exp", claims: func(c jwt.MapClaims) { delete(c, "exp") }, reason: "no exp"},
+		{name: "no iat", claims: func(c jwt.MapClaims) { delete(c, "iat") }, reason: "no iat"},
+		{name: "iat in the future", claims: func(c jwt.MapClaims) { c["iat"] = now.Add(10 * time.Minute).Unix() }, reason: "iat in the future"},
+		{name: "iat an hour ago", claims: func(c jwt.MapClaims) { c["iat"] = now.Add(-time.Hour).Unix() }, reason: "iat too old"},
+		{name: "nbf in the future", claims: func(c jwt.MapClaims) { c["nbf"] = now.Add(10 * time.Minute).Unix() }, reason: "not valid yet (nbf)"},
+		{name: "no sub", claims: func(c jwt.MapClaims) { delete(c, "sub") }, reason: "no sub"},
+		{name: "alg none", token: none, reason: `algorithm "none" not accepted`},
+		{name: "HS256 with the client secret", token: hs, reason: `algorithm "HS256" not accepted`},
+		{name: "unknown key", token: func(c jwt.MapClaims) string { return sign(t, other, c) }, reason: "signature not verified by any key of the key set"},
+		{name: "signature of other claims", token: func(c jwt.MapClaims) string {
+			p := strings.Split(sign(t, a, c), ".")
+			c["sub"] = "user-2"
+			return strings.Join(append(strings.Split(sign(t, a, c), ".")[:2], p[2]), ".")
+		}, reason: "signature not verified by any key of the key set"},
+		{name: "garbage", token: func(jwt.MapClaims) string { return "a.b.c" }, reason: "not a signed JWT"},
+		{name: "not a JWT", token: func(jwt.MapClaims) string { return leakMarker }, reason: "not a signed JWT"},
+		{name: "no signature", token: func(c jwt.MapClaims) string {
+			return strings.Join(strings.Split(sign(t, a, c), ".")[:2], ".")
+		}, reason: "not a signed JWT"},
+		{name: "signature not base64url", token: func(c jwt.MapClaims) string { return sign(t, a, c) + "=" }, reason: "not a signed JWT"},
+		{name: "no id_token", token: func(jwt.MapClaims) string { return "" }, reason: "no ID token in the token response"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeIdP(t, "")
@@ -186,6 +197,9 @@ func TestOIDCRefusesIDToken(t *testing.T) {
 			_, err := exchange(newTestOIDC(t, f, nil))
 			if !errors.Is(err, ErrIDToken) {
 				t.Fatalf("err = %v, want ErrIDToken", err)
+			}
+			if !strings.HasSuffix(err.Error(), ": "+tc.reason) {
+				t.Errorf("err = %v, want the reason %q", err, tc.reason)
 			}
 			checkSafe(t, err)
 		})
@@ -287,15 +301,16 @@ func TestOIDCDiscovery(t *testing.T) {
 		}
 	})
 	for _, tc := range []struct {
-		name string
-		edit func(doc map[string]any)
+		name   string
+		edit   func(doc map[string]any)
+		reason string
 	}{
-		{"another issuer", func(d map[string]any) { d["issuer"] = "https://evil.example.com" }},
-		{"issuer with a slash", func(d map[string]any) { d["issuer"] = d["issuer"].(string) + "/" }},
-		{"http endpoint", func(d map[string]any) { d["token_endpoint"] = "http://idp.example.com/token" }},
-		{"no jwks_uri", func(d map[string]any) { delete(d, "jwks_uri") }},
-		{"no usable client authentication", func(d map[string]any) { d["token_endpoint_auth_methods_supported"] = []string{"private_key_jwt"} }},
-		{"garbage", func(d map[string]any) { d["issuer"] = 7 }},
+		{"another issuer", func(d map[string]any) { d["issuer"] = "https://evil.example.com" }, "discovery document names another issuer"},
+		{"issuer with a slash", func(d map[string]any) { d["issuer"] = d["issuer"].(string) + "/" }, "discovery document names another issuer"},
+		{"http endpoint", func(d map[string]any) { d["token_endpoint"] = "http://idp.example.com/token" }, `endpoint "http://idp.example.com/token": not https`},
+		{"no jwks_uri", func(d map[string]any) { delete(d, "jwks_uri") }, `endpoint "": not an absolute URL`},
+		{"no usable client authentication", func(d map[string]any) { d["token_endpoint_auth_methods_supported"] = []string{"private_key_jwt"} }, "no client_secret_basic or client_secret_post at the token endpoint"},
+		{"garbage", func(d map[string]any) { d["issuer"] = 7 }, "discovery document: not JSON"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeIdP(t, "")
@@ -303,6 +318,9 @@ func TestOIDCDiscovery(t *testing.T) {
 			_, err := newTestOIDC(t, f, nil).AuthURL(context.Background(), AuthRequest{RedirectURI: testRedir})
 			if !errors.Is(err, ErrDiscovery) {
 				t.Fatalf("err = %v, want ErrDiscovery", err)
+			}
+			if !strings.HasSuffix(err.Error(), ": "+tc.reason) {
+				t.Errorf("err = %v, want the reason %q", err, tc.reason)
 			}
 		})
 	}
@@ -348,29 +366,30 @@ func TestOIDCBrokenProvider(t *testing.T) {
 		path    string
 		handler func(f *fakeIdP) http.HandlerFunc
 		want    error
+		reason  string // how the error's text goes on after the provider id
 	}{
-		{"token 500", "/token", func(*fakeIdP) http.HandlerFunc { return status(500) }, ErrExchange},
-		{"token 400", "/token", func(*fakeIdP) http.HandlerFunc { return status(400) }, ErrExchange},
+		{"token 500", "/token", func(*fakeIdP) http.HandlerFunc { return status(500) }, ErrExchange, "token endpoint answered 500 server_error"},
+		{"token 400", "/token", func(*fakeIdP) http.HandlerFunc { return status(400) }, ErrExchange, "token endpoint answered 400 server_error"},
 		{"token redirect", "/token", func(*fakeIdP) http.HandlerFunc {
 			return func(w http.ResponseWriter, r *http.Request) {
 				http.Redirect(w, r, "/token2", http.StatusTemporaryRedirect)
 			}
-		}, ErrExchange},
-		{"token garbage", "/token", func(*fakeIdP) http.HandlerFunc { return garbage }, ErrExchange},
-		{"token hangs", "/token", func(f *fakeIdP) http.HandlerFunc { return f.hang }, ErrExchange},
+		}, ErrExchange, "token endpoint answered 307"},
+		{"token garbage", "/token", func(*fakeIdP) http.HandlerFunc { return garbage }, ErrExchange, "token endpoint: token response refused"},
+		{"token hangs", "/token", func(f *fakeIdP) http.HandlerFunc { return f.hang }, ErrExchange, "token endpoint: "},
 		{"token no access_token", "/token", func(*fakeIdP) http.HandlerFunc {
 			return func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/json")
 				w.Write([]byte(`{"token_type":"Bearer"}`))
 			}
-		}, ErrExchange},
-		{"jwks 500", "/jwks", func(*fakeIdP) http.HandlerFunc { return status(500) }, ErrIDToken},
-		{"jwks garbage", "/jwks", func(*fakeIdP) http.HandlerFunc { return garbage }, ErrIDToken},
-		{"jwks huge", "/jwks", func(*fakeIdP) http.HandlerFunc { return huge }, ErrIDToken},
-		{"jwks hangs", "/jwks", func(f *fakeIdP) http.HandlerFunc { return f.hang }, ErrIDToken},
-		{"discovery hangs", "/.well-known/openid-configuration", func(f *fakeIdP) http.HandlerFunc { return f.hang }, ErrDiscovery},
-		{"discovery garbage", "/.well-known/openid-configuration", func(*fakeIdP) http.HandlerFunc { return garbage }, ErrDiscovery},
-		{"discovery huge", "/.well-known/openid-configuration", func(*fakeIdP) http.HandlerFunc { return huge }, ErrDiscovery},
+		}, ErrExchange, "token endpoint: token response refused"},
+		{"jwks 500", "/jwks", func(*fakeIdP) http.HandlerFunc { return status(500) }, ErrIDToken, "the key set could not be fetched: answered 500"},
+		{"jwks garbage", "/jwks", func(*fakeIdP) http.HandlerFunc { return garbage }, ErrIDToken, "the key set could not be fetched: not JSON"},
+		{"jwks huge", "/jwks", func(*fakeIdP) http.HandlerFunc { return huge }, ErrIDToken, "the key set could not be fetched: not JSON: response body over 1 MiB"},
+		{"jwks hangs", "/jwks", func(f *fakeIdP) http.HandlerFunc { return f.hang }, ErrIDToken, "the key set could not be fetched: "},
+		{"discovery hangs", "/.well-known/openid-configuration", func(f *fakeIdP) http.HandlerFunc { return f.hang }, ErrDiscovery, "discovery: "},
+		{"discovery garbage", "/.well-known/openid-configuration", func(*fakeIdP) http.HandlerFunc { return garbage }, ErrDiscovery, "discovery document: not JSON"},
+		{"discovery huge", "/.well-known/openid-configuration", func(*fakeIdP) http.HandlerFunc { return huge }, ErrDiscovery, "discovery document: not JSON: response body over 1 MiB"},
 	} {
 		for _, by := range []string{"client timeout", "context deadline"} {
 			t.Run(tc.name+"/"+by, func(t *testing.T) {
@@ -393,6 +412,14 @@ func TestOIDCBrokenProvider(t *testing.T) {
 				}
 				if !errors.Is(err, tc.want) {
 					t.Fatalf("err = %v, want %v", err, tc.want)
+				}
+				if !strings.HasPrefix(err.Error(), tc.want.Error()+": idp: "+tc.reason) {
+					t.Errorf("err = %v, want the reason %q", err, tc.reason)
+				}
+				// The caller's deadline stays in the chain, so that it
+				// can tell its own timeout from the provider's failure.
+				if by == "context deadline" && strings.HasSuffix(tc.name, "hangs") && !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("err = %v, want context.DeadlineExceeded in its chain", err)
 				}
 				checkSafe(t, err)
 			})
