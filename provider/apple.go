@@ -40,32 +40,24 @@ type AppleConfig struct {
 // Apple sends the user's name only in the form post of the first
 // consent, never in the ID token; relaying it is the caller's business.
 func Apple(c AppleConfig) (Provider, error) {
-	if err := configured("apple", c.ClientID); err != nil {
+	app, err := newClient("apple", "Apple", c.ClientID, "", c.Scopes, c.HTTPClient, "name", "email")
+	if err != nil {
 		return nil, err
 	}
 	if c.TeamID == "" || c.KeyID == "" {
-		return nil, (&client{id: "apple"}).errorf(ErrConfig, "TeamID and KeyID are required")
+		return nil, app.errorf(ErrConfig, "TeamID and KeyID are required")
 	}
 	key, err := parseAppleKey(c.PrivateKey)
 	if err != nil {
-		return nil, (&client{id: "apple"}).errorf(ErrConfig, "PrivateKey: %v", err)
+		return nil, app.errorf(ErrConfig, "PrivateKey: %v", err)
 	}
-	s := &appleSecret{teamID: c.TeamID, keyID: c.KeyID, clientID: c.ClientID, key: key, now: time.Now}
-	p, err := newOIDC(&oidcProvider{
-		client: client{
-			id: "apple", name: "Apple",
-			clientID: c.ClientID, clientSecret: s.get,
-			scopes: scopesOr(c.Scopes, "name", "email"),
-			http:   httpClient(c.HTTPClient),
-		},
+	app.clientSecret = (&appleSecret{teamID: c.TeamID, keyID: c.KeyID, clientID: c.ClientID, key: key, now: time.Now}).get
+	return newOIDC(&oidcProvider{
+		client:     app,
 		issuer:     "https://appleid.apple.com",
 		authParams: map[string][]string{"response_mode": {"form_post"}},
 		formPost:   true,
 	})
-	if err != nil {
-		return nil, err
-	}
-	return p, nil
 }
 
 func parseAppleKey(pemKey string) (*ecdsa.PrivateKey, error) {

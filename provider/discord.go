@@ -23,16 +23,12 @@ type DiscordConfig struct {
 // /api/users/@me. The user is its id; the email is its email, verified
 // when verified is true.
 func Discord(c DiscordConfig) (Provider, error) {
-	if err := configured("discord", c.ClientID); err != nil {
+	app, err := newClient("discord", "Discord", c.ClientID, c.ClientSecret, c.Scopes, c.HTTPClient, "identify", "email")
+	if err != nil {
 		return nil, err
 	}
 	return &oauth2Provider{
-		client: client{
-			id: "discord", name: "Discord",
-			clientID: c.ClientID, clientSecret: staticSecret(c.ClientSecret),
-			scopes: scopesOr(c.Scopes, "identify", "email"),
-			http:   httpClient(c.HTTPClient),
-		},
+		client: app,
 		endpoint: endpoint{
 			authURL:  "https://discord.com/oauth2/authorize",
 			tokenURL: "https://discord.com/api/oauth2/token",

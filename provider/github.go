@@ -28,16 +28,12 @@ type GitHubConfig struct {
 // verified it: an unverified address is anyone's claim, so then there is
 // no email at all.
 func GitHub(c GitHubConfig) (Provider, error) {
-	if err := configured("github", c.ClientID); err != nil {
+	app, err := newClient("github", "GitHub", c.ClientID, c.ClientSecret, c.Scopes, c.HTTPClient, "read:user", "user:email")
+	if err != nil {
 		return nil, err
 	}
 	return &oauth2Provider{
-		client: client{
-			id: "github", name: "GitHub",
-			clientID: c.ClientID, clientSecret: staticSecret(c.ClientSecret),
-			scopes: scopesOr(c.Scopes, "read:user", "user:email"),
-			http:   httpClient(c.HTTPClient),
-		},
+		client: app,
 		endpoint: endpoint{
 			authURL:  "https://github.com/login/oauth/authorize",
 			tokenURL: "https://github.com/login/oauth/access_token",

@@ -24,24 +24,13 @@ type GitLabConfig struct {
 // as issuer. The user is the ID token's sub; the email is verified when
 // email_verified says so.
 func GitLab(c GitLabConfig) (Provider, error) {
-	if err := configured("gitlab", c.ClientID); err != nil {
+	app, err := newClient("gitlab", "GitLab", c.ClientID, c.ClientSecret, c.Scopes, c.HTTPClient, "openid", "email")
+	if err != nil {
 		return nil, err
 	}
 	base := strings.TrimSuffix(c.BaseURL, "/")
 	if base == "" {
 		base = "https://gitlab.com"
 	}
-	p, err := newOIDC(&oidcProvider{
-		client: client{
-			id: "gitlab", name: "GitLab",
-			clientID: c.ClientID, clientSecret: staticSecret(c.ClientSecret),
-			scopes: scopesOr(c.Scopes, "openid", "email"),
-			http:   httpClient(c.HTTPClient),
-		},
-		issuer: base,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return p, nil
+	return newOIDC(&oidcProvider{client: app, issuer: base})
 }

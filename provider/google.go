@@ -26,16 +26,12 @@ type GoogleConfig struct {
 // https://accounts.google.com. The user is the ID token's sub; the email
 // is verified when email_verified says so.
 func Google(c GoogleConfig) (Provider, error) {
-	if err := configured("google", c.ClientID); err != nil {
+	app, err := newClient("google", "Google", c.ClientID, c.ClientSecret, c.Scopes, c.HTTPClient, "openid", "email")
+	if err != nil {
 		return nil, err
 	}
 	p := &oidcProvider{
-		client: client{
-			id: "google", name: "Google",
-			clientID: c.ClientID, clientSecret: staticSecret(c.ClientSecret),
-			scopes: scopesOr(c.Scopes, "openid", "email"),
-			http:   httpClient(c.HTTPClient),
-		},
+		client: app,
 		issuer: "https://accounts.google.com",
 		// Google documents iss as either form
 		// (developers.google.com/identity/openid-connect).
@@ -52,9 +48,5 @@ func Google(c GoogleConfig) (Provider, error) {
 			return standardIdentity(cl), nil
 		}
 	}
-	op, err := newOIDC(p)
-	if err != nil {
-		return nil, err
-	}
-	return op, nil
+	return newOIDC(p)
 }

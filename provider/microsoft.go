@@ -65,29 +65,24 @@ func entraTenant(iss string) string {
 // is verified only when the xms_edov claim (email domain owner verified,
 // an optional claim to enable in the app registration) is true.
 func Microsoft(c MicrosoftConfig) (Provider, error) {
-	if err := configured("active-directory", c.ClientID); err != nil {
+	app, err := newClient("active-directory", "Microsoft", c.ClientID, c.ClientSecret, c.Scopes, c.HTTPClient, "openid", "email")
+	if err != nil {
 		return nil, err
-	}
-	cl := client{
-		id: "active-directory", name: "Microsoft",
-		clientID: c.ClientID, clientSecret: staticSecret(c.ClientSecret),
-		scopes: scopesOr(c.Scopes, "openid", "email"),
-		http:   httpClient(c.HTTPClient),
 	}
 	tenant := c.Tenant
 	if tenant == "" {
 		tenant = "common"
 	}
 	if !tenantRE.MatchString(tenant) {
-		return nil, cl.errorf(ErrConfig, "Tenant is not a tenant name or id")
+		return nil, app.errorf(ErrConfig, "Tenant is not a tenant name or id")
 	}
 	for _, t := range c.Tenants {
 		if !guidRE.MatchString(t) {
-			return nil, cl.errorf(ErrConfig, "Tenants holds %q, not a tenant id", t)
+			return nil, app.errorf(ErrConfig, "Tenants holds %q, not a tenant id", t)
 		}
 	}
 	p := &oidcProvider{
-		client:    cl,
+		client:    app,
 		issuer:    entraIssuer,
 		discovery: strings.Replace(entraIssuer, "{tenantid}", tenant, 1),
 		// Entra accepts PKCE but its discovery documents do not say so.
@@ -122,9 +117,5 @@ func Microsoft(c MicrosoftConfig) (Provider, error) {
 		}
 		return Identity{Subject: cl.Subject, Email: cl.Email, EmailVerified: cl.Email != "" && truthy(cl.EDOV)}, nil
 	}
-	op, err := newOIDC(p)
-	if err != nil {
-		return nil, err
-	}
-	return op, nil
+	return newOIDC(p)
 }

@@ -46,29 +46,11 @@ type OIDCConfig struct {
 // S256 in code_challenge_methods_supported. The user is the ID token's
 // sub, with its email, verified when email_verified is true or "true".
 func OIDC(c OIDCConfig) (Provider, error) {
-	if err := configured(c.ID, c.ClientID); err != nil {
-		return nil, err
-	}
-	p, err := newOIDC(&oidcProvider{
-		client: client{
-			id: c.ID, name: c.Name,
-			clientID: c.ClientID, clientSecret: staticSecret(c.ClientSecret),
-			scopes: scopesOr(c.Scopes, "openid", "email"),
-			http:   httpClient(c.HTTPClient),
-		},
-		issuer: c.Issuer,
-	})
+	app, err := newClient(c.ID, c.Name, c.ClientID, c.ClientSecret, c.Scopes, c.HTTPClient, "openid", "email")
 	if err != nil {
 		return nil, err
 	}
-	return p, nil
-}
-
-func scopesOr(s []string, def ...string) []string {
-	if s == nil {
-		return def
-	}
-	return slices.Clone(s)
+	return newOIDC(&oidcProvider{client: app, issuer: c.Issuer})
 }
 
 // oidcProvider is OIDC and the OpenID Connect presets.
@@ -104,7 +86,10 @@ type oidcProvider struct {
 	meta *discovered
 }
 
-func newOIDC(p *oidcProvider) (*oidcProvider, error) {
+// newOIDC checks and completes p. It returns a Provider, so that a
+// constructor can return its result as it is: a nil *oidcProvider would
+// make a Provider that is not nil.
+func newOIDC(p *oidcProvider) (Provider, error) {
 	if err := checkURL(p.issuer); err != nil && p.issuerOK == nil {
 		return nil, p.errorf(ErrConfig, "issuer: %v", err)
 	}

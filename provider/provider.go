@@ -36,6 +36,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -233,12 +234,30 @@ type client struct {
 	http         *http.Client
 }
 
+// newClient makes the client of the provider id, named name, from the
+// fields that every Config has. It refuses an empty id or clientID, and
+// nil scopes mean defaultScopes.
+func newClient(id, name, clientID, clientSecret string, scopes []string, hc *http.Client, defaultScopes ...string) (client, error) {
+	if id == "" {
+		return client{}, fmt.Errorf("%w: no provider id", ErrConfig)
+	}
+	if clientID == "" {
+		return client{}, fmt.Errorf("%w: %s: no client id", ErrConfig, id)
+	}
+	if scopes == nil {
+		scopes = defaultScopes
+	}
+	return client{
+		id: id, name: name,
+		clientID:     clientID,
+		clientSecret: func() (string, error) { return clientSecret, nil },
+		scopes:       slices.Clone(scopes),
+		http:         httpClient(hc),
+	}, nil
+}
+
 func (c *client) ID() string   { return c.id }
 func (c *client) Name() string { return c.name }
-
-func staticSecret(s string) func() (string, error) {
-	return func() (string, error) { return s, nil }
-}
 
 func (c *client) errorf(sentinel error, format string, args ...any) error {
 	return fmt.Errorf("%w: %s: %s", sentinel, c.id, fmt.Sprintf(format, args...))
@@ -359,17 +378,6 @@ func checkURL(u string) error {
 		}
 	}
 	return errors.New("not https")
-}
-
-// configured checks what every provider needs.
-func configured(id, clientID string) error {
-	if id == "" {
-		return fmt.Errorf("%w: no provider id", ErrConfig)
-	}
-	if clientID == "" {
-		return fmt.Errorf("%w: %s: no client id", ErrConfig, id)
-	}
-	return nil
 }
 
 // truthy reports whether a claim is JSON true or the string "true", the
