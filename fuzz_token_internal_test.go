@@ -84,7 +84,7 @@ func FuzzAccessTokenEncoding(f *testing.F) {
 			c.EmailVerified = &emailClaim{Verified: flags&flagVerified != 0, Time: evTime}
 		}
 
-		token, payload, err := signAccessToken(key, &c)
+		token, payload, err := signAccessToken(key, &c, nil)
 		if err != nil {
 			t.Fatalf("signAccessToken: %v", err)
 		}
