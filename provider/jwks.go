@@ -53,8 +53,9 @@ type keyCheck struct {
 
 type keyCheckKey struct{}
 
-// VerifySignature implements oidc.KeySet. go-oidc checks the algorithm
-// first, and then go-oidc's static key set checks the signature.
+// VerifySignature implements oidc.KeySet. go-oidc calls it once it has
+// taken the token's form and algorithm; the signature is then checked by
+// go-oidc's static key set, with the keys that carry the token's key id.
 func (s *keySet) VerifySignature(ctx context.Context, jwt string) ([]byte, error) {
 	kc, _ := ctx.Value(keyCheckKey{}).(*keyCheck)
 	if kc == nil {
