@@ -39,8 +39,8 @@ const (
 
 // Config configures an Auth. The zero value of every field except Store
 // means the documented default. Each feature has its own group (Password,
-// Email, Cookie, RateLimits), whose zero value means the feature's
-// defaults, or the feature off.
+// Email, ThirdParty, EmailVerification, Cookie, RateLimits), whose zero
+// value means the feature's defaults, or the feature off.
 type Config struct {
 	// Store keeps users, sessions and signing keys. Required. Every
 	// instance of an application must use the same one.
@@ -192,7 +192,9 @@ type Config struct {
 	// per instance. A Limiter set here is used as it is.
 	Limiter Limiter
 
-	// RateLimits bounds failed sign-ins and reset requests; see the
+	// RateLimits bounds failed sign-ins, reset requests and emails,
+	// sign-ups and new passwords, email-exists lookups, third-party
+	// sign-ins, verification emails and each session's refreshes; see the
 	// fields for the defaults. Throttled requests get 429 with
 	// Retry-After.
 	RateLimits RateLimits
@@ -222,19 +224,21 @@ type Config struct {
 	// password hashes wait for a slot, for a monitoring system.
 	Metrics Metrics
 
-	// OnEvent, if set, is called synchronously after every sign-up,
-	// sign-in that reaches the password check (successful, failed or
-	// throttled), refresh, sign-out, revocation, token theft, password
-	// reset and mail failure. Requests refused as malformed, or for lack
-	// of capacity, report nothing. Keep it fast; hand slow work to a
-	// goroutine.
+	// OnEvent, if set, is called synchronously with each Event, of the
+	// kinds EventKind lists: every sign-in that reaches the password check
+	// (successful, failed or throttled) reports one, and every 401 of the
+	// refresh endpoint or a protected route is an EventSessionRefused with
+	// its Reason. Requests refused as malformed (400), too large (413) or
+	// for lack of capacity (503) report nothing. Keep it fast; hand slow
+	// work to a goroutine.
 	OnEvent func(context.Context, Event)
 }
 
 // ThirdPartyConfig configures sign-in with third-party identity providers
 // (Google, GitHub, any OpenID Connect provider: see package provider).
-// Every sign-up through a provider makes a new user: a provider's user
-// and an email and password user with the same email are two users.
+// Unless Config.AccountLinking is set, every sign-up through a provider
+// makes a new user: a provider's user and an email and password user with
+// the same email are two users.
 type ThirdPartyConfig struct {
 	// Providers are the providers users may sign in with. Their IDs must
 	// be unique; they are the thirdPartyId the frontend SDK sends.

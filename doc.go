@@ -34,7 +34,8 @@
 // Config.BasePath ("/auth"), and nothing else:
 //
 //   - email and password ("emailpassword"): POST /signup, POST /signin,
-//     GET /emailpassword/email/exists (unless Config.DisableEmailExists);
+//     GET /emailpassword/email/exists and its older path GET
+//     /signup/email/exists (unless Config.DisableEmailExists);
 //   - password reset, with Config.Email.Mailer: POST
 //     /user/password/reset/token, POST /user/password/reset;
 //   - sessions ("session"): POST /session/refresh, POST /signout;
@@ -45,12 +46,14 @@
 //     (Apple);
 //   - email verification ("emailverification"), with
 //     Config.EmailVerification.Mode: POST /user/email/verify/token, POST
-//     and GET /user/email/verify;
+//     /user/email/verify, GET /user/email/verify;
 //   - always: GET /loginmethods.
 //
 // Every business outcome is HTTP 200 with a JSON status; 401 is reserved
-// for session problems, 400 for malformed requests, 413 for oversized
-// bodies, 429 for rate limits and 503 when password hashing is saturated.
+// for session problems, 403 for browsers' state-changing requests from
+// foreign origins and, in required email verification, for unverified
+// sessions, 400 for malformed requests, 413 for oversized bodies, 429 for
+// rate limits and 503 when password hashing is saturated.
 // A store.User is an identity; the ways it signs in are its logins
 // (store.Login): an email and password, or an identity at a provider. A
 // sign-up through a provider makes a new user even when another user has

@@ -44,7 +44,7 @@ const (
 	EventMailFailed       EventKind = "mail_failed" // an email was not sent: see the log for why
 
 	EventEmailVerificationSent EventKind = "email_verification_sent"
-	EventEmailVerified         EventKind = "email_verified" // by a link, or EmailVerified through the Go API
+	EventEmailVerified         EventKind = "email_verified" // by a link, or SetEmailVerified through the Go API
 	EventAccountLinked         EventKind = "account_linked" // a new login method joined an existing user
 	EventUserDeleted           EventKind = "user_deleted"
 )

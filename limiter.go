@@ -9,13 +9,15 @@ import (
 	"github.com/latchkit/auth/store"
 )
 
-// A Limiter keeps the rate-limit state of failed sign-ins and password
-// reset requests. Each key is an independent allowance of Rate.Burst
-// attempts, refilled at one per Rate.Every. Implementations must be safe
-// for concurrent use. NewStoreLimiter keeps the state in the Store, shared
-// by every instance, and is the default when the Store can hold it;
-// NewMemoryLimiter keeps it in the process, so several instances each
-// count their own attempts (see Config.Limiter).
+// A Limiter keeps the rate-limit state of the allowances in RateLimits
+// (all but SessionRefreshes, which the Store keeps on each session), and
+// the third-party authorisation codes already presented. Each key is an
+// independent allowance of Rate.Burst attempts, refilled at one per
+// Rate.Every. Implementations must be safe for concurrent use.
+// NewStoreLimiter keeps the state in the Store, shared by every instance,
+// and is the default when the Store can hold it; NewMemoryLimiter keeps it
+// in the process, so several instances each count their own attempts (see
+// Config.Limiter).
 //
 // An attempt is taken from the allowance before the work it stands for
 // (a password hash, an email) and given back with Refund if it turns out

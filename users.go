@@ -17,8 +17,9 @@ type User struct {
 	// ID is the user's unique, immutable id: the "sub" of their access
 	// tokens and Session.UserID.
 	ID string
-	// Email is the email the user signs in with, normalised (trimmed and
-	// lower-cased).
+	// Email is the email the user is known by, normalised (trimmed and
+	// lower-cased): that of their email and password login, or else of
+	// their first login method.
 	Email string
 	// TimeJoined is when the user signed up.
 	TimeJoined time.Time
@@ -39,8 +40,9 @@ type LoginMethod struct {
 	// login, and ThirdPartyUserID the provider's id for the user.
 	ThirdPartyID, ThirdPartyUserID string
 	// Email is the login's email, normalised, and EmailVerified whether
-	// it is known to be the user's: a provider vouched for it, or the
-	// user opened a verification or password reset link sent to it.
+	// it is known to be the user's: a provider vouched for it, the user
+	// opened a verification or password reset link sent to it, or the
+	// application said so with SetEmailVerified.
 	Email         string
 	EmailVerified bool
 	// CreatedAt is when the login was added.

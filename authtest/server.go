@@ -33,8 +33,8 @@ type Server struct {
 	// Mux is the server's handler: the Auth at its base path and
 	// GET /api/session are on it; add the application's routes.
 	Mux *http.ServeMux
-	// Mailbox receives the reset emails, unless AuthConfig.Email.Mailer
-	// was set.
+	// Mailbox receives the reset and verification emails, unless
+	// AuthConfig.Email.Mailer was set.
 	Mailbox *Mailbox
 
 	tb    testing.TB
