@@ -1,0 +1,471 @@
+package auth_test
+
+// The documentation repeats four lists of the code, because a reader
+// needs them where they read: why a session is refused (README), the
+// kinds of event (README), the routes (README and the package doc) and
+// the demo's flags (its package doc). Each test below holds one copy to
+// the code in both directions, so that an entry added on either side
+// without the other fails. The code's side is read with go/ast from the
+// source, as no Go value enumerates constants or the route table.
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/provider"
+)
+
+func TestReadmeReasons(t *testing.T) {
+	want := values(constsOfType(t, "errors.go", "Reason"))
+	readme := readFile(t, "README.md")
+	section := markdownSection(t, readme, "### Why a session ended")
+	var got []string
+	for _, row := range tableRows(section) {
+		got = append(got, backticked(row[0])...)
+	}
+	compareLists(t, "README's table of reasons", got, "errors.go's Reason constants", want)
+	listedOnce(t, readme, section, "reason", want)
+}
+
+func TestReadmeEvents(t *testing.T) {
+	kinds := constsOfType(t, "events.go", "EventKind")
+	readme := readFile(t, "README.md")
+	section := markdownSection(t, readme, "## Events, logs and metrics")
+	var got, want []string
+	for _, row := range tableRows(section) {
+		if len(row) < 2 {
+			continue
+		}
+		names, vals := backticked(row[0]), backticked(row[1])
+		if len(names) != 1 || len(vals) != 1 {
+			t.Errorf("README's row %q: want one `EventName` and one `value`", row)
+			continue
+		}
+		got = append(got, names[0]+" = "+vals[0])
+	}
+	for name, v := range kinds {
+		want = append(want, name+" = "+v)
+	}
+	compareLists(t, "README's table of event kinds", got, "events.go's EventKind constants", want)
+	var names []string
+	for name := range kinds {
+		names = append(names, name)
+	}
+	listedOnce(t, readme, section, "event kind", names)
+}
+
+// TestReadmeRoutes checks the README's table of endpoints against
+// routeTable, and against the handler with every feature on: each listed
+// route answers OPTIONS naming its method.
+func TestReadmeRoutes(t *testing.T) {
+	want := codeRoutes(t)
+	readme := readFile(t, "README.md")
+	section := markdownSection(t, readme, "### Endpoints")
+	var got []string
+	for _, row := range tableRows(section) {
+		for _, cell := range backticked(row[0]) {
+			m := readmeRoute.FindStringSubmatch(cell)
+			if m == nil {
+				t.Errorf("README's endpoint %q: want METHOD /auth/path", cell)
+				continue
+			}
+			got = append(got, m[1]+" "+m[2])
+		}
+	}
+	compareLists(t, "README's table of endpoints", got, "routeTable", want)
+	var paths []string
+	for _, r := range want {
+		_, path, _ := strings.Cut(r, " ")
+		paths = append(paths, "/auth"+path)
+	}
+	listedOnce(t, readme, section, "endpoint", paths)
+
+	fake := authtest.NewProvider(t)
+	relay := callbackPoster{fake.Provider()}
+	s := authtest.NewServer(t, auth.Config{
+		SigningAlgorithm:  auth.EdDSA,
+		EmailVerification: auth.EmailVerificationConfig{Mode: auth.EmailVerificationOptional},
+		ThirdParty:        auth.ThirdPartyConfig{Providers: []provider.Provider{relay}},
+	})
+	allow := func(path string) (int, string) {
+		rec := httptest.NewRecorder()
+		s.Auth.ServeHTTP(rec, httptest.NewRequest(http.MethodOptions, path, nil))
+		return rec.Code, rec.Header().Get("Allow")
+	}
+	if code, _ := allow("/auth/no/such/route"); code != http.StatusNotFound {
+		t.Fatalf("OPTIONS of an unknown path answered %d, want 404: the check below would prove nothing", code)
+	}
+	for _, r := range got {
+		method, path, _ := strings.Cut(r, " ")
+		path = "/auth" + strings.ReplaceAll(path, "<id>", relay.ID())
+		code, methods := allow(path)
+		if code != http.StatusNoContent || !slices.Contains(strings.Split(methods, ", "), method) {
+			t.Errorf("README lists %s %s, but OPTIONS answered %d with Allow %q", method, path, code, methods)
+		}
+	}
+}
+
+// TestPackageDocRoutes checks the routes that doc.go's package comment
+// lists, under the base path, against routeTable.
+func TestPackageDocRoutes(t *testing.T) {
+	want := codeRoutes(t)
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "doc.go", nil, parser.ParseComments|parser.PackageClauseOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Doc == nil {
+		t.Fatal("doc.go has no package comment")
+	}
+	text := f.Doc.Text()
+	start := strings.Index(text, "# Login methods and routes\n")
+	if start < 0 {
+		t.Fatal(`doc.go has no "# Login methods and routes" section`)
+	}
+	section := text[start+1:]
+	if end := strings.Index(section, "\n# "); end >= 0 {
+		section = section[:end]
+	}
+	var got []string
+	for _, m := range docRoute.FindAllStringSubmatch(section, -1) {
+		got = append(got, m[1]+" "+strings.TrimRight(m[2], ".,;:)"))
+	}
+	compareLists(t, "doc.go's routes", got, "routeTable", want)
+}
+
+// TestDemoDocFlags checks that examples/demo's package doc describes
+// every flag the demo defines, and no other, with its environment
+// variable.
+func TestDemoDocFlags(t *testing.T) {
+	fset := token.NewFileSet()
+	main, err := parser.ParseFile(fset, "examples/demo/main.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flags, envs []string
+	ast.Inspect(main, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			// fs.StringVar(&v, "name", ...), fs.BoolVar, and the demo's
+			// dur(&v, "name", "ENV", ...) for durations.
+			fun := ""
+			switch f := n.Fun.(type) {
+			case *ast.SelectorExpr:
+				if x, ok := f.X.(*ast.Ident); ok && x.Name == "fs" && strings.HasSuffix(f.Sel.Name, "Var") {
+					fun = f.Sel.Name
+				}
+			case *ast.Ident:
+				if f.Name == "dur" {
+					fun = f.Name
+				}
+			}
+			if fun == "" || len(n.Args) < 2 {
+				break
+			}
+			// Inside dur, fs.DurationVar forwards dur's parameter.
+			if lit, ok := n.Args[1].(*ast.BasicLit); ok {
+				flags = append(flags, stringLit(t, lit))
+			}
+		case *ast.BasicLit:
+			if n.Kind == token.STRING {
+				if v, _ := strconv.Unquote(n.Value); demoEnv.MatchString(v) {
+					envs = append(envs, v)
+				}
+			}
+		}
+		return true
+	})
+	if len(flags) == 0 || len(envs) == 0 {
+		t.Fatalf("read no flags (%d) or environment variables (%d) from main.go", len(flags), len(envs))
+	}
+	doc, err := parser.ParseFile(fset, "examples/demo/doc.go", nil, parser.ParseComments|parser.PackageClauseOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Doc == nil {
+		t.Fatal("examples/demo/doc.go has no package comment")
+	}
+	text := doc.Doc.Text()
+	var documented []string
+	for _, m := range docFlag.FindAllStringSubmatch(text, -1) {
+		documented = append(documented, m[1])
+	}
+	compareLists(t, "the demo's package doc", documented, "the flags of examples/demo/main.go", flags)
+	for _, env := range envs {
+		if !strings.Contains(text, env) {
+			t.Errorf("the demo's package doc does not name %s, which main.go reads", env)
+		}
+	}
+}
+
+var (
+	// readmeRoute is an endpoint as the README's table writes it:
+	// METHOD /auth/path, maybe with a query.
+	readmeRoute = regexp.MustCompile(`^(GET|POST|PUT|PATCH|DELETE) /auth(/[^?\s]+)`)
+	// docRoute is an endpoint as doc.go writes it, under the base path.
+	docRoute = regexp.MustCompile(`\b(GET|POST|PUT|PATCH|DELETE)\s+(/\S+)`)
+	// docFlag is a flag's line in the demo's doc: a tab, then -name.
+	docFlag = regexp.MustCompile(`(?m)^\t-([a-z][a-z-]*)\b`)
+	demoEnv = regexp.MustCompile(`^DEMO_[A-Z_]+$`)
+)
+
+// callbackPoster is a provider whose redirect back is a form post, as
+// Apple's is, so the handler serves a relay for it.
+type callbackPoster struct{ provider.Provider }
+
+func (callbackPoster) FormPost() bool { return true }
+
+// constsOfType returns the constants of type typ declared in file, by
+// name, with their string values.
+func constsOfType(t *testing.T, file, typ string) map[string]string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	consts := map[string]string{}
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range gd.Specs {
+			vs := spec.(*ast.ValueSpec)
+			if id, ok := vs.Type.(*ast.Ident); !ok || id.Name != typ {
+				continue
+			}
+			for i, name := range vs.Names {
+				consts[name.Name] = stringLit(t, vs.Values[i])
+			}
+		}
+	}
+	if len(consts) == 0 {
+		t.Fatalf("no constants of type %s in %s", typ, file)
+	}
+	return consts
+}
+
+// codeRoutes reads routeTable in auth.go: every route it can serve, as
+// "METHOD /path" under the base path, with <id> for a provider's id.
+func codeRoutes(t *testing.T) []string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "auth.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table *ast.FuncDecl
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Name.Name == "routeTable" {
+			table = fd
+		}
+	}
+	if table == nil {
+		t.Fatal("auth.go has no routeTable")
+	}
+	var routes []string
+	add := func(key, value ast.Expr) {
+		path := ""
+		switch k := key.(type) {
+		case *ast.BasicLit:
+			path = stringLit(t, k)
+		case *ast.BinaryExpr: // "/callback/" + p.ID()
+			path = stringLit(t, k.X) + "<id>"
+		default:
+			t.Fatalf("routeTable: a path that is neither a string nor a string plus an id: %#v", key)
+		}
+		for _, m := range routeMethods(t, path, value) {
+			routes = append(routes, m+" "+path)
+		}
+	}
+	ast.Inspect(table.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CompositeLit:
+			if _, ok := n.Type.(*ast.MapType); ok {
+				for _, e := range n.Elts {
+					kv := e.(*ast.KeyValueExpr)
+					add(kv.Key, kv.Value)
+				}
+				return false
+			}
+		case *ast.AssignStmt:
+			if ix, ok := n.Lhs[0].(*ast.IndexExpr); ok {
+				add(ix.Index, n.Rhs[0])
+				return false
+			}
+		}
+		return true
+	})
+	if len(routes) == 0 {
+		t.Fatal("read no routes from routeTable")
+	}
+	return routes
+}
+
+// routeMethods reads the methods a route value of routeTable serves:
+// post(h), get(h), or route{method: http.MethodX, get: h}.
+func routeMethods(t *testing.T, path string, value ast.Expr) []string {
+	switch v := value.(type) {
+	case *ast.CallExpr:
+		if id, ok := v.Fun.(*ast.Ident); ok && (id.Name == "post" || id.Name == "get") {
+			return []string{strings.ToUpper(id.Name)}
+		}
+	case *ast.CompositeLit:
+		var methods []string
+		for _, e := range v.Elts {
+			kv := e.(*ast.KeyValueExpr)
+			switch kv.Key.(*ast.Ident).Name {
+			case "method":
+				if sel, ok := kv.Value.(*ast.SelectorExpr); ok {
+					methods = append(methods, strings.ToUpper(strings.TrimPrefix(sel.Sel.Name, "Method")))
+				}
+			case "get":
+				methods = append(methods, http.MethodGet)
+			}
+		}
+		if len(methods) > 0 {
+			return methods
+		}
+	}
+	t.Fatalf("routeTable: cannot tell the method of %s", path)
+	return nil
+}
+
+func stringLit(t *testing.T, e ast.Expr) string {
+	t.Helper()
+	lit, ok := e.(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		t.Fatalf("want a string literal, got %#v", e)
+	}
+	s, err := strconv.Unquote(lit.Value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func values(m map[string]string) []string {
+	var vs []string
+	for _, v := range m {
+		vs = append(vs, v)
+	}
+	return vs
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// markdownSection returns the section that starts with the heading line,
+// up to the next heading of the same level or above. Code blocks are
+// skipped when looking for that next heading.
+func markdownSection(t *testing.T, doc, heading string) string {
+	t.Helper()
+	lines := strings.SplitAfter(doc, "\n")
+	level := strings.Index(heading, " ")
+	start := slices.IndexFunc(lines, func(l string) bool { return strings.TrimRight(l, "\n") == heading })
+	if start < 0 {
+		t.Fatalf("no section %q", heading)
+	}
+	end, fenced := len(lines), false
+	for i := start + 1; i < len(lines); i++ {
+		l := lines[i]
+		if strings.HasPrefix(l, "```") {
+			fenced = !fenced
+		}
+		if n := len(l) - len(strings.TrimLeft(l, "#")); !fenced && n > 0 && n <= level && strings.HasPrefix(l[n:], " ") {
+			end = i
+			break
+		}
+	}
+	return strings.Join(lines[start:end], "")
+}
+
+// tableRows returns the cells of the body rows of the tables in text:
+// lines that start with "|", less the header and its rule.
+func tableRows(text string) [][]string {
+	var rows [][]string
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "|") {
+			continue
+		}
+		if tableRule.MatchString(l) || i+1 < len(lines) && tableRule.MatchString(lines[i+1]) {
+			continue
+		}
+		cells := strings.Split(strings.Trim(strings.TrimSpace(l), "|"), "|")
+		for j := range cells {
+			cells[j] = strings.TrimSpace(cells[j])
+		}
+		rows = append(rows, cells)
+	}
+	return rows
+}
+
+var (
+	tableRule = regexp.MustCompile(`^\|\s*:?-{3}`)
+	backtick  = regexp.MustCompile("`([^`]+)`")
+)
+
+// backticked returns the code spans in s.
+func backticked(s string) []string {
+	var spans []string
+	for _, m := range backtick.FindAllStringSubmatch(s, -1) {
+		spans = append(spans, m[1])
+	}
+	return spans
+}
+
+// compareLists reports every entry of one list that the other lacks, and
+// every entry a list repeats.
+func compareLists(t *testing.T, gotName string, got []string, wantName string, want []string) {
+	t.Helper()
+	for _, g := range got {
+		if !slices.Contains(want, g) {
+			t.Errorf("%s has %q, which %s lacks", gotName, g, wantName)
+		}
+	}
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			t.Errorf("%s lacks %q, which %s has", gotName, w, wantName)
+		}
+	}
+	seen := map[string]bool{}
+	for _, g := range got {
+		if seen[g] {
+			t.Errorf("%s lists %q twice", gotName, g)
+		}
+		seen[g] = true
+	}
+}
+
+// listedOnce reports a table row outside section whose first cell names
+// one of entries: each list has one table in the README.
+func listedOnce(t *testing.T, doc, section, what string, entries []string) {
+	t.Helper()
+	rest := strings.Replace(doc, section, "", 1)
+	for _, row := range tableRows(rest) {
+		for _, span := range backticked(row[0]) {
+			for _, e := range entries {
+				if span == e || strings.HasPrefix(span, e+"?") || strings.HasSuffix(span, " "+e) || strings.Contains(span, " "+e+"?") {
+					t.Errorf("README has a row for %s %q outside its table: %q", what, e, row)
+				}
+			}
+		}
+	}
+}
