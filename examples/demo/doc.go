@@ -73,6 +73,19 @@
 //		comma-separated to rotate, the first seals; unset, keys are kept
 //		in the clear.
 //
+// # The page and the SDK
+//
+// The page uses supertokens-web-js as any frontend would. The SDK adds the
+// session to every fetch to its apiDomain (any port of its host) and
+// refreshes after a 401 "try refresh token"; ahead of time it refreshes
+// only when the page loads. After sign-out elsewhere or token theft, the
+// page's current access token works until it expires: the demo does not
+// set CheckSessionInStore. With -allowed-origin, a page on another port of
+// the same host works in cookie mode with the default SameSite=Lax; across
+// sites, cookie mode needs -samesite none and a browser that accepts
+// third-party cookies, which Chromium blocks by default. The browser tests
+// (cd e2e && npm ci && npm test) need Debian's chromium; CI installs it.
+//
 // # Email verification
 //
 // With -email-verification optional or required, verification emails go
