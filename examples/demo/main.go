@@ -1,14 +1,3 @@
-// Command demo is a small server that uses the auth library: the auth
-// endpoints under /auth and a protected GET /api/me. GET /api/ping and the
-// email cache behind /api/me are there for the load harness,
-// internal/cmd/loadtest. GET /api/config tells the page whether email
-// verification is on; with -email-verification, GET /api/verification
-// tells a session whose email is not verified yet who it is, and the page
-// at /auth/verify-email opens the emailed links.
-//
-//	go run ./examples/demo
-//
-// Every flag has an environment variable twin; the flag wins.
 package main
 
 import (
