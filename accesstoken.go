@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -193,35 +192,16 @@ func signAccessToken(key *signingKey, c *accessClaims, buf []byte) (token string
 	return signing + "." + base64.RawURLEncoding.EncodeToString(sig), payload, nil
 }
 
-// verifyState is the per-call state of a full verification, pooled so
-// that the claims are not allocated per request and the keyfunc is bound
-// once (to the state) rather than built as a closure per call. The context
-// is held only for the duration of one parse: the keyring may read the
-// store for an unknown key id.
-type verifyState struct {
-	a       *Auth
-	ctx     context.Context
-	key     *signingKey // the key lookupKey returned, so the one that verified
-	claims  accessClaims
-	keyFunc jwt.Keyfunc // st.lookupKey, bound once
-}
-
-var verifyStates = sync.Pool{New: func() any {
-	st := new(verifyState)
-	st.keyFunc = st.lookupKey
-	return st
-}}
-
-// lookupKey is the jwt.Keyfunc: the key named by kid, of the token's
-// algorithm, within its verification period.
-func (st *verifyState) lookupKey(t *jwt.Token) (any, error) {
+// lookupKey returns the key that verifies t: the one named by its kid, of
+// its algorithm, within its verification period. The context is the
+// request's: the keyring may read the store for an unknown key id.
+func (a *Auth) lookupKey(ctx context.Context, t *jwt.Token) (*signingKey, error) {
 	kid, _ := t.Header["kid"].(string)
-	key, ok := st.a.keys.verifier(st.ctx, kid)
-	if !ok || key.method.Alg() != t.Method.Alg() || !st.a.cfg.Now().Before(key.verifyUntil) {
+	key, ok := a.keys.verifier(ctx, kid)
+	if !ok || key.method.Alg() != t.Method.Alg() || !a.cfg.Now().Before(key.verifyUntil) {
 		return nil, errors.New("unknown signing key")
 	}
-	st.key = key
-	return key.verify, nil
+	return key, nil
 }
 
 // verifiedToken is an access token that passed full verification: what
@@ -299,15 +279,18 @@ func (a *Auth) verifyAccess(ctx context.Context, tok string) (*verifiedToken, er
 // parseAccess is the full verification of an access token by golang-jwt,
 // with the options New gives the parser.
 func (a *Auth) parseAccess(ctx context.Context, tok string) (*verifiedToken, error) {
-	st := verifyStates.Get().(*verifyState)
-	defer verifyStates.Put(st)
-	// The claims must start empty: JSON leaves absent fields untouched.
-	st.a, st.ctx, st.key, st.claims = a, ctx, nil, accessClaims{}
-	defer func() { st.a, st.ctx, st.key, st.claims = nil, nil, nil, accessClaims{} }()
-	if _, err := a.parser.ParseWithClaims(tok, &st.claims, st.keyFunc); err != nil {
+	var c accessClaims
+	var key *signingKey // the one lookupKey found, so the one that verified
+	if _, err := a.parser.ParseWithClaims(tok, &c, func(t *jwt.Token) (any, error) {
+		k, err := a.lookupKey(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		key = k
+		return k.verify, nil
+	}); err != nil {
 		return nil, err
 	}
-	c := &st.claims
 	// golang-jwt applies its leeway to exp as well; the token's life
 	// ends at exp exactly.
 	if !a.cfg.Now().Before(c.ExpiresAt.Time) {
@@ -325,7 +308,7 @@ func (a *Auth) parseAccess(ctx context.Context, tok string) (*verifiedToken, err
 		},
 		handle:    c.SessionHandle,
 		ev:        c.EmailVerified,
-		key:       st.key,
+		key:       key,
 		issuedAt:  c.IssuedAt.Time,
 		expiresAt: c.ExpiresAt.Time,
 	}
