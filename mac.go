@@ -8,7 +8,11 @@ import (
 
 // mac appends to dst the HMAC-SHA256, with key's HMAC key, of label and
 // then msg. The keyed states are pooled per key: setting one up costs two
-// hash blocks and several allocations, and every refresh takes four MACs.
+// hash blocks and five allocations, and every refresh takes three MACs
+// for its refresh tokens and, with HS256, a fourth to sign the access
+// token. Without the pool a refresh on memstore made 75 allocations
+// instead of 55 and took about a fifth longer (BenchmarkRefresh/HS256,
+// 8.2 µs against 6.8 µs).
 func (key *signingKey) mac(dst, label, msg []byte) []byte {
 	h, _ := key.macs.Get().(hash.Hash)
 	if h == nil {
