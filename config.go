@@ -317,7 +317,7 @@ type EmailConfig struct {
 	ResetPasswordURL string
 
 	// ResetEmail renders the password reset email. Default
-	// DefaultResetEmail.
+	// DefaultResetEmail().
 	ResetEmail *EmailTemplate
 
 	// ResetTokenLifetime is how long a password reset link works. Default
@@ -371,7 +371,7 @@ type EmailVerificationConfig struct {
 	URL string
 
 	// Email renders the verification email. Default
-	// DefaultVerificationEmail.
+	// DefaultVerificationEmail().
 	Email *EmailTemplate
 
 	// TokenLifetime is how long a verification link works. Default
@@ -396,7 +396,8 @@ func (c *EmailVerificationConfig) setDefaults(appURL string, mailer bool) error 
 		return fmt.Errorf("auth: Config.EmailVerification.URL %q is not an absolute URL", c.URL)
 	}
 	if c.Email == nil {
-		c.Email = &DefaultVerificationEmail
+		t := DefaultVerificationEmail()
+		c.Email = &t
 	} else if c.Email.Subject == nil || c.Email.Text == nil {
 		return errors.New("auth: Config.EmailVerification.Email needs a Subject and a Text template")
 	}
@@ -604,7 +605,8 @@ func (e *EmailConfig) setDefaults(appURL string) error {
 		}
 	}
 	if e.ResetEmail == nil {
-		e.ResetEmail = &DefaultResetEmail
+		t := DefaultResetEmail()
+		e.ResetEmail = &t
 	} else if e.ResetEmail.Subject == nil || e.ResetEmail.Text == nil {
 		return errors.New("auth: Config.Email.ResetEmail needs a Subject and a Text template")
 	}

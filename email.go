@@ -39,19 +39,41 @@ type VerificationEmailData struct {
 //go:embed templates
 var templateFS embed.FS
 
-// DefaultResetEmail is the reset email used when Config.Email.ResetEmail is nil.
-var DefaultResetEmail = EmailTemplate{
-	Subject: texttemplate.Must(texttemplate.New("subject").Parse("Reset your password")),
-	Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/reset_password.txt")),
-	HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/reset_password.html")),
-}
+// The default templates, parsed once. They are never handed out: each
+// Auth, and each caller of the Default functions, gets its own copy, so
+// that no change made through one reaches another.
+var (
+	defaultResetEmail = EmailTemplate{
+		Subject: texttemplate.Must(texttemplate.New("subject").Parse("Reset your password")),
+		Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/reset_password.txt")),
+		HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/reset_password.html")),
+	}
+	defaultVerificationEmail = EmailTemplate{
+		Subject: texttemplate.Must(texttemplate.New("subject").Parse("Verify your email")),
+		Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/verify_email.txt")),
+		HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/verify_email.html")),
+	}
+)
 
-// DefaultVerificationEmail is the verification email used when
+// DefaultResetEmail returns the reset email used when
+// Config.Email.ResetEmail is nil, as a starting point for one's own.
+func DefaultResetEmail() EmailTemplate { return defaultResetEmail.clone() }
+
+// DefaultVerificationEmail returns the verification email used when
 // Config.EmailVerification.Email is nil.
-var DefaultVerificationEmail = EmailTemplate{
-	Subject: texttemplate.Must(texttemplate.New("subject").Parse("Verify your email")),
-	Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/verify_email.txt")),
-	HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/verify_email.html")),
+func DefaultVerificationEmail() EmailTemplate { return defaultVerificationEmail.clone() }
+
+// clone copies t, its parsed templates included: a template's
+// definitions can be added to after parsing, and the copy's are its own.
+func (t EmailTemplate) clone() EmailTemplate {
+	out := EmailTemplate{
+		Subject: texttemplate.Must(t.Subject.Clone()),
+		Text:    texttemplate.Must(t.Text.Clone()),
+	}
+	if t.HTML != nil {
+		out.HTML = htmltemplate.Must(t.HTML.Clone())
+	}
+	return out
 }
 
 // render executes the templates of t with data.

@@ -99,3 +99,32 @@ func TestResetEmailConfig(t *testing.T) {
 	res := s.NewClient(authtest.Header).ResetPassword(tok, newPassword)
 	wantReply(t, "reset", res.StatusCode, res.Body, http.StatusOK, okBody)
 }
+
+// The default templates are handed out as copies: changing one, even
+// re-parsing its body, reaches neither the next copy nor an Auth that uses
+// the default.
+func TestDefaultEmailTemplatesNotShared(t *testing.T) {
+	t.Parallel()
+	mine := auth.DefaultResetEmail()
+	template.Must(mine.Text.Parse("hijacked {{.Link}}"))
+	mine.Subject = template.Must(template.New("subject").Parse("hijacked"))
+	v := auth.DefaultVerificationEmail()
+	template.Must(v.Text.Parse("hijacked"))
+
+	var fresh strings.Builder
+	if err := auth.DefaultResetEmail().Text.Execute(&fresh, auth.ResetEmailData{Email: "a@example.com", Link: "https://x/y", ValidFor: "1 hour"}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(fresh.String(), "hijacked") {
+		t.Errorf("a new copy of the default reset email carries another copy's change: %q", fresh.String())
+	}
+
+	s := authtest.NewServer(t, auth.Config{})
+	email := "template@example.com"
+	s.NewClient(authtest.Header).SignUp(email, authtest.Password)
+	s.NewClient(authtest.Header).RequestPasswordReset(email)
+	m := s.Mailbox.WaitFor(t, 1, 5*time.Second)[0]
+	if m.Subject != "Reset your password" || strings.Contains(m.Text, "hijacked") {
+		t.Errorf("the default reset email after a copy was changed: %q / %q", m.Subject, m.Text)
+	}
+}

@@ -87,8 +87,8 @@ func (a *Auth) emit(ctx context.Context, r *http.Request, e Event) {
 	}
 	if a.cfg.Metrics != nil {
 		a.cfg.Metrics.CountEvent(e.Kind)
-		if m, ok := a.cfg.Metrics.(RefusalMetrics); ok && e.Kind == EventSessionRefused {
-			m.CountRefusal(e.Reason)
+		if e.Kind == EventSessionRefused {
+			a.cfg.Metrics.CountRefusal(e.Reason)
 		}
 	}
 	if a.cfg.OnEvent != nil {
@@ -104,16 +104,12 @@ type Metrics interface {
 	// EventSignInFailed, EventSignInThrottled), refreshes, token thefts,
 	// mail failures and every other EventKind.
 	CountEvent(kind EventKind)
+	// CountRefusal counts a 401 of the refresh endpoint or a protected
+	// route by its Reason (each EventSessionRefused, also counted by
+	// CountEvent): how many users are signed out, and why.
+	CountRefusal(reason Reason)
 	// ObserveHashWait records how long a password hash waited for a free
 	// slot: zero when one was free, up to HashQueueTimeout when the
 	// request was turned away.
 	ObserveHashWait(d time.Duration)
-}
-
-// RefusalMetrics is implemented by a Metrics that also counts the 401
-// answers of the refresh endpoint and protected routes by their Reason
-// (each EventSessionRefused): how many users are signed out, and why. It
-// is optional, so that a Metrics written before it still compiles.
-type RefusalMetrics interface {
-	CountRefusal(reason Reason)
 }

@@ -163,7 +163,7 @@ func TestRefusalReasonExposedByCORS(t *testing.T) {
 	}
 }
 
-// refusalCounter counts refusals by reason, as a RefusalMetrics.
+// refusalCounter is a Metrics that counts events and refusals.
 type refusalCounter struct {
 	mu      sync.Mutex
 	events  map[auth.EventKind]int
@@ -184,8 +184,8 @@ func (c *refusalCounter) CountRefusal(r auth.Reason) {
 	c.reasons[r]++
 }
 
-// TestRefusalMetrics: a Metrics that is a RefusalMetrics counts each 401
-// by its reason, a theft by its kind.
+// TestRefusalMetrics: a Metrics counts each 401 by its reason, a theft by
+// its kind.
 func TestRefusalMetrics(t *testing.T) {
 	t.Parallel()
 	m := &refusalCounter{events: map[auth.EventKind]int{}, reasons: map[auth.Reason]int{}}

@@ -27,7 +27,7 @@ import (
 // histogram: from "a slot was free" to the default queue deadline.
 var hashWaitBuckets = []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2}
 
-// promMetrics implements auth.Metrics and auth.RefusalMetrics, and
+// promMetrics implements auth.Metrics, and
 // renders Prometheus text.
 type promMetrics struct {
 	mu       sync.Mutex
