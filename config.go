@@ -346,7 +346,7 @@ const (
 	EmailVerificationOff EmailVerificationMode = ""
 	// EmailVerificationOptional serves the verification endpoints and
 	// keeps the st-ev claim in access tokens; nothing is enforced, except
-	// by RequireVerifiedEmail.
+	// by a route with the VerifiedEmail rule.
 	EmailVerificationOptional EmailVerificationMode = "optional"
 	// EmailVerificationRequired is EmailVerificationOptional, and
 	// RequireSession and OptionalSession refuse a session whose email is

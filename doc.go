@@ -81,8 +81,9 @@
 // header). In required mode, RequireSession and OptionalSession answer an
 // unverified session 403 with the SDKs' "invalid claim" body, after
 // reading the store again if the claim is missing or a false one is over
-// 10 seconds old; RequireSessionAllowUnverified exempts a route, and
-// RequireVerifiedEmail requires a verified email on a route in any mode.
+// 10 seconds old. Rules given to RequireSession change that per route:
+// AllowUnverifiedEmail exempts it, VerifiedEmail requires a verified
+// email on it in any mode.
 //
 // Links go through the same outbox as reset links, to
 // <AppURL>/auth/verify-email?token=…&tenantId=public. Their tokens are 256

@@ -23,7 +23,8 @@ const claimRefetchAfter = 10 * time.Second
 type emailRule int
 
 const (
-	emailAnyState emailRule = iota // nothing
+	emailByMode   emailRule = iota // as Config.EmailVerification's mode says: a Rule that says nothing
+	emailAnyState                  // nothing
 	emailRequired                  // verified, or 403
 )
 

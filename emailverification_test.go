@@ -27,12 +27,19 @@ func newVerifying(t *testing.T, mode auth.EmailVerificationMode, cfg auth.Config
 	cfg.EmailVerification.Mode = mode
 	s := authtest.NewServer(t, cfg)
 	addRoutes(s)
-	s.Mux.Handle("/api/unverified-ok", s.Auth.RequireSessionAllowUnverified(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.Mux.Handle("/api/unverified-ok", s.Auth.RequireSession(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte(`{"ok":true}`))
-	})))
-	s.Mux.Handle("/api/verified-only", s.Auth.RequireVerifiedEmail(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	}), auth.AllowUnverifiedEmail()))
+	s.Mux.Handle("/api/verified-only", s.Auth.RequireSession(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte(`{"ok":true}`))
-	})))
+	}), auth.VerifiedEmail()))
+	// Rules compose: the stricter holds, and a zero Rule says nothing.
+	s.Mux.Handle("/api/both-rules", s.Auth.RequireSession(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"ok":true}`))
+	}), auth.AllowUnverifiedEmail(), auth.VerifiedEmail()))
+	s.Mux.Handle("/api/zero-rule", s.Auth.RequireSession(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"ok":true}`))
+	}), auth.Rule{}))
 	return s
 }
 
@@ -134,7 +141,7 @@ func TestEmailVerificationRequired(t *testing.T) {
 			s := newVerifying(t, auth.EmailVerificationRequired, auth.Config{})
 			c, u := s.SignedIn(m)
 			wantClaim(t, c, false)
-			for _, path := range []string{"/api/session", "/api/any", "/api/optional", "/api/verified-only"} {
+			for _, path := range []string{"/api/session", "/api/any", "/api/optional", "/api/verified-only", "/api/both-rules", "/api/zero-rule"} {
 				res := c.Get(path)
 				if res.StatusCode != http.StatusForbidden || string(res.Body) != invalidClaimBody {
 					t.Errorf("GET %s unverified: %d %s, want 403 %s", path, res.StatusCode, res.Body, invalidClaimBody)
@@ -387,13 +394,18 @@ func TestEmailVerificationOff(t *testing.T) {
 	}
 }
 
-// RequireVerifiedEmail works whatever the mode, off included: it reads
+// VerifiedEmail works whatever the mode, off included: it reads
 // the store.
 func TestRequireVerifiedEmailWhenOff(t *testing.T) {
 	s := newVerifying(t, auth.EmailVerificationOff, auth.Config{})
 	c, u := s.SignedIn(authtest.Header)
-	if res := c.Get("/api/verified-only"); res.StatusCode != http.StatusForbidden || string(res.Body) != invalidClaimBody {
-		t.Errorf("unverified: %d %s", res.StatusCode, res.Body)
+	for _, path := range []string{"/api/verified-only", "/api/both-rules"} {
+		if res := c.Get(path); res.StatusCode != http.StatusForbidden || string(res.Body) != invalidClaimBody {
+			t.Errorf("%s unverified: %d %s", path, res.StatusCode, res.Body)
+		}
+	}
+	if res := c.Get("/api/zero-rule"); res.StatusCode != http.StatusOK {
+		t.Errorf("a zero Rule with verification off: %d %s, want 200", res.StatusCode, res.Body)
 	}
 	wantSession(t, c, u.ID)
 	if err := s.Auth.SetEmailVerified(t.Context(), u.LoginMethods[0].ID, true); err != nil {

@@ -17,7 +17,7 @@ import (
 // Require a verified email on every protected route, except the page that
 // asks the user to verify it. An unverified session gets the 403 the
 // SDKs' EmailVerification recipe turns into its verify-email screen.
-func ExampleAuth_RequireSessionAllowUnverified() {
+func ExampleAllowUnverifiedEmail() {
 	mailbox := authtest.NewMailbox()
 	a, err := auth.New(auth.Config{
 		Store:             memstore.New(),
@@ -32,7 +32,7 @@ func ExampleAuth_RequireSessionAllowUnverified() {
 	mux := http.NewServeMux()
 	mux.Handle("/auth/", a)
 	mux.Handle("GET /api/hello", a.RequireSession(hello))
-	mux.Handle("GET /api/please-verify", a.RequireSessionAllowUnverified(hello))
+	mux.Handle("GET /api/please-verify", a.RequireSession(hello, auth.AllowUnverifiedEmail()))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 

@@ -133,35 +133,56 @@ func (a *Auth) checkSession(ctx context.Context, handle string) error {
 // this off.
 //
 // With Config.EmailVerification in required mode, a session whose email
-// is not verified is refused 403 with the SDKs' "invalid claim" body
-// (see RequireSessionAllowUnverified for the routes that must serve it).
-func (a *Auth) RequireSession(next http.Handler) http.Handler {
-	return a.sessionMiddleware(next, true, a.defaultEmailRule())
+// is not verified is refused 403 with the SDKs' "invalid claim" body.
+// Rules change what a route asks of a session: AllowUnverifiedEmail for
+// the routes such a user must still reach, VerifiedEmail for those that
+// need a verified email in any mode.
+func (a *Auth) RequireSession(next http.Handler, rules ...Rule) http.Handler {
+	return a.sessionMiddleware(next, true, a.emailRuleOf(rules))
 }
 
 // OptionalSession is RequireSession for pages that also serve signed-out
 // users: a request without a session passes with none in its context. An
 // expired or invalid access token is still answered 401 "try refresh token",
 // so a signed-in user is never served as signed out by mistake, and a
-// session is held to the email verification rule as RequireSession holds it.
-func (a *Auth) OptionalSession(next http.Handler) http.Handler {
-	return a.sessionMiddleware(next, false, a.defaultEmailRule())
+// session is held to the email verification rule, and to rules, as
+// RequireSession holds it.
+func (a *Auth) OptionalSession(next http.Handler, rules ...Rule) http.Handler {
+	return a.sessionMiddleware(next, false, a.emailRuleOf(rules))
 }
 
-// RequireVerifiedEmail is RequireSession for routes that need a verified
-// email whatever Config.EmailVerification's mode: a session whose email
-// is not verified is refused 403 with the SDKs' "invalid claim" body. With
-// verification off, access tokens carry no claim, so it reads the store
-// for every request.
-func (a *Auth) RequireVerifiedEmail(next http.Handler) http.Handler {
-	return a.sessionMiddleware(next, true, emailRequired)
+// A Rule changes what a route asks of a session, given to RequireSession
+// or OptionalSession. Rules compose: each concerns one thing, and of two
+// rules about the same thing the stricter holds.
+type Rule struct {
+	email emailRule
 }
 
-// RequireSessionAllowUnverified is RequireSession for the routes a user
-// with an unverified email must still reach in required mode, such as a
-// page that asks them to verify it or to change it.
-func (a *Auth) RequireSessionAllowUnverified(next http.Handler) http.Handler {
-	return a.sessionMiddleware(next, true, emailAnyState)
+// VerifiedEmail requires a verified email on a route whatever
+// Config.EmailVerification's mode: a session whose email is not verified
+// is refused 403 with the SDKs' "invalid claim" body. With verification
+// off, access tokens carry no claim, so the route reads the store for
+// every request.
+func VerifiedEmail() Rule { return Rule{email: emailRequired} }
+
+// AllowUnverifiedEmail exempts a route from required email verification,
+// for the pages a user with an unverified email must still reach, such as
+// one that asks them to verify it or to change it.
+func AllowUnverifiedEmail() Rule { return Rule{email: emailAnyState} }
+
+// emailRuleOf is the email rule that rules leave for a route: the mode's
+// by default, and VerifiedEmail over AllowUnverifiedEmail.
+func (a *Auth) emailRuleOf(rules []Rule) emailRule {
+	rule := a.defaultEmailRule()
+	for _, r := range rules {
+		switch {
+		case r.email == emailRequired:
+			return emailRequired
+		case r.email == emailAnyState:
+			rule = emailAnyState
+		}
+	}
+	return rule
 }
 
 func (a *Auth) sessionMiddleware(next http.Handler, required bool, rule emailRule) http.Handler {

@@ -94,7 +94,7 @@
 // says the email is verified, with a button that sends a link. /api/me
 // adds "emailVerified"; in required mode it answers an unverified session
 // 403 "invalid claim", and GET /api/verification
-// (RequireSessionAllowUnverified) answers the same JSON for any session.
+// (RequireSession with AllowUnverifiedEmail) answers the same JSON for any session.
 // GET /api/config tells the page the two settings.
 //
 // # Sign-in with a provider

@@ -559,9 +559,9 @@ func newMux(a *auth.Auth, st store.Store, f features) *http.ServeMux {
 	// verified, which required mode keeps out of /api/me: the page asks it
 	// who is signed in, to show whom it asks to verify. Any route that an
 	// unverified user must reach is wrapped the same way.
-	mux.Handle("GET /api/verification", a.RequireSessionAllowUnverified(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("GET /api/verification", a.RequireSession(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		serveMe(w, r, a)
-	})))
+	}), auth.AllowUnverifiedEmail()))
 	// GET /api/config tells the page what it cannot learn from the SDK:
 	// whether to ask for a verified email, and how insistently.
 	mux.HandleFunc("GET /api/config", func(w http.ResponseWriter, r *http.Request) {
