@@ -239,8 +239,9 @@ func (a *Auth) sendVerificationEmail(ctx context.Context, l store.Login) {
 	tok, hash := newSecret()
 	now := a.cfg.Now()
 	lifetime := a.cfg.EmailVerification.TokenLifetime
-	err := a.store.CreateVerificationToken(ctx, store.VerificationToken{
-		Hash: hash, LoginID: l.ID, Email: l.Email, CreatedAt: now, ExpiresAt: now.Add(lifetime),
+	err := a.store.CreateCode(ctx, store.Code{
+		Hash: hash, Kind: store.CodeVerification, UserID: l.UserID, LoginID: l.ID, Email: l.Email,
+		CreatedAt: now, ExpiresAt: now.Add(lifetime),
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		// The login changed its email, or went, since the request: the

@@ -428,7 +428,7 @@ func faultLinkingFlows() []faultFlow {
 		name:           "verify-send",
 		modes:          header,
 		configure:      config(true, false),
-		offPathMethods: map[string]bool{"CreateVerificationToken": true},
+		offPathMethods: map[string]bool{"CreateCode": true},
 		setup:          func(e *faultEnv, c *authtest.Client) { e.mustSignUp(c) },
 		run: func(e *faultEnv, c *authtest.Client) faultAnswer {
 			a := e.sendVerification(c)
@@ -439,7 +439,7 @@ func faultLinkingFlows() []faultFlow {
 		},
 		after: func(e *faultEnv, c *authtest.Client, a faultAnswer) {
 			fired, _ := e.fs.Fired()
-			lost := !a.ok() || fired.Method == "CreateVerificationToken" && e.plan.Kind != faultstore.Delay
+			lost := !a.ok() || fired.Method == "CreateCode" && e.plan.Kind != faultstore.Delay
 			msgs := e.srv.Mailbox.Messages()
 			switch {
 			case lost && len(msgs) != 0:
@@ -449,7 +449,7 @@ func faultLinkingFlows() []faultFlow {
 			}
 			var tok string
 			if len(msgs) == 0 {
-				if fired.Method == "CreateVerificationToken" && fired.Committed() {
+				if fired.Method == "CreateCode" && fired.Committed() {
 					e.finding("verification token committed but its email not sent: an orphan token nobody knows")
 				}
 				// No email: the user asks again, once the allowance of
@@ -719,7 +719,7 @@ func (e *faultEnv) checkAccounts(l *faultLedger) {
 	}
 	for h, uid := range l.resetUser {
 		if l.deleted[uid] {
-			if _, err := e.mem.ResetToken(ctx, h, now); !errors.Is(err, store.ErrNotFound) {
+			if _, err := e.mem.Code(ctx, store.CodeReset, h, now); !errors.Is(err, store.ErrNotFound) {
 				e.violation("a reset token of deleted user %s remains: %v", uid, err)
 			}
 		}
@@ -801,15 +801,15 @@ type brokenStore struct {
 	store.Store
 	on *atomic.Bool
 
-	signInUp                func(context.Context, store.Login, store.User) (store.Login, bool, error)
-	linkLogin               func(context.Context, store.Login) error
-	loginsByEmail           func(context.Context, string) ([]store.Login, error)
-	createVerificationToken func(context.Context, store.VerificationToken) error
-	verifyEmail             func(context.Context, store.TokenHash, string, time.Time) (store.Login, error)
-	deleteLogin             func(context.Context, string) ([]string, error)
-	deleteUser              func(context.Context, string) ([]string, error)
-	revokeUserSessions      func(context.Context, string) ([]string, error)
-	updatePasswordHash      func(ctx context.Context, userID, oldHash, newHash string) error
+	signInUp           func(context.Context, store.Login, store.User) (store.Login, bool, error)
+	linkLogin          func(context.Context, store.Login) error
+	loginsByEmail      func(context.Context, string) ([]store.Login, error)
+	createCode         func(context.Context, store.Code) error
+	verifyEmail        func(context.Context, store.TokenHash, string, time.Time) (store.Login, error)
+	deleteLogin        func(context.Context, string) ([]string, error)
+	deleteUser         func(context.Context, string) ([]string, error)
+	revokeUserSessions func(context.Context, string) ([]string, error)
+	updatePasswordHash func(ctx context.Context, userID, oldHash, newHash string) error
 }
 
 func (b *brokenStore) UpdatePasswordHash(ctx context.Context, userID, oldHash, newHash string) error {
@@ -840,11 +840,11 @@ func (b *brokenStore) LoginsByEmail(ctx context.Context, email string) ([]store.
 	return b.Store.LoginsByEmail(ctx, email)
 }
 
-func (b *brokenStore) CreateVerificationToken(ctx context.Context, t store.VerificationToken) error {
-	if b.on.Load() && b.createVerificationToken != nil {
-		return b.createVerificationToken(ctx, t)
+func (b *brokenStore) CreateCode(ctx context.Context, c store.Code) error {
+	if b.on.Load() && b.createCode != nil {
+		return b.createCode(ctx, c)
 	}
-	return b.Store.CreateVerificationToken(ctx, t)
+	return b.Store.CreateCode(ctx, c)
 }
 
 func (b *brokenStore) VerifyEmail(ctx context.Context, h store.TokenHash, holder string, now time.Time) (store.Login, error) {
@@ -1003,7 +1003,7 @@ func faultBreakages() []faultBreakage {
 			name: "a verification token reported stored and not written", flow: "verify-send",
 			store: func(inner store.Store, on *atomic.Bool) store.Store {
 				b := &brokenStore{Store: inner, on: on}
-				b.createVerificationToken = func(context.Context, store.VerificationToken) error { return nil }
+				b.createCode = func(context.Context, store.Code) error { return nil }
 				return b
 			},
 		},
@@ -1014,9 +1014,9 @@ func faultBreakages() []faultBreakage {
 				b := &brokenStore{Store: st, on: new(atomic.Bool)}
 				b.on.Store(true) // to see the tokens of setup
 				loginOf := map[store.TokenHash]string{}
-				b.createVerificationToken = func(ctx context.Context, t store.VerificationToken) error {
+				b.createCode = func(ctx context.Context, t store.Code) error {
 					loginOf[t.Hash] = t.LoginID
-					return st.CreateVerificationToken(ctx, t)
+					return st.CreateCode(ctx, t)
 				}
 				b.verifyEmail = func(ctx context.Context, h store.TokenHash, holder string, now time.Time) (store.Login, error) {
 					if on.Load() {
@@ -1060,15 +1060,15 @@ func faultReusableVerification(flow string) faultBreakage {
 		name: "a verification token that is not used up", flow: flow,
 		store: func(inner store.Store, on *atomic.Bool) store.Store {
 			b := &brokenStore{Store: inner, on: on}
-			tokens := map[store.TokenHash]store.VerificationToken{}
-			b.createVerificationToken = func(ctx context.Context, t store.VerificationToken) error {
+			tokens := map[store.TokenHash]store.Code{}
+			b.createCode = func(ctx context.Context, t store.Code) error {
 				tokens[t.Hash] = t
-				return inner.CreateVerificationToken(ctx, t)
+				return inner.CreateCode(ctx, t)
 			}
 			b.verifyEmail = func(ctx context.Context, h store.TokenHash, holder string, now time.Time) (store.Login, error) {
 				l, err := inner.VerifyEmail(ctx, h, holder, now)
 				if t, ok := tokens[h]; ok && err == nil {
-					inner.CreateVerificationToken(ctx, t)
+					inner.CreateCode(ctx, t)
 				}
 				return l, err
 			}

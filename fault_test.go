@@ -889,7 +889,7 @@ func faultFlows() []faultFlow {
 			}
 			var tok string
 			if len(msgs) == 0 {
-				if fired.Method == "CreateResetToken" && fired.Committed() {
+				if fired.Method == "CreateCode" && fired.Committed() {
 					e.finding("reset token committed but its email not sent: an orphan token nobody knows, voided by the next reset")
 				}
 				// No email: the user asks again.
@@ -1206,12 +1206,12 @@ type faultLedger struct {
 	userIDs   []string                   // every user a call may have made, in order
 	resetUser map[store.TokenHash]string // reset token -> user
 
-	emails    map[string]bool                             // every email a login was given
-	verify    map[store.TokenHash]store.VerificationToken // committed verification tokens
-	verified  map[store.TokenHash]bool                    // verification tokens used
-	deleted   map[string]bool                             // users deleted
-	unlinked  map[string]bool                             // logins removed
-	loginUser map[string]string                           // login id -> user id
+	emails    map[string]bool                // every email a login was given
+	verify    map[store.TokenHash]store.Code // committed verification tokens
+	verified  map[store.TokenHash]bool       // verification tokens used
+	deleted   map[string]bool                // users deleted
+	unlinked  map[string]bool                // logins removed
+	loginUser map[string]string              // login id -> user id
 }
 
 // faultGone is the end of a session whose user was deleted: it is not
@@ -1311,7 +1311,7 @@ func (e *faultEnv) ledger(calls []faultstore.Call) *faultLedger {
 		tokens:    map[store.TokenHash]faultToken{},
 		resetUser: map[store.TokenHash]string{},
 		emails:    map[string]bool{},
-		verify:    map[store.TokenHash]store.VerificationToken{},
+		verify:    map[store.TokenHash]store.Code{},
 		verified:  map[store.TokenHash]bool{},
 		deleted:   map[string]bool{},
 		unlinked:  map[string]bool{},
@@ -1358,10 +1358,14 @@ func (e *faultEnv) ledger(calls []faultstore.Call) *faultLedger {
 			}
 		case "LoginsByEmail":
 			l.emails[c.Args[0].(string)] = true
-		case "CreateVerificationToken":
+		case "CreateCode":
 			if c.Committed() {
-				t := c.Args[0].(store.VerificationToken)
-				l.verify[t.Hash] = t
+				switch t := c.Args[0].(store.Code); t.Kind {
+				case store.CodeVerification:
+					l.verify[t.Hash] = t
+				case store.CodeReset:
+					l.resetUser[t.Hash] = t.UserID
+				}
 			}
 		case "VerifyEmail":
 			if c.Committed() {
@@ -1390,7 +1394,7 @@ func (e *faultEnv) ledger(calls []faultstore.Call) *faultLedger {
 				}
 			}
 		case "UserByID", "Login", "Logins", "ClaimEmail", "SetEmailVerified", "UpdatePasswordHash",
-			"ResetToken", "Session", "UserSessions", "SigningKeys", "AddSigningKey", "DeleteExpired", "LegacyTokenSession",
+			"Code", "Session", "UserSessions", "SigningKeys", "AddSigningKey", "DeleteExpired", "LegacyTokenSession",
 			"RateLimit", "TakeRateLimit", "RefundRateLimit", "ResetRateLimit":
 			// Nothing a session's tokens depend on.
 		case "CreateSession":
@@ -1434,11 +1438,6 @@ func (e *faultEnv) ledger(calls []faultstore.Call) *faultLedger {
 				e.violation("RevokeSession of session %s, which is no more: %v, want ErrNotFound", handle, c.Err)
 			case live:
 				s.ended = why
-			}
-		case "CreateResetToken":
-			if c.Committed() {
-				t := c.Args[0].(store.ResetToken)
-				l.resetUser[t.Hash] = t.UserID
 			}
 		case "ResetPassword":
 			if c.Committed() {

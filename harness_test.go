@@ -460,8 +460,8 @@ func (s *inStore) UpdatePasswordHash(ctx context.Context, userID, oldHash, newHa
 	return s.counted(s.Store.UpdatePasswordHash(ctx, userID, oldHash, newHash))
 }
 
-func (s *inStore) CreateResetToken(ctx context.Context, t store.ResetToken) error {
-	return s.counted(s.Store.CreateResetToken(ctx, t))
+func (s *inStore) CreateCode(ctx context.Context, c store.Code) error {
+	return s.counted(s.Store.CreateCode(ctx, c))
 }
 
 func (s *inStore) ResetPassword(ctx context.Context, token store.TokenHash, hash string, now time.Time) (store.Login, []string, error) {

@@ -57,8 +57,8 @@ func (a *Auth) sendResetEmail(ctx context.Context, email string) {
 	}
 	tok, hash := newSecret()
 	now := a.cfg.Now()
-	if err := a.store.CreateResetToken(ctx, store.ResetToken{
-		Hash: hash, UserID: l.UserID, CreatedAt: now, ExpiresAt: now.Add(a.cfg.Email.ResetTokenLifetime),
+	if err := a.store.CreateCode(ctx, store.Code{
+		Hash: hash, Kind: store.CodeReset, UserID: l.UserID, CreatedAt: now, ExpiresAt: now.Add(a.cfg.Email.ResetTokenLifetime),
 	}); err != nil {
 		a.mailFailed(ctx, "reset", l.UserID, "creating a reset token", err)
 		return
@@ -133,7 +133,7 @@ func (a *Auth) handleResetPassword(w http.ResponseWriter, r *http.Request) {
 	// hashed, so guessing tokens costs no hash. ResetPassword decides for
 	// racing submissions of one token.
 	tokHash := sha256.Sum256([]byte(tok))
-	if _, err := a.store.ResetToken(ctx, tokHash, a.cfg.Now()); errors.Is(err, store.ErrNotFound) {
+	if _, err := a.store.Code(ctx, store.CodeReset, tokHash, a.cfg.Now()); errors.Is(err, store.ErrNotFound) {
 		writeInvalidResetToken(w)
 		return
 	} else if err != nil {

@@ -60,8 +60,9 @@
 // no code records: its replay guard is the material's step, and its
 // lockout the RateLimitStore.
 //
-// Reset and verification tokens move onto Code records first, with a
-// migration for each dialect, before the three features land.
+// Reset and verification tokens are Code records already (schema 10 on
+// SQL); the other kinds add their fields and their one method when they
+// land.
 package store
 
 import (
@@ -183,29 +184,36 @@ func (e *EndedError) Error() string {
 // Is makes an EndedError match ErrNotFound.
 func (e *EndedError) Is(target error) bool { return target == ErrNotFound }
 
-// ResetToken is a password reset token, known to the store only by hash.
-type ResetToken struct {
-	// Hash is the SHA-256 of the token sent to the user. Unique.
-	Hash TokenHash
-	// UserID is the user whose password the token resets.
-	UserID string
-	// CreatedAt is when the token was issued.
-	CreatedAt time.Time
-	// ExpiresAt is when it stops working.
-	ExpiresAt time.Time
-}
+// A CodeKind says what a Code is for.
+type CodeKind string
 
-// VerificationToken is an email verification token, known to the store
-// only by hash. It is bound to one login and the email that login had when
-// the token was issued.
-type VerificationToken struct {
-	// Hash is the SHA-256 of the token sent to the user. Unique.
+// The kinds of Code.
+const (
+	// CodeReset resets the password of a user's email and password login
+	// (ResetPassword).
+	CodeReset CodeKind = "reset"
+	// CodeVerification verifies the email of one login (VerifyEmail).
+	CodeVerification CodeKind = "verification"
+)
+
+// A Code is a one-time secret handed to a person or a browser, known to
+// the store only by hash: a password reset or an email verification token
+// (see the package doc for the kinds to come). Each kind has one method
+// that uses it up together with its effect.
+type Code struct {
+	// Hash is the SHA-256 of the secret that was sent. Unique across
+	// kinds.
 	Hash TokenHash
-	// LoginID is the login (Login.ID) whose email the token verifies.
+	// Kind is what the code is for.
+	Kind CodeKind
+	// UserID is the user the code acts on.
+	UserID string
+	// LoginID and Email bind a code to one login of the user and the
+	// address that login had when the code was sent to it: set for
+	// CodeVerification, empty for CodeReset.
 	LoginID string
-	// Email is the address the token was sent to.
-	Email string
-	// CreatedAt is when the token was issued.
+	Email   string
+	// CreatedAt is when the code was issued.
 	CreatedAt time.Time
 	// ExpiresAt is when it stops working.
 	ExpiresAt time.Time
@@ -346,8 +354,8 @@ type Store interface {
 	TokenStore
 	KeyStore
 
-	// DeleteExpired removes sessions (ended ones included), reset and
-	// verification tokens, signing keys, (for a RateLimitStore) rate-limit
+	// DeleteExpired removes sessions (ended ones included), codes,
+	// signing keys, (for a RateLimitStore) rate-limit
 	// entries, and any refresh tokens kept from before tokens named their
 	// session, that have expired at now. Applications call it on a schedule of their
 	// choosing; correctness never depends on it, only storage size.
@@ -426,13 +434,13 @@ type UserStore interface {
 	// given id belongs to its user, as the application vouches: it sets
 	// EmailVerified and EmailProven to verified (an unproven login no
 	// longer owns its email), and returns the login as updated, or
-	// ErrNotFound. Marking it verified voids the login's verification
+	// ErrNotFound. Marking it verified voids the login's CodeVerification
 	// tokens, which have nothing left to do.
 	SetEmailVerified(ctx context.Context, loginID string, verified bool) (Login, error)
 
 	// DeleteLogin removes the login with the given id from its user, ends
-	// the sessions it started (Session.LoginID, EndRevoked) and removes its
-	// verification tokens, in one step, and returns the handles of the
+	// the sessions it started (Session.LoginID, EndRevoked) and removes the
+	// codes bound to it, in one step, and returns the handles of the
 	// sessions it ended. It returns ErrLastLogin if the login is its user's only
 	// one, and ErrNotFound if there is no such login; then nothing
 	// changes. The other logins of the user are unchanged.
@@ -440,7 +448,7 @@ type UserStore interface {
 
 	// DeleteUser removes a user and everything the store keeps of it, in
 	// one step: its logins, sessions (ended ones included), refresh
-	// tokens, reset and verification tokens. It returns the handles of the
+	// tokens and codes. It returns the handles of the
 	// sessions that had not ended, or ErrNotFound if there is no such
 	// user. Every token of
 	// the user stops working at once, and a session authorised before
@@ -454,30 +462,35 @@ type UserStore interface {
 	// if the stored hash still equals oldHash, so an upgrade never
 	// overwrites a password changed in the meantime; otherwise it returns
 	// ErrConflict. Like every change of the hash, it voids the user's
-	// outstanding reset tokens.
+	// outstanding CodeReset codes.
 	UpdatePasswordHash(ctx context.Context, userID, oldHash, newHash string) error
 }
 
-// TokenStore keeps one-time tokens: password reset and email verification
-// tokens.
+// TokenStore keeps one-time codes (Code): password reset and email
+// verification tokens.
 type TokenStore interface {
-	// CreateResetToken adds a password reset token. It returns ErrNotFound
-	// if the user does not exist and ErrConflict if the hash does.
-	CreateResetToken(ctx context.Context, t ResetToken) error
+	// CreateCode adds c. When c.LoginID is set, the login must exist and
+	// still have the address c.Email, and c.UserID, if not empty, must be
+	// its user (the store sets it when empty); otherwise the user
+	// c.UserID must exist. It returns ErrNotFound if not, and ErrConflict
+	// if a code with c's hash exists, of any kind; then nothing is
+	// written.
+	CreateCode(ctx context.Context, c Code) error
 
-	// ResetToken returns the reset token with the given hash if it exists
-	// and has not expired at now, and ErrNotFound otherwise. It changes
-	// nothing: it lets a reset submission with an unknown token be
-	// refused before the new password is hashed.
-	ResetToken(ctx context.Context, token TokenHash, now time.Time) (ResetToken, error)
+	// Code returns the code of the given kind and hash if it exists and
+	// has not expired at now, and ErrNotFound otherwise (a code of
+	// another kind is not found). It changes nothing: it lets a
+	// submission with an unknown code be refused before any costly work,
+	// such as hashing a new password.
+	Code(ctx context.Context, kind CodeKind, hash TokenHash, now time.Time) (Code, error)
 
-	// ResetPassword uses up the reset token with the given hash and sets
+	// ResetPassword uses up the CodeReset code with the given hash and sets
 	// the password, in one atomic step. If the token exists, has not been
 	// used and has not expired at now, and its user has an email and
 	// password login, the store sets that login's password hash to
 	// passwordHash and marks its email verified and proven (the token was
 	// sent to it, and whoever opened it chose the password that now opens
-	// the login), deletes every reset token of the
+	// the login), deletes every CodeReset code of the
 	// user (this one included, so it works once), ends every session of
 	// the user (EndPasswordReset) and advances its SessionEpoch, and returns the login as
 	// updated and the handles of the revoked sessions. Otherwise it returns ErrNotFound and changes nothing. Of
@@ -485,18 +498,12 @@ type TokenStore interface {
 	// other login of the user changes.
 	ResetPassword(ctx context.Context, token TokenHash, passwordHash string, now time.Time) (Login, []string, error)
 
-	// CreateVerificationToken adds an email verification token. It
-	// returns ErrNotFound if the login t.LoginID does not exist or its
-	// email is no longer t.Email, and ErrConflict if the hash exists; then
-	// nothing is written.
-	CreateVerificationToken(ctx context.Context, t VerificationToken) error
-
-	// VerifyEmail uses up the verification token with the given hash, in
+	// VerifyEmail uses up the CodeVerification code with the given hash, in
 	// one atomic step. If the token exists and has not expired at now,
 	// and its login still has the token's email, the store marks that
 	// email verified, and proven too if holder is the token's login (the
 	// link was opened in a session of that login), deletes every
-	// verification token of the login (this one included, so it works
+	// CodeVerification code of the login (this one included, so it works
 	// once) and returns the login as updated. holder is the id of the
 	// login whose session opened the link, or "". Otherwise it returns
 	// ErrNotFound and changes nothing. Of several concurrent calls with

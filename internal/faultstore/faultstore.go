@@ -397,12 +397,15 @@ func (s *Store) DeleteUser(ctx context.Context, userID string) ([]string, error)
 	return call(s, ctx, "DeleteUser", []any{userID}, func() ([]string, error) { return s.inner.DeleteUser(ctx, userID) })
 }
 
-// CreateVerificationToken implements store.Store.
-func (s *Store) CreateVerificationToken(ctx context.Context, t store.VerificationToken) error {
-	_, err := call(s, ctx, "CreateVerificationToken", []any{t}, func() (none, error) {
-		return errOnly(s.inner.CreateVerificationToken(ctx, t))
-	})
+// CreateCode implements store.Store.
+func (s *Store) CreateCode(ctx context.Context, c store.Code) error {
+	_, err := call(s, ctx, "CreateCode", []any{c}, func() (none, error) { return errOnly(s.inner.CreateCode(ctx, c)) })
 	return err
+}
+
+// Code implements store.Store.
+func (s *Store) Code(ctx context.Context, kind store.CodeKind, hash store.TokenHash, now time.Time) (store.Code, error) {
+	return call(s, ctx, "Code", []any{kind, hash, now}, func() (store.Code, error) { return s.inner.Code(ctx, kind, hash, now) })
 }
 
 // VerifyEmail implements store.Store.
@@ -418,17 +421,6 @@ func (s *Store) UpdatePasswordHash(ctx context.Context, userID, oldHash, newHash
 		return errOnly(s.inner.UpdatePasswordHash(ctx, userID, oldHash, newHash))
 	})
 	return err
-}
-
-// CreateResetToken implements store.Store.
-func (s *Store) CreateResetToken(ctx context.Context, t store.ResetToken) error {
-	_, err := call(s, ctx, "CreateResetToken", []any{t}, func() (none, error) { return errOnly(s.inner.CreateResetToken(ctx, t)) })
-	return err
-}
-
-// ResetToken implements store.Store.
-func (s *Store) ResetToken(ctx context.Context, token store.TokenHash, now time.Time) (store.ResetToken, error) {
-	return call(s, ctx, "ResetToken", []any{token, now}, func() (store.ResetToken, error) { return s.inner.ResetToken(ctx, token, now) })
 }
 
 // resetResult is the two values ResetPassword returns besides its error.

@@ -41,8 +41,8 @@ type Store struct {
 
 	keys map[string]store.SigningKey // by id; Material owned by the store
 
-	resets        map[store.TokenHash]store.ResetToken
-	verifications map[store.TokenHash]store.VerificationToken
+	resets        map[store.TokenHash]store.Code // CodeReset
+	verifications map[store.TokenHash]store.Code // CodeVerification
 	// verifyByLogin indexes verifications by Login.ID, so that
 	// voiding a login's tokens, which every verification, unlink and
 	// deletion does under the lock, costs what that login has.
@@ -101,8 +101,8 @@ func New() *Store {
 		sessions:      make(map[string]*session),
 		userSessions:  make(map[string]map[string]struct{}),
 		keys:          make(map[string]store.SigningKey),
-		resets:        make(map[store.TokenHash]store.ResetToken),
-		verifications: make(map[store.TokenHash]store.VerificationToken),
+		resets:        make(map[store.TokenHash]store.Code),
+		verifications: make(map[store.TokenHash]store.Code),
 		verifyByLogin: make(map[string]map[store.TokenHash]struct{}),
 		limits:        make(map[string]time.Time),
 	}
@@ -386,26 +386,60 @@ func (s *Store) DeleteUser(_ context.Context, userID string) ([]string, error) {
 	return handles, nil
 }
 
-// CreateVerificationToken implements store.Store.
-func (s *Store) CreateVerificationToken(_ context.Context, t store.VerificationToken) error {
+// CreateCode implements store.Store.
+func (s *Store) CreateCode(_ context.Context, c store.Code) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	k, ok := s.loginIDs[t.LoginID]
-	if !ok || s.logins[k].Email != t.Email {
+	if c.LoginID != "" {
+		k, ok := s.loginIDs[c.LoginID]
+		l := s.logins[k]
+		if !ok || l.Email != c.Email || c.UserID != "" && c.UserID != l.UserID {
+			return store.ErrNotFound
+		}
+		c.UserID = l.UserID
+	} else if _, ok := s.users[c.UserID]; !ok {
 		return store.ErrNotFound
 	}
-	if _, ok := s.verifications[t.Hash]; ok {
+	_, isReset := s.resets[c.Hash]
+	_, isVerification := s.verifications[c.Hash]
+	codes := s.codesOf(c.Kind)
+	if isReset || isVerification || codes == nil {
 		return store.ErrConflict
 	}
-	s.verifications[t.Hash] = t
-	hashes := s.verifyByLogin[t.LoginID]
-	if hashes == nil {
-		hashes = make(map[store.TokenHash]struct{})
-		s.verifyByLogin[t.LoginID] = hashes
+	codes[c.Hash] = c
+	if c.LoginID != "" {
+		hashes := s.verifyByLogin[c.LoginID]
+		if hashes == nil {
+			hashes = make(map[store.TokenHash]struct{})
+			s.verifyByLogin[c.LoginID] = hashes
+		}
+		hashes[c.Hash] = struct{}{}
 	}
-	hashes[t.Hash] = struct{}{}
 	return nil
+}
+
+// codesOf returns the map that keeps codes of kind, or nil for a kind the
+// store does not know. Called under mu.
+func (s *Store) codesOf(kind store.CodeKind) map[store.TokenHash]store.Code {
+	switch kind {
+	case store.CodeReset:
+		return s.resets
+	case store.CodeVerification:
+		return s.verifications
+	}
+	return nil
+}
+
+// Code implements store.Store.
+func (s *Store) Code(_ context.Context, kind store.CodeKind, hash store.TokenHash, now time.Time) (store.Code, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	c, ok := s.codesOf(kind)[hash]
+	if !ok || !live(c.ExpiresAt, now) {
+		return store.Code{}, store.ErrNotFound
+	}
+	return c, nil
 }
 
 // VerifyEmail implements store.Store.
@@ -465,32 +499,6 @@ func (s *Store) UpdatePasswordHash(_ context.Context, userID, oldHash, newHash s
 	s.putLogin(l)
 	s.deleteResetTokens(userID)
 	return nil
-}
-
-// CreateResetToken implements store.Store.
-func (s *Store) CreateResetToken(_ context.Context, t store.ResetToken) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-
-	if _, ok := s.users[t.UserID]; !ok {
-		return store.ErrNotFound
-	}
-	if _, ok := s.resets[t.Hash]; ok {
-		return store.ErrConflict
-	}
-	s.resets[t.Hash] = t
-	return nil
-}
-
-// ResetToken implements store.Store.
-func (s *Store) ResetToken(_ context.Context, token store.TokenHash, now time.Time) (store.ResetToken, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	t, ok := s.resets[token]
-	if !ok || !live(t.ExpiresAt, now) {
-		return store.ResetToken{}, store.ErrNotFound
-	}
-	return t, nil
 }
 
 // ResetPassword implements store.Store.

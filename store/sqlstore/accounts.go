@@ -218,7 +218,7 @@ func (s *Store) DeleteUser(ctx context.Context, userID string) ([]string, error)
 		// Ended sessions and the tokens kept from before tokens named
 		// their session go too: nothing of the user stays.
 		for _, query := range []string{s.q.deleteUserTokens, s.q.deleteUserSessions,
-			s.q.deleteUserResets, s.q.deleteUserVerifications, s.q.deleteUserLogins, s.q.deleteUser} {
+			s.q.deleteUserCodes, s.q.deleteUserLogins, s.q.deleteUser} {
 			if _, err := q.ExecContext(ctx, query, userID); err != nil {
 				return err
 			}
@@ -234,18 +234,23 @@ func (s *Store) DeleteUser(ctx context.Context, userID string) ([]string, error)
 	return handles, nil
 }
 
-// CreateVerificationToken implements store.Store.
-func (s *Store) CreateVerificationToken(ctx context.Context, t store.VerificationToken) error {
-	return wrap("creating a verification token", s.inTx(ctx, func(q querier) error {
-		l, err := s.lockLogin(ctx, q, t.LoginID)
-		if err != nil {
+// CreateCode implements store.Store. A code bound to a login locks the
+// login's user, then the login, the order every method takes.
+func (s *Store) CreateCode(ctx context.Context, c store.Code) error {
+	return wrap("creating a code", s.inTx(ctx, func(q querier) error {
+		if c.LoginID == "" {
+			if err := s.lockUser(ctx, q, c.UserID); err != nil {
+				return err
+			}
+		} else if l, err := s.lockLogin(ctx, q, c.LoginID); err != nil {
 			return err
-		}
-		if l.Email != t.Email {
+		} else if l.Email != c.Email || c.UserID != "" && c.UserID != l.UserID {
 			return store.ErrNotFound
+		} else {
+			c.UserID = l.UserID
 		}
-		n, err := affected(q.ExecContext(ctx, s.q.insertVerification, t.Hash[:], t.LoginID, l.UserID, t.Email,
-			ms(t.CreatedAt), ms(t.ExpiresAt)))
+		n, err := affected(q.ExecContext(ctx, s.q.insertCode, c.Hash[:], string(c.Kind), c.UserID, c.LoginID, c.Email,
+			ms(c.CreatedAt), ms(c.ExpiresAt)))
 		if err != nil {
 			return err
 		}

@@ -97,11 +97,11 @@ func fill(t *testing.T, st store.Store, id string, now time.Time) {
 	if err := st.RevokeSession(ctx, ended, store.EndSignedOut); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.CreateResetToken(ctx, store.ResetToken{Hash: sha256.Sum256([]byte(id + "/reset")), UserID: id, CreatedAt: now,
+	if err := st.CreateCode(ctx, store.Code{Hash: sha256.Sum256([]byte(id + "/reset")), Kind: store.CodeReset, UserID: id, CreatedAt: now,
 		ExpiresAt: now.Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.CreateVerificationToken(ctx, store.VerificationToken{Hash: sha256.Sum256([]byte(id + "/verify")), LoginID: id,
+	if err := st.CreateCode(ctx, store.Code{Hash: sha256.Sum256([]byte(id + "/verify")), Kind: store.CodeVerification, LoginID: id,
 		Email: email, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}

@@ -18,17 +18,17 @@ const (
 
 // queries holds the statements of a dialect, with its placeholders.
 type queries struct {
-	insertUser, userByID, userExists, userEpoch                 string
-	insertLogin, login, userLogins, passwordLogin               string
-	loginsByEmail, loginForUpdate, updateLoginEmail             string
-	passwordLoginExists, updatePassword, setPassword            string
-	loginByID, loginByIDForUpdate, loginUser, loginIDTaken      string
-	ownerOf, claimEmail, setVerified, releaseEmail              string
-	verifyEmail, countUserLogins                                string
-	loginHandlesForUpdate, deleteLogin                          string
-	deleteUserLogins, deleteUserVerifications, deleteUser       string
-	insertVerification, verificationForUpdate, verificationUser string
-	deleteLoginVerifications                                    string
+	insertUser, userByID, userExists, userEpoch               string
+	insertLogin, login, userLogins, passwordLogin             string
+	loginsByEmail, loginForUpdate, updateLoginEmail           string
+	passwordLoginExists, updatePassword, setPassword          string
+	loginByID, loginByIDForUpdate, loginUser, loginIDTaken    string
+	ownerOf, claimEmail, setVerified, releaseEmail            string
+	verifyEmail, countUserLogins                              string
+	loginHandlesForUpdate, deleteLogin                        string
+	deleteUserLogins, deleteUserCodes, deleteUser             string
+	insertCode, code, verificationForUpdate, verificationUser string
+	deleteLoginVerifications                                  string
 
 	insertSession, session, userSessions string
 
@@ -42,14 +42,14 @@ type queries struct {
 	userHandlesForUpdate, deleteUserTokens, deleteUserSessions string
 	endUserSessions, endEpoch                                  string
 
-	insertReset, resetToken, resetUser, resetForUpdate, deleteUserResets string
+	resetUser, resetForUpdate, deleteUserResets string
 
 	signingKeys, insertKey string
 
 	rateLimit, takeRateLimit, refundRateLimit, resetRateLimit string
 
 	deleteExpiredSessionTokens, deleteExpiredSessions, deleteExpiredTokens,
-	deleteExpiredResets, deleteExpiredVerifications, deleteExpiredKeys, deleteExpiredLimits string
+	deleteExpiredCodes, deleteExpiredKeys, deleteExpiredLimits string
 }
 
 func newQueries(d Dialect) queries {
@@ -112,13 +112,16 @@ func newQueries(d Dialect) queries {
 			WHERE user_id = ? AND login_id = ? AND end_reason IS NULL`,
 		deleteLogin:              `DELETE FROM auth_logins WHERE id = ?`,
 		deleteUserLogins:         `DELETE FROM auth_logins WHERE user_id = ?`,
-		deleteUserVerifications:  `DELETE FROM auth_verification_tokens WHERE user_id = ?`,
+		deleteUserCodes:          `DELETE FROM auth_codes WHERE user_id = ?`,
 		deleteUser:               `DELETE FROM auth_users WHERE id = ?`,
-		deleteLoginVerifications: `DELETE FROM auth_verification_tokens WHERE login_id = ?`,
-		insertVerification: ignore(`INSERT INTO auth_verification_tokens (hash, login_id, user_id, email, created_at, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?)`, "hash"),
-		verificationUser:      `SELECT user_id FROM auth_verification_tokens WHERE hash = ?`,
-		verificationForUpdate: `SELECT login_id, email, expires_at FROM auth_verification_tokens WHERE hash = ?` + forUpdate,
+		deleteLoginVerifications: `DELETE FROM auth_codes WHERE login_id = ? AND kind = '` + string(store.CodeVerification) + `'`,
+		insertCode: ignore(`INSERT INTO auth_codes (hash, kind, user_id, login_id, email, created_at, expires_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, "hash"),
+		code: `SELECT user_id, login_id, email, created_at, expires_at FROM auth_codes
+			WHERE hash = ? AND kind = ? AND expires_at > ?`,
+		verificationUser: `SELECT user_id FROM auth_codes WHERE hash = ? AND kind = '` + string(store.CodeVerification) + `'`,
+		verificationForUpdate: `SELECT login_id, email, expires_at FROM auth_codes
+			WHERE hash = ? AND kind = '` + string(store.CodeVerification) + `'` + forUpdate,
 
 		insertSession: ignore(`INSERT INTO auth_sessions (handle, user_id, login_id, created_at, refreshed_at, expires_at, current_hash)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`, "handle"),
@@ -158,11 +161,10 @@ func newQueries(d Dialect) queries {
 		deleteUserSessions: `DELETE FROM auth_sessions WHERE user_id = ?`,
 		endEpoch:           `UPDATE auth_users SET session_epoch = session_epoch + 1 WHERE id = ?`,
 
-		insertReset:      ignore(`INSERT INTO auth_reset_tokens (hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)`, "hash"),
-		resetToken:       `SELECT user_id, created_at, expires_at FROM auth_reset_tokens WHERE hash = ? AND expires_at > ?`,
-		resetUser:        `SELECT user_id FROM auth_reset_tokens WHERE hash = ?`,
-		resetForUpdate:   `SELECT user_id, expires_at FROM auth_reset_tokens WHERE hash = ?` + forUpdate,
-		deleteUserResets: `DELETE FROM auth_reset_tokens WHERE user_id = ?`,
+		resetUser: `SELECT user_id FROM auth_codes WHERE hash = ? AND kind = '` + string(store.CodeReset) + `'`,
+		resetForUpdate: `SELECT user_id, expires_at FROM auth_codes
+			WHERE hash = ? AND kind = '` + string(store.CodeReset) + `'` + forUpdate,
+		deleteUserResets: `DELETE FROM auth_codes WHERE user_id = ? AND kind = '` + string(store.CodeReset) + `'`,
 
 		signingKeys: `SELECT id, algorithm, material, created_at, sign_until, verify_until FROM auth_signing_keys
 			WHERE verify_until > ? ORDER BY created_at DESC, id`,
@@ -174,12 +176,11 @@ func newQueries(d Dialect) queries {
 		// gone already (SQLite enforces no foreign key unless asked).
 		deleteExpiredSessionTokens: `DELETE FROM auth_refresh_tokens WHERE NOT EXISTS (SELECT 1 FROM auth_sessions s
 			WHERE s.handle = auth_refresh_tokens.session_handle AND s.expires_at > ?)`,
-		deleteExpiredSessions:      `DELETE FROM auth_sessions WHERE expires_at <= ?`,
-		deleteExpiredTokens:        `DELETE FROM auth_refresh_tokens WHERE expires_at <= ?`,
-		deleteExpiredResets:        `DELETE FROM auth_reset_tokens WHERE expires_at <= ?`,
-		deleteExpiredVerifications: `DELETE FROM auth_verification_tokens WHERE expires_at <= ?`,
-		deleteExpiredKeys:          `DELETE FROM auth_signing_keys WHERE verify_until <= ?`,
-		deleteExpiredLimits:        `DELETE FROM auth_rate_limits WHERE tat <= ?`,
+		deleteExpiredSessions: `DELETE FROM auth_sessions WHERE expires_at <= ?`,
+		deleteExpiredTokens:   `DELETE FROM auth_refresh_tokens WHERE expires_at <= ?`,
+		deleteExpiredCodes:    `DELETE FROM auth_codes WHERE expires_at <= ?`,
+		deleteExpiredKeys:     `DELETE FROM auth_signing_keys WHERE verify_until <= ?`,
+		deleteExpiredLimits:   `DELETE FROM auth_rate_limits WHERE tat <= ?`,
 
 		rateLimit:       `SELECT tat FROM auth_rate_limits WHERE limit_key = ?`,
 		resetRateLimit:  `DELETE FROM auth_rate_limits WHERE limit_key = ?`,
@@ -235,14 +236,14 @@ func (q *queries) rebind() {
 		&q.insertSession, &q.session, &q.userSessions,
 		&q.rotateCurrent, &q.rotatedSession, &q.legacyToken, &q.sessionForUpdate, &q.rotate, &q.endTheft,
 		&q.endSession, &q.endLoginSessions, &q.userHandlesForUpdate, &q.endUserSessions, &q.deleteUserTokens, &q.deleteUserSessions, &q.endEpoch,
-		&q.insertReset, &q.resetToken, &q.resetUser, &q.resetForUpdate, &q.deleteUserResets,
+		&q.insertCode, &q.code, &q.resetUser, &q.resetForUpdate, &q.deleteUserResets,
 		&q.loginByID, &q.loginByIDForUpdate, &q.loginUser, &q.loginIDTaken, &q.ownerOf, &q.claimEmail, &q.setVerified, &q.releaseEmail, &q.verifyEmail,
 		&q.countUserLogins, &q.loginHandlesForUpdate, &q.deleteLogin, &q.deleteUserLogins,
-		&q.deleteUserVerifications, &q.deleteUser, &q.deleteLoginVerifications, &q.insertVerification,
-		&q.verificationUser, &q.verificationForUpdate, &q.deleteExpiredVerifications,
+		&q.deleteUserCodes, &q.deleteUser, &q.deleteLoginVerifications,
+		&q.verificationUser, &q.verificationForUpdate,
 		&q.signingKeys, &q.insertKey,
 		&q.deleteExpiredSessionTokens, &q.deleteExpiredSessions, &q.deleteExpiredTokens,
-		&q.deleteExpiredResets, &q.deleteExpiredKeys, &q.deleteExpiredLimits,
+		&q.deleteExpiredCodes, &q.deleteExpiredKeys, &q.deleteExpiredLimits,
 		&q.rateLimit, &q.takeRateLimit, &q.refundRateLimit, &q.resetRateLimit,
 	} {
 		var b strings.Builder

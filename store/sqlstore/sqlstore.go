@@ -698,38 +698,18 @@ func (s *Store) RevokeUserSessions(ctx context.Context, userID string) ([]string
 	return handles, nil
 }
 
-// CreateResetToken implements store.Store.
-func (s *Store) CreateResetToken(ctx context.Context, t store.ResetToken) error {
-	return s.inTx(ctx, func(q querier) error {
-		var one int
-		if err := q.QueryRowContext(ctx, s.q.userExists, t.UserID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
-			return store.ErrNotFound
-		} else if err != nil {
-			return fmt.Errorf("sqlstore: creating a reset token: %w", err)
-		}
-		n, err := affected(q.ExecContext(ctx, s.q.insertReset, t.Hash[:], t.UserID, ms(t.CreatedAt), ms(t.ExpiresAt)))
-		if err != nil {
-			return fmt.Errorf("sqlstore: creating a reset token: %w", err)
-		}
-		if n == 0 {
-			return store.ErrConflict
-		}
-		return nil
-	})
-}
-
-// ResetToken implements store.Store.
-func (s *Store) ResetToken(ctx context.Context, token store.TokenHash, now time.Time) (store.ResetToken, error) {
-	t := store.ResetToken{Hash: token}
+// Code implements store.Store.
+func (s *Store) Code(ctx context.Context, kind store.CodeKind, hash store.TokenHash, now time.Time) (store.Code, error) {
+	c := store.Code{Hash: hash, Kind: kind}
 	var created, expires int64
-	err := s.db.QueryRowContext(ctx, s.q.resetToken, token[:], ms(now)).Scan(&t.UserID, &created, &expires)
+	err := s.db.QueryRowContext(ctx, s.q.code, hash[:], string(kind), ms(now)).Scan(&c.UserID, &c.LoginID, &c.Email, &created, &expires)
 	if errors.Is(err, sql.ErrNoRows) {
-		return store.ResetToken{}, store.ErrNotFound
+		return store.Code{}, store.ErrNotFound
 	} else if err != nil {
-		return store.ResetToken{}, fmt.Errorf("sqlstore: reading a reset token: %w", err)
+		return store.Code{}, fmt.Errorf("sqlstore: reading a code: %w", err)
 	}
-	t.CreatedAt, t.ExpiresAt = fromMS(created), fromMS(expires)
-	return t, nil
+	c.CreatedAt, c.ExpiresAt = fromMS(created), fromMS(expires)
+	return c, nil
 }
 
 // ResetPassword implements store.Store. Deleting the token row is what
@@ -831,8 +811,7 @@ func (s *Store) DeleteExpired(ctx context.Context, now time.Time) error {
 		s.q.deleteExpiredSessionTokens,
 		s.q.deleteExpiredSessions,
 		s.q.deleteExpiredTokens,
-		s.q.deleteExpiredResets,
-		s.q.deleteExpiredVerifications,
+		s.q.deleteExpiredCodes,
 		s.q.deleteExpiredKeys,
 		s.q.deleteExpiredLimits,
 	} {

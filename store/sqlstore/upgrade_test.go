@@ -606,3 +606,54 @@ func TestUpgradeToProvenEmails(t *testing.T) {
 		})
 	}
 }
+
+// TestUpgradeToCodes builds a database at schema 9 with a reset token and
+// a verification token as that release wrote them, migrates, and checks
+// that both still work, once, as the codes they became.
+func TestUpgradeToCodes(t *testing.T) {
+	for _, b := range sqltest.Backends {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			db := b.Open(t)
+			st, err := sqlstore.New(db, b.Dialect)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := st.MigrateTo(ctx, 9); err != nil {
+				t.Fatalf("the schema before codes: %v", err)
+			}
+			old := oldRows{db: db, dialect: b.Dialect}
+			const email = "ada@example.com"
+			old.exec(t, `INSERT INTO auth_users (id, time_joined, session_epoch) VALUES ('u1', ?, 0)`, joined.UnixMilli())
+			old.exec(t, `INSERT INTO auth_logins (method, third_party, subject, id, user_id, email, email_verified, email_proven,
+				password_hash, created_at) VALUES (?, '', ?, 'u1', 'u1', ?, ?, ?, 'old-hash', ?)`,
+				store.MethodEmailPassword, email, email, false, false, joined.UnixMilli())
+			reset, verify := sha256.Sum256([]byte("reset")), sha256.Sum256([]byte("verify"))
+			expires := authtest.Start.Add(time.Hour).UnixMilli()
+			old.exec(t, `INSERT INTO auth_reset_tokens (hash, user_id, created_at, expires_at) VALUES (?, 'u1', ?, ?)`,
+				reset[:], joined.UnixMilli(), expires)
+			old.exec(t, `INSERT INTO auth_verification_tokens (hash, login_id, user_id, email, created_at, expires_at)
+				VALUES (?, 'u1', 'u1', ?, ?, ?)`, verify[:], email, joined.UnixMilli(), expires)
+			if err := st.Migrate(ctx); err != nil {
+				t.Fatalf("migrating: %v", err)
+			}
+
+			now := authtest.Start
+			if c, err := st.Code(ctx, store.CodeReset, reset, now); err != nil || c.UserID != "u1" {
+				t.Errorf("the reset token from before, as a code: %+v, %v", c, err)
+			}
+			if c, err := st.Code(ctx, store.CodeVerification, verify, now); err != nil || c.LoginID != "u1" || c.Email != email {
+				t.Errorf("the verification token from before, as a code: %+v, %v", c, err)
+			}
+			if l, err := st.VerifyEmail(ctx, verify, "", now); err != nil || !l.EmailVerified {
+				t.Errorf("verifying with the token from before: %+v, %v", l, err)
+			}
+			if l, _, err := st.ResetPassword(ctx, reset, "new-hash", now); err != nil || l.PasswordHash != "new-hash" {
+				t.Errorf("resetting with the token from before: %+v, %v", l, err)
+			}
+			if _, _, err := st.ResetPassword(ctx, reset, "again", now); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("the reset token from before, a second time: %v, want ErrNotFound", err)
+			}
+		})
+	}
+}

@@ -82,7 +82,7 @@ func testDeleteLogin(t *testing.T, s store.Store) {
 	}
 	wantVerifyErr(t, s, "l2/verify", now, "DeleteLogin must remove the login's verification tokens, so its token must return ErrNotFound")
 	// A removed token no longer holds its hash.
-	err = s.CreateVerificationToken(ctx, newVerificationToken("l2/verify", "u2", u2.Email, now, at(3*time.Hour)))
+	err = s.CreateCode(ctx, newVerificationToken("l2/verify", "u2", u2.Email, now, at(3*time.Hour)))
 	wantErr(t, err, nil, "DeleteLogin must remove the login's verification tokens, freeing their hashes")
 
 	wantUserSessions(t, s, "u1", now, []store.Session{a}, "DeleteLogin: must keep the sessions other logins of the user started")
@@ -208,13 +208,13 @@ func testDeleteUser(t *testing.T, s store.Store) {
 	}
 	r := rotation("b/r0", "b/r1", at(time.Hour), 0) // b gets a superseded token
 	mustRotate(t, s, r, updated(b, r), "the current token of a live session")
-	for _, rt := range []store.ResetToken{
+	for _, rt := range []store.Code{
 		newResetToken("u1/reset", "u1", base, at(3*time.Hour)),
 		newResetToken("u2/reset", "u2", base, at(3*time.Hour)),
 	} {
 		mustCreateResetToken(t, s, rt)
 	}
-	for _, vt := range []store.VerificationToken{
+	for _, vt := range []store.Code{
 		newVerificationToken("u1/verify", "u1", u1.Email, base, at(3*time.Hour)),
 		newVerificationToken("l2/verify", "l2", l2.Email, base, at(3*time.Hour)),
 		newVerificationToken("u2/verify", "u2", u2.Email, base, at(3*time.Hour)),
@@ -249,7 +249,7 @@ func testDeleteUser(t *testing.T, s store.Store) {
 		wantRotateErr(t, s, rotation(tok, tok+"/next", now, 0), store.ErrNotFound,
 			fmt.Sprintf("DeleteUser must remove the tokens of the user's sessions: %s must return ErrNotFound", tok))
 	}
-	_, err = s.ResetToken(ctx, token("u1/reset"), now)
+	_, err = s.Code(ctx, store.CodeReset, token("u1/reset"), now)
 	wantErr(t, err, store.ErrNotFound, "DeleteUser: must remove the user's reset tokens, so ResetToken must return ErrNotFound")
 	wantResetErr(t, s, "u1/reset", phc("new"), now, "DeleteUser must remove the user's reset tokens: they must return ErrNotFound")
 	for _, name := range []string{"u1/verify", "l2/verify"} {
@@ -257,10 +257,10 @@ func testDeleteUser(t *testing.T, s store.Store) {
 	}
 	// Removed tokens no longer hold their hashes.
 	for _, name := range []string{"u1/verify", "l2/verify"} {
-		err = s.CreateVerificationToken(ctx, newVerificationToken(name, "u2", u2.Email, now, at(3*time.Hour)))
+		err = s.CreateCode(ctx, newVerificationToken(name, "u2", u2.Email, now, at(3*time.Hour)))
 		wantErr(t, err, nil, "DeleteUser must remove the verification tokens of every login of the user, freeing their hashes: "+name)
 	}
-	err = s.CreateResetToken(ctx, newResetToken("u1/reset", "u2", now, at(3*time.Hour)))
+	err = s.CreateCode(ctx, newResetToken("u1/reset", "u2", now, at(3*time.Hour)))
 	wantErr(t, err, nil, "DeleteUser must remove the user's reset tokens, freeing their hashes")
 	err = s.CreateSession(ctx, sessionOf("late", u1.Login, at(time.Minute)), token("late/r0"), read.SessionEpoch)
 	wantErr(t, err, store.ErrNotFound, "CreateSession: a session authorised before its user was deleted must return ErrNotFound")

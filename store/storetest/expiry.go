@@ -116,10 +116,10 @@ func testDeleteExpiredAtInstant(t *testing.T, s store.Store) {
 		t.Errorf("DeleteExpired: a session whose ExpiresAt is now must be removed; RevokeSession found it (%v)", err)
 	}
 	// The reset token's hash is free again once it is removed.
-	if err := s.CreateResetToken(t.Context(), newResetToken("reset", "u1", at(time.Hour), at(2*time.Hour))); err != nil {
+	if err := s.CreateCode(t.Context(), newResetToken("reset", "u1", at(time.Hour), at(2*time.Hour))); err != nil {
 		t.Errorf("DeleteExpired: a reset token whose ExpiresAt is now must be removed, freeing its hash; got %v", err)
 	}
-	if err := s.CreateVerificationToken(t.Context(), newVerificationToken("verify", "u1", u.Email, at(time.Hour), at(2*time.Hour))); err != nil {
+	if err := s.CreateCode(t.Context(), newVerificationToken("verify", "u1", u.Email, at(time.Hour), at(2*time.Hour))); err != nil {
 		t.Errorf("DeleteExpired: a verification token whose ExpiresAt is now must be removed, freeing its hash; got %v", err)
 	}
 }

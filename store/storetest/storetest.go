@@ -57,6 +57,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Sessions", sessionTests},
 		{"Rotation", rotationTests},
 		{"SigningKeys", signingKeyTests},
+		{"Codes", codeTests},
 		{"ResetTokens", resetTokenTests},
 		{"VerificationTokens", verificationTokenTests},
 		{"UserManagement", userManagementTests},
@@ -199,11 +200,12 @@ func newKey(id string, created, signUntil, verifyUntil time.Time) store.SigningK
 	}
 }
 
-// newResetToken is the reset token called name (its hash is token(name)) of
+// newResetToken is the reset code called name (its hash is token(name)) of
 // a user, issued at created and working until expires.
-func newResetToken(name, userID string, created, expires time.Time) store.ResetToken {
-	return store.ResetToken{
+func newResetToken(name, userID string, created, expires time.Time) store.Code {
+	return store.Code{
 		Hash:      token(name),
+		Kind:      store.CodeReset,
 		UserID:    userID,
 		CreatedAt: created,
 		ExpiresAt: expires,
@@ -271,10 +273,10 @@ func mustAddKey(t *testing.T, s store.Store, k store.SigningKey) {
 	}
 }
 
-func mustCreateResetToken(t *testing.T, s store.Store, rt store.ResetToken) {
+func mustCreateResetToken(t *testing.T, s store.Store, rt store.Code) {
 	t.Helper()
-	if err := s.CreateResetToken(t.Context(), rt); err != nil {
-		t.Fatalf("CreateResetToken: a token with a new hash of an existing user must be added; got error %v", err)
+	if err := s.CreateCode(t.Context(), rt); err != nil {
+		t.Fatalf("CreateCode: a token with a new hash of an existing user must be added; got error %v", err)
 	}
 }
 

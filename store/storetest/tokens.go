@@ -29,12 +29,12 @@ func testResetTokenLookup(t *testing.T, s store.Store) {
 	u := mustCreateUser(t, s, "u1")
 	want := newResetToken("reset", "u1", at(time.Minute), at(time.Hour))
 	mustCreateResetToken(t, s, want)
-	got, err := s.ResetToken(t.Context(), want.Hash, at(30*time.Minute))
+	got, err := s.Code(t.Context(), store.CodeReset, want.Hash, at(30*time.Minute))
 	if err != nil {
-		t.Fatalf("ResetToken: a live token must be found; got error %v", err)
+		t.Fatalf("Code: a live token must be found; got error %v", err)
 	}
 	if got.Hash != want.Hash || got.UserID != want.UserID || !sameTime(got.CreatedAt, want.CreatedAt) || !sameTime(got.ExpiresAt, want.ExpiresAt) {
-		t.Errorf("ResetToken: got %+v, want %+v", got, want)
+		t.Errorf("Code: got %+v, want %+v", got, want)
 	}
 	for _, c := range []struct {
 		hash store.TokenHash
@@ -44,8 +44,8 @@ func testResetTokenLookup(t *testing.T, s store.Store) {
 		{token("nobody"), at(30 * time.Minute), "an unknown token must return ErrNotFound"},
 		{want.Hash, at(time.Hour), "a token at its expiry must return ErrNotFound"},
 	} {
-		if _, err := s.ResetToken(t.Context(), c.hash, c.now); !errors.Is(err, store.ErrNotFound) {
-			t.Errorf("ResetToken: %s; got %v", c.rule, err)
+		if _, err := s.Code(t.Context(), store.CodeReset, c.hash, c.now); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Code: %s; got %v", c.rule, err)
 		}
 	}
 	// Looking a token up does not use it.
@@ -159,8 +159,8 @@ func testResetPasswordUnknownToken(t *testing.T, s store.Store) {
 
 func testCreateResetTokenUnknownUser(t *testing.T, s store.Store) {
 	rt := newResetToken("reset", "u1", base, at(time.Hour))
-	err := s.CreateResetToken(t.Context(), rt)
-	wantErr(t, err, store.ErrNotFound, "CreateResetToken: an unknown user must return ErrNotFound")
+	err := s.CreateCode(t.Context(), rt)
+	wantErr(t, err, store.ErrNotFound, "CreateCode: an unknown user must return ErrNotFound")
 
 	u := mustCreateUser(t, s, "u1")
 	wantResetErr(t, s, "reset", phc("new"), at(10*time.Minute),
@@ -168,8 +168,8 @@ func testCreateResetTokenUnknownUser(t *testing.T, s store.Store) {
 	wantUser(t, s, u, "ResetPassword: an unknown token must change nothing")
 
 	// Nothing was written, so the hash is still free.
-	if err := s.CreateResetToken(t.Context(), rt); err != nil {
-		t.Errorf("CreateResetToken: a token rejected for an unknown user must leave its hash free; got error %v", err)
+	if err := s.CreateCode(t.Context(), rt); err != nil {
+		t.Errorf("CreateCode: a token rejected for an unknown user must leave its hash free; got error %v", err)
 	}
 }
 
@@ -178,16 +178,16 @@ func testCreateResetTokenDuplicate(t *testing.T, s store.Store) {
 	u2 := mustCreateUser(t, s, "u2")
 	mustCreateResetToken(t, s, newResetToken("reset", "u1", base, at(time.Hour)))
 
-	err := s.CreateResetToken(t.Context(), newResetToken("reset", "u2", at(time.Minute), at(2*time.Hour)))
-	wantErr(t, err, store.ErrConflict, "CreateResetToken: a duplicate hash must return ErrConflict")
-	err = s.CreateResetToken(t.Context(), newResetToken("reset", "u1", at(time.Minute), at(2*time.Hour)))
-	wantErr(t, err, store.ErrConflict, "CreateResetToken: a duplicate hash must return ErrConflict even for the same user")
+	err := s.CreateCode(t.Context(), newResetToken("reset", "u2", at(time.Minute), at(2*time.Hour)))
+	wantErr(t, err, store.ErrConflict, "CreateCode: a duplicate hash must return ErrConflict")
+	err = s.CreateCode(t.Context(), newResetToken("reset", "u1", at(time.Minute), at(2*time.Hour)))
+	wantErr(t, err, store.ErrConflict, "CreateCode: a duplicate hash must return ErrConflict even for the same user")
 
 	wantResetErr(t, s, "reset", phc("new"), at(90*time.Minute),
 		"a conflicting token must not overwrite the existing one, so the existing one must still expire at its own ExpiresAt")
 	mustResetPassword(t, s, "reset", at(10*time.Minute), afterReset(u1, phc("new")), nil,
-		"CreateResetToken: a conflicting token must not overwrite the existing one, so the existing token for its own user")
-	wantUser(t, s, u2, "CreateResetToken: a conflicting token must not be written, so the user it named must not change")
+		"CreateCode: a conflicting token must not overwrite the existing one, so the existing token for its own user")
+	wantUser(t, s, u2, "CreateCode: a conflicting token must not be written, so the user it named must not change")
 }
 
 func testResetPasswordVoidsOtherTokens(t *testing.T, s store.Store) {

@@ -26,12 +26,13 @@ var verificationTokenTests = []test{
 	{"HashReused", testVerificationTokenHashReused},
 }
 
-// newVerificationToken is the verification token called name (its hash is
+// newVerificationToken is the verification code called name (its hash is
 // token(name)) of a login and the email it was sent to, issued at created
-// and working until expires.
-func newVerificationToken(name, loginID, email string, created, expires time.Time) store.VerificationToken {
-	return store.VerificationToken{
+// and working until expires. Its user is left for the store to fill in.
+func newVerificationToken(name, loginID, email string, created, expires time.Time) store.Code {
+	return store.Code{
 		Hash:      token(name),
+		Kind:      store.CodeVerification,
 		LoginID:   loginID,
 		Email:     email,
 		CreatedAt: created,
@@ -39,10 +40,10 @@ func newVerificationToken(name, loginID, email string, created, expires time.Tim
 	}
 }
 
-func mustCreateVerificationToken(t *testing.T, s store.Store, vt store.VerificationToken) {
+func mustCreateVerificationToken(t *testing.T, s store.Store, vt store.Code) {
 	t.Helper()
-	if err := s.CreateVerificationToken(t.Context(), vt); err != nil {
-		t.Fatalf("CreateVerificationToken: a token with a new hash, for an existing login and the email it has, must be added; got error %v", err)
+	if err := s.CreateCode(t.Context(), vt); err != nil {
+		t.Fatalf("CreateCode: a token with a new hash, for an existing login and the email it has, must be added; got error %v", err)
 	}
 }
 
@@ -110,7 +111,7 @@ func testVerifyEmailVoidsLoginTokens(t *testing.T, s store.Store) {
 	l2 := linkedLogin("l2", "u1", "google", "g-2", u1.Email)
 	l2 = unproven(l2)
 	mustLinkLogin(t, s, l2)
-	for _, vt := range []store.VerificationToken{
+	for _, vt := range []store.Code{
 		newVerificationToken("u1/old", "u1", u1.Email, base, at(time.Hour)),
 		newVerificationToken("u1/new", "u1", u1.Email, at(time.Minute), at(time.Hour)),
 		newVerificationToken("u1/later", "u1", u1.Email, at(2*time.Minute), at(time.Hour)),
@@ -164,8 +165,8 @@ func testVerifyEmailChanged(t *testing.T, s store.Store) {
 	wantVerifyErr(t, s, "to-a", now, "a token whose email the login no longer has must return ErrNotFound")
 	wantLogin(t, s, moved.Login, "VerifyEmail: a token whose email the login no longer has must change nothing")
 
-	err := s.CreateVerificationToken(ctx, newVerificationToken("to-a/again", "u1", "a@example.com", at(time.Minute), at(time.Hour)))
-	wantErr(t, err, store.ErrNotFound, "CreateVerificationToken: an email the login no longer has must return ErrNotFound")
+	err := s.CreateCode(ctx, newVerificationToken("to-a/again", "u1", "a@example.com", at(time.Minute), at(time.Hour)))
+	wantErr(t, err, store.ErrNotFound, "CreateCode: an email the login no longer has must return ErrNotFound")
 	wantVerifyErr(t, s, "to-a/again", now, "a refused token must not be written, so it must return ErrNotFound")
 
 	mustCreateVerificationToken(t, s, newVerificationToken("to-b", "u1", "b@example.com", at(time.Minute), at(time.Hour)))
@@ -199,12 +200,12 @@ func testCreateVerificationTokenUnknownLogin(t *testing.T, s store.Store) {
 		{"u1", v.Email, "an email that is not the login's must return ErrNotFound"},
 		{"u1", "", "an email that is not the login's must return ErrNotFound, an empty one too"},
 	} {
-		err := s.CreateVerificationToken(ctx, newVerificationToken("verify", c.loginID, c.email, base, at(time.Hour)))
-		wantErr(t, err, store.ErrNotFound, "CreateVerificationToken: "+c.rule)
+		err := s.CreateCode(ctx, newVerificationToken("verify", c.loginID, c.email, base, at(time.Hour)))
+		wantErr(t, err, store.ErrNotFound, "CreateCode: "+c.rule)
 		wantVerifyErr(t, s, "verify", at(10*time.Minute), "a refused token must not be written, so it must return ErrNotFound")
 	}
-	wantUser(t, s, u, "CreateVerificationToken: a refused token must change nothing")
-	wantUser(t, s, v, "CreateVerificationToken: a refused token must change nothing")
+	wantUser(t, s, u, "CreateCode: a refused token must change nothing")
+	wantUser(t, s, v, "CreateCode: a refused token must change nothing")
 
 	// Nothing was written, so the hash is free.
 	mustCreateVerificationToken(t, s, newVerificationToken("verify", "u1", u.Email, base, at(time.Hour)))
@@ -216,14 +217,14 @@ func testCreateVerificationTokenDuplicate(t *testing.T, s store.Store) {
 	u2 := mustCreateUser(t, s, "u2")
 	mustCreateVerificationToken(t, s, newVerificationToken("verify", "u1", u1.Email, base, at(time.Hour)))
 
-	err := s.CreateVerificationToken(t.Context(), newVerificationToken("verify", "u2", u2.Email, at(time.Minute), at(2*time.Hour)))
-	wantErr(t, err, store.ErrConflict, "CreateVerificationToken: a duplicate hash must return ErrConflict")
+	err := s.CreateCode(t.Context(), newVerificationToken("verify", "u2", u2.Email, at(time.Minute), at(2*time.Hour)))
+	wantErr(t, err, store.ErrConflict, "CreateCode: a duplicate hash must return ErrConflict")
 
 	wantVerifyErr(t, s, "verify", at(90*time.Minute),
 		"a conflicting token must not overwrite the existing one, so the existing one must still expire at its own ExpiresAt")
 	mustVerifyEmail(t, s, "verify", at(10*time.Minute), verified(u1.Login),
-		"CreateVerificationToken: a conflicting token must not overwrite the existing one, so the existing token for its own login")
-	wantUser(t, s, u2, "CreateVerificationToken: a conflicting token must not be written, so the login it named must not change")
+		"CreateCode: a conflicting token must not overwrite the existing one, so the existing token for its own login")
+	wantUser(t, s, u2, "CreateCode: a conflicting token must not be written, so the login it named must not change")
 }
 
 func testSetEmailVerified(t *testing.T, s store.Store) {
@@ -232,7 +233,7 @@ func testSetEmailVerified(t *testing.T, s store.Store) {
 	l2 := linkedLogin("l2", "u1", "google", "g-2", u1.Email)
 	l2 = unproven(l2)
 	mustLinkLogin(t, s, l2)
-	for _, vt := range []store.VerificationToken{
+	for _, vt := range []store.Code{
 		newVerificationToken("u1/verify", "u1", u1.Email, base, at(time.Hour)),
 		newVerificationToken("l2/verify", "l2", l2.Email, base, at(time.Hour)),
 		newVerificationToken("u2/verify", "u2", u2.Email, base, at(time.Hour)),
