@@ -185,7 +185,7 @@ func signAccessToken(key *signingKey, c *accessClaims, buf []byte) (token string
 	signing := key.header + "." + base64.RawURLEncoding.EncodeToString(payload)
 	var sig []byte
 	if key.method == jwt.SigningMethodHS256 {
-		sig = key.mac(make([]byte, 0, sha256.Size), nil, []byte(signing))
+		sig = key.MAC(make([]byte, 0, sha256.Size), nil, []byte(signing))
 	} else if sig, err = key.method.Sign(signing, key.sign); err != nil {
 		return "", nil, fmt.Errorf("auth: signing an access token: %w", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 )
 
+const module = "github.com/latchkit/auth"
+
 // TestDependencies pins what the auth package imports beyond the standard
 // library: every user's build pulls these in.
 func TestDependencies(t *testing.T) {
@@ -16,10 +18,11 @@ func TestDependencies(t *testing.T) {
 		"github.com/coreos/go-oidc/v3/oidc",
 		"github.com/golang-jwt/jwt/v5",
 		"github.com/google/uuid",
-		"github.com/latchkit/auth/internal/password",
-		"github.com/latchkit/auth/mailer",
-		"github.com/latchkit/auth/provider",
-		"github.com/latchkit/auth/store",
+		module + "/internal/password",
+		module + "/internal/refreshtoken",
+		module + "/mailer",
+		module + "/provider",
+		module + "/store",
 		"golang.org/x/crypto/argon2",
 		"golang.org/x/crypto/bcrypt",
 		"golang.org/x/oauth2",
@@ -33,22 +36,58 @@ func TestDependencies(t *testing.T) {
 			return
 		}
 		seen[path] = true
-		pkg, err := build.Import(path, ".", 0)
-		if err != nil {
-			t.Fatalf("import %s: %v", path, err)
-		}
-		for _, imp := range pkg.Imports {
-			if !strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") {
-				continue // standard library
-			}
+		for _, imp := range nonStandardImports(t, path) {
 			if !slices.Contains(allowed, imp) {
 				t.Errorf("%s imports %s, which is not on the allowed list", path, imp)
 				continue
 			}
-			if strings.HasPrefix(imp, "github.com/latchkit/auth/") {
+			if strings.HasPrefix(imp, module+"/") {
 				walk(imp)
 			}
 		}
 	}
-	walk("github.com/latchkit/auth")
+	walk(module)
+}
+
+// TestInternalDependencies pins what each package of mechanics behind the
+// auth package imports beyond the standard library. None imports another
+// (or the auth package): each is a mechanism with a small API, tested on
+// its own, that knows nothing of Config or of requests.
+func TestInternalDependencies(t *testing.T) {
+	mechanics := map[string][]string{
+		// Password hashing: argon2id, and bcrypt for imported hashes.
+		module + "/internal/password": {"golang.org/x/crypto/argon2", "golang.org/x/crypto/bcrypt"},
+		// The refresh-token layout: a session handle is a UUID, and a
+		// token's hash is a store.TokenHash.
+		module + "/internal/refreshtoken": {"github.com/google/uuid", module + "/store"},
+	}
+	for _, imp := range nonStandardImports(t, module) {
+		if _, ok := mechanics[imp]; strings.HasPrefix(imp, module+"/internal/") && !ok {
+			t.Errorf("the auth package imports %s; state here what it may import", imp)
+		}
+	}
+	for path, allowed := range mechanics {
+		for _, imp := range nonStandardImports(t, path) {
+			if !slices.Contains(allowed, imp) {
+				t.Errorf("%s imports %s, which is not on its allowed list", path, imp)
+			}
+		}
+	}
+}
+
+// nonStandardImports returns the imports of the package path that are not
+// in the standard library.
+func nonStandardImports(t *testing.T, path string) []string {
+	t.Helper()
+	pkg, err := build.Import(path, ".", 0)
+	if err != nil {
+		t.Fatalf("import %s: %v", path, err)
+	}
+	var imports []string
+	for _, imp := range pkg.Imports {
+		if strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") {
+			imports = append(imports, imp)
+		}
+	}
+	return imports
 }

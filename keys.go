@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"net/http"
 	"strconv"
 	"sync"
@@ -55,7 +56,31 @@ type signingKey struct {
 	verifyUntil time.Time
 	fingerprint [32]byte  // of the key material, to tell a reloaded key unchanged
 	header      string    // an access token's JOSE header, encoded
-	macs        sync.Pool // of HMAC-SHA256 states keyed with an HMAC key (see mac)
+	macs        sync.Pool // of HMAC-SHA256 states keyed with an HMAC key (see MAC)
+}
+
+// ID is the key's id in the store.
+func (key *signingKey) ID() string { return key.id }
+
+// MAC appends to dst the HMAC-SHA256, with key's HMAC key, of label and
+// then msg. The keyed states are pooled per key: setting one up costs two
+// hash blocks and five allocations, and every refresh takes three MACs
+// for its refresh tokens and, with HS256, a fourth to sign the access
+// token. Without the pool a refresh on memstore made 75 allocations
+// instead of 55 and took about a fifth longer (BenchmarkRefresh/HS256,
+// 8.2 µs against 6.8 µs).
+func (key *signingKey) MAC(dst, label, msg []byte) []byte {
+	h, _ := key.macs.Get().(hash.Hash)
+	if h == nil {
+		h = hmac.New(sha256.New, key.sign.([]byte))
+	} else {
+		h.Reset()
+	}
+	h.Write(label)
+	h.Write(msg)
+	dst = h.Sum(dst)
+	key.macs.Put(h)
+	return dst
 }
 
 // derived returns a key for another purpose than signing access tokens,

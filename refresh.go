@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/latchkit/auth/internal/refreshtoken"
 	"github.com/latchkit/auth/store"
 )
 
@@ -39,7 +40,7 @@ func (a *Auth) handleRefresh(w http.ResponseWriter, r *http.Request) {
 		Burst:       a.cfg.RateLimits.SessionRefreshes.Burst,
 		Every:       a.cfg.RateLimits.SessionRefreshes.Every,
 	}
-	var presented refreshToken
+	var presented refreshtoken.Token
 	var refused error
 	switch {
 	case !found:
@@ -54,7 +55,7 @@ func (a *Auth) handleRefresh(w http.ResponseWriter, r *http.Request) {
 		rot.Handle, refused = a.legacySession(ctx, rot.Presented, now)
 	default:
 		presented, refused = a.authenticRefresh(ctx, tok)
-		rot.Handle, rot.Generation = presented.handle, presented.generation
+		rot.Handle, rot.Generation = presented.Handle, presented.Generation
 	}
 	if refused != nil {
 		a.refuseRefresh(w, r, refused)
@@ -67,7 +68,7 @@ func (a *Auth) handleRefresh(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	if presented.handle == "" {
+	if presented.Handle == "" {
 		// A token from before tokens named their session: the store
 		// finds it by hash, as it was the session's generation 0.
 		rot.Handle = ""
@@ -113,7 +114,7 @@ func (a *Auth) mintSuccessor(ctx context.Context, tok string, rot *store.Rotatio
 	if err != nil {
 		return nil, "", err
 	}
-	next, nextHash, err := mintRefresh(rkey, rot.Handle, rot.Generation+1, rot.ExpiresAt, successorSecret(rkey, tok))
+	next, nextHash, err := refreshtoken.Mint(rkey, rot.Handle, rot.Generation+1, rot.ExpiresAt, refreshtoken.SuccessorSecret(rkey, tok))
 	if err != nil {
 		return nil, "", err
 	}
@@ -123,7 +124,7 @@ func (a *Auth) mintSuccessor(ctx context.Context, tok string, rot *store.Rotatio
 
 // refuseRotation answers a rotation the store did not make, err being its
 // error and res what it reported with it.
-func (a *Auth) refuseRotation(w http.ResponseWriter, r *http.Request, res store.Rotated, err error, presented refreshToken, now time.Time) {
+func (a *Auth) refuseRotation(w http.ResponseWriter, r *http.Request, res store.Rotated, err error, presented refreshtoken.Token, now time.Time) {
 	ctx := r.Context()
 	var ended *store.EndedError
 	switch {
@@ -140,10 +141,10 @@ func (a *Auth) refuseRotation(w http.ResponseWriter, r *http.Request, res store.
 	case errors.Is(err, store.ErrNotFound):
 		refused := errUnknownToken
 		switch {
-		case presented.handle == "":
+		case presented.Handle == "":
 			// A token from before tokens named their session, which a
 			// made-up string answers the same.
-		case !now.Before(presented.expires):
+		case !now.Before(presented.Expires):
 			// The session is gone, and this token says it had expired.
 			refused = errSessionExpired
 		default:
@@ -168,14 +169,14 @@ func (a *Auth) refuseRefresh(w http.ResponseWriter, r *http.Request, err error) 
 // authenticRefresh parses a refresh token of the current format and checks
 // its MAC. A token whose key the store no longer has is refused the same
 // way as a forged one: neither is worth a store lookup.
-func (a *Auth) authenticRefresh(ctx context.Context, tok string) (refreshToken, error) {
-	t, ok := parseRefresh(tok)
+func (a *Auth) authenticRefresh(ctx context.Context, tok string) (refreshtoken.Token, error) {
+	t, ok := refreshtoken.Parse(tok)
 	if !ok {
 		return t, errRefreshMalformed
 	}
-	key, ok := a.refreshKeys.verifier(ctx, t.keyID)
-	if !ok || !t.authentic(key) {
-		return refreshToken{}, errRefreshInvalid
+	key, ok := a.refreshKeys.verifier(ctx, t.KeyID)
+	if !ok || !t.Authentic(key) {
+		return refreshtoken.Token{}, errRefreshInvalid
 	}
 	return t, nil
 }
@@ -209,7 +210,7 @@ func (a *Auth) repeatSuccessor(ctx context.Context, presented string, res store.
 		return "", fmt.Errorf("auth: the refresh key %q of a session's current token is gone", res.CurrentKey)
 	}
 	s := res.Session
-	tok, _, err := mintRefresh(key, s.Handle, s.Generation, s.ExpiresAt, successorSecret(key, presented))
+	tok, _, err := refreshtoken.Mint(key, s.Handle, s.Generation, s.ExpiresAt, refreshtoken.SuccessorSecret(key, presented))
 	return tok, err
 }
 
