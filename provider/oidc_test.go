@@ -396,12 +396,19 @@ func TestOIDCBrokenProvider(t *testing.T) {
 				t.Parallel()
 				f := newFakeIdP(t, "")
 				f.handle(tc.path, tc.handler(f))
-				hc := &http.Client{Timeout: 200 * time.Millisecond}
+				// Only a provider that hangs should meet the deadline:
+				// the others get time to answer in full, even on a busy
+				// machine, so that their own failure is the one seen.
+				limit := 5 * time.Second
+				if strings.HasSuffix(tc.name, "hangs") {
+					limit = 200 * time.Millisecond
+				}
+				hc := &http.Client{Timeout: limit}
 				ctx := context.Background()
 				if by == "context deadline" {
 					hc = nil
 					var cancel context.CancelFunc
-					ctx, cancel = context.WithTimeout(ctx, 200*time.Millisecond)
+					ctx, cancel = context.WithTimeout(ctx, limit)
 					defer cancel()
 				}
 				p := newTestOIDC(t, f, hc)
