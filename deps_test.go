@@ -20,6 +20,7 @@ func TestDependencies(t *testing.T) {
 		"github.com/google/uuid",
 		module + "/internal/password",
 		module + "/internal/refreshtoken",
+		module + "/internal/seal",
 		module + "/mailer",
 		module + "/provider",
 		module + "/store",
@@ -60,6 +61,8 @@ func TestInternalDependencies(t *testing.T) {
 		// The refresh-token layout: a session handle is a UUID, and a
 		// token's hash is a store.TokenHash.
 		module + "/internal/refreshtoken": {"github.com/google/uuid", module + "/store"},
+		// Sealing and vouching for the store's signing-key rows.
+		module + "/internal/seal": {module + "/store"},
 	}
 	for _, imp := range nonStandardImports(t, module) {
 		if _, ok := mechanics[imp]; strings.HasPrefix(imp, module+"/internal/") && !ok {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/latchkit/auth/internal/seal"
 	"github.com/latchkit/auth/store"
 )
 
@@ -122,7 +123,7 @@ type keyring struct {
 	signFor     time.Duration // how long a new key signs
 	verifyExtra time.Duration // how long after that it still verifies
 	now         func() time.Time
-	seal        *sealer // of Config.Secrets: seals new keys, opens stored ones
+	seal        *seal.Sealer // of Config.Secrets: seals new keys, opens stored ones
 	current     atomic.Pointer[keyset]
 	mu          sync.Mutex // serialises loads and key creation
 	lastReload  time.Time  // of a reload for an unknown key id; under mu
@@ -132,7 +133,7 @@ type keyring struct {
 // ofKind reports whether sk is a key of the ring's kind: a refresh key,
 // or a key that signs access tokens.
 func (k *keyring) ofKind(sk store.SigningKey) bool {
-	return sk.Algorithm != voucherAlg && (sk.Algorithm == refreshAlg) == (k.alg == refreshAlg)
+	return sk.Algorithm != seal.VoucherAlg && (sk.Algorithm == refreshAlg) == (k.alg == refreshAlg)
 }
 
 // refresh reloads the keys for verification if the snapshot is
@@ -252,8 +253,8 @@ func (k *keyring) load(ctx context.Context, now time.Time) (*keyset, error) {
 		return nil, err
 	}
 	var vouchers map[string]store.SigningKey
-	if k.seal.on() {
-		vouchers = vouchersIn(keys)
+	if k.seal.On() {
+		vouchers = seal.Vouchers(keys)
 	}
 	prev := k.current.Load()
 	ks := &keyset{loadedAt: now, byID: make(map[string]*signingKey, len(keys))}
@@ -272,7 +273,7 @@ func (k *keyring) load(ctx context.Context, now time.Time) (*keyset, error) {
 		// signer. With secrets, a key left in the clear from before they
 		// were set only verifies: signer finds none and makes a sealed
 		// one, so the clear keys age out.
-		if ks.signer == nil && sk.Algorithm == k.alg && now.Before(sk.SignUntil) && (wasSealed || !k.seal.on()) {
+		if ks.signer == nil && sk.Algorithm == k.alg && now.Before(sk.SignUntil) && (wasSealed || !k.seal.On()) {
 			ks.signer = key
 		}
 	}
@@ -302,13 +303,13 @@ func (k *keyring) trusted(sk store.SigningKey, vouchers map[string]store.Signing
 	if !k.ofKind(sk) {
 		return sk, false
 	}
-	if !k.seal.on() || sealed(sk.Material) {
+	if !k.seal.On() || seal.Sealed(sk.Material) {
 		return sk, true
 	}
 	// With secrets, a key in the clear is one from before they were set,
 	// vouched for then, or one written since by someone without them,
 	// which must never verify.
-	until, ok := k.seal.vouchedUntil(sk, vouchers)
+	until, ok := k.seal.VouchedUntil(sk, vouchers)
 	if !ok || !now.Before(until) {
 		return sk, false
 	}
@@ -324,7 +325,7 @@ func (k *keyring) trusted(sk store.SigningKey, vouchers map[string]store.Signing
 // key keeps its identity in the new snapshot, so the tokens it verified
 // stay in the token cache (see verifiedToken.stillValid).
 func (k *keyring) open(sk store.SigningKey, prev *keyset) (*signingKey, bool, error) {
-	material, wasSealed, err := k.seal.open(sk)
+	material, wasSealed, err := k.seal.Open(sk, keyKind(sk.Algorithm))
 	if err != nil {
 		return nil, false, err
 	}
@@ -340,8 +341,8 @@ func (k *keyring) open(sk store.SigningKey, prev *keyset) (*signingKey, bool, er
 	return key, wasSealed, nil
 }
 
-// vouch writes a voucher (see voucherAlg) for each key of the ring's kind
-// that was in the clear when this process first read the store, if
+// vouch writes a voucher (see seal.VoucherAlg) for each key of the ring's
+// kind that was in the clear when this process first read the store, if
 // nothing in it was sealed then, and returns how many it wrote. A voucher
 // holds at most until the key would have expired had it been made then,
 // which bounds the trust in a clear key whose row says it lives longer.
@@ -350,19 +351,19 @@ func (k *keyring) open(sk store.SigningKey, prev *keyset) (*signingKey, bool, er
 // reads the one kept. It does its work once, unless a write fails. Called
 // under mu.
 func (k *keyring) vouch(ctx context.Context, now time.Time, rows []store.SigningKey) (int, error) {
-	if k.vouched || !k.seal.on() {
+	if k.vouched || !k.seal.On() {
 		return 0, nil
 	}
 	wrote := 0
-	for _, sk := range k.seal.clearBeforeSealing(rows) {
-		if !k.ofKind(sk) || len(voucherID(sk.ID)) > maxKeyIDLen {
+	for _, sk := range k.seal.ClearBeforeSealing(rows) {
+		if !k.ofKind(sk) || len(seal.VoucherID(sk.ID)) > seal.MaxKeyIDLen {
 			continue
 		}
 		until := now.Add(k.signFor + k.verifyExtra)
 		if sk.VerifyUntil.Before(until) {
 			until = sk.VerifyUntil
 		}
-		switch err := k.store.AddSigningKey(ctx, k.seal.voucher(sk, until, now)); {
+		switch err := k.store.AddSigningKey(ctx, k.seal.Voucher(sk, until, now)); {
 		case err == nil:
 			wrote++
 		case errors.Is(err, store.ErrConflict):
@@ -387,7 +388,7 @@ func (k *keyring) vouchLocked(ctx context.Context, now time.Time, rows []store.S
 func (k *keyring) create(ctx context.Context, now time.Time) error {
 	id := make([]byte, 12)
 	rand.Read(id)
-	material := make([]byte, clearKeyLen) // an HMAC-SHA256 key, or an Ed25519 seed
+	material := make([]byte, seal.ClearKeyLen) // an HMAC-SHA256 key, or an Ed25519 seed
 	rand.Read(material)
 	sk := store.SigningKey{
 		ID:          base64.RawURLEncoding.EncodeToString(id),
@@ -396,7 +397,7 @@ func (k *keyring) create(ctx context.Context, now time.Time) error {
 		SignUntil:   now.Add(k.signFor),
 		VerifyUntil: now.Add(k.signFor + k.verifyExtra),
 	}
-	sk.Material = k.seal.seal(sk.ID, sk.Algorithm, material)
+	sk.Material = k.seal.Seal(sk.ID, sk.Algorithm, material)
 	if err := k.store.AddSigningKey(ctx, sk); err != nil {
 		return fmt.Errorf("auth: adding a signing key: %w", err)
 	}
