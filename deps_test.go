@@ -18,6 +18,7 @@ func TestDependencies(t *testing.T) {
 		"github.com/coreos/go-oidc/v3/oidc",
 		"github.com/golang-jwt/jwt/v5",
 		"github.com/google/uuid",
+		module + "/internal/gcra",
 		module + "/internal/password",
 		module + "/internal/refreshtoken",
 		module + "/internal/seal",
@@ -56,6 +57,9 @@ func TestDependencies(t *testing.T) {
 // its own, that knows nothing of Config or of requests.
 func TestInternalDependencies(t *testing.T) {
 	mechanics := map[string][]string{
+		// The generic cell rate algorithm and the memory limiter's
+		// bounded table of times.
+		module + "/internal/gcra": nil,
 		// Password hashing: argon2id, and bcrypt for imported hashes.
 		module + "/internal/password": {"golang.org/x/crypto/argon2", "golang.org/x/crypto/bcrypt"},
 		// The refresh-token layout: a session handle is a UUID, and a

@@ -2,10 +2,9 @@ package auth
 
 import (
 	"context"
-	"strings"
-	"sync"
 	"time"
 
+	"github.com/latchkit/auth/internal/gcra"
 	"github.com/latchkit/auth/store"
 )
 
@@ -36,29 +35,8 @@ type Limiter interface {
 	Reset(ctx context.Context, key string) error
 }
 
-// memoryLimiter implements Limiter with the generic cell rate algorithm:
-// one time per key, the "theoretical arrival time" of the next attempt.
-// Keys are kept per kind (the part of the key before its first colon),
-// each kind bounded on its own and ordered by time, so that the cheapest
-// requests cannot crowd out the keys of sign-in failures, and a full kind
-// makes room in O(log n).
-type memoryLimiter struct {
-	mu      sync.Mutex
-	kinds   map[string]*limitKind
-	maxKeys int
-}
-
-// limitKind holds the keys of one kind: a map and a min-heap by time.
-type limitKind struct {
-	entries map[string]*limitEntry
-	heap    []*limitEntry
-}
-
-type limitEntry struct {
-	key   string
-	tat   time.Time
-	index int
-}
+// memoryLimiter implements Limiter with a gcra.Table.
+type memoryLimiter struct{ times *gcra.Table }
 
 // NewMemoryLimiter returns a Limiter that keeps its counts in memory, at
 // most maxKeys keys of each kind (0 means 100,000; about 20 MB for a full
@@ -72,164 +50,21 @@ func NewMemoryLimiter(maxKeys int) Limiter {
 	if maxKeys <= 0 {
 		maxKeys = 100_000
 	}
-	return &memoryLimiter{kinds: make(map[string]*limitKind), maxKeys: maxKeys}
+	return memoryLimiter{gcra.NewTable(maxKeys)}
 }
 
-// kind returns the kind of key, creating it if need be, with the keys
-// that have refilled at now dropped. Called under mu.
-func (m *memoryLimiter) kind(key string, now time.Time) *limitKind {
-	name, _, _ := strings.Cut(key, ":")
-	k := m.kinds[name]
-	if k == nil {
-		k = &limitKind{entries: make(map[string]*limitEntry)}
-		m.kinds[name] = k
-	}
-	for len(k.heap) > 0 && !k.heap[0].tat.After(now) {
-		k.remove(k.heap[0])
-	}
-	return k
+func (m memoryLimiter) Take(_ context.Context, key string, r Rate, now time.Time) (time.Duration, error) {
+	return m.times.Take(key, r.Burst, r.Every, now), nil
 }
 
-func (m *memoryLimiter) Take(_ context.Context, key string, r Rate, now time.Time) (time.Duration, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	k := m.kind(key, now)
-	e := k.entries[key]
-	var tat time.Time
-	if e != nil {
-		tat = e.tat
-	}
-	wait, next := gcraTake(tat, r, now)
-	if wait > 0 {
-		return wait, nil
-	}
-	if e != nil {
-		e.tat = next
-		k.fix(e.index)
-		return 0, nil
-	}
-	if len(k.heap) >= m.maxKeys {
-		k.remove(k.heap[0])
-	}
-	k.push(&limitEntry{key: key, tat: next})
-	return 0, nil
-}
-
-func (m *memoryLimiter) Refund(_ context.Context, key string, r Rate, now time.Time) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	k := m.kind(key, now)
-	e := k.entries[key]
-	if e == nil {
-		return nil
-	}
-	if e.tat = e.tat.Add(-r.Every); e.tat.After(now) {
-		k.fix(e.index)
-	} else {
-		k.remove(e)
-	}
+func (m memoryLimiter) Refund(_ context.Context, key string, r Rate, now time.Time) error {
+	m.times.Refund(key, r.Every, now)
 	return nil
 }
 
-func (m *memoryLimiter) Reset(_ context.Context, key string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	name, _, _ := strings.Cut(key, ":")
-	if k := m.kinds[name]; k != nil {
-		if e := k.entries[key]; e != nil {
-			k.remove(e)
-		}
-	}
+func (m memoryLimiter) Reset(_ context.Context, key string) error {
+	m.times.Reset(key)
 	return nil
-}
-
-func (k *limitKind) push(e *limitEntry) {
-	k.entries[e.key] = e
-	e.index = len(k.heap)
-	k.heap = append(k.heap, e)
-	k.up(e.index)
-}
-
-func (k *limitKind) remove(e *limitEntry) {
-	delete(k.entries, e.key)
-	i, last := e.index, len(k.heap)-1
-	if i != last {
-		k.swap(i, last)
-	}
-	k.heap[last] = nil
-	k.heap = k.heap[:last]
-	if i != last {
-		k.fix(i)
-	}
-}
-
-// fix restores the heap order after the time at i changed.
-func (k *limitKind) fix(i int) {
-	if !k.down(i) {
-		k.up(i)
-	}
-}
-
-func (k *limitKind) less(i, j int) bool { return k.heap[i].tat.Before(k.heap[j].tat) }
-
-func (k *limitKind) swap(i, j int) {
-	k.heap[i], k.heap[j] = k.heap[j], k.heap[i]
-	k.heap[i].index, k.heap[j].index = i, j
-}
-
-func (k *limitKind) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !k.less(i, p) {
-			return
-		}
-		k.swap(i, p)
-		i = p
-	}
-}
-
-// down moves the entry at i down to its place and reports whether it
-// moved.
-func (k *limitKind) down(i int) bool {
-	start := i
-	for {
-		c := 2*i + 1
-		if c >= len(k.heap) {
-			break
-		}
-		if r := c + 1; r < len(k.heap) && k.less(r, c) {
-			c = r
-		}
-		if !k.less(c, i) {
-			break
-		}
-		k.swap(i, c)
-		i = c
-	}
-	return i > start
-}
-
-// gcraWait is how long an attempt must wait, given the theoretical
-// arrival time tat of the next one (zero: none recorded): Burst attempts
-// fit in the window before it, and the next waits until there is room.
-func gcraWait(tat time.Time, r Rate, now time.Time) time.Duration {
-	if tat.IsZero() {
-		return 0
-	}
-	return max(0, tat.Sub(now)-time.Duration(r.Burst-1)*r.Every)
-}
-
-// gcraTake is the generic cell rate algorithm's step for one attempt at
-// now, given the recorded time tat (zero: none): the wait, and if it is
-// zero, the new time to record.
-func gcraTake(tat time.Time, r Rate, now time.Time) (time.Duration, time.Time) {
-	if wait := gcraWait(tat, r, now); wait > 0 {
-		return wait, tat
-	}
-	if tat.Before(now) {
-		tat = now
-	}
-	return 0, tat.Add(r.Every)
 }
 
 // storeLimiter keeps the counts in a store, shared by every instance.
@@ -251,7 +86,7 @@ func (l storeLimiter) Take(ctx context.Context, key string, r Rate, now time.Tim
 	}
 	// The recorded time was read after the refusal; a Reset in between
 	// may have cleared it, but the refusal stands.
-	return max(gcraWait(tat, r, now), time.Second), nil
+	return max(gcra.Wait(tat, r.Burst, r.Every, now), time.Second), nil
 }
 
 func (l storeLimiter) Refund(ctx context.Context, key string, r Rate, _ time.Time) error {
