@@ -210,7 +210,6 @@ func (a *Auth) lookupKey(ctx context.Context, t *jwt.Token) (*signingKey, error)
 // apart from the Session handed to handlers, so a handler that writes to
 // its Session (it must not) cannot change how the token is checked.
 type verifiedToken struct {
-	token     string      // the whole access token
 	session   *Session    // shared by every request with this token; handlers get copies
 	handle    string      // the session, for Config.CheckSessionInStore
 	ev        *emailClaim // st-ev, if the token has it
@@ -255,15 +254,15 @@ func (vt *verifiedToken) stillValid(k *keyring, now time.Time) bool {
 func (a *Auth) verifyAccess(ctx context.Context, tok string) (*verifiedToken, error) {
 	now := a.cfg.Now()
 	a.keys.refresh(ctx, now)
-	h := a.verified.hash(tok)
-	cached := a.verified.get(h, tok)
+	h := a.verified.Hash(tok)
+	cached, _ := a.verified.Get(h, tok)
 	if cached != nil && cached.stillValid(a.keys, now) {
 		return cached, nil
 	}
 	vt, err := a.parseAccess(ctx, tok)
 	if err != nil {
 		if cached != nil {
-			a.verified.remove(h)
+			a.verified.Remove(h)
 		}
 		reason := ReasonInvalid
 		if errors.Is(err, jwt.ErrTokenExpired) {
@@ -271,8 +270,13 @@ func (a *Auth) verifyAccess(ctx context.Context, tok string) (*verifiedToken, er
 		}
 		return nil, &SessionError{Reason: reason, Err: err, answer: ErrTryRefreshToken}
 	}
-	vt.token = strings.Clone(tok) // not a slice of a larger header
-	a.verified.put(h, vt, a.cfg.Now())
+	// A full shard drops first the tokens past their expiry or their
+	// key's; the token is copied, not kept as a slice of a larger header.
+	until := vt.expiresAt
+	if vt.key.verifyUntil.Before(until) {
+		until = vt.key.verifyUntil
+	}
+	a.verified.Put(h, strings.Clone(tok), until, vt, a.cfg.Now())
 	return vt, nil
 }
 

@@ -22,6 +22,7 @@ func TestDependencies(t *testing.T) {
 		module + "/internal/password",
 		module + "/internal/refreshtoken",
 		module + "/internal/seal",
+		module + "/internal/tokencache",
 		module + "/mailer",
 		module + "/provider",
 		module + "/store",
@@ -67,6 +68,9 @@ func TestInternalDependencies(t *testing.T) {
 		module + "/internal/refreshtoken": {"github.com/google/uuid", module + "/store"},
 		// Sealing and vouching for the store's signing-key rows.
 		module + "/internal/seal": {module + "/store"},
+		// The caches of verified access tokens and live sessions, and
+		// the users deleted here.
+		module + "/internal/tokencache": nil,
 	}
 	for _, imp := range nonStandardImports(t, module) {
 		if _, ok := mechanics[imp]; strings.HasPrefix(imp, module+"/internal/") && !ok {
