@@ -203,7 +203,7 @@ func (s *heldStore) Session(ctx context.Context, handle string, now time.Time) (
 
 // A session check in flight while the session is revoked on the same
 // instance must not put the revoked session into the cache: the eviction
-// wins (security review F11).
+// wins.
 func TestSessionCheckCacheRevokedDuringCheck(t *testing.T) {
 	st := &heldStore{Store: memstore.New(), read: make(chan struct{}), release: make(chan struct{})}
 	s := authtest.NewServer(t, auth.Config{Store: st, CheckSessionInStore: true, SessionCheckCache: time.Hour})
