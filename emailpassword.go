@@ -77,7 +77,10 @@ func (a *Auth) handleSignUp(w http.ResponseWriter, r *http.Request) {
 	a.emit(ctx, r, Event{Kind: EventSignUp, UserID: u.ID, Method: l.Method})
 	// Someone may have proven the address since the check above: then
 	// this login's sign-ins are refused from now on, and so is this one.
-	if refused, err := a.signUpRefused(ctx, c.email); err != nil || refused {
+	if conflict, err := a.signInConflicts(ctx, l); err != nil {
+		a.fail(w, r, err)
+		return
+	} else if conflict {
 		writeNotAllowed(w, "SIGN_UP_NOT_ALLOWED", reasonEmailPasswordSignUp)
 		return
 	}
@@ -85,13 +88,13 @@ func (a *Auth) handleSignUp(w http.ResponseWriter, r *http.Request) {
 }
 
 // signUpRefused reports whether account linking refuses a password
-// sign-up with email: another login owns the address.
+// sign-up with email: a login owns the address or proves it, and the new
+// login, which proves nothing, would be refused at every sign-in.
 func (a *Auth) signUpRefused(ctx context.Context, email string) (bool, error) {
 	if !a.cfg.AccountLinking {
 		return false, nil
 	}
-	logins, err := a.store.LoginsByEmail(ctx, email)
-	return err == nil && planLink(false, logins).kind == linkRefuse, err
+	return a.heldByOther(ctx, email, "")
 }
 
 // handleSignIn checks an email and password and starts a session.
@@ -142,6 +145,14 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	if rehash {
 		a.upgradeHash(ctx, l, c.password)
 	}
+	a.passwordSignedIn(w, r, l)
+}
+
+// passwordSignedIn starts the session of a password that checked out,
+// unless account linking refuses the login (it does not prove an address
+// another user holds).
+func (a *Auth) passwordSignedIn(w http.ResponseWriter, r *http.Request, l store.Login) {
+	ctx := r.Context()
 	if conflict, err := a.signInConflicts(ctx, l); err != nil {
 		a.fail(w, r, err)
 		return
@@ -150,6 +161,14 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u, logins, err := a.user(ctx, l.UserID)
+	if err == nil && a.cfg.AccountLinking && l.EmailProven && !ownedWithin(logins, l.Email) {
+		// A reset proved the address but could not claim it (a fault,
+		// or another owner since gone): claim it now, as a provider's
+		// sign-in would.
+		if owned := a.afterVerified(ctx, l); owned.OwnsEmail {
+			u, logins, err = a.user(ctx, l.UserID)
+		}
+	}
 	if err != nil {
 		a.fail(w, r, err)
 		return

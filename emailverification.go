@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -220,11 +219,16 @@ func (a *Auth) handleSendVerification(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	// Per user, and per address too: several users (logins from
-	// providers that do not vouch for the address) may share one.
+	// Per user; and per address for logins at providers, since many
+	// users may have one address unverified there. A password login is
+	// the only one of its address, so a stranger's provider logins cannot
+	// use up its owner's allowance.
 	rate := a.cfg.RateLimits.VerificationEmails
-	if wait := a.take(ctx, limit{limitKey("verify-email", l.UserID), rate},
-		limit{limitKey("verify-address", l.Email), rate}); wait > 0 {
+	limits := []limit{{limitKey("verify-email", l.UserID), rate}}
+	if l.Method != store.MethodEmailPassword {
+		limits = append(limits, limit{limitKey("verify-address", l.Email), rate})
+	}
+	if wait := a.take(ctx, limits...); wait > 0 {
 		writeGeneralError(w, "A verification email was sent a moment ago. Please check your inbox, or try again in "+
 			strconv.Itoa(int((wait+time.Second-1)/time.Second))+" seconds.")
 		return
@@ -299,14 +303,10 @@ func (a *Auth) handleVerifyEmail(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	// Opened in a session of the login it verifies, the link proves that
-	// the login's holder reads the inbox; opened elsewhere, only that
-	// someone does (store.Login.EmailProven).
-	holder := ""
-	if vt != nil {
-		holder = cmp.Or(vt.session.LoginID, vt.session.UserID)
-	}
-	l, err := a.store.VerifyEmail(ctx, sha256.Sum256([]byte(tok)), holder, a.cfg.Now())
+	// The link proves that someone reads the inbox, not that they hold
+	// the login, whatever session comes with it: it verifies the email
+	// without proving it (store.Login.EmailProven).
+	l, err := a.store.VerifyEmail(ctx, sha256.Sum256([]byte(tok)), a.cfg.Now())
 	if errors.Is(err, store.ErrNotFound) {
 		writeStatus(w, "EMAIL_VERIFICATION_INVALID_TOKEN_ERROR")
 		return

@@ -361,7 +361,13 @@ func (a *Auth) owning(ctx context.Context, r *http.Request, l store.Login, owner
 	if err := write(); err != nil {
 		return err
 	}
-	return a.endUnproven(ctx, r, l.Email, owner)
+	if err := a.endUnproven(ctx, r, l.Email, owner); err != nil {
+		// The write stands; the round before ended what existed then, and
+		// a sign-in begun since is refused as the owner exists.
+		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: could not end the sessions of unproven logins of an owned email",
+			slog.String("user_id", owner), slog.String("error", err.Error()))
+	}
+	return nil
 }
 
 // endUnproven ends every session of each user other than owner that has

@@ -66,21 +66,24 @@ func TestLinkingOffMakesTwoUsers(t *testing.T) {
 	}
 }
 
-// Both emails verified: the new login method joins the user who has the
-// email, which becomes a primary user; its session names the user in sub
-// and the new login in rsub.
+// Both emails proven (the password by a reset from the inbox): the new
+// login method joins the user who owns the email, which is a primary
+// user; its session names the user in sub and the new login in rsub.
 func TestLinkVerifiedJoinsVerified(t *testing.T) {
 	t.Parallel()
 	events := newResetEvents()
 	s, p := linkingServer(t, true, auth.Config{OnEvent: events.record})
 	const email = "ada@example.com"
-	pw, uid := signUpWith(t, s, authtest.Header, email, authtest.Password)
+	_, uid := signUpWith(t, s, authtest.Header, email, authtest.Password)
 	joined := float64(s.Clock.Now().UnixMilli())
-	verifyByLink(t, s, pw, 1)
-	// A user with a verified email is a primary user.
-	signIn := s.NewClient(authtest.Header).SignIn(email, authtest.Password)
+	tok := requestToken(t, s, email, 1)
+	if res := s.NewClient(authtest.Header).ResetPassword(tok, newPassword); res.Status != "OK" {
+		t.Fatalf("reset: %d %s", res.StatusCode, res.Body)
+	}
+	// A user that owns its email is a primary user.
+	signIn := s.NewClient(authtest.Header).SignIn(email, newPassword)
 	if wantOK(t, "password sign-in", signIn) != uid || userObject(t, signIn)["isPrimaryUser"] != true {
-		t.Errorf("password sign-in after verification: %s, want user %s with isPrimaryUser true", signIn.Body, uid)
+		t.Errorf("password sign-in after the reset: %s, want user %s with isPrimaryUser true", signIn.Body, uid)
 	}
 
 	s.Clock.Advance(time.Minute)
@@ -161,7 +164,7 @@ func TestLinkVerifiedJoinsVerified(t *testing.T) {
 	if wantOK(t, "provider sign-in again", again) != uid || again.JSON["createdNewRecipeUser"] != false {
 		t.Errorf("provider sign-in again: %s, want user %s, createdNewRecipeUser false", again.Body, uid)
 	}
-	signIn = s.NewClient(authtest.Header).SignIn(email, authtest.Password)
+	signIn = s.NewClient(authtest.Header).SignIn(email, newPassword)
 	if wantOK(t, "password sign-in", signIn) != uid || len(loginMethodsOf(t, userObject(t, signIn))) != 2 {
 		t.Errorf("password sign-in: %s, want user %s with both login methods", signIn.Body, uid)
 	}
@@ -366,9 +369,10 @@ func TestLinkPasswordSignInConflict(t *testing.T) {
 }
 
 // A password login made while linking was off becomes a primary user,
-// owning its email, once its email is verified: by a verification link,
-// and as well by a password reset, whose emailed link proves the inbox
-// (PROTOCOL.md sections 8.3 and 10).
+// owning its email, once a password reset, whose emailed link proves the
+// inbox and sets the password, proves it (PROTOCOL.md sections 8.3 and
+// 10). A verification link verifies the email and proves nothing: the
+// login stays a user of its own, owning nothing.
 func TestLinkPreexistingLoginVerifiedBecomesPrimary(t *testing.T) {
 	t.Parallel()
 	for _, how := range []string{"verification link", "password reset"} {
@@ -392,12 +396,13 @@ func TestLinkPreexistingLoginVerifiedBecomesPrimary(t *testing.T) {
 				wantReply(t, "reset", res.StatusCode, res.Body, http.StatusOK, okBody)
 				password = newPassword
 			}
+			proves := how == "password reset"
 			res := on.NewClient(authtest.Header).SignIn(email, password)
-			if wantOK(t, "sign-in after verification", res) != uid || userObject(t, res)["isPrimaryUser"] != true {
-				t.Errorf("sign-in after the %s: %s, want user %s with isPrimaryUser true", how, res.Body, uid)
+			if wantOK(t, "sign-in after verification", res) != uid || userObject(t, res)["isPrimaryUser"] != proves {
+				t.Errorf("sign-in after the %s: %s, want user %s with isPrimaryUser %v", how, res.Body, uid, proves)
 			}
-			if logins := loginsWithEmail(t, st, email); len(logins) != 1 || !logins[0].OwnsEmail || !logins[0].EmailVerified {
-				t.Errorf("after the %s: %+v, want the login to own its verified email", how, logins)
+			if logins := loginsWithEmail(t, st, email); len(logins) != 1 || logins[0].OwnsEmail != proves || !logins[0].EmailVerified {
+				t.Errorf("after the %s: %+v, want the login verified, owning its email: %v", how, logins, proves)
 			}
 		})
 	}

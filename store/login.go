@@ -55,11 +55,12 @@ type Login struct {
 	EmailVerified bool
 	// EmailProven reports that whoever holds the login has shown they
 	// read its email: a provider vouched for the address when they signed
-	// in, they set the password from a reset link mailed to it, the
-	// application vouched for it (SetEmailVerified), or they opened a
-	// verification link while signed in with this login. A verification
-	// link opened elsewhere proves only that someone reads the inbox, not
-	// that they hold the login: it verifies the email without proving it.
+	// in, they set the password from a reset link mailed to it, or the
+	// application vouched for it (SetEmailVerified). A verification link
+	// proves only that someone reads the inbox, not that they hold the
+	// login, even when the browser that opens it carries the login's
+	// session (a session can be planted in another's browser): it
+	// verifies the email without proving it.
 	// Only a proven login can own its email (OwnsEmail). A proven email
 	// is verified; marking it unverified unproves it. Stores keep it as
 	// written (CreateUser, SignInUp, LinkLogin) and change it only where

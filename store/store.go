@@ -501,14 +501,13 @@ type TokenStore interface {
 	// VerifyEmail uses up the CodeVerification code with the given hash, in
 	// one atomic step. If the token exists and has not expired at now,
 	// and its login still has the token's email, the store marks that
-	// email verified, and proven too if holder is the token's login (the
-	// link was opened in a session of that login), deletes every
-	// CodeVerification code of the login (this one included, so it works
-	// once) and returns the login as updated. holder is the id of the
-	// login whose session opened the link, or "". Otherwise it returns
-	// ErrNotFound and changes nothing. Of several concurrent calls with
-	// one token at most one succeeds.
-	VerifyEmail(ctx context.Context, token TokenHash, holder string, now time.Time) (Login, error)
+	// email verified (not proven: whoever opened the link reads the
+	// inbox, but need not hold the login), deletes every CodeVerification
+	// code of the login (this one included, so it works once) and returns
+	// the login as updated. Otherwise it returns ErrNotFound and changes
+	// nothing. Of several concurrent calls with one token at most one
+	// succeeds.
+	VerifyEmail(ctx context.Context, token TokenHash, now time.Time) (Login, error)
 }
 
 // SessionStore keeps sessions, each with its current refresh token.

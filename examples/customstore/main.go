@@ -154,8 +154,8 @@ func (s *auditStore) DeleteUser(ctx context.Context, userID string) ([]string, e
 }
 
 // VerifyEmail implements store.Store.
-func (s *auditStore) VerifyEmail(ctx context.Context, token store.TokenHash, holder string, now time.Time) (store.Login, error) {
-	l, err := s.inner.VerifyEmail(ctx, token, holder, now)
+func (s *auditStore) VerifyEmail(ctx context.Context, token store.TokenHash, now time.Time) (store.Login, error) {
+	l, err := s.inner.VerifyEmail(ctx, token, now)
 	if err == nil {
 		s.log.InfoContext(ctx, "email verified", "user_id", l.UserID)
 	}

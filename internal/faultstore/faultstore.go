@@ -409,10 +409,8 @@ func (s *Store) Code(ctx context.Context, kind store.CodeKind, hash store.TokenH
 }
 
 // VerifyEmail implements store.Store.
-func (s *Store) VerifyEmail(ctx context.Context, token store.TokenHash, holder string, now time.Time) (store.Login, error) {
-	return call(s, ctx, "VerifyEmail", []any{token, holder, now}, func() (store.Login, error) {
-		return s.inner.VerifyEmail(ctx, token, holder, now)
-	})
+func (s *Store) VerifyEmail(ctx context.Context, token store.TokenHash, now time.Time) (store.Login, error) {
+	return call(s, ctx, "VerifyEmail", []any{token, now}, func() (store.Login, error) { return s.inner.VerifyEmail(ctx, token, now) })
 }
 
 // UpdatePasswordHash implements store.Store.

@@ -443,7 +443,7 @@ func (s *Store) Code(_ context.Context, kind store.CodeKind, hash store.TokenHas
 }
 
 // VerifyEmail implements store.Store.
-func (s *Store) VerifyEmail(_ context.Context, token store.TokenHash, holder string, now time.Time) (store.Login, error) {
+func (s *Store) VerifyEmail(_ context.Context, token store.TokenHash, now time.Time) (store.Login, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
@@ -457,7 +457,6 @@ func (s *Store) VerifyEmail(_ context.Context, token store.TokenHash, holder str
 		return store.Login{}, store.ErrNotFound
 	}
 	l.EmailVerified = true
-	l.EmailProven = l.EmailProven || holder == l.ID
 	s.putLogin(l)
 	s.deleteVerificationTokens(l.ID)
 	return s.withEpoch(l), nil

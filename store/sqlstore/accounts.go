@@ -264,7 +264,7 @@ func (s *Store) CreateCode(ctx context.Context, c store.Code) error {
 // VerifyEmail implements store.Store. Deleting the login's tokens is what
 // uses this one up: of racing calls, one deletes it and the others, which
 // waited on its lock, find none.
-func (s *Store) VerifyEmail(ctx context.Context, token store.TokenHash, holder string, now time.Time) (store.Login, error) {
+func (s *Store) VerifyEmail(ctx context.Context, token store.TokenHash, now time.Time) (store.Login, error) {
 	var out store.Login
 	err := s.inTx(ctx, func(q querier) error {
 		var userID string
@@ -294,15 +294,13 @@ func (s *Store) VerifyEmail(ctx context.Context, token store.TokenHash, holder s
 		} else if err != nil {
 			return err
 		}
-		proven := holder == loginID
-		if _, err := q.ExecContext(ctx, s.q.verifyEmail, proven, loginID); err != nil {
+		if _, err := q.ExecContext(ctx, s.q.verifyEmail, loginID); err != nil {
 			return err
 		}
 		if _, err := q.ExecContext(ctx, s.q.deleteLoginVerifications, loginID); err != nil {
 			return err
 		}
 		l.EmailVerified = true
-		l.EmailProven = l.EmailProven || proven
 		out = l
 		return nil
 	})

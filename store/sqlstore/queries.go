@@ -104,7 +104,7 @@ func newQueries(d Dialect) queries {
 		claimEmail:         `UPDATE auth_logins SET owned_email = email WHERE id = ?`,
 		setVerified:        `UPDATE auth_logins SET email_verified = ?, email_proven = ? WHERE id = ?`,
 		releaseEmail:       `UPDATE auth_logins SET owned_email = NULL WHERE id = ?`,
-		verifyEmail:        `UPDATE auth_logins SET email_verified = TRUE, email_proven = (email_proven OR ?) WHERE id = ?`,
+		verifyEmail:        `UPDATE auth_logins SET email_verified = TRUE WHERE id = ?`,
 		countUserLogins:    `SELECT COUNT(*) FROM auth_logins WHERE user_id = ?`,
 		loginHandlesForUpdate: `SELECT handle FROM auth_sessions WHERE user_id = ? AND login_id = ? AND end_reason IS NULL
 			ORDER BY created_at DESC, handle` + forUpdate,

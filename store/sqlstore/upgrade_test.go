@@ -645,7 +645,7 @@ func TestUpgradeToCodes(t *testing.T) {
 			if c, err := st.Code(ctx, store.CodeVerification, verify, now); err != nil || c.LoginID != "u1" || c.Email != email {
 				t.Errorf("the verification token from before, as a code: %+v, %v", c, err)
 			}
-			if l, err := st.VerifyEmail(ctx, verify, "", now); err != nil || !l.EmailVerified {
+			if l, err := st.VerifyEmail(ctx, verify, now); err != nil || !l.EmailVerified {
 				t.Errorf("verifying with the token from before: %+v, %v", l, err)
 			}
 			if l, _, err := st.ResetPassword(ctx, reset, "new-hash", now); err != nil || l.PasswordHash != "new-hash" {

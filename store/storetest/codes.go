@@ -29,7 +29,7 @@ func testCodeKindsApart(t *testing.T, s store.Store) {
 	wantErr(t, err, store.ErrNotFound, "Code: a verification code asked for as a reset code must return ErrNotFound")
 	_, _, err = s.ResetPassword(ctx, token("verify"), phc("new"), now)
 	wantErr(t, err, store.ErrNotFound, "ResetPassword: a verification code must return ErrNotFound")
-	_, err = s.VerifyEmail(ctx, token("reset"), "", now)
+	_, err = s.VerifyEmail(ctx, token("reset"), now)
 	wantErr(t, err, store.ErrNotFound, "VerifyEmail: a reset code must return ErrNotFound")
 	wantUser(t, s, u, "ResetPassword and VerifyEmail: a code of the other kind must change nothing")
 

@@ -524,7 +524,7 @@ func testConcurrentVerifyEmail(t *testing.T, s store.Store) {
 		now := at(10 * time.Minute)
 		logins := make([]store.Login, n)
 		errs := make([]error, n)
-		parallel(n, func(i int) { logins[i], errs[i] = s.VerifyEmail(ctx, token(id+"/verify"), "", now) })
+		parallel(n, func(i int) { logins[i], errs[i] = s.VerifyEmail(ctx, token(id+"/verify"), now) })
 
 		winner := -1
 		for i, err := range errs {
