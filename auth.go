@@ -38,7 +38,8 @@ type Auth struct {
 	frontendOrigins map[string]bool
 
 	liveSessions sessionCache // for Config.SessionCheckCache
-	deleted      deletedUsers // users this instance deleted, until their access tokens expire
+	deleted      ended        // users this instance deleted, until their access tokens expire
+	evicted      ended        // sessions this instance ended to evict a stranger, likewise
 	verified     tokenCache   // access tokens verified before
 }
 

@@ -211,7 +211,13 @@ func (a *Auth) evict(ctx context.Context, r *http.Request, l store.Login) error 
 	if err != nil {
 		return err
 	}
+	// The user is about to be the owner's: the maker's access tokens stop
+	// here at once, as a deleted user's do, whatever
+	// Config.CheckSessionInStore says. Other instances stop them at the
+	// next store read with it, or when they expire.
+	now := a.cfg.Now()
 	for _, h := range handles {
+		a.evicted.Add(h, now, now.Add(a.cfg.AccessTokenLifetime+jwtLeeway))
 		a.emit(ctx, r, Event{Kind: EventSessionRevoked, UserID: l.UserID, SessionHandle: h})
 	}
 	return nil

@@ -8,9 +8,11 @@ package auth_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
@@ -137,5 +139,29 @@ func TestLinkResetClaimAfterFault(t *testing.T) {
 	}
 	if res := stranger.Refresh(); res.StatusCode != http.StatusUnauthorized {
 		t.Errorf("the stranger's session after the owner's claim: %d %s, want 401", res.StatusCode, res.Body)
+	}
+}
+
+// After a join that evicts the maker of an unproven password login, the
+// maker's access tokens open nothing on the instance that joined, with or
+// without Config.CheckSessionInStore: the user is the owner's now.
+func TestLinkEvictedAccessTokens(t *testing.T) {
+	t.Parallel()
+	for _, check := range []bool{false, true} {
+		t.Run(fmt.Sprintf("CheckSessionInStore %v", check), func(t *testing.T) {
+			t.Parallel()
+			s, p := linkingServer(t, true, auth.Config{CheckSessionInStore: check})
+			const email = "evicted@example.com"
+			stranger, sid := signUpWith(t, s, authtest.Header, email, "stranger pw 1")
+			wantSession(t, stranger, sid)
+			p.SetIdentity("evicted-google", email, true)
+			owner := s.NewClient(authtest.Header)
+			if got := wantOK(t, "the owner's provider sign-in", owner.SignInWithProvider(p)); got != sid {
+				t.Fatalf("the owner's sign-in reached %s, want %s", got, sid)
+			}
+			s.Clock.Advance(time.Minute)
+			wantRefusal(t, stranger.Get("/api/session"), "unauthorised", auth.ReasonRevoked)
+			wantSession(t, owner, sid)
+		})
 	}
 }

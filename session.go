@@ -72,7 +72,7 @@ func (a *Auth) verifyRequest(r *http.Request) (*verifiedToken, mode, error) {
 	if err != nil {
 		return nil, m, err
 	}
-	if a.deleted.has(vt.session.UserID, a.cfg.Now()) {
+	if now := a.cfg.Now(); a.deleted.Has(vt.session.UserID, now) || a.evicted.Has(vt.handle, now) {
 		return nil, m, errRevoked
 	}
 	// A cached token is checked here like a fresh one: a revoked session

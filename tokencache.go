@@ -23,10 +23,7 @@ func (c *sessionCache) add(handle string, until time.Time, mark uint64) {
 
 func (c *sessionCache) evict(handle string) { c.live.Evict(handle) }
 
-// deletedUsers remembers the users this instance deleted until their last
-// access tokens expire (see tokencache.DeletedUsers).
-type deletedUsers struct{ users tokencache.DeletedUsers }
-
-func (d *deletedUsers) add(userID string, now, until time.Time) { d.users.Add(userID, now, until) }
-
-func (d *deletedUsers) has(userID string, now time.Time) bool { return d.users.Has(userID, now) }
+// ended remembers the users this instance deleted, or the sessions it
+// ended to evict a stranger, until their last access tokens expire (see
+// tokencache.Ended).
+type ended = tokencache.Ended

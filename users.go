@@ -219,7 +219,7 @@ func (a *Auth) DeleteUser(ctx context.Context, userID string) error {
 		// Not found too: an earlier call may have deleted the user and
 		// lost the store's answer; their access tokens stop here all
 		// the same.
-		a.deleted.add(userID, now, now.Add(a.cfg.AccessTokenLifetime+jwtLeeway))
+		a.deleted.Add(userID, now, now.Add(a.cfg.AccessTokenLifetime+jwtLeeway))
 	}
 	if err != nil {
 		return err

@@ -163,19 +163,20 @@ func (c *Sessions) Evict(handle string) {
 	delete(c.live, handle)
 }
 
-// DeletedUsers remembers the users this instance deleted until their last
-// access tokens expire, so that their sessions stop here at once, with or
-// without Config.CheckSessionInStore. Deletions are rare: while there is
-// none to remember, a check costs one atomic load.
-type DeletedUsers struct {
+// Ended remembers ids (users this instance deleted, sessions it ended
+// to evict a stranger) until their last access tokens expire, so that
+// those tokens stop here at once, with or without
+// Config.CheckSessionInStore. Such endings are rare: while there is none
+// to remember, a check costs one atomic load.
+type Ended struct {
 	n     atomic.Int32
 	mu    sync.Mutex
-	until map[string]time.Time // user id -> when its tokens have expired
+	until map[string]time.Time // id -> when its tokens have expired
 }
 
-// Add remembers userID until then, and forgets those whose time has
-// passed at now.
-func (d *DeletedUsers) Add(userID string, now, until time.Time) {
+// Add remembers id until then, and forgets those whose time has passed
+// at now.
+func (d *Ended) Add(id string, now, until time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.until == nil {
@@ -186,18 +187,18 @@ func (d *DeletedUsers) Add(userID string, now, until time.Time) {
 			delete(d.until, id)
 		}
 	}
-	d.until[userID] = until
+	d.until[id] = until
 	d.n.Store(int32(len(d.until)))
 }
 
-// Has reports whether userID was deleted and its tokens may still be
+// Has reports whether id ended here and its tokens may still be
 // unexpired at now.
-func (d *DeletedUsers) Has(userID string, now time.Time) bool {
+func (d *Ended) Has(id string, now time.Time) bool {
 	if d.n.Load() == 0 {
 		return false
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	until, ok := d.until[userID]
+	until, ok := d.until[id]
 	return ok && now.Before(until)
 }

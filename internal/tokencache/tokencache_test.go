@@ -85,8 +85,8 @@ func TestSessionsEvictionWins(t *testing.T) {
 	}
 }
 
-func TestDeletedUsers(t *testing.T) {
-	var d DeletedUsers
+func TestEnded(t *testing.T) {
+	var d Ended
 	if d.Has("u1", now) {
 		t.Fatal("a user deleted nowhere is deleted")
 	}
