@@ -5,8 +5,9 @@ package auth_test
 //
 //   - no takeover: nothing the stranger does without the inbox (sign up
 //     with its address, sign in with a provider that reports it
-//     unverified, ask for verification mail, keep a session) gives them a
-//     way into a user that the inbox's owner signs into or uses;
+//     unverified, ask for verification mail, keep a session, plant one in
+//     the owner's browser) gives them a way into a user that the inbox's
+//     owner signs into or uses;
 //   - no lockout: whatever happened, the owner gets into an account with
 //     the address by self-service (a provider that verified it, or a
 //     reset), and, under account linking, nothing the stranger made with
@@ -84,6 +85,7 @@ var accountActions = []accountAction{
 		return w.untilSuccess("stranger-oidc", w.providerSignIn(w.stranger, "oidc", "stranger-oidc", false))
 	}},
 	{"stranger asks for verification mail", func(w *accountWorld) bool { return w.askVerification(w.stranger) }},
+	{"stranger plants their session in the owner's browser", func(w *accountWorld) bool { return w.plant() }},
 }
 
 // accountDepth is the longest history tried; race-enabled runs, ten times
@@ -204,6 +206,11 @@ type accountWorld struct {
 	stranger *person
 	done     map[string]bool
 	opened   int // verification mails the owner has opened, oldest first
+	// planted is a session of the stranger's that the owner's browser
+	// carries (a shared device, a cookie set from a sibling subdomain):
+	// it goes with the links the owner opens, and opens nothing for the
+	// owner otherwise.
+	planted *accountTokens
 
 	violations          []string
 	tookOver, lockedOut bool
@@ -396,7 +403,21 @@ func (w *accountWorld) openVerification() bool {
 	if s := w.owner.sessions; len(s) > 0 {
 		bearer = s[len(s)-1].access
 	}
+	if w.planted != nil {
+		bearer = w.planted.access
+	}
 	w.send("POST", "/user/email/verify", "emailverification", bearer, map[string]any{"method": "token", "token": tok})
+	return true
+}
+
+// plant puts the stranger's newest session in the owner's browser, once.
+func (w *accountWorld) plant() bool {
+	s := w.stranger.sessions
+	if w.planted != nil || len(s) == 0 {
+		return false
+	}
+	t := s[len(s)-1]
+	w.planted = &t
 	return true
 }
 

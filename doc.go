@@ -131,8 +131,8 @@
 //   - No takeover: nothing a person who cannot read an inbox does (sign
 //     up with its address, sign in with a provider that reports it
 //     unverified, ask for verification mail and have it opened, keep a
-//     session) gives them a way into a user that the inbox's owner signs
-//     into or uses.
+//     session or plant one in the owner's browser) gives them a way into a
+//     user that the inbox's owner signs into or uses.
 //   - No lockout: the owner of an inbox gets into an account with the
 //     address by self-service (a provider that vouches for it, or a
 //     reset), and whatever a stranger made with the address then becomes
