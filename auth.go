@@ -10,6 +10,8 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/latchkit/auth/internal/password"
+	"github.com/latchkit/auth/internal/seal"
+	"github.com/latchkit/auth/internal/tokencache"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
 )
@@ -37,10 +39,10 @@ type Auth struct {
 	// third-party sign-in may send the browser back to.
 	frontendOrigins map[string]bool
 
-	liveSessions sessionCache // for Config.SessionCheckCache
-	deleted      ended        // users this instance deleted, until their access tokens expire
-	evicted      ended        // sessions this instance ended to evict a stranger, likewise
-	verified     tokenCache   // access tokens verified before
+	liveSessions tokencache.Sessions // for Config.SessionCheckCache
+	deleted      ended               // users this instance deleted, until their access tokens expire
+	evicted      ended               // sessions this instance ended to evict a stranger, likewise
+	verified     tokenCache          // access tokens verified before
 }
 
 // New validates cfg, fills in its defaults and returns an Auth.
@@ -61,7 +63,7 @@ func New(cfg Config) (*Auth, error) {
 		outbox:      newOutbox(cfg.Email.QueueSize, cfg.Email.Attempts, cfg.Email.Timeout, time.Second),
 		xorigin:     xorigin,
 	}
-	seal, err := newSealer(cfg.Secrets)
+	sealer, err := seal.New(cfg.Secrets)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +73,7 @@ func New(cfg Config) (*Auth, error) {
 		signFor:     cfg.SigningKeyLifetime,
 		verifyExtra: cfg.AccessTokenLifetime + jwtLeeway,
 		now:         cfg.Now,
-		seal:        seal,
+		seal:        sealer,
 	}
 	// A refresh key makes tokens for as long as a signing key signs, and
 	// verifies them for a refresh-token lifetime after: the current token
@@ -82,7 +84,7 @@ func New(cfg Config) (*Auth, error) {
 		signFor:     cfg.SigningKeyLifetime,
 		verifyExtra: cfg.RefreshTokenLifetime,
 		now:         cfg.Now,
-		seal:        seal,
+		seal:        sealer,
 	}
 	// A secret that does not open the stored keys would fail every
 	// sign-in; better that the application does not start.

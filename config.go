@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/latchkit/auth/internal/password"
+	"github.com/latchkit/auth/internal/seal"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
@@ -449,7 +450,7 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, err
 	}
 	cfg.Secrets = append([]string(nil), cfg.Secrets...)
-	if err := checkSecrets(cfg.Secrets); err != nil {
+	if err := seal.CheckSecrets(cfg.Secrets); err != nil {
 		return cfg, err
 	}
 	if err := cfg.setFeatureDefaults(); err != nil {

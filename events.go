@@ -83,7 +83,7 @@ func (a *Auth) emit(ctx context.Context, r *http.Request, e Event) {
 	a.cfg.Logger.LogAttrs(ctx, level, "auth event", attrs...)
 	switch e.Kind {
 	case EventSignOut, EventSessionRevoked, EventTokenTheft:
-		a.liveSessions.evict(e.SessionHandle)
+		a.liveSessions.Evict(e.SessionHandle)
 	}
 	if a.cfg.Metrics != nil {
 		a.cfg.Metrics.CountEvent(e.Kind)

@@ -1152,7 +1152,7 @@ func faultErrTail(err error) string {
 
 // faultRefreshRaw is the length of a refresh token before base64, and
 // faultRefreshSecretAt where its secret starts in the token, in
-// characters: the layout refreshtoken.go documents is version (1) | key id (12) | handle (16) | generation (8) |
+// characters: the layout internal/refreshtoken documents is version (1) | key id (12) | handle (16) | generation (8) |
 // expiry (8) | secret (16) | MAC (16), 77 bytes in unpadded URL-safe
 // base64. The first 45 bytes are 60 characters, so the secret and the MAC
 // are the last 43 characters of the token exactly.

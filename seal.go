@@ -13,14 +13,6 @@ import (
 // its keys open.
 const keyCheckTimeout = 10 * time.Second
 
-// newSealer returns the Sealer of Config.Secrets, which both keyrings
-// share.
-func newSealer(secrets []string) (*seal.Sealer, error) { return seal.New(secrets) }
-
-// checkSecrets refuses secrets too short or too regular to be random,
-// and duplicates (see seal.CheckSecrets).
-func checkSecrets(secrets []string) error { return seal.CheckSecrets(secrets) }
-
 // keyKind names a key of the store in errors.
 func keyKind(alg string) string {
 	if alg == refreshAlg {

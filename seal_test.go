@@ -81,7 +81,7 @@ func sealHS256Verifies(t *testing.T, tok string, key []byte) bool {
 	return hmac.Equal(m.Sum(nil), sig)
 }
 
-// The refresh-token layout of refreshtoken.go: version, key id, handle,
+// The refresh-token layout of internal/refreshtoken: version, key id, handle,
 // generation, expiry, secret, then a MAC of all that.
 const (
 	sealRefreshRawLen = 1 + 12 + 16 + 8 + 8 + 16 + 16

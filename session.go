@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/latchkit/auth/internal/refreshtoken"
 	"github.com/latchkit/auth/store"
 )
 
@@ -89,7 +90,7 @@ func (a *Auth) verifyRequest(r *http.Request) (*verifiedToken, mode, error) {
 // trusts a confirmation younger than Config.SessionCheckCache.
 func (a *Auth) checkSession(ctx context.Context, handle string) error {
 	now := a.cfg.Now()
-	live, mark := a.liveSessions.has(handle, now)
+	live, mark := a.liveSessions.Has(handle, now)
 	if live {
 		return nil
 	}
@@ -107,7 +108,7 @@ func (a *Auth) checkSession(ctx context.Context, handle string) error {
 		if sess.ExpiresAt.Before(until) {
 			until = sess.ExpiresAt
 		}
-		a.liveSessions.add(handle, until, mark)
+		a.liveSessions.Add(handle, until, mark)
 	}
 	return nil
 }
@@ -261,7 +262,7 @@ func (a *Auth) createSession(ctx context.Context, w http.ResponseWriter, r *http
 		RefreshedAt: now,
 		ExpiresAt:   now.Add(a.cfg.RefreshTokenLifetime),
 	}
-	refresh, hash, err := mintRefresh(rkey, s.Handle, 0, s.ExpiresAt, newRefreshSecret())
+	refresh, hash, err := refreshtoken.Mint(rkey, s.Handle, 0, s.ExpiresAt, refreshtoken.FirstSecret())
 	if err != nil {
 		return store.Session{}, bodyTokens{}, err
 	}
