@@ -86,7 +86,7 @@ func TestEmailVerificationFlow(t *testing.T) {
 	for _, m := range authtest.Modes {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()
-			var events resetEvents
+			var events eventLog
 			events.changed = make(chan struct{})
 			s := newVerifying(t, auth.EmailVerificationOptional, auth.Config{OnEvent: events.record})
 			c, u := s.SignedIn(m)
@@ -277,7 +277,7 @@ func TestVerificationTokenRace(t *testing.T) {
 	for _, m := range authtest.Modes {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()
-			var events resetEvents
+			var events eventLog
 			events.changed = make(chan struct{})
 			s := newVerifying(t, auth.EmailVerificationOptional, auth.Config{OnEvent: events.record})
 			c, _ := s.SignedIn(m)
@@ -485,8 +485,8 @@ func TestEmailVerificationBadInput(t *testing.T) {
 // No verification token, access or refresh token reaches the log, and a
 // mailer that fails is logged and reported, never silent.
 func TestEmailVerificationLogHygiene(t *testing.T) {
-	var logs resetLog
-	events := newResetEvents()
+	var logs logCapture
+	events := newEventLog()
 	failing := mailerFunc(func(context.Context, mailer.Message) error { return errors.New("smtp: 451 try later") })
 	s := newVerifying(t, auth.EmailVerificationOptional, auth.Config{Logger: logs.logger(), OnEvent: events.record})
 	c, _ := s.SignedIn(authtest.Header)

@@ -239,7 +239,7 @@ type faultEnv struct {
 	fs     *faultstore.Store
 	srv    *authtest.Server
 	cfg    auth.Config
-	log    *resetLog       // a slog destination the invariants scan for secrets
+	log    *logCapture     // a slog destination the invariants scan for secrets
 	mail   chan auth.Event // EventResetEmailSent and EventMailFailed
 	prober *authtest.Client
 
@@ -288,7 +288,7 @@ func newFaultEnv(t *testing.T, f faultFlow, broken *faultBreakage) *faultEnv {
 	e := &faultEnv{
 		t:        t,
 		mem:      memstore.New(),
-		log:      &resetLog{},
+		log:      &logCapture{},
 		mail:     make(chan auth.Event, 16),
 		received: map[store.TokenHash]string{},
 		handleOf: map[store.TokenHash]string{},

@@ -419,70 +419,70 @@ func addRoutes(s *authtest.Server) {
 
 // ---- the raw-request fixture of the input and fuzz suites ----
 
-// inStore wraps the memory store. It counts the writes that took effect, so
+// textColumnStore wraps the memory store. It counts the writes that took effect, so
 // a test can show that a request wrote nothing, and it refuses emails that a
 // SQL text column refuses (NUL bytes, invalid UTF-8), as a database would:
 // such a value reaching the store is a 500 in production.
-type inStore struct {
+type textColumnStore struct {
 	store.Store
 	writes atomic.Int64
 }
 
 func sqlText(s string) error {
 	if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
-		return fmt.Errorf("inStore: %q cannot be stored in a text column", s)
+		return fmt.Errorf("textColumnStore: %q cannot be stored in a text column", s)
 	}
 	return nil
 }
 
-func (s *inStore) counted(err error) error {
+func (s *textColumnStore) counted(err error) error {
 	if err == nil || errors.Is(err, store.ErrTokenReused) {
 		s.writes.Add(1)
 	}
 	return err
 }
 
-func (s *inStore) CreateUser(ctx context.Context, u store.User, first store.Login) error {
+func (s *textColumnStore) CreateUser(ctx context.Context, u store.User, first store.Login) error {
 	if err := sqlText(first.Email); err != nil {
 		return err
 	}
 	return s.counted(s.Store.CreateUser(ctx, u, first))
 }
 
-func (s *inStore) Login(ctx context.Context, k store.LoginKey) (store.Login, error) {
+func (s *textColumnStore) Login(ctx context.Context, k store.LoginKey) (store.Login, error) {
 	if err := sqlText(k.Subject); err != nil {
 		return store.Login{}, err
 	}
 	return s.Store.Login(ctx, k)
 }
 
-func (s *inStore) UpdatePasswordHash(ctx context.Context, userID, oldHash, newHash string) error {
+func (s *textColumnStore) UpdatePasswordHash(ctx context.Context, userID, oldHash, newHash string) error {
 	return s.counted(s.Store.UpdatePasswordHash(ctx, userID, oldHash, newHash))
 }
 
-func (s *inStore) CreateCode(ctx context.Context, c store.Code) error {
+func (s *textColumnStore) CreateCode(ctx context.Context, c store.Code) error {
 	return s.counted(s.Store.CreateCode(ctx, c))
 }
 
-func (s *inStore) ResetPassword(ctx context.Context, token store.TokenHash, hash string, now time.Time) (store.Login, []string, error) {
+func (s *textColumnStore) ResetPassword(ctx context.Context, token store.TokenHash, hash string, now time.Time) (store.Login, []string, error) {
 	u, handles, err := s.Store.ResetPassword(ctx, token, hash, now)
 	return u, handles, s.counted(err)
 }
 
-func (s *inStore) CreateSession(ctx context.Context, sess store.Session, refresh store.TokenHash, epoch int64) error {
+func (s *textColumnStore) CreateSession(ctx context.Context, sess store.Session, refresh store.TokenHash, epoch int64) error {
 	return s.counted(s.Store.CreateSession(ctx, sess, refresh, epoch))
 }
 
-func (s *inStore) RotateRefreshToken(ctx context.Context, r store.Rotation) (store.Rotated, error) {
+func (s *textColumnStore) RotateRefreshToken(ctx context.Context, r store.Rotation) (store.Rotated, error) {
 	res, err := s.Store.RotateRefreshToken(ctx, r)
 	return res, s.counted(err)
 }
 
-func (s *inStore) RevokeSession(ctx context.Context, handle string, why store.EndReason) error {
+func (s *textColumnStore) RevokeSession(ctx context.Context, handle string, why store.EndReason) error {
 	return s.counted(s.Store.RevokeSession(ctx, handle, why))
 }
 
-func (s *inStore) RevokeUserSessions(ctx context.Context, userID string) ([]string, error) {
+func (s *textColumnStore) RevokeUserSessions(ctx context.Context, userID string) ([]string, error) {
 	handles, err := s.Store.RevokeUserSessions(ctx, userID)
 	if len(handles) > 0 {
 		s.writes.Add(1)
@@ -490,14 +490,14 @@ func (s *inStore) RevokeUserSessions(ctx context.Context, userID string) ([]stri
 	return handles, err
 }
 
-func (s *inStore) AddSigningKey(ctx context.Context, k store.SigningKey) error {
+func (s *textColumnStore) AddSigningKey(ctx context.Context, k store.SigningKey) error {
 	return s.counted(s.Store.AddSigningKey(ctx, k))
 }
 
-// inFixture is a test server over an inStore.
+// inFixture is a test server over a textColumnStore.
 type inFixture struct {
 	*authtest.Server
-	store *inStore
+	store *textColumnStore
 	mem   *memstore.Store
 	hc    *http.Client
 }
@@ -505,7 +505,7 @@ type inFixture struct {
 func newInFixture(t testing.TB, cfg auth.Config) *inFixture {
 	t.Helper()
 	mem := memstore.New()
-	st := &inStore{Store: mem}
+	st := &textColumnStore{Store: mem}
 	cfg.Store = st
 	s := authtest.NewServer(t, cfg)
 	return &inFixture{Server: s, store: st, mem: mem, hc: s.Client()}
@@ -620,17 +620,17 @@ func sameBytes(t testing.TB, what string, a, b *authtest.Response) {
 	}
 }
 
-// resetEvents records what Config.OnEvent reports, and lets a test wait
+// eventLog records what Config.OnEvent reports, and lets a test wait
 // for reports made off the request path.
-type resetEvents struct {
+type eventLog struct {
 	mu      sync.Mutex
 	events  []auth.Event
 	changed chan struct{} // closed and replaced on every event
 }
 
-func newResetEvents() *resetEvents { return &resetEvents{changed: make(chan struct{})} }
+func newEventLog() *eventLog { return &eventLog{changed: make(chan struct{})} }
 
-func (r *resetEvents) record(_ context.Context, e auth.Event) {
+func (r *eventLog) record(_ context.Context, e auth.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events = append(r.events, e)
@@ -639,7 +639,7 @@ func (r *resetEvents) record(_ context.Context, e auth.Event) {
 }
 
 // of returns the events of a kind so far.
-func (r *resetEvents) of(kind auth.EventKind) []auth.Event {
+func (r *eventLog) of(kind auth.EventKind) []auth.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []auth.Event
@@ -653,7 +653,7 @@ func (r *resetEvents) of(kind auth.EventKind) []auth.Event {
 
 // waitFor waits until n events of a kind have been reported and returns
 // them.
-func (r *resetEvents) waitFor(t testing.TB, kind auth.EventKind, n int, timeout time.Duration) []auth.Event {
+func (r *eventLog) waitFor(t testing.TB, kind auth.EventKind, n int, timeout time.Duration) []auth.Event {
 	t.Helper()
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
@@ -672,31 +672,31 @@ func (r *resetEvents) waitFor(t testing.TB, kind auth.EventKind, n int, timeout 
 	}
 }
 
-// resetLog is a Config.Logger writing JSON records to a buffer, for the
+// logCapture is a Config.Logger writing JSON records to a buffer, for the
 // reset tests, the fault sweep and the third-party log check.
-type resetLog struct {
+type logCapture struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (l *resetLog) Write(p []byte) (int, error) {
+func (l *logCapture) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.buf.Write(p)
 }
 
-func (l *resetLog) String() string {
+func (l *logCapture) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.buf.String()
 }
 
-func (l *resetLog) logger() *slog.Logger {
+func (l *logCapture) logger() *slog.Logger {
 	return slog.New(slog.NewJSONHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 // records returns the records with a message.
-func (l *resetLog) records(t testing.TB, msg string) []map[string]any {
+func (l *logCapture) records(t testing.TB, msg string) []map[string]any {
 	t.Helper()
 	var out []map[string]any
 	for line := range strings.Lines(l.String()) {
@@ -712,7 +712,7 @@ func (l *resetLog) records(t testing.TB, msg string) []map[string]any {
 }
 
 // wantNoSecrets checks that no log record holds any of the secrets.
-func (l *resetLog) wantNoSecrets(t testing.TB, secrets ...string) {
+func (l *logCapture) wantNoSecrets(t testing.TB, secrets ...string) {
 	t.Helper()
 	text := l.String()
 	for _, s := range secrets {

@@ -264,13 +264,13 @@ func (idp *fakeIdP) withEverything(cfg auth.Config) auth.Config {
 	return cfg
 }
 
-// fullStore counts, besides the writes inStore counts, those of
+// fullStore counts, besides the writes textColumnStore counts, those of
 // third-party sign-in. What email verification writes shows in the mail
 // sent and in the logins' EmailVerified, which the tests look at.
-type fullStore struct{ *inStore }
+type fullStore struct{ *textColumnStore }
 
 func (s fullStore) SignInUp(ctx context.Context, l store.Login, newUser store.User) (store.Login, bool, error) {
-	got, created, err := s.inStore.Store.SignInUp(ctx, l, newUser)
+	got, created, err := s.textColumnStore.Store.SignInUp(ctx, l, newUser)
 	return got, created, s.counted(err)
 }
 
@@ -290,7 +290,7 @@ func newFullFixture(tb testing.TB, cfg auth.Config) *fullFixture {
 	idp := newFakeIdP(tb)
 	cfg = idp.withEverything(cfg)
 	mem := memstore.New()
-	st := &inStore{Store: mem}
+	st := &textColumnStore{Store: mem}
 	cfg.Store = fullStore{st}
 	s := authtest.NewServer(tb, cfg)
 	hc := *s.Client()

@@ -71,7 +71,7 @@ func TestLinkingOffMakesTwoUsers(t *testing.T) {
 // user; its session names the user in sub and the new login in rsub.
 func TestLinkVerifiedJoinsVerified(t *testing.T) {
 	t.Parallel()
-	events := newResetEvents()
+	events := newEventLog()
 	s, p := linkingServer(t, true, auth.Config{OnEvent: events.record})
 	const email = "ada@example.com"
 	_, uid := signUpWith(t, s, authtest.Header, email, authtest.Password)
@@ -230,7 +230,7 @@ func TestLinkUnverifiedNewLoginJoinsNobody(t *testing.T) {
 func TestLinkPreTakeoverEvicted(t *testing.T) {
 	t.Parallel()
 	st := memstore.New()
-	events := newResetEvents()
+	events := newEventLog()
 	s, p := linkingServer(t, true, auth.Config{Store: st, OnEvent: events.record})
 	const victim = "victim@example.com"
 	const attackerPassword = "attacker pw 1"
@@ -456,7 +456,7 @@ func TestLinkProviderEmailChangeToOwnedEmail(t *testing.T) {
 // user without one gets no reset email.
 func TestLinkPasswordResetOnlyPasswordLogin(t *testing.T) {
 	t.Parallel()
-	events := newResetEvents()
+	events := newEventLog()
 	s, p := linkingServer(t, true, auth.Config{OnEvent: events.record})
 	const email = "ada@example.com"
 	_, _, uid, tpLogin := linkedUser(t, s, p, email, "ada-google")
@@ -756,7 +756,7 @@ func TestLinkConcurrentPasswordAndProvider(t *testing.T) {
 // cannot go.
 func TestUnlink(t *testing.T) {
 	t.Parallel()
-	events := newResetEvents()
+	events := newEventLog()
 	s, p := linkingServer(t, true, auth.Config{OnEvent: events.record})
 	ctx := t.Context()
 

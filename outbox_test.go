@@ -70,7 +70,7 @@ func TestResetMailerFailures(t *testing.T) {
 			var calls atomic.Int32
 			var mu sync.Mutex
 			var tokens []string
-			events, logs := newResetEvents(), &resetLog{}
+			events, logs := newEventLog(), &logCapture{}
 			cfg := tc.cfg
 			cfg.OnEvent, cfg.Logger = events.record, logs.logger()
 			cfg.Email.Mailer = mailer.Func(func(ctx context.Context, m mailer.Message) error {
@@ -132,7 +132,7 @@ func TestResetMailerRetry(t *testing.T) {
 	t.Parallel()
 	box := authtest.NewMailbox()
 	var calls atomic.Int32
-	events, logs := newResetEvents(), &resetLog{}
+	events, logs := newEventLog(), &logCapture{}
 	s := authtest.NewServer(t, auth.Config{
 		OnEvent: events.record,
 		Logger:  logs.logger(),
@@ -215,7 +215,7 @@ func signUpMany(t testing.TB, s *authtest.Server, n int) []string {
 func TestResetCloseDelivers(t *testing.T) {
 	t.Parallel()
 	g := newGatedMailer()
-	events, logs := newResetEvents(), &resetLog{}
+	events, logs := newEventLog(), &logCapture{}
 	s := authtest.NewServer(t, auth.Config{Email: auth.EmailConfig{Mailer: g}, OnEvent: events.record, Logger: logs.logger()})
 	emails := signUpMany(t, s, 10)
 	c := s.NewClient(authtest.Header)
@@ -277,7 +277,7 @@ func TestResetCloseDelivers(t *testing.T) {
 func TestResetCloseGivesUp(t *testing.T) {
 	t.Parallel()
 	g := newGatedMailer() // never opened
-	events, logs := newResetEvents(), &resetLog{}
+	events, logs := newEventLog(), &logCapture{}
 	s := authtest.NewServer(t, auth.Config{Email: auth.EmailConfig{Mailer: g, QueueSize: 2}, OnEvent: events.record, Logger: logs.logger()})
 	emails := signUpMany(t, s, 6)
 	c := s.NewClient(authtest.Header)
@@ -341,7 +341,7 @@ func TestResetCloseGivesUp(t *testing.T) {
 func TestResetQueueFull(t *testing.T) {
 	t.Parallel()
 	g := newGatedMailer()
-	events, logs := newResetEvents(), &resetLog{}
+	events, logs := newEventLog(), &logCapture{}
 	s := authtest.NewServer(t, auth.Config{Email: auth.EmailConfig{Mailer: g, QueueSize: 1}, OnEvent: events.record, Logger: logs.logger()})
 	t.Cleanup(func() { // before the server's own cleanup closes the Auth
 		select {

@@ -201,7 +201,7 @@ func TestRefreshSupersededFiftyAgo(t *testing.T) {
 	for _, m := range authtest.Modes {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()
-			events := newResetEvents()
+			events := newEventLog()
 			s := authtest.NewServer(t, auth.Config{OnEvent: events.record})
 			c, u := s.SignedIn(m)
 			_, r0 := c.Tokens()
@@ -451,7 +451,7 @@ func TestRefreshBoundedPerSession(t *testing.T) {
 	for _, m := range authtest.Modes {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()
-			events := newResetEvents()
+			events := newEventLog()
 			s := authtest.NewServer(t, auth.Config{OnEvent: events.record})
 			c, u := s.SignedIn(m)
 			const n = 200

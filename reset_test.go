@@ -259,7 +259,7 @@ func TestResetOverSMTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	events, logs := newResetEvents(), &resetLog{}
+	events, logs := newEventLog(), &logCapture{}
 	s := authtest.NewServer(t, auth.Config{Email: auth.EmailConfig{Mailer: m}, OnEvent: events.record, Logger: logs.logger()})
 
 	s1, u := s.SignedIn(authtest.Cookie)
@@ -439,7 +439,7 @@ func TestResetEndsEveryTokenOfTheUser(t *testing.T) {
 func TestResetWithoutPasswordLogin(t *testing.T) {
 	t.Parallel()
 	st := memstore.New()
-	events := newResetEvents()
+	events := newEventLog()
 	s := authtest.NewServer(t, auth.Config{Store: st, OnEvent: events.record})
 	social := socialUser("social-user", "social@example.com").addTo(t, st)
 	_, u := s.SignedIn(authtest.Header) // one with a password, for contrast

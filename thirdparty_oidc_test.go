@@ -121,7 +121,7 @@ func TestOIDCKeyRotation(t *testing.T) {
 // whether the provider answers or fails.
 func TestThirdPartyLogHygiene(t *testing.T) {
 	t.Parallel()
-	var buf resetLog
+	var buf logCapture
 	logger := buf.logger()
 	s, p := tpServer(t, auth.Config{Logger: logger})
 	fake := authtest.NewProvider(t)

@@ -16,7 +16,7 @@ import (
 
 func TestDeleteUser(t *testing.T) {
 	t.Parallel()
-	events := newResetEvents()
+	events := newEventLog()
 	st := memstore.New()
 	s := authtest.NewServer(t, auth.Config{
 		Store: st, OnEvent: events.record,
