@@ -525,15 +525,7 @@ func TestUpgradeToProvenEmails(t *testing.T) {
 	for _, b := range sqltest.Backends {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			db := b.Open(t)
-			st, err := sqlstore.New(db, b.Dialect)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := st.MigrateTo(ctx, 8); err != nil {
-				t.Fatalf("the schema before proven emails: %v", err)
-			}
-			old := oldRows{db: db, dialect: b.Dialect}
+			st, old := storeAt(t, b, 8)
 			type row struct {
 				key            store.LoginKey
 				id, email      string
@@ -586,7 +578,7 @@ func TestUpgradeToProvenEmails(t *testing.T) {
 
 			// The verified owner still owns its email: another proven
 			// login may not, and a login may join its user.
-			err = st.CreateUser(ctx, store.User{ID: "u5", TimeJoined: joined}, store.Login{LoginKey: google("g-5"),
+			err := st.CreateUser(ctx, store.User{ID: "u5", TimeJoined: joined}, store.Login{LoginKey: google("g-5"),
 				Email: "a@example.com", EmailVerified: true, EmailProven: true, CreatedAt: joined, OwnsEmail: true})
 			if !errors.Is(err, store.ErrEmailOwned) {
 				t.Errorf("a proven login asking to own the email of a verified owner from before: %v, want ErrEmailOwned", err)
@@ -607,6 +599,21 @@ func TestUpgradeToProvenEmails(t *testing.T) {
 	}
 }
 
+// storeAt opens a fresh database of backend b at schema version, and the
+// writer of rows as the releases of that schema wrote them.
+func storeAt(t *testing.T, b sqltest.Backend, version int) (*sqlstore.Store, oldRows) {
+	t.Helper()
+	db := b.Open(t)
+	st, err := sqlstore.New(db, b.Dialect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.MigrateTo(t.Context(), version); err != nil {
+		t.Fatalf("the schema at version %d: %v", version, err)
+	}
+	return st, oldRows{db: db, dialect: b.Dialect}
+}
+
 // TestUpgradeToCodes builds a database at schema 9 with a reset token and
 // a verification token as that release wrote them, migrates, and checks
 // that both still work, once, as the codes they became.
@@ -614,15 +621,7 @@ func TestUpgradeToCodes(t *testing.T) {
 	for _, b := range sqltest.Backends {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
-			db := b.Open(t)
-			st, err := sqlstore.New(db, b.Dialect)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := st.MigrateTo(ctx, 9); err != nil {
-				t.Fatalf("the schema before codes: %v", err)
-			}
-			old := oldRows{db: db, dialect: b.Dialect}
+			st, old := storeAt(t, b, 9)
 			const email = "ada@example.com"
 			old.exec(t, `INSERT INTO auth_users (id, time_joined, session_epoch) VALUES ('u1', ?, 0)`, joined.UnixMilli())
 			old.exec(t, `INSERT INTO auth_logins (method, third_party, subject, id, user_id, email, email_verified, email_proven,
