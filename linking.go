@@ -159,7 +159,7 @@ func (a *Auth) linkOnce(ctx context.Context, r *http.Request, nl store.Login, ne
 		owning := nl
 		owning.OwnsEmail = nl.EmailProven
 		var l store.Login
-		err := a.owning(ctx, r, owning, newUser.ID, func() error {
+		err := a.owning(ctx, r, owning, newUser.ID, logins, func() error {
 			var created bool
 			l, created, err = a.store.SignInUp(ctx, owning, newUser)
 			if err != nil || !created {
@@ -185,7 +185,7 @@ func (a *Auth) linkOnce(ctx context.Context, r *http.Request, nl store.Login, ne
 			return linked{}, err
 		}
 	}
-	return a.join(ctx, r, nl, plan)
+	return a.join(ctx, r, nl, plan, logins)
 }
 
 // firstErr returns the first error that is not nil.
@@ -224,12 +224,13 @@ func (a *Auth) evict(ctx context.Context, r *http.Request, l store.Login) error 
 }
 
 // join adds the new login to the user of plan, as its owner's sibling
-// (linkJoin) or as the email's new owner (linkAdopt, linkEvict).
-func (a *Auth) join(ctx context.Context, r *http.Request, nl store.Login, plan linkPlan) (linked, error) {
+// (linkJoin) or as the email's new owner (linkAdopt, linkEvict); read is
+// the email's logins that plan was made from.
+func (a *Auth) join(ctx context.Context, r *http.Request, nl store.Login, plan linkPlan, read []store.Login) (linked, error) {
 	joined := nl
 	joined.ID, joined.UserID = uuid.NewString(), plan.userID
 	joined.OwnsEmail = plan.kind != linkJoin
-	err := a.owning(ctx, r, joined, plan.userID, func() error { return raced(a.store.LinkLogin(ctx, joined)) })
+	err := a.owning(ctx, r, joined, plan.userID, read, func() error { return raced(a.store.LinkLogin(ctx, joined)) })
 	if err != nil {
 		return linked{}, err
 	}
@@ -333,7 +334,7 @@ func (a *Auth) afterVerified(ctx context.Context, l store.Login) store.Login {
 	}
 	owned, claim := l, l
 	claim.OwnsEmail = true
-	err := a.owning(ctx, nil, claim, l.UserID, func() (err error) {
+	err := a.owning(ctx, nil, claim, l.UserID, nil, func() (err error) {
 		owned, err = a.store.ClaimEmail(ctx, l.ID)
 		return err
 	})
@@ -356,18 +357,29 @@ func (a *Auth) afterVerified(ctx context.Context, l store.Login) store.Login {
 // open (their sign-ins are refused from then on, see signInConflicts).
 // The round before covers a fault after the write; the round after, a
 // stranger's sign-in that began before it (its session is refused by the
-// epoch the round advances).
-func (a *Auth) owning(ctx context.Context, r *http.Request, l store.Login, owner string, write func() error) error {
+// epoch the round advances). The round before works from read, the
+// email's logins as the caller just read them, or reads them if nil.
+func (a *Auth) owning(ctx context.Context, r *http.Request, l store.Login, owner string, read []store.Login, write func() error) error {
 	if !l.OwnsEmail {
 		return write()
 	}
-	if err := a.endUnproven(ctx, r, l.Email, owner); err != nil {
+	if read == nil {
+		var err error
+		if read, err = a.store.LoginsByEmail(ctx, l.Email); err != nil {
+			return err
+		}
+	}
+	if err := a.endUnproven(ctx, r, read, owner); err != nil {
 		return err
 	}
 	if err := write(); err != nil {
 		return err
 	}
-	if err := a.endUnproven(ctx, r, l.Email, owner); err != nil {
+	logins, err := a.store.LoginsByEmail(ctx, l.Email)
+	if err == nil {
+		err = a.endUnproven(ctx, r, logins, owner)
+	}
+	if err != nil {
 		// The write stands; the round before ended what existed then, and
 		// a sign-in begun since is refused as the owner exists.
 		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: could not end the sessions of unproven logins of an owned email",
@@ -377,12 +389,8 @@ func (a *Auth) owning(ctx context.Context, r *http.Request, l store.Login, owner
 }
 
 // endUnproven ends every session of each user other than owner that has
-// a login with email that does not prove it.
-func (a *Auth) endUnproven(ctx context.Context, r *http.Request, email, owner string) error {
-	logins, err := a.store.LoginsByEmail(ctx, email)
-	if err != nil {
-		return err
-	}
+// one of logins (those of an email) and does not prove it.
+func (a *Auth) endUnproven(ctx context.Context, r *http.Request, logins []store.Login, owner string) error {
 	ended := map[string]bool{owner: true}
 	for _, o := range logins {
 		if o.EmailProven || ended[o.UserID] {
