@@ -48,6 +48,14 @@ type Store struct {
 	// deletion does under the lock, costs what that login has.
 	verifyByLogin map[string]map[store.TokenHash]struct{}
 
+	flows        map[store.TokenHash]store.Code // CodePasswordlessFlow
+	passwordless map[store.TokenHash]store.Code // CodePasswordless
+	// flowCodes indexes passwordless codes by their flow, and
+	// emailFlows flows by their Email, so that using a code costs what
+	// the address's flows and their codes are.
+	flowCodes  map[store.TokenHash]map[store.TokenHash]struct{}
+	emailFlows map[string]map[store.TokenHash]struct{}
+
 	limits map[string]time.Time
 	// limitsPruned is when TakeRateLimit last dropped passed entries.
 	limitsPruned time.Time
@@ -104,6 +112,10 @@ func New() *Store {
 		resets:        make(map[store.TokenHash]store.Code),
 		verifications: make(map[store.TokenHash]store.Code),
 		verifyByLogin: make(map[string]map[store.TokenHash]struct{}),
+		flows:         make(map[store.TokenHash]store.Code),
+		passwordless:  make(map[store.TokenHash]store.Code),
+		flowCodes:     make(map[store.TokenHash]map[store.TokenHash]struct{}),
+		emailFlows:    make(map[string]map[store.TokenHash]struct{}),
 		limits:        make(map[string]time.Time),
 	}
 }
@@ -391,32 +403,74 @@ func (s *Store) CreateCode(_ context.Context, c store.Code) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	if c.LoginID != "" {
-		k, ok := s.loginIDs[c.LoginID]
-		l := s.logins[k]
-		if !ok || l.Email != c.Email || c.UserID != "" && c.UserID != l.UserID {
+	switch c.Kind {
+	case store.CodePasswordlessFlow:
+		// A flow has no user, belongs to no flow, and starts uncounted.
+		c.UserID, c.LoginID, c.Flow, c.Attempts = "", "", store.TokenHash{}, 0
+	case store.CodePasswordless:
+		f, ok := s.flows[c.Flow]
+		if !ok || !live(f.ExpiresAt, c.CreatedAt) {
 			return store.ErrNotFound
 		}
-		c.UserID = l.UserID
-	} else if _, ok := s.users[c.UserID]; !ok {
-		return store.ErrNotFound
+		c.UserID, c.LoginID, c.Email, c.Attempts = "", "", f.Email, 0
+	default:
+		if c.LoginID != "" {
+			k, ok := s.loginIDs[c.LoginID]
+			l := s.logins[k]
+			if !ok || l.Email != c.Email || c.UserID != "" && c.UserID != l.UserID {
+				return store.ErrNotFound
+			}
+			c.UserID = l.UserID
+		} else if _, ok := s.users[c.UserID]; !ok {
+			return store.ErrNotFound
+		}
+		c.Flow, c.Attempts = store.TokenHash{}, 0
 	}
-	_, isReset := s.resets[c.Hash]
-	_, isVerification := s.verifications[c.Hash]
 	codes := s.codesOf(c.Kind)
-	if isReset || isVerification || codes == nil {
+	if s.hashTaken(c.Hash) || codes == nil {
 		return store.ErrConflict
 	}
 	codes[c.Hash] = c
-	if c.LoginID != "" {
-		hashes := s.verifyByLogin[c.LoginID]
-		if hashes == nil {
-			hashes = make(map[store.TokenHash]struct{})
-			s.verifyByLogin[c.LoginID] = hashes
-		}
-		hashes[c.Hash] = struct{}{}
+	switch {
+	case c.Kind == store.CodePasswordlessFlow:
+		addToIndex(s.emailFlows, c.Email, c.Hash)
+	case c.Kind == store.CodePasswordless:
+		addToIndex(s.flowCodes, c.Flow, c.Hash)
+	case c.LoginID != "":
+		addToIndex(s.verifyByLogin, c.LoginID, c.Hash)
 	}
 	return nil
+}
+
+// hashTaken reports whether a code of any kind has hash h. Called under
+// mu.
+func (s *Store) hashTaken(h store.TokenHash) bool {
+	for _, codes := range []map[store.TokenHash]store.Code{s.resets, s.verifications, s.flows, s.passwordless} {
+		if _, ok := codes[h]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// addToIndex records h under key in index.
+func addToIndex[K comparable](index map[K]map[store.TokenHash]struct{}, key K, h store.TokenHash) {
+	hashes := index[key]
+	if hashes == nil {
+		hashes = make(map[store.TokenHash]struct{})
+		index[key] = hashes
+	}
+	hashes[h] = struct{}{}
+}
+
+// dropFromIndex forgets h under key in index, and key when it has no
+// hash left.
+func dropFromIndex[K comparable](index map[K]map[store.TokenHash]struct{}, key K, h store.TokenHash) {
+	hashes := index[key]
+	delete(hashes, h)
+	if len(hashes) == 0 {
+		delete(index, key)
+	}
 }
 
 // codesOf returns the map that keeps codes of kind, or nil for a kind the
@@ -427,6 +481,10 @@ func (s *Store) codesOf(kind store.CodeKind) map[store.TokenHash]store.Code {
 		return s.resets
 	case store.CodeVerification:
 		return s.verifications
+	case store.CodePasswordlessFlow:
+		return s.flows
+	case store.CodePasswordless:
+		return s.passwordless
 	}
 	return nil
 }
@@ -440,6 +498,53 @@ func (s *Store) Code(_ context.Context, kind store.CodeKind, hash store.TokenHas
 		return store.Code{}, store.ErrNotFound
 	}
 	return c, nil
+}
+
+// UsePasswordlessCode implements store.Store.
+func (s *Store) UsePasswordlessCode(_ context.Context, flow, code store.TokenHash, now time.Time, maxAttempts int) (store.Code, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	f, ok := s.flows[flow]
+	if !ok || !live(f.ExpiresAt, now) {
+		return store.Code{}, store.ErrNotFound
+	}
+	c, ofFlow := s.passwordless[code]
+	ofFlow = ofFlow && c.Flow == flow
+	if ofFlow && live(c.ExpiresAt, now) {
+		for h := range s.emailFlows[f.Email] {
+			s.deleteFlow(h)
+		}
+		return f, nil
+	}
+	err := store.ErrWrongCode
+	if ofFlow {
+		err = store.ErrCodeExpired
+	}
+	if maxAttempts > 0 {
+		f.Attempts++
+		if f.Attempts >= maxAttempts {
+			s.deleteFlow(flow)
+		} else {
+			s.flows[flow] = f
+		}
+	}
+	return f, err
+}
+
+// deleteFlow removes the passwordless flow with hash h and its codes.
+// Called under mu.
+func (s *Store) deleteFlow(h store.TokenHash) {
+	f, ok := s.flows[h]
+	if !ok {
+		return
+	}
+	for c := range s.flowCodes[h] {
+		delete(s.passwordless, c)
+	}
+	delete(s.flowCodes, h)
+	dropFromIndex(s.emailFlows, f.Email, h)
+	delete(s.flows, h)
 }
 
 // VerifyEmail implements store.Store.
@@ -749,11 +854,19 @@ func (s *Store) DeleteExpired(_ context.Context, now time.Time) error {
 	for h, t := range s.verifications {
 		if !live(t.ExpiresAt, now) {
 			delete(s.verifications, h)
-			hashes := s.verifyByLogin[t.LoginID]
-			delete(hashes, h)
-			if len(hashes) == 0 {
-				delete(s.verifyByLogin, t.LoginID)
-			}
+			dropFromIndex(s.verifyByLogin, t.LoginID, h)
+		}
+	}
+	// An expired flow takes its codes, which nobody can use any more.
+	for h, f := range s.flows {
+		if !live(f.ExpiresAt, now) {
+			s.deleteFlow(h)
+		}
+	}
+	for h, c := range s.passwordless {
+		if !live(c.ExpiresAt, now) {
+			delete(s.passwordless, h)
+			dropFromIndex(s.flowCodes, c.Flow, h)
 		}
 	}
 	for k, tat := range s.limits {
