@@ -40,7 +40,7 @@ const (
 
 // Config configures an Auth. The zero value of every field except Store
 // means the documented default. Each feature has its own group (Password,
-// Email, ThirdParty, EmailVerification, Cookie, RateLimits), whose zero
+// Email, ThirdParty, EmailVerification, Passwordless, Cookie, RateLimits), whose zero
 // value means the feature's defaults, or the feature off.
 type Config struct {
 	// Store keeps users, sessions and signing keys. Required. Every
@@ -160,6 +160,10 @@ type Config struct {
 	// EmailVerification configures the verification of users' email
 	// addresses. The zero value means off.
 	EmailVerification EmailVerificationConfig
+
+	// Passwordless configures sign-in with one-time codes and links sent
+	// by email. The zero value means off.
+	Passwordless PasswordlessConfig
 
 	// AccountLinking lets a new login method that proves its email (a
 	// provider vouches for it) join the user who owns the address instead
@@ -518,7 +522,10 @@ func (cfg *Config) setFeatureDefaults() error {
 	if err := cfg.ThirdParty.setDefaults(cfg.AppURL); err != nil {
 		return err
 	}
-	return cfg.EmailVerification.setDefaults(cfg.AppURL, cfg.Email.Mailer != nil)
+	if err := cfg.EmailVerification.setDefaults(cfg.AppURL, cfg.Email.Mailer != nil); err != nil {
+		return err
+	}
+	return cfg.Passwordless.setDefaults(cfg.AppURL, cfg.Email.Mailer != nil)
 }
 
 func (c *CookieConfig) setDefaults() error {

@@ -14,7 +14,8 @@ import (
 
 // EmailTemplate renders an email. Each template is executed with the data
 // of the email it renders (ResetEmailData for the reset email,
-// VerificationEmailData for the verification email).
+// VerificationEmailData for the verification email,
+// PasswordlessEmailData for the passwordless email).
 type EmailTemplate struct {
 	Subject *texttemplate.Template
 	Text    *texttemplate.Template // the plain-text body
@@ -53,6 +54,11 @@ var (
 		Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/verify_email.txt")),
 		HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/verify_email.html")),
 	}
+	defaultPasswordlessEmail = EmailTemplate{
+		Subject: texttemplate.Must(texttemplate.New("subject").Parse("{{if .Code}}Your sign-in code{{else}}Your sign-in link{{end}}")),
+		Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/passwordless.txt")),
+		HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/passwordless.html")),
+	}
 )
 
 // DefaultResetEmail returns the reset email used when
@@ -62,6 +68,10 @@ func DefaultResetEmail() EmailTemplate { return defaultResetEmail.clone() }
 // DefaultVerificationEmail returns the verification email used when
 // Config.EmailVerification.Email is nil.
 func DefaultVerificationEmail() EmailTemplate { return defaultVerificationEmail.clone() }
+
+// DefaultPasswordlessEmail returns the passwordless email used when
+// Config.Passwordless.Email is nil.
+func DefaultPasswordlessEmail() EmailTemplate { return defaultPasswordlessEmail.clone() }
 
 // clone copies t, its parsed templates included: a template's
 // definitions can be added to after parsing, and the copy's are its own.

@@ -47,6 +47,7 @@ const (
 	EventEmailVerified         EventKind = "email_verified" // by a link, or SetEmailVerified through the Go API
 	EventAccountLinked         EventKind = "account_linked" // a new login method joined an existing user
 	EventUserDeleted           EventKind = "user_deleted"
+	EventPasswordlessCodeSent  EventKind = "passwordless_code_sent" // a passwordless code or link was sent
 )
 
 // emit logs an event and passes it to the hook.

@@ -16,7 +16,7 @@ const outboxWorkers = 4
 
 // A mailJob prepares and sends one email: reset or verification.
 type mailJob struct {
-	kind string // "reset", "verification": names the email in logs
+	kind string // "reset", "verification", "passwordless": names the email in logs
 	run  func(ctx context.Context)
 }
 
@@ -90,11 +90,18 @@ func (o *outbox) send(a *Auth, job mailJob) {
 
 // deliver sends m, retrying failed attempts with a growing pause.
 func (o *outbox) deliver(ctx context.Context, m mailer.Mailer, msg mailer.Message) error {
+	return o.retry(ctx, func(ctx context.Context) error { return m.Send(ctx, msg) })
+}
+
+// retry calls send until it succeeds, with a timeout on each attempt and
+// a growing pause between them, at most o.attempts times. A message the
+// mailer calls invalid is not tried again.
+func (o *outbox) retry(ctx context.Context, send func(context.Context) error) error {
 	var err error
 	pause := o.backoff
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, o.timeout)
-		err = m.Send(actx, msg)
+		err = send(actx)
 		cancel()
 		if err == nil || attempt == o.attempts || errors.Is(err, mailer.ErrInvalidMessage) {
 			return err

@@ -74,6 +74,25 @@ type RateLimits struct {
 	// answers GENERAL_ERROR asking the user to wait. Default 1, then 1
 	// every minute.
 	VerificationEmails Rate
+	// PasswordlessSends bounds the passwordless codes sent to one email
+	// address or phone number, new flows and resends together, so that
+	// nobody can flood an inbox, nor start flows to guess a code in.
+	// Past it, the endpoints answer GENERAL_ERROR asking the person to
+	// wait. Default 5, then 1 every 5 minutes: a first code and a few
+	// resends.
+	PasswordlessSends Rate
+	// ClientPasswordlessSends bounds the passwordless codes sent at the
+	// request of one client address, to any address. Default 20, then 1
+	// every 30 seconds (120 an hour).
+	ClientPasswordlessSends Rate
+	// PasswordlessFailures bounds the wrong or expired passwordless codes
+	// entered for one email address or phone number, across all its
+	// flows: each flow ends at its fifth, and this bounds how many flows'
+	// worth of guesses anyone gets (see SECURITY.md for what it means
+	// for a six-digit code). Past it, typed codes for the address are
+	// refused unchecked until the allowance grows back; links still
+	// work. Default 10, then 1 every 6 minutes (10 an hour).
+	PasswordlessFailures Rate
 
 	// IPv6Prefix is the prefix length by which IPv6 clients are counted:
 	// one host commonly holds a whole /64, so counting single addresses
@@ -98,6 +117,9 @@ func (l *RateLimits) setDefaults() {
 	def(&l.SessionRefreshes, 60, 2*time.Second)
 	def(&l.ClientThirdPartySignIns, 30, 10*time.Second)
 	def(&l.VerificationEmails, 1, time.Minute)
+	def(&l.PasswordlessSends, 5, 5*time.Minute)
+	def(&l.ClientPasswordlessSends, 20, 30*time.Second)
+	def(&l.PasswordlessFailures, 10, 6*time.Minute)
 	if l.IPv6Prefix == 0 {
 		l.IPv6Prefix = 64
 	}
@@ -107,7 +129,8 @@ func (l *RateLimits) setDefaults() {
 func (l *RateLimits) rates() []Rate {
 	return []Rate{l.SignInFailures, l.ClientSignInFailures, l.AccountSignInFailures,
 		l.ResetEmails, l.ClientResetRequests, l.ClientNewPasswords, l.ClientEmailChecks, l.SessionRefreshes,
-		l.ClientThirdPartySignIns, l.VerificationEmails}
+		l.ClientThirdPartySignIns, l.VerificationEmails, l.PasswordlessSends, l.ClientPasswordlessSends,
+		l.PasswordlessFailures}
 }
 
 func (r Rate) valid() bool { return r.Burst > 0 && r.Every > 0 }

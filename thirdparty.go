@@ -486,6 +486,19 @@ func (a *Auth) handleLoginMethods(w http.ResponseWriter, r *http.Request) {
 	if tp.Enabled = len(tp.Providers) > 0; tp.Enabled {
 		factors = append(factors, "thirdparty")
 	}
+	pl := a.cfg.Passwordless
+	if pl.Flow.codes() {
+		factors = append(factors, "otp-email")
+	}
+	if pl.Flow.links() {
+		factors = append(factors, "link-email")
+	}
+	if pl.TextSender != nil && pl.Flow.codes() {
+		factors = append(factors, "otp-phone")
+	}
+	if pl.TextSender != nil && pl.Flow.links() {
+		factors = append(factors, "link-phone")
+	}
 	writeJSON(w, http.StatusOK, struct {
 		Status        string     `json:"status"`
 		EmailPassword enabled    `json:"emailPassword"`
@@ -493,7 +506,7 @@ func (a *Auth) handleLoginMethods(w http.ResponseWriter, r *http.Request) {
 		Passwordless  enabled    `json:"passwordless"`
 		WebAuthn      enabled    `json:"webauthn"`
 		FirstFactors  []string   `json:"firstFactors"`
-	}{"OK", enabled{true}, tp, enabled{}, enabled{}, factors})
+	}{"OK", enabled{true}, tp, enabled{pl.Flow != PasswordlessOff}, enabled{}, factors})
 }
 
 // handleFormPostCallback relays a provider's form_post callback (Apple's) to

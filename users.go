@@ -249,6 +249,7 @@ type loginMethod struct {
 	RecipeUserID string          `json:"recipeUserId"`
 	TenantIDs    []string        `json:"tenantIds"`
 	Email        string          `json:"email,omitempty"`
+	PhoneNumber  string          `json:"phoneNumber,omitempty"`
 	ThirdParty   *wireThirdParty `json:"thirdParty,omitempty"`
 	TimeJoined   int64           `json:"timeJoined"`
 	Verified     bool            `json:"verified"`
@@ -339,9 +340,13 @@ func writeUser(w http.ResponseWriter, r *http.Request, u store.User, logins []st
 				RecipeID: l.Method, RecipeUserID: recipeUser, TenantIDs: publicTenant,
 				Email: l.Email, TimeJoined: l.CreatedAt.UnixMilli(), Verified: l.EmailVerified,
 			}
-			if l.Method == store.MethodThirdParty {
+			switch {
+			case l.Method == store.MethodThirdParty:
 				m.ThirdParty = &wireThirdParty{l.ThirdParty, l.Subject}
 				wu.ThirdParty = append(wu.ThirdParty, *m.ThirdParty)
+			case l.Method == store.MethodPasswordless && isPhone(l.Subject):
+				m.PhoneNumber = l.Subject
+				wu.PhoneNumbers = append(wu.PhoneNumbers, l.Subject)
 			}
 			wu.LoginMethods = append(wu.LoginMethods, m)
 		}

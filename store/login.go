@@ -11,19 +11,25 @@ const (
 	// ThirdParty is the provider's id, its Subject the provider's id for
 	// the user.
 	MethodThirdParty = "thirdparty"
+	// MethodPasswordless is a one-time code or link sent to an email
+	// address or a phone number. Its Subject is the normalised email, or
+	// the phone number in E.164 form, which begins with "+".
+	MethodPasswordless = "passwordless"
 )
 
 // A LoginKey names one way of signing in. It is unique across all users:
 // one email and password login per email, one third-party login per
 // provider and provider user id.
 type LoginKey struct {
-	// Method is MethodEmailPassword or MethodThirdParty.
+	// Method is MethodEmailPassword, MethodThirdParty or
+	// MethodPasswordless.
 	Method string
-	// ThirdParty is the provider's id, such as "google"; "" for
-	// MethodEmailPassword.
+	// ThirdParty is the provider's id, such as "google"; "" for the
+	// other methods.
 	ThirdParty string
 	// Subject identifies the user within the method: the normalised email
-	// for MethodEmailPassword, the provider's user id for MethodThirdParty.
+	// for MethodEmailPassword, the provider's user id for MethodThirdParty,
+	// the email or phone number for MethodPasswordless.
 	Subject string
 }
 
@@ -32,6 +38,12 @@ type LoginKey struct {
 // it reaches the store.
 func EmailPasswordKey(email string) LoginKey {
 	return LoginKey{Method: MethodEmailPassword, Subject: email}
+}
+
+// PasswordlessKey is the key of the passwordless login of an email
+// (normalised as for EmailPasswordKey) or a phone number (E.164).
+func PasswordlessKey(contact string) LoginKey {
+	return LoginKey{Method: MethodPasswordless, Subject: contact}
 }
 
 // A Login is one login method of a user. A user has at least one, and at

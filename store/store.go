@@ -46,23 +46,25 @@
 // Short-lived secrets handed to a person or a browser (reset and
 // verification tokens, passwordless codes and link codes, WebAuthn
 // ceremony options, passkey recovery links) become one record: a Code,
-// known by the hash of its secret (for a six-digit code, an HMAC under a
-// server key, so that reading the table does not reveal it), with its
-// kind, the flow it belongs to (a passwordless device, a ceremony), the
-// user, login and email it acts on, wrong attempts counted against a
-// maximum, its expiry and kind-specific data. Generic methods create one,
-// read one, and count a failed attempt on a flow (ending the flow at its
-// maximum) in one step. Using a code is atomic with its effect, so each
-// kind keeps one method that does both: ResetPassword and VerifyEmail
-// today; for passwordless, using the code, ending the address's other
-// flows and returning the login; for passkeys, deleting the ceremony's
-// options in the step that accepts it and updates the counter. TOTP needs
+// known by the hash of its secret (for a six-digit code, the hash of a
+// value derived from it under a key the store never sees, so that reading
+// the table does not reveal it), with its kind, the flow it belongs to (a
+// passwordless flow, a ceremony), the user, login and email it acts on,
+// wrong attempts counted against a maximum, its expiry and kind-specific
+// data. Generic methods create one and read one. Using a code is atomic
+// with its effect, so each kind keeps one method that does both:
+// ResetPassword and VerifyEmail; UsePasswordlessCode, which spends a code
+// and ends the address's flows, or counts a wrong one against its flow
+// (the login is then signed in, or up, with the UserStore's methods); for
+// passkeys, deleting the ceremony's options in the step that accepts it
+// and updates the counter. TOTP needs
 // no code records: its replay guard is the material's step, and its
 // lockout the RateLimitStore.
 //
-// Reset and verification tokens are Code records already (schema 10 on
-// SQL); the other kinds add their fields and their one method when they
-// land.
+// Reset and verification tokens are Code records (schema 10 on SQL), and
+// so are passwordless flows and codes (schema 11), whose one method is
+// UsePasswordlessCode. Passkeys and second factors add their fields and
+// their one method when they land.
 package store
 
 import (
@@ -109,6 +111,14 @@ var (
 	// ErrLastLogin reports that a login was not removed because it is its
 	// user's only one: a user always has a way to sign in.
 	ErrLastLogin = errors.New("store: the user's last login")
+
+	// ErrWrongCode reports that a code submitted to a flow is not one of
+	// the flow's live codes (see UsePasswordlessCode).
+	ErrWrongCode = errors.New("store: wrong code")
+
+	// ErrCodeExpired reports that a code submitted to a flow is one of
+	// the flow's codes, but has expired (see UsePasswordlessCode).
+	ErrCodeExpired = errors.New("store: code expired")
 )
 
 // TokenHash is the SHA-256 digest of a secret token. Stores index and
@@ -194,12 +204,25 @@ const (
 	CodeReset CodeKind = "reset"
 	// CodeVerification verifies the email of one login (VerifyEmail).
 	CodeVerification CodeKind = "verification"
+	// CodePasswordlessFlow is a passwordless sign-in flow: one browser's
+	// attempt to sign in with an email or phone number, which the codes
+	// sent for it belong to. Its Hash is the SHA-256 of the flow's secret
+	// id, which only that browser holds; Email is the email or phone
+	// number; Attempts counts the wrong codes submitted to it. It has no
+	// user: whoever completes it signs in, or up.
+	CodePasswordlessFlow CodeKind = "passwordless_flow"
+	// CodePasswordless is one code of a passwordless flow (Flow), used
+	// with UsePasswordlessCode. Its Hash is the SHA-256 of the link code,
+	// a secret derived from the flow's secret id and the code the person
+	// reads, so that neither is in the store.
+	CodePasswordless CodeKind = "passwordless"
 )
 
 // A Code is a one-time secret handed to a person or a browser, known to
-// the store only by hash: a password reset or an email verification token
-// (see the package doc for the kinds to come). Each kind has one method
-// that uses it up together with its effect.
+// the store only by hash: a password reset or an email verification token,
+// a passwordless flow or one of its codes (see the package doc for the
+// kinds to come). Each kind has one method that uses it up together with
+// its effect.
 type Code struct {
 	// Hash is the SHA-256 of the secret that was sent. Unique across
 	// kinds.
@@ -210,9 +233,17 @@ type Code struct {
 	UserID string
 	// LoginID and Email bind a code to one login of the user and the
 	// address that login had when the code was sent to it: set for
-	// CodeVerification, empty for CodeReset.
+	// CodeVerification, empty for CodeReset. A passwordless flow and its
+	// codes have no user or login; their Email is the email or phone
+	// number the codes are sent to.
 	LoginID string
 	Email   string
+	// Flow is, for CodePasswordless, the Hash of the flow the code
+	// belongs to.
+	Flow TokenHash
+	// Attempts is, for CodePasswordlessFlow, how many wrong or expired
+	// codes were submitted to the flow.
+	Attempts int
 	// CreatedAt is when the code was issued.
 	CreatedAt time.Time
 	// ExpiresAt is when it stops working.
@@ -467,14 +498,18 @@ type UserStore interface {
 }
 
 // TokenStore keeps one-time codes (Code): password reset and email
-// verification tokens.
+// verification tokens, passwordless flows and their codes.
 type TokenStore interface {
-	// CreateCode adds c. When c.LoginID is set, the login must exist and
-	// still have the address c.Email, and c.UserID, if not empty, must be
-	// its user (the store sets it when empty); otherwise the user
-	// c.UserID must exist. It returns ErrNotFound if not, and ErrConflict
-	// if a code with c's hash exists, of any kind; then nothing is
-	// written.
+	// CreateCode adds c. For a CodePasswordlessFlow, UserID and LoginID
+	// are empty and Attempts is stored as zero. For a CodePasswordless,
+	// c.Flow must be a flow that has not expired at c.CreatedAt; the
+	// store sets c.Email to the flow's, and the code is stored as given
+	// otherwise. For the other kinds, when c.LoginID is set, the login
+	// must exist and still have the address c.Email, and c.UserID, if not
+	// empty, must be its user (the store sets it when empty); otherwise
+	// the user c.UserID must exist. It returns ErrNotFound if not, and
+	// ErrConflict if a code with c's hash exists, of any kind; then
+	// nothing is written.
 	CreateCode(ctx context.Context, c Code) error
 
 	// Code returns the code of the given kind and hash if it exists and
@@ -508,6 +543,27 @@ type TokenStore interface {
 	// nothing. Of several concurrent calls with one token at most one
 	// succeeds.
 	VerifyEmail(ctx context.Context, token TokenHash, now time.Time) (Login, error)
+
+	// UsePasswordlessCode spends the CodePasswordless code with hash code
+	// on the CodePasswordlessFlow with hash flow, in one atomic step, and
+	// returns the flow as it is after the step. The outcomes:
+	//
+	//   - The flow does not exist or has expired at now: ErrNotFound, and
+	//     nothing changes.
+	//   - code is a code of the flow that has not expired at now: the
+	//     store deletes every flow whose Email is the flow's, with all of
+	//     their codes (so this one works once), and returns the flow and
+	//     nil.
+	//   - Otherwise (code is unknown, of another flow, or expired): if
+	//     maxAttempts is positive, the flow's Attempts grows by one, and
+	//     when it reaches maxAttempts the flow is deleted with its codes;
+	//     with a maxAttempts of zero nothing changes. It returns the flow
+	//     with its Attempts, and ErrCodeExpired if code is an expired code
+	//     of the flow, ErrWrongCode if not.
+	//
+	// Of several concurrent calls with one code at most one succeeds, and
+	// concurrent wrong codes are each counted.
+	UsePasswordlessCode(ctx context.Context, flow, code TokenHash, now time.Time, maxAttempts int) (Code, error)
 }
 
 // SessionStore keeps sessions, each with its current refresh token.

@@ -162,6 +162,19 @@ func (s *auditStore) VerifyEmail(ctx context.Context, token store.TokenHash, now
 	return l, err
 }
 
+// UsePasswordlessCode implements store.Store. A passwordless flow has no
+// user yet: the sign-in that follows is audited by the methods it calls.
+func (s *auditStore) UsePasswordlessCode(ctx context.Context, flow, code store.TokenHash, now time.Time, maxAttempts int) (store.Code, error) {
+	c, err := s.inner.UsePasswordlessCode(ctx, flow, code, now, maxAttempts)
+	switch {
+	case err == nil:
+		s.log.InfoContext(ctx, "passwordless code used")
+	case errors.Is(err, store.ErrWrongCode), errors.Is(err, store.ErrCodeExpired):
+		s.log.InfoContext(ctx, "passwordless code refused", "attempts", c.Attempts)
+	}
+	return c, err
+}
+
 // SignInUp implements store.Store. A sign-up through a provider creates a
 // user; a sign-in may change the login's email, which is logged too.
 func (s *auditStore) SignInUp(ctx context.Context, l store.Login, newUser store.User) (store.Login, bool, error) {

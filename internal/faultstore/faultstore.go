@@ -413,6 +413,13 @@ func (s *Store) VerifyEmail(ctx context.Context, token store.TokenHash, now time
 	return call(s, ctx, "VerifyEmail", []any{token, now}, func() (store.Login, error) { return s.inner.VerifyEmail(ctx, token, now) })
 }
 
+// UsePasswordlessCode implements store.Store.
+func (s *Store) UsePasswordlessCode(ctx context.Context, flow, code store.TokenHash, now time.Time, maxAttempts int) (store.Code, error) {
+	return call(s, ctx, "UsePasswordlessCode", []any{flow, code, now, maxAttempts}, func() (store.Code, error) {
+		return s.inner.UsePasswordlessCode(ctx, flow, code, now, maxAttempts)
+	})
+}
+
 // UpdatePasswordHash implements store.Store.
 func (s *Store) UpdatePasswordHash(ctx context.Context, userID, oldHash, newHash string) error {
 	_, err := call(s, ctx, "UpdatePasswordHash", []any{userID, oldHash, newHash}, func() (none, error) {
