@@ -60,6 +60,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Codes", codeTests},
 		{"ResetTokens", resetTokenTests},
 		{"VerificationTokens", verificationTokenTests},
+		{"Passwordless", passwordlessTests},
 		{"UserManagement", userManagementTests},
 		{"DeleteExpired", deleteExpiredTests},
 		{"Concurrency", concurrencyTests},
