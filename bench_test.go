@@ -9,8 +9,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -319,4 +321,121 @@ func BenchmarkSignInUp(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkPasswordless times the passwordless endpoints on memstore:
+// "createCode" starts a flow (the two allowances, the flow and its code
+// in the store, the email queued; the outbox's rendering and sending are
+// off the request path), "consume/code" and "consume/link" sign a
+// returning user in with a code or a link (the flow's read and the
+// address's allowance for a code, the spending step, the user's sign-in
+// and a new session). The flow each consume spends is made outside the
+// timer.
+func BenchmarkPasswordless(b *testing.B) {
+	code := regexp.MustCompile(`(?m)^\s*([0-9]{6})\s*$`)
+	link := regexp.MustCompile(`preAuthSessionId=([^&\s]+)&tenantId=public#(\S+)`)
+	// The emails of the flows a consume spends, by flow; createCode's are
+	// dropped.
+	var (
+		keep    atomic.Bool
+		mu      sync.Mutex
+		byFlow  = map[string]mailer.Message{}
+		arrived = make(chan struct{}, 1)
+	)
+	a, err := auth.New(auth.Config{
+		Store:  memstore.New(),
+		AppURL: "https://app.example.com",
+		Email: auth.EmailConfig{Mailer: mailer.Func(func(_ context.Context, m mailer.Message) error {
+			if keep.Load() {
+				mu.Lock()
+				byFlow[link.FindStringSubmatch(m.Text)[1]] = m
+				mu.Unlock()
+				select {
+				case arrived <- struct{}{}:
+				default:
+				}
+			}
+			return nil
+		}), QueueSize: 1 << 20},
+		Passwordless: auth.PasswordlessConfig{Flow: auth.PasswordlessCodeAndLink},
+		// The request path only: no allowance runs out.
+		RateLimits: auth.RateLimits{
+			PasswordlessSends:       auth.Rate{Burst: 1 << 30, Every: time.Nanosecond},
+			ClientPasswordlessSends: auth.Rate{Burst: 1 << 30, Every: time.Nanosecond},
+			PasswordlessFailures:    auth.Rate{Burst: 1 << 30, Every: time.Nanosecond},
+		},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close(context.Background())
+	const email = `{"email":"bench@example.com"}`
+	start := func() (device, flow string, m mailer.Message) {
+		rec := httptest.NewRecorder()
+		a.ServeHTTP(rec, httptest.NewRequest("POST", "/auth/signinup/code", strings.NewReader(email)))
+		var got struct{ DeviceID, PreAuthSessionID string }
+		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || got.DeviceID == "" {
+			b.Fatalf("createCode: %d %s", rec.Code, rec.Body)
+		}
+		for {
+			mu.Lock()
+			m, ok := byFlow[got.PreAuthSessionID]
+			delete(byFlow, got.PreAuthSessionID)
+			mu.Unlock()
+			if ok {
+				return got.DeviceID, got.PreAuthSessionID, m
+			}
+			<-arrived
+		}
+	}
+	keep.Store(true)
+	// The user signs up once, outside every timer.
+	device, flow, m := start()
+	consume := func(body string) {
+		req := httptest.NewRequest("POST", "/auth/signinup/code/consume", strings.NewReader(body))
+		req.Header.Set("st-auth-mode", "header")
+		w := &discard{h: http.Header{}}
+		a.ServeHTTP(w, req)
+		if w.code != 200 || w.h.Get("St-Access-Token") == "" {
+			b.Fatalf("consume: status %d", w.code)
+		}
+	}
+	codeBody := func(device, flow string, m mailer.Message) string {
+		return `{"deviceId":"` + device + `","preAuthSessionId":"` + flow + `","userInputCode":"` + code.FindStringSubmatch(m.Text)[1] + `"}`
+	}
+	consume(codeBody(device, flow, m))
+
+	b.Run("createCode", func(b *testing.B) {
+		keep.Store(false)
+		defer keep.Store(true)
+		w := &discard{h: http.Header{}}
+		b.ReportAllocs()
+		for b.Loop() {
+			w.reset()
+			a.ServeHTTP(w, httptest.NewRequest("POST", "/auth/signinup/code", strings.NewReader(email)))
+			if w.code != 200 {
+				b.Fatalf("status %d", w.code)
+			}
+		}
+	})
+	b.Run("consume/code", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			b.StopTimer()
+			body := codeBody(start())
+			b.StartTimer()
+			consume(body)
+		}
+	})
+	b.Run("consume/link", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			b.StopTimer()
+			_, _, m := start()
+			l := link.FindStringSubmatch(m.Text)
+			body := `{"preAuthSessionId":"` + l[1] + `","linkCode":"` + l[2] + `"}`
+			b.StartTimer()
+			consume(body)
+		}
+	})
 }

@@ -47,6 +47,11 @@
 //   - email verification ("emailverification"), with
 //     Config.EmailVerification.Mode: POST /user/email/verify/token, POST
 //     /user/email/verify, GET /user/email/verify;
+//   - passwordless sign-in ("passwordless"), with Config.Passwordless.Flow:
+//     POST /signinup/code, POST /signinup/code/resend, POST
+//     /signinup/code/consume, and unless Config.DisableEmailExists GET
+//     /passwordless/email/exists, GET /passwordless/phonenumber/exists and
+//     GET /signup/phonenumber/exists;
 //   - always: GET /loginmethods.
 //
 // Every business outcome is HTTP 200 with a JSON status; 401 is reserved
@@ -55,7 +60,8 @@
 // sessions, 400 for malformed requests, 413 for oversized bodies, 429 for
 // rate limits and 503 when password hashing is saturated.
 // A store.User is an identity; the ways it signs in are its logins
-// (store.Login): an email and password, or an identity at a provider. A
+// (store.Login): an email and password, an identity at a provider, or an
+// email (or phone number) that passwordless codes are sent to. A
 // sign-up through a provider makes a new user even when another user has
 // the same email: accounts are never merged silently. With
 // Config.AccountLinking, see # Account linking.
@@ -95,6 +101,38 @@
 // "check your inbox" page, and several users may have one address
 // unverified.
 //
+// # Passwordless sign-in
+//
+// With Config.Passwordless.Flow, a person signs in, or up, with a code or
+// a link sent to an email address (or, with a TextSender, a phone
+// number). Asking for one starts a flow: the browser gets a random device
+// id that only it holds, the store a record of the flow known by the id's
+// hash. Each send is six digits from crypto/rand, a link with a random
+// 256-bit code, or both; the store keeps a hash of the link code, and of
+// the digits' HMAC under the device id, so a copy of the database tells
+// no code. The link code is not derived from the digits: whoever started
+// a flow could then try the million candidates as links, uncounted. A code and
+// its link work for CodeLifetime (15 minutes), once; a resend adds a code
+// to the flow and the earlier ones keep working until they expire; a
+// flow lasts four code lifetimes.
+//
+// A typed code needs the device id, so it works only in the browser that
+// asked for it. A wrong or expired one counts against the flow, which
+// ends at the fifth (RESTART_FLOW_ERROR: the person asks again), and
+// against the address across all its flows (RateLimits.
+// PasswordlessFailures), before it is checked: whoever starts flows to
+// guess in meets one allowance. A link code is 256 bits and is not
+// counted; one that does not work ends nothing. Success ends every flow
+// of the address. Sends are limited per address and per client
+// (RateLimits.PasswordlessSends, ClientPasswordlessSends), alike for
+// known and unknown addresses. A server whose Flow sends only links
+// refuses typed codes, and one that sends only codes refuses link codes.
+//
+// A passwordless login proves its address (see # Account linking): new
+// users are created with it verified. A passwordless sign-in always
+// starts a session of its own; shouldTryLinkingWithSessionUser is
+// accepted and ignored.
+//
 // # Account linking
 //
 // With Config.AccountLinking, login methods with one email address belong
@@ -103,7 +141,8 @@
 // has shown they read the inbox. A provider that vouches for the address
 // (email_verified) proves it; so do setting the password from a reset
 // link mailed to it (which ends every session and replaces what the
-// account's maker chose) and SetEmailVerified. A verification link
+// account's maker chose), a passwordless code or link, and
+// SetEmailVerified. A verification link
 // verifies the address, for the st-ev claim, but proves nothing about who
 // holds the account: the person who clicked may have been sent the link by
 // a stranger who signed up with their address, and the browser that opens

@@ -155,11 +155,17 @@ func (f PasswordlessFlow) wire() string {
 // A passwordless flow is known to the browser that started it by its
 // device id, 32 random bytes that only that browser holds, and to
 // everyone else (the link, the store) by its preAuthSessionId, the
-// SHA-256 of the device id. Each code the flow is sent is a six-digit
-// user code and a link code, the HMAC of the user code under the device
-// id: so the link code is a 256-bit secret, and the store, which keeps
-// only the link code's hash, holds nothing that tells the six digits
-// without the device id.
+// SHA-256 of the device id. Each send adds to the flow a code to type,
+// six digits, and a link, with a random 256-bit link code; the store
+// keeps a hash of each. A typed code's hash is of its HMAC under the
+// device id, so a copy of the store tells no code without the id.
+//
+// A link code is random, not derived from the digits: whoever started
+// the flow holds the device id, and could otherwise work out the link
+// code of each of the million possible codes and try them all by the
+// link path, which counts no attempts. The two hashes are of strings that
+// cannot coincide (a link's is prefixed), so a link code never stands in
+// for a typed code, nor the other way round.
 type passwordlessFlow struct {
 	device []byte          // nil when the request named the flow by preAuthSessionId alone
 	hash   store.TokenHash // the flow's store.Code hash: SHA-256 of the device id
@@ -170,12 +176,17 @@ func (f passwordlessFlow) preAuthSessionID() string {
 	return base64.RawURLEncoding.EncodeToString(f.hash[:])
 }
 
-// linkCode is the link code of the user code in the flow.
-func (f passwordlessFlow) linkCode(userCode string) string {
+// typedHash is the store.Code hash of a typed code of the flow.
+func (f passwordlessFlow) typedHash(userCode string) store.TokenHash {
 	m := hmac.New(sha256.New, f.device)
-	m.Write([]byte("latchkit/auth passwordless link\x00"))
+	m.Write([]byte("latchkit/auth passwordless code\x00"))
 	m.Write([]byte(userCode))
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+	return sha256.Sum256([]byte(base64.RawURLEncoding.EncodeToString(m.Sum(nil))))
+}
+
+// linkHash is the store.Code hash of a link code.
+func linkHash(linkCode string) store.TokenHash {
+	return sha256.Sum256([]byte("link\x00" + linkCode))
 }
 
 func newPasswordlessFlow() passwordlessFlow {
@@ -412,43 +423,31 @@ func roundUp(d time.Duration) time.Duration {
 	return (d + unit - 1) / unit * unit
 }
 
-// sendCode adds a new code to the flow f and queues its email or text
+// sendCode adds a new code to the flow f, a code to type, a link or
+// both as Config.Passwordless.Flow says, and queues its email or text
 // message, or answers the request itself and reports false.
 func (a *Auth) sendCode(w http.ResponseWriter, r *http.Request, f passwordlessFlow, contact string, now time.Time) bool {
 	ctx := r.Context()
-	lifetime := a.cfg.Passwordless.CodeLifetime
-	for range passwordlessCodeTries {
-		userCode := newUserCode()
-		link := f.linkCode(userCode)
-		err := a.store.CreateCode(ctx, store.Code{
-			Hash: sha256.Sum256([]byte(link)), Kind: store.CodePasswordless, Flow: f.hash,
-			CreatedAt: now, ExpiresAt: now.Add(lifetime),
-		})
-		switch {
-		case errors.Is(err, store.ErrConflict):
-			continue // the flow was sent these six digits already
-		case errors.Is(err, store.ErrNotFound):
-			writeStatus(w, passwordlessRestart) // the flow ended meanwhile
-			return false
-		case err != nil:
-			a.fail(w, r, fmt.Errorf("auth: creating a passwordless code: %w", err))
-			return false
-		}
-		a.queueCode(contact, a.codeMessage(f, userCode, link))
-		return true
-	}
-	writeGeneralError(w, msgCodeNotGenerated)
-	return false
-}
-
-// codeMessage is what an email or text message of the flow f carries.
-func (a *Auth) codeMessage(f passwordlessFlow, userCode, link string) TextMessage {
 	cfg := a.cfg.Passwordless
 	m := TextMessage{ValidFor: inWords(cfg.CodeLifetime)}
-	if cfg.Flow.codes() {
-		m.Code = userCode
+	created := func(hash store.TokenHash) error {
+		return a.store.CreateCode(ctx, store.Code{
+			Hash: hash, Kind: store.CodePasswordless, Flow: f.hash, CreatedAt: now, ExpiresAt: now.Add(cfg.CodeLifetime),
+		})
 	}
-	if cfg.Flow.links() {
+	var err error
+	if cfg.Flow.codes() {
+		for range passwordlessCodeTries {
+			m.Code = newUserCode()
+			// A conflict is a code the flow was sent already: draw again.
+			if err = created(f.typedHash(m.Code)); !errors.Is(err, store.ErrConflict) {
+				break
+			}
+		}
+	}
+	if err == nil && cfg.Flow.links() {
+		link, _ := newSecret()
+		err = created(linkHash(link))
 		sep := "?"
 		if strings.Contains(cfg.LinkURL, "?") {
 			sep = "&"
@@ -456,7 +455,19 @@ func (a *Auth) codeMessage(f passwordlessFlow, userCode, link string) TextMessag
 		// Both ids are URL-safe base64: nothing to escape.
 		m.Link = cfg.LinkURL + sep + "preAuthSessionId=" + f.preAuthSessionID() + "&tenantId=public#" + link
 	}
-	return m
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		writeGeneralError(w, msgCodeNotGenerated)
+		return false
+	case errors.Is(err, store.ErrNotFound):
+		writeStatus(w, passwordlessRestart) // the flow ended meanwhile
+		return false
+	case err != nil:
+		a.fail(w, r, fmt.Errorf("auth: creating a passwordless code: %w", err))
+		return false
+	}
+	a.queueCode(contact, m)
+	return true
 }
 
 // queueCode sends m to contact off the request path.
@@ -492,7 +503,7 @@ func (a *Auth) mailCode(ctx context.Context, email string, m TextMessage) error 
 // wrong or expired code counts against the flow, which ends at the fifth,
 // and against the address, across its flows (RateLimits.
 // PasswordlessFailures); a link code that does not work ends nothing and
-// is not counted, as it cannot be guessed.
+// is not counted, as it is 256 random bits.
 func (a *Auth) handleConsumeCode(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		PreAuthSessionID *string         `json:"preAuthSessionId"`
@@ -574,8 +585,7 @@ func (a *Auth) consumeUserCode(w http.ResponseWriter, r *http.Request, f passwor
 		writeGeneralError(w, msg)
 		return
 	}
-	link := f.linkCode(userCode)
-	flow, err = a.store.UsePasswordlessCode(ctx, f.hash, sha256.Sum256([]byte(link)), now, passwordlessAttempts)
+	flow, err = a.store.UsePasswordlessCode(ctx, f.hash, f.typedHash(userCode), now, passwordlessAttempts)
 	switch {
 	case err == nil:
 		a.refund(ctx, failures)
@@ -606,7 +616,7 @@ func (a *Auth) consumeUserCode(w http.ResponseWriter, r *http.Request, f passwor
 
 // consumeLinkCode signs in with a link's code.
 func (a *Auth) consumeLinkCode(w http.ResponseWriter, r *http.Request, f passwordlessFlow, link string) {
-	flow, err := a.store.UsePasswordlessCode(r.Context(), f.hash, sha256.Sum256([]byte(link)), a.cfg.Now(), 0)
+	flow, err := a.store.UsePasswordlessCode(r.Context(), f.hash, linkHash(link), a.cfg.Now(), 0)
 	switch {
 	case err == nil:
 		a.passwordlessSignedIn(w, r, flow.Email)

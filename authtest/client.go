@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Mode is how a Client asks for its tokens.
@@ -190,6 +191,65 @@ func (c *Client) SignInWithProvider(p *Provider) *Response {
 		},
 	})
 	return c.do(http.MethodPost, c.path("/signinup"), b, "thirdparty", c.AccessToken)
+}
+
+// CreateCode starts a passwordless sign-in for email, as the SDKs'
+// createCode does: the server mails a code, a link or both (see
+// PasswordlessCode and PasswordlessLink), and answers with the flow's
+// "deviceId" and "preAuthSessionId", which ConsumeCode and ResendCode
+// take.
+func (c *Client) CreateCode(email string) *Response {
+	c.tb.Helper()
+	b, _ := json.Marshal(map[string]string{"email": email})
+	return c.do(http.MethodPost, c.path("/signinup/code"), b, "passwordless", "")
+}
+
+// ResendCode asks for another code of a passwordless flow.
+func (c *Client) ResendCode(deviceID, preAuthSessionID string) *Response {
+	c.tb.Helper()
+	b, _ := json.Marshal(map[string]string{"deviceId": deviceID, "preAuthSessionId": preAuthSessionID})
+	return c.do(http.MethodPost, c.path("/signinup/code/resend"), b, "passwordless", "")
+}
+
+// ConsumeCode signs in, or up, with a code typed into the page that
+// started the flow.
+func (c *Client) ConsumeCode(deviceID, preAuthSessionID, code string) *Response {
+	c.tb.Helper()
+	b, _ := json.Marshal(map[string]string{"deviceId": deviceID, "preAuthSessionId": preAuthSessionID, "userInputCode": code})
+	return c.do(http.MethodPost, c.path("/signinup/code/consume"), b, "passwordless", "")
+}
+
+// ConsumeLink signs in, or up, with a passwordless link, as the SDKs'
+// link page posts it: the preAuthSessionId from the query and the link
+// code from the fragment. Any client may use it, not only the one that
+// asked for it.
+func (c *Client) ConsumeLink(link string) *Response {
+	c.tb.Helper()
+	u, err := url.Parse(link)
+	if err != nil {
+		c.tb.Fatalf("authtest: %v", err)
+	}
+	b, _ := json.Marshal(map[string]string{"preAuthSessionId": u.Query().Get("preAuthSessionId"), "linkCode": u.Fragment})
+	return c.do(http.MethodPost, c.path("/signinup/code/consume"), b, "passwordless", "")
+}
+
+// SignInWithCode signs in, or up, without a password: it asks for a code
+// for email, reads it from the server's Mailbox and consumes it. The
+// server's Config.Passwordless.Flow must send codes.
+func (c *Client) SignInWithCode(email string) *Response {
+	c.tb.Helper()
+	if c.srv.Mailbox == nil {
+		c.tb.Fatalf("authtest: SignInWithCode reads the server's Mailbox, and this server has another Mailer")
+	}
+	before := len(c.srv.Mailbox.Messages())
+	res := c.CreateCode(email)
+	device, _ := res.JSON["deviceId"].(string)
+	flow, _ := res.JSON["preAuthSessionId"].(string)
+	if res.Status != "OK" || device == "" {
+		c.tb.Fatalf("authtest: signinup/code answered %d %s", res.StatusCode, res.Body)
+	}
+	m := c.srv.Mailbox.LastTo(c.tb, email, before, 5*time.Second)
+	return c.ConsumeCode(device, flow, PasswordlessCode(c.tb, m))
 }
 
 // SendVerificationEmail asks for a link that verifies the email of the

@@ -96,3 +96,55 @@ func firstLink(tb testing.TB, m mailer.Message) (link, token string) {
 	}
 	return link, token
 }
+
+var codePattern = regexp.MustCompile(`(?m)^\s*([0-9]{6})\s*$`)
+
+// PasswordlessCode returns the six-digit code of a passwordless sign-in
+// message, for Client.ConsumeCode. It fails the test if there is none.
+func PasswordlessCode(tb testing.TB, m mailer.Message) string {
+	tb.Helper()
+	match := codePattern.FindStringSubmatch(m.Text)
+	if match == nil {
+		tb.Fatalf("authtest: no sign-in code in the message text:\n%s", m.Text)
+	}
+	return match[1]
+}
+
+// PasswordlessLink returns the link of a passwordless sign-in message,
+// for Client.ConsumeLink. It fails the test if the message has no link
+// with a preAuthSessionId and a link code.
+func PasswordlessLink(tb testing.TB, m mailer.Message) string {
+	tb.Helper()
+	link := linkPattern.FindString(m.Text)
+	u, err := url.Parse(link)
+	if err != nil || link == "" || u.Query().Get("preAuthSessionId") == "" || u.Fragment == "" {
+		tb.Fatalf("authtest: no sign-in link in the message text:\n%s", m.Text)
+	}
+	return link
+}
+
+// LastTo waits up to timeout for a message to address that is not among
+// the first after messages, and returns the newest such. Emails are sent
+// off the request path, so a test waits for them.
+func (b *Mailbox) LastTo(tb testing.TB, address string, after int, timeout time.Duration) mailer.Message {
+	tb.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		b.mu.Lock()
+		msgs, arrived := b.messages, b.arrived
+		b.mu.Unlock()
+		for i := len(msgs) - 1; i >= after; i-- {
+			if strings.EqualFold(msgs[i].To.Address, address) {
+				return msgs[i]
+			}
+		}
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			tb.Fatalf("authtest: no message to %s after %v", address, timeout)
+		}
+		select {
+		case <-arrived:
+		case <-time.After(wait):
+		}
+	}
+}

@@ -211,10 +211,10 @@ const (
 	// number; Attempts counts the wrong codes submitted to it. It has no
 	// user: whoever completes it signs in, or up.
 	CodePasswordlessFlow CodeKind = "passwordless_flow"
-	// CodePasswordless is one code of a passwordless flow (Flow), used
-	// with UsePasswordlessCode. Its Hash is the SHA-256 of the link code,
-	// a secret derived from the flow's secret id and the code the person
-	// reads, so that neither is in the store.
+	// CodePasswordless is one code of a passwordless flow (Flow), a code
+	// to type or a link, used with UsePasswordlessCode. Its Hash is a
+	// SHA-256 the library derives from the secret (for a typed code, under
+	// the flow's secret id), so that no code is in the store.
 	CodePasswordless CodeKind = "passwordless"
 )
 
