@@ -14,8 +14,8 @@
 // (npm install && npm run build there to rebuild), and e2e/ runs it in
 // headless Chromium.
 //
-// Reset and verification emails are printed to standard output, link
-// included, unless -smtp names a server. Expired sessions and keys are
+// Reset, verification and passwordless emails are printed to standard
+// output, link and code included, unless -smtp names a server. Expired sessions and keys are
 // deleted once an hour. Ctrl-C stops the demo after sending the email
 // still queued.
 //
@@ -35,7 +35,8 @@
 //	-reset-ttl duration (DEMO_RESET_TTL; default 1h)
 //		the password reset token lifetime.
 //	-smtp url (DEMO_SMTP; default unset)
-//		the SMTP server for password reset and verification email,
+//		the SMTP server for password reset, verification and
+//		passwordless email,
 //		smtp://user:pass@host:port or smtps://... (see mailer.NewSMTP);
 //		unset, email goes to standard output.
 //	-app-url url (DEMO_APP_URL; default http://<addr>)
@@ -65,6 +66,10 @@
 //		sign-in with GitHub, on when the id is set.
 //	-email-verification mode (DEMO_EMAIL_VERIFICATION; default off)
 //		off, optional or required (auth.Config.EmailVerification).
+//	-passwordless flow (DEMO_PASSWORDLESS; default off)
+//		passwordless sign-in by email (auth.Config.Passwordless): off,
+//		code (a six-digit code to type), link (a link to open) or
+//		code-and-link; off serves no passwordless routes.
 //	-account-linking (DEMO_ACCOUNT_LINKING; default false)
 //		join a new login method that proves its email to the user who
 //		owns it (auth.Config.AccountLinking).
@@ -96,6 +101,41 @@
 // 403 "invalid claim", and GET /api/verification
 // (RequireSession with AllowUnverifiedEmail) answers the same JSON for any session.
 // GET /api/config tells the page the two settings.
+//
+// # Passwordless sign-in
+//
+// With -passwordless code, link or code-and-link, the signed-out page
+// also offers "Email me a sign-in code" ("... link" with link): the
+// email's code is typed into the page that asked for it, with Resend for
+// a new one (the older codes keep working until they expire); five wrong
+// or expired codes end the attempt, and the page starts again. Links open
+// /auth/verify, a page of the demo: in the browser that asked for the
+// link it signs in at once, in any other it waits for a click on
+// Continue, so that a mail scanner that fetches the link spends nothing.
+// A link works once. The email is printed as the reset email is:
+//
+//	--- email
+//	From: ...
+//	To: <ada@example.com>
+//	Subject: Your sign-in code
+//
+//	Hello,
+//
+//	Your code to sign in as ada@example.com is
+//
+//	    123456
+//
+//	Or open this link to sign in:
+//
+//	http://127.0.0.1:8080/auth/verify?preAuthSessionId=...&tenantId=public#...
+//	...
+//	---
+//
+// Passwordless users are created with a verified email; with
+// -account-linking, a passwordless sign-in joins the user who owns the
+// address. The page learns the flow from GET /auth/loginmethods
+// (firstFactors otp-email, link-email); GET /api/config also says it, as
+// "passwordless", when it is on.
 //
 // # Sign-in with a provider
 //

@@ -74,6 +74,9 @@ type options struct {
 	// secrets seal the signing keys in the store (Config.Secrets); none
 	// keeps them in the clear.
 	secrets []string
+	// passwordless is what a passwordless sign-in emails: a code, a link
+	// or both; auth.PasswordlessOff serves no passwordless routes.
+	passwordless auth.PasswordlessFlow
 }
 
 func main() {
@@ -87,7 +90,7 @@ func main() {
 func parseOptions(args []string, getenv func(string) string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	var origins, sameSite, refreshes, verification, secrets string
+	var origins, sameSite, refreshes, verification, secrets, passwordless string
 	var oidc provider.OIDCConfig
 	var google provider.GoogleConfig
 	var github provider.GitHubConfig
@@ -110,7 +113,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	}
 	fs.StringVar(&o.addr, "addr", env("DEMO_ADDR", "127.0.0.1:8080"), "address to listen on (env DEMO_ADDR)")
 	fs.StringVar(&o.db, "db", env("DEMO_DB", "sqlite:auth.db"), "store: sqlite:PATH, postgres://..., mysql://user:pass@host:port/db or memory (env DEMO_DB)")
-	fs.StringVar(&o.smtp, "smtp", env("DEMO_SMTP", ""), "SMTP server for password reset and verification email: smtp://[user:pass@]host:port (STARTTLS, optional for a loopback relay such as Mailpit), smtps://... (TLS); unset: print email to stdout (env DEMO_SMTP)")
+	fs.StringVar(&o.smtp, "smtp", env("DEMO_SMTP", ""), "SMTP server for password reset, verification and passwordless email: smtp://[user:pass@]host:port (STARTTLS, optional for a loopback relay such as Mailpit), smtps://... (TLS); unset: print email to stdout (env DEMO_SMTP)")
 	fs.StringVar(&o.appURL, "app-url", env("DEMO_APP_URL", ""), "public URL of the app, the base of links in email; default http://<addr> (env DEMO_APP_URL)")
 	fs.StringVar(&origins, "allowed-origin", env("DEMO_ALLOWED_ORIGIN", ""), "comma-separated origins of frontends on other origins, as in http://localhost:5173 (env DEMO_ALLOWED_ORIGIN)")
 	fs.StringVar(&refreshes, "session-refreshes", env("DEMO_SESSION_REFRESHES", ""), "how often one session may refresh: BURST/INTERVAL, as in 60/2s (the default), or off, for load tests (env DEMO_SESSION_REFRESHES)")
@@ -125,6 +128,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	fs.StringVar(&github.ClientID, "github-client-id", env("DEMO_GITHUB_CLIENT_ID", ""), "client id of a GitHub OAuth app: enables sign-in with GitHub; needs -github-client-secret (env DEMO_GITHUB_CLIENT_ID)")
 	fs.StringVar(&github.ClientSecret, "github-client-secret", env("DEMO_GITHUB_CLIENT_SECRET", ""), "client secret of -github-client-id; prefer the env twin (env DEMO_GITHUB_CLIENT_SECRET)")
 	fs.StringVar(&verification, "email-verification", env("DEMO_EMAIL_VERIFICATION", "off"), "email verification: off, optional (the session says whether the email is verified) or required (also /api/me refuses an unverified one); links are emailed as reset links are (env DEMO_EMAIL_VERIFICATION)")
+	fs.StringVar(&passwordless, "passwordless", env("DEMO_PASSWORDLESS", "off"), "passwordless sign-in by email: off, code (a six-digit code to type), link (a link to open) or code-and-link; emailed as reset links are, links open <app-url>/auth/verify (env DEMO_PASSWORDLESS)")
 	// Not defaulted from the environment like the others, so that -h
 	// does not print the secret.
 	fs.StringVar(&secrets, "secret", "", "secret that seals the signing keys in the store, at least 32 random bytes (openssl rand -base64 32); comma-separated to rotate: the first seals, all open; unset: keys in the clear; prefer the env twin (env DEMO_SECRET)")
@@ -191,6 +195,14 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 		o.emailVerification = auth.EmailVerificationRequired
 	default:
 		return o, fmt.Errorf("-email-verification %q: want off, optional or required", verification)
+	}
+	switch flow := auth.PasswordlessFlow(strings.ToLower(passwordless)); flow {
+	case "off":
+		o.passwordless = auth.PasswordlessOff
+	case auth.PasswordlessCode, auth.PasswordlessLink, auth.PasswordlessCodeAndLink:
+		o.passwordless = flow
+	default:
+		return o, fmt.Errorf("-passwordless %q: want off, code, link or code-and-link", passwordless)
 	}
 	if o.refreshes, err = parseRate(refreshes); err != nil {
 		return o, fmt.Errorf("-session-refreshes: %v", err)
@@ -437,6 +449,9 @@ func run(args []string, getenv func(string) string) error {
 	if f := o.features(); f.EmailVerification != "off" || f.AccountLinking {
 		fmt.Printf("demo: email verification %s, account linking %s\n", f.EmailVerification, onOff(f.AccountLinking))
 	}
+	if o.passwordless != auth.PasswordlessOff {
+		fmt.Printf("demo: passwordless sign-in by email: %s\n", o.passwordless)
+	}
 	fmt.Printf("demo: listening on http://%s (store: %s)\n", ln.Addr(), redact(o.db))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -475,6 +490,9 @@ func newAuth(o options, st store.Store, m mailer.Mailer, stdout io.Writer, logge
 		// of the demo, through the mailer of the reset emails.
 		EmailVerification: auth.EmailVerificationConfig{Mode: o.emailVerification},
 		AccountLinking:    o.accountLinking,
+		// Codes and links go through the same mailer; links open
+		// <app-url>/auth/verify, a page of the demo.
+		Passwordless: auth.PasswordlessConfig{Flow: o.passwordless},
 		// With -secret, a copy of the database alone cannot mint tokens;
 		// a wrong secret stops the demo at start.
 		Secrets: o.secrets,
@@ -504,10 +522,14 @@ type me struct {
 type features struct {
 	EmailVerification string `json:"emailVerification"` // off, optional or required
 	AccountLinking    bool   `json:"accountLinking"`
+	// Passwordless is code, link or code-and-link; absent when off. The
+	// page only shows it (it learns the flow from GET /auth/loginmethods,
+	// as any SDK page would); the mux serves the link page by it.
+	Passwordless string `json:"passwordless,omitempty"`
 }
 
 func (o options) features() features {
-	f := features{EmailVerification: string(o.emailVerification), AccountLinking: o.accountLinking}
+	f := features{EmailVerification: string(o.emailVerification), AccountLinking: o.accountLinking, Passwordless: string(o.passwordless)}
 	if f.EmailVerification == "" {
 		f.EmailVerification = "off"
 	}
@@ -599,6 +621,13 @@ func newMux(a *auth.Auth, st store.Store, f features) *http.ServeMux {
 	// (POST /auth/callback/apple, Apple's form post, still goes to the
 	// auth handler, which redirects here).
 	mux.HandleFunc("GET /auth/callback/{thirdPartyId}", page)
+	// Passwordless sign-in links open this page too
+	// (PasswordlessConfig.LinkURL's default). It spends nothing by being
+	// opened: its script posts the link's code, at once in the browser
+	// that asked for the link, after a click in any other.
+	if f.Passwordless == string(auth.PasswordlessLink) || f.Passwordless == string(auth.PasswordlessCodeAndLink) {
+		mux.HandleFunc("GET /auth/verify", page)
+	}
 	assets, _ := fs.Sub(static, "static")
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(assets)))
 	return mux

@@ -742,3 +742,257 @@ func (d *testDemo) signInWith(fake *authtest.Provider) reply {
 		},
 	})
 }
+
+// TestParseOptionsPasswordless checks -passwordless and its env twin.
+func TestParseOptionsPasswordless(t *testing.T) {
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	o, err := parseOptions(nil, getenv)
+	if err != nil || o.passwordless != auth.PasswordlessOff {
+		t.Fatalf("default: %q, %v; want off", o.passwordless, err)
+	}
+	if f := o.features(); f != (features{EmailVerification: "off"}) {
+		t.Errorf("features() with passwordless off = %+v", f)
+	}
+	for arg, want := range map[string]auth.PasswordlessFlow{
+		"off": auth.PasswordlessOff, "code": auth.PasswordlessCode, "link": auth.PasswordlessLink,
+		"code-and-link": auth.PasswordlessCodeAndLink, "Code-And-Link": auth.PasswordlessCodeAndLink,
+	} {
+		o, err := parseOptions([]string{"-passwordless", arg}, getenv)
+		if err != nil || o.passwordless != want {
+			t.Errorf("-passwordless %s: %q, %v; want %q", arg, o.passwordless, err, want)
+		}
+	}
+	env["DEMO_PASSWORDLESS"] = "link"
+	if o, err := parseOptions(nil, getenv); err != nil || o.passwordless != auth.PasswordlessLink || o.features().Passwordless != "link" {
+		t.Errorf("DEMO_PASSWORDLESS=link: %q, %v", o.passwordless, err)
+	}
+	if o, err := parseOptions([]string{"-passwordless", "off"}, getenv); err != nil || o.passwordless != auth.PasswordlessOff {
+		t.Errorf("-passwordless off over DEMO_PASSWORDLESS=link: %q, %v", o.passwordless, err)
+	}
+	for _, bad := range []struct {
+		args []string
+		env  map[string]string
+	}{
+		{[]string{"-passwordless", "sms"}, nil},
+		{[]string{"-passwordless", ""}, nil},
+		{[]string{"-passwordless", "code,link"}, nil},
+		{nil, map[string]string{"DEMO_PASSWORDLESS": "magic"}},
+	} {
+		_, err := parseOptions(bad.args, func(k string) string { return bad.env[k] })
+		if err == nil || !strings.Contains(err.Error(), "-passwordless") {
+			t.Errorf("parseOptions(%q) with env %v: %v; want an error naming -passwordless", bad.args, bad.env, err)
+		}
+	}
+}
+
+// The passwordless email as the log mailer prints it: the code on a line
+// of its own, and the link to the demo's /auth/verify page. The e2e tests
+// and .ci/demo-smoke read them the same way.
+var (
+	pwlCodePattern = regexp.MustCompile(`(?m)^\s+(\d{6})$`)
+	pwlLinkPattern = regexp.MustCompile(`https?://\S+/auth/verify\?\S+`)
+)
+
+// pwlEmail is what a passwordless email carries: the code, the link, or
+// both.
+type pwlEmail struct {
+	code string
+	link *url.URL
+}
+
+// passwordlessEmail waits until the demo has printed n passwordless emails
+// to email and returns the nth (from 1).
+func (d *testDemo) passwordlessEmail(email string, n int) pwlEmail {
+	d.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var found []pwlEmail
+		for _, m := range emailBlock.FindAllStringSubmatch(d.out.String(), -1) {
+			if !strings.Contains(m[1], "To: <"+email+">") || !strings.Contains(m[1], "Subject: Your sign-in ") {
+				continue
+			}
+			var e pwlEmail
+			if c := pwlCodePattern.FindStringSubmatch(m[1]); c != nil {
+				e.code = c[1]
+			}
+			if l := pwlLinkPattern.FindString(m[1]); l != "" {
+				u, err := url.Parse(l)
+				if err != nil {
+					d.t.Fatal(err)
+				}
+				e.link = u
+			}
+			found = append(found, e)
+		}
+		if len(found) >= n {
+			return found[n-1]
+		}
+		if time.Now().After(deadline) {
+			d.t.Fatalf("no passwordless email #%d to %s in the demo's output:\n%s", n, email, d.out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// createCode starts a passwordless flow for email, as the page does.
+func (d *testDemo) createCode(email string) (deviceID, preAuthSessionID string) {
+	d.t.Helper()
+	r := d.do("POST", "/auth/signinup/code", "passwordless", "", map[string]any{"email": email, "shouldTryLinkingWithSessionUser": false})
+	if r.status != 200 || r.field("status") != "OK" || r.field("deviceId") == "" || r.field("preAuthSessionId") == "" {
+		d.t.Fatalf("createCode: %d %s", r.status, r.body)
+	}
+	return r.field("deviceId"), r.field("preAuthSessionId")
+}
+
+// TestPasswordless signs up and in with -passwordless code-and-link,
+// reading the code and the link from the demo's standard output, and
+// checks what the other settings serve.
+func TestPasswordless(t *testing.T) {
+	const email = "ada@example.com"
+
+	t.Run("code-and-link", func(t *testing.T) {
+		d := newTestDemo(t, nil, "-passwordless", "code-and-link")
+		if r := d.do("GET", "/api/config", "", "", nil); r.status != 200 || r.json["passwordless"] != "code-and-link" {
+			t.Errorf("/api/config: %d %s", r.status, r.body)
+		}
+		if r := d.do("GET", "/auth/loginmethods", "multitenancy", "", nil); r.status != 200 ||
+			!strings.Contains(string(r.body), `"firstFactors":["emailpassword","otp-email","link-email"]`) {
+			t.Errorf("/auth/loginmethods: %d %s", r.status, r.body)
+		}
+		if r := d.do("GET", "/auth/passwordless/email/exists?email="+email, "passwordless", "", nil); r.status != 200 || r.json["exists"] != false {
+			t.Errorf("exists before sign-up: %d %s", r.status, r.body)
+		}
+
+		// By code: a wrong one first, then the emailed one.
+		device, preAuth := d.createCode(" Ada@Example.com")
+		mail := d.passwordlessEmail(email, 1)
+		if len(mail.code) != 6 || mail.link == nil {
+			t.Fatalf("the email: code %q, link %v; want both", mail.code, mail.link)
+		}
+		wrong := "000000"
+		if mail.code == wrong {
+			wrong = "111111"
+		}
+		r := d.do("POST", "/auth/signinup/code/consume", "passwordless", "", map[string]any{
+			"preAuthSessionId": preAuth, "deviceId": device, "userInputCode": wrong,
+		})
+		if r.field("status") != "INCORRECT_USER_INPUT_CODE_ERROR" || r.json["failedCodeInputAttemptCount"] != 1.0 || r.json["maximumCodeInputAttempts"] != 5.0 {
+			t.Errorf("a wrong code: %d %s", r.status, r.body)
+		}
+		r = d.do("POST", "/auth/signinup/code/consume", "passwordless", "", map[string]any{
+			"preAuthSessionId": preAuth, "deviceId": device, "userInputCode": mail.code,
+		})
+		access, _ := okSession(t, "consume the code", r)
+		if r.json["createdNewRecipeUser"] != true {
+			t.Errorf("the first sign-in: %s, want createdNewRecipeUser true", r.body)
+		}
+		me := d.do("GET", "/api/me", "", access, nil)
+		if me.status != 200 || me.field("email") != email || me.field("userId") == "" {
+			t.Fatalf("/api/me: %d %s", me.status, me.body)
+		}
+		userID := me.field("userId")
+		if r := d.do("GET", "/auth/passwordless/email/exists?email="+email, "passwordless", "", nil); r.json["exists"] != true {
+			t.Errorf("exists after sign-up: %d %s", r.status, r.body)
+		}
+
+		// By link: the page it names is served, and its code signs the
+		// same user in, once.
+		_, preAuth = d.createCode(email)
+		mail = d.passwordlessEmail(email, 2)
+		if mail.link == nil {
+			t.Fatal("the second email has no link")
+		}
+		if got := mail.link.Scheme + "://" + mail.link.Host + mail.link.Path; got != d.url+"/auth/verify" ||
+			mail.link.Query().Get("preAuthSessionId") != preAuth || mail.link.Query().Get("tenantId") != "public" || mail.link.Fragment == "" {
+			t.Fatalf("link %s: want %s/auth/verify?preAuthSessionId=%s&tenantId=public#<code>", mail.link, d.url, preAuth)
+		}
+		page := d.do("GET", mail.link.RequestURI(), "", "", nil)
+		if page.status != 200 || !strings.Contains(string(page.body), `id="pwl-link"`) {
+			t.Errorf("GET %s: %d %.100s", mail.link.Path, page.status, page.body)
+		}
+		link := map[string]any{"preAuthSessionId": mail.link.Query().Get("preAuthSessionId"), "linkCode": mail.link.Fragment}
+		r = d.do("POST", "/auth/signinup/code/consume", "passwordless", "", link)
+		access, _ = okSession(t, "consume the link", r)
+		if r.json["createdNewRecipeUser"] != false {
+			t.Errorf("the second sign-in: %s, want createdNewRecipeUser false", r.body)
+		}
+		if me := d.do("GET", "/api/me", "", access, nil); me.status != 200 || me.field("email") != email || me.field("userId") != userID {
+			t.Errorf("/api/me after the link: %d %s, want user %s", me.status, me.body, userID)
+		}
+		if r := d.do("POST", "/auth/signinup/code/consume", "passwordless", "", link); r.status != 200 || r.field("status") != "RESTART_FLOW_ERROR" {
+			t.Errorf("the link a second time: %d %s, want RESTART_FLOW_ERROR", r.status, r.body)
+		}
+		if strings.Contains(d.out.String(), "could not be sent") {
+			t.Errorf("the demo says an email failed:\n%s", d.out)
+		}
+	})
+
+	t.Run("code", func(t *testing.T) {
+		d := newTestDemo(t, nil, "-passwordless", "code")
+		device, preAuth := d.createCode(email)
+		mail := d.passwordlessEmail(email, 1)
+		if mail.code == "" || mail.link != nil {
+			t.Fatalf("the email: code %q, link %v; want a code and no link", mail.code, mail.link)
+		}
+		r := d.do("POST", "/auth/signinup/code/consume", "passwordless", "", map[string]any{
+			"preAuthSessionId": preAuth, "deviceId": device, "userInputCode": mail.code,
+		})
+		access, _ := okSession(t, "consume the code", r)
+		if me := d.do("GET", "/api/me", "", access, nil); me.status != 200 || me.field("email") != email {
+			t.Errorf("/api/me: %d %s", me.status, me.body)
+		}
+		// No link is ever sent: the demo serves no page for one.
+		if r := d.do("GET", "/auth/verify?preAuthSessionId="+preAuth+"&tenantId=public", "", "", nil); r.status != http.StatusNotFound {
+			t.Errorf("GET /auth/verify with codes only: %d, want 404", r.status)
+		}
+	})
+
+	t.Run("link", func(t *testing.T) {
+		d := newTestDemo(t, nil, "-passwordless", "link")
+		if r := d.do("GET", "/auth/loginmethods", "multitenancy", "", nil); !strings.Contains(string(r.body), `"firstFactors":["emailpassword","link-email"]`) {
+			t.Errorf("/auth/loginmethods: %d %s", r.status, r.body)
+		}
+		d.createCode(email)
+		mail := d.passwordlessEmail(email, 1)
+		if mail.code != "" || mail.link == nil {
+			t.Fatalf("the email: code %q, link %v; want a link and no code", mail.code, mail.link)
+		}
+		r := d.do("POST", "/auth/signinup/code/consume", "passwordless", "", map[string]any{
+			"preAuthSessionId": mail.link.Query().Get("preAuthSessionId"), "linkCode": mail.link.Fragment,
+		})
+		access, _ := okSession(t, "consume the link", r)
+		if me := d.do("GET", "/api/me", "", access, nil); me.status != 200 || me.field("email") != email {
+			t.Errorf("/api/me: %d %s", me.status, me.body)
+		}
+	})
+
+	// Off, the demo is as without passwordless sign-in.
+	t.Run("off", func(t *testing.T) {
+		d := newTestDemo(t, nil)
+		if r := d.do("GET", "/api/config", "", "", nil); r.status != 200 || strings.Contains(string(r.body), "passwordless") {
+			t.Errorf("/api/config: %d %s", r.status, r.body)
+		}
+		if r := d.do("GET", "/auth/loginmethods", "multitenancy", "", nil); !strings.Contains(string(r.body), `"passwordless":{"enabled":false}`) ||
+			!strings.Contains(string(r.body), `"firstFactors":["emailpassword"]`) {
+			t.Errorf("/auth/loginmethods: %d %s", r.status, r.body)
+		}
+		for _, c := range []struct {
+			method, path string
+			body         any
+		}{
+			{"POST", "/auth/signinup/code", map[string]any{"email": email}},
+			{"POST", "/auth/signinup/code/resend", map[string]any{"deviceId": "x", "preAuthSessionId": "y"}},
+			{"POST", "/auth/signinup/code/consume", map[string]any{"preAuthSessionId": "y", "linkCode": "z"}},
+			{"GET", "/auth/passwordless/email/exists?email=" + email, nil},
+			{"GET", "/auth/verify?preAuthSessionId=y&tenantId=public", nil},
+		} {
+			if r := d.do(c.method, c.path, "passwordless", "", c.body); r.status != http.StatusNotFound {
+				t.Errorf("%s %s with passwordless off: %d %s, want 404", c.method, c.path, r.status, r.body)
+			}
+		}
+		if strings.Contains(d.out.String(), "--- email") {
+			t.Errorf("an email was sent:\n%s", d.out)
+		}
+	})
+}

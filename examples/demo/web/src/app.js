@@ -8,6 +8,11 @@
 // /auth/verify-email, this page too. In required mode /api/me refuses an
 // unverified session (403 "invalid claim"), and the page asks
 // /api/verification, which lets it through, who is signed in.
+// With passwordless sign-in on (the login methods' first factors name
+// otp-email or link-email), the signed-out view also emails a code to
+// type or a link to open; the link opens /auth/verify, this page too,
+// which signs in at once in the browser that asked for the link and after
+// a click on Continue in any other.
 //
 // ?mode=header uses header tokens instead of cookies, and the reset page
 // and callback pages keep the mode the page was used in (pageMode).
@@ -20,6 +25,7 @@ import EmailPassword from "supertokens-web-js/recipe/emailpassword";
 import ThirdParty from "supertokens-web-js/recipe/thirdparty";
 import Multitenancy from "supertokens-web-js/recipe/multitenancy";
 import EmailVerification from "supertokens-web-js/recipe/emailverification";
+import Passwordless from "supertokens-web-js/recipe/passwordless";
 
 const params = new URLSearchParams(window.location.search);
 const $ = (id) => document.getElementById(id);
@@ -45,6 +51,9 @@ const onResetPage = window.location.pathname === "/auth/reset-password";
 // So is the page verification links open.
 const onVerifyPage = window.location.pathname === "/auth/verify-email";
 
+// And the page passwordless sign-in links open.
+const onLinkPage = window.location.pathname === "/auth/verify";
+
 // The callback page is this page too, where a provider sends the browser
 // back with the code: /auth/callback/<thirdPartyId>.
 const CALLBACK_PATH = "/auth/callback/";
@@ -62,7 +71,7 @@ const isMode = (m) => m === "cookie" || m === "header";
 function pageMode() {
   const asked = params.get("mode");
   if (isMode(asked)) return asked;
-  if (onResetPage || onVerifyPage || onCallbackPage) {
+  if (onResetPage || onVerifyPage || onLinkPage || onCallbackPage) {
     try {
       const last = window.localStorage.getItem(MODE_KEY);
       if (isMode(last)) return last;
@@ -74,7 +83,7 @@ function pageMode() {
 }
 
 function rememberMode() {
-  if (onResetPage || onVerifyPage || onCallbackPage) return;
+  if (onResetPage || onVerifyPage || onLinkPage || onCallbackPage) return;
   try {
     window.localStorage.setItem(MODE_KEY, mode);
   } catch (_) {
@@ -94,11 +103,13 @@ SuperTokens.init({
     ThirdParty.init(),
     Multitenancy.init(),
     EmailVerification.init(),
+    Passwordless.init(),
   ],
 });
 
 // features is GET /api/config: { emailVerification: "off" | "optional" |
-// "required", accountLinking }. Until it is read, or if it cannot be,
+// "required", accountLinking, passwordless: "code" | "link" |
+// "code-and-link", absent when off }. Until it is read, or if it cannot be,
 // verification is taken to be off.
 let features = { emailVerification: "off", accountLinking: false };
 const verifying = () => features.emailVerification !== "off";
@@ -110,6 +121,7 @@ async function loadFeatures() {
   const said = [];
   if (verifying()) said.push("Email verification: " + features.emailVerification);
   if (features.accountLinking) said.push("Account linking: on");
+  if (features.passwordless) said.push("Passwordless: " + features.passwordless.replaceAll("-", " "));
   $("features").textContent = said.join(" · ");
   $("features").hidden = said.length === 0;
 }
@@ -133,7 +145,7 @@ function say(text) {
 }
 
 function show(id) {
-  for (const s of ["loading", "signed-in", "signed-out", "reset", "verify-email"]) $(s).hidden = s !== id;
+  for (const s of ["loading", "signed-in", "signed-out", "reset", "verify-email", "pwl-link"]) $(s).hidden = s !== id;
 }
 
 // fieldErrors shows the server's FIELD_ERROR messages beside their inputs;
@@ -158,14 +170,15 @@ function failure(err) {
   return "Something went wrong: " + ((err && err.message) || err) + ".";
 }
 
-// busy disables a form's buttons while a request runs.
-async function busy(form, fn) {
+// busy disables a form's buttons while a request runs; an error, such as
+// a GENERAL_ERROR's message, goes to tell (default: the status line).
+async function busy(form, fn, tell = say) {
   const buttons = form.querySelectorAll("button");
   buttons.forEach((b) => (b.disabled = true));
   try {
     await fn();
   } catch (err) {
-    say(failure(err));
+    tell(failure(err));
   } finally {
     buttons.forEach((b) => (b.disabled = false));
   }
@@ -323,10 +336,18 @@ async function startVerifyPage() {
 // with <name>"; the SDK keeps only the id.
 const PROVIDER_KEY = "latchkit-auth-demo.provider";
 
+// loginMethods is GET /auth/loginmethods, asked once: the providers and
+// the first factors, passwordless ones included.
+let loginMethods;
+function loadLoginMethods() {
+  loginMethods ??= Multitenancy.getLoginMethods();
+  return loginMethods;
+}
+
 // showProviders adds a "Sign in with <name>" button per provider the
 // server lists; none, and the page is as without third-party sign-in.
 async function showProviders() {
-  const res = await Multitenancy.getLoginMethods();
+  const res = await loadLoginMethods();
   const box = $("providers");
   box.replaceChildren();
   for (const p of res.thirdParty.providers || []) {
@@ -400,6 +421,157 @@ async function finishSignIn() {
   show("signed-out");
 }
 
+// ---- passwordless sign-in ----
+
+// passwordless is what the server emails to sign in, read from the first
+// factors of the login methods: a code (otp-email), a link (link-email),
+// or both. Neither, and the page is as without passwordless sign-in.
+let passwordless = { codes: false, links: false };
+const passwordlessOn = () => passwordless.codes || passwordless.links;
+// The address the code or link of the current attempt was sent to.
+let pwlEmail = "";
+
+const PWL_RESTART =
+  "This sign-in attempt has ended (too many wrong codes, or it is too old). Enter your email for a new code.";
+const PWL_RESTART_LINK = "This sign-in attempt has ended. Enter your email for a new link.";
+const LINK_RESTART = "This sign-in link has expired or was used already. Ask for a new one.";
+
+async function showPasswordless() {
+  const res = await loadLoginMethods();
+  const factors = res.firstFactors || [];
+  passwordless = { codes: factors.includes("otp-email"), links: factors.includes("link-email") };
+  $("passwordless").hidden = !passwordlessOn();
+  $("pwl-send").textContent = passwordless.codes ? "Email me a sign-in code" : "Email me a sign-in link";
+  $("pwl-code-field").hidden = !passwordless.codes;
+  $("pwl-signin").hidden = !passwordless.codes;
+}
+
+function pwlError(text) {
+  $("pwl-error").textContent = text;
+}
+
+// pwlStart shows the first step, the email, with message as the error.
+function pwlStart(message = "") {
+  pwlEmail = "";
+  $("pwl-start-form").hidden = false;
+  $("pwl-code-form").hidden = true;
+  $("pwl-code").value = "";
+  $("pwl-code").removeAttribute("aria-invalid");
+  pwlError(message);
+}
+
+// pwlAwaitCode shows the second step: the code sent to email (or, with
+// links only, the word that a link was sent), with Resend.
+function pwlAwaitCode(email) {
+  pwlEmail = email;
+  $("pwl-email").value = email;
+  $("pwl-start-form").hidden = true;
+  $("pwl-code-form").hidden = false;
+  $("pwl-sent").textContent = passwordless.codes
+    ? passwordless.links
+      ? `Enter the code we emailed to ${email}, or open the link in that email.`
+      : `Enter the code we emailed to ${email}.`
+    : `Open the link we emailed to ${email}, in this browser or another.`;
+  pwlError("");
+  if (passwordless.codes) $("pwl-code").focus();
+}
+
+// resumePasswordless shows the code step again after a reload, when the
+// SDK still holds an attempt this page started.
+async function resumePasswordless() {
+  if (!passwordlessOn()) return;
+  const info = await Passwordless.getLoginAttemptInfo();
+  if (info && info.email) pwlAwaitCode(info.email);
+}
+
+const sent = () => (passwordless.codes ? "code" : "link");
+
+// pwlSignedIn finishes a passwordless sign-in, by code or by link.
+async function pwlSignedIn(res) {
+  await Passwordless.clearLoginAttemptInfo();
+  pwlStart();
+  say(res.createdNewRecipeUser ? "Account created." : "Signed in.");
+  await showMe();
+}
+
+// pwlCodeAnswer shows the answer to a typed code.
+async function pwlCodeAnswer(res) {
+  const left = res.maximumCodeInputAttempts - res.failedCodeInputAttemptCount;
+  const attempts = `${left} ${left === 1 ? "attempt" : "attempts"} left.`;
+  switch (res.status) {
+    case "OK":
+      await pwlSignedIn(res);
+      return;
+    case "INCORRECT_USER_INPUT_CODE_ERROR":
+      pwlError(`Wrong code. ${attempts}`);
+      break;
+    case "EXPIRED_USER_INPUT_CODE_ERROR":
+      pwlError(`This code has expired: press Resend for a new one. ${attempts}`);
+      break;
+    case "RESTART_FLOW_ERROR":
+      await Passwordless.clearLoginAttemptInfo();
+      pwlStart(PWL_RESTART);
+      $("pwl-email").focus();
+      return;
+    default:
+      await Passwordless.clearLoginAttemptInfo();
+      pwlStart("Not allowed: " + (res.reason || res.status) + ".");
+      return;
+  }
+  $("pwl-code").setAttribute("aria-invalid", "true");
+  $("pwl-code").select();
+}
+
+// finishLinkSignIn posts the link's code (the SDK reads preAuthSessionId
+// from the query and the code from the fragment).
+async function finishLinkSignIn() {
+  $("pwl-link-ask").hidden = true;
+  $("pwl-link-continue").hidden = true;
+  $("pwl-link-error").textContent = "";
+  say("Signing you in…");
+  const res = await Passwordless.consumeCode();
+  if (res.status === "OK") {
+    // The link is spent: a reload must not present it again.
+    window.history.replaceState(null, "", homeURL());
+    await pwlSignedIn(res);
+    return;
+  }
+  say("");
+  $("pwl-link-error").textContent =
+    res.status === "RESTART_FLOW_ERROR" ? LINK_RESTART : "Not allowed: " + (res.reason || res.status) + ".";
+}
+
+// linkFailure shows a GENERAL_ERROR's message, or another failure, on the
+// link page.
+function linkFailure(err) {
+  say("");
+  $("pwl-link-error").textContent = failure(err);
+}
+
+// startLinkPage runs on the page sign-in links open. In the browser whose
+// attempt the link belongs to, it signs in at once; in another, it waits
+// for a click, so that a mail scanner that opens links does not spend it.
+async function startLinkPage() {
+  show("pwl-link");
+  const methods = await loadLoginMethods().catch((err) => console.warn("login methods:", err));
+  if (methods && !(methods.firstFactors || []).includes("link-email")) {
+    $("pwl-link-error").textContent = "Sign-in links are off on this server.";
+    return;
+  }
+  const id = Passwordless.getPreAuthSessionIdFromURL();
+  if (!id || !Passwordless.getLinkCodeFromURL()) {
+    $("pwl-link-error").textContent = "This sign-in link is incomplete: open the whole link from the email, or ask for a new one.";
+    return;
+  }
+  const info = await Passwordless.getLoginAttemptInfo();
+  if (info && info.preAuthSessionId === id) {
+    await finishLinkSignIn().catch(linkFailure);
+  } else {
+    $("pwl-link-ask").hidden = false;
+    $("pwl-link-continue").hidden = false;
+  }
+}
+
 async function start() {
   if (api !== window.location.origin) {
     $("api").textContent = "API: " + api;
@@ -409,12 +581,19 @@ async function start() {
   $("mode").hidden = false;
   $("home").href = homeURL();
   $("verify-email-home").href = homeURL();
+  $("pwl-link-home").href = homeURL();
 
   // A server without /api/config is taken to verify nothing.
   const loaded = loadFeatures().catch((err) => console.warn("config:", err));
   if (onVerifyPage) {
     await loaded;
     await startVerifyPage();
+    return;
+  }
+
+  if (onLinkPage) {
+    await loaded;
+    await startLinkPage();
     return;
   }
 
@@ -425,7 +604,7 @@ async function start() {
   }
   // The buttons are for the signed-out view; a server that cannot list
   // providers leaves the page as it was without them.
-  const providers = showProviders().catch((err) => console.warn("login methods:", err));
+  const providers = Promise.all([showProviders(), showPasswordless()]).catch((err) => console.warn("login methods:", err));
   await loaded;
   if (onCallbackPage) {
     try {
@@ -441,6 +620,7 @@ async function start() {
     await showMe();
   } else {
     show("signed-out");
+    await resumePasswordless();
   }
 }
 
@@ -547,6 +727,104 @@ $("reset-form").addEventListener("submit", (e) => {
       say("This link has expired or was used already. Ask for a new one.");
     }
   });
+});
+
+$("pwl-start-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const form = e.currentTarget;
+  const email = $("pwl-email").value.trim();
+  say("");
+  pwlError("");
+  $("pwl-email").removeAttribute("aria-invalid");
+  // A link opens in the mode of the page that asked for it.
+  rememberMode();
+  busy(
+    form,
+    async () => {
+      const res = await Passwordless.createCode({ email });
+      if (res.status !== "OK") {
+        pwlError("Not allowed: " + (res.reason || res.status) + ".");
+        return;
+      }
+      // The SDK keeps the attempt (deviceId, preAuthSessionId); the page
+      // adds the address, to show it again after a reload.
+      const info = await Passwordless.getLoginAttemptInfo();
+      await Passwordless.setLoginAttemptInfo({ attemptInfo: { ...info, email } });
+      pwlAwaitCode(email);
+      say(`A sign-in ${sent()} is on its way to ${email}.`);
+    },
+    (text) => {
+      // A GENERAL_ERROR: an address the server refuses, or too many
+      // emails to it.
+      pwlError(text);
+      $("pwl-email").setAttribute("aria-invalid", "true");
+    },
+  );
+});
+
+$("pwl-code-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  if (!passwordless.codes) return;
+  const form = e.currentTarget;
+  const code = $("pwl-code").value.trim();
+  say("");
+  pwlError("");
+  if (code === "") {
+    pwlError("Enter the code from the email.");
+    $("pwl-code").setAttribute("aria-invalid", "true");
+    return;
+  }
+  $("pwl-code").removeAttribute("aria-invalid");
+  busy(form, async () => pwlCodeAnswer(await Passwordless.consumeCode({ userInputCode: code })), pwlError);
+});
+
+$("pwl-resend").addEventListener("click", () => {
+  say("");
+  pwlError("");
+  busy(
+    $("pwl-code-form"),
+    async () => {
+      const res = await Passwordless.resendCode();
+      if (res.status === "OK") {
+        $("pwl-code").value = "";
+        $("pwl-code").removeAttribute("aria-invalid");
+        say(`A new sign-in ${sent()} is on its way to ${pwlEmail}.`);
+        return;
+      }
+      await Passwordless.clearLoginAttemptInfo();
+      pwlStart(passwordless.codes ? PWL_RESTART : PWL_RESTART_LINK);
+    },
+    pwlError,
+  );
+});
+
+$("pwl-restart").addEventListener("click", () => {
+  say("");
+  busy(
+    $("pwl-code-form"),
+    async () => {
+      await Passwordless.clearLoginAttemptInfo();
+      pwlStart();
+      $("pwl-email").focus();
+    },
+    pwlError,
+  );
+});
+
+$("pwl-link-continue").addEventListener("click", () => {
+  busy($("pwl-link"), () => finishLinkSignIn().catch(linkFailure));
+});
+
+// A link opened in another tab of this browser signed it in: the SDK
+// here sees the session once the user comes back to this tab.
+document.addEventListener("visibilitychange", () => {
+  if (document.visibilityState !== "visible" || $("signed-out").hidden || $("pwl-code-form").hidden) return;
+  (async () => {
+    if (!(await Session.doesSessionExist())) return;
+    pwlStart();
+    say("Signed in.");
+    await showMe();
+  })().catch((err) => console.warn("passwordless:", err));
 });
 
 start().catch((err) => {
