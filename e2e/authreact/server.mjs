@@ -1,0 +1,69 @@
+// Serves the bundle: /app.js is the bundle, any other path is index.html
+// with the page's settings (see app.jsx) written in.
+//
+//	node authreact/server.mjs --api http://127.0.0.1:8080 [--port 3000] [--mode header] [--resend-gap 15]
+//
+// builds the bundle into authreact/dist and serves it on 127.0.0.1.
+import http from "node:http";
+import { once } from "node:events";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+// serveApp serves bundle (a path to app.js) with config on 127.0.0.1:port
+// (0: any free port) and returns { url, port, close }.
+export async function serveApp(bundle, config, { port = 0 } = {}) {
+  const js = await readFile(bundle);
+  // "<" is escaped so that no value can end the script element.
+  const json = JSON.stringify(config).replace(/</g, "\\u003c");
+  const html = (await readFile(path.join(here, "index.html"), "utf8")).replace("{{CONFIG}}", json);
+  const srv = http.createServer((req, res) => {
+    const { pathname } = new URL(req.url, "http://x");
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      res.writeHead(405, { Allow: "GET, HEAD" }).end();
+      return;
+    }
+    if (pathname === "/app.js") {
+      res.writeHead(200, { "Content-Type": "text/javascript; charset=utf-8", "Cache-Control": "no-store" }).end(js);
+      return;
+    }
+    if (pathname === "/favicon.ico") {
+      res.writeHead(204).end();
+      return;
+    }
+    res.writeHead(200, { "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store" }).end(html);
+  });
+  srv.listen(port, "127.0.0.1");
+  await once(srv, "listening");
+  const addr = srv.address();
+  return {
+    url: `http://127.0.0.1:${addr.port}`,
+    port: addr.port,
+    close: () => new Promise((r) => srv.close(r)),
+  };
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const { parseArgs } = await import("node:util");
+  const { values } = parseArgs({
+    options: {
+      api: { type: "string" },
+      port: { type: "string", default: "3000" },
+      mode: { type: "string", default: "cookie" },
+      "resend-gap": { type: "string" },
+    },
+  });
+  if (!values.api) {
+    console.error("usage: node authreact/server.mjs --api http://127.0.0.1:8080 [--port 3000] [--mode header] [--resend-gap 15]");
+    process.exit(2);
+  }
+  const { build } = await import("./build.mjs");
+  const app = await serveApp(
+    await build(),
+    { apiDomain: values.api, mode: values.mode, resendGap: values["resend-gap"] ? Number(values["resend-gap"]) : undefined },
+    { port: Number(values.port) },
+  );
+  console.log(`authreact: serving on ${app.url}`);
+}
