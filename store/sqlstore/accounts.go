@@ -235,8 +235,13 @@ func (s *Store) DeleteUser(ctx context.Context, userID string) ([]string, error)
 }
 
 // CreateCode implements store.Store. A code bound to a login locks the
-// login's user, then the login, the order every method takes.
+// login's user, then the login, the order every method takes. Passwordless
+// flows and codes belong to no user (see passwordless.go).
 func (s *Store) CreateCode(ctx context.Context, c store.Code) error {
+	switch c.Kind {
+	case store.CodePasswordlessFlow, store.CodePasswordless:
+		return wrap("creating a code", s.createPasswordless(ctx, c))
+	}
 	return wrap("creating a code", s.inTx(ctx, func(q querier) error {
 		if c.LoginID == "" {
 			if err := s.lockUser(ctx, q, c.UserID); err != nil {
@@ -249,7 +254,7 @@ func (s *Store) CreateCode(ctx context.Context, c store.Code) error {
 		} else {
 			c.UserID = l.UserID
 		}
-		n, err := affected(q.ExecContext(ctx, s.q.insertCode, c.Hash[:], string(c.Kind), c.UserID, c.LoginID, c.Email,
+		n, err := affected(q.ExecContext(ctx, s.q.insertCode, c.Hash[:], string(c.Kind), c.UserID, c.LoginID, c.Email, nil,
 			ms(c.CreatedAt), ms(c.ExpiresAt)))
 		if err != nil {
 			return err

@@ -30,6 +30,8 @@ type queries struct {
 	insertCode, code, verificationForUpdate, verificationUser string
 	deleteLoginVerifications                                  string
 
+	flowForUpdate, addressFlowsForUpdate, countAttempt string
+
 	insertSession, session, userSessions string
 
 	rotateCurrent    string // the one-statement rotation of a current token
@@ -115,13 +117,28 @@ func newQueries(d Dialect) queries {
 		deleteUserCodes:          `DELETE FROM auth_codes WHERE user_id = ?`,
 		deleteUser:               `DELETE FROM auth_users WHERE id = ?`,
 		deleteLoginVerifications: `DELETE FROM auth_codes WHERE login_id = ? AND kind = '` + string(store.CodeVerification) + `'`,
-		insertCode: ignore(`INSERT INTO auth_codes (hash, kind, user_id, login_id, email, created_at, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`, "hash"),
-		code: `SELECT user_id, login_id, email, created_at, expires_at FROM auth_codes
+		insertCode: ignore(`INSERT INTO auth_codes (hash, kind, user_id, login_id, email, flow, created_at, expires_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, "hash"),
+		code: `SELECT user_id, login_id, email, flow, attempts, created_at, expires_at FROM auth_codes
 			WHERE hash = ? AND kind = ? AND expires_at > ?`,
 		verificationUser: `SELECT user_id FROM auth_codes WHERE hash = ? AND kind = '` + string(store.CodeVerification) + `'`,
 		verificationForUpdate: `SELECT login_id, email, expires_at FROM auth_codes
 			WHERE hash = ? AND kind = '` + string(store.CodeVerification) + `'` + forUpdate,
+
+		// Passwordless flows are locked by address, in the order of
+		// their hashes: using a code locks every flow of its address
+		// (arguments: code, flow, flow), with the expiry of the code if
+		// it is one of the flow's, and adding a code locks its flow, so
+		// that neither deadlocks with another.
+		flowForUpdate: `SELECT email, expires_at FROM auth_codes
+			WHERE hash = ? AND kind = '` + string(store.CodePasswordlessFlow) + `'` + forUpdate,
+		addressFlowsForUpdate: `SELECT hash, email, attempts, created_at, expires_at,
+				(SELECT c.expires_at FROM auth_codes c
+					WHERE c.hash = ? AND c.kind = '` + string(store.CodePasswordless) + `' AND c.flow = ?)
+			FROM auth_codes WHERE kind = '` + string(store.CodePasswordlessFlow) + `' AND email =
+				(SELECT f.email FROM auth_codes f WHERE f.hash = ? AND f.kind = '` + string(store.CodePasswordlessFlow) + `')
+			ORDER BY hash` + forUpdate,
+		countAttempt: `UPDATE auth_codes SET attempts = attempts + 1 WHERE hash = ?`,
 
 		insertSession: ignore(`INSERT INTO auth_sessions (handle, user_id, login_id, created_at, refreshed_at, expires_at, current_hash)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`, "handle"),
@@ -241,21 +258,27 @@ func (q *queries) rebind() {
 		&q.countUserLogins, &q.loginHandlesForUpdate, &q.deleteLogin, &q.deleteUserLogins,
 		&q.deleteUserCodes, &q.deleteUser, &q.deleteLoginVerifications,
 		&q.verificationUser, &q.verificationForUpdate,
+		&q.flowForUpdate, &q.addressFlowsForUpdate, &q.countAttempt,
 		&q.signingKeys, &q.insertKey,
 		&q.deleteExpiredSessionTokens, &q.deleteExpiredSessions, &q.deleteExpiredTokens,
 		&q.deleteExpiredCodes, &q.deleteExpiredKeys, &q.deleteExpiredLimits,
 		&q.rateLimit, &q.takeRateLimit, &q.refundRateLimit, &q.resetRateLimit,
 	} {
-		var b strings.Builder
-		n := 0
-		for _, r := range *p {
-			if r == '?' {
-				n++
-				b.WriteString("$" + strconv.Itoa(n))
-				continue
-			}
-			b.WriteRune(r)
-		}
-		*p = b.String()
+		*p = rebindQuery(*p)
 	}
+}
+
+// rebindQuery turns the ? placeholders of query into PostgreSQL's $1, $2, ...
+func rebindQuery(query string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

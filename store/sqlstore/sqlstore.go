@@ -701,13 +701,18 @@ func (s *Store) RevokeUserSessions(ctx context.Context, userID string) ([]string
 // Code implements store.Store.
 func (s *Store) Code(ctx context.Context, kind store.CodeKind, hash store.TokenHash, now time.Time) (store.Code, error) {
 	c := store.Code{Hash: hash, Kind: kind}
+	var userID sql.NullString
+	var flow []byte
 	var created, expires int64
-	err := s.db.QueryRowContext(ctx, s.q.code, hash[:], string(kind), ms(now)).Scan(&c.UserID, &c.LoginID, &c.Email, &created, &expires)
+	err := s.db.QueryRowContext(ctx, s.q.code, hash[:], string(kind), ms(now)).Scan(&userID, &c.LoginID, &c.Email, &flow,
+		&c.Attempts, &created, &expires)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Code{}, store.ErrNotFound
 	} else if err != nil {
 		return store.Code{}, fmt.Errorf("sqlstore: reading a code: %w", err)
 	}
+	c.UserID = userID.String
+	copy(c.Flow[:], flow)
 	c.CreatedAt, c.ExpiresAt = fromMS(created), fromMS(expires)
 	return c, nil
 }

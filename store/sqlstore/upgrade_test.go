@@ -30,18 +30,7 @@ import (
 // nothing.
 func TestUpgradeToLogins(t *testing.T) {
 	const users, sessionsPerUser = 5, 2
-	backends := append(slices.Clone(sqltest.Backends), sqltest.Backend{
-		// An application may open SQLite with foreign keys enforced.
-		Name: "sqlite-foreign-keys", Dialect: sqlstore.SQLite,
-		Open: func(tb testing.TB) *sql.DB {
-			db, err := sql.Open("sqlite", sqltest.SQLiteFileDSN(tb)+"&_pragma=foreign_keys(1)")
-			if err != nil {
-				tb.Fatal(err)
-			}
-			tb.Cleanup(func() { db.Close() })
-			return db
-		},
-	})
+	backends := append(slices.Clone(sqltest.Backends), sqliteForeignKeys)
 	for _, b := range backends {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
@@ -142,6 +131,20 @@ func TestUpgradeToLogins(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sqliteForeignKeys is SQLite opened with foreign keys enforced, as an
+// application may open it.
+var sqliteForeignKeys = sqltest.Backend{
+	Name: "sqlite-foreign-keys", Dialect: sqlstore.SQLite,
+	Open: func(tb testing.TB) *sql.DB {
+		db, err := sql.Open("sqlite", sqltest.SQLiteFileDSN(tb)+"&_pragma=foreign_keys(1)")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { db.Close() })
+		return db
+	},
 }
 
 func passwordOf(i int) string { return fmt.Sprintf("old horse %d", i) }
@@ -652,6 +655,123 @@ func TestUpgradeToCodes(t *testing.T) {
 			}
 			if _, _, err := st.ResetPassword(ctx, reset, "again", now); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("the reset token from before, a second time: %v, want ErrNotFound", err)
+			}
+		})
+	}
+}
+
+// TestUpgradeToPasswordless builds a database at schema 10 with a reset
+// and a verification code as that release wrote them, migrates, and checks
+// that both still work, once; that passwordless flows and codes, which
+// have no user, are added and used beside them; and that deleting the user
+// still takes its codes and leaves the flows. SQLite rebuilds auth_codes:
+// there the table must keep its indexes and its foreign key, also with
+// enforcement on.
+func TestUpgradeToPasswordless(t *testing.T) {
+	for _, b := range append(slices.Clone(sqltest.Backends), sqliteForeignKeys) {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			st, old := storeAt(t, b, 10)
+			const email = "ada@example.com"
+			old.exec(t, `INSERT INTO auth_users (id, time_joined, session_epoch) VALUES ('u1', ?, 0)`, joined.UnixMilli())
+			old.exec(t, `INSERT INTO auth_logins (method, third_party, subject, id, user_id, email, email_verified, email_proven,
+				password_hash, created_at) VALUES (?, '', ?, 'u1', 'u1', ?, ?, ?, 'old-hash', ?)`,
+				store.MethodEmailPassword, email, email, false, false, joined.UnixMilli())
+			// A second login, whose verification code none of the uses
+			// below spends: only deleting the user does.
+			old.exec(t, `INSERT INTO auth_logins (method, third_party, subject, id, user_id, email, email_verified, email_proven,
+				password_hash, created_at) VALUES (?, 'google', 'g-2', 'l2', 'u1', ?, ?, ?, '', ?)`,
+				store.MethodThirdParty, email, false, false, joined.UnixMilli())
+			reset, verify, spare := sha256.Sum256([]byte("reset")), sha256.Sum256([]byte("verify")), sha256.Sum256([]byte("spare"))
+			expires := authtest.Start.Add(time.Hour).UnixMilli()
+			old.exec(t, `INSERT INTO auth_codes (hash, kind, user_id, created_at, expires_at) VALUES (?, 'reset', 'u1', ?, ?)`,
+				reset[:], joined.UnixMilli(), expires)
+			for _, c := range []struct {
+				hash  [32]byte
+				login string
+			}{{verify, "u1"}, {spare, "l2"}} {
+				old.exec(t, `INSERT INTO auth_codes (hash, kind, user_id, login_id, email, created_at, expires_at)
+					VALUES (?, 'verification', 'u1', ?, ?, ?, ?)`, c.hash[:], c.login, email, joined.UnixMilli(), expires)
+			}
+			for range 2 {
+				if err := st.Migrate(ctx); err != nil {
+					t.Fatalf("migrating: %v", err)
+				}
+			}
+
+			now := authtest.Start
+			if c, err := st.Code(ctx, store.CodeReset, reset, now); err != nil || c.UserID != "u1" || c.Flow != (store.TokenHash{}) || c.Attempts != 0 {
+				t.Errorf("the reset code from before: %+v, %v; want it of u1, with no flow and no attempts", c, err)
+			}
+			if c, err := st.Code(ctx, store.CodeVerification, verify, now); err != nil || c.LoginID != "u1" || c.Email != email {
+				t.Errorf("the verification code from before: %+v, %v", c, err)
+			}
+
+			// A flow and its code, with no user, beside them.
+			flow, code := sha256.Sum256([]byte("flow")), sha256.Sum256([]byte("code"))
+			if err := st.CreateCode(ctx, store.Code{Hash: flow, Kind: store.CodePasswordlessFlow, Email: email,
+				CreatedAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
+				t.Fatalf("creating a flow after the migration: %v", err)
+			}
+			if err := st.CreateCode(ctx, store.Code{Hash: code, Kind: store.CodePasswordless, Flow: flow,
+				CreatedAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
+				t.Fatalf("creating a code of the flow after the migration: %v", err)
+			}
+			if err := st.CreateCode(ctx, store.Code{Hash: reset, Kind: store.CodePasswordless, Flow: flow,
+				CreatedAt: now, ExpiresAt: now.Add(time.Hour)}); !errors.Is(err, store.ErrConflict) {
+				t.Errorf("a passwordless code with the hash of the reset code from before: %v, want ErrConflict", err)
+			}
+			if f, err := st.UsePasswordlessCode(ctx, flow, reset, now, 5); !errors.Is(err, store.ErrWrongCode) || f.Attempts != 1 {
+				t.Errorf("the reset code from before submitted to a flow: %+v, %v; want ErrWrongCode and one attempt", f, err)
+			}
+			if l, err := st.VerifyEmail(ctx, verify, now); err != nil || !l.EmailVerified {
+				t.Errorf("verifying with the token from before: %+v, %v", l, err)
+			}
+			if l, _, err := st.ResetPassword(ctx, reset, "new-hash", now); err != nil || l.PasswordHash != "new-hash" {
+				t.Errorf("resetting with the token from before: %+v, %v", l, err)
+			}
+			if _, _, err := st.ResetPassword(ctx, reset, "again", now); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("the reset token from before, a second time: %v, want ErrNotFound", err)
+			}
+
+			// The user goes with its codes; the flow, of no user, stays.
+			if c, err := st.Code(ctx, store.CodeVerification, spare, now); err != nil || c.LoginID != "l2" {
+				t.Errorf("the verification code from before of the user's other login: %+v, %v", c, err)
+			}
+			if _, err := st.DeleteUser(ctx, "u1"); err != nil {
+				t.Fatalf("deleting the user after the migration: %v", err)
+			}
+			if _, err := st.Code(ctx, store.CodeVerification, spare, now); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("a verification code from before, once its user is deleted: %v, want ErrNotFound", err)
+			}
+			if f, err := st.UsePasswordlessCode(ctx, flow, code, now, 5); err != nil || f.Attempts != 1 || f.Email != email {
+				t.Errorf("the code of the flow after its address's user was deleted: %+v, %v; want the flow, with its one attempt", f, err)
+			}
+
+			if b.Dialect != sqlstore.SQLite {
+				return
+			}
+			rows, err := old.db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'auth_codes'
+				AND name NOT LIKE 'sqlite_autoindex%' ORDER BY name`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var indexes []string
+			for rows.Next() {
+				var name string
+				if err := rows.Scan(&name); err != nil {
+					t.Fatal(err)
+				}
+				indexes = append(indexes, name)
+			}
+			rows.Close()
+			want := []string{"auth_codes_expires", "auth_codes_flow", "auth_codes_flows", "auth_codes_login", "auth_codes_user"}
+			if !slices.Equal(indexes, want) {
+				t.Errorf("the indexes of the rebuilt auth_codes: %q, want %q", indexes, want)
+			}
+			var parent string
+			if err := old.db.QueryRowContext(ctx, `SELECT "table" FROM pragma_foreign_key_list('auth_codes')`).Scan(&parent); err != nil || parent != "auth_users" {
+				t.Errorf("the foreign key of the rebuilt auth_codes: %q, %v; want auth_users", parent, err)
 			}
 		})
 	}
