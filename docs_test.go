@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -97,6 +98,7 @@ func TestReadmeRoutes(t *testing.T) {
 		SigningAlgorithm:  auth.EdDSA,
 		EmailVerification: auth.EmailVerificationConfig{Mode: auth.EmailVerificationOptional},
 		ThirdParty:        auth.ThirdPartyConfig{Providers: []provider.Provider{relay}},
+		Passwordless:      auth.PasswordlessConfig{Flow: auth.PasswordlessCodeAndLink},
 	})
 	allow := func(path string) (int, string) {
 		rec := httptest.NewRecorder()
@@ -256,23 +258,61 @@ func constsOfType(t *testing.T, file, typ string) map[string]string {
 	return consts
 }
 
-// codeRoutes reads routeTable in auth.go: every route it can serve, as
-// "METHOD /path" under the base path, with <id> for a provider's id.
-func codeRoutes(t *testing.T) []string {
+// routeFuncs returns routeTable in auth.go and the functions it hands
+// its table to (a.passwordlessRoutes(routes), in any file of the
+// package), which add routes of their own: together, what the handler
+// can serve.
+func routeFuncs(t *testing.T) []*ast.FuncDecl {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), "auth.go", nil, 0)
+	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var table *ast.FuncDecl
-	for _, d := range f.Decls {
-		if fd, ok := d.(*ast.FuncDecl); ok && fd.Name.Name == "routeTable" {
-			table = fd
+	funcs := map[string]*ast.FuncDecl{}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && (name == "auth.go" || fd.Name.Name != "routeTable") {
+				funcs[fd.Name.Name] = fd
+			}
 		}
 	}
+	table := funcs["routeTable"]
 	if table == nil {
 		t.Fatal("auth.go has no routeTable")
 	}
+	out := []*ast.FuncDecl{table}
+	ast.Inspect(table.Body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		if !ok || !slices.ContainsFunc(call.Args, func(a ast.Expr) bool { id, ok := a.(*ast.Ident); return ok && id.Name == "routes" }) {
+			return true
+		}
+		fd := funcs[sel.Sel.Name]
+		if fd == nil {
+			t.Fatalf("routeTable hands its table to %s, which no file of the package declares", sel.Sel.Name)
+		}
+		out = append(out, fd)
+		return true
+	})
+	return out
+}
+
+// codeRoutes reads routeTable in auth.go and the functions it hands its
+// table to: every route the handler can serve, as "METHOD /path" under
+// the base path, with <id> for a provider's id.
+func codeRoutes(t *testing.T) []string {
+	t.Helper()
 	var routes []string
 	add := func(key, value ast.Expr) {
 		path := ""
@@ -285,27 +325,31 @@ func codeRoutes(t *testing.T) []string {
 			t.Fatalf("routeTable: a path that is neither a string nor a string plus an id: %#v", key)
 		}
 		for _, m := range routeMethods(t, path, value) {
-			routes = append(routes, m+" "+path)
+			if r := m + " " + path; !slices.Contains(routes, r) {
+				routes = append(routes, r)
+			}
 		}
 	}
-	ast.Inspect(table.Body, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.CompositeLit:
-			if _, ok := n.Type.(*ast.MapType); ok {
-				for _, e := range n.Elts {
-					kv := e.(*ast.KeyValueExpr)
-					add(kv.Key, kv.Value)
+	for _, fd := range routeFuncs(t) {
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.CompositeLit:
+				if _, ok := n.Type.(*ast.MapType); ok {
+					for _, e := range n.Elts {
+						kv := e.(*ast.KeyValueExpr)
+						add(kv.Key, kv.Value)
+					}
+					return false
 				}
-				return false
+			case *ast.AssignStmt:
+				if ix, ok := n.Lhs[0].(*ast.IndexExpr); ok {
+					add(ix.Index, n.Rhs[0])
+					return false
+				}
 			}
-		case *ast.AssignStmt:
-			if ix, ok := n.Lhs[0].(*ast.IndexExpr); ok {
-				add(ix.Index, n.Rhs[0])
-				return false
-			}
-		}
-		return true
-	})
+			return true
+		})
+	}
 	if len(routes) == 0 {
 		t.Fatal("read no routes from routeTable")
 	}

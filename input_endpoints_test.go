@@ -18,9 +18,9 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"go/ast"
-	"go/parser"
 	"go/token"
 	"io"
 	"maps"
@@ -48,8 +48,9 @@ type endpoint struct {
 
 // fullEndpoints are the routes a server with every feature on serves:
 // email and password with reset, the email-exists check, sessions, the
-// JWKS (EdDSA), email verification, and third-party sign-in with a
-// provider that posts its callback ("apple"). /user/email/verify serves
+// JWKS (EdDSA), email verification, third-party sign-in with a
+// provider that posts its callback ("apple"), and passwordless sign-in
+// by code and link, to email addresses and phone numbers. /user/email/verify serves
 // two methods and is listed once for each.
 var fullEndpoints = []endpoint{
 	{"POST", "/signup", "emailpassword"},
@@ -68,6 +69,12 @@ var fullEndpoints = []endpoint{
 	{"GET", "/authorisationurl", "thirdparty"},
 	{"POST", "/signinup", "thirdparty"},
 	{"POST", "/callback/apple", ""},
+	{"POST", "/signinup/code", "passwordless"},
+	{"POST", "/signinup/code/resend", "passwordless"},
+	{"POST", "/signinup/code/consume", "passwordless"},
+	{"GET", "/passwordless/email/exists", "passwordless"},
+	{"GET", "/passwordless/phonenumber/exists", "passwordless"},
+	{"GET", "/signup/phonenumber/exists", "passwordless"},
 }
 
 // allowedMethods are the methods each path of fullEndpoints answers,
@@ -87,43 +94,32 @@ func allowedMethods() map[string][]string {
 }
 
 // TestInputEndpointsListed compares fullEndpoints with the paths routeTable in
-// auth.go can serve. A path added there fails this test until it is
-// listed, and so given its share of the input, fuzz, log and enumeration
-// suites.
+// auth.go, and the functions it hands its table to, can serve. A path
+// added there fails this test until it is listed, and so given its share
+// of the input, fuzz, log and enumeration suites.
 func TestInputEndpointsListed(t *testing.T) {
-	fset := token.NewFileSet()
-	file, err := parser.ParseFile(fset, "auth.go", nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var table *ast.FuncDecl
-	for _, d := range file.Decls {
-		if fn, ok := d.(*ast.FuncDecl); ok && fn.Name.Name == "routeTable" {
-			table = fn
-		}
-	}
-	if table == nil {
-		t.Fatal("auth.go has no routeTable: where are the routes listed now? Point this test there")
-	}
 	// The paths are the string constants starting with "/" in
-	// routeTable; a path built from a provider's id ends in "<id>".
+	// routeTable and the functions it hands its table to; a path built
+	// from a provider's id ends in "<id>".
 	served := map[string]bool{}
-	ast.Inspect(table.Body, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.BinaryExpr:
-			if lit, ok := n.X.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-				if p, _ := strconv.Unquote(lit.Value); strings.HasPrefix(p, "/") {
-					served[p+"<id>"] = true
-					return false
+	for _, fd := range routeFuncs(t) {
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.BinaryExpr:
+				if lit, ok := n.X.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					if p, _ := strconv.Unquote(lit.Value); strings.HasPrefix(p, "/") {
+						served[p+"<id>"] = true
+						return false
+					}
+				}
+			case *ast.BasicLit:
+				if p, _ := strconv.Unquote(n.Value); n.Kind == token.STRING && strings.HasPrefix(p, "/") {
+					served[p] = true
 				}
 			}
-		case *ast.BasicLit:
-			if p, _ := strconv.Unquote(n.Value); n.Kind == token.STRING && strings.HasPrefix(p, "/") {
-				served[p] = true
-			}
-		}
-		return true
-	})
+			return true
+		})
+	}
 	listed := map[string]bool{}
 	for _, ep := range fullEndpoints {
 		listed[strings.Replace(ep.path, "/callback/apple", "/callback/<id>", 1)] = true
@@ -254,24 +250,43 @@ func newFakeIdP(tb testing.TB) *fakeIdP {
 }
 
 // withEverything turns every feature on in cfg: EdDSA keys (served at
-// the JWKS), email verification, and the providers of idp.
+// the JWKS), email verification, the providers of idp, and passwordless
+// sign-in by code and link, with a TextSender (a *plTexts) for phone
+// numbers.
 func (idp *fakeIdP) withEverything(cfg auth.Config) auth.Config {
 	cfg.SigningAlgorithm = auth.EdDSA
 	if cfg.EmailVerification.Mode == "" {
 		cfg.EmailVerification.Mode = auth.EmailVerificationOptional
+	}
+	if cfg.Passwordless.Flow == auth.PasswordlessOff {
+		cfg.Passwordless.Flow = auth.PasswordlessCodeAndLink
+	}
+	if cfg.Passwordless.TextSender == nil {
+		cfg.Passwordless.TextSender = newPLTexts()
 	}
 	cfg.ThirdParty.Providers = append(cfg.ThirdParty.Providers, idp.providers...)
 	return cfg
 }
 
 // fullStore counts, besides the writes textColumnStore counts, those of
-// third-party sign-in. What email verification writes shows in the mail
-// sent and in the logins' EmailVerified, which the tests look at.
+// third-party and passwordless sign-in. What email verification writes
+// shows in the mail sent and in the logins' EmailVerified, which the
+// tests look at.
 type fullStore struct{ *textColumnStore }
 
 func (s fullStore) SignInUp(ctx context.Context, l store.Login, newUser store.User) (store.Login, bool, error) {
 	got, created, err := s.textColumnStore.Store.SignInUp(ctx, l, newUser)
 	return got, created, s.counted(err)
+}
+
+// UsePasswordlessCode writes when a code is used, and when a wrong one
+// is counted against its flow.
+func (s fullStore) UsePasswordlessCode(ctx context.Context, flow, code store.TokenHash, now time.Time, maxAttempts int) (store.Code, error) {
+	f, err := s.textColumnStore.Store.UsePasswordlessCode(ctx, flow, code, now, maxAttempts)
+	if err == nil || maxAttempts > 0 && (errors.Is(err, store.ErrWrongCode) || errors.Is(err, store.ErrCodeExpired)) {
+		s.writes.Add(1)
+	}
+	return f, err
 }
 
 // fullFixture is an inFixture with every feature on and the fake
@@ -305,7 +320,8 @@ func unlimited() auth.RateLimits {
 	r := auth.Rate{Burst: 1 << 30, Every: time.Nanosecond}
 	return auth.RateLimits{SignInFailures: r, ClientSignInFailures: r, AccountSignInFailures: r, ResetEmails: r,
 		ClientResetRequests: r, ClientNewPasswords: r, ClientEmailChecks: r, SessionRefreshes: r,
-		ClientThirdPartySignIns: r, VerificationEmails: r}
+		ClientThirdPartySignIns: r, VerificationEmails: r, PasswordlessSends: r, ClientPasswordlessSends: r,
+		PasswordlessFailures: r}
 }
 
 // callbackPage is the redirect URI of provider id: the SDK's callback page
@@ -488,6 +504,9 @@ func TestInputJSONGarbage(t *testing.T) {
 		{path: "/auth/user/password/reset", header: rid("emailpassword")},
 		{path: "/auth/signinup", header: rid("thirdparty")},
 		{path: "/auth/user/email/verify", header: rid("emailverification")},
+		{path: "/auth/signinup/code", header: rid("passwordless")},
+		{path: "/auth/signinup/code/resend", header: rid("passwordless")},
+		{path: "/auth/signinup/code/consume", header: rid("passwordless")},
 		{path: "/auth/user/email/verify/token", ignores: true, header: func() http.Header {
 			return hdr("Content-Type", "application/json", "rid", "emailverification", "Authorization", "Bearer "+c.AccessToken, "st-auth-mode", "header")
 		}},
@@ -1083,3 +1102,396 @@ func TestInputLoginMethods(t *testing.T) {
 		})
 	}
 }
+
+// ---- passwordless sign-in ----
+
+const (
+	plNeitherOrBoth = "Please provide exactly one of email or phoneNumber"
+	plNotObject     = "the request body must be a JSON object"
+	plNotBool       = "shouldTryLinkingWithSessionUser must be a boolean"
+	plNoIDs         = "Please provide a deviceId and a preAuthSessionId"
+	plNoPre         = "Please provide the preAuthSessionId"
+	plOneOf         = "Please provide one of (linkCode) or (deviceId+userInputCode) and not both"
+	plTooLong       = "a parameter is too long"
+)
+
+// plInput is a hostile request to a passwordless endpoint and its answer:
+// a 4xx with msg (any message if ""), or a 200 with the body msg (a
+// GENERAL_ERROR with any message if msg is "GENERAL_ERROR"; a started
+// flow if "OK").
+type plInput struct {
+	name, body string
+	code       int
+	msg        string
+}
+
+func plJSON(kv ...any) string {
+	m := map[string]any{}
+	for i := 0; i < len(kv); i += 2 {
+		m[kv[i].(string)] = kv[i+1]
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+// plCheck checks an answer against what a plInput wants.
+func plCheck(t *testing.T, r inReply, code int, msg string) {
+	t.Helper()
+	switch {
+	case code != http.StatusOK:
+		r.wantMessage(t, code, msg)
+	case msg == "GENERAL_ERROR":
+		if r.code != http.StatusOK || r.status != "GENERAL_ERROR" || r.message == "" {
+			t.Errorf("got %d %s, want a GENERAL_ERROR with a message", r.code, r.body)
+		}
+	case msg == "OK":
+		if r.code != http.StatusOK || r.status != "OK" || r.json["deviceId"] == nil {
+			t.Errorf("got %d %s, want a flow started", r.code, r.body)
+		}
+	default:
+		if r.code != http.StatusOK || string(r.body) != msg {
+			t.Errorf("got %d %s, want 200 %s", r.code, r.body, msg)
+		}
+	}
+	wantNoTokens(t, r.response())
+}
+
+// TestInputPasswordlessCreateCode sends hostile bodies to /signinup/code:
+// a 400 or 413 with a message, or GENERAL_ERROR for an address that is
+// none, writing and sending nothing; the odd but well-formed ones start a
+// flow, and the message goes to the address normalised.
+func TestInputPasswordlessCreateCode(t *testing.T) {
+	f := newFullFixture(t, auth.Config{RateLimits: unlimited()})
+	texts := f.AuthConfig.Passwordless.TextSender.(*plTexts)
+	long := strings.Repeat("a", 300) + "@example.com"
+	cases := []plInput{
+		{"empty object", `{}`, 400, plNeitherOrBoth},
+		{"null email", `{"email":null}`, 400, plNeitherOrBoth},
+		{"null email and phone number", `{"email":null,"phoneNumber":null}`, 400, plNeitherOrBoth},
+		{"email and phone number", plJSON("email", "a@example.com", "phoneNumber", "+14155550100"), 400, plNeitherOrBoth},
+		{"email a number", `{"email":5}`, 400, plNotObject},
+		{"email an array", `{"email":["a@example.com"]}`, 400, plNotObject},
+		{"email an object", `{"email":{"address":"a@example.com"}}`, 400, plNotObject},
+		{"email true", `{"email":true}`, 400, plNotObject},
+		{"email repeated, a number last", `{"email":"a@example.com","email":1}`, 400, plNotObject},
+		{"phone number a number", `{"phoneNumber":14155550100}`, 400, plNotObject},
+		{"linking flag a string", plJSON("email", "a@example.com", "shouldTryLinkingWithSessionUser", "yes"), 400, plNotBool},
+		{"linking flag a number", plJSON("email", "a@example.com", "shouldTryLinkingWithSessionUser", 1), 400, plNotBool},
+		{"20 KB email", plJSON("email", strings.Repeat("a", 20<<10)+"@example.com"), 413, ""},
+		{"empty email", `{"email":""}`, 200, "GENERAL_ERROR"},
+		{"blank email", `{"email":" \t "}`, 200, "GENERAL_ERROR"},
+		{"not an email", plJSON("email", "not an email"), 200, `{"status":"GENERAL_ERROR","message":"Email is invalid"}`},
+		{"a name and an address", plJSON("email", "Ann <a@example.com>"), 200, `{"status":"GENERAL_ERROR","message":"Email is invalid"}`},
+		{"two addresses", plJSON("email", "a@example.com,b@example.com"), 200, `{"status":"GENERAL_ERROR","message":"Email is invalid"}`},
+		{"a header injected", plJSON("email", "a@example.com\r\nBcc: x@evil.example"), 200, `{"status":"GENERAL_ERROR","message":"Email is invalid"}`},
+		{"a NUL byte", plJSON("email", "a@example.com\x00"), 200, `{"status":"GENERAL_ERROR","message":"Email is invalid"}`},
+		{"a bidi override", plJSON("email", "a\u202e@example.com"), 200, `{"status":"GENERAL_ERROR","message":"Email is invalid"}`},
+		{"300 bytes", plJSON("email", long), 200, `{"status":"GENERAL_ERROR","message":"Email is invalid"}`},
+		{"empty phone number", plJSON("phoneNumber", ""), 200, `{"status":"GENERAL_ERROR","message":"Phone number is invalid"}`},
+		{"phone number of letters", plJSON("phoneNumber", "+1 CALL NOW"), 200, `{"status":"GENERAL_ERROR","message":"Phone number is invalid"}`},
+		{"phone number and a NUL", plJSON("phoneNumber", "+14155550100\x00"), 200, `{"status":"GENERAL_ERROR","message":"Phone number is invalid"}`},
+		{"phone number of 40 digits", plJSON("phoneNumber", "+"+strings.Repeat("1", 40)), 200, `{"status":"GENERAL_ERROR","message":"Phone number is invalid"}`},
+		{"phone number without a plus", plJSON("phoneNumber", "14155550100"), 200, `{"status":"GENERAL_ERROR","message":"Phone number is invalid"}`},
+		// Odd but well-formed: a flow starts.
+		{"the SDK's body", plJSON("email", "pl-sdk@example.com", "shouldTryLinkingWithSessionUser", false), 200, "OK"},
+		{"upper case and spaces", plJSON("email", "  PL-Upper@Example.COM "), 200, "OK"},
+		{"linking flag true", plJSON("email", "pl-flag@example.com", "shouldTryLinkingWithSessionUser", true), 200, "OK"},
+		{"linking flag null", plJSON("email", "pl-null@example.com", "shouldTryLinkingWithSessionUser", nil), 200, "OK"},
+		{"unknown keys", `{"email":"pl-keys@example.com","tenantId":"other","userContext":{"a":[1]},"__proto__":{"admin":true}}`, 200, "OK"},
+		{"a phone number with spaces", plJSON("phoneNumber", "+44 20 7946 0958"), 200, "OK"},
+	}
+	started := map[string]bool{}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := f.store.writes.Load()
+			r := f.send(t, "POST", "/auth/signinup/code", strings.NewReader(tc.body), hdr("Content-Type", "application/json", "rid", "passwordless"))
+			plCheck(t, r, tc.code, tc.msg)
+			n := f.store.writes.Load() - before
+			if tc.msg == "OK" {
+				started[tc.name] = true
+				if n == 0 {
+					t.Error("a flow started without a store write")
+				}
+			} else if n != 0 {
+				t.Errorf("%d store writes", n)
+			}
+		})
+	}
+	if got := f.drainMail(t); got != 5 {
+		t.Errorf("%d emails, want one for each flow started for an email address", got)
+	}
+	for _, m := range f.Mailbox.Messages() {
+		if a := m.To.Address; a != strings.ToLower(a) || !strings.HasPrefix(a, "pl-") {
+			t.Errorf("a message went to %q", a)
+		}
+	}
+	if msgs := texts.all(); len(msgs) != 1 || msgs[0].To != "+442079460958" {
+		t.Errorf("text messages %+v, want one to +442079460958", msgs)
+	}
+}
+
+// plInputFlow starts a flow on f for a new address and returns it with
+// the address, its code and its link code.
+func plInputFlow(t *testing.T, f *fullFixture) (plFlow, string, string, string) {
+	t.Helper()
+	email := f.NewEmail()
+	before := len(f.Mailbox.Messages())
+	fl := plCreate(t, f.NewClient(authtest.Header), email)
+	m := plMail(t, f.Server, email, before)
+	u, _ := url.Parse(plLinkOf(t, m))
+	return fl, email, plCodeOf(t, m), u.Fragment
+}
+
+// plStillWhole checks that a flow is as new: a wrong code is its
+// counted+1st failure, and its code signs in.
+func plStillWhole(t *testing.T, f *fullFixture, fl plFlow, code string, counted int) {
+	t.Helper()
+	c := f.NewClient(authtest.Header)
+	if res := plConsume(c, fl, plOther(code)); string(res.Body) != plWrong(counted+1) {
+		t.Errorf("a wrong code afterwards: %s, want %s", res.Body, plWrong(counted+1))
+	}
+	if res := plConsume(c, fl, code); res.Status != "OK" {
+		t.Errorf("the flow's code afterwards: %d %s, want OK", res.StatusCode, res.Body)
+	}
+}
+
+// TestInputPasswordlessConsume sends hostile bodies to
+// /signinup/code/consume, each against a flow of its own: a 400 with a
+// message, or the protocol's answer. Ids that are not the server's, or do
+// not belong together, name no flow (RESTART_FLOW_ERROR) and count
+// nothing; a typed code that is not the flow's is a wrong code, counted;
+// a link code that is not the flow's counts nothing. Afterwards the flow
+// has exactly the failures counted, and its code signs in.
+func TestInputPasswordlessConsume(t *testing.T) {
+	f := newFullFixture(t, auth.Config{RateLimits: unlimited()})
+	other, _, _, otherLink := plInputFlow(t, f)
+	type ccase struct {
+		name    string
+		body    func(fl plFlow, code, link string) string
+		code    int
+		msg     string
+		counted int
+	}
+	long := strings.Repeat("7", 3000)
+	typed := func(pre, device, code any) string {
+		return plJSON("preAuthSessionId", pre, "deviceId", device, "userInputCode", code)
+	}
+	byLink := func(pre, link any) string { return plJSON("preAuthSessionId", pre, "linkCode", link) }
+	unpadded := func(s string) string { return strings.TrimRight(s, "=") }
+	short := base64.StdEncoding.EncodeToString(make([]byte, 31))
+	cases := []ccase{
+		{"empty object", func(plFlow, string, string) string { return `{}` }, 400, plNoPre, 0},
+		{"preAuthSessionId alone", func(fl plFlow, _, _ string) string { return plJSON("preAuthSessionId", fl.pre) }, 400, plOneOf, 0},
+		{"without the code", func(fl plFlow, _, _ string) string { return plJSON("preAuthSessionId", fl.pre, "deviceId", fl.device) }, 400, plOneOf, 0},
+		{"without the device", func(fl plFlow, c, _ string) string { return plJSON("preAuthSessionId", fl.pre, "userInputCode", c) }, 400, plOneOf, 0},
+		{"code and link", func(fl plFlow, c, l string) string {
+			return plJSON("preAuthSessionId", fl.pre, "deviceId", fl.device, "userInputCode", c, "linkCode", l)
+		}, 400, plOneOf, 0},
+		{"typed code and link", func(fl plFlow, c, l string) string {
+			return plJSON("preAuthSessionId", fl.pre, "userInputCode", c, "linkCode", l)
+		}, 400, plOneOf, 0},
+		{"null link code", func(fl plFlow, _, _ string) string { return byLink(fl.pre, nil) }, 400, plOneOf, 0},
+		{"null preAuthSessionId", func(fl plFlow, c, _ string) string { return typed(nil, fl.device, c) }, 400, plNoPre, 0},
+		{"preAuthSessionId a number", func(fl plFlow, c, _ string) string { return typed(1, fl.device, c) }, 400, plNotObject, 0},
+		{"code a number", func(fl plFlow, c, _ string) string {
+			return `{"preAuthSessionId":"` + fl.pre + `","deviceId":"` + fl.device + `","userInputCode":` + c + `}`
+		}, 400, plNotObject, 0},
+		{"device an array", func(fl plFlow, c, _ string) string { return typed(fl.pre, []string{fl.device}, c) }, 400, plNotObject, 0},
+		{"link code an object", func(fl plFlow, _, l string) string { return byLink(fl.pre, map[string]string{"l": l}) }, 400, plNotObject, 0},
+		{"linking flag a string", func(fl plFlow, _, l string) string {
+			return plJSON("preAuthSessionId", fl.pre, "linkCode", l, "shouldTryLinkingWithSessionUser", "x")
+		}, 400, plNotBool, 0},
+		{"3000-digit code", func(fl plFlow, _, _ string) string { return typed(fl.pre, fl.device, long) }, 400, plTooLong, 0},
+		{"3000-byte link code", func(fl plFlow, _, _ string) string { return byLink(fl.pre, long) }, 400, plTooLong, 0},
+		// Ids that name no flow of this server.
+		{"preAuthSessionId made up", func(fl plFlow, c, _ string) string { return typed("x", fl.device, c) }, 200, plRestart, 0},
+		{"preAuthSessionId empty", func(fl plFlow, c, _ string) string { return typed("", fl.device, c) }, 200, plRestart, 0},
+		{"preAuthSessionId padded", func(fl plFlow, c, _ string) string { return typed(fl.pre+"=", fl.device, c) }, 200, plRestart, 0},
+		{"preAuthSessionId and a NUL", func(fl plFlow, c, _ string) string { return typed(fl.pre+"\x00", fl.device, c) }, 200, plRestart, 0},
+		{"preAuthSessionId upper-cased", func(fl plFlow, c, _ string) string { return typed(strings.ToUpper(fl.pre), fl.device, c) }, 200, plRestart, 0},
+		{"preAuthSessionId 3000 bytes", func(fl plFlow, c, _ string) string { return typed(long, fl.device, c) }, 200, plRestart, 0},
+		{"device empty", func(fl plFlow, c, _ string) string { return typed(fl.pre, "", c) }, 200, plRestart, 0},
+		{"device unpadded", func(fl plFlow, c, _ string) string { return typed(fl.pre, unpadded(fl.device), c) }, 200, plRestart, 0},
+		{"device not base64", func(fl plFlow, c, _ string) string { return typed(fl.pre, "!!!!", c) }, 200, plRestart, 0},
+		{"device of 31 bytes", func(fl plFlow, c, _ string) string { return typed(fl.pre, short, c) }, 200, plRestart, 0},
+		{"device of another flow", func(fl plFlow, c, _ string) string { return typed(fl.pre, other.device, c) }, 200, plRestart, 0},
+		{"device and preAuthSessionId of another flow", func(_ plFlow, c, _ string) string { return typed(other.pre, other.device, c) }, 200, "", 0},
+		{"device 3000 bytes", func(fl plFlow, c, _ string) string { return typed(fl.pre, long, c) }, 200, plRestart, 0},
+		// Link codes that are not the flow's: refused, not counted.
+		{"link code empty", func(fl plFlow, _, _ string) string { return byLink(fl.pre, "") }, 200, plRestart, 0},
+		{"link code made up", func(fl plFlow, _, _ string) string { return byLink(fl.pre, lhRandomToken()) }, 200, plRestart, 0},
+		{"link code of another flow", func(fl plFlow, _, _ string) string { return byLink(fl.pre, otherLink) }, 200, plRestart, 0},
+		{"link code under another flow's id", func(_ plFlow, _, l string) string { return byLink(other.pre, l) }, 200, plRestart, 0},
+		{"the typed code as link code", func(fl plFlow, c, _ string) string { return byLink(fl.pre, c) }, 200, plRestart, 0},
+		{"link code cut", func(fl plFlow, _, l string) string { return byLink(fl.pre, l[:len(l)-1]) }, 200, plRestart, 0},
+		{"link code padded", func(fl plFlow, _, l string) string { return byLink(fl.pre, l+"=") }, 200, plRestart, 0},
+		{"link code preAuthSessionId empty", func(_ plFlow, _, l string) string { return byLink("", l) }, 200, plRestart, 0},
+		// Typed codes that are not the flow's: wrong, counted.
+		{"code empty", func(fl plFlow, _, _ string) string { return typed(fl.pre, fl.device, "") }, 200, plWrong(1), 1},
+		{"code of five digits", func(fl plFlow, c, _ string) string { return typed(fl.pre, fl.device, c[:5]) }, 200, plWrong(1), 1},
+		{"code and a NUL", func(fl plFlow, c, _ string) string { return typed(fl.pre, fl.device, c+"\x00") }, 200, plWrong(1), 1},
+		{"code in full-width digits", func(fl plFlow, c, _ string) string {
+			return typed(fl.pre, fl.device, strings.Map(func(r rune) rune { return r - '0' + '０' }, c))
+		}, 200, plWrong(1), 1},
+		{"the link code typed", func(fl plFlow, _, l string) string { return typed(fl.pre, fl.device, l) }, 200, plWrong(1), 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fl, _, code, link := plInputFlow(t, f)
+			before := f.store.writes.Load()
+			r := f.send(t, "POST", "/auth/signinup/code/consume", strings.NewReader(tc.body(fl, code, link)),
+				hdr("Content-Type", "application/json", "rid", "passwordless"))
+			if tc.msg == "" {
+				// The other flow's own ids with this flow's code: a wrong
+				// code there, counted there.
+				if r.status != "INCORRECT_USER_INPUT_CODE_ERROR" {
+					t.Errorf("got %d %s, want a wrong code of the other flow", r.code, r.body)
+				}
+				wantNoTokens(t, r.response())
+			} else {
+				plCheck(t, r, tc.code, tc.msg)
+			}
+			if n := f.store.writes.Load() - before; n != int64(tc.counted) && tc.msg != "" {
+				t.Errorf("%d store writes, want %d", n, tc.counted)
+			}
+			plStillWhole(t, f, fl, code, tc.counted)
+		})
+	}
+	// Odd but well-formed bodies sign in.
+	for name, body := range map[string]func(fl plFlow, code, link string) string{
+		"unknown keys and the linking flag": func(fl plFlow, c, _ string) string {
+			return plJSON("preAuthSessionId", fl.pre, "deviceId", fl.device, "userInputCode", c,
+				"shouldTryLinkingWithSessionUser", true, "tenantId", "other", "userContext", map[string]any{"x": 1})
+		},
+		"the code between spaces": func(fl plFlow, c, _ string) string { return typed(fl.pre, fl.device, "  "+c+"\t") },
+		"the link, linking flag null": func(fl plFlow, _, l string) string {
+			return plJSON("preAuthSessionId", fl.pre, "linkCode", l, "shouldTryLinkingWithSessionUser", nil)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			fl, email, code, link := plInputFlow(t, f)
+			r := f.send(t, "POST", "/auth/signinup/code/consume", strings.NewReader(body(fl, code, link)),
+				hdr("Content-Type", "application/json", "rid", "passwordless", "st-auth-mode", "header"))
+			plWantUser(t, r.response(), email, true)
+		})
+	}
+}
+
+// TestInputPasswordlessResend sends hostile bodies to
+// /signinup/code/resend: a 400 with a message, or RESTART_FLOW_ERROR for
+// ids that name no flow; nothing is sent or written, and the flow is
+// whole afterwards.
+func TestInputPasswordlessResend(t *testing.T) {
+	f := newFullFixture(t, auth.Config{RateLimits: unlimited()})
+	other, _, _, _ := plInputFlow(t, f)
+	resend := func(device, pre any) string { return plJSON("deviceId", device, "preAuthSessionId", pre) }
+	cases := []struct {
+		name string
+		body func(fl plFlow) string
+		code int
+		msg  string
+	}{
+		{"empty object", func(plFlow) string { return `{}` }, 400, plNoIDs},
+		{"device alone", func(fl plFlow) string { return plJSON("deviceId", fl.device) }, 400, plNoIDs},
+		{"preAuthSessionId alone", func(fl plFlow) string { return plJSON("preAuthSessionId", fl.pre) }, 400, plNoIDs},
+		{"null device", func(fl plFlow) string { return resend(nil, fl.pre) }, 400, plNoIDs},
+		{"device a number", func(fl plFlow) string { return resend(7, fl.pre) }, 400, plNotObject},
+		{"preAuthSessionId an array", func(fl plFlow) string { return resend(fl.device, []string{fl.pre}) }, 400, plNotObject},
+		{"linking flag a string", func(fl plFlow) string {
+			return plJSON("deviceId", fl.device, "preAuthSessionId", fl.pre, "shouldTryLinkingWithSessionUser", "x")
+		}, 400, plNotBool},
+		{"device empty", func(fl plFlow) string { return resend("", fl.pre) }, 200, plRestart},
+		{"device unpadded", func(fl plFlow) string { return resend(strings.TrimRight(fl.device, "="), fl.pre) }, 200, plRestart},
+		{"device of another flow", func(fl plFlow) string { return resend(other.device, fl.pre) }, 200, plRestart},
+		{"device 3000 bytes", func(fl plFlow) string { return resend(strings.Repeat("A", 3000), fl.pre) }, 200, plRestart},
+		{"preAuthSessionId made up", func(fl plFlow) string { return resend(fl.device, "x") }, 200, plRestart},
+		{"preAuthSessionId of another flow", func(fl plFlow) string { return resend(fl.device, other.pre) }, 200, plRestart},
+		{"preAuthSessionId 3000 bytes", func(fl plFlow) string { return resend(fl.device, strings.Repeat("A", 3000)) }, 200, plRestart},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fl, _, code, _ := plInputFlow(t, f)
+			before, mails := f.store.writes.Load(), len(f.Mailbox.Messages())
+			r := f.send(t, "POST", "/auth/signinup/code/resend", strings.NewReader(tc.body(fl)),
+				hdr("Content-Type", "application/json", "rid", "passwordless"))
+			plCheck(t, r, tc.code, tc.msg)
+			if n := f.store.writes.Load() - before; n != 0 {
+				t.Errorf("%d store writes", n)
+			}
+			plStillWhole(t, f, fl, code, 0)
+			if n := len(f.Mailbox.Messages()) - mails; n != 0 {
+				t.Errorf("%d messages sent", n)
+			}
+		})
+	}
+}
+
+// TestInputPasswordlessExists sends hostile queries to the three exists
+// endpoints: a 400 with a message when the parameter is missing or
+// repeated, and otherwise exists false, for an address that is none, and
+// nothing looked up that a text column would refuse.
+func TestInputPasswordlessExists(t *testing.T) {
+	f := newFullFixture(t, auth.Config{RateLimits: unlimited()})
+	for _, tc := range []struct {
+		name, path string
+		code       int
+		msg        string
+	}{
+		{"email: no query", "/auth/passwordless/email/exists", 400, "Please provide the email as a GET param"},
+		{"email: repeated", "/auth/passwordless/email/exists?email=a%40example.com&email=b%40example.com", 400, "Please provide the email as a GET param"},
+		{"email: in another case", "/auth/passwordless/email/exists?Email=a%40example.com", 400, "Please provide the email as a GET param"},
+		{"email: empty", "/auth/passwordless/email/exists?email=", 200, `{"status":"OK","exists":false}`},
+		{"email: not one", "/auth/passwordless/email/exists?email=nobody", 200, `{"status":"OK","exists":false}`},
+		{"email: a NUL byte", "/auth/passwordless/email/exists?email=a%40example.com%00", 200, `{"status":"OK","exists":false}`},
+		{"email: invalid UTF-8", "/auth/passwordless/email/exists?email=%ff%40example.com", 200, `{"status":"OK","exists":false}`},
+		{"email: broken percent-encoding", "/auth/passwordless/email/exists?email=%zz", 400, "Please provide the email as a GET param"},
+		{"email: 4 KB", "/auth/passwordless/email/exists?email=" + strings.Repeat("a", 4<<10) + "%40example.com", 200, `{"status":"OK","exists":false}`},
+		{"phone: no query", "/auth/passwordless/phonenumber/exists", 400, "Please provide the phoneNumber as a GET param"},
+		{"phone: repeated", "/auth/passwordless/phonenumber/exists?phoneNumber=%2B1&phoneNumber=%2B2", 400, "Please provide the phoneNumber as a GET param"},
+		{"phone: letters", "/auth/passwordless/phonenumber/exists?phoneNumber=call+me", 200, `{"status":"OK","exists":false}`},
+		{"phone: a NUL byte", "/auth/passwordless/phonenumber/exists?phoneNumber=%2B14155550100%00", 200, `{"status":"OK","exists":false}`},
+		{"phone: unknown", "/auth/passwordless/phonenumber/exists?phoneNumber=%2B14155550100", 200, `{"status":"OK","exists":false}`},
+		{"old phone path: no query", "/auth/signup/phonenumber/exists", 400, "Please provide the phoneNumber as a GET param"},
+		{"old phone path: invalid UTF-8", "/auth/signup/phonenumber/exists?phoneNumber=%2B1%ff", 200, `{"status":"OK","exists":false}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := f.store.writes.Load()
+			r := f.send(t, "GET", tc.path, nil, hdr("rid", "passwordless"))
+			plCheck(t, r, tc.code, tc.msg)
+			if n := f.store.writes.Load() - before; n != 0 {
+				t.Errorf("%d store writes", n)
+			}
+		})
+	}
+}
+
+// A server that signs in by code alone refuses a link code, one that
+// signs in by link alone a typed code, and one without a TextSender a
+// phone number: 400s with a message, nothing written.
+func TestInputPasswordlessWrongKind(t *testing.T) {
+	for _, tc := range []struct {
+		flow       auth.PasswordlessFlow
+		path, body string
+		msg        string
+	}{
+		{auth.PasswordlessCode, "/auth/signinup/code/consume", byLinkBody, "this server signs in by code only: send the deviceId and userInputCode"},
+		{auth.PasswordlessLink, "/auth/signinup/code/consume", byCodeBody, "this server signs in by link only: send the linkCode"},
+		{auth.PasswordlessCodeAndLink, "/auth/signinup/code", `{"phoneNumber":"+14155550100"}`, "this server signs in by email only: send email, not phoneNumber"},
+	} {
+		t.Run(string(tc.flow)+tc.path, func(t *testing.T) {
+			f := newInFixture(t, auth.Config{Passwordless: auth.PasswordlessConfig{Flow: tc.flow}})
+			r := f.send(t, "POST", tc.path, strings.NewReader(tc.body), hdr("Content-Type", "application/json", "rid", "passwordless"))
+			r.wantMessage(t, http.StatusBadRequest, tc.msg)
+			wantNoTokens(t, r.response())
+			if n := f.store.writes.Load(); n != 0 {
+				t.Errorf("%d store writes", n)
+			}
+		})
+	}
+}
+
+// Bodies of the two ways to consume, with well-formed ids of no flow.
+var (
+	byLinkBody = `{"preAuthSessionId":"` + strings.Repeat("A", 43) + `","linkCode":"` + strings.Repeat("B", 43) + `"}`
+	byCodeBody = `{"preAuthSessionId":"` + strings.Repeat("A", 43) + `","deviceId":"` + base64.StdEncoding.EncodeToString(make([]byte, 32)) + `","userInputCode":"123456"}`
+)

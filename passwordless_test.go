@@ -1008,11 +1008,21 @@ type plTexts struct {
 
 func newPLTexts() *plTexts { return &plTexts{sent: make(chan struct{}, 100)} }
 
+// all returns the messages sent so far.
+func (p *plTexts) all() []auth.TextMessage {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.msgs)
+}
+
 func (p *plTexts) SendText(_ context.Context, m auth.TextMessage) error {
 	p.mu.Lock()
 	p.msgs = append(p.msgs, m)
 	p.mu.Unlock()
-	p.sent <- struct{}{}
+	select {
+	case p.sent <- struct{}{}:
+	default: // nobody is waiting for this many
+	}
 	return nil
 }
 
