@@ -21,6 +21,7 @@ package auth_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -28,6 +29,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode"
@@ -35,6 +37,8 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/mailer"
+	"github.com/latchkit/auth/store"
 )
 
 // fuzzReply serves one request and decodes the answer, which must be a JSON
@@ -597,5 +601,164 @@ func FuzzVerificationToken(f *testing.F) {
 		if got, err := fx.Auth.UserByID(t.Context(), u.ID); err != nil || got.LoginMethods[0].EmailVerified {
 			t.Fatalf("the user's email was verified by a token nobody mailed (%v)", err)
 		}
+	})
+}
+
+// fuzzLatestMail is a Mailer that keeps only the latest message, so that
+// a fuzzing process that starts a flow now and then does not keep every
+// message it ever sent.
+type fuzzLatestMail struct {
+	mu     sync.Mutex
+	latest mailer.Message
+	n      int
+}
+
+func (m *fuzzLatestMail) Send(_ context.Context, msg mailer.Message) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.latest, m.n = msg, m.n+1
+	return nil
+}
+
+// after waits for the message after the nth.
+func (m *fuzzLatestMail) after(t testing.TB, n int) mailer.Message {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		m.mu.Lock()
+		msg, got := m.latest, m.n
+		m.mu.Unlock()
+		if got > n {
+			return msg
+		}
+	}
+	t.Fatalf("no message %d after 10s", n+1)
+	return mailer.Message{}
+}
+
+// fuzzFlow is the live flow of a fuzzing process: its ids, code and link
+// code, which the inputs name as {pre}, {device}, {code} and {link}.
+type fuzzFlow struct {
+	pre, device, code, link string
+	hash                    store.TokenHash
+}
+
+// FuzzConsumeCodeBody feeds any body to /signinup/code/consume. Each
+// process keeps a live flow for one address ({pre}, {device}, {code} and
+// {link} in a body stand for its ids, its code and its link code), and
+// starts another when it ends. The answer is 400 or 413 with a message,
+// or one of the protocol's statuses; a session comes only for the flow's
+// code typed with its device and id, or its link code with its id, as
+// the handler reads the body (encoding/json into the SDK's fields), and
+// a refused body writes nothing but the count of a wrong typed code.
+func FuzzConsumeCodeBody(f *testing.F) {
+	mail := &fuzzLatestMail{}
+	fx := newFullFixture(f, auth.Config{RateLimits: unlimited(), Email: auth.EmailConfig{Mailer: mail}})
+	const email = "fuzz-consume@example.com"
+	var fl fuzzFlow
+	renew := func(t testing.TB) {
+		mail.mu.Lock()
+		n := mail.n
+		mail.mu.Unlock()
+		req := httptest.NewRequest("POST", "/auth/signinup/code", strings.NewReader(`{"email":"`+email+`"}`))
+		rec := httptest.NewRecorder()
+		fx.Mux.ServeHTTP(rec, req)
+		var started struct{ Status, DeviceID, PreAuthSessionID string }
+		if err := json.Unmarshal(rec.Body.Bytes(), &started); err != nil || started.Status != "OK" {
+			t.Fatalf("starting a flow: %d %s", rec.Code, rec.Body)
+		}
+		m := mail.after(t, n)
+		u, err := url.Parse(plLinkIn.FindString(m.Text))
+		sub := plCodeLine.FindStringSubmatch(m.Text)
+		if err != nil || sub == nil || u.Fragment == "" {
+			t.Fatalf("no code and link in:\n%s", m.Text)
+		}
+		h, _ := base64.RawURLEncoding.DecodeString(started.PreAuthSessionID)
+		fl = fuzzFlow{pre: started.PreAuthSessionID, device: started.DeviceID, code: sub[1], link: u.Fragment, hash: store.TokenHash(h)}
+	}
+	renew(f)
+
+	for _, b := range []string{
+		`{"preAuthSessionId":"{pre}","deviceId":"{device}","userInputCode":"{code}"}`,
+		`{"preAuthSessionId":"{pre}","linkCode":"{link}"}`,
+		`{"preAuthSessionId":"{pre}","deviceId":"{device}","userInputCode":"000000"}`,
+		`{"preAuthSessionId":"{pre}","deviceId":"{device}","userInputCode":" {code} ","shouldTryLinkingWithSessionUser":false}`,
+		`{"preAuthSessionId":"{pre}","deviceId":"{device}","userInputCode":"{code}","linkCode":"{link}"}`,
+		`{"preAuthSessionId":"{pre}","linkCode":"{code}"}`,
+		`{"preAuthSessionId":"{pre}","deviceId":"{device}","userInputCode":"{link}"}`,
+		`{"preAuthSessionId":"{pre}=","deviceId":"{device}","userInputCode":"{code}"}`,
+		`{"preAuthSessionId":"{pre}","deviceId":"","userInputCode":"{code}"}`,
+		`{"preAuthSessionId":"","linkCode":"{link}"}`,
+		`{"preAuthSessionId":"{pre}","deviceId":"{device}","userInputCode":{code}}`,
+		`{"preAuthSessionId":"{pre}","deviceId":["{device}"],"userInputCode":"{code}"}`,
+		`{"PreAuthSessionId":"{pre}","DEVICEID":"{device}","userinputcode":"{code}"}`,
+		`{"preAuthSessionId":"{pre}","deviceId":"{device}","userInputCode":"{code}","preAuthSessionId":"x"}`,
+		`{"preAuthSessionId":"{pre}","linkCode":"{link}","shouldTryLinkingWithSessionUser":"yes"}`,
+		`{"preAuthSessionId":"{pre}","deviceId":"{device}","userInputCode":"{code}\u0000"}`,
+		`{"preAuthSessionId":"{pre}","linkCode":"{link}{link}"}`,
+		`{"preAuthSessionId":null,"linkCode":"{link}"}`,
+		`{"preAuthSessionId":"{pre}"}`,
+		`{}`,
+	} {
+		f.Add([]byte(b))
+	}
+	for _, tc := range garbageBodies() {
+		if len(tc.body) <= 20<<10 {
+			f.Add([]byte(tc.body))
+		}
+	}
+
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if _, err := fx.mem.Code(t.Context(), store.CodePasswordlessFlow, fl.hash, fx.Clock.Now()); err != nil {
+			renew(t) // the last input ended the flow
+		}
+		body := strings.NewReplacer("{pre}", fl.pre, "{device}", fl.device, "{code}", fl.code, "{link}", fl.link).Replace(string(raw))
+		// What the handler reads: encoding/json into the SDK's fields.
+		var read struct {
+			PreAuthSessionID *string `json:"preAuthSessionId"`
+			DeviceID         *string `json:"deviceId"`
+			UserInputCode    *string `json:"userInputCode"`
+			LinkCode         *string `json:"linkCode"`
+		}
+		json.Unmarshal([]byte(body), &read)
+		is := func(p *string, want string) bool { return p != nil && *p == want }
+		right := is(read.PreAuthSessionID, fl.pre) && (is(read.DeviceID, fl.device) && read.UserInputCode != nil &&
+			strings.TrimSpace(*read.UserInputCode) == fl.code && read.LinkCode == nil ||
+			is(read.LinkCode, fl.link) && read.DeviceID == nil && read.UserInputCode == nil)
+
+		before := fx.store.writes.Load()
+		req := httptest.NewRequest("POST", "/auth/signinup/code/consume", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		r := fuzzReply(t, fx.inFixture, req)
+		switch {
+		case r.code == http.StatusBadRequest || r.code == http.StatusRequestEntityTooLarge:
+			if r.message == "" {
+				t.Fatalf("%d without a message: %s", r.code, r.body)
+			}
+			if n := fx.store.writes.Load() - before; n != 0 {
+				t.Fatalf("%d store writes for a refused body", n)
+			}
+		case r.code == http.StatusOK && r.status == "OK":
+			if !right {
+				t.Fatalf("signed in with %s; the flow's code %s, link code %s", body, fl.code, fl.link)
+			}
+			if !r.response().IssuedTokens() {
+				t.Fatalf("OK without a session: %s", r.body)
+			}
+			if u, _ := r.json["user"].(map[string]any); u == nil || !slices.Contains(u["emails"].([]any), any(email)) {
+				t.Fatalf("signed in as %s, want the user of %s", r.body, email)
+			}
+			return
+		case r.code == http.StatusOK && slices.Contains([]string{"RESTART_FLOW_ERROR", "INCORRECT_USER_INPUT_CODE_ERROR", "EXPIRED_USER_INPUT_CODE_ERROR"}, r.status):
+			if right {
+				t.Fatalf("the flow's own code was refused: %s", r.body)
+			}
+			// The one write: a wrong typed code counted against its flow.
+			if n := fx.store.writes.Load() - before; n > 1 || n == 1 && read.DeviceID == nil {
+				t.Fatalf("%d store writes for %s", n, r.body)
+			}
+		default:
+			t.Fatalf("got %d %s, want 400, 413 or a status of the protocol", r.code, r.body)
+		}
+		wantNoTokens(t, r.response())
 	})
 }
