@@ -1178,3 +1178,385 @@ func testLogHygieneDetector(t *testing.T) {
 		}
 	}
 }
+
+// lhTexts is a TextSender that keeps every message, and fails, as a
+// provider refusing the number would, for numbers that end in 666.
+type lhTexts struct {
+	mu   sync.Mutex
+	msgs []auth.TextMessage
+}
+
+func (p *lhTexts) SendText(_ context.Context, m auth.TextMessage) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.msgs = append(p.msgs, m)
+	if strings.HasSuffix(m.To, "666") {
+		return fmt.Errorf("21614: %s is not a mobile number", m.To)
+	}
+	return nil
+}
+
+func (p *lhTexts) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.msgs)
+}
+
+// waitFor waits until n messages have come and returns the nth.
+func (p *lhTexts) waitFor(t testing.TB, n int) auth.TextMessage {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		p.mu.Lock()
+		if len(p.msgs) >= n {
+			m := p.msgs[n-1]
+			p.mu.Unlock()
+			return m
+		}
+		p.mu.Unlock()
+	}
+	t.Fatalf("fewer than %d text messages after 10s", n)
+	return auth.TextMessage{}
+}
+
+func (s *lhStore) UsePasswordlessCode(ctx context.Context, flow, code store.TokenHash, now time.Time, maxAttempts int) (store.Code, error) {
+	if s.failing("UsePasswordlessCode") {
+		return store.Code{}, errLHInjected
+	}
+	return s.Store.UsePasswordlessCode(ctx, flow, code, now, maxAttempts)
+}
+
+func (s *lhStore) CreateCode(ctx context.Context, c store.Code) error {
+	if s.failing("CreateCode") {
+		return errLHInjected
+	}
+	return s.Store.CreateCode(ctx, c)
+}
+
+// lhPLCode finds a six-digit code standing on its own (not inside a
+// longer run of letters and digits, as in an id, a hash or a time).
+func lhPLCode(code string) *regexp.Regexp {
+	return regexp.MustCompile(`(^|[^0-9A-Za-z])` + code + `([^0-9A-Za-z]|$)`)
+}
+
+// TestLogHygienePasswordless runs every passwordless flow over HTTP, in
+// every transfer mode, with account linking off and on, a Logger that
+// keeps every record from Debug up, and OnEvent: sign-up and sign-in by
+// code and by link, wrong, expired, foreign and replayed codes, resends,
+// both allowances, a Mailer and a TextSender that fail, store failures,
+// malformed bodies and the exists endpoints. No record and no event
+// holds a code (six digits on their own), a link, its link code (or the
+// link code's hashes), or a device id in any encoding; nor any token a
+// client held.
+func TestLogHygienePasswordless(t *testing.T) {
+	t.Parallel()
+	t.Run("detector", testLogHygienePLDetector)
+	for _, linking := range []bool{false, true} {
+		for _, m := range authtest.Modes {
+			t.Run(fmt.Sprintf("linking %v/%s", linking, m), func(t *testing.T) {
+				t.Parallel()
+				lhPasswordless(t, m, linking)
+			})
+		}
+	}
+}
+
+func lhPasswordless(t *testing.T, m authtest.Mode, linking bool) {
+	f := &lhFlow{
+		t:       t,
+		mode:    m,
+		sink:    &lhSink{},
+		events:  &lhEvents{changed: make(chan struct{})},
+		secrets: &lhSecrets{byValue: map[string]string{}},
+		mail:    &lhMailer{changed: make(chan struct{})},
+		st:      &lhStore{Store: memstore.New()},
+	}
+	texts := &lhTexts{}
+	cfg := auth.Config{
+		Store: f.st, Logger: slog.New(&lhHandler{sink: f.sink}), OnEvent: f.events.record,
+		AccountLinking: linking, CheckSessionInStore: linking,
+		Passwordless: auth.PasswordlessConfig{Flow: auth.PasswordlessCodeAndLink, TextSender: texts},
+	}
+	cfg.Email.Mailer = f.mail
+	cfg.Email.Attempts = 2
+	f.s = authtest.NewServer(t, cfg)
+	var codes []string
+	// start starts a flow for address with c and returns it with the code
+	// and link that came, all of which are secrets.
+	start := func(c *authtest.Client, address string) (plFlow, string, string) {
+		t.Helper()
+		n := len(f.mail.to(address))
+		res := f.call(c, plPost(c, "/signinup/code", map[string]any{"email": address}))
+		f.want(res, 200, "OK")
+		fl := plStarted(t, res)
+		msg := f.mail.waitFor(t, address, n+1, 10*time.Second)[n]
+		code, link := plCodeOf(t, msg), plLinkOf(t, msg)
+		f.plSecrets(fl, link)
+		codes = append(codes, code)
+		return fl, code, link
+	}
+	resent := func(c *authtest.Client, fl plFlow, address string) (string, string) {
+		t.Helper()
+		n := len(f.mail.to(address))
+		f.want(f.call(c, plResend(c, fl)), 200, "OK")
+		msg := f.mail.waitFor(t, address, n+1, 10*time.Second)[n]
+		code, link := plCodeOf(t, msg), plLinkOf(t, msg)
+		f.plSecrets(fl, link)
+		codes = append(codes, code)
+		return code, link
+	}
+	name := "pl-" + m.String()
+	// wrong is the ith of some codes that none of the codes sent is.
+	wrong := func(i int) string {
+		for n := i*104729 + 7; ; n++ {
+			if w := fmt.Sprintf("%06d", n%1_000_000); !slices.Contains(codes, w) {
+				return w
+			}
+		}
+	}
+
+	// A password user first: with linking on, the passwordless sign-in
+	// evicts and joins it.
+	pw := f.s.NewClient(m)
+	f.signUp(pw, name+"-owner@example.com", "Hygiene-pl-pw-48")
+	f.secrets.add("password", "Hygiene-pl-pw-48")
+
+	// Sign-up and sign-in by code, and by link in another browser.
+	c := f.s.NewClient(m)
+	fl, code, _ := start(c, name+"-owner@example.com")
+	f.want(f.call(c, plConsume(c, fl, code)), 200, "OK")
+	f.want(f.call(c, c.Get("/api/session")), 200, "")
+	f.want(f.call(c, c.Refresh()), 200, "OK")
+	fl, code, link := start(f.s.NewClient(m), name+"-owner@example.com")
+	opener := f.s.NewClient(m)
+	f.want(f.call(opener, plOpen(t, opener, link)), 200, "OK")
+	f.want(f.call(opener, plOpen(t, opener, link)), 200, "RESTART_FLOW_ERROR")
+	f.want(f.call(c, plConsume(c, fl, code)), 200, "RESTART_FLOW_ERROR")
+	if linking {
+		f.want(f.call(pw, pw.Refresh()), 401, "") // evicted by the join
+	} else {
+		f.want(f.call(pw, pw.Refresh()), 200, "OK")
+	}
+
+	// Wrong codes to the end of a flow, then its right code; a code of
+	// another flow; a link under another flow's id.
+	email := name + "-wrong@example.com"
+	c = f.s.NewClient(m)
+	fl, code, link = start(c, email)
+	other, otherCode, _ := start(f.s.NewClient(m), email)
+	f.want(f.call(c, plConsume(c, other, code)), 200, "INCORRECT_USER_INPUT_CODE_ERROR")
+	f.want(f.call(c, plConsume(c, fl, otherCode)), 200, "INCORRECT_USER_INPUT_CODE_ERROR")
+	f.want(f.call(c, plPost(c, "/signinup/code/consume", map[string]any{"preAuthSessionId": other.pre, "linkCode": strings.SplitN(link, "#", 2)[1]})), 200, "RESTART_FLOW_ERROR")
+	for i := range 4 {
+		f.want(f.call(c, plConsume(c, fl, wrong(i))), 200, "")
+	}
+	f.want(f.call(c, plConsume(c, fl, code)), 200, "RESTART_FLOW_ERROR")
+	f.want(f.call(c, plResend(c, fl)), 200, "RESTART_FLOW_ERROR")
+
+	// An expired code, a resend, the new code.
+	email = name + "-late@example.com"
+	c = f.s.NewClient(m)
+	fl, code, _ = start(c, email)
+	f.s.Clock.Advance(auth.DefaultPasswordlessCodeLifetime + time.Second)
+	f.want(f.call(c, plConsume(c, fl, code)), 200, "EXPIRED_USER_INPUT_CODE_ERROR")
+	code, _ = resent(c, fl, email)
+	f.want(f.call(c, plConsume(c, fl, code)), 200, "OK")
+
+	// Malformed bodies with live secrets in them.
+	email = name + "-bad@example.com"
+	c = f.s.NewClient(m)
+	fl, code, link = start(c, email)
+	lc := strings.SplitN(link, "#", 2)[1]
+	f.want(f.call(c, plPost(c, "/signinup/code/consume", map[string]any{"preAuthSessionId": fl.pre, "deviceId": fl.device, "userInputCode": code, "linkCode": lc})), 400, "")
+	f.want(f.call(c, plPost(c, "/signinup/code/consume", map[string]any{"preAuthSessionId": fl.pre, "deviceId": []string{fl.device}, "userInputCode": code})), 400, "")
+	f.want(f.call(c, plPost(c, "/signinup/code/consume", map[string]any{"preAuthSessionId": fl.pre + "x", "deviceId": fl.device, "userInputCode": code})), 200, "RESTART_FLOW_ERROR")
+	f.want(f.call(c, plPost(c, "/signinup/code/resend", map[string]any{"preAuthSessionId": fl.pre, "deviceId": fl.device + "x"})), 200, "RESTART_FLOW_ERROR")
+	f.want(f.call(c, plPost(c, "/signinup/code/consume", map[string]any{"preAuthSessionId": fl.pre, "deviceId": fl.device, "userInputCode": strings.Repeat(code, 500)})), 400, "")
+
+	// Store failures: the code's use, a new flow, a code's write.
+	f.st.failNext("UsePasswordlessCode")
+	f.want(f.call(c, plConsume(c, fl, code)), 500, "internal error")
+	f.st.failNext("CreateSession")
+	f.want(f.call(c, plConsume(c, fl, code)), 500, "internal error")
+	fl, code, _ = start(c, email)
+	f.st.failNext("CreateCode")
+	f.want(f.call(c, plResend(c, fl)), 500, "internal error")
+	f.st.failNext("CreateCode")
+	f.want(f.call(c, plPost(c, "/signinup/code", map[string]any{"email": email})), 500, "internal error")
+	f.want(f.call(c, plConsume(c, fl, code)), 200, "OK")
+
+	// A Mailer and a TextSender that fail; a phone number that signs in.
+	failed := len(f.events.of(auth.EventMailFailed))
+	n := len(f.mail.to("fail-" + email))
+	f.want(f.call(c, plPost(c, "/signinup/code", map[string]any{"email": "fail-" + email})), 200, "OK")
+	msg := f.mail.waitFor(t, "fail-"+email, n+1, 10*time.Second)[n]
+	codes = append(codes, plCodeOf(t, msg))
+	f.secrets.add("link mailed to a failing address", plLinkOf(t, msg))
+	f.secrets.token("link code mailed to a failing address", strings.SplitN(plLinkOf(t, msg), "#", 2)[1])
+	f.events.waitFor(t, auth.EventMailFailed, failed+1, 10*time.Second)
+	sent := texts.count()
+	pc := f.s.NewClient(m)
+	res := f.call(pc, plPost(pc, "/signinup/code", map[string]any{"phoneNumber": "+1 415 555 0666"}))
+	f.want(res, 200, "OK")
+	tm := texts.waitFor(t, sent+1)
+	f.plSecrets(plStarted(t, res), tm.Link)
+	codes = append(codes, tm.Code)
+	f.events.waitFor(t, auth.EventMailFailed, failed+2, 10*time.Second)
+	res = f.call(pc, plPost(pc, "/signinup/code", map[string]any{"phoneNumber": "+1 415 555 0100"}))
+	fl = plStarted(t, res)
+	tm = texts.waitFor(t, sent+3) // the failing number's retry came between
+	f.plSecrets(fl, tm.Link)
+	codes = append(codes, tm.Code)
+	f.want(f.call(pc, plConsume(pc, fl, tm.Code)), 200, "OK")
+
+	// Past the allowances: sends to one address, wrong codes for it.
+	email = name + "-limits@example.com"
+	c = f.s.NewClient(m)
+	fl, code, _ = start(c, email)
+	for range 4 {
+		resent(c, fl, email)
+	}
+	f.want(f.call(c, plResend(c, fl)), 200, "GENERAL_ERROR")
+	f.want(f.call(c, plPost(c, "/signinup/code", map[string]any{"email": email})), 200, "GENERAL_ERROR")
+	for i := range 4 {
+		f.want(f.call(c, plConsume(c, fl, wrong(10+i))), 200, "")
+	}
+	f.s.Clock.Advance(time.Hour)
+	for i := 0; i < 10; i++ {
+		fl, code, _ = start(c, email)
+		for j := range 5 {
+			res := f.call(c, plConsume(c, fl, wrong(20+5*i+j)))
+			if res.Status == "GENERAL_ERROR" {
+				i = 10
+				break
+			}
+		}
+		f.s.Clock.Advance(5 * time.Minute)
+	}
+	f.want(f.call(c, plConsume(c, fl, code)), 200, "")
+
+	// The exists endpoints.
+	for _, q := range []string{"/auth/passwordless/email/exists?email=" + url.QueryEscape(name+"-owner@example.com"),
+		"/auth/passwordless/phonenumber/exists?phoneNumber=%2B14155550100", "/auth/signup/phonenumber/exists?phoneNumber=x"} {
+		f.want(f.do(c, http.MethodGet, q), 200, "OK")
+	}
+
+	cctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := f.s.Auth.Close(cctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	// Every message sent, in case one was not read above.
+	for _, msg := range f.mail.messages() {
+		codes = append(codes, plCodeOf(t, msg))
+		link := plLinkOf(t, msg)
+		f.secrets.add("link mailed to "+msg.To.Address, link)
+		f.secrets.token("link code mailed to "+msg.To.Address, strings.SplitN(link, "#", 2)[1])
+	}
+
+	// The flows happened as planned.
+	seen := map[auth.EventKind]int{}
+	for _, e := range f.events.since(0) {
+		seen[e.Kind]++
+	}
+	for _, k := range []auth.EventKind{auth.EventPasswordlessCodeSent, auth.EventSignUp, auth.EventSignIn, auth.EventSignInFailed,
+		auth.EventSignInThrottled, auth.EventMailFailed} {
+		if seen[k] == 0 {
+			t.Errorf("no %s event: the flows did not run as planned (%v)", k, seen)
+		}
+	}
+	if linking && (seen[auth.EventAccountLinked] == 0 || seen[auth.EventSessionRevoked] == 0) {
+		t.Errorf("with linking on, no join with eviction: %v", seen)
+	}
+	msgs := map[string]int{}
+	for _, r := range f.sink.since(0) {
+		msgs[r.Message]++
+	}
+	for _, want := range []string{"auth event", "auth: internal error", "auth: passwordless email not sent"} {
+		if msgs[want] == 0 {
+			t.Errorf("no %q log record (%v)", want, msgs)
+		}
+	}
+	t.Logf("%d log records %v; %d events %v; %d codes, %d secrets", f.sink.count(), msgs, f.events.count(), seen, len(codes), f.secrets.len())
+
+	// No secret in a record or an event.
+	f.checkNoLeaks()
+	events := f.events.since(0)
+	values, labels := f.secrets.snapshot()
+	for _, e := range events {
+		text := fmt.Sprintf("%+v %#v", e, e)
+		for i, v := range values {
+			if strings.Contains(text, v) {
+				t.Errorf("event %s holds the %s %q", e.Kind, labels[i], v)
+			}
+		}
+	}
+	slices.Sort(codes)
+	for _, code := range slices.Compact(codes) {
+		re := lhPLCode(code)
+		for _, r := range f.sink.since(0) {
+			if re.MatchString(r.text()) {
+				t.Errorf("log record %q holds the code %s:\n%s", r.Message, code, r.JSON)
+			}
+		}
+		for _, e := range events {
+			if re.MatchString(fmt.Sprintf("%+v %#v", e, e)) {
+				t.Errorf("event %s holds the code %s", e.Kind, code)
+			}
+		}
+	}
+}
+
+// plSecrets adds the secrets of a flow and one of its links: the device
+// id in any encoding, the link, its link code and the link code's
+// hashes.
+func (f *lhFlow) plSecrets(fl plFlow, link string) {
+	f.secrets.add("deviceId", fl.device)
+	if b, err := base64.StdEncoding.DecodeString(fl.device); err == nil {
+		f.secrets.bytes("deviceId bytes", b)
+	}
+	f.secrets.add("link", link)
+	if _, lc, ok := strings.Cut(link, "#"); ok {
+		f.secrets.token("link code", lc)
+		h := sha256.Sum256([]byte("link\x00" + lc))
+		f.secrets.bytes("link code's stored hash", h[:])
+	}
+}
+
+// testLogHygienePLDetector shows that the checks of the passwordless run
+// would see its secrets: a code on its own wherever it stands, but not
+// six digits inside an id; a device id as bytes; a link; a link code's
+// stored hash.
+func testLogHygienePLDetector(t *testing.T) {
+	t.Parallel()
+	device := make([]byte, 32)
+	rand.Read(device)
+	lc := lhRandomToken()
+	link := "https://app.example/auth/verify?preAuthSessionId=x&tenantId=public#" + lc
+	stored := sha256.Sum256([]byte("link\x00" + lc))
+	const code = "482913"
+	for _, tc := range []struct {
+		name string
+		log  func(l *slog.Logger)
+		want bool
+	}{
+		{"clean", func(l *slog.Logger) { l.Info("auth event", "kind", "sign_in_failed", "user_id", "u-a482913b") }, false},
+		{"code in the message", func(l *slog.Logger) { l.Info("sent " + code) }, true},
+		{"code as a number", func(l *slog.Logger) { l.Info("x", "code", 482913) }, true},
+		{"code in JSON", func(l *slog.Logger) { l.Debug("x", "body", `{"userInputCode":"`+code+`"}`) }, true},
+		{"code in a text message", func(l *slog.Logger) { l.Info("x", "msg", auth.TextMessage{Code: code}) }, true},
+		{"device id bytes", func(l *slog.Logger) { l.Info("x", "device", device) }, true},
+		{"device id", func(l *slog.Logger) { l.Info("x", "device", base64.StdEncoding.EncodeToString(device)) }, true},
+		{"link", func(l *slog.Logger) { l.Warn("x", "error", fmt.Errorf("sending %s: refused", link)) }, true},
+		{"stored hash", func(l *slog.Logger) { l.Info("x", "hash", store.TokenHash(stored)) }, true},
+	} {
+		sink := &lhSink{}
+		secrets := &lhSecrets{byValue: map[string]string{}}
+		f := &lhFlow{secrets: secrets}
+		f.plSecrets(plFlow{device: base64.StdEncoding.EncodeToString(device)}, link)
+		tc.log(slog.New(&lhHandler{sink: sink}))
+		found := len(lhLeaks(sink.since(0), secrets)) > 0 || lhPLCode(code).MatchString(sink.since(0)[0].text())
+		if found != tc.want {
+			t.Errorf("%s: found %v, want %v", tc.name, found, tc.want)
+		}
+	}
+}
