@@ -357,6 +357,13 @@ func enumQuantile(ds []time.Duration, q float64) time.Duration {
 //     whether an address has an account.
 //   - /jwt/jwks.json, /loginmethods, /authorisationurl and the form_post
 //     relay answer the same whoever the users are.
+//   - GET /passwordless/email/exists, /passwordless/phonenumber/exists and
+//     /signup/phonenumber/exists are the protocol's explicit existence
+//     checks for passwordless logins, like the email-exists endpoint.
+//   - POST /signinup/code/consume: its createdNewRecipeUser, and under
+//     linking where the login goes, tell the inbox's owner, who alone
+//     has the code. The passwordless requests before it are in
+//     TestEnumerationPasswordless.
 func TestEnumerationEveryEndpoint(t *testing.T) {
 	t.Parallel()
 	t.Run("sign-in and reset request under account linking", func(t *testing.T) {
@@ -512,5 +519,127 @@ func enumProviderSignIn(t *testing.T, s *authtest.Server, p *authtest.Provider) 
 	t.Helper()
 	if res := s.NewClient(authtest.Header).SignInWithProvider(p); res.StatusCode != http.StatusOK {
 		t.Fatalf("provider sign-in: %d %s", res.StatusCode, res.Body)
+	}
+}
+
+// TestEnumerationPasswordless: asking for a passwordless code, asking
+// again, and typing wrong codes answer the same bytes (the flow's random
+// ids aside, which have the same form) for an address nobody has, one
+// with a passwordless login, one with a password login only, one with a
+// provider login only, and one whose user has both a password and a
+// passwordless login; with account linking off and on, in rounds that
+// go past the send and the failure allowances alike. Each address gets
+// its code, whoever has it.
+func TestEnumerationPasswordless(t *testing.T) {
+	t.Parallel()
+	for _, linking := range []bool{false, true} {
+		t.Run(fmt.Sprintf("linking %v", linking), func(t *testing.T) {
+			t.Parallel()
+			s, p := linkingServer(t, linking, auth.Config{TrustedProxies: loopbackProxy,
+				Passwordless: auth.PasswordlessConfig{Flow: auth.PasswordlessCodeAndLink}})
+			plUser := "enum-passwordless@example.com"
+			plWantUser(t, plSignIn(t, s, s.NewClient(authtest.Header), plUser), plUser, true)
+			_, pwUser := s.SignedIn(authtest.Header)
+			p.SetIdentity("enum-provider", "enum-provider@example.com", true)
+			enumProviderSignIn(t, s, p)
+			_, both := s.SignedInVerified(authtest.Header)
+			if res := plSignIn(t, s, s.NewClient(authtest.Header), both.Email); res.Status != "OK" {
+				t.Fatalf("passwordless sign-in of %s: %s", both.Email, res.Body)
+			}
+			// An hour on, the allowances the setup spent have grown
+			// back: every class starts the rounds below with the same.
+			s.Clock.Advance(time.Hour)
+			classes := []enumClass{
+				{"unknown address", "enum-nobody@example.com"},
+				{"passwordless login", plUser},
+				{"password login only", pwUser.Email},
+				{"provider login only", "enum-provider@example.com"},
+				{"password and passwordless logins", both.Email},
+			}
+			// Each class asks from a client address of its own, so that
+			// no class meets the per-client allowance before another.
+			clients := make([]*authtest.Client, len(classes))
+			for i := range classes {
+				clients[i] = fromClient(s.NewClient(authtest.Header), fmt.Sprintf("198.51.100.%d", i+1))
+			}
+			flows := make([]plFlow, len(classes))
+			masked := func(res *authtest.Response, f plFlow) *authtest.Response {
+				body := strings.NewReplacer(f.device, "DEVICE", f.pre, "PRE").Replace(string(res.Body))
+				return &authtest.Response{StatusCode: res.StatusCode, Header: res.Header, Body: []byte(body)}
+			}
+			mails := len(s.Mailbox.Messages())
+			// Rounds 1 and 2 ask for a code, rounds 3 to 5 for another
+			// one of the same flow; round 6 is past the five a minute.
+			sent := 0
+			for round := range 6 {
+				var answers []*authtest.Response
+				for i, c := range classes {
+					var res *authtest.Response
+					if round < 2 {
+						res = plPost(clients[i], "/signinup/code", map[string]any{"email": c.email})
+						if res.Status == "OK" {
+							flows[i] = plStarted(t, res)
+						}
+					} else {
+						res = plResend(clients[i], flows[i])
+					}
+					wantNoTokens(t, res)
+					answers = append(answers, masked(res, flows[i]))
+				}
+				want := "OK"
+				if round == 5 {
+					want = "GENERAL_ERROR"
+				} else {
+					sent++
+				}
+				if answers[0].StatusCode != http.StatusOK || !strings.Contains(string(answers[0].Body), `"status":"`+want+`"`) {
+					t.Fatalf("round %d: %d %s, want %s", round+1, answers[0].StatusCode, answers[0].Body, want)
+				}
+				enumSame(t, fmt.Sprintf("passwordless send, round %d", round+1), classes, answers)
+			}
+			// Wrong codes: counted alike to the end of the flow, in a
+			// second flow five minutes later, and in a third five minutes
+			// after that, until they are refused alike past the failure
+			// allowance (10, then one every 6 minutes).
+			wrongs := 0
+			for round := range 12 {
+				var answers []*authtest.Response
+				for i := range classes {
+					if round == 5 || round == 10 {
+						// A new flow, once the send allowance has one.
+						if i == 0 {
+							s.Clock.Advance(5 * time.Minute)
+							sent++
+						}
+						flows[i] = plStarted(t, plPost(clients[i], "/signinup/code", map[string]any{"email": classes[i].email}))
+					}
+					res := plConsume(clients[i], flows[i], "000000")
+					wantNoTokens(t, res)
+					answers = append(answers, res)
+				}
+				if answers[0].Status == "INCORRECT_USER_INPUT_CODE_ERROR" || answers[0].Status == "RESTART_FLOW_ERROR" {
+					wrongs++
+				}
+				enumSame(t, fmt.Sprintf("wrong code, round %d", round+1), classes, answers)
+			}
+			if wrongs != 11 {
+				t.Errorf("%d rounds of wrong codes checked, want 11 (ten, then one six minutes after the first)", wrongs)
+			}
+			// Every address got every code sent, whoever has it.
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			if err := s.Auth.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]int{}
+			for _, m := range s.Mailbox.Messages()[mails:] {
+				got[m.To.Address]++
+			}
+			for _, c := range classes {
+				if got[c.email] != sent {
+					t.Errorf("%s: %d messages, want %d", c.name, got[c.email], sent)
+				}
+			}
+		})
 	}
 }
