@@ -265,20 +265,38 @@ func (a *Auth) credentials(w http.ResponseWriter, r *http.Request, newPassword b
 
 // handleEmailExists tells whether an email has a password login.
 func (a *Auth) handleEmailExists(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	if len(q["email"]) != 1 {
-		writeMessage(w, http.StatusBadRequest, "Please provide the email as a GET param")
+	email, ok := a.lookupParam(w, r, "email")
+	if !ok {
 		return
+	}
+	email = normaliseEmail(email)
+	a.writeExists(w, r, store.EmailPasswordKey(email), checkEmail(email) == "")
+}
+
+// lookupParam reads the one query parameter of an exists endpoint, and
+// spends a lookup of the client's allowance, or answers the request
+// itself and reports false.
+func (a *Auth) lookupParam(w http.ResponseWriter, r *http.Request, name string) (string, bool) {
+	q := r.URL.Query()
+	if len(q[name]) != 1 {
+		writeMessage(w, http.StatusBadRequest, "Please provide the "+name+" as a GET param")
+		return "", false
 	}
 	perClient := limit{limitKey("exists-client", a.limitClient(r)), a.cfg.RateLimits.ClientEmailChecks}
 	if wait := a.take(r.Context(), perClient); wait > 0 {
 		tooMany(w, wait)
-		return
+		return "", false
 	}
-	email := normaliseEmail(q.Get("email"))
+	return q.Get(name), true
+}
+
+// writeExists answers an exists endpoint: whether the login with key
+// exists, which for an address that is not well-formed (valid false) it
+// does not.
+func (a *Auth) writeExists(w http.ResponseWriter, r *http.Request, key store.LoginKey, valid bool) {
 	exists := false
-	if checkEmail(email) == "" {
-		_, err := a.store.Login(r.Context(), store.EmailPasswordKey(email))
+	if valid {
+		_, err := a.store.Login(r.Context(), key)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			a.fail(w, r, err)
 			return

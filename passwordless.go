@@ -236,11 +236,38 @@ const (
 	passwordlessNotAllow = "SIGN_IN_UP_NOT_ALLOWED"
 )
 
+// linkingField is shouldTryLinkingWithSessionUser, which the SDKs may send
+// with every passwordless request, as a boolean. A passwordless sign-in
+// is a first factor here: it always starts a session of its own, so the
+// field is checked and otherwise ignored.
+type linkingField struct {
+	LinkSession json.RawMessage `json:"shouldTryLinkingWithSessionUser"`
+}
+
+func (f *linkingField) linking() json.RawMessage { return f.LinkSession }
+
+// readPasswordless reads the JSON body of a passwordless request into
+// req, or answers the request itself and reports false.
+func (a *Auth) readPasswordless(w http.ResponseWriter, r *http.Request, req interface{ linking() json.RawMessage }) bool {
+	err := a.readJSON(w, r, req)
+	if raw := req.linking(); err == nil && raw != nil && string(raw) != "null" {
+		var b bool
+		if json.Unmarshal(raw, &b) != nil {
+			err = badRequest("shouldTryLinkingWithSessionUser must be a boolean")
+		}
+	}
+	if err != nil {
+		a.fail(w, r, err)
+		return false
+	}
+	return true
+}
+
 // contactRequest is the body of /signinup/code.
 type contactRequest struct {
-	Email       *string         `json:"email"`
-	PhoneNumber *string         `json:"phoneNumber"`
-	LinkSession json.RawMessage `json:"shouldTryLinkingWithSessionUser"`
+	Email       *string `json:"email"`
+	PhoneNumber *string `json:"phoneNumber"`
+	linkingField
 }
 
 // handleCreateCode starts a passwordless flow: it sends a code, a link or
@@ -249,12 +276,7 @@ type contactRequest struct {
 // address has an account or not.
 func (a *Auth) handleCreateCode(w http.ResponseWriter, r *http.Request) {
 	var req contactRequest
-	if err := a.readJSON(w, r, &req); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	if err := checkLinkSession(req.LinkSession); err != nil {
-		a.fail(w, r, err)
+	if !a.readPasswordless(w, r, &req) {
 		return
 	}
 	contact, msg, err := a.contactOf(req)
@@ -295,16 +317,11 @@ func (a *Auth) handleCreateCode(w http.ResponseWriter, r *http.Request) {
 // keep working until they expire.
 func (a *Auth) handleResendCode(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		DeviceID         *string         `json:"deviceId"`
-		PreAuthSessionID *string         `json:"preAuthSessionId"`
-		LinkSession      json.RawMessage `json:"shouldTryLinkingWithSessionUser"`
+		DeviceID         *string `json:"deviceId"`
+		PreAuthSessionID *string `json:"preAuthSessionId"`
+		linkingField
 	}
-	if err := a.readJSON(w, r, &req); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	if err := checkLinkSession(req.LinkSession); err != nil {
-		a.fail(w, r, err)
+	if !a.readPasswordless(w, r, &req) {
 		return
 	}
 	if req.DeviceID == nil || req.PreAuthSessionID == nil {
@@ -333,20 +350,6 @@ func (a *Auth) handleResendCode(w http.ResponseWriter, r *http.Request) {
 	if a.sendCode(w, r, f, flow.Email, now) {
 		writeJSON(w, http.StatusOK, statusOK)
 	}
-}
-
-// checkLinkSession checks shouldTryLinkingWithSessionUser, which the SDKs
-// send as a boolean or leave out. A passwordless sign-in is a first
-// factor here: it always starts a session of its own.
-func checkLinkSession(raw json.RawMessage) error {
-	if raw == nil || string(raw) == "null" {
-		return nil
-	}
-	var b bool
-	if json.Unmarshal(raw, &b) != nil {
-		return badRequest("shouldTryLinkingWithSessionUser must be a boolean")
-	}
-	return nil
 }
 
 // contactOf reads the email or phone number of a /signinup/code body: the
@@ -506,18 +509,13 @@ func (a *Auth) mailCode(ctx context.Context, email string, m TextMessage) error 
 // is not counted, as it is 256 random bits.
 func (a *Auth) handleConsumeCode(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		PreAuthSessionID *string         `json:"preAuthSessionId"`
-		DeviceID         *string         `json:"deviceId"`
-		UserInputCode    *string         `json:"userInputCode"`
-		LinkCode         *string         `json:"linkCode"`
-		LinkSession      json.RawMessage `json:"shouldTryLinkingWithSessionUser"`
+		PreAuthSessionID *string `json:"preAuthSessionId"`
+		DeviceID         *string `json:"deviceId"`
+		UserInputCode    *string `json:"userInputCode"`
+		LinkCode         *string `json:"linkCode"`
+		linkingField
 	}
-	if err := a.readJSON(w, r, &req); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	if err := checkLinkSession(req.LinkSession); err != nil {
-		a.fail(w, r, err)
+	if !a.readPasswordless(w, r, &req) {
 		return
 	}
 	byCode := req.UserInputCode != nil || req.DeviceID != nil
@@ -666,35 +664,17 @@ func (a *Auth) passwordlessSignedIn(w http.ResponseWriter, r *http.Request, cont
 // /passwordless/phonenumber/exists.
 func (a *Auth) handlePasswordlessExists(param string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		if len(q[param]) != 1 {
-			writeMessage(w, http.StatusBadRequest, "Please provide the "+param+" as a GET param")
+		contact, ok := a.lookupParam(w, r, param)
+		if !ok {
 			return
 		}
-		perClient := limit{limitKey("exists-client", a.limitClient(r)), a.cfg.RateLimits.ClientEmailChecks}
-		if wait := a.take(r.Context(), perClient); wait > 0 {
-			tooMany(w, wait)
-			return
-		}
-		contact, ok := normaliseEmail(q.Get(param)), true
 		if param == "phoneNumber" {
-			contact, ok = normalisePhone(q.Get(param))
+			contact, ok = normalisePhone(contact)
 		} else {
+			contact = normaliseEmail(contact)
 			ok = checkEmail(contact) == ""
 		}
-		exists := false
-		if ok {
-			_, err := a.store.Login(r.Context(), store.PasswordlessKey(contact))
-			if err != nil && !errors.Is(err, store.ErrNotFound) {
-				a.fail(w, r, err)
-				return
-			}
-			exists = err == nil
-		}
-		writeJSON(w, http.StatusOK, struct {
-			Status string `json:"status"`
-			Exists bool   `json:"exists"`
-		}{"OK", exists})
+		a.writeExists(w, r, store.PasswordlessKey(contact), ok)
 	}
 }
 
