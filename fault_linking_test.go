@@ -753,6 +753,10 @@ func (e *faultEnv) checkAccounts(l *faultLedger) {
 				return faultIdentityKey(id.subject) == lg.LoginKey
 			}):
 				reachable = true
+			case lg.Method == store.MethodPasswordless && slices.ContainsFunc(e.contacts, func(c faultContact) bool {
+				return store.PasswordlessKey(c.address) == lg.LoginKey
+			}):
+				reachable = true
 			}
 		}
 		if !reachable {
@@ -779,6 +783,7 @@ func (e *faultEnv) checkAccounts(l *faultLedger) {
 			e.violation("provider identity %s reaches user %s, want %s", id.subject, got.UserID, id.user)
 		}
 	}
+	e.checkContacts()
 }
 
 // faultBreakage is a deliberate breakage of the library or its store,
@@ -873,9 +878,9 @@ func (b *brokenStore) RevokeUserSessions(ctx context.Context, id string) ([]stri
 }
 
 // faultBreakages are the deliberate breakages, one or more per flow of
-// fault_linking_test.go.
+// fault_linking_test.go, and those of fault_passwordless_test.go.
 func faultBreakages() []faultBreakage {
-	return []faultBreakage{
+	return append([]faultBreakage{
 		{
 			name: "a new provider login owns its email with linking off", flow: "thirdparty-signup",
 			handler: func(st store.Store, on *atomic.Bool) store.Store {
@@ -1035,7 +1040,7 @@ func faultBreakages() []faultBreakage {
 		},
 		faultDeleteKeepsUser("delete-user"),
 		faultDeleteKeepsUser("delete-user-nocheck"),
-	}
+	}, faultPasswordlessBreakages()...)
 }
 
 // faultDeleteKeepsUser is a DeleteUser that ends the user's sessions and

@@ -55,7 +55,9 @@ package auth_test
 // The flows cover password sign-up and sign-in, refresh, sign-out, reset,
 // third-party sign-in with account linking off and on (fault_linking_test.go:
 // a join, a join with eviction, a refusal), sending and opening
-// verification links, and the Go API's Unlink and DeleteUser.
+// verification links, the Go API's Unlink and DeleteUser, and passwordless
+// sign-in (fault_passwordless_test.go: asking for a code and another,
+// using a code or a link, a wrong code, and a join with eviction).
 //
 // TestFaultBreakage shows that the sweep has teeth: each of the breakages
 // there (a store wrapper that breaks the contract, or a handler change
@@ -240,7 +242,7 @@ type faultEnv struct {
 	srv    *authtest.Server
 	cfg    auth.Config
 	log    *logCapture     // a slog destination the invariants scan for secrets
-	mail   chan auth.Event // EventResetEmailSent and EventMailFailed
+	mail   chan auth.Event // EventResetEmailSent, EventEmailVerificationSent, EventPasswordlessCodeSent and EventMailFailed
 	prober *authtest.Client
 
 	received map[store.TokenHash]string // refresh tokens handed to clients, by hash
@@ -258,6 +260,10 @@ type faultEnv struct {
 	// in again (see faultIdentity).
 	provider   *authtest.Provider
 	identities []faultIdentity
+
+	// contacts are the addresses the passwordless flows signed in with,
+	// each of which must sign in again by code (see faultContact).
+	contacts []faultContact
 
 	// broken, for a run of TestFaultBreakage, is the breakage in place
 	// (from the moment the fault is armed), and caught counts the
@@ -278,6 +284,7 @@ type faultEnv struct {
 	subject   string             // the provider identity it signs in with
 	signInUp  []byte             // the /signinup body prepared before the fault
 	verifyTok string             // the verification token it opens
+	pl        faultPLFlow        // the passwordless flow it uses
 	ending    []*authtest.Client // sessions the flow must end
 	lasting   []*authtest.Client // sessions it must leave alone
 }
@@ -309,7 +316,7 @@ func newFaultEnv(t *testing.T, f faultFlow, broken *faultBreakage) *faultEnv {
 		Logger: slog.New(slog.NewTextHandler(e.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		OnEvent: func(_ context.Context, ev auth.Event) {
 			switch ev.Kind {
-			case auth.EventResetEmailSent, auth.EventEmailVerificationSent, auth.EventMailFailed:
+			case auth.EventResetEmailSent, auth.EventEmailVerificationSent, auth.EventPasswordlessCodeSent, auth.EventMailFailed:
 				select {
 				case e.mail <- ev:
 				default:
@@ -952,7 +959,7 @@ func faultFlows() []faultFlow {
 		signOut("signout-sessioncheck", true, faultModes),
 		resetRequest,
 		resetSubmit,
-	}, faultLinkingFlows()...)
+	}, append(faultLinkingFlows(), faultPasswordlessFlows()...)...)
 }
 
 // faultSummary logs the tallies so far, over every fault test run.
@@ -1413,7 +1420,7 @@ func (e *faultEnv) ledger(calls []faultstore.Call) *faultLedger {
 				}
 			}
 		case "UserByID", "Login", "Logins", "ClaimEmail", "SetEmailVerified", "UpdatePasswordHash",
-			"Code", "Session", "UserSessions", "SigningKeys", "AddSigningKey", "DeleteExpired", "LegacyTokenSession",
+			"Code", "UsePasswordlessCode", "Session", "UserSessions", "SigningKeys", "AddSigningKey", "DeleteExpired", "LegacyTokenSession",
 			"RateLimit", "TakeRateLimit", "RefundRateLimit", "ResetRateLimit":
 			// Nothing a session's tokens depend on.
 		case "CreateSession":
@@ -1981,6 +1988,8 @@ func TestFaultClientTimeout(t *testing.T) {
 		{"thirdparty-signup", "SignInUp", []authtest.Mode{authtest.Header}},
 		{"link-evict", "LinkLogin", []authtest.Mode{authtest.Header}},
 		{"verify-session", "VerifyEmail", []authtest.Mode{authtest.Header}},
+		{"passwordless-signup", "UsePasswordlessCode", []authtest.Mode{authtest.Header}},
+		{"passwordless-evict", "LinkLogin", []authtest.Mode{authtest.Header}},
 	}
 	t.Cleanup(func() { faultSummary(t) })
 	for _, tc := range cases {
