@@ -1114,3 +1114,66 @@ func TestPasswordlessExists(t *testing.T) {
 	wantBody(t, ask("/auth/signup/email/exists?email=", email), `{"status":"OK","exists":false}`)
 	wantBody(t, ask("/auth/signup/email/exists?email=", pwUser.Email), `{"status":"OK","exists":true}`)
 }
+
+// ---- addresses and lifetimes at the edges ----
+
+// An email address may begin with "+" ("+alice@example.com" is a valid
+// address, and the library takes it as one): it is mailed its code, and
+// signs in as an email address, not as a phone number.
+func TestPasswordlessEmailStartingWithPlus(t *testing.T) {
+	for _, withTexts := range []bool{false, true} {
+		t.Run(fmt.Sprintf("TextSender %v", withTexts), func(t *testing.T) {
+			events := newEventLog()
+			texts := newPLTexts()
+			cfg := auth.Config{OnEvent: events.record}
+			if withTexts {
+				cfg.Passwordless.TextSender = texts
+			}
+			s := plServer(t, auth.PasswordlessCodeAndLink, cfg)
+			const email = "+alice@example.com"
+			c := s.NewClient(authtest.Header)
+			f := plCreate(t, c, email)
+			// The outbox reports the send, or its failure.
+			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+				if len(events.of(auth.EventPasswordlessCodeSent))+len(events.of(auth.EventMailFailed)) > 0 {
+					break
+				}
+			}
+			if n := len(events.of(auth.EventMailFailed)); n != 0 {
+				t.Fatalf("the code for %s was not sent (%d mail_failed events)", email, n)
+			}
+			if msgs := texts.all(); len(msgs) != 0 {
+				t.Fatalf("the code for the email address %s went by text message to %q", email, msgs[0].To)
+			}
+			msg := plMail(t, s, email, 0)
+			uid := plWantUser(t, plConsume(c, f, plCodeOf(t, msg)), email, true)
+			u, err := s.Auth.UserByID(t.Context(), uid)
+			if err != nil || u.Email != email {
+				t.Errorf("the user through the Go API: %+v, %v; want the email %s", u, err, email)
+			}
+		})
+	}
+}
+
+// A code mailed by a resend works for the lifetime its message states,
+// however late in its flow's hour the resend came; or else the resend is
+// refused, and the person starts a new flow.
+func TestPasswordlessResendLateInTheFlow(t *testing.T) {
+	s := plServer(t, auth.PasswordlessCodeAndLink, auth.Config{})
+	c := s.NewClient(authtest.Header)
+	email := s.NewEmail()
+	f, _ := plStart(t, s, c, email)
+	s.Clock.Advance(50 * time.Minute)
+	before := len(s.Mailbox.Messages())
+	res := plResend(c, f)
+	if res.Status == "RESTART_FLOW_ERROR" {
+		return // refused: the person starts again
+	}
+	plWantStatus(t, "resend 50 minutes into the flow", res, okBody)
+	msg := plMail(t, s, email, before)
+	if !strings.Contains(msg.Text, "within 15 minutes") {
+		t.Fatalf("the message does not say how long the code works:\n%s", msg.Text)
+	}
+	s.Clock.Advance(14 * time.Minute)
+	plWantUser(t, plConsume(c, f, plCodeOf(t, msg)), email, true)
+}
