@@ -294,15 +294,15 @@ func (a *Auth) handleCreateCode(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	now := a.cfg.Now()
 	f := newPasswordlessFlow()
-	err = a.store.CreateCode(ctx, store.Code{
+	flow := store.Code{
 		Hash: f.hash, Kind: store.CodePasswordlessFlow, Email: contact,
 		CreatedAt: now, ExpiresAt: now.Add(passwordlessFlowCodes * a.cfg.Passwordless.CodeLifetime),
-	})
-	if err != nil {
+	}
+	if err := a.store.CreateCode(ctx, flow); err != nil {
 		a.fail(w, r, fmt.Errorf("auth: starting a passwordless flow: %w", err))
 		return
 	}
-	if !a.sendCode(w, r, f, contact, now) {
+	if !a.sendCode(w, r, f, flow, now) {
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {
@@ -347,7 +347,7 @@ func (a *Auth) handleResendCode(w http.ResponseWriter, r *http.Request) {
 	if !a.allowSend(w, r, flow.Email) {
 		return
 	}
-	if a.sendCode(w, r, f, flow.Email, now) {
+	if a.sendCode(w, r, f, flow, now) {
 		writeJSON(w, http.StatusOK, statusOK)
 	}
 }
@@ -394,8 +394,20 @@ func normalisePhone(s string) (string, bool) {
 	return p, len(p) >= 9 && len(p) <= 16 && p[1] != '0'
 }
 
-// isPhone tells a passwordless login's phone number from its email.
-func isPhone(contact string) bool { return strings.HasPrefix(contact, "+") }
+// isPhone tells a passwordless login's phone number from its email: an
+// email may begin with "+" too, but a normalised phone number is digits
+// after it.
+func isPhone(contact string) bool {
+	if len(contact) < 2 || contact[0] != '+' {
+		return false
+	}
+	for _, c := range contact[1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // allowSend spends a send of the client's allowance and of the address's,
 // or answers the request itself and reports false. Every address is
@@ -426,16 +438,26 @@ func roundUp(d time.Duration) time.Duration {
 	return (d + unit - 1) / unit * unit
 }
 
-// sendCode adds a new code to the flow f, a code to type, a link or
-// both as Config.Passwordless.Flow says, and queues its email or text
-// message, or answers the request itself and reports false.
-func (a *Auth) sendCode(w http.ResponseWriter, r *http.Request, f passwordlessFlow, contact string, now time.Time) bool {
+// sendCode adds a new code to the flow f (whose record is flow), a code
+// to type, a link or both as Config.Passwordless.Flow says, and queues
+// its email or text message, or answers the request itself and reports
+// false. A code works for CodeLifetime, or what is left of its flow's
+// life if that is shorter, and the message says which.
+func (a *Auth) sendCode(w http.ResponseWriter, r *http.Request, f passwordlessFlow, flow store.Code, now time.Time) bool {
 	ctx := r.Context()
 	cfg := a.cfg.Passwordless
-	m := TextMessage{ValidFor: inWords(cfg.CodeLifetime)}
+	expires := now.Add(cfg.CodeLifetime)
+	if flow.ExpiresAt.Before(expires) {
+		expires = flow.ExpiresAt
+	}
+	if expires.Sub(now) < time.Minute {
+		writeStatus(w, passwordlessRestart) // too late in the flow for a code worth sending
+		return false
+	}
+	m := TextMessage{ValidFor: inWords(expires.Sub(now))}
 	created := func(hash store.TokenHash) error {
 		return a.store.CreateCode(ctx, store.Code{
-			Hash: hash, Kind: store.CodePasswordless, Flow: f.hash, CreatedAt: now, ExpiresAt: now.Add(cfg.CodeLifetime),
+			Hash: hash, Kind: store.CodePasswordless, Flow: f.hash, CreatedAt: now, ExpiresAt: expires,
 		})
 	}
 	var err error
@@ -469,7 +491,7 @@ func (a *Auth) sendCode(w http.ResponseWriter, r *http.Request, f passwordlessFl
 		a.fail(w, r, fmt.Errorf("auth: creating a passwordless code: %w", err))
 		return false
 	}
-	a.queueCode(contact, m)
+	a.queueCode(flow.Email, m)
 	return true
 }
 

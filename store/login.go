@@ -13,7 +13,7 @@ const (
 	MethodThirdParty = "thirdparty"
 	// MethodPasswordless is a one-time code or link sent to an email
 	// address or a phone number. Its Subject is the normalised email, or
-	// the phone number in E.164 form, which begins with "+".
+	// the phone number in E.164 form: "+" and digits, no "@".
 	MethodPasswordless = "passwordless"
 )
 
