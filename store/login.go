@@ -15,6 +15,11 @@ const (
 	// address or a phone number. Its Subject is the normalised email, or
 	// the phone number in E.164 form: "+" and digits, no "@".
 	MethodPasswordless = "passwordless"
+	// MethodWebAuthn is a passkey: a WebAuthn credential. Its ThirdParty
+	// is the relying party's id, its Subject the credential id in
+	// unpadded base64url, and its Material the credential's public key,
+	// sign counter and flags, as the library encodes them.
+	MethodWebAuthn = "webauthn"
 )
 
 // A LoginKey names one way of signing in. It is unique across all users:
@@ -44,6 +49,12 @@ func EmailPasswordKey(email string) LoginKey {
 // (normalised as for EmailPasswordKey) or a phone number (E.164).
 func PasswordlessKey(contact string) LoginKey {
 	return LoginKey{Method: MethodPasswordless, Subject: contact}
+}
+
+// WebAuthnKey is the key of the passkey with the given relying party id
+// and credential id (unpadded base64url).
+func WebAuthnKey(relyingParty, credentialID string) LoginKey {
+	return LoginKey{Method: MethodWebAuthn, ThirdParty: relyingParty, Subject: credentialID}
 }
 
 // A Login is one login method of a user. A user has at least one, and at
@@ -78,6 +89,12 @@ type Login struct {
 	// written (CreateUser, SignInUp, LinkLogin) and change it only where
 	// their methods say.
 	EmailProven bool
+	// Material is what the method keeps besides its key and email, in an
+	// encoding of the library's: a passkey's public key, sign counter and
+	// flags. Nothing secret: the library seals what would be. Stores keep
+	// it as written (CreateUser, SignInUp, LinkLogin) and change it only
+	// in UseCeremony. Nil for the methods that keep none.
+	Material []byte
 	// PasswordHash is the password in PHC string format; only for
 	// MethodEmailPassword.
 	PasswordHash string

@@ -34,11 +34,12 @@
 // backup flags and transports as material; a TOTP device is Method
 // "totp" keyed by its user and name, with its secret sealed by the library
 // (as signing keys are) and the last time step it accepted; recovery codes
-// are one Login whose material is the set of their one-way hashes. One
-// compare-and-swap method, UpdateLoginMaterial(loginID, old, new) with
-// ErrConflict when the stored material is not old, then serves every
-// write that must not be lost to a concurrent one: a passkey's counter, a
-// TOTP step accepted once across instances, a recovery code spent once.
+// are one Login whose material is the set of their one-way hashes. Every
+// write of material that must not be lost to a concurrent one is a
+// compare-and-swap with ErrConflict when the stored material is not the
+// one read: a passkey's counter in UseCeremony, with its ceremony; a TOTP
+// step accepted once across instances and a recovery code spent once in
+// UpdateLoginMaterial(loginID, old, new), the second factors' method.
 // UpdatePasswordHash is that method for the password column. Which
 // methods prove their email (Login.EmailProven) follows the account
 // model: a passwordless code does, a passkey does not.
@@ -63,8 +64,11 @@
 //
 // Reset and verification tokens are Code records (schema 10 on SQL), and
 // so are passwordless flows and codes (schema 11), whose one method is
-// UsePasswordlessCode. Passkeys and second factors add their fields and
-// their one method when they land.
+// UsePasswordlessCode, and passkey ceremonies and recovery links (schema
+// 12, with Login.Material), whose one method is UseCeremony: it deletes a
+// ceremony's options in the step that accepts it and updates the
+// passkey's counter. Second factors add their fields and their one method
+// when they land.
 package store
 
 import (
@@ -216,6 +220,16 @@ const (
 	// SHA-256 the library derives from the secret (for a typed code, under
 	// the flow's secret id), so that no code is in the store.
 	CodePasswordless CodeKind = "passwordless"
+	// CodePasskeyOptions is a WebAuthn ceremony: the options a browser
+	// was given to register or assert a passkey, known by the hash of
+	// their id, with the ceremony's state (challenge and all) in Data.
+	// Email is the address a registration is for, UserID the user that
+	// adding a passkey or a recovery acts on; both empty for a sign-in.
+	// It is used once, with UseCeremony.
+	CodePasskeyOptions CodeKind = "webauthn_options"
+	// CodePasskeyRecovery is a link mailed to a passkey user's address to
+	// register a new passkey (UserID, Email), used with UseCeremony.
+	CodePasskeyRecovery CodeKind = "webauthn_recovery"
 )
 
 // A Code is a one-time secret handed to a person or a browser, known to
@@ -244,6 +258,9 @@ type Code struct {
 	// Attempts is, for CodePasswordlessFlow, how many wrong or expired
 	// codes were submitted to the flow.
 	Attempts int
+	// Data is kind-specific: for CodePasskeyOptions, the ceremony's state,
+	// as the library encodes it.
+	Data []byte
 	// CreatedAt is when the code was issued.
 	CreatedAt time.Time
 	// ExpiresAt is when it stops working.
@@ -501,7 +518,8 @@ type UserStore interface {
 // verification tokens, passwordless flows and their codes.
 type TokenStore interface {
 	// CreateCode adds c. For a CodePasswordlessFlow, UserID and LoginID
-	// are empty and Attempts is stored as zero. For a CodePasswordless,
+	// are empty and Attempts is stored as zero. A CodePasskeyOptions may
+	// have no user; if it names one (UserID), the user must exist. For a CodePasswordless,
 	// c.Flow must be a flow that has not expired at c.CreatedAt; the
 	// store sets c.Email to the flow's, and the code is stored as given
 	// otherwise. For the other kinds, when c.LoginID is set, the login
@@ -564,6 +582,28 @@ type TokenStore interface {
 	// Of several concurrent calls with one code at most one succeeds, and
 	// concurrent wrong codes are each counted.
 	UsePasswordlessCode(ctx context.Context, flow, code TokenHash, now time.Time, maxAttempts int) (Code, error)
+
+	// UseCeremony uses up the CodePasskeyOptions or CodePasskeyRecovery
+	// code of the given kind and hash, in one atomic step, and returns it
+	// as it was: it deletes the code (for a CodePasskeyRecovery, every
+	// recovery code with its Email, so a link works once and makes the
+	// others void) and, when update is not nil, sets the Material of the
+	// login update.LoginID to update.New. It returns ErrNotFound if no
+	// such code exists or it has expired at now, or if update names a
+	// login that does not exist, and ErrConflict if that login's
+	// Material is not update.Old (a passkey's counter moved meanwhile);
+	// then nothing changes. Of several concurrent calls with one code at
+	// most one succeeds.
+	UseCeremony(ctx context.Context, kind CodeKind, hash TokenHash, now time.Time, update *MaterialUpdate) (Code, error)
+}
+
+// A MaterialUpdate asks UseCeremony to compare and swap a login's
+// Material: a passkey's new sign counter, written only if nobody wrote
+// another since Old was read.
+type MaterialUpdate struct {
+	LoginID string
+	Old     []byte
+	New     []byte
 }
 
 // SessionStore keeps sessions, each with its current refresh token.

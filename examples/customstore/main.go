@@ -175,6 +175,22 @@ func (s *auditStore) UsePasswordlessCode(ctx context.Context, flow, code store.T
 	return c, err
 }
 
+// UseCeremony implements store.Store. A passkey ceremony or recovery link
+// used is logged with the user it acts on, if any (a sign-in's ceremony
+// has none until the passkey names it), and the login whose counter it
+// moved; never the material.
+func (s *auditStore) UseCeremony(ctx context.Context, kind store.CodeKind, hash store.TokenHash, now time.Time, update *store.MaterialUpdate) (store.Code, error) {
+	c, err := s.inner.UseCeremony(ctx, kind, hash, now, update)
+	if err == nil {
+		attrs := []any{"kind", string(kind), "user_id", c.UserID}
+		if update != nil {
+			attrs = append(attrs, "login_id", update.LoginID)
+		}
+		s.log.InfoContext(ctx, "passkey ceremony used", attrs...)
+	}
+	return c, err
+}
+
 // SignInUp implements store.Store. A sign-up through a provider creates a
 // user; a sign-in may change the login's email, which is logged too.
 func (s *auditStore) SignInUp(ctx context.Context, l store.Login, newUser store.User) (store.Login, bool, error) {

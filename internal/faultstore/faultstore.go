@@ -117,7 +117,7 @@ type Call struct {
 	// Method is the store.Store method called.
 	Method string
 	// Args are its arguments after the context. A SigningKey's Material
-	// is a copy.
+	// is a copy, and so is a *store.MaterialUpdate with its bytes.
 	Args []any
 	// Injected reports that the plan's fault hit this call.
 	Injected bool
@@ -417,6 +417,17 @@ func (s *Store) VerifyEmail(ctx context.Context, token store.TokenHash, now time
 func (s *Store) UsePasswordlessCode(ctx context.Context, flow, code store.TokenHash, now time.Time, maxAttempts int) (store.Code, error) {
 	return call(s, ctx, "UsePasswordlessCode", []any{flow, code, now, maxAttempts}, func() (store.Code, error) {
 		return s.inner.UsePasswordlessCode(ctx, flow, code, now, maxAttempts)
+	})
+}
+
+// UseCeremony implements store.Store.
+func (s *Store) UseCeremony(ctx context.Context, kind store.CodeKind, hash store.TokenHash, now time.Time, update *store.MaterialUpdate) (store.Code, error) {
+	logged := update
+	if update != nil {
+		logged = &store.MaterialUpdate{LoginID: update.LoginID, Old: bytes.Clone(update.Old), New: bytes.Clone(update.New)}
+	}
+	return call(s, ctx, "UseCeremony", []any{kind, hash, now, logged}, func() (store.Code, error) {
+		return s.inner.UseCeremony(ctx, kind, hash, now, update)
 	})
 }
 

@@ -56,6 +56,12 @@ type Store struct {
 	flowCodes  map[store.TokenHash]map[store.TokenHash]struct{}
 	emailFlows map[string]map[store.TokenHash]struct{}
 
+	ceremonies map[store.TokenHash]store.Code // CodePasskeyOptions
+	recoveries map[store.TokenHash]store.Code // CodePasskeyRecovery
+	// emailRecoveries indexes recovery codes by their Email, so that
+	// using one voids the others of its address at what they cost.
+	emailRecoveries map[string]map[store.TokenHash]struct{}
+
 	limits map[string]time.Time
 	// limitsPruned is when TakeRateLimit last dropped passed entries.
 	limitsPruned time.Time
@@ -116,7 +122,11 @@ func New() *Store {
 		passwordless:  make(map[store.TokenHash]store.Code),
 		flowCodes:     make(map[store.TokenHash]map[store.TokenHash]struct{}),
 		emailFlows:    make(map[string]map[store.TokenHash]struct{}),
+		ceremonies:    make(map[store.TokenHash]store.Code),
+		recoveries:    make(map[store.TokenHash]store.Code),
 		limits:        make(map[string]time.Time),
+
+		emailRecoveries: make(map[string]map[store.TokenHash]struct{}),
 	}
 }
 
@@ -160,10 +170,13 @@ func (s *Store) addUser(u store.User, first store.Login) (store.Login, error) {
 	}
 	u.SessionEpoch = 0
 	first.SessionEpoch = 0
+	// The caller may reuse its slice; the material must not change under
+	// the store's feet.
+	first.Material = bytes.Clone(first.Material)
 	s.users[u.ID] = u
 	s.putLogin(first)
 	s.userLogins[u.ID] = []store.LoginKey{first.LoginKey}
-	return first, nil
+	return s.withEpoch(first), nil
 }
 
 // putLogin records l, new or changed, in the maps by key, id and owned
@@ -200,9 +213,11 @@ func (s *Store) Login(_ context.Context, k store.LoginKey) (store.Login, error) 
 	return s.withEpoch(l), nil
 }
 
-// withEpoch returns l with its user's session epoch. Called under mu.
+// withEpoch returns l with its user's session epoch, and a copy of its
+// material, as every read returns it. Called under mu.
 func (s *Store) withEpoch(l store.Login) store.Login {
 	l.SessionEpoch = s.users[l.UserID].SessionEpoch
+	l.Material = bytes.Clone(l.Material)
 	return l
 }
 
@@ -290,6 +305,7 @@ func (s *Store) LinkLogin(_ context.Context, l store.Login) error {
 		return store.ErrNotFound
 	}
 	l.SessionEpoch = 0
+	l.Material = bytes.Clone(l.Material)
 	s.putLogin(l)
 	s.userLogins[l.UserID] = append(s.userLogins[l.UserID], l.LoginKey)
 	return nil
@@ -359,6 +375,7 @@ func (s *Store) DeleteLogin(_ context.Context, loginID string) ([]string, error)
 		}
 	}
 	s.dropLogin(l)
+	s.deletePasskeyCodes(func(c store.Code) bool { return c.LoginID == loginID })
 	s.userLogins[l.UserID] = slices.DeleteFunc(s.userLogins[l.UserID], func(o store.LoginKey) bool { return o == k })
 	return handles, nil
 }
@@ -394,6 +411,7 @@ func (s *Store) DeleteUser(_ context.Context, userID string) ([]string, error) {
 	}
 	delete(s.userLogins, userID)
 	s.deleteResetTokens(userID)
+	s.deletePasskeyCodes(func(c store.Code) bool { return c.UserID == userID })
 	delete(s.users, userID)
 	return handles, nil
 }
@@ -413,6 +431,14 @@ func (s *Store) CreateCode(_ context.Context, c store.Code) error {
 			return store.ErrNotFound
 		}
 		c.UserID, c.LoginID, c.Email, c.Attempts = "", "", f.Email, 0
+	case store.CodePasskeyOptions:
+		// A sign-in's ceremony has no user; one that names a user or
+		// a login is checked as the other kinds are.
+		if c.UserID == "" && c.LoginID == "" {
+			c.Flow, c.Attempts = store.TokenHash{}, 0
+			break
+		}
+		fallthrough
 	default:
 		if c.LoginID != "" {
 			k, ok := s.loginIDs[c.LoginID]
@@ -430,13 +456,16 @@ func (s *Store) CreateCode(_ context.Context, c store.Code) error {
 	if s.hashTaken(c.Hash) || codes == nil {
 		return store.ErrConflict
 	}
+	c.Data = bytes.Clone(c.Data)
 	codes[c.Hash] = c
 	switch {
 	case c.Kind == store.CodePasswordlessFlow:
 		addToIndex(s.emailFlows, c.Email, c.Hash)
 	case c.Kind == store.CodePasswordless:
 		addToIndex(s.flowCodes, c.Flow, c.Hash)
-	case c.LoginID != "":
+	case c.Kind == store.CodePasskeyRecovery:
+		addToIndex(s.emailRecoveries, c.Email, c.Hash)
+	case c.Kind == store.CodeVerification:
 		addToIndex(s.verifyByLogin, c.LoginID, c.Hash)
 	}
 	return nil
@@ -445,7 +474,7 @@ func (s *Store) CreateCode(_ context.Context, c store.Code) error {
 // hashTaken reports whether a code of any kind has hash h. Called under
 // mu.
 func (s *Store) hashTaken(h store.TokenHash) bool {
-	for _, codes := range []map[store.TokenHash]store.Code{s.resets, s.verifications, s.flows, s.passwordless} {
+	for _, codes := range []map[store.TokenHash]store.Code{s.resets, s.verifications, s.flows, s.passwordless, s.ceremonies, s.recoveries} {
 		if _, ok := codes[h]; ok {
 			return true
 		}
@@ -485,6 +514,10 @@ func (s *Store) codesOf(kind store.CodeKind) map[store.TokenHash]store.Code {
 		return s.flows
 	case store.CodePasswordless:
 		return s.passwordless
+	case store.CodePasskeyOptions:
+		return s.ceremonies
+	case store.CodePasskeyRecovery:
+		return s.recoveries
 	}
 	return nil
 }
@@ -497,7 +530,68 @@ func (s *Store) Code(_ context.Context, kind store.CodeKind, hash store.TokenHas
 	if !ok || !live(c.ExpiresAt, now) {
 		return store.Code{}, store.ErrNotFound
 	}
+	c.Data = bytes.Clone(c.Data)
 	return c, nil
+}
+
+// UseCeremony implements store.Store.
+func (s *Store) UseCeremony(_ context.Context, kind store.CodeKind, hash store.TokenHash, now time.Time, update *store.MaterialUpdate) (store.Code, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	if kind != store.CodePasskeyOptions && kind != store.CodePasskeyRecovery {
+		return store.Code{}, store.ErrNotFound
+	}
+	c, ok := s.codesOf(kind)[hash]
+	if !ok || !live(c.ExpiresAt, now) {
+		return store.Code{}, store.ErrNotFound
+	}
+	if update != nil {
+		k, ok := s.loginIDs[update.LoginID]
+		if !ok {
+			return store.Code{}, store.ErrNotFound
+		}
+		l := s.logins[k]
+		if !bytes.Equal(l.Material, update.Old) {
+			return store.Code{}, store.ErrConflict
+		}
+		l.Material = bytes.Clone(update.New)
+		s.putLogin(l)
+	}
+	if kind == store.CodePasskeyRecovery {
+		for h := range s.emailRecoveries[c.Email] {
+			s.deletePasskeyCode(kind, h)
+		}
+	}
+	s.deletePasskeyCode(kind, hash)
+	return c, nil
+}
+
+// deletePasskeyCode removes the passkey code of kind with hash h, if
+// there is one. Called under mu.
+func (s *Store) deletePasskeyCode(kind store.CodeKind, h store.TokenHash) {
+	codes := s.codesOf(kind)
+	c, ok := codes[h]
+	if !ok {
+		return
+	}
+	delete(codes, h)
+	if kind == store.CodePasskeyRecovery {
+		dropFromIndex(s.emailRecoveries, c.Email, h)
+	}
+}
+
+// deletePasskeyCodes removes the passkey codes (options and recovery
+// links) that match. It looks at every one: the memory store is for
+// tests and single processes. Called under mu.
+func (s *Store) deletePasskeyCodes(match func(store.Code) bool) {
+	for _, kind := range []store.CodeKind{store.CodePasskeyOptions, store.CodePasskeyRecovery} {
+		for h, c := range s.codesOf(kind) {
+			if match(c) {
+				s.deletePasskeyCode(kind, h)
+			}
+		}
+	}
 }
 
 // UsePasswordlessCode implements store.Store.
@@ -869,6 +963,7 @@ func (s *Store) DeleteExpired(_ context.Context, now time.Time) error {
 			dropFromIndex(s.flowCodes, c.Flow, h)
 		}
 	}
+	s.deletePasskeyCodes(func(c store.Code) bool { return !live(c.ExpiresAt, now) })
 	for k, tat := range s.limits {
 		if !live(tat, now) {
 			delete(s.limits, k)
