@@ -61,6 +61,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ResetTokens", resetTokenTests},
 		{"VerificationTokens", verificationTokenTests},
 		{"Passwordless", passwordlessTests},
+		{"Passkeys", passkeyTests},
 		{"UserManagement", userManagementTests},
 		{"DeleteExpired", deleteExpiredTests},
 		{"Concurrency", concurrencyTests},
@@ -476,6 +477,22 @@ func (d *diff) bool(field string, got, want bool) {
 	}
 }
 
+// bytes records a mismatch of a byte field: the bytes differ, or want is
+// nil and got is not (nil is what a store keeps for nothing, and returns
+// as nil; an empty slice may come back nil or empty).
+func (d *diff) bytes(field string, got, want []byte) {
+	if !bytes.Equal(got, want) || want == nil && got != nil {
+		*d = append(*d, fmt.Sprintf("%s = %s, want %s", field, showBytes(got), showBytes(want)))
+	}
+}
+
+func showBytes(b []byte) string {
+	if b == nil {
+		return "nil"
+	}
+	return fmt.Sprintf("%q", b)
+}
+
 func (d *diff) time(field string, got, want time.Time) {
 	if !sameTime(got, want) {
 		*d = append(*d, fmt.Sprintf("%s = %v, want %v", field, got, want))
@@ -501,6 +518,7 @@ func loginDiff(got, want store.Login) string {
 	d.str("Email", got.Email, want.Email)
 	d.bool("EmailVerified", got.EmailVerified, want.EmailVerified)
 	d.bool("EmailProven", got.EmailProven, want.EmailProven)
+	d.bytes("Material", got.Material, want.Material)
 	d.str("PasswordHash", got.PasswordHash, want.PasswordHash)
 	d.time("CreatedAt", got.CreatedAt, want.CreatedAt)
 	d.bool("OwnsEmail", got.OwnsEmail, want.OwnsEmail)
