@@ -166,6 +166,7 @@ func (a *Auth) routeTable() map[string]route {
 		routes["/user/email/verify"] = route{method: http.MethodPost, handle: a.handleVerifyEmail, get: a.handleIsVerified}
 	}
 	a.passwordlessRoutes(routes)
+	a.passkeyRoutes(routes)
 	routes["/loginmethods"] = get(a.handleLoginMethods)
 	if len(a.cfg.ThirdParty.Providers) > 0 {
 		routes["/authorisationurl"] = get(a.handleAuthorisationURL)

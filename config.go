@@ -40,7 +40,8 @@ const (
 
 // Config configures an Auth. The zero value of every field except Store
 // means the documented default. Each feature has its own group (Password,
-// Email, ThirdParty, EmailVerification, Passwordless, Cookie, RateLimits), whose zero
+// Email, ThirdParty, EmailVerification, Passwordless, Passkeys, Cookie,
+// RateLimits), whose zero
 // value means the feature's defaults, or the feature off.
 type Config struct {
 	// Store keeps users, sessions and signing keys. Required. Every
@@ -164,6 +165,10 @@ type Config struct {
 	// Passwordless configures sign-in with one-time codes and links sent
 	// by email. The zero value means off.
 	Passwordless PasswordlessConfig
+
+	// Passkeys configures sign-in with passkeys (WebAuthn). The zero
+	// value means off.
+	Passkeys PasskeyConfig
 
 	// AccountLinking lets a new login method that proves its email (a
 	// provider vouches for it) join the user who owns the address instead
@@ -525,7 +530,10 @@ func (cfg *Config) setFeatureDefaults() error {
 	if err := cfg.EmailVerification.setDefaults(cfg.AppURL, cfg.Email.Mailer != nil); err != nil {
 		return err
 	}
-	return cfg.Passwordless.setDefaults(cfg.AppURL, cfg.Email.Mailer != nil)
+	if err := cfg.Passwordless.setDefaults(cfg.AppURL, cfg.Email.Mailer != nil); err != nil {
+		return err
+	}
+	return cfg.Passkeys.setDefaults(cfg)
 }
 
 func (c *CookieConfig) setDefaults() error {

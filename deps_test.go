@@ -102,3 +102,37 @@ func nonStandardImports(t *testing.T, path string) []string {
 	}
 	return imports
 }
+
+// TestPasskeyDependencies pins what package passkey imports: go-webauthn,
+// which the auth package never does, so an application without passkeys
+// does not build it or its dependencies (CBOR, TPM, msgp, ...).
+func TestPasskeyDependencies(t *testing.T) {
+	allowed := []string{
+		module,
+		"github.com/go-webauthn/webauthn/protocol",
+		"github.com/go-webauthn/webauthn/webauthn",
+	}
+	for _, imp := range nonStandardImports(t, module+"/passkey") {
+		if !slices.Contains(allowed, imp) {
+			t.Errorf("passkey imports %s, which is not on its allowed list", imp)
+		}
+	}
+	seen := map[string]bool{}
+	var walk func(path string)
+	walk = func(path string) {
+		if seen[path] {
+			return
+		}
+		seen[path] = true
+		for _, imp := range nonStandardImports(t, path) {
+			if strings.HasPrefix(imp, "github.com/go-webauthn/") {
+				t.Errorf("%s imports %s: only package passkey may", path, imp)
+			}
+			if strings.HasPrefix(imp, module+"/") {
+				walk(imp)
+			}
+		}
+	}
+	walk(module)
+	walk(module + "/authtest")
+}

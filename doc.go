@@ -52,6 +52,13 @@
 //     /signinup/code/consume, and unless Config.DisableEmailExists GET
 //     /passwordless/email/exists, GET /passwordless/phonenumber/exists and
 //     GET /signup/phonenumber/exists;
+//   - passkeys ("webauthn"), with Config.Passkeys.Verifier: POST
+//     /webauthn/options/register, POST /webauthn/options/signin, POST
+//     /webauthn/signup, POST /webauthn/signin, GET
+//     /webauthn/credential/list, POST /webauthn/credential, POST
+//     /webauthn/credential/remove, unless Config.DisableEmailExists GET
+//     /webauthn/email/exists, and with Config.Email.Mailer POST
+//     /user/webauthn/reset/token and POST /user/webauthn/reset;
 //   - always: GET /loginmethods.
 //
 // Every business outcome is HTTP 200 with a JSON status; 401 is reserved

@@ -24,6 +24,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/passkey"
 	"github.com/latchkit/auth/provider"
 )
 
@@ -99,6 +100,10 @@ func TestReadmeRoutes(t *testing.T) {
 		EmailVerification: auth.EmailVerificationConfig{Mode: auth.EmailVerificationOptional},
 		ThirdParty:        auth.ThirdPartyConfig{Providers: []provider.Provider{relay}},
 		Passwordless:      auth.PasswordlessConfig{Flow: auth.PasswordlessCodeAndLink},
+		Passkeys:          auth.PasskeyConfig{Verifier: passkey.New()},
+		// Browsers refuse WebAuthn on IP addresses, so passkeys need a
+		// host name; the requests below go to the handler directly.
+		AppURL: "https://app.example.com",
 	})
 	allow := func(path string) (int, string) {
 		rec := httptest.NewRecorder()

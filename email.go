@@ -15,7 +15,8 @@ import (
 // EmailTemplate renders an email. Each template is executed with the data
 // of the email it renders (ResetEmailData for the reset email,
 // VerificationEmailData for the verification email,
-// PasswordlessEmailData for the passwordless email).
+// PasswordlessEmailData for the passwordless email,
+// PasskeyRecoveryEmailData for the passkey recovery email).
 type EmailTemplate struct {
 	Subject *texttemplate.Template
 	Text    *texttemplate.Template // the plain-text body
@@ -54,6 +55,11 @@ var (
 		Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/verify_email.txt")),
 		HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/verify_email.html")),
 	}
+	defaultPasskeyRecoveryEmail = EmailTemplate{
+		Subject: texttemplate.Must(texttemplate.New("subject").Parse("Recover your account with a new passkey")),
+		Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/passkey_recovery.txt")),
+		HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/passkey_recovery.html")),
+	}
 	defaultPasswordlessEmail = EmailTemplate{
 		Subject: texttemplate.Must(texttemplate.New("subject").Parse("{{if .Code}}Your sign-in code{{else}}Your sign-in link{{end}}")),
 		Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/passwordless.txt")),
@@ -72,6 +78,10 @@ func DefaultVerificationEmail() EmailTemplate { return defaultVerificationEmail.
 // DefaultPasswordlessEmail returns the passwordless email used when
 // Config.Passwordless.Email is nil.
 func DefaultPasswordlessEmail() EmailTemplate { return defaultPasswordlessEmail.clone() }
+
+// DefaultPasskeyRecoveryEmail returns the passkey recovery email used
+// when Config.Passkeys.RecoveryEmail is nil.
+func DefaultPasskeyRecoveryEmail() EmailTemplate { return defaultPasskeyRecoveryEmail.clone() }
 
 // clone copies t, its parsed templates included: a template's
 // definitions can be added to after parsing, and the copy's are its own.

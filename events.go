@@ -48,6 +48,9 @@ const (
 	EventAccountLinked         EventKind = "account_linked" // a new login method joined an existing user
 	EventUserDeleted           EventKind = "user_deleted"
 	EventPasswordlessCodeSent  EventKind = "passwordless_code_sent" // a passwordless code or link was sent
+	EventPasskeyAdded          EventKind = "passkey_added"          // a passkey was registered for an existing user, or by recovery
+	EventPasskeyRemoved        EventKind = "passkey_removed"
+	EventPasskeyCloneSuspected EventKind = "passkey_clone_suspected" // a sign-in refused: the passkey's counter did not grow
 )
 
 // emit logs an event and passes it to the hook.

@@ -93,6 +93,11 @@ type RateLimits struct {
 	// refused unchecked until the allowance grows back; links still
 	// work. Default 10, then 1 every 6 minutes (10 an hour).
 	PasswordlessFailures Rate
+	// ClientPasskeyCeremonies bounds the passkey options, sign-ups and
+	// sign-ins asked for by one client address: each makes the server
+	// store a ceremony or check a signature. A sign-in takes two (its
+	// options and its answer). Default 60, then 1 every second.
+	ClientPasskeyCeremonies Rate
 
 	// IPv6Prefix is the prefix length by which IPv6 clients are counted:
 	// one host commonly holds a whole /64, so counting single addresses
@@ -120,6 +125,7 @@ func (l *RateLimits) setDefaults() {
 	def(&l.PasswordlessSends, 5, 5*time.Minute)
 	def(&l.ClientPasswordlessSends, 20, 30*time.Second)
 	def(&l.PasswordlessFailures, 10, 6*time.Minute)
+	def(&l.ClientPasskeyCeremonies, 60, time.Second)
 	if l.IPv6Prefix == 0 {
 		l.IPv6Prefix = 64
 	}
@@ -130,7 +136,7 @@ func (l *RateLimits) rates() []Rate {
 	return []Rate{l.SignInFailures, l.ClientSignInFailures, l.AccountSignInFailures,
 		l.ResetEmails, l.ClientResetRequests, l.ClientNewPasswords, l.ClientEmailChecks, l.SessionRefreshes,
 		l.ClientThirdPartySignIns, l.VerificationEmails, l.PasswordlessSends, l.ClientPasswordlessSends,
-		l.PasswordlessFailures}
+		l.PasswordlessFailures, l.ClientPasskeyCeremonies}
 }
 
 func (r Rate) valid() bool { return r.Burst > 0 && r.Every > 0 }

@@ -499,6 +499,10 @@ func (a *Auth) handleLoginMethods(w http.ResponseWriter, r *http.Request) {
 	if pl.TextSender != nil && pl.Flow.links() {
 		factors = append(factors, "link-phone")
 	}
+	passkeys := a.cfg.Passkeys.Verifier != nil
+	if passkeys {
+		factors = append(factors, "webauthn")
+	}
 	writeJSON(w, http.StatusOK, struct {
 		Status        string     `json:"status"`
 		EmailPassword enabled    `json:"emailPassword"`
@@ -506,7 +510,7 @@ func (a *Auth) handleLoginMethods(w http.ResponseWriter, r *http.Request) {
 		Passwordless  enabled    `json:"passwordless"`
 		WebAuthn      enabled    `json:"webauthn"`
 		FirstFactors  []string   `json:"firstFactors"`
-	}{"OK", enabled{true}, tp, enabled{pl.Flow != PasswordlessOff}, enabled{}, factors})
+	}{"OK", enabled{true}, tp, enabled{pl.Flow != PasswordlessOff}, enabled{passkeys}, factors})
 }
 
 // handleFormPostCallback relays a provider's form_post callback (Apple's) to

@@ -251,6 +251,7 @@ type loginMethod struct {
 	Email        string          `json:"email,omitempty"`
 	PhoneNumber  string          `json:"phoneNumber,omitempty"`
 	ThirdParty   *wireThirdParty `json:"thirdParty,omitempty"`
+	WebAuthn     *wireWebAuthn   `json:"webauthn,omitempty"`
 	TimeJoined   int64           `json:"timeJoined"`
 	Verified     bool            `json:"verified"`
 }
@@ -344,6 +345,9 @@ func writeUser(w http.ResponseWriter, r *http.Request, u store.User, logins []st
 			case l.Method == store.MethodThirdParty:
 				m.ThirdParty = &wireThirdParty{l.ThirdParty, l.Subject}
 				wu.ThirdParty = append(wu.ThirdParty, *m.ThirdParty)
+			case l.Method == store.MethodWebAuthn:
+				m.WebAuthn = &wireWebAuthn{CredentialIDs: []string{l.Subject}}
+				wu.WebAuthn.CredentialIDs = append(wu.WebAuthn.CredentialIDs, l.Subject)
 			case l.Method == store.MethodPasswordless && isPhone(l.Subject):
 				m.PhoneNumber = l.Subject
 				wu.PhoneNumbers = append(wu.PhoneNumbers, l.Subject)

@@ -1,0 +1,587 @@
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/latchkit/auth/store"
+)
+
+// A PasskeyVerifier runs the relying party's side of WebAuthn: it makes
+// the options a browser needs for a ceremony and checks what the browser's
+// authenticator answers. Package passkey provides one, on
+// github.com/go-webauthn/webauthn; this package only routes, stores and
+// signs in, so that applications without passkeys do not build
+// go-webauthn.
+type PasskeyVerifier interface {
+	// BeginRegistration returns the options of a registration ceremony
+	// for user, excluding the credentials in exclude, as the JSON object
+	// of WebAuthn's PublicKeyCredentialCreationOptionsJSON, and the
+	// ceremony's state, to keep until it ends.
+	BeginRegistration(rp RelyingParty, user PasskeyUser, exclude [][]byte) (options, state []byte, err error)
+	// FinishRegistration checks a RegistrationResponseJSON against the
+	// ceremony's state and returns the new passkey. Its error wraps
+	// ErrPasskeyMalformed for a response that is not a credential, and
+	// ErrPasskeyRefused for one that fails a check.
+	FinishRegistration(rp RelyingParty, user PasskeyUser, state, response []byte) (Passkey, error)
+	// BeginSignIn returns the options of a sign-in ceremony with a
+	// discoverable credential (PublicKeyCredentialRequestOptionsJSON) and
+	// its state.
+	BeginSignIn(rp RelyingParty) (options, state []byte, err error)
+	// FinishSignIn checks an AuthenticationResponseJSON against the
+	// ceremony's state, with the stored passkey that find returns for
+	// the credential id and user handle the response names, and returns
+	// the passkey as updated by the sign-in (its counter), with
+	// CloneWarning set if the counter did not grow. Errors as for
+	// FinishRegistration; an error of find is returned as it is.
+	FinishSignIn(rp RelyingParty, state, response []byte, find FindPasskey) (Passkey, error)
+}
+
+// FindPasskey returns the Material of the stored passkey with a
+// credential id and user handle, or an error.
+type FindPasskey func(credentialID, userHandle []byte) ([]byte, error)
+
+// RelyingParty is the WebAuthn relying party: its id, a host name that
+// every origin's host is or ends with; its name, which authenticators
+// show; and the origins the browser may run the ceremonies on.
+type RelyingParty struct {
+	ID      string
+	Name    string
+	Origins []string
+}
+
+// PasskeyUser is the account a passkey is registered for: its user handle
+// (the WebAuthn user.id, at most 64 bytes) and the name authenticators
+// show, the email.
+type PasskeyUser struct {
+	Handle []byte
+	Name   string
+}
+
+// A Passkey is a WebAuthn credential as a PasskeyVerifier reports it.
+type Passkey struct {
+	CredentialID []byte
+	UserHandle   []byte
+	// Material is the credential as the verifier encodes it (public key,
+	// counter, flags), stored with the login as it is.
+	Material       []byte
+	SignCount      uint32
+	BackupEligible bool
+	// CloneWarning reports a sign-in whose counter did not grow where
+	// the authenticator keeps one: two copies of the key may exist.
+	CloneWarning bool
+}
+
+// Errors a PasskeyVerifier wraps: the request is answered 400 for the
+// first, INVALID_CREDENTIALS_ERROR for the second.
+var (
+	ErrPasskeyMalformed = errors.New("auth: the passkey response is not a credential")
+	ErrPasskeyRefused   = errors.New("auth: the passkey response fails the checks")
+)
+
+// DefaultPasskeyRecoveryLifetime is how long a passkey recovery link
+// works unless PasskeyConfig.RecoveryLifetime says otherwise.
+const DefaultPasskeyRecoveryLifetime = time.Hour
+
+// passkeyOptionsLifetime is how long a ceremony's options can be
+// answered: the browser gives up after a minute (passkey.Timeout).
+const passkeyOptionsLifetime = 5 * time.Minute
+
+// PasskeyConfig configures sign-in with passkeys, the SuperTokens WebAuthn
+// recipe. The zero value means off. A passkey proves nothing about its
+// email (the person who made it need not read the inbox): passkey users
+// start unverified, and under Config.AccountLinking a passkey sign-up
+// joins nobody.
+type PasskeyConfig struct {
+	// Verifier checks the ceremonies: passkey.New() from package
+	// passkey. Without one, no passkey endpoint is served.
+	Verifier PasskeyVerifier
+
+	// RelyingPartyID is the WebAuthn relying party id, which binds every
+	// passkey: changing it makes them all useless. Default the host of
+	// Config.AppURL, the site the browser runs the ceremonies on (not the
+	// API's host, which may be another). New checks that it is the host,
+	// or a parent domain, of AppURL and of every Config.AllowedOrigins
+	// entry, and not an IP address: browsers refuse those.
+	RelyingPartyID string
+
+	// RelyingPartyName is the name authenticators show. Default the
+	// relying party id.
+	RelyingPartyName string
+
+	// RecoveryURL is the page recovery links open, with ?token=...&
+	// tenantId=public added. Default Config.AppURL +
+	// "/auth/webauthn/recover", the page of the SuperTokens UI. Recovery
+	// is served with Config.Email.Mailer.
+	RecoveryURL string
+
+	// RecoveryEmail renders the recovery email. Default
+	// DefaultPasskeyRecoveryEmail().
+	RecoveryEmail *EmailTemplate
+
+	// RecoveryLifetime is how long a recovery link works. Default
+	// DefaultPasskeyRecoveryLifetime, one hour.
+	RecoveryLifetime time.Duration
+}
+
+// PasskeyRecoveryEmailData is what the passkey recovery email templates
+// can show.
+type PasskeyRecoveryEmailData struct {
+	Email    string // the recipient, whose account the link recovers
+	Link     string // the recovery page, with the token in its query
+	ValidFor string // how long the link works, in words: "1 hour"
+}
+
+func (c *PasskeyConfig) setDefaults(cfg *Config) error {
+	if c.Verifier == nil {
+		return nil
+	}
+	app, ok := httpURL(cfg.AppURL)
+	if !ok {
+		return fmt.Errorf("auth: Config.AppURL %q must be an http or https URL with Passkeys: the relying party is its site", cfg.AppURL)
+	}
+	setDefault(&c.RelyingPartyID, app.Hostname())
+	c.RelyingPartyID = strings.ToLower(c.RelyingPartyID)
+	if _, err := netip.ParseAddr(c.RelyingPartyID); err == nil || c.RelyingPartyID == "" {
+		return fmt.Errorf("auth: Config.Passkeys.RelyingPartyID %q must be a domain name: browsers refuse WebAuthn on IP addresses (open the app on localhost instead)", c.RelyingPartyID)
+	}
+	for _, o := range append([]string{cfg.AppURL}, cfg.AllowedOrigins...) {
+		u, ok := httpURL(o)
+		if !ok || !hostWithin(u.Hostname(), c.RelyingPartyID) {
+			return fmt.Errorf("auth: Config.Passkeys.RelyingPartyID %q is not the host, or a parent domain, of %q: browsers would refuse its passkeys there", c.RelyingPartyID, o)
+		}
+	}
+	setDefault(&c.RelyingPartyName, c.RelyingPartyID)
+	setDefault(&c.RecoveryURL, strings.TrimRight(cfg.AppURL, "/")+"/auth/webauthn/recover")
+	if u, err := url.Parse(c.RecoveryURL); err != nil || u.Host == "" {
+		return fmt.Errorf("auth: Config.Passkeys.RecoveryURL %q is not an absolute URL", c.RecoveryURL)
+	}
+	if c.RecoveryEmail == nil {
+		t := DefaultPasskeyRecoveryEmail()
+		c.RecoveryEmail = &t
+	} else if c.RecoveryEmail.Subject == nil || c.RecoveryEmail.Text == nil {
+		return errors.New("auth: Config.Passkeys.RecoveryEmail needs a Subject and a Text template")
+	}
+	setDefault(&c.RecoveryLifetime, DefaultPasskeyRecoveryLifetime)
+	if c.RecoveryLifetime < 0 {
+		return errors.New("auth: Config.Passkeys.RecoveryLifetime must not be negative")
+	}
+	return nil
+}
+
+// hostWithin reports whether host is domain or a subdomain of it.
+func hostWithin(host, domain string) bool {
+	host = strings.ToLower(host)
+	return host == domain || strings.HasSuffix(host, "."+domain) && net.ParseIP(host) == nil
+}
+
+// relyingParty is the relying party of the configuration.
+func (a *Auth) relyingParty() RelyingParty {
+	c := a.cfg.Passkeys
+	origins := []string{}
+	for o := range a.frontendOrigins {
+		origins = append(origins, o)
+	}
+	return RelyingParty{ID: c.RelyingPartyID, Name: c.RelyingPartyName, Origins: origins}
+}
+
+// ceremony is what a CodePasskeyOptions keeps in Data.
+type ceremony struct {
+	State  []byte `json:"state"`
+	Handle []byte `json:"handle,omitempty"` // the user handle of a registration
+}
+
+// The statuses of the WebAuthn recipe.
+const (
+	webauthnInvalidCredentials = "INVALID_CREDENTIALS_ERROR"
+	webauthnOptionsNotFound    = "OPTIONS_NOT_FOUND_ERROR"
+	webauthnInvalidOptions     = "INVALID_OPTIONS_ERROR"
+	webauthnTokenInvalid       = "RECOVER_ACCOUNT_TOKEN_INVALID_ERROR"
+	reasonPasskeySignUp        = "Cannot sign up due to security reasons. Please try logging in, use a different login method or contact support. (ERR_CODE_025)"
+	reasonPasskeySignIn        = "Cannot sign in due to security reasons. Please try recovering your account, use a different login method or contact support. (ERR_CODE_030)"
+)
+
+// passkeyLimit is the client's allowance of ceremonies.
+func (a *Auth) passkeyLimit(w http.ResponseWriter, r *http.Request) bool {
+	perClient := limit{limitKey("passkey-client", a.limitClient(r)), a.cfg.RateLimits.ClientPasskeyCeremonies}
+	if wait := a.take(r.Context(), perClient); wait > 0 {
+		tooMany(w, wait)
+		return false
+	}
+	return true
+}
+
+// handleRegisterOptions starts a registration: for a new account with an
+// email, or for the account a recovery link names.
+func (a *Auth) handleRegisterOptions(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Email        *string `json:"email"`
+		RecoverToken *string `json:"recoverAccountToken"`
+		DisplayName  *string `json:"displayName"`
+	}
+	if err := a.readJSON(w, r, &req); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if (req.Email == nil) == (req.RecoverToken == nil) {
+		a.fail(w, r, badRequest("Please provide the email or the recoverAccountToken"))
+		return
+	}
+	if !a.passkeyLimit(w, r) {
+		return
+	}
+	ctx, now := r.Context(), a.cfg.Now()
+	opts := store.Code{Kind: store.CodePasskeyOptions, CreatedAt: now, ExpiresAt: now.Add(passkeyOptionsLifetime)}
+	handle := []byte(uuid.NewString()) // a new account's id, should it be made
+	var exclude [][]byte
+	if req.RecoverToken != nil {
+		tok, err := a.store.Code(ctx, store.CodePasskeyRecovery, sha256.Sum256([]byte(*req.RecoverToken)), now)
+		if errors.Is(err, store.ErrNotFound) || !wellFormedSecret(*req.RecoverToken) {
+			writeStatus(w, webauthnTokenInvalid)
+			return
+		}
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		opts.UserID, opts.Email = tok.UserID, tok.Email
+		if exclude, err = a.passkeyIDs(ctx, tok.UserID); err != nil {
+			a.fail(w, r, err)
+			return
+		}
+	} else {
+		opts.Email = normaliseEmail(*req.Email)
+		if msg := checkEmail(opts.Email); msg != "" {
+			writeJSON(w, http.StatusOK, struct {
+				Status string `json:"status"`
+				Err    string `json:"err"`
+			}{"INVALID_EMAIL_ERROR", msg})
+			return
+		}
+	}
+	options, state, err := a.cfg.Passkeys.Verifier.BeginRegistration(a.relyingParty(), PasskeyUser{Handle: handle, Name: opts.Email}, exclude)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.writeOptions(w, r, opts, options, ceremony{State: state, Handle: handle})
+}
+
+// passkeyIDs are the credential ids of a user's passkeys.
+func (a *Auth) passkeyIDs(ctx context.Context, userID string) ([][]byte, error) {
+	logins, err := a.store.Logins(ctx, userID)
+	var ids [][]byte
+	for _, l := range logins {
+		if id, err := base64.RawURLEncoding.DecodeString(l.Subject); err == nil && l.Method == store.MethodWebAuthn {
+			ids = append(ids, id)
+		}
+	}
+	return ids, err
+}
+
+// handleSignInOptions starts a sign-in with a discoverable credential.
+func (a *Auth) handleSignInOptions(w http.ResponseWriter, r *http.Request) {
+	var req struct{}
+	if err := a.readOptionalJSON(w, r, &req); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if !a.passkeyLimit(w, r) {
+		return
+	}
+	options, state, err := a.cfg.Passkeys.Verifier.BeginSignIn(a.relyingParty())
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	now := a.cfg.Now()
+	opts := store.Code{Kind: store.CodePasskeyOptions, CreatedAt: now, ExpiresAt: now.Add(passkeyOptionsLifetime)}
+	a.writeOptions(w, r, opts, options, ceremony{State: state})
+}
+
+// writeOptions stores a ceremony's options under a new id and answers
+// them, the WebAuthn options' members at the top level, as
+// @simplewebauthn/browser takes them from the SDKs.
+func (a *Auth) writeOptions(w http.ResponseWriter, r *http.Request, opts store.Code, options []byte, c ceremony) {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(options, &members); err != nil {
+		a.fail(w, r, fmt.Errorf("auth: the passkey verifier's options: %w", err))
+		return
+	}
+	id := uuid.NewString()
+	opts.Hash = sha256.Sum256([]byte(id))
+	opts.Data, _ = json.Marshal(c)
+	if err := a.store.CreateCode(r.Context(), opts); err != nil {
+		a.fail(w, r, fmt.Errorf("auth: storing passkey options: %w", err))
+		return
+	}
+	for k, v := range map[string]any{
+		"status": "OK", "webauthnGeneratedOptionsId": id,
+		"createdAt": opts.CreatedAt.UnixMilli(), "expiresAt": opts.ExpiresAt.UnixMilli(),
+	} {
+		members[k], _ = json.Marshal(v)
+	}
+	writeJSON(w, http.StatusOK, members)
+}
+
+// ceremonyRequest is the body of the endpoints that finish a ceremony.
+type ceremonyRequest struct {
+	OptionsID    *string         `json:"webauthnGeneratedOptionsId"`
+	Credential   json.RawMessage `json:"credential"`
+	RecipeUserID *string         `json:"recipeUserId"`
+	Token        *string         `json:"token"`
+	linkingField
+}
+
+// readCeremony reads the body of an endpoint that finishes a ceremony,
+// and the ceremony's options (ok false and nothing written if there are
+// none: the caller answers), or answers the request itself.
+func (a *Auth) readCeremony(w http.ResponseWriter, r *http.Request) (req ceremonyRequest, opts store.Code, c ceremony, found, ok bool) {
+	if !a.readPasswordless(w, r, &req) {
+		return req, opts, c, false, false
+	}
+	if req.OptionsID == nil || len(req.Credential) == 0 || string(req.Credential) == "null" {
+		a.fail(w, r, badRequest("Please provide the webauthnGeneratedOptionsId and the credential"))
+		return req, opts, c, false, false
+	}
+	if req.Credential[0] != '{' {
+		a.fail(w, r, badRequest("the credential must be an object"))
+		return req, opts, c, false, false
+	}
+	if !a.passkeyLimit(w, r) {
+		return req, opts, c, false, false
+	}
+	opts, err := a.store.Code(r.Context(), store.CodePasskeyOptions, sha256.Sum256([]byte(*req.OptionsID)), a.cfg.Now())
+	if errors.Is(err, store.ErrNotFound) {
+		return req, opts, c, false, true
+	}
+	if err == nil {
+		err = json.Unmarshal(opts.Data, &c)
+	}
+	if err != nil {
+		a.fail(w, r, err)
+		return req, opts, c, false, false
+	}
+	return req, opts, c, true, true
+}
+
+// verifierFailed answers a verifier's error: 400 for a response that is
+// not a credential, status for one that fails its checks.
+func (a *Auth) verifierFailed(w http.ResponseWriter, r *http.Request, status string, err error) {
+	switch {
+	case errors.Is(err, ErrPasskeyMalformed):
+		a.fail(w, r, badRequest("the credential is malformed"))
+	case errors.Is(err, ErrPasskeyRefused):
+		a.cfg.Logger.LogAttrs(r.Context(), slog.LevelInfo, "auth: passkey refused", slog.String("error", err.Error()))
+		a.emit(r.Context(), r, Event{Kind: EventSignInFailed, Method: store.MethodWebAuthn})
+		writeStatus(w, status)
+	default:
+		a.fail(w, r, err)
+	}
+}
+
+// handlePasskeySignUp makes a new user with a passkey, for the email the
+// registration options were made for.
+func (a *Auth) handlePasskeySignUp(w http.ResponseWriter, r *http.Request) {
+	req, opts, c, found, ok := a.readCeremony(w, r)
+	switch {
+	case !ok:
+		return
+	case !found:
+		writeStatus(w, webauthnOptionsNotFound)
+		return
+	case opts.Email == "" || opts.UserID != "" || len(c.Handle) == 0:
+		writeStatus(w, webauthnInvalidOptions) // sign-in or recovery options
+		return
+	}
+	ctx := r.Context()
+	if taken, err := a.passkeyEmailExists(ctx, opts.Email); err != nil || taken {
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		writeStatus(w, "EMAIL_ALREADY_EXISTS_ERROR")
+		return
+	}
+	rp := a.relyingParty()
+	pk, err := a.cfg.Passkeys.Verifier.FinishRegistration(rp, PasskeyUser{Handle: c.Handle, Name: opts.Email}, c.State, req.Credential)
+	if err != nil {
+		a.verifierFailed(w, r, webauthnInvalidCredentials, err)
+		return
+	}
+	key := store.WebAuthnKey(rp.ID, base64.RawURLEncoding.EncodeToString(pk.CredentialID))
+	if _, err := a.store.Login(ctx, key); !errors.Is(err, store.ErrNotFound) {
+		if err == nil {
+			writeStatus(w, webauthnInvalidCredentials) // this credential is registered already
+			return
+		}
+		a.fail(w, r, err)
+		return
+	}
+	if _, err := a.store.UseCeremony(ctx, store.CodePasskeyOptions, opts.Hash, a.cfg.Now(), nil); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			writeStatus(w, webauthnOptionsNotFound) // used meanwhile
+			return
+		}
+		a.fail(w, r, err)
+		return
+	}
+	now := a.cfg.Now().Truncate(time.Millisecond)
+	newUser := store.User{ID: string(c.Handle), TimeJoined: now}
+	nl := store.Login{LoginKey: key, Email: opts.Email, Material: pk.Material, CreatedAt: now}
+	var res linked
+	if a.cfg.AccountLinking {
+		res, err = a.signInUpLinking(ctx, r, nl, newUser)
+		if err == nil && res.refusal != "" {
+			writeNotAllowed(w, "SIGN_UP_NOT_ALLOWED", reasonPasskeySignUp)
+			return
+		}
+	} else {
+		res, err = a.signInUpAlone(ctx, nl, newUser)
+	}
+	if err != nil {
+		a.fail(w, r, fmt.Errorf("auth: signing up with a passkey: %w", err))
+		return
+	}
+	if res.created && res.user.ID == newUser.ID {
+		a.emit(ctx, r, Event{Kind: EventSignUp, UserID: res.user.ID, Method: store.MethodWebAuthn})
+	}
+	// The SDKs' passkey sign-up answer has no createdNewRecipeUser.
+	a.signedIn(w, r, res.user, res.logins, res.login, nil)
+}
+
+// passkeyEmailExists reports whether a passkey login has email.
+func (a *Auth) passkeyEmailExists(ctx context.Context, email string) (bool, error) {
+	logins, err := a.store.LoginsByEmail(ctx, email)
+	for _, l := range logins {
+		if l.Method == store.MethodWebAuthn {
+			return true, err
+		}
+	}
+	return false, err
+}
+
+// handlePasskeySignIn signs in with a discoverable passkey. Every failure
+// is INVALID_CREDENTIALS_ERROR, as the SDKs expect. The options are used
+// up in the step that records the passkey's new counter, so an assertion
+// answers one ceremony once.
+func (a *Auth) handlePasskeySignIn(w http.ResponseWriter, r *http.Request) {
+	req, opts, c, found, ok := a.readCeremony(w, r)
+	switch {
+	case !ok:
+		return
+	case !found || opts.Email != "" || opts.UserID != "":
+		writeStatus(w, webauthnInvalidCredentials)
+		return
+	}
+	ctx := r.Context()
+	rp := a.relyingParty()
+	var login store.Login
+	find := func(id, handle []byte) ([]byte, error) {
+		l, err := a.store.Login(ctx, store.WebAuthnKey(rp.ID, base64.RawURLEncoding.EncodeToString(id)))
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("%w: unknown credential", ErrPasskeyRefused)
+		}
+		login = l
+		return l.Material, err
+	}
+	pk, err := a.cfg.Passkeys.Verifier.FinishSignIn(rp, c.State, req.Credential, find)
+	if err != nil {
+		a.verifierFailed(w, r, webauthnInvalidCredentials, err)
+		return
+	}
+	if pk.CloneWarning {
+		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: passkey sign-in refused: its counter did not grow, the key may have been cloned",
+			slog.String("user_id", login.UserID), slog.String("login_id", login.ID))
+		a.emit(ctx, r, Event{Kind: EventPasskeyCloneSuspected, UserID: login.UserID, Method: store.MethodWebAuthn})
+		writeStatus(w, webauthnInvalidCredentials)
+		return
+	}
+	update := &store.MaterialUpdate{LoginID: login.ID, Old: login.Material, New: pk.Material}
+	if _, err := a.store.UseCeremony(ctx, store.CodePasskeyOptions, opts.Hash, a.cfg.Now(), update); err != nil {
+		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrConflict) {
+			// The options were used, or the passkey signed in, meanwhile.
+			a.emit(ctx, r, Event{Kind: EventSignInFailed, UserID: login.UserID, Method: store.MethodWebAuthn})
+			writeStatus(w, webauthnInvalidCredentials)
+			return
+		}
+		a.fail(w, r, err)
+		return
+	}
+	login.Material = pk.Material
+	if conflict, err := a.signInConflicts(ctx, login); err != nil || conflict {
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		writeNotAllowed(w, "SIGN_IN_NOT_ALLOWED", reasonPasskeySignIn)
+		return
+	}
+	u, logins, err := a.user(ctx, login.UserID)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	for _, l := range logins {
+		if l.ID == login.ID {
+			login = l
+		}
+	}
+	a.signedIn(w, r, u, logins, login, nil)
+}
+
+// handlePasskeyEmailExists tells whether a passkey login has an email.
+func (a *Auth) handlePasskeyEmailExists(w http.ResponseWriter, r *http.Request) {
+	email, ok := a.lookupParam(w, r, "email")
+	if !ok {
+		return
+	}
+	email = normaliseEmail(email)
+	exists := false
+	if checkEmail(email) == "" {
+		var err error
+		if exists, err = a.passkeyEmailExists(r.Context(), email); err != nil {
+			a.fail(w, r, err)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Status string `json:"status"`
+		Exists bool   `json:"exists"`
+	}{"OK", exists})
+}
+
+// passkeyRoutes adds the passkey endpoints to routes.
+func (a *Auth) passkeyRoutes(routes map[string]route) {
+	if a.cfg.Passkeys.Verifier == nil {
+		return
+	}
+	post := func(h http.HandlerFunc) route { return route{method: http.MethodPost, handle: h} }
+	get := func(h http.HandlerFunc) route { return route{method: http.MethodGet, handle: h} }
+	routes["/webauthn/options/register"] = post(a.handleRegisterOptions)
+	routes["/webauthn/options/signin"] = post(a.handleSignInOptions)
+	routes["/webauthn/signup"] = post(a.handlePasskeySignUp)
+	routes["/webauthn/signin"] = post(a.handlePasskeySignIn)
+	routes["/webauthn/credential/list"] = get(a.handleListPasskeys)
+	routes["/webauthn/credential"] = post(a.handleAddPasskey)
+	routes["/webauthn/credential/remove"] = post(a.handleRemovePasskey)
+	if !a.cfg.DisableEmailExists {
+		routes["/webauthn/email/exists"] = get(a.handlePasskeyEmailExists)
+	}
+	if a.cfg.Email.Mailer != nil {
+		routes["/user/webauthn/reset/token"] = post(a.handleRecoveryRequest)
+		routes["/user/webauthn/reset"] = post(a.handleRecoverAccount)
+	}
+}

@@ -1,0 +1,397 @@
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/latchkit/auth/store"
+)
+
+// The passkeys of a signed-in user: list, add, remove (rid "webauthn");
+// and account recovery by a mailed link, which registers a new passkey.
+
+const (
+	reasonPasskeyRecovery = "Recover account link was not created because of account take over risk. Please contact support. (ERR_CODE_001)"
+	msgLastLogin          = "This is your only way to sign in: add another before you remove it."
+)
+
+// handleListPasskeys lists the passkeys of the session's user.
+func (a *Auth) handleListPasskeys(w http.ResponseWriter, r *http.Request) {
+	vt, ok := a.passkeySession(w, r)
+	if !ok {
+		return
+	}
+	logins, err := a.store.Logins(r.Context(), vt.session.UserID)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	type credential struct {
+		ID           string `json:"webauthnCredentialId"`
+		RelyingParty string `json:"relyingPartyId"`
+		RecipeUserID string `json:"recipeUserId"`
+		CreatedAt    int64  `json:"createdAt"`
+	}
+	list := []credential{}
+	for _, l := range logins {
+		if l.Method == store.MethodWebAuthn {
+			list = append(list, credential{l.Subject, l.ThirdParty, l.ID, l.CreatedAt.UnixMilli()})
+		}
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Status      string       `json:"status"`
+		Credentials []credential `json:"credentials"`
+	}{"OK", list})
+}
+
+// passkeySession verifies the request's session, or answers it.
+func (a *Auth) passkeySession(w http.ResponseWriter, r *http.Request) (*verifiedToken, bool) {
+	vt, _, err := a.verifyRequest(r)
+	if err != nil {
+		if sessionEnded(err) {
+			a.clearTokens(w, true, true)
+		}
+		a.fail(w, r, err)
+		return nil, false
+	}
+	return vt, true
+}
+
+// handleAddPasskey registers another passkey for the session's user, with
+// options made for the email of one of the user's login methods
+// (recipeUserId). The passkey has no email of its own: it proves nothing
+// about an inbox, and the user has the address through that method.
+func (a *Auth) handleAddPasskey(w http.ResponseWriter, r *http.Request) {
+	vt, ok := a.passkeySession(w, r)
+	if !ok {
+		return
+	}
+	req, opts, c, found, ok := a.readCeremony(w, r)
+	switch {
+	case !ok:
+		return
+	case req.RecipeUserID == nil:
+		a.fail(w, r, badRequest("Please provide the recipeUserId"))
+		return
+	case !found:
+		writeStatus(w, webauthnOptionsNotFound)
+		return
+	case opts.Email == "" || opts.UserID != "" || len(c.Handle) == 0:
+		writeStatus(w, webauthnInvalidOptions)
+		return
+	}
+	ctx := r.Context()
+	userID := vt.session.UserID
+	logins, err := a.store.Logins(ctx, userID)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	var of *store.Login
+	for i := range logins {
+		if logins[i].ID == *req.RecipeUserID {
+			of = &logins[i]
+		}
+	}
+	switch {
+	case of == nil:
+		writeGeneralError(w, "User not found")
+		return
+	case of.Email != opts.Email:
+		writeGeneralError(w, "Email mismatch")
+		return
+	}
+	a.registerPasskey(w, r, opts, c, req.Credential, store.Login{UserID: userID}, func(ctx context.Context, l store.Login) (string, error) {
+		if err := a.store.LinkLogin(ctx, l); errors.Is(err, store.ErrNotFound) {
+			return "", errRevoked // the user is gone
+		} else {
+			return "", err
+		}
+	})
+}
+
+// registerPasskey finishes a registration for an existing user: it checks
+// the credential, uses up the options, and adds the passkey as nl (with
+// its key, material and creation time filled in) with add, then answers
+// OK, or the status add returns.
+func (a *Auth) registerPasskey(w http.ResponseWriter, r *http.Request, opts store.Code, c ceremony, credential []byte, nl store.Login, add func(context.Context, store.Login) (string, error)) {
+	ctx := r.Context()
+	rp := a.relyingParty()
+	pk, err := a.cfg.Passkeys.Verifier.FinishRegistration(rp, PasskeyUser{Handle: c.Handle, Name: opts.Email}, c.State, credential)
+	if err != nil {
+		a.verifierFailed(w, r, webauthnInvalidCredentials, err)
+		return
+	}
+	nl.LoginKey = store.WebAuthnKey(rp.ID, base64.RawURLEncoding.EncodeToString(pk.CredentialID))
+	nl.ID, nl.Material, nl.CreatedAt = uuid.NewString(), pk.Material, a.cfg.Now().Truncate(time.Millisecond)
+	if _, err := a.store.UseCeremony(ctx, store.CodePasskeyOptions, opts.Hash, a.cfg.Now(), nil); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			writeStatus(w, webauthnOptionsNotFound)
+			return
+		}
+		a.fail(w, r, err)
+		return
+	}
+	status, err := add(ctx, nl)
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		writeStatus(w, webauthnInvalidCredentials) // registered already
+		return
+	case err != nil:
+		a.fail(w, r, fmt.Errorf("auth: adding a passkey: %w", err))
+		return
+	case status != "":
+		writeStatus(w, status)
+		return
+	}
+	a.emit(ctx, r, Event{Kind: EventPasskeyAdded, UserID: nl.UserID, Method: store.MethodWebAuthn})
+	writeJSON(w, http.StatusOK, statusOK)
+}
+
+// handleRemovePasskey removes a passkey of the session's user; the
+// sessions it started end.
+func (a *Auth) handleRemovePasskey(w http.ResponseWriter, r *http.Request) {
+	vt, ok := a.passkeySession(w, r)
+	if !ok {
+		return
+	}
+	var req struct {
+		ID *string `json:"webauthnCredentialId"`
+	}
+	if err := a.readJSON(w, r, &req); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if req.ID == nil || *req.ID == "" {
+		a.fail(w, r, badRequest("Please provide the webauthnCredentialId"))
+		return
+	}
+	ctx := r.Context()
+	l, err := a.store.Login(ctx, store.WebAuthnKey(a.cfg.Passkeys.RelyingPartyID, *req.ID))
+	if errors.Is(err, store.ErrNotFound) || err == nil && l.UserID != vt.session.UserID {
+		writeStatus(w, "CREDENTIAL_NOT_FOUND_ERROR")
+		return
+	}
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	handles, err := a.store.DeleteLogin(ctx, l.ID)
+	switch {
+	case errors.Is(err, store.ErrLastLogin):
+		writeGeneralError(w, msgLastLogin)
+		return
+	case errors.Is(err, store.ErrNotFound):
+		writeStatus(w, "CREDENTIAL_NOT_FOUND_ERROR")
+		return
+	case err != nil:
+		a.fail(w, r, err)
+		return
+	}
+	for _, h := range handles {
+		a.emit(ctx, r, Event{Kind: EventSessionRevoked, UserID: l.UserID, SessionHandle: h})
+	}
+	a.emit(ctx, r, Event{Kind: EventPasskeyRemoved, UserID: l.UserID, Method: store.MethodWebAuthn})
+	writeJSON(w, http.StatusOK, statusOK)
+}
+
+// handleRecoveryRequest mails a link that registers a new passkey for the
+// account of a passkey user with the email. The answer is the same, and
+// as fast, whoever the email belongs to: the work happens in the outbox.
+func (a *Auth) handleRecoveryRequest(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Email *string `json:"email"`
+	}
+	if err := a.readJSON(w, r, &req); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if req.Email == nil {
+		a.fail(w, r, badRequest("Please provide the email"))
+		return
+	}
+	email := normaliseEmail(*req.Email)
+	if msg := checkEmail(email); msg != "" {
+		writeGeneralError(w, msg)
+		return
+	}
+	ctx := r.Context()
+	perClient := limit{limitKey("reset-client", a.limitClient(r)), a.cfg.RateLimits.ClientResetRequests}
+	if wait := a.take(ctx, perClient); wait > 0 {
+		tooMany(w, wait)
+		return
+	}
+	perEmail := limit{limitKey("passkey-recovery-email", email), a.cfg.RateLimits.ResetEmails}
+	if a.take(ctx, perEmail) > 0 {
+		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: passkey recovery email withheld", slog.String("reason", "rate limit"))
+	} else {
+		a.outbox.enqueue(a, mailJob{"passkey recovery", func(ctx context.Context) { a.sendRecoveryEmail(ctx, email) }})
+	}
+	writeJSON(w, http.StatusOK, statusOK)
+}
+
+// recoverable returns the user whose passkey logins have email, the
+// oldest's, and whether recovery may serve it: not where another user
+// holds the address (owns or proves it), which would hand that user's
+// address a way into this account.
+func (a *Auth) recoverable(ctx context.Context, email string) (userID string, allowed bool, err error) {
+	logins, err := a.store.LoginsByEmail(ctx, email)
+	if err != nil {
+		return "", false, err
+	}
+	for _, l := range logins {
+		if l.Method == store.MethodWebAuthn {
+			userID = l.UserID
+			break
+		}
+	}
+	if userID == "" {
+		return "", false, nil
+	}
+	for _, l := range logins {
+		if l.UserID != userID && (l.OwnsEmail || l.EmailProven) {
+			return userID, false, nil
+		}
+	}
+	return userID, true, nil
+}
+
+// sendRecoveryEmail is the outbox's work for one request.
+func (a *Auth) sendRecoveryEmail(ctx context.Context, email string) {
+	userID, allowed, err := a.recoverable(ctx, email)
+	switch {
+	case err != nil:
+		a.mailFailed(ctx, "passkey recovery", "", "looking up the user", err)
+		return
+	case userID == "":
+		return // nobody to tell; the requester learns nothing either way
+	case !allowed:
+		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: passkey recovery email withheld: another user holds the address",
+			slog.String("user_id", userID))
+		return
+	}
+	tok, hash := newSecret()
+	now := a.cfg.Now()
+	lifetime := a.cfg.Passkeys.RecoveryLifetime
+	if err := a.store.CreateCode(ctx, store.Code{
+		Hash: hash, Kind: store.CodePasskeyRecovery, UserID: userID, Email: email, CreatedAt: now, ExpiresAt: now.Add(lifetime),
+	}); err != nil {
+		a.mailFailed(ctx, "passkey recovery", userID, "creating a recovery token", err)
+		return
+	}
+	m, err := a.cfg.Passkeys.RecoveryEmail.render(a.cfg.Email.From, email, PasskeyRecoveryEmailData{
+		Email: email, Link: linkWithToken(a.cfg.Passkeys.RecoveryURL, tok), ValidFor: inWords(lifetime),
+	})
+	if err == nil {
+		err = a.outbox.deliver(ctx, a.cfg.Email.Mailer, m)
+	}
+	if err != nil {
+		a.mailFailed(ctx, "passkey recovery", userID, "sending the recovery email", err)
+		return
+	}
+	a.emit(ctx, nil, Event{Kind: EventResetEmailSent, UserID: userID, Method: store.MethodWebAuthn})
+}
+
+// handleRecoverAccount registers a new passkey with a recovery link. The
+// link proves the inbox, so recovery does what a password reset does:
+// the new passkey proves the address, every session of the user ends,
+// and what the user had with the address that proved nothing stops
+// working (other passkeys and providers with it go, a password with it is
+// voided), since a stranger who signed up with the address may hold it.
+// No session starts: the person signs in with the new passkey.
+func (a *Auth) handleRecoverAccount(w http.ResponseWriter, r *http.Request) {
+	req, opts, c, found, ok := a.readCeremony(w, r)
+	if !ok {
+		return
+	}
+	ctx, now := r.Context(), a.cfg.Now()
+	if req.Token == nil || !wellFormedSecret(*req.Token) {
+		writeStatus(w, webauthnTokenInvalid)
+		return
+	}
+	tokHash := sha256.Sum256([]byte(*req.Token))
+	tok, err := a.store.Code(ctx, store.CodePasskeyRecovery, tokHash, now)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		writeStatus(w, webauthnTokenInvalid)
+		return
+	case err != nil:
+		a.fail(w, r, err)
+		return
+	case !found:
+		writeStatus(w, webauthnOptionsNotFound)
+		return
+	case opts.UserID != tok.UserID || opts.Email != tok.Email || len(c.Handle) == 0:
+		writeStatus(w, webauthnInvalidOptions)
+		return
+	}
+	if _, allowed, err := a.recoverable(ctx, tok.Email); err != nil || !allowed {
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		writeNotAllowed(w, "RECOVER_ACCOUNT_NOT_ALLOWED", reasonPasskeyRecovery)
+		return
+	}
+	nl := store.Login{UserID: tok.UserID, Email: tok.Email, EmailVerified: true, EmailProven: true}
+	a.registerPasskey(w, r, opts, c, req.Credential, nl, func(ctx context.Context, l store.Login) (string, error) {
+		_, err := a.store.UseCeremony(ctx, store.CodePasskeyRecovery, tokHash, a.cfg.Now(), nil)
+		if errors.Is(err, store.ErrNotFound) {
+			return webauthnTokenInvalid, nil // used meanwhile
+		}
+		if err != nil {
+			return "", err
+		}
+		logins, err := a.store.Logins(ctx, l.UserID)
+		if err != nil {
+			return "", err
+		}
+		l.OwnsEmail = !ownedWithin(logins, l.Email)
+		switch err := a.store.LinkLogin(ctx, l); {
+		case errors.Is(err, store.ErrEmailOwned):
+			// Another user came to own the address since the check.
+			return "", errors.New("auth: passkey recovery: another user owns the address")
+		case err != nil:
+			return "", err
+		}
+		return "", a.endUnprovenOf(ctx, r, logins, l.Email)
+	})
+}
+
+// endUnprovenOf ends what a user's logins with email that prove nothing
+// give whoever made them, once a recovery proved the address: passkeys
+// and providers go, a password is voided (a reset sets it again), and
+// every session of the user ends.
+func (a *Auth) endUnprovenOf(ctx context.Context, r *http.Request, logins []store.Login, email string) error {
+	var password *store.Login
+	for i, l := range logins {
+		if l.Email != email || l.EmailProven {
+			continue
+		}
+		if l.Method == store.MethodEmailPassword {
+			password = &logins[i]
+			continue
+		}
+		if _, err := a.store.DeleteLogin(ctx, l.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
+	if password != nil {
+		return a.evict(ctx, r, *password)
+	}
+	if len(logins) == 0 {
+		return nil
+	}
+	handles, err := a.store.RevokeUserSessions(ctx, logins[0].UserID)
+	for _, h := range handles {
+		a.emit(ctx, r, Event{Kind: EventSessionRevoked, UserID: logins[0].UserID, SessionHandle: h})
+	}
+	return err
+}
