@@ -463,6 +463,8 @@ type UserStore interface {
 	//   - l.OwnsEmail set (and l.EmailProven, or the request is ignored
 	//     as above): no login owns l.Email, and l becomes its owner in
 	//     the same step; otherwise ErrEmailOwned.
+	//   - l.Email empty: the login has no address to join by or own (a
+	//     passkey a signed-in user adds), and joins the user as it is.
 	//
 	// It returns ErrConflict, before anything else, if a login with l's
 	// key or l.ID exists, and then ErrNotFound if the user does not

@@ -301,7 +301,7 @@ func (s *Store) LinkLogin(_ context.Context, l store.Login) error {
 	switch {
 	case l.OwnsEmail && owned:
 		return store.ErrEmailOwned
-	case !l.OwnsEmail && (!owned || s.logins[owner].UserID != l.UserID):
+	case !l.OwnsEmail && l.Email != "" && (!owned || s.logins[owner].UserID != l.UserID):
 		return store.ErrNotFound
 	}
 	l.SessionEpoch = 0

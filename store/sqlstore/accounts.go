@@ -79,6 +79,9 @@ func (s *Store) LinkLogin(ctx context.Context, l store.Login) error {
 			return err
 		}
 		l.OwnsEmail = l.OwnsEmail && l.EmailProven && l.Email != ""
+		if l.Email == "" {
+			return s.linkInsert(ctx, q, l)
+		}
 		var owner string
 		err := q.QueryRowContext(ctx, s.q.ownerOf, l.Email).Scan(&owner)
 		switch {
@@ -89,14 +92,19 @@ func (s *Store) LinkLogin(ctx context.Context, l store.Login) error {
 		case !l.OwnsEmail && (err != nil || owner != l.UserID):
 			return store.ErrNotFound
 		}
-		// A concurrent claim of the email that committed meanwhile
-		// makes the insert affect nothing: insertLogin tells which key.
-		err = s.insertLogin(ctx, q, l)
-		if errors.Is(err, errLoginConflict) {
-			return store.ErrConflict
-		}
-		return err
+		return s.linkInsert(ctx, q, l)
 	}))
+}
+
+// linkInsert is LinkLogin's insert. A concurrent claim of the email that
+// committed meanwhile makes it affect nothing: insertLogin tells which
+// key.
+func (s *Store) linkInsert(ctx context.Context, q querier, l store.Login) error {
+	err := s.insertLogin(ctx, q, l)
+	if errors.Is(err, errLoginConflict) {
+		return store.ErrConflict
+	}
+	return err
 }
 
 // ClaimEmail implements store.Store. Two logins of different users that

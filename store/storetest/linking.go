@@ -23,6 +23,32 @@ var linkingTests = []test{
 	{"LinkLoginUnprovenCannotOwn", testLinkLoginUnprovenCannotOwn},
 	{"LinkLoginOwnerGone", testLinkLoginOwnerGone},
 	{"ClaimEmailUnproven", testClaimEmailUnproven},
+	{"LinkLoginWithoutEmail", testLinkLoginWithoutEmail},
+}
+
+// testLinkLoginWithoutEmail: a login without an email (a passkey a
+// signed-in user adds) joins its user whoever owns what, and only an
+// existing user.
+func testLinkLoginWithoutEmail(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	u := mustCreateUser(t, s, "u1") // owns nothing
+	l := store.Login{LoginKey: store.WebAuthnKey("example.com", "cred-1"), ID: "l2", UserID: "u1",
+		Material: []byte("key"), CreatedAt: at(time.Minute)}
+	if err := s.LinkLogin(ctx, l); err != nil {
+		t.Fatalf("LinkLogin: a login without an email must join its user, who owns no email; got error %v", err)
+	}
+	wantLogin(t, s, l, "LinkLogin: the login without an email must be added as given")
+	wantUser(t, s, u, "LinkLogin: the user's first login must be unchanged")
+	l.LoginKey, l.ID, l.UserID = store.WebAuthnKey("example.com", "cred-2"), "l3", "nobody"
+	err := s.LinkLogin(ctx, l)
+	wantErr(t, err, store.ErrNotFound, "LinkLogin: a login without an email for an unknown user must return ErrNotFound")
+	l.UserID = "u1"
+	l.OwnsEmail, l.EmailProven = true, true // nothing to own: ignored
+	if err := s.LinkLogin(ctx, l); err != nil {
+		t.Fatalf("LinkLogin: a login without an email that asks to own it must join, owning nothing; got error %v", err)
+	}
+	l.OwnsEmail, l.EmailVerified = false, true // a proven login is verified
+	wantLogin(t, s, l, "LinkLogin: a login without an email owns nothing")
 }
 
 // linkedLogin is a login of userID with a provider that joins the user
