@@ -19,7 +19,9 @@ import (
 	"github.com/go-webauthn/webauthn/protocol/webauthncose"
 	"github.com/go-webauthn/webauthn/webauthn"
 
+	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/passkey"
 )
 
 // The Authenticator's responses are checked by go-webauthn, a relying
@@ -690,5 +692,174 @@ func TestAuthenticatorFields(t *testing.T) {
 	}
 	if n := a.Credentials()[0].Counter; n != 8 {
 		t.Errorf("Counter after 8 concurrent assertions = %d", n)
+	}
+}
+
+// newPasskeyServer is a server with passkeys on, at a domain name: the
+// test server's own URL is an IP address, which WebAuthn refuses.
+func newPasskeyServer(t *testing.T) *authtest.Server {
+	t.Helper()
+	return authtest.NewServer(t, auth.Config{
+		AppURL:   "https://app.example.com",
+		Passkeys: auth.PasskeyConfig{Verifier: passkey.New()},
+	})
+}
+
+// credentialIDs returns the webauthnCredentialIds of a list answer.
+func credentialIDs(t *testing.T, res *authtest.Response) []string {
+	t.Helper()
+	var body struct {
+		Status      string
+		Credentials []struct {
+			ID           string `json:"webauthnCredentialId"`
+			RelyingParty string `json:"relyingPartyId"`
+		}
+	}
+	if err := json.Unmarshal(res.Body, &body); err != nil || body.Status != "OK" {
+		t.Fatalf("credential list: %d %s", res.StatusCode, res.Body)
+	}
+	var ids []string
+	for _, c := range body.Credentials {
+		if c.RelyingParty != "app.example.com" {
+			t.Errorf("relyingPartyId %q", c.RelyingParty)
+		}
+		ids = append(ids, c.ID)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func TestClientPasskeys(t *testing.T) {
+	for _, m := range authtest.Modes {
+		t.Run(m.String(), func(t *testing.T) {
+			s := newPasskeyServer(t)
+			a := s.NewAuthenticator()
+			if a.Origin != "https://app.example.com" {
+				t.Errorf("Server.NewAuthenticator().Origin = %q", a.Origin)
+			}
+			c := s.NewClient(m)
+			res := c.SignUpWithPasskey(a, "ada@example.com")
+			if res.Status != "OK" || !res.IssuedTokens() {
+				t.Fatalf("SignUpWithPasskey: %d %s", res.StatusCode, res.Body)
+			}
+			userID, _ := c.Get("/api/session").JSON["userId"].(string)
+			if userID == "" {
+				t.Fatalf("no session after SignUpWithPasskey")
+			}
+			first := a.Credentials()[0]
+
+			other := s.NewClient(m)
+			res = other.SignInWithPasskey(a)
+			if res.Status != "OK" || !res.IssuedTokens() {
+				t.Fatalf("SignInWithPasskey: %d %s", res.StatusCode, res.Body)
+			}
+			if got, _ := other.Get("/api/session").JSON["userId"].(string); got != userID {
+				t.Errorf("signed in as %q, want %q", got, userID)
+			}
+
+			// A second passkey, on another device, for the same user.
+			phone := s.NewAuthenticator()
+			if res := other.AddPasskey(phone); res.Status != "OK" {
+				t.Fatalf("AddPasskey: %d %s", res.StatusCode, res.Body)
+			}
+			want := []string{first.EncodedID(), phone.Credentials()[0].EncodedID()}
+			slices.Sort(want)
+			if got := credentialIDs(t, other.ListPasskeys()); !slices.Equal(got, want) {
+				t.Errorf("ListPasskeys = %v, want %v", got, want)
+			}
+			res = s.NewClient(m).SignInWithPasskey(phone)
+			if res.Status != "OK" {
+				t.Fatalf("sign-in with the added passkey: %d %s", res.StatusCode, res.Body)
+			}
+			// A session started by the added passkey, whose login has no
+			// email, adds one more.
+			phoneClient := s.NewClient(m)
+			phoneClient.SignInWithPasskey(phone)
+			if res := phoneClient.AddPasskey(authtest.NewAuthenticator(a.Origin)); res.Status != "OK" {
+				t.Errorf("AddPasskey from the added passkey's session: %d %s", res.StatusCode, res.Body)
+			}
+
+			if res := other.RemovePasskey(phone.Credentials()[0].EncodedID()); res.Status != "OK" {
+				t.Fatalf("RemovePasskey: %d %s", res.StatusCode, res.Body)
+			}
+			if got := credentialIDs(t, c.ListPasskeys()); len(got) != 2 || slices.Contains(got, phone.Credentials()[0].EncodedID()) {
+				t.Errorf("ListPasskeys after RemovePasskey = %v", got)
+			}
+			if res := s.NewClient(m).SignInWithPasskey(phone); res.Status != "INVALID_CREDENTIALS_ERROR" || res.IssuedTokens() {
+				t.Errorf("sign-in with the removed passkey: %d %s", res.StatusCode, res.Body)
+			}
+		})
+	}
+}
+
+// An account with a password gets a passkey, and signs in with it.
+func TestClientAddPasskeyToPasswordAccount(t *testing.T) {
+	s := newPasskeyServer(t)
+	c, u := s.SignedIn(authtest.Header)
+	a := s.NewAuthenticator()
+	if res := c.AddPasskey(a); res.Status != "OK" {
+		t.Fatalf("AddPasskey: %d %s", res.StatusCode, res.Body)
+	}
+	if got := credentialIDs(t, c.ListPasskeys()); len(got) != 1 || got[0] != a.Credentials()[0].EncodedID() {
+		t.Errorf("ListPasskeys = %v", got)
+	}
+	p := s.NewClient(authtest.Header)
+	if res := p.SignInWithPasskey(a); res.Status != "OK" {
+		t.Fatalf("SignInWithPasskey: %d %s", res.StatusCode, res.Body)
+	}
+	if got, _ := p.Get("/api/session").JSON["userId"].(string); got != u.ID {
+		t.Errorf("signed in as %q, want %q", got, u.ID)
+	}
+}
+
+// What the server must refuse, made with the Authenticator's options.
+func TestClientPasskeyRefusals(t *testing.T) {
+	s := newPasskeyServer(t)
+	a := s.NewAuthenticator()
+	if res := s.NewClient(authtest.Header).SignUpWithPasskey(a, "ada@example.com"); res.Status != "OK" {
+		t.Fatalf("SignUpWithPasskey: %d %s", res.StatusCode, res.Body)
+	}
+	signIn := func(what string, want string) {
+		t.Helper()
+		res := s.NewClient(authtest.Header).SignInWithPasskey(a)
+		if res.Status != want || res.IssuedTokens() != (want == "OK") {
+			t.Errorf("%s: %d %s, want %s", what, res.StatusCode, res.Body, want)
+		}
+	}
+	signIn("first sign-in", "OK")
+	a.Next(authtest.WithOrigin("https://evil.example"))
+	signIn("another origin", "INVALID_CREDENTIALS_ERROR")
+	a.Next(authtest.WithRPID("evil.example"))
+	signIn("another RP ID", "INVALID_CREDENTIALS_ERROR")
+	a.Next(authtest.Replay())
+	signIn("the last assertion, for new options", "INVALID_CREDENTIALS_ERROR")
+	id := a.Credentials()[0].ID
+	if err := a.SetCounter(id, 0); err != nil {
+		t.Fatal(err)
+	}
+	signIn("a counter set back", "INVALID_CREDENTIALS_ERROR")
+
+	// The same assertion twice for the same options.
+	c := s.NewClient(authtest.Header)
+	if err := a.SetCounter(id, 100); err != nil {
+		t.Fatal(err)
+	}
+	opts := c.PasskeySignInOptions()
+	cred, err := a.Assert(opts.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	optionsID, _ := opts.JSON["webauthnGeneratedOptionsId"].(string)
+	if res := c.PasskeySignIn(optionsID, cred); res.Status != "OK" {
+		t.Fatalf("PasskeySignIn: %d %s", res.StatusCode, res.Body)
+	}
+	if res := s.NewClient(authtest.Header).PasskeySignIn(optionsID, cred); res.Status != "INVALID_CREDENTIALS_ERROR" || res.IssuedTokens() {
+		t.Errorf("the same assertion again: %d %s", res.StatusCode, res.Body)
+	}
+
+	// A registration from another origin.
+	a.Next(authtest.WithOrigin("https://evil.example"))
+	if res := s.NewClient(authtest.Header).SignUpWithPasskey(a, "bob@example.com"); res.Status != "INVALID_CREDENTIALS_ERROR" || res.IssuedTokens() {
+		t.Errorf("sign-up from another origin: %d %s", res.StatusCode, res.Body)
 	}
 }
