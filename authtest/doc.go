@@ -41,6 +41,28 @@
 // plays the browser, and [Provider.SetFault] makes it fail in the ways
 // real providers do.
 //
+// # Passwordless sign-in
+//
+// [Client.SignInWithCode] asks for a code, reads it from Server.Mailbox and
+// signs in with it. For a test that takes the steps itself,
+// [Client.CreateCode], [Client.ResendCode], [Client.ConsumeCode] and
+// [Client.ConsumeLink] are the endpoints, and [PasswordlessCode] and
+// [PasswordlessLink] read the code and the link of a message
+// ([Mailbox.LastTo] finds it).
+//
+// # Passkeys
+//
+// [NewAuthenticator] (or [Server.NewAuthenticator]) is a software WebAuthn
+// authenticator that holds its keys in memory, so that passkey flows are
+// tested without a browser: [Client.SignUpWithPasskey],
+// [Client.SignInWithPasskey], [Client.AddPasskey], [Client.ListPasskeys]
+// and [Client.RemovePasskey] drive the ceremonies with it. Its counter and
+// its answers can be bent to test what the server refuses: a counter
+// rolled back ([Authenticator.SetCounter], [WithCounter]), another origin
+// or relying party ([WithOrigin], [WithRPID]), a replay ([Replay]).
+// Passkeys need a host name: give the server an AppURL on localhost or a
+// domain, as browsers refuse WebAuthn on IP addresses.
+//
 // # Raw requests
 //
 // A test that builds its own requests sends [Credentials] as the body of a
