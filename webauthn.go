@@ -229,7 +229,6 @@ func (a *Auth) handleRegisterOptions(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Email        *string `json:"email"`
 		RecoverToken *string `json:"recoverAccountToken"`
-		DisplayName  *string `json:"displayName"`
 	}
 	if err := a.readJSON(w, r, &req); err != nil {
 		a.fail(w, r, err)

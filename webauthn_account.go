@@ -301,10 +301,9 @@ func (a *Auth) sendRecoveryEmail(ctx context.Context, email string) {
 
 // handleRecoverAccount registers a new passkey with a recovery link. The
 // link proves the inbox, so recovery does what a password reset does:
-// the new passkey proves the address, every session of the user ends,
-// and what the user had with the address that proved nothing stops
-// working (other passkeys and providers with it go, a password with it is
-// voided), since a stranger who signed up with the address may hold it.
+// the new passkey proves the address, every session of the user ends, and
+// what a stranger who signed up with the address may hold stops working
+// (see endUnprovenOf).
 // No session starts: the person signs in with the new passkey.
 func (a *Auth) handleRecoverAccount(w http.ResponseWriter, r *http.Request) {
 	req, opts, c, found, ok := a.readCeremony(w, r)
@@ -365,22 +364,22 @@ func (a *Auth) handleRecoverAccount(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// endUnprovenOf ends what a user's logins with email that prove nothing
-// give whoever made them, once a recovery proved the address: passkeys
-// and providers go, a password is voided (a reset sets it again), and
-// every session of the user ends.
+// endUnprovenOf ends what a user's other ways in give whoever made them,
+// once a recovery proved the address (logins are the user's, read before
+// the new passkey joined): every earlier passkey goes, whatever its
+// email (one added in a session has none), as do the logins with the
+// address that prove nothing; a password among those is voided (a reset
+// sets it again); and every session of the user ends.
 func (a *Auth) endUnprovenOf(ctx context.Context, r *http.Request, logins []store.Login, email string) error {
 	var password *store.Login
 	for i, l := range logins {
-		if l.Email != email || l.EmailProven {
-			continue
-		}
-		if l.Method == store.MethodEmailPassword {
+		switch {
+		case l.Method == store.MethodEmailPassword && l.Email == email && !l.EmailProven:
 			password = &logins[i]
-			continue
-		}
-		if _, err := a.store.DeleteLogin(ctx, l.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return err
+		case l.Method == store.MethodWebAuthn, l.Email == email && !l.EmailProven:
+			if _, err := a.store.DeleteLogin(ctx, l.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
 		}
 	}
 	if password != nil {
