@@ -199,7 +199,7 @@ func (s *Store) DeleteLogin(ctx context.Context, loginID string) ([]string, erro
 		if _, err := q.ExecContext(ctx, s.q.endLoginSessions, l.UserID, loginID); err != nil {
 			return err
 		}
-		for _, query := range []string{s.q.deleteLoginVerifications, s.q.deleteLogin} {
+		for _, query := range []string{s.q.deleteLoginCodes, s.q.deleteLogin} {
 			if _, err := q.ExecContext(ctx, query, loginID); err != nil {
 				return err
 			}
@@ -244,11 +244,21 @@ func (s *Store) DeleteUser(ctx context.Context, userID string) ([]string, error)
 
 // CreateCode implements store.Store. A code bound to a login locks the
 // login's user, then the login, the order every method takes. Passwordless
-// flows and codes belong to no user (see passwordless.go).
+// flows and codes belong to no user (see passwordless.go), and neither
+// does a passkey ceremony that names none: one statement.
 func (s *Store) CreateCode(ctx context.Context, c store.Code) error {
-	switch c.Kind {
-	case store.CodePasswordlessFlow, store.CodePasswordless:
+	switch {
+	case c.Kind == store.CodePasswordlessFlow, c.Kind == store.CodePasswordless:
 		return wrap("creating a code", s.createPasswordless(ctx, c))
+	case c.Kind == store.CodePasskeyOptions && c.UserID == "" && c.LoginID == "":
+		return wrap("creating a code", retrying(ctx, func() error {
+			n, err := affected(s.db.ExecContext(ctx, s.q.insertCode, c.Hash[:], string(c.Kind), nil, "", c.Email, nil,
+				orNull(c.Data), ms(c.CreatedAt), ms(c.ExpiresAt)))
+			if err == nil && n == 0 {
+				err = store.ErrConflict
+			}
+			return err
+		}))
 	}
 	return wrap("creating a code", s.inTx(ctx, func(q querier) error {
 		if c.LoginID == "" {
@@ -263,7 +273,7 @@ func (s *Store) CreateCode(ctx context.Context, c store.Code) error {
 			c.UserID = l.UserID
 		}
 		n, err := affected(q.ExecContext(ctx, s.q.insertCode, c.Hash[:], string(c.Kind), c.UserID, c.LoginID, c.Email, nil,
-			ms(c.CreatedAt), ms(c.ExpiresAt)))
+			orNull(c.Data), ms(c.CreatedAt), ms(c.ExpiresAt)))
 		if err != nil {
 			return err
 		}

@@ -28,7 +28,7 @@ import (
 func (s *Store) createPasswordless(ctx context.Context, c store.Code) error {
 	insert := func(q querier, email string, flow any) error {
 		n, err := affected(q.ExecContext(ctx, s.q.insertCode, c.Hash[:], string(c.Kind), nil, "", email, flow,
-			ms(c.CreatedAt), ms(c.ExpiresAt)))
+			orNull(c.Data), ms(c.CreatedAt), ms(c.ExpiresAt)))
 		if err == nil && n == 0 {
 			err = store.ErrConflict
 		}
@@ -157,10 +157,4 @@ func (s *Store) deleteFlows(ctx context.Context, q querier, email string, hashes
 	}
 	_, err := q.ExecContext(ctx, query, args...)
 	return err
-}
-
-// UseCeremony implements store.Store. Passkeys need schema 12, which this
-// release does not have yet: every call fails, and changes nothing.
-func (s *Store) UseCeremony(ctx context.Context, kind store.CodeKind, hash store.TokenHash, now time.Time, update *store.MaterialUpdate) (store.Code, error) {
-	return store.Code{}, errors.New("sqlstore: passkeys are not supported yet")
 }

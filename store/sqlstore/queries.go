@@ -11,9 +11,12 @@ import (
 // loginsOf the tables they come from: the user's session epoch is read in
 // the same statement as the login, so the two are one snapshot.
 const (
-	loginColumns = `method, third_party, subject, auth_logins.id, user_id, email, email_verified, email_proven, password_hash,
-		created_at, owned_email IS NOT NULL, session_epoch`
+	loginColumns = `method, third_party, subject, auth_logins.id, user_id, email, email_verified, email_proven, material,
+		password_hash, created_at, owned_email IS NOT NULL, session_epoch`
 	loginsOf = ` FROM auth_logins JOIN auth_users ON auth_users.id = auth_logins.user_id`
+
+	// ceremonyColumns are the columns scanCeremony reads, in its order.
+	ceremonyColumns = `hash, user_id, login_id, email, data, created_at, expires_at`
 )
 
 // queries holds the statements of a dialect, with its placeholders.
@@ -25,10 +28,13 @@ type queries struct {
 	loginByID, loginByIDForUpdate, loginUser, loginIDTaken    string
 	ownerOf, claimEmail, setVerified, releaseEmail            string
 	verifyEmail, countUserLogins                              string
-	loginHandlesForUpdate, deleteLogin                        string
+	loginHandlesForUpdate, deleteLogin, deleteLoginCodes      string
 	deleteUserLogins, deleteUserCodes, deleteUser             string
 	insertCode, code, verificationForUpdate, verificationUser string
 	deleteLoginVerifications                                  string
+
+	ceremonyForUpdate, recoveriesForUpdate, setMaterial string
+	deleteCode, deleteAddressRecoveries                 string
 
 	flowForUpdate, addressFlowsForUpdate, countAttempt string
 
@@ -83,7 +89,7 @@ func newQueries(d Dialect) queries {
 		// Any unique key refuses the row: the login's key, its id, or
 		// the email it asks to own.
 		insertLogin: ignore(`INSERT INTO auth_logins (method, third_party, subject, id, user_id, email, email_verified, email_proven,
-			password_hash, created_at, owned_email) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, "method"),
+			material, password_hash, created_at, owned_email) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, "method"),
 		login:         `SELECT ` + loginColumns + loginsOf + ` WHERE method = ? AND third_party = ? AND subject = ?`,
 		userLogins:    `SELECT ` + loginColumns + loginsOf + ` WHERE user_id = ? ORDER BY created_at, method, third_party, subject`,
 		passwordLogin: `SELECT ` + loginColumns + loginsOf + ` WHERE user_id = ? AND method = '` + store.MethodEmailPassword + `'`,
@@ -113,13 +119,14 @@ func newQueries(d Dialect) queries {
 		endLoginSessions: `UPDATE auth_sessions SET end_reason = '` + string(store.EndRevoked) + `'
 			WHERE user_id = ? AND login_id = ? AND end_reason IS NULL`,
 		deleteLogin:              `DELETE FROM auth_logins WHERE id = ?`,
+		deleteLoginCodes:         `DELETE FROM auth_codes WHERE login_id = ?`,
 		deleteUserLogins:         `DELETE FROM auth_logins WHERE user_id = ?`,
 		deleteUserCodes:          `DELETE FROM auth_codes WHERE user_id = ?`,
 		deleteUser:               `DELETE FROM auth_users WHERE id = ?`,
 		deleteLoginVerifications: `DELETE FROM auth_codes WHERE login_id = ? AND kind = '` + string(store.CodeVerification) + `'`,
-		insertCode: ignore(`INSERT INTO auth_codes (hash, kind, user_id, login_id, email, flow, created_at, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, "hash"),
-		code: `SELECT user_id, login_id, email, flow, attempts, created_at, expires_at FROM auth_codes
+		insertCode: ignore(`INSERT INTO auth_codes (hash, kind, user_id, login_id, email, flow, data, created_at, expires_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, "hash"),
+		code: `SELECT user_id, login_id, email, flow, attempts, data, created_at, expires_at FROM auth_codes
 			WHERE hash = ? AND kind = ? AND expires_at > ?`,
 		verificationUser: `SELECT user_id FROM auth_codes WHERE hash = ? AND kind = '` + string(store.CodeVerification) + `'`,
 		verificationForUpdate: `SELECT login_id, email, expires_at FROM auth_codes
@@ -139,6 +146,22 @@ func newQueries(d Dialect) queries {
 				(SELECT f.email FROM auth_codes f WHERE f.hash = ? AND f.kind = '` + string(store.CodePasswordlessFlow) + `')
 			ORDER BY hash` + forUpdate,
 		countAttempt: `UPDATE auth_codes SET attempts = attempts + 1 WHERE hash = ?`,
+
+		// Passkey ceremonies are locked by hash; recovery links by
+		// address, in the order of their hashes, as using one deletes
+		// every link of its address (argument: the link's hash), so
+		// that two uses of one address's links wait for each other
+		// instead of deadlocking. The columns are ceremonyColumns.
+		ceremonyForUpdate: `SELECT ` + ceremonyColumns + ` FROM auth_codes
+			WHERE hash = ? AND kind = '` + string(store.CodePasskeyOptions) + `'` + forUpdate,
+		recoveriesForUpdate: `SELECT ` + ceremonyColumns + ` FROM auth_codes
+			WHERE kind = '` + string(store.CodePasskeyRecovery) + `' AND email =
+				(SELECT r.email FROM auth_codes r WHERE r.hash = ? AND r.kind = '` + string(store.CodePasskeyRecovery) + `')
+			ORDER BY hash` + forUpdate,
+		setMaterial: `UPDATE auth_logins SET material = ? WHERE id = ?`,
+		deleteCode:  `DELETE FROM auth_codes WHERE hash = ?`,
+		deleteAddressRecoveries: `DELETE FROM auth_codes
+			WHERE kind = '` + string(store.CodePasskeyRecovery) + `' AND email = ?`,
 
 		insertSession: ignore(`INSERT INTO auth_sessions (handle, user_id, login_id, created_at, refreshed_at, expires_at, current_hash)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`, "handle"),
@@ -259,6 +282,8 @@ func (q *queries) rebind() {
 		&q.deleteUserCodes, &q.deleteUser, &q.deleteLoginVerifications,
 		&q.verificationUser, &q.verificationForUpdate,
 		&q.flowForUpdate, &q.addressFlowsForUpdate, &q.countAttempt,
+		&q.ceremonyForUpdate, &q.recoveriesForUpdate, &q.setMaterial, &q.deleteCode, &q.deleteAddressRecoveries,
+		&q.deleteLoginCodes,
 		&q.signingKeys, &q.insertKey,
 		&q.deleteExpiredSessionTokens, &q.deleteExpiredSessions, &q.deleteExpiredTokens,
 		&q.deleteExpiredCodes, &q.deleteExpiredKeys, &q.deleteExpiredLimits,

@@ -158,6 +158,15 @@ func ms(t time.Time) int64 { return t.UnixMilli() }
 
 func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
 
+// orNull is b as a statement's argument: NULL for nil, whatever the
+// driver makes of a nil slice.
+func orNull(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return b
+}
+
 // affected returns the rows a statement changed.
 func affected(res sql.Result, err error) (int64, error) {
 	if err != nil {
@@ -211,7 +220,7 @@ func (s *Store) insertLogin(ctx context.Context, q querier, l store.Login) error
 		owned = l.Email
 	}
 	n, err := affected(q.ExecContext(ctx, s.q.insertLogin, l.Method, l.ThirdParty, l.Subject, l.ID, l.UserID,
-		l.Email, l.EmailVerified || l.EmailProven, l.EmailProven, l.PasswordHash, ms(l.CreatedAt), owned))
+		l.Email, l.EmailVerified || l.EmailProven, l.EmailProven, orNull(l.Material), l.PasswordHash, ms(l.CreatedAt), owned))
 	if err != nil {
 		return err
 	}
@@ -265,7 +274,7 @@ func scanLogin(row interface{ Scan(...any) error }) (store.Login, error) {
 	var l store.Login
 	var created int64
 	err := row.Scan(&l.Method, &l.ThirdParty, &l.Subject, &l.ID, &l.UserID, &l.Email, &l.EmailVerified, &l.EmailProven,
-		&l.PasswordHash, &created, &l.OwnsEmail, &l.SessionEpoch)
+		&l.Material, &l.PasswordHash, &created, &l.OwnsEmail, &l.SessionEpoch)
 	l.CreatedAt = fromMS(created)
 	return l, err
 }
@@ -705,7 +714,7 @@ func (s *Store) Code(ctx context.Context, kind store.CodeKind, hash store.TokenH
 	var flow []byte
 	var created, expires int64
 	err := s.db.QueryRowContext(ctx, s.q.code, hash[:], string(kind), ms(now)).Scan(&userID, &c.LoginID, &c.Email, &flow,
-		&c.Attempts, &created, &expires)
+		&c.Attempts, &c.Data, &created, &expires)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Code{}, store.ErrNotFound
 	} else if err != nil {

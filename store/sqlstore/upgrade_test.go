@@ -776,3 +776,94 @@ func TestUpgradeToPasswordless(t *testing.T) {
 		})
 	}
 }
+
+// TestUpgradeToPasskeys builds a database at schema 11 with a login, a
+// reset code and a passwordless flow as that release wrote them, migrates,
+// and checks that they come back with no material and no data and still
+// work; that passkeys, with material, and their ceremonies, with data, are
+// added beside them; and that UseCeremony swaps the material of a login
+// from before, which has none.
+func TestUpgradeToPasskeys(t *testing.T) {
+	for _, b := range append(slices.Clone(sqltest.Backends), sqliteForeignKeys) {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			st, old := storeAt(t, b, 11)
+			const email = "ada@example.com"
+			old.exec(t, `INSERT INTO auth_users (id, time_joined, session_epoch) VALUES ('u1', ?, 0)`, joined.UnixMilli())
+			old.exec(t, `INSERT INTO auth_logins (method, third_party, subject, id, user_id, email, email_verified, email_proven,
+				password_hash, created_at, owned_email) VALUES (?, '', ?, 'u1', 'u1', ?, ?, ?, 'old-hash', ?, ?)`,
+				store.MethodEmailPassword, email, email, true, true, joined.UnixMilli(), email)
+			reset, flow := sha256.Sum256([]byte("reset")), sha256.Sum256([]byte("flow"))
+			expires := authtest.Start.Add(time.Hour).UnixMilli()
+			old.exec(t, `INSERT INTO auth_codes (hash, kind, user_id, created_at, expires_at) VALUES (?, 'reset', 'u1', ?, ?)`,
+				reset[:], joined.UnixMilli(), expires)
+			old.exec(t, `INSERT INTO auth_codes (hash, kind, email, created_at, expires_at) VALUES (?, ?, ?, ?, ?)`,
+				flow[:], store.CodePasswordlessFlow, email, joined.UnixMilli(), expires)
+			for range 2 {
+				if err := st.Migrate(ctx); err != nil {
+					t.Fatalf("migrating: %v", err)
+				}
+			}
+
+			now := authtest.Start
+			pw := store.EmailPasswordKey(email)
+			if l, err := st.Login(ctx, pw); err != nil || l.Material != nil || l.PasswordHash != "old-hash" || !l.OwnsEmail {
+				t.Errorf("the login from before: %+v, %v; want it as it was, with no material", l, err)
+			}
+			for _, c := range []struct {
+				kind store.CodeKind
+				hash store.TokenHash
+			}{{store.CodeReset, reset}, {store.CodePasswordlessFlow, flow}} {
+				if got, err := st.Code(ctx, c.kind, c.hash, now); err != nil || got.Data != nil {
+					t.Errorf("the %s code from before: %+v, %v; want it, with no data", c.kind, got, err)
+				}
+			}
+
+			// A passkey joins the user, with its material, and a
+			// ceremony with its state.
+			pk := store.Login{LoginKey: store.WebAuthnKey("example.com", "cred-1"), ID: "pk1", UserID: "u1", Email: email,
+				Material: []byte("key, count 1"), CreatedAt: now}
+			if err := st.LinkLogin(ctx, pk); err != nil {
+				t.Fatalf("linking a passkey after the migration: %v", err)
+			}
+			options := sha256.Sum256([]byte("options"))
+			if err := st.CreateCode(ctx, store.Code{Hash: options, Kind: store.CodePasskeyOptions, Data: []byte("state"),
+				CreatedAt: now, ExpiresAt: now.Add(time.Minute)}); err != nil {
+				t.Fatalf("creating a ceremony after the migration: %v", err)
+			}
+			if err := st.CreateCode(ctx, store.Code{Hash: reset, Kind: store.CodePasskeyOptions,
+				CreatedAt: now, ExpiresAt: now.Add(time.Minute)}); !errors.Is(err, store.ErrConflict) {
+				t.Errorf("a ceremony with the hash of the reset code from before: %v, want ErrConflict", err)
+			}
+			c, err := st.UseCeremony(ctx, store.CodePasskeyOptions, options, now,
+				&store.MaterialUpdate{LoginID: "pk1", Old: pk.Material, New: []byte("key, count 2")})
+			if err != nil || string(c.Data) != "state" {
+				t.Errorf("using the ceremony: %+v, %v; want it with its state", c, err)
+			}
+			if l, err := st.Login(ctx, pk.LoginKey); err != nil || string(l.Material) != "key, count 2" {
+				t.Errorf("the passkey after its ceremony: %+v, %v; want its new material", l, err)
+			}
+
+			// The login from before, with no material, is swapped from
+			// none; the user's codes from before still work.
+			recovery := sha256.Sum256([]byte("recovery"))
+			if err := st.CreateCode(ctx, store.Code{Hash: recovery, Kind: store.CodePasskeyRecovery, UserID: "u1", Email: email,
+				CreatedAt: now, ExpiresAt: now.Add(time.Minute)}); err != nil {
+				t.Fatalf("creating a recovery link after the migration: %v", err)
+			}
+			if _, err := st.UseCeremony(ctx, store.CodePasskeyRecovery, recovery, now,
+				&store.MaterialUpdate{LoginID: "u1", New: []byte("new")}); err != nil {
+				t.Errorf("using a recovery link with an update of the login from before: %v", err)
+			}
+			if l, err := st.Login(ctx, pw); err != nil || string(l.Material) != "new" {
+				t.Errorf("the login from before after an update: %+v, %v; want its new material", l, err)
+			}
+			if l, _, err := st.ResetPassword(ctx, reset, "new-hash", now); err != nil || l.PasswordHash != "new-hash" {
+				t.Errorf("resetting with the code from before: %+v, %v", l, err)
+			}
+			if f, err := st.UsePasswordlessCode(ctx, flow, reset, now, 5); !errors.Is(err, store.ErrWrongCode) || f.Attempts != 1 {
+				t.Errorf("a wrong code submitted to the flow from before: %+v, %v; want ErrWrongCode and one attempt", f, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,9 @@
+-- Passkeys: a passkey is a login (method 'webauthn', keyed by the relying
+-- party and the credential id) whose public key, sign counter and flags
+-- are its material, which the library encodes; NULL for the methods that
+-- keep none. WebAuthn ceremonies and passkey recovery links are rows of
+-- auth_codes, with a ceremony's state in data; NULL for the kinds that keep
+-- none. Existing rows keep neither. Both are a few hundred bytes; the
+-- columns are MEDIUMBLOB because a BLOB stops one byte short of 64 KiB.
+ALTER TABLE auth_logins ADD COLUMN material MEDIUMBLOB NULL;
+ALTER TABLE auth_codes ADD COLUMN data MEDIUMBLOB NULL;
