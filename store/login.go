@@ -26,15 +26,16 @@ const (
 // one email and password login per email, one third-party login per
 // provider and provider user id.
 type LoginKey struct {
-	// Method is MethodEmailPassword, MethodThirdParty or
-	// MethodPasswordless.
+	// Method is MethodEmailPassword, MethodThirdParty, MethodPasswordless
+	// or MethodWebAuthn.
 	Method string
-	// ThirdParty is the provider's id, such as "google"; "" for the
-	// other methods.
+	// ThirdParty is the provider's id, such as "google", or for
+	// MethodWebAuthn the relying party's id; "" for the other methods.
 	ThirdParty string
 	// Subject identifies the user within the method: the normalised email
 	// for MethodEmailPassword, the provider's user id for MethodThirdParty,
-	// the email or phone number for MethodPasswordless.
+	// the email or phone number for MethodPasswordless, the credential id
+	// for MethodWebAuthn.
 	Subject string
 }
 
