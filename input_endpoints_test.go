@@ -36,6 +36,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/passkey"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
@@ -49,9 +50,10 @@ type endpoint struct {
 // fullEndpoints are the routes a server with every feature on serves:
 // email and password with reset, the email-exists check, sessions, the
 // JWKS (EdDSA), email verification, third-party sign-in with a
-// provider that posts its callback ("apple"), and passwordless sign-in
-// by code and link, to email addresses and phone numbers. /user/email/verify serves
-// two methods and is listed once for each.
+// provider that posts its callback ("apple"), passwordless sign-in
+// by code and link, to email addresses and phone numbers, and passkeys
+// with recovery by a mailed link. /user/email/verify serves two methods
+// and is listed once for each.
 var fullEndpoints = []endpoint{
 	{"POST", "/signup", "emailpassword"},
 	{"POST", "/signin", "emailpassword"},
@@ -75,6 +77,16 @@ var fullEndpoints = []endpoint{
 	{"GET", "/passwordless/email/exists", "passwordless"},
 	{"GET", "/passwordless/phonenumber/exists", "passwordless"},
 	{"GET", "/signup/phonenumber/exists", "passwordless"},
+	{"POST", "/webauthn/options/register", "webauthn"},
+	{"POST", "/webauthn/options/signin", "webauthn"},
+	{"POST", "/webauthn/signup", "webauthn"},
+	{"POST", "/webauthn/signin", "webauthn"},
+	{"GET", "/webauthn/email/exists", "webauthn"},
+	{"POST", "/user/webauthn/reset/token", "webauthn"},
+	{"POST", "/user/webauthn/reset", "webauthn"},
+	{"GET", "/webauthn/credential/list", "webauthn"},
+	{"POST", "/webauthn/credential", "webauthn"},
+	{"POST", "/webauthn/credential/remove", "webauthn"},
 }
 
 // allowedMethods are the methods each path of fullEndpoints answers,
@@ -250,11 +262,18 @@ func newFakeIdP(tb testing.TB) *fakeIdP {
 }
 
 // withEverything turns every feature on in cfg: EdDSA keys (served at
-// the JWKS), email verification, the providers of idp, and passwordless
+// the JWKS), email verification, the providers of idp, passwordless
 // sign-in by code and link, with a TextSender (a *plTexts) for phone
-// numbers.
+// numbers, and passkeys. Passkeys need the app on a domain name, so the
+// AppURL is pkApp unless cfg has one.
 func (idp *fakeIdP) withEverything(cfg auth.Config) auth.Config {
 	cfg.SigningAlgorithm = auth.EdDSA
+	if cfg.AppURL == "" {
+		cfg.AppURL = pkApp
+	}
+	if cfg.Passkeys.Verifier == nil {
+		cfg.Passkeys.Verifier = passkey.New()
+	}
 	if cfg.EmailVerification.Mode == "" {
 		cfg.EmailVerification.Mode = auth.EmailVerificationOptional
 	}
@@ -269,7 +288,7 @@ func (idp *fakeIdP) withEverything(cfg auth.Config) auth.Config {
 }
 
 // fullStore counts, besides the writes textColumnStore counts, those of
-// third-party and passwordless sign-in. What email verification writes
+// third-party, passwordless and passkey sign-in. What email verification writes
 // shows in the mail sent and in the logins' EmailVerified, which the
 // tests look at.
 type fullStore struct{ *textColumnStore }
@@ -287,6 +306,27 @@ func (s fullStore) UsePasswordlessCode(ctx context.Context, flow, code store.Tok
 		s.writes.Add(1)
 	}
 	return f, err
+}
+
+// UseCeremony writes when it uses a ceremony up.
+func (s fullStore) UseCeremony(ctx context.Context, kind store.CodeKind, hash store.TokenHash, now time.Time, update *store.MaterialUpdate) (store.Code, error) {
+	c, err := s.textColumnStore.Store.UseCeremony(ctx, kind, hash, now, update)
+	return c, s.counted(err)
+}
+
+func (s fullStore) LinkLogin(ctx context.Context, l store.Login) error {
+	if err := sqlText(l.Email); err != nil {
+		return err
+	}
+	return s.counted(s.textColumnStore.Store.LinkLogin(ctx, l))
+}
+
+func (s fullStore) DeleteLogin(ctx context.Context, id string) ([]string, error) {
+	if err := sqlText(id); err != nil {
+		return nil, err
+	}
+	handles, err := s.textColumnStore.Store.DeleteLogin(ctx, id)
+	return handles, s.counted(err)
 }
 
 // fullFixture is an inFixture with every feature on and the fake
@@ -321,7 +361,7 @@ func unlimited() auth.RateLimits {
 	return auth.RateLimits{SignInFailures: r, ClientSignInFailures: r, AccountSignInFailures: r, ResetEmails: r,
 		ClientResetRequests: r, ClientNewPasswords: r, ClientEmailChecks: r, SessionRefreshes: r,
 		ClientThirdPartySignIns: r, VerificationEmails: r, PasswordlessSends: r, ClientPasswordlessSends: r,
-		PasswordlessFailures: r}
+		PasswordlessFailures: r, ClientPasskeyCeremonies: r}
 }
 
 // callbackPage is the redirect URI of provider id: the SDK's callback page
@@ -485,6 +525,9 @@ type jsonEndpoint struct {
 	path    string
 	header  func() http.Header
 	ignores bool // the body may be empty and is ignored
+	// options: the body may be empty and is ignored, and the answer is a
+	// ceremony's options, stored (one write).
+	options bool
 }
 
 // TestInputJSONGarbage sends every garbage body to every endpoint that
@@ -496,6 +539,11 @@ func TestInputJSONGarbage(t *testing.T) {
 	c, _ := f.SignedIn(authtest.Header)
 	rid := func(r string) func() http.Header {
 		return func() http.Header { return hdr("Content-Type", "application/json", "rid", r) }
+	}
+	withSession := func(r string) func() http.Header {
+		return func() http.Header {
+			return hdr("Content-Type", "application/json", "rid", r, "Authorization", "Bearer "+c.AccessToken, "st-auth-mode", "header")
+		}
 	}
 	endpoints := []jsonEndpoint{
 		{path: "/auth/signup", header: rid("emailpassword")},
@@ -510,6 +558,14 @@ func TestInputJSONGarbage(t *testing.T) {
 		{path: "/auth/user/email/verify/token", ignores: true, header: func() http.Header {
 			return hdr("Content-Type", "application/json", "rid", "emailverification", "Authorization", "Bearer "+c.AccessToken, "st-auth-mode", "header")
 		}},
+		{path: "/auth/webauthn/options/register", header: rid("webauthn")},
+		{path: "/auth/webauthn/options/signin", header: rid("webauthn"), options: true},
+		{path: "/auth/webauthn/signup", header: rid("webauthn")},
+		{path: "/auth/webauthn/signin", header: rid("webauthn")},
+		{path: "/auth/user/webauthn/reset/token", header: rid("webauthn")},
+		{path: "/auth/user/webauthn/reset", header: rid("webauthn")},
+		{path: "/auth/webauthn/credential", header: withSession("webauthn")},
+		{path: "/auth/webauthn/credential/remove", header: withSession("webauthn")},
 	}
 	accepted, mails := 0, len(f.Mailbox.Messages())
 	for _, ep := range endpoints {
@@ -525,6 +581,16 @@ func TestInputJSONGarbage(t *testing.T) {
 				}
 				before, exchanges := f.store.writes.Load(), len(f.idp.traffic.exchanged())
 				r := f.send(t, "POST", ep.path, body, header)
+				if ep.options && tc.optional {
+					if r.code != http.StatusOK || r.status != "OK" || r.json["webauthnGeneratedOptionsId"] == nil {
+						t.Errorf("got %d %s, want the body ignored and options made", r.code, r.body)
+					}
+					if n := f.store.writes.Load() - before; n != 1 {
+						t.Errorf("%d store writes, want 1: the options", n)
+					}
+					wantNoTokens(t, r.response())
+					return
+				}
 				if ep.ignores && tc.optional {
 					if r.code != http.StatusOK || r.status != "OK" {
 						t.Errorf("got %d %s, want the body ignored and a link sent", r.code, r.body)
@@ -1495,3 +1561,292 @@ var (
 	byLinkBody = `{"preAuthSessionId":"` + strings.Repeat("A", 43) + `","linkCode":"` + strings.Repeat("B", 43) + `"}`
 	byCodeBody = `{"preAuthSessionId":"` + strings.Repeat("A", 43) + `","deviceId":"` + base64.StdEncoding.EncodeToString(make([]byte, 32)) + `","userInputCode":"123456"}`
 )
+
+// ---- passkeys ----
+
+// pkInput is a hostile request to a passkey endpoint and its answer: a
+// 4xx with msg (any message if ""), or a 200 with the body msg ("OK" for
+// options made, which are written).
+type pkInput struct {
+	name, body string
+	code       int
+	msg        string
+}
+
+// pkInputCheck checks an answer against what a pkInput wants, and the
+// store writes it made: one for options made, none otherwise.
+func pkInputCheck(t *testing.T, f *fullFixture, r inReply, before int64, code int, msg string) {
+	t.Helper()
+	writes := f.store.writes.Load() - before
+	switch {
+	case code != http.StatusOK:
+		r.wantMessage(t, code, msg)
+	case msg == "OK":
+		if r.code != http.StatusOK || r.status != "OK" || r.json["webauthnGeneratedOptionsId"] == nil {
+			t.Errorf("got %d %s, want options", r.code, r.body)
+		}
+		writes--
+	default:
+		if r.code != http.StatusOK || string(r.body) != msg {
+			t.Errorf("got %d %s, want 200 %s", r.code, r.body, msg)
+		}
+	}
+	if writes != 0 {
+		t.Errorf("%d store writes besides any options", writes)
+	}
+	wantNoTokens(t, r.response())
+}
+
+const (
+	pkNeitherOrBoth = "Please provide the email or the recoverAccountToken"
+	pkInvalidEmail  = `{"status":"INVALID_EMAIL_ERROR","err":"Email is invalid"}`
+	pkTokenInvalid  = `{"status":"RECOVER_ACCOUNT_TOKEN_INVALID_ERROR"}`
+	pkNoCeremony    = "Please provide the webauthnGeneratedOptionsId and the credential"
+)
+
+// TestInputPasskeyRegisterOptions sends hostile bodies to
+// /webauthn/options/register: a 400 or 413 with a message, or the
+// protocol's refusal, writing nothing; the odd but well-formed ones get
+// options, for the address normalised.
+func TestInputPasskeyRegisterOptions(t *testing.T) {
+	f := newFullFixture(t, auth.Config{RateLimits: unlimited()})
+	long := strings.Repeat("a", 300) + "@example.com"
+	token := lhRandomToken()
+	for _, tc := range []pkInput{
+		{"empty object", `{}`, 400, pkNeitherOrBoth},
+		{"null email", `{"email":null}`, 400, pkNeitherOrBoth},
+		{"email and token", plJSON("email", "a@example.com", "recoverAccountToken", token), 400, pkNeitherOrBoth},
+		{"null email and token", `{"email":null,"recoverAccountToken":null}`, 400, pkNeitherOrBoth},
+		{"email a number", `{"email":5}`, 400, plNotObject},
+		{"email an array", `{"email":["a@example.com"]}`, 400, plNotObject},
+		{"email an object", `{"email":{"address":"a@example.com"}}`, 400, plNotObject},
+		{"token a number", `{"recoverAccountToken":5}`, 400, plNotObject},
+		{"20 KB email", plJSON("email", strings.Repeat("a", 20<<10)+"@example.com"), 413, ""},
+		{"empty email", `{"email":""}`, 200, `{"status":"INVALID_EMAIL_ERROR","err":"Field is not optional"}`},
+		{"not an email", plJSON("email", "not an email"), 200, pkInvalidEmail},
+		{"a name and an address", plJSON("email", "Ann <a@example.com>"), 200, pkInvalidEmail},
+		{"a header injected", plJSON("email", "a@example.com\r\nBcc: x@evil.example"), 200, pkInvalidEmail},
+		{"a NUL byte", plJSON("email", "a@example.com\x00"), 200, pkInvalidEmail},
+		{"a bidi override", plJSON("email", "a\u202e@example.com"), 200, pkInvalidEmail},
+		{"300 bytes", plJSON("email", long), 200, pkInvalidEmail},
+		{"empty token", `{"recoverAccountToken":""}`, 200, pkTokenInvalid},
+		{"a token nobody issued", plJSON("recoverAccountToken", token), 200, pkTokenInvalid},
+		{"a token with a NUL byte", plJSON("recoverAccountToken", token+"\x00"), 200, pkTokenInvalid},
+		{"a 3000-byte token", plJSON("recoverAccountToken", strings.Repeat("A", 3000)), 200, pkTokenInvalid},
+		// Odd but well-formed: options.
+		{"the SDK's body", plJSON("email", "pk-sdk@example.com"), 200, "OK"},
+		{"upper case and spaces", plJSON("email", "  PK-Upper@Example.COM "), 200, "OK"},
+		{"a display name, ignored", plJSON("email", "pk-name@example.com", "displayName", 5), 200, "OK"},
+		{"unknown keys", `{"email":"pk-keys@example.com","tenantId":"other","userContext":{"a":[1]},"__proto__":{"admin":true}}`, 200, "OK"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := f.store.writes.Load()
+			r := f.send(t, "POST", "/auth/webauthn/options/register", strings.NewReader(tc.body), hdr("Content-Type", "application/json", "rid", "webauthn"))
+			pkInputCheck(t, f, r, before, tc.code, tc.msg)
+			if tc.msg == "OK" {
+				user, _ := r.json["user"].(map[string]any)
+				if name, _ := user["name"].(string); name != strings.ToLower(name) || strings.TrimSpace(name) != name || !strings.HasPrefix(name, "pk-") {
+					t.Errorf("options for user.name %q, want the address normalised", name)
+				}
+			}
+		})
+	}
+}
+
+// TestInputPasskeyCeremonies sends hostile option ids, recipe user ids
+// and tokens to the endpoints that finish a ceremony, with a credential
+// that is well-formed but answers no options of the server: the
+// protocol's refusal, writing nothing.
+func TestInputPasskeyCeremonies(t *testing.T) {
+	f := newFullFixture(t, auth.Config{RateLimits: unlimited()})
+	c, u := f.SignedIn(authtest.Header)
+	a := f.NewAuthenticator()
+	reg := pkRegisterOptions(t, f.NewClient(authtest.Header), "pk-ceremonies@example.com")
+	regCred := pkRegister(t, a, reg)
+	si := pkSignInOptions(t, f.NewClient(authtest.Header))
+	other := pkServer(t, auth.Config{})
+	_, stranger, _ := pkSignUp(t, other, authtest.Header, "pk-stranger@example.com")
+	assertion := pkAssert(t, stranger, si)
+	body := func(path, id string, extra ...any) string {
+		m := map[string]any{"webauthnGeneratedOptionsId": id}
+		if path == "/webauthn/signin" {
+			m["credential"] = json.RawMessage(assertion)
+		} else {
+			m["credential"] = json.RawMessage(regCred)
+		}
+		for i := 0; i < len(extra); i += 2 {
+			m[extra[i].(string)] = extra[i+1]
+		}
+		b, _ := json.Marshal(m)
+		return string(b)
+	}
+	ids := map[string]string{
+		"empty":                 "",
+		"a NUL byte":            reg.id + "\x00",
+		"3000 bytes":            strings.Repeat("a", 3000),
+		"a made-up UUID":        "00000000-0000-0000-0000-000000000000",
+		"another case":          strings.ToUpper(reg.id),
+		"with spaces":           " " + reg.id + " ",
+		"a bidi override":       "\u202e" + reg.id,
+		"a lone surrogate":      "\\udc00",
+		"the sign-in options'":  si.id,
+		"the register options'": reg.id,
+	}
+	tok := lhRandomToken()
+	for name, id := range ids {
+		for _, tc := range []struct {
+			path, body, want string
+		}{
+			{"/webauthn/signin", body("/webauthn/signin", id), `{"status":"INVALID_CREDENTIALS_ERROR"}`},
+			{"/webauthn/signup", body("/webauthn/signup", id), `{"status":"OPTIONS_NOT_FOUND_ERROR"}`},
+			{"/user/webauthn/reset", body("/user/webauthn/reset", id, "token", tok), pkTokenInvalid},
+			{"/webauthn/credential", body("/webauthn/credential", id, "recipeUserId", u.ID), `{"status":"OPTIONS_NOT_FOUND_ERROR"}`},
+		} {
+			want := tc.want
+			switch {
+			case name == "the sign-in options'" && tc.path != "/webauthn/signin" && tc.path != "/user/webauthn/reset":
+				want = `{"status":"INVALID_OPTIONS_ERROR"}` // options of another ceremony
+			case name == "the register options'" && tc.path == "/webauthn/signup":
+				// The credential answers them: a sign-up, tested
+				// elsewhere; here it must not be made.
+				continue
+			case name == "the register options'" && tc.path == "/webauthn/credential":
+				want = `{"status":"GENERAL_ERROR","message":"Email mismatch"}`
+			}
+			t.Run(name+tc.path, func(t *testing.T) {
+				before := f.store.writes.Load()
+				r := f.send(t, "POST", "/auth"+tc.path, strings.NewReader(tc.body), hdr("Content-Type", "application/json", "rid", "webauthn",
+					"st-auth-mode", "header", "Authorization", "Bearer "+c.AccessToken))
+				pkInputCheck(t, f, r, before, http.StatusOK, want)
+			})
+		}
+	}
+	// recipeUserId and token of the wrong kind, or naming nothing.
+	for _, tc := range []pkInput{
+		{"no recipeUserId", body("", reg.id), 400, "Please provide the recipeUserId"},
+		{"recipeUserId a number", body("", reg.id, "recipeUserId", 5), 400, plNotObject},
+		{"recipeUserId of nobody", body("", reg.id, "recipeUserId", "nobody"), 200, `{"status":"GENERAL_ERROR","message":"User not found"}`},
+		{"recipeUserId with a NUL byte", body("", reg.id, "recipeUserId", u.ID+"\x00"), 200, `{"status":"GENERAL_ERROR","message":"User not found"}`},
+		{"recipeUserId of another user", body("", reg.id, "recipeUserId", "pk-ceremonies"), 200, `{"status":"GENERAL_ERROR","message":"User not found"}`},
+		{"no webauthnGeneratedOptionsId", `{"credential":{},"recipeUserId":"x"}`, 400, pkNoCeremony},
+	} {
+		t.Run("credential: "+tc.name, func(t *testing.T) {
+			before := f.store.writes.Load()
+			r := f.send(t, "POST", "/auth/webauthn/credential", strings.NewReader(tc.body), hdr("Content-Type", "application/json", "rid", "webauthn",
+				"st-auth-mode", "header", "Authorization", "Bearer "+c.AccessToken))
+			pkInputCheck(t, f, r, before, tc.code, tc.msg)
+		})
+	}
+	for _, tc := range []pkInput{
+		{"no token", body("", reg.id), 200, pkTokenInvalid},
+		{"token a number", body("", reg.id, "token", 5), 400, plNotObject},
+		{"token null", body("", reg.id, "token", nil), 200, pkTokenInvalid},
+		{"token empty", body("", reg.id, "token", ""), 200, pkTokenInvalid},
+		{"token with a NUL byte", body("", reg.id, "token", tok+"\x00"), 200, pkTokenInvalid},
+		{"token of 3000 bytes", body("", reg.id, "token", strings.Repeat("A", 3000)), 200, pkTokenInvalid},
+	} {
+		t.Run("recovery: "+tc.name, func(t *testing.T) {
+			before := f.store.writes.Load()
+			r := f.send(t, "POST", "/auth/user/webauthn/reset", strings.NewReader(tc.body), hdr("Content-Type", "application/json", "rid", "webauthn"))
+			pkInputCheck(t, f, r, before, tc.code, tc.msg)
+		})
+	}
+	// The options are whole: they sign up.
+	up := f.NewClient(authtest.Header)
+	pkSignedIn(t, "the register options after the hostile requests", f.Server, up, up.PasskeySignUp(reg.id, regCred))
+}
+
+// TestInputPasskeyRemove sends hostile credential ids to
+// /webauthn/credential/remove: a 400 with a message, or
+// CREDENTIAL_NOT_FOUND_ERROR, writing nothing, and nothing looked up that
+// a text column would refuse.
+func TestInputPasskeyRemove(t *testing.T) {
+	f := newFullFixture(t, auth.Config{RateLimits: unlimited()})
+	c, a, _ := pkSignUp(t, f.Server, authtest.Header, "pk-remove@example.com")
+	id := pkCredID(a)
+	const notFound = `{"status":"CREDENTIAL_NOT_FOUND_ERROR"}`
+	for _, tc := range []pkInput{
+		{"no id", `{}`, 400, "Please provide the webauthnCredentialId"},
+		{"null id", `{"webauthnCredentialId":null}`, 400, "Please provide the webauthnCredentialId"},
+		{"empty id", `{"webauthnCredentialId":""}`, 400, "Please provide the webauthnCredentialId"},
+		{"id a number", `{"webauthnCredentialId":1}`, 400, plNotObject},
+		{"id an array", plJSON("webauthnCredentialId", []string{id}), 400, plNotObject},
+		{"id with a NUL byte", plJSON("webauthnCredentialId", id+"\x00"), 200, notFound},
+		{"id of a lone surrogate", `{"webauthnCredentialId":"\udc00"}`, 200, notFound},
+		{"id of 3000 bytes", plJSON("webauthnCredentialId", strings.Repeat("A", 3000)), 200, notFound},
+		{"id with padding", plJSON("webauthnCredentialId", id+"="), 200, notFound},
+		{"id in standard base64", plJSON("webauthnCredentialId", strings.NewReplacer("-", "+", "_", "/").Replace(id)+"x"), 200, notFound},
+		{"id of another relying party's form", plJSON("webauthnCredentialId", "evil.example/"+id), 200, notFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := f.store.writes.Load()
+			r := f.send(t, "POST", "/auth/webauthn/credential/remove", strings.NewReader(tc.body), hdr("Content-Type", "application/json", "rid", "webauthn",
+				"st-auth-mode", "header", "Authorization", "Bearer "+c.AccessToken))
+			pkInputCheck(t, f, r, before, tc.code, tc.msg)
+		})
+	}
+	pkSignedIn(t, "the passkey after the hostile removals", f.Server, f.NewClient(authtest.Header), f.NewClient(authtest.Header).SignInWithPasskey(a))
+}
+
+// TestInputPasskeyRecoveryRequest sends hostile bodies to
+// /user/webauthn/reset/token: a 400 or 413 with a message, or
+// GENERAL_ERROR for an address that is none, and the same OK for every
+// address that is one; nothing written, and no mail but to the passkey
+// user.
+func TestInputPasskeyRecoveryRequest(t *testing.T) {
+	f := newFullFixture(t, auth.Config{RateLimits: unlimited()})
+	pkSignUp(t, f.Server, authtest.Header, "pk-recover@example.com")
+	const invalid = `{"status":"GENERAL_ERROR","message":"Email is invalid"}`
+	for _, tc := range []pkInput{
+		{"empty object", `{}`, 400, "Please provide the email"},
+		{"null email", `{"email":null}`, 400, "Please provide the email"},
+		{"email a number", `{"email":5}`, 400, plNotObject},
+		{"email an array", `{"email":["pk-recover@example.com"]}`, 400, plNotObject},
+		{"formFields, as the password reset", `{"formFields":[{"id":"email","value":"pk-recover@example.com"}]}`, 400, "Please provide the email"},
+		{"20 KB email", plJSON("email", strings.Repeat("a", 20<<10)+"@example.com"), 413, ""},
+		{"empty email", `{"email":""}`, 200, `{"status":"GENERAL_ERROR","message":"Field is not optional"}`},
+		{"not an email", plJSON("email", "pk-recover"), 200, invalid},
+		{"a header injected", plJSON("email", "pk-recover@example.com\r\nBcc: x@evil.example"), 200, invalid},
+		{"a NUL byte", plJSON("email", "pk-recover@example.com\x00"), 200, invalid},
+		{"two addresses", plJSON("email", "pk-recover@example.com,x@evil.example"), 200, invalid},
+		{"unknown", plJSON("email", "pk-nobody@example.com"), 200, `{"status":"OK"}`},
+		{"unknown keys", `{"email":"pk-nobody@example.com","tenantId":"x","__proto__":{}}`, 200, `{"status":"OK"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := f.store.writes.Load()
+			r := f.send(t, "POST", "/auth/user/webauthn/reset/token", strings.NewReader(tc.body), hdr("Content-Type", "application/json", "rid", "webauthn"))
+			pkInputCheck(t, f, r, before, tc.code, tc.msg)
+		})
+	}
+	if got := f.drainMail(t); got != 0 {
+		t.Errorf("%d emails, want none", got)
+	}
+}
+
+// TestInputPasskeyEmailExists sends hostile queries to
+// /webauthn/email/exists: a 400 with a message when the parameter is
+// missing or repeated, and otherwise exists false, for an address that
+// is none, and nothing looked up that a text column would refuse.
+func TestInputPasskeyEmailExists(t *testing.T) {
+	f := newFullFixture(t, auth.Config{RateLimits: unlimited()})
+	pkSignUp(t, f.Server, authtest.Header, "pk-exists@example.com")
+	const no, yes = `{"status":"OK","exists":false}`, `{"status":"OK","exists":true}`
+	for _, tc := range []pkInput{
+		{"no query", "", 400, "Please provide the email as a GET param"},
+		{"repeated", "?email=pk-exists%40example.com&email=b%40example.com", 400, "Please provide the email as a GET param"},
+		{"in another case", "?Email=pk-exists%40example.com", 400, "Please provide the email as a GET param"},
+		{"broken percent-encoding", "?email=%zz", 400, "Please provide the email as a GET param"},
+		{"empty", "?email=", 200, no},
+		{"not one", "?email=nobody", 200, no},
+		{"a NUL byte", "?email=pk-exists%40example.com%00", 200, no},
+		{"invalid UTF-8", "?email=pk-exists%ff%40example.com", 200, no},
+		{"4 KB", "?email=" + strings.Repeat("a", 4<<10) + "%40example.com", 200, no},
+		{"the passkey user's, upper case", "?email=PK-Exists%40Example.com", 200, yes},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := f.store.writes.Load()
+			r := f.send(t, "GET", "/auth/webauthn/email/exists"+tc.body, nil, hdr("rid", "webauthn"))
+			pkInputCheck(t, f, r, before, tc.code, tc.msg)
+		})
+	}
+}
