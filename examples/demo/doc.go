@@ -70,6 +70,12 @@
 //		passwordless sign-in by email (auth.Config.Passwordless): off,
 //		code (a six-digit code to type), link (a link to open) or
 //		code-and-link; off serves no passwordless routes.
+//	-passkeys (DEMO_PASSKEYS; default false)
+//		sign-in with passkeys (auth.Config.Passkeys, with
+//		passkey.New()); the relying party is the host of -app-url,
+//		which must be a domain name: browsers refuse WebAuthn on an IP
+//		address, so the demo refuses to start on one. Use -app-url
+//		http://localhost:8080 and open the page there.
 //	-account-linking (DEMO_ACCOUNT_LINKING; default false)
 //		join a new login method that proves its email to the user who
 //		owns it (auth.Config.AccountLinking).
@@ -136,6 +142,26 @@
 // address. The page learns the flow from GET /auth/loginmethods
 // (firstFactors otp-email, link-email); GET /api/config also says it, as
 // "passwordless", when it is on.
+//
+// # Passkeys
+//
+// With -passkeys, the demo serves the SuperTokens WebAuthn recipe's
+// routes under /auth/webauthn and /auth/user/webauthn, and GET
+// /auth/loginmethods lists the factor webauthn (GET /api/config adds
+// "passkeys": true). Browsers run WebAuthn only on a domain name, so the
+// app URL must be one: localhost works over plain http.
+//
+//	go run ./examples/demo -db memory -passkeys -app-url http://localhost:8080
+//
+// The demo still listens on 127.0.0.1:8080; open http://localhost:8080,
+// not 127.0.0.1, which is another origin with no passkeys. A passkey
+// user's email is unverified (a passkey proves nothing about the inbox),
+// and under -account-linking a passkey sign-up joins nobody. Recovery
+// emails are printed as the others are; their links open
+// <app-url>/auth/webauthn/recover?token=...&tenantId=public, the page of
+// the SuperTokens prebuilt UI (supertokens-auth-react), not a page of the
+// demo. e2e/passkeys.test.mjs signs up, in and recovers through that UI in
+// Chromium, with its virtual authenticator.
 //
 // # Sign-in with a provider
 //

@@ -29,6 +29,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/mailer"
+	"github.com/latchkit/auth/passkey"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
@@ -77,6 +78,9 @@ type options struct {
 	// passwordless is what a passwordless sign-in emails: a code, a link
 	// or both; auth.PasswordlessOff serves no passwordless routes.
 	passwordless auth.PasswordlessFlow
+	// passkeys turns on sign-in with passkeys (WebAuthn); the relying
+	// party is the host of appURL, which must be a domain name.
+	passkeys bool
 }
 
 func main() {
@@ -137,6 +141,11 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 		return o, err
 	}
 	fs.BoolVar(&o.accountLinking, "account-linking", linking, "join a new login method to the user who has its email when the method proves the address (a provider vouches for it); a method that proves nothing joins nobody (env DEMO_ACCOUNT_LINKING)")
+	passkeys, err := envBool(getenv, "DEMO_PASSKEYS")
+	if err != nil {
+		return o, err
+	}
+	fs.BoolVar(&o.passkeys, "passkeys", passkeys, "sign-in with passkeys (WebAuthn); the relying party is the host of -app-url, which browsers refuse as an IP address: open the app on localhost, as in -app-url http://localhost:8080 (env DEMO_PASSKEYS)")
 	for _, err := range []error{
 		dur(&o.accessTTL, "access-ttl", "DEMO_ACCESS_TTL", auth.DefaultAccessTokenLifetime, "access token lifetime"),
 		dur(&o.refreshTTL, "refresh-ttl", "DEMO_REFRESH_TTL", auth.DefaultRefreshTokenLifetime, "session lifetime without a refresh"),
@@ -213,6 +222,11 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	if u, err := url.Parse(o.appURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return o, fmt.Errorf("-app-url %q: want an http or https URL", o.appURL)
 	}
+	if o.passkeys {
+		if err := checkPasskeyHost(o.appURL); err != nil {
+			return o, err
+		}
+	}
 	if o.smtp != "" {
 		if _, err := mailer.NewSMTP(o.smtp); err != nil {
 			return o, fmt.Errorf("-smtp: %v", err)
@@ -222,6 +236,24 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 		return o, err
 	}
 	return o, nil
+}
+
+// checkPasskeyHost refuses an app URL on an IP address with -passkeys:
+// the relying party id is the URL's host, and browsers refuse WebAuthn
+// on IP addresses, 127.0.0.1 included.
+func checkPasskeyHost(appURL string) error {
+	u, err := url.Parse(appURL)
+	if err != nil {
+		return fmt.Errorf("-app-url %q: want an http or https URL", appURL)
+	}
+	if net.ParseIP(u.Hostname()) == nil {
+		return nil
+	}
+	local := "http://localhost"
+	if port := u.Port(); port != "" {
+		local += ":" + port
+	}
+	return fmt.Errorf("-passkeys: the app is on an IP address, %s, and browsers refuse passkeys there: use -app-url %s and open the demo at that URL (or another domain name)", u.Hostname(), local)
 }
 
 // envBool reads a boolean environment variable: unset or empty is false,
@@ -452,6 +484,10 @@ func run(args []string, getenv func(string) string) error {
 	if o.passwordless != auth.PasswordlessOff {
 		fmt.Printf("demo: passwordless sign-in by email: %s\n", o.passwordless)
 	}
+	if o.passkeys {
+		u, _ := url.Parse(o.appURL)
+		fmt.Printf("demo: passkeys on, for %s (open the page there)\n", u.Scheme+"://"+u.Host)
+	}
 	fmt.Printf("demo: listening on http://%s (store: %s)\n", ln.Addr(), redact(o.db))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -493,6 +529,10 @@ func newAuth(o options, st store.Store, m mailer.Mailer, stdout io.Writer, logge
 		// Codes and links go through the same mailer; links open
 		// <app-url>/auth/verify, a page of the demo.
 		Passwordless: auth.PasswordlessConfig{Flow: o.passwordless},
+		// With -passkeys, the relying party is the host of -app-url;
+		// recovery links open <app-url>/auth/webauthn/recover, the page
+		// of the SuperTokens UI, through the same mailer.
+		Passkeys: passkeyConfig(o),
 		// With -secret, a copy of the database alone cannot mint tokens;
 		// a wrong secret stops the demo at start.
 		Secrets: o.secrets,
@@ -505,6 +545,15 @@ func newAuth(o options, st store.Store, m mailer.Mailer, stdout io.Writer, logge
 			InsecureAllowHTTP: !isLoopback(o.addr) && strings.HasPrefix(o.appURL, "http:"),
 		},
 	})
+}
+
+// passkeyConfig is the passkey configuration of the options: off unless
+// -passkeys.
+func passkeyConfig(o options) auth.PasskeyConfig {
+	if !o.passkeys {
+		return auth.PasskeyConfig{}
+	}
+	return auth.PasskeyConfig{Verifier: passkey.New()}
 }
 
 // me is the answer of GET /api/me and GET /api/verification.
@@ -526,10 +575,14 @@ type features struct {
 	// page only shows it (it learns the flow from GET /auth/loginmethods,
 	// as any SDK page would); the mux serves the link page by it.
 	Passwordless string `json:"passwordless,omitempty"`
+	// Passkeys is true with -passkeys; absent when off. Like
+	// Passwordless, it is for show: the page learns it from GET
+	// /auth/loginmethods (firstFactors webauthn).
+	Passkeys bool `json:"passkeys,omitempty"`
 }
 
 func (o options) features() features {
-	f := features{EmailVerification: string(o.emailVerification), AccountLinking: o.accountLinking, Passwordless: string(o.passwordless)}
+	f := features{EmailVerification: string(o.emailVerification), AccountLinking: o.accountLinking, Passwordless: string(o.passwordless), Passkeys: o.passkeys}
 	if f.EmailVerification == "" {
 		f.EmailVerification = "off"
 	}

@@ -996,3 +996,209 @@ func TestPasswordless(t *testing.T) {
 		}
 	})
 }
+
+// TestParseOptionsPasskeys checks -passkeys, its env twin, and that the
+// demo refuses passkeys on an app URL whose host is an IP address, which
+// browsers refuse as a relying party.
+func TestParseOptionsPasskeys(t *testing.T) {
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	o, err := parseOptions(nil, getenv)
+	if err != nil || o.passkeys {
+		t.Fatalf("default: %v, %v; want off", o.passkeys, err)
+	}
+	if c := passkeyConfig(o); c.Verifier != nil {
+		t.Errorf("passkeyConfig with -passkeys off: %+v, want the zero value", c)
+	}
+	for _, args := range [][]string{
+		{"-passkeys", "-app-url", "http://localhost:8080"},
+		{"-passkeys", "-addr", "localhost:9000"},
+		{"-passkeys=true", "-app-url", "https://app.example.com", "-addr", "0.0.0.0:8080"},
+	} {
+		o, err := parseOptions(args, getenv)
+		if err != nil || !o.passkeys || passkeyConfig(o).Verifier == nil {
+			t.Errorf("parseOptions(%q): passkeys %v, %v; want on", args, o.passkeys, err)
+		}
+	}
+	env["DEMO_PASSKEYS"] = "true"
+	env["DEMO_APP_URL"] = "http://localhost:8080"
+	if o, err := parseOptions(nil, getenv); err != nil || !o.passkeys {
+		t.Errorf("DEMO_PASSKEYS=true: %v, %v", o.passkeys, err)
+	}
+	if o, err := parseOptions([]string{"-passkeys=false"}, getenv); err != nil || o.passkeys {
+		t.Errorf("-passkeys=false over DEMO_PASSKEYS=true: %v, %v", o.passkeys, err)
+	}
+	env["DEMO_PASSKEYS"] = "maybe"
+	if _, err := parseOptions(nil, getenv); err == nil || !strings.Contains(err.Error(), "DEMO_PASSKEYS") {
+		t.Errorf("DEMO_PASSKEYS=maybe: %v, want an error naming it", err)
+	}
+
+	// On an IP address: refused, pointing at localhost on the same port.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-passkeys"}, "-app-url http://localhost:8080"}, // the default, http://127.0.0.1:8080
+		{[]string{"-passkeys", "-addr", "127.0.0.1:9000"}, "-app-url http://localhost:9000"},
+		{[]string{"-passkeys", "-app-url", "http://[::1]:3000"}, "-app-url http://localhost:3000"},
+		{[]string{"-passkeys", "-app-url", "https://192.0.2.1"}, "-app-url http://localhost"},
+	} {
+		_, err := parseOptions(c.args, func(string) string { return "" })
+		if err == nil || !strings.Contains(err.Error(), "-passkeys") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("parseOptions(%q): %v; want an error naming -passkeys and %q", c.args, err, c.want)
+		}
+	}
+	// The demo stops at start, before it opens the store or listens.
+	err = run([]string{"-passkeys", "-db", "memory", "-addr", "127.0.0.1:0"}, func(string) string { return "" })
+	if err == nil || !strings.Contains(err.Error(), "-app-url http://localhost:0") {
+		t.Errorf("run with -passkeys on 127.0.0.1: %v, want the localhost advice", err)
+	}
+}
+
+// The recovery email's link, as the log mailer prints it.
+var recoverLinkPattern = regexp.MustCompile(`https?://\S+/auth/webauthn/recover\?\S+`)
+
+// TestPasskeys runs the demo with -passkeys on localhost and signs up and
+// in with a passkey, as the SuperTokens SDKs do, with authtest's
+// Authenticator in the browser's place; then recovers the account by the
+// emailed link with a new passkey.
+func TestPasskeys(t *testing.T) {
+	const email = "ada@example.com"
+	var appURL string
+	d := newTestDemo(t, func(o *options) {
+		// The listen address is known only now; the page's origin is
+		// localhost on its port.
+		_, port, _ := net.SplitHostPort(o.addr)
+		appURL = "http://localhost:" + port
+		o.appURL = appURL
+	}, "-passkeys", "-app-url", "http://localhost")
+
+	if r := d.do("GET", "/auth/loginmethods", "multitenancy", "", nil); r.status != 200 ||
+		!strings.Contains(string(r.body), `"webauthn":{"enabled":true}`) ||
+		!strings.Contains(string(r.body), `"firstFactors":["emailpassword","webauthn"]`) {
+		t.Errorf("/auth/loginmethods: %d %s", r.status, r.body)
+	}
+	if r := d.do("GET", "/api/config", "", "", nil); r.status != 200 || r.json["passkeys"] != true {
+		t.Errorf("/api/config: %d %s, want passkeys true", r.status, r.body)
+	}
+	if r := d.do("GET", "/auth/webauthn/email/exists?email="+email, "webauthn", "", nil); r.status != 200 || r.json["exists"] != false {
+		t.Errorf("email exists before sign-up: %d %s", r.status, r.body)
+	}
+
+	// The options name the relying party localhost.
+	reg := d.do("POST", "/auth/webauthn/options/register", "webauthn", "", map[string]any{"email": email})
+	if reg.status != 200 || reg.field("status") != "OK" || reg.field("webauthnGeneratedOptionsId") == "" || reg.field("challenge") == "" {
+		t.Fatalf("register options: %d %s", reg.status, reg.body)
+	}
+	if rp, _ := reg.json["rp"].(map[string]any); rp["id"] != "localhost" {
+		t.Errorf("register options: rp %v, want id localhost", reg.json["rp"])
+	}
+	signInOptions := func() reply {
+		t.Helper()
+		r := d.do("POST", "/auth/webauthn/options/signin", "webauthn", "", nil)
+		if r.status != 200 || r.field("status") != "OK" || r.field("rpId") != "localhost" || r.field("webauthnGeneratedOptionsId") == "" {
+			t.Fatalf("sign-in options: %d %s", r.status, r.body)
+		}
+		return r
+	}
+	signInOptions()
+
+	// Sign up with a passkey, as the page on appURL would.
+	device := authtest.NewAuthenticator(appURL)
+	cred, err := device.Register(reg.body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := d.do("POST", "/auth/webauthn/signup", "webauthn", "", map[string]any{
+		"webauthnGeneratedOptionsId": reg.field("webauthnGeneratedOptionsId"), "credential": json.RawMessage(cred),
+	})
+	access, _ := okSession(t, "passkey sign-up", r)
+	me := d.do("GET", "/api/me", "", access, nil)
+	if me.status != 200 || me.field("email") != email || me.field("userId") == "" {
+		t.Fatalf("/api/me after sign-up: %d %s", me.status, me.body)
+	}
+	userID := me.field("userId")
+	if r := d.do("GET", "/auth/webauthn/email/exists?email="+email, "webauthn", "", nil); r.json["exists"] != true {
+		t.Errorf("email exists after sign-up: %d %s", r.status, r.body)
+	}
+
+	// Sign in with it.
+	signIn := func(device *authtest.Authenticator) reply {
+		t.Helper()
+		opts := signInOptions()
+		cred, err := device.Assert(opts.body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.do("POST", "/auth/webauthn/signin", "webauthn", "", map[string]any{
+			"webauthnGeneratedOptionsId": opts.field("webauthnGeneratedOptionsId"), "credential": json.RawMessage(cred),
+		})
+	}
+	access, _ = okSession(t, "passkey sign-in", signIn(device))
+	if me := d.do("GET", "/api/me", "", access, nil); me.status != 200 || me.field("userId") != userID {
+		t.Errorf("/api/me after sign-in: %d %s, want user %s", me.status, me.body, userID)
+	}
+	// The passkey used on a page of another origin is refused.
+	device.Next(authtest.WithOrigin("http://localhost:1"))
+	if r := signIn(device); r.status != 200 || r.field("status") != "INVALID_CREDENTIALS_ERROR" {
+		t.Errorf("sign-in from another origin: %d %s, want INVALID_CREDENTIALS_ERROR", r.status, r.body)
+	}
+
+	// Recovery: the link is printed with the other emails, on appURL.
+	if r := d.do("POST", "/auth/user/webauthn/reset/token", "webauthn", "", map[string]any{"email": email}); r.status != 200 || r.field("status") != "OK" {
+		t.Fatalf("recovery token: %d %s", r.status, r.body)
+	}
+	var link *url.URL
+	for deadline := time.Now().Add(10 * time.Second); link == nil; time.Sleep(20 * time.Millisecond) {
+		if l := recoverLinkPattern.FindString(d.out.String()); l != "" {
+			if link, err = url.Parse(l); err != nil {
+				t.Fatal(err)
+			}
+		} else if time.Now().After(deadline) {
+			t.Fatalf("no recovery email in the demo's output:\n%s", d.out)
+		}
+	}
+	if got := link.Scheme + "://" + link.Host + link.Path; got != appURL+"/auth/webauthn/recover" ||
+		link.Query().Get("token") == "" || link.Query().Get("tenantId") != "public" {
+		t.Fatalf("recovery link %s: want %s/auth/webauthn/recover?token=...&tenantId=public", link, appURL)
+	}
+	token := link.Query().Get("token")
+	reg = d.do("POST", "/auth/webauthn/options/register", "webauthn", "", map[string]any{"recoverAccountToken": token})
+	if reg.status != 200 || reg.field("status") != "OK" {
+		t.Fatalf("register options to recover: %d %s", reg.status, reg.body)
+	}
+	phone := authtest.NewAuthenticator(appURL)
+	if cred, err = phone.Register(reg.body); err != nil {
+		t.Fatal(err)
+	}
+	r = d.do("POST", "/auth/user/webauthn/reset", "webauthn", "", map[string]any{
+		"token": token, "webauthnGeneratedOptionsId": reg.field("webauthnGeneratedOptionsId"), "credential": json.RawMessage(cred),
+	})
+	if r.status != 200 || r.field("status") != "OK" || r.header.Get("st-access-token") != "" {
+		t.Fatalf("recover: %d %s, want OK and no session", r.status, r.body)
+	}
+	access, _ = okSession(t, "sign-in with the new passkey", signIn(phone))
+	if me := d.do("GET", "/api/me", "", access, nil); me.status != 200 || me.field("userId") != userID || me.field("email") != email {
+		t.Errorf("/api/me after recovery: %d %s, want user %s", me.status, me.body, userID)
+	}
+	if strings.Contains(d.out.String(), "could not be sent") {
+		t.Errorf("the demo says an email failed:\n%s", d.out)
+	}
+}
+
+// Off, the demo serves no passkey routes and says webauthn is off.
+func TestPasskeysOff(t *testing.T) {
+	d := newTestDemo(t, nil)
+	if r := d.do("GET", "/auth/loginmethods", "multitenancy", "", nil); !strings.Contains(string(r.body), `"webauthn":{"enabled":false}`) ||
+		!strings.Contains(string(r.body), `"firstFactors":["emailpassword"]`) {
+		t.Errorf("/auth/loginmethods: %d %s", r.status, r.body)
+	}
+	if r := d.do("GET", "/api/config", "", "", nil); strings.Contains(string(r.body), "passkeys") {
+		t.Errorf("/api/config: %d %s", r.status, r.body)
+	}
+	for _, path := range []string{"/auth/webauthn/options/register", "/auth/webauthn/options/signin", "/auth/webauthn/signup", "/auth/webauthn/signin"} {
+		if r := d.do("POST", path, "webauthn", "", map[string]any{"email": "ada@example.com"}); r.status != http.StatusNotFound {
+			t.Errorf("POST %s with passkeys off: %d %s, want 404", path, r.status, r.body)
+		}
+	}
+}
