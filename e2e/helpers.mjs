@@ -171,3 +171,33 @@ export function apiMe(page, api) {
     return { status: res.status, body: await res.text() };
   }, api);
 }
+
+// ---- passkeys ----------------------------------------------------------------
+
+// virtualAuthenticator gives page (Chromium only) a virtual WebAuthn
+// authenticator through the DevTools protocol's WebAuthn domain: a
+// platform authenticator that keeps passkeys (resident keys) and verifies
+// the user without a prompt. options override those defaults. It returns
+// { id, send(method, params), credentials() }: send calls a WebAuthn.*
+// method with the authenticator's id, credentials lists what it holds.
+export async function virtualAuthenticator(page, options = {}) {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("WebAuthn.enable", { enableUI: false });
+  const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
+    options: {
+      protocol: "ctap2",
+      transport: "internal",
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+      ...options,
+    },
+  });
+  const send = (method, params = {}) => cdp.send(method, { authenticatorId, ...params });
+  return {
+    id: authenticatorId,
+    send,
+    credentials: async () => (await send("WebAuthn.getCredentials")).credentials,
+  };
+}

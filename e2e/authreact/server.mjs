@@ -1,9 +1,12 @@
 // Serves the bundle: /app.js is the bundle, any other path is index.html
 // with the page's settings (see app.jsx) written in.
 //
-//	node authreact/server.mjs --api http://127.0.0.1:8080 [--port 3000] [--mode header] [--resend-gap 15]
+//	node authreact/server.mjs --api http://127.0.0.1:8080 [--port 3000] [--mode header] [--resend-gap 15] [--recipe webauthn]
 //
-// builds the bundle into authreact/dist and serves it on 127.0.0.1.
+// builds the bundle into authreact/dist and serves it on 127.0.0.1. With
+// --recipe webauthn (passkeys), open it as http://localhost:PORT and give
+// --api as http://localhost:DEMO_PORT: browsers refuse WebAuthn on IP
+// addresses.
 import http from "node:http";
 import { once } from "node:events";
 import { readFile } from "node:fs/promises";
@@ -13,8 +16,9 @@ import { fileURLToPath } from "node:url";
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 // serveApp serves bundle (a path to app.js) with config on 127.0.0.1:port
-// (0: any free port) and returns { url, port, close }.
-export async function serveApp(bundle, config, { port = 0 } = {}) {
+// (0: any free port) and returns { url, port, close }. url names host, by
+// default 127.0.0.1; "localhost" for pages that use passkeys.
+export async function serveApp(bundle, config, { port = 0, host = "127.0.0.1" } = {}) {
   const js = await readFile(bundle);
   // "<" is escaped so that no value can end the script element.
   const json = JSON.stringify(config).replace(/</g, "\\u003c");
@@ -39,7 +43,7 @@ export async function serveApp(bundle, config, { port = 0 } = {}) {
   await once(srv, "listening");
   const addr = srv.address();
   return {
-    url: `http://127.0.0.1:${addr.port}`,
+    url: `http://${host}:${addr.port}`,
     port: addr.port,
     close: () => new Promise((r) => srv.close(r)),
   };
@@ -53,17 +57,25 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
       port: { type: "string", default: "3000" },
       mode: { type: "string", default: "cookie" },
       "resend-gap": { type: "string" },
+      recipe: { type: "string", default: "passwordless" },
     },
   });
   if (!values.api) {
-    console.error("usage: node authreact/server.mjs --api http://127.0.0.1:8080 [--port 3000] [--mode header] [--resend-gap 15]");
+    console.error(
+      "usage: node authreact/server.mjs --api http://127.0.0.1:8080 [--port 3000] [--mode header] [--resend-gap 15] [--recipe webauthn]",
+    );
     process.exit(2);
   }
   const { build } = await import("./build.mjs");
   const app = await serveApp(
     await build(),
-    { apiDomain: values.api, mode: values.mode, resendGap: values["resend-gap"] ? Number(values["resend-gap"]) : undefined },
-    { port: Number(values.port) },
+    {
+      apiDomain: values.api,
+      mode: values.mode,
+      resendGap: values["resend-gap"] ? Number(values["resend-gap"]) : undefined,
+      recipe: values.recipe,
+    },
+    { port: Number(values.port), host: values.recipe === "webauthn" ? "localhost" : "127.0.0.1" },
   );
   console.log(`authreact: serving on ${app.url}`);
 }
