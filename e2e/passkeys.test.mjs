@@ -48,6 +48,8 @@ const T = {
   // INVALID_CREDENTIALS_ERROR.
   INVALID_PASSKEY: "The passkey is invalid, please try again, possibly with a different device.",
   EMAIL_EXISTS: "Email already exists, please sign in instead.", // WEBAUTHN_EMAIL_ALREADY_EXISTS_ERROR
+  // WEBAUTHN_ACCOUNT_RECOVERY_TOKEN_INVALID_ERROR
+  TOKEN_INVALID: "The token used for recovering the account is invalid. Please try with a different token or request a new one.",
 };
 
 let seq = 0;
@@ -570,6 +572,14 @@ for (const mode of ["cookie", "header"]) {
               await generalError(page, T.INVALID_PASSKEY);
             });
             assert.deepEqual((await answers(page, "SIGN_IN")).map((a) => a.status), ["INVALID_CREDENTIALS_ERROR"]);
+            // The link works once: opened again, the page's options
+            // request is answered RECOVER_ACCOUNT_TOKEN_INVALID_ERROR and
+            // the UI says so.
+            await step("the link again", async () => {
+              await page.goto(link);
+              await generalError(page, T.TOKEN_INVALID);
+            });
+            assert.deepEqual((await answers(page, "REGISTER_OPTIONS")).map((a) => a.status).slice(-1), ["RECOVER_ACCOUNT_TOKEN_INVALID_ERROR"]);
             await noConsoleErrors(w2);
             // The old device's reload refreshed a revoked session: 401.
             await w.settle();
