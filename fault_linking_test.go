@@ -757,6 +757,8 @@ func (e *faultEnv) checkAccounts(l *faultLedger) {
 				return store.PasswordlessKey(c.address) == lg.LoginKey
 			}):
 				reachable = true
+			case lg.Method == store.MethodWebAuthn && e.passkeyReaches(lg):
+				reachable = true
 			}
 		}
 		if !reachable {
@@ -1040,7 +1042,7 @@ func faultBreakages() []faultBreakage {
 		},
 		faultDeleteKeepsUser("delete-user"),
 		faultDeleteKeepsUser("delete-user-nocheck"),
-	}, faultPasswordlessBreakages()...)
+	}, append(faultPasswordlessBreakages(), faultPasskeyBreakages()...)...)
 }
 
 // faultDeleteKeepsUser is a DeleteUser that ends the user's sessions and

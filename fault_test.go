@@ -55,9 +55,11 @@ package auth_test
 // The flows cover password sign-up and sign-in, refresh, sign-out, reset,
 // third-party sign-in with account linking off and on (fault_linking_test.go:
 // a join, a join with eviction, a refusal), sending and opening
-// verification links, the Go API's Unlink and DeleteUser, and passwordless
+// verification links, the Go API's Unlink and DeleteUser, passwordless
 // sign-in (fault_passwordless_test.go: asking for a code and another,
-// using a code or a link, a wrong code, and a join with eviction).
+// using a code or a link, a wrong code, and a join with eviction), and
+// passkeys (fault_passkey_test.go: sign-up, sign-in, a replayed and a
+// clone's assertion, adding one in a session, and recovery).
 //
 // TestFaultBreakage shows that the sweep has teeth: each of the breakages
 // there (a store wrapper that breaks the contract, or a handler change
@@ -285,6 +287,7 @@ type faultEnv struct {
 	signInUp  []byte             // the /signinup body prepared before the fault
 	verifyTok string             // the verification token it opens
 	pl        faultPLFlow        // the passwordless flow it uses
+	pk        faultPasskey       // the passkeys it uses (fault_passkey_test.go)
 	ending    []*authtest.Client // sessions the flow must end
 	lasting   []*authtest.Client // sessions it must leave alone
 }
@@ -959,7 +962,7 @@ func faultFlows() []faultFlow {
 		signOut("signout-sessioncheck", true, faultModes),
 		resetRequest,
 		resetSubmit,
-	}, append(faultLinkingFlows(), faultPasswordlessFlows()...)...)
+	}, slices.Concat(faultLinkingFlows(), faultPasswordlessFlows(), faultPasskeyFlows())...)
 }
 
 // faultSummary logs the tallies so far, over every fault test run.
@@ -1420,7 +1423,7 @@ func (e *faultEnv) ledger(calls []faultstore.Call) *faultLedger {
 				}
 			}
 		case "UserByID", "Login", "Logins", "ClaimEmail", "SetEmailVerified", "UpdatePasswordHash",
-			"Code", "UsePasswordlessCode", "Session", "UserSessions", "SigningKeys", "AddSigningKey", "DeleteExpired", "LegacyTokenSession",
+			"Code", "UsePasswordlessCode", "UseCeremony", "Session", "UserSessions", "SigningKeys", "AddSigningKey", "DeleteExpired", "LegacyTokenSession",
 			"RateLimit", "TakeRateLimit", "RefundRateLimit", "ResetRateLimit":
 			// Nothing a session's tokens depend on.
 		case "CreateSession":
@@ -1990,6 +1993,8 @@ func TestFaultClientTimeout(t *testing.T) {
 		{"verify-session", "VerifyEmail", []authtest.Mode{authtest.Header}},
 		{"passwordless-signup", "UsePasswordlessCode", []authtest.Mode{authtest.Header}},
 		{"passwordless-evict", "LinkLogin", []authtest.Mode{authtest.Header}},
+		{"passkey-signin", "UseCeremony", []authtest.Mode{authtest.Header}},
+		{"passkey-recover-linking", "LinkLogin", []authtest.Mode{authtest.Header}},
 	}
 	t.Cleanup(func() { faultSummary(t) })
 	for _, tc := range cases {

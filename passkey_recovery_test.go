@@ -362,9 +362,59 @@ func TestPasskeyRecoveryUnderLinking(t *testing.T) {
 	if !l.OwnsEmail || !l.EmailProven || !l.EmailVerified {
 		t.Errorf("the recovered passkey's login %+v, want it to own %s, proven and verified", l, email)
 	}
+	// A second recovery: the newest passkey is the one that owns the
+	// address, as after the first.
+	pkRequestRecovery(t, c, email)
+	token = pkRecoveryLink(t, s, email, 1)
+	second := s.NewAuthenticator()
+	if res := pkRecover(t, c, second, token); res.Status != "OK" {
+		t.Fatalf("second recovery: %d %s", res.StatusCode, res.Body)
+	}
+	if _, err := st.Login(t.Context(), store.WebAuthnKey("app.example.com", pkCredID(fresh))); err == nil {
+		t.Errorf("the first recovery's passkey outlived the second recovery")
+	}
+	if l := pkLogin(t, st, pkCredID(second)); !l.OwnsEmail || !l.EmailProven || !l.EmailVerified {
+		t.Errorf("the second recovery's passkey: owns %v, proven %v, verified %v; want it to own %s, proven and verified (the first recovery's passkey, which owned it, is gone)",
+			l.OwnsEmail, l.EmailProven, l.EmailVerified, email)
+	}
 	res := plSignIn(t, s, s.NewClient(authtest.Header), email)
 	if res.Status != "OK" || userObject(t, res)["id"] != u.ID {
 		t.Errorf("a passwordless sign-in with the recovered address: %s, want it to join user %s", res.Body, u.ID)
+	}
+}
+
+// TestPasskeyRecoveryOwnsNothingWithoutLinking: with account linking
+// off, no login owns an address (ownership is account linking's); a
+// recovered passkey proves its address and owns nothing, as a password
+// reset's login does.
+func TestPasskeyRecoveryOwnsNothingWithoutLinking(t *testing.T) {
+	t.Parallel()
+	st := memstore.New()
+	s := pkServer(t, auth.Config{Store: st})
+	const email = "unlinked-recovery@example.com"
+	pkSignUp(t, s, authtest.Header, email)
+	c := s.NewClient(authtest.Header)
+	pkRequestRecovery(t, c, email)
+	fresh := s.NewAuthenticator()
+	if res := pkRecover(t, c, fresh, pkRecoveryLink(t, s, email, 0)); res.Status != "OK" {
+		t.Fatalf("recovery: %d %s", res.StatusCode, res.Body)
+	}
+	if l := pkLogin(t, st, pkCredID(fresh)); l.OwnsEmail || !l.EmailProven || !l.EmailVerified {
+		t.Errorf("the recovered passkey's login with linking off: owns %v, proven %v, verified %v; want %s proven and verified, and owned by nobody",
+			l.OwnsEmail, l.EmailProven, l.EmailVerified, email)
+	}
+	// As a reset's password login.
+	_, pw := s.SignedIn(authtest.Header)
+	before := len(s.Mailbox.Messages())
+	if res := s.NewClient(authtest.Header).RequestPasswordReset(pw.Email); res.Status != "OK" {
+		t.Fatal(res.Body)
+	}
+	_, tok := authtest.ResetLink(t, s.Mailbox.LastTo(t, pw.Email, before, 5*time.Second))
+	if res := s.NewClient(authtest.Header).ResetPassword(tok, "a new password 12"); res.Status != "OK" {
+		t.Fatal(res.Body)
+	}
+	if l, err := st.Login(t.Context(), store.EmailPasswordKey(pw.Email)); err != nil || l.OwnsEmail || !l.EmailProven {
+		t.Errorf("the reset password login with linking off: %+v, %v; want it proven and owning nothing", l, err)
 	}
 }
 
