@@ -146,22 +146,27 @@
 // # Passkeys
 //
 // With -passkeys, the demo serves the SuperTokens WebAuthn recipe's
-// routes under /auth/webauthn and /auth/user/webauthn, and GET
+// routes under /auth/webauthn and /auth/user/webauthn, GET
 // /auth/loginmethods lists the factor webauthn (GET /api/config adds
-// "passkeys": true). Browsers run WebAuthn only on a domain name, so the
-// app URL must be one: localhost works over plain http.
+// "passkeys": true), and the signed-out page offers "Sign in with a
+// passkey", "Sign up with a passkey" for an email, and a recovery link by
+// email. Browsers run WebAuthn only on a domain name, so the app URL must
+// be one: localhost works over plain http.
 //
 //	go run ./examples/demo -db memory -passkeys -app-url http://localhost:8080
 //
 // The demo still listens on 127.0.0.1:8080; open http://localhost:8080,
-// not 127.0.0.1, which is another origin with no passkeys. A passkey
-// user's email is unverified (a passkey proves nothing about the inbox),
-// and under -account-linking a passkey sign-up joins nobody. Recovery
-// emails are printed as the others are; their links open
-// <app-url>/auth/webauthn/recover?token=...&tenantId=public, the page of
-// the SuperTokens prebuilt UI (supertokens-auth-react), not a page of the
-// demo. e2e/passkeys.test.mjs signs up, in and recovers through that UI in
-// Chromium, with its virtual authenticator.
+// not 127.0.0.1, which is another origin where the browser refuses the
+// passkeys (the page says so). A passkey user's email is unverified (a
+// passkey proves nothing about the inbox), and under -account-linking a
+// passkey sign-up joins nobody. Recovery emails are printed as the others
+// are; their links open <app-url>/auth/webauthn/recover?token=...&tenantId=public,
+// a page of the demo (the same path as the SuperTokens prebuilt UI's),
+// where a click creates a new passkey for the account: the old ones stop
+// working and every session of the account ends; then sign in with the
+// new one. e2e/passkeys.test.mjs runs all of it in Chromium with its
+// virtual authenticator, on this page and through the WebAuthn prebuilt
+// UI of supertokens-auth-react.
 //
 // # Sign-in with a provider
 //

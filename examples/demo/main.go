@@ -530,8 +530,9 @@ func newAuth(o options, st store.Store, m mailer.Mailer, stdout io.Writer, logge
 		// <app-url>/auth/verify, a page of the demo.
 		Passwordless: auth.PasswordlessConfig{Flow: o.passwordless},
 		// With -passkeys, the relying party is the host of -app-url;
-		// recovery links open <app-url>/auth/webauthn/recover, the page
-		// of the SuperTokens UI, through the same mailer.
+		// recovery links go through the same mailer and open
+		// <app-url>/auth/webauthn/recover, a page of the demo (and of
+		// the SuperTokens prebuilt UI).
 		Passkeys: passkeyConfig(o),
 		// With -secret, a copy of the database alone cannot mint tokens;
 		// a wrong secret stops the demo at start.
@@ -680,6 +681,12 @@ func newMux(a *auth.Auth, st store.Store, f features) *http.ServeMux {
 	// that asked for the link, after a click in any other.
 	if f.Passwordless == string(auth.PasswordlessLink) || f.Passwordless == string(auth.PasswordlessCodeAndLink) {
 		mux.HandleFunc("GET /auth/verify", page)
+	}
+	// Passkey recovery links open this page too
+	// (PasskeyConfig.RecoveryURL's default); it registers a new passkey
+	// after a click.
+	if f.Passkeys {
+		mux.HandleFunc("GET /auth/webauthn/recover", page)
 	}
 	assets, _ := fs.Sub(static, "static")
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(assets)))

@@ -1162,6 +1162,9 @@ func TestPasskeys(t *testing.T) {
 		link.Query().Get("token") == "" || link.Query().Get("tenantId") != "public" {
 		t.Fatalf("recovery link %s: want %s/auth/webauthn/recover?token=...&tenantId=public", link, appURL)
 	}
+	if page := d.do("GET", link.RequestURI(), "", "", nil); page.status != 200 || !strings.Contains(string(page.body), `id="pk-recovery"`) {
+		t.Errorf("GET %s: %d %.100s, want the page", link.Path, page.status, page.body)
+	}
 	token := link.Query().Get("token")
 	reg = d.do("POST", "/auth/webauthn/options/register", "webauthn", "", map[string]any{"recoverAccountToken": token})
 	if reg.status != 200 || reg.field("status") != "OK" {
@@ -1195,6 +1198,9 @@ func TestPasskeysOff(t *testing.T) {
 	}
 	if r := d.do("GET", "/api/config", "", "", nil); strings.Contains(string(r.body), "passkeys") {
 		t.Errorf("/api/config: %d %s", r.status, r.body)
+	}
+	if r := d.do("GET", "/auth/webauthn/recover?token=x&tenantId=public", "", "", nil); r.status != http.StatusNotFound {
+		t.Errorf("GET /auth/webauthn/recover with passkeys off: %d, want 404", r.status)
 	}
 	for _, path := range []string{"/auth/webauthn/options/register", "/auth/webauthn/options/signin", "/auth/webauthn/signup", "/auth/webauthn/signin"} {
 		if r := d.do("POST", path, "webauthn", "", map[string]any{"email": "ada@example.com"}); r.status != http.StatusNotFound {

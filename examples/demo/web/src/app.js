@@ -13,6 +13,12 @@
 // type or a link to open; the link opens /auth/verify, this page too,
 // which signs in at once in the browser that asked for the link and after
 // a click on Continue in any other.
+// With passkeys on (the first factors name webauthn), the signed-out view
+// signs up with a new passkey for an email, signs in with one, and emails
+// a recovery link; the link opens /auth/webauthn/recover, this page too,
+// where a click creates a new passkey for the account. Passkeys need the
+// page on a domain name, such as localhost: browsers refuse WebAuthn on
+// IP addresses.
 //
 // ?mode=header uses header tokens instead of cookies, and the reset page
 // and callback pages keep the mode the page was used in (pageMode).
@@ -26,6 +32,7 @@ import ThirdParty from "supertokens-web-js/recipe/thirdparty";
 import Multitenancy from "supertokens-web-js/recipe/multitenancy";
 import EmailVerification from "supertokens-web-js/recipe/emailverification";
 import Passwordless from "supertokens-web-js/recipe/passwordless";
+import Webauthn from "supertokens-web-js/recipe/webauthn";
 
 const params = new URLSearchParams(window.location.search);
 const $ = (id) => document.getElementById(id);
@@ -54,6 +61,9 @@ const onVerifyPage = window.location.pathname === "/auth/verify-email";
 // And the page passwordless sign-in links open.
 const onLinkPage = window.location.pathname === "/auth/verify";
 
+// And the page passkey recovery links open.
+const onRecoveryPage = window.location.pathname === "/auth/webauthn/recover";
+
 // The callback page is this page too, where a provider sends the browser
 // back with the code: /auth/callback/<thirdPartyId>.
 const CALLBACK_PATH = "/auth/callback/";
@@ -71,7 +81,7 @@ const isMode = (m) => m === "cookie" || m === "header";
 function pageMode() {
   const asked = params.get("mode");
   if (isMode(asked)) return asked;
-  if (onResetPage || onVerifyPage || onLinkPage || onCallbackPage) {
+  if (onResetPage || onVerifyPage || onLinkPage || onRecoveryPage || onCallbackPage) {
     try {
       const last = window.localStorage.getItem(MODE_KEY);
       if (isMode(last)) return last;
@@ -83,7 +93,7 @@ function pageMode() {
 }
 
 function rememberMode() {
-  if (onResetPage || onVerifyPage || onLinkPage || onCallbackPage) return;
+  if (onResetPage || onVerifyPage || onLinkPage || onRecoveryPage || onCallbackPage) return;
   try {
     window.localStorage.setItem(MODE_KEY, mode);
   } catch (_) {
@@ -104,12 +114,13 @@ SuperTokens.init({
     Multitenancy.init(),
     EmailVerification.init(),
     Passwordless.init(),
+    Webauthn.init(),
   ],
 });
 
 // features is GET /api/config: { emailVerification: "off" | "optional" |
 // "required", accountLinking, passwordless: "code" | "link" |
-// "code-and-link", absent when off }. Until it is read, or if it cannot be,
+// "code-and-link", absent when off, passkeys: true, absent when off }. Until it is read, or if it cannot be,
 // verification is taken to be off.
 let features = { emailVerification: "off", accountLinking: false };
 const verifying = () => features.emailVerification !== "off";
@@ -122,6 +133,7 @@ async function loadFeatures() {
   if (verifying()) said.push("Email verification: " + features.emailVerification);
   if (features.accountLinking) said.push("Account linking: on");
   if (features.passwordless) said.push("Passwordless: " + features.passwordless.replaceAll("-", " "));
+  if (features.passkeys) said.push("Passkeys: on");
   $("features").textContent = said.join(" · ");
   $("features").hidden = said.length === 0;
 }
@@ -145,7 +157,7 @@ function say(text) {
 }
 
 function show(id) {
-  for (const s of ["loading", "signed-in", "signed-out", "reset", "verify-email", "pwl-link"]) $(s).hidden = s !== id;
+  for (const s of ["loading", "signed-in", "signed-out", "reset", "verify-email", "pwl-link", "pk-recovery"]) $(s).hidden = s !== id;
 }
 
 // fieldErrors shows the server's FIELD_ERROR messages beside their inputs;
@@ -572,6 +584,83 @@ async function startLinkPage() {
   }
 }
 
+// ---- passkeys ----
+
+// showPasskeys shows the passkey buttons when the first factors of the
+// login methods name webauthn.
+async function showPasskeys() {
+  const res = await loadLoginMethods();
+  $("passkeys").hidden = !(res.firstFactors || []).includes("webauthn");
+  // The browser would refuse every ceremony with a bare "not allowed".
+  const host = window.location.hostname;
+  if (/^[\d.]+$/.test(host) || host.startsWith("[")) {
+    const there = new URL(window.location.href);
+    there.hostname = "localhost";
+    pkError("Passkeys need this page on a domain name, not an IP address: open " + there.href + " instead.");
+  }
+}
+
+function pkError(text) {
+  $("pk-error").textContent = text;
+}
+
+// The SDK's statuses for what the browser did, or refused to do, before
+// anything reached the server.
+const PK_BROWSER = {
+  WEBAUTHN_NOT_SUPPORTED: "This browser does not support passkeys here (they need https, or a page on localhost).",
+  FAILED_TO_REGISTER_USER: "No passkey was made: the request was cancelled, timed out or refused by the browser.",
+  AUTHENTICATOR_ALREADY_REGISTERED: "This device already holds a passkey for this account.",
+  FAILED_TO_AUTHENTICATE_USER: "No passkey was used: the browser found none for this site, or the request was cancelled or timed out.",
+};
+
+// pkRefused says why a passkey ceremony did not sign in.
+function pkRefused(res) {
+  if (PK_BROWSER[res.status]) return PK_BROWSER[res.status];
+  switch (res.status) {
+    case "INVALID_CREDENTIALS_ERROR":
+      return "This passkey is not valid here: use another one, or recover your account.";
+    case "EMAIL_ALREADY_EXISTS_ERROR":
+      return "This email has a passkey already: sign in with it, or recover your account.";
+    case "INVALID_EMAIL_ERROR":
+      return res.err || "This email is not valid.";
+    case "INVALID_OPTIONS_ERROR":
+    case "OPTIONS_NOT_FOUND_ERROR":
+    case "INVALID_GENERATED_OPTIONS_ERROR":
+      return "The request took too long: try again.";
+    case "INVALID_AUTHENTICATOR_ERROR":
+      return "This authenticator is not accepted: " + (res.reason || "use another one") + ".";
+    case "RECOVER_ACCOUNT_TOKEN_INVALID_ERROR":
+      return "This recovery link has expired or was used already. Ask for a new one.";
+    default:
+      return "Not allowed: " + (res.reason || res.status) + ".";
+  }
+}
+
+// startRecoveryPage runs on the page recovery links open. It waits for a
+// click: the browser asks before it makes a passkey, and a mail scanner
+// that opens links spends nothing.
+function startRecoveryPage() {
+  show("pk-recovery");
+  if (!params.get("token")) {
+    $("pk-recovery-error").textContent = "This recovery link has no token. Ask for a new one.";
+    $("pk-recovery-continue").hidden = true;
+  }
+}
+
+async function recoverWithPasskey() {
+  $("pk-recovery-error").textContent = "";
+  const res = await Webauthn.registerCredentialWithRecoverAccount({ recoverAccountToken: params.get("token") });
+  if (res.status !== "OK") {
+    $("pk-recovery-error").textContent = pkRefused(res);
+    return;
+  }
+  // The token is spent, and recovery signs nobody in: back to sign in.
+  window.history.replaceState(null, "", homeURL());
+  show("signed-out");
+  await showPasskeys();
+  say("Your new passkey is ready: sign in with it.");
+}
+
 async function start() {
   if (api !== window.location.origin) {
     $("api").textContent = "API: " + api;
@@ -582,6 +671,7 @@ async function start() {
   $("home").href = homeURL();
   $("verify-email-home").href = homeURL();
   $("pwl-link-home").href = homeURL();
+  $("pk-recovery-home").href = homeURL();
 
   // A server without /api/config is taken to verify nothing.
   const loaded = loadFeatures().catch((err) => console.warn("config:", err));
@@ -597,6 +687,12 @@ async function start() {
     return;
   }
 
+  if (onRecoveryPage) {
+    await loaded;
+    startRecoveryPage();
+    return;
+  }
+
   if (onResetPage) {
     show("reset");
     if (!params.get("token")) say("This reset link has no token. Ask for a new one.");
@@ -604,7 +700,9 @@ async function start() {
   }
   // The buttons are for the signed-out view; a server that cannot list
   // providers leaves the page as it was without them.
-  const providers = Promise.all([showProviders(), showPasswordless()]).catch((err) => console.warn("login methods:", err));
+  const providers = Promise.all([showProviders(), showPasswordless(), showPasskeys()]).catch((err) =>
+    console.warn("login methods:", err),
+  );
   await loaded;
   if (onCallbackPage) {
     try {
@@ -809,6 +907,64 @@ $("pwl-restart").addEventListener("click", () => {
     },
     pwlError,
   );
+});
+
+$("pk-signin").addEventListener("click", () => {
+  say("");
+  pkError("");
+  busy(
+    $("passkeys"),
+    async () => {
+      const res = await Webauthn.authenticateCredentialWithSignIn();
+      if (res.status !== "OK") {
+        pkError(pkRefused(res));
+        return;
+      }
+      say("Signed in.");
+      await showMe();
+    },
+    pkError,
+  );
+});
+
+$("pk-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const recover = e.submitter && e.submitter.value === "recover";
+  const email = $("pk-email").value.trim();
+  say("");
+  pkError("");
+  if (email === "") {
+    pkError("Enter your email.");
+    $("pk-email").setAttribute("aria-invalid", "true");
+    return;
+  }
+  $("pk-email").removeAttribute("aria-invalid");
+  // A recovery link opens in the mode of the page that asked for it.
+  rememberMode();
+  busy(
+    $("passkeys"),
+    async () => {
+      if (recover) {
+        const res = await Webauthn.generateRecoverAccountToken({ email });
+        if (res.status === "OK") say("If that email has a passkey account, a recovery link is on its way to " + email + ".");
+        else pkError(pkRefused(res));
+        return;
+      }
+      const res = await Webauthn.registerCredentialWithSignUp({ email });
+      if (res.status !== "OK") {
+        pkError(pkRefused(res));
+        return;
+      }
+      $("pk-email").value = "";
+      say("Account created.");
+      await showMe();
+    },
+    pkError,
+  );
+});
+
+$("pk-recovery-continue").addEventListener("click", () => {
+  busy($("pk-recovery"), recoverWithPasskey, (text) => ($("pk-recovery-error").textContent = text));
 });
 
 $("pwl-link-continue").addEventListener("click", () => {
