@@ -2,7 +2,8 @@ package auth_test
 
 // Fuzz targets for the decoders of attacker input: request bodies, bearer
 // tokens and cookies, the /signinup body and its PKCE verifier, the
-// form_post callback and the email verification token. Under plain go test
+// form_post callback, the email verification token, the passwordless
+// consume body and passkey credentials. Under plain go test
 // they run their seeds; run one with
 //
 //	go test -run '^$' -fuzz FuzzSignIn -fuzztime 1m .
@@ -22,8 +23,10 @@ package auth_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -760,5 +763,215 @@ func FuzzConsumeCodeBody(f *testing.F) {
 			t.Fatalf("got %d %s, want 400, 413 or a status of the protocol", r.code, r.body)
 		}
 		wantNoTokens(t, r.response())
+	})
+}
+
+// fuzzPasskey is the live state of a FuzzPasskeyCredential process: a
+// passkey user's authenticator, options of each ceremony and a valid
+// credential for each, which the inputs name by their parts.
+type fuzzPasskey struct {
+	a                *authtest.Authenticator // the passkey user's
+	signIn, register pkOptions
+	assertion        map[string]string // the valid assertion's members: id, clientDataJSON, authenticatorData, signature, userHandle
+	registration     map[string]string // the valid registration's: id, clientDataJSON, attestationObject
+	assertionJSON    []byte
+	registrationJSON []byte
+	emails           int // the registrations made, each for an address of its own
+}
+
+// fuzzPasskeyPost posts body to a passkey endpoint of fx, directly, and
+// returns the answer, which must be a JSON object and no 5xx.
+func fuzzPasskeyPost(t testing.TB, fx *fullFixture, path string, body []byte) inReply {
+	t.Helper()
+	req := httptest.NewRequest("POST", "/auth"+path, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("rid", "webauthn")
+	rec := httptest.NewRecorder()
+	fx.Mux.ServeHTTP(rec, req)
+	r := inReply{code: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+	if err := json.Unmarshal(r.body, &r.json); err != nil || r.code >= 500 {
+		t.Fatalf("POST %s: %d %s", path, r.code, r.body)
+	}
+	r.message, _ = r.json["message"].(string)
+	r.status, _ = r.json["status"].(string)
+	return r
+}
+
+// members decodes a credential's members that a body may name.
+func (p *fuzzPasskey) members(t testing.TB, cred []byte) map[string]string {
+	t.Helper()
+	var c struct {
+		ID       string
+		Response map[string]any
+	}
+	if err := json.Unmarshal(cred, &c); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{"id": c.ID}
+	for k, v := range c.Response {
+		if s, ok := v.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
+}
+
+// renewSignIn makes new sign-in options and a valid assertion for them.
+func (p *fuzzPasskey) renewSignIn(t testing.TB, fx *fullFixture) {
+	t.Helper()
+	r := fuzzPasskeyPost(t, fx, "/webauthn/options/signin", nil)
+	p.signIn = pkOptions{id: r.json["webauthnGeneratedOptionsId"].(string), body: r.body}
+	p.assertionJSON = pkAssert(t, p.a, p.signIn)
+	p.assertion = p.members(t, p.assertionJSON)
+}
+
+// renewRegister makes registration options for a new address and a
+// valid registration for them.
+func (p *fuzzPasskey) renewRegister(t testing.TB, fx *fullFixture) {
+	t.Helper()
+	p.emails++
+	b, _ := json.Marshal(map[string]string{"email": fmt.Sprintf("fuzz-passkey-%d@example.com", p.emails)})
+	r := fuzzPasskeyPost(t, fx, "/webauthn/options/register", b)
+	p.register = pkOptions{id: r.json["webauthnGeneratedOptionsId"].(string), body: r.body}
+	p.registrationJSON = pkRegister(t, fx.NewAuthenticator(), p.register)
+	p.registration = p.members(t, p.registrationJSON)
+}
+
+// fuzzB64 decodes a credential member as go-webauthn does, leniently:
+// base64url, padded or not.
+func fuzzB64(s string) ([]byte, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "="))
+	return b, err == nil
+}
+
+// FuzzPasskeyCredential feeds any body to /webauthn/signin (signUp false)
+// or /webauthn/signup. Each process keeps live options of each ceremony
+// and a valid credential for each: {options} in a body stands for the
+// live options' id, {credential} for the valid credential, and {id},
+// {clientDataJSON}, {authenticatorData}, {signature}, {userHandle} and
+// {attestationObject} for its members. The answer is 400 or 413 with a
+// message, or one of the protocol's statuses, and a refused body writes
+// nothing; a session comes only for the live options with the valid
+// credential's signed parts (the client data and authenticator data and
+// the signature of an assertion; the client data and attestation object
+// of a registration), as the handler reads them, and then for the
+// passkey user of the assertion or a new user with the registration's
+// address.
+func FuzzPasskeyCredential(f *testing.F) {
+	fx := newFullFixture(f, auth.Config{RateLimits: unlimited()})
+	p := &fuzzPasskey{a: fx.NewAuthenticator()}
+	c := fx.NewClient(authtest.Header)
+	user := pkSignedIn(f, "the fuzz passkey user's sign-up", fx.Server, c, c.SignUpWithPasskey(p.a, "fuzz-passkey@example.com")).ID
+	p.renewSignIn(f, fx)
+	p.renewRegister(f, fx)
+
+	signIn := `{"webauthnGeneratedOptionsId":"{options}","credential":{"id":"{id}","rawId":"{id}","type":"public-key",` +
+		`"response":{"clientDataJSON":"{clientDataJSON}","authenticatorData":"{authenticatorData}","signature":"{signature}","userHandle":"{userHandle}"},` +
+		`"clientExtensionResults":{},"authenticatorAttachment":"platform"}}`
+	signUp := `{"webauthnGeneratedOptionsId":"{options}","credential":{"id":"{id}","rawId":"{id}","type":"public-key",` +
+		`"response":{"clientDataJSON":"{clientDataJSON}","attestationObject":"{attestationObject}","transports":["internal"]},` +
+		`"clientExtensionResults":{},"authenticatorAttachment":"platform"}}`
+	for _, up := range []bool{false, true} {
+		tmpl := signIn
+		if up {
+			tmpl = signUp
+		}
+		f.Add(up, []byte(`{"webauthnGeneratedOptionsId":"{options}","credential":{credential}}`))
+		f.Add(up, []byte(tmpl))
+		for _, tc := range pkMalformedCredentials(up) {
+			var body map[string]any
+			json.Unmarshal([]byte(tmpl), &body)
+			cred := body["credential"].(map[string]any)
+			tc.edit(cred, cred["response"].(map[string]any))
+			b, _ := json.Marshal(body)
+			if len(b) <= 20<<10 {
+				f.Add(up, b)
+			}
+		}
+		f.Add(up, []byte(`{"webauthnGeneratedOptionsId":"{options}{options}","credential":{credential}}`))
+		f.Add(up, []byte(`{"webauthnGeneratedOptionsId":"{options}","credential":{credential},"webauthnGeneratedOptionsId":"x"}`))
+		f.Add(up, []byte(`{"webauthnGeneratedOptionsId":"{options}","credential":{credential},"shouldTryLinkingWithSessionUser":true}`))
+		f.Add(up, []byte(`{"webauthnGeneratedOptionsId":"{options}","credential":"{credential}"}`))
+		f.Add(up, []byte(`{"webauthnGeneratedOptionsId":"{options}"}`))
+		for _, tc := range garbageBodies() {
+			if len(tc.body) <= 20<<10 {
+				f.Add(up, []byte(tc.body))
+			}
+		}
+	}
+	f.Add(false, []byte(strings.ReplaceAll(signIn, `"{signature}"`, `"{signature}A"`)))
+	f.Add(false, []byte(strings.ReplaceAll(signIn, `"{clientDataJSON}"`, `"{clientDataJSON}="`)))
+	f.Add(true, []byte(strings.ReplaceAll(signUp, `"{attestationObject}"`, `"{attestationObject}AA"`)))
+
+	f.Fuzz(func(t *testing.T, up bool, raw []byte) {
+		now := fx.Clock.Now()
+		if _, err := fx.mem.Code(t.Context(), store.CodePasskeyOptions, sha256.Sum256([]byte(p.signIn.id)), now); err != nil {
+			p.renewSignIn(t, fx)
+		}
+		if _, err := fx.mem.Code(t.Context(), store.CodePasskeyOptions, sha256.Sum256([]byte(p.register.id)), now); err != nil {
+			p.renewRegister(t, fx)
+		}
+		live, valid, cred, path := p.signIn.id, p.assertion, p.assertionJSON, "/webauthn/signin"
+		signed := []string{"clientDataJSON", "authenticatorData", "signature"}
+		if up {
+			live, valid, cred, path = p.register.id, p.registration, p.registrationJSON, "/webauthn/signup"
+			signed = []string{"clientDataJSON", "attestationObject"}
+		}
+		pairs := []string{"{options}", live, "{credential}", string(cred)}
+		for k, v := range valid {
+			pairs = append(pairs, "{"+k+"}", v)
+		}
+		body := strings.NewReplacer(pairs...).Replace(string(raw))
+
+		// What the handler reads: encoding/json into its fields, and
+		// the credential's members as go-webauthn decodes them.
+		var read struct {
+			OptionsID  *string `json:"webauthnGeneratedOptionsId"`
+			Credential struct {
+				Response map[string]any `json:"response"`
+			} `json:"credential"`
+		}
+		json.Unmarshal([]byte(body), &read)
+		right := read.OptionsID != nil && *read.OptionsID == live
+		for _, k := range signed {
+			got, _ := read.Credential.Response[k].(string)
+			g, ok1 := fuzzB64(got)
+			w, ok2 := fuzzB64(valid[k])
+			right = right && ok1 && ok2 && bytes.Equal(g, w)
+		}
+
+		before := fx.store.writes.Load()
+		r := fuzzPasskeyPost(t, fx, path, []byte(body))
+		switch {
+		case r.code == http.StatusBadRequest || r.code == http.StatusRequestEntityTooLarge:
+			if r.message == "" {
+				t.Fatalf("%d without a message: %s", r.code, r.body)
+			}
+		case r.code == http.StatusOK && r.status == "OK":
+			if !right {
+				t.Fatalf("signed in with %s; the live options %s and credential %s", body, live, cred)
+			}
+			if !r.response().IssuedTokens() {
+				t.Fatalf("OK without a session: %s", r.body)
+			}
+			u, _ := r.json["user"].(map[string]any)
+			switch {
+			case !up && (u == nil || u["id"] != user):
+				t.Fatalf("signed in as %v, want the passkey user %s", u["id"], user)
+			case up && (u == nil || !slices.Contains(u["emails"].([]any), any(fmt.Sprintf("fuzz-passkey-%d@example.com", p.emails)))):
+				t.Fatalf("signed up as %v, want the registration's address", u)
+			}
+			return
+		case r.code == http.StatusOK && slices.Contains([]string{"INVALID_CREDENTIALS_ERROR", "OPTIONS_NOT_FOUND_ERROR", "INVALID_OPTIONS_ERROR"}, r.status):
+			if len(r.json) != 1 {
+				t.Fatalf("a refusal with more: %s", r.body)
+			}
+		default:
+			t.Fatalf("got %d %s, want 400, 413 or a status of the protocol", r.code, r.body)
+		}
+		wantNoTokens(t, r.response())
+		if n := fx.store.writes.Load() - before; n != 0 {
+			t.Fatalf("%d store writes for a refused body: %s", n, r.body)
+		}
 	})
 }
