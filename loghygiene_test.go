@@ -1560,3 +1560,356 @@ func testLogHygienePLDetector(t *testing.T) {
 		}
 	}
 }
+
+// ---- passkeys ----
+
+func (s *lhStore) UseCeremony(ctx context.Context, kind store.CodeKind, hash store.TokenHash, now time.Time, update *store.MaterialUpdate) (store.Code, error) {
+	if s.failing("UseCeremony") {
+		return store.Code{}, errLHInjected
+	}
+	return s.Store.UseCeremony(ctx, kind, hash, now, update)
+}
+
+// pkOptions adds the challenge of an options answer to the secrets, and
+// returns the options.
+func (f *lhFlow) pkOptions(res *authtest.Response) pkOptions {
+	f.t.Helper()
+	f.want(res, 200, "OK")
+	o := pkOptionsOf(f.t, "options", res)
+	ch, _ := res.JSON["challenge"].(string)
+	if ch == "" {
+		f.t.Fatalf("options without a challenge: %s", res.Body)
+	}
+	f.secrets.add("challenge", ch)
+	if b, err := base64.RawURLEncoding.DecodeString(ch); err == nil {
+		f.secrets.bytes("challenge bytes", b)
+	}
+	return o
+}
+
+// pkCred adds what a credential carries that must stay out of the log
+// (its client data, decoded too, its signature, its attestation object),
+// and returns it. Its id, a public identifier, may be logged.
+func (f *lhFlow) pkCred(cred []byte) []byte {
+	f.t.Helper()
+	var c struct{ Response map[string]any }
+	if err := json.Unmarshal(cred, &c); err != nil {
+		f.t.Fatal(err)
+	}
+	for _, k := range []string{"clientDataJSON", "signature", "attestationObject"} {
+		v, ok := c.Response[k].(string)
+		if !ok {
+			continue
+		}
+		f.secrets.add(k, v)
+		if b, err := base64.RawURLEncoding.DecodeString(v); err == nil {
+			f.secrets.bytes(k+" bytes", b)
+			if k == "clientDataJSON" {
+				f.secrets.add("clientDataJSON decoded", string(b))
+			}
+		}
+	}
+	return cred
+}
+
+// TestLogHygienePasskeys runs every passkey flow over HTTP, in every
+// transfer mode, with account linking off and on, a Logger that keeps
+// every record from Debug up, and OnEvent: sign-up, sign-in, a second
+// passkey, the list and removal; replays, a clone's counter, another
+// origin and relying party, an unknown credential, expired options,
+// malformed credentials with live secrets in them, a taken email; store
+// failures; recovery requested, used, used again, made up, for an
+// unknown address, a failing Mailer, and an address another user holds.
+// No record and no event holds a challenge, a credential's client data,
+// signature or attestation object, a recovery token (or its hash), or a
+// token any client held.
+func TestLogHygienePasskeys(t *testing.T) {
+	t.Parallel()
+	t.Run("detector", testLogHygienePKDetector)
+	for _, linking := range []bool{false, true} {
+		for _, m := range authtest.Modes {
+			t.Run(fmt.Sprintf("linking %v/%s", linking, m), func(t *testing.T) {
+				t.Parallel()
+				lhPasskeys(t, m, linking)
+			})
+		}
+	}
+}
+
+func lhPasskeys(t *testing.T, m authtest.Mode, linking bool) {
+	f := &lhFlow{
+		t:       t,
+		mode:    m,
+		sink:    &lhSink{},
+		events:  &lhEvents{changed: make(chan struct{})},
+		secrets: &lhSecrets{byValue: map[string]string{}},
+		mail:    &lhMailer{changed: make(chan struct{})},
+		st:      &lhStore{Store: memstore.New()},
+	}
+	cfg := auth.Config{
+		Store: f.st, Logger: slog.New(&lhHandler{sink: f.sink}), OnEvent: f.events.record,
+		AccountLinking: linking, CheckSessionInStore: linking,
+	}
+	cfg.Email.Mailer = f.mail
+	cfg.Email.Attempts = 2
+	f.s = pkServer(t, cfg)
+	ctx := t.Context()
+	name := "pk-" + m.String()
+	email := name + "@example.com"
+
+	// Sign-up, and the address's existence before and after.
+	exists := func(address string) {
+		f.want(f.do(f.s.NewClient(m), http.MethodGet, "/auth/webauthn/email/exists?email="+url.QueryEscape(address)), 200, "OK")
+	}
+	exists(email)
+	c := f.s.NewClient(m)
+	a := f.s.NewAuthenticator()
+	o := f.pkOptions(f.call(c, c.PasskeyRegisterOptions(email)))
+	f.want(f.call(c, c.PasskeySignUp(o.id, f.pkCred(pkRegister(t, a, o)))), 200, "OK")
+	exists(email)
+	f.want(f.call(c, c.Get("/api/session")), 200, "")
+	f.want(f.call(c, c.Refresh()), 200, "OK")
+
+	// Sign-in; the assertion again, with its options and with new ones.
+	signIn := func(c *authtest.Client, a *authtest.Authenticator, status string, opts ...authtest.CeremonyOption) (pkOptions, []byte) {
+		t.Helper()
+		o := f.pkOptions(f.call(c, c.PasskeySignInOptions()))
+		cred := f.pkCred(pkAssert(t, a, o, opts...))
+		f.want(f.call(c, c.PasskeySignIn(o.id, cred)), 200, status)
+		return o, cred
+	}
+	in := f.s.NewClient(m)
+	o, cred := signIn(in, a, "OK")
+	f.want(f.call(in, in.PasskeySignIn(o.id, cred)), 200, "INVALID_CREDENTIALS_ERROR")
+	fresh := f.pkOptions(f.call(in, in.PasskeySignInOptions()))
+	f.want(f.call(in, in.PasskeySignIn(fresh.id, cred)), 200, "INVALID_CREDENTIALS_ERROR")
+
+	// A clone's counter, another origin and relying party, a passkey the
+	// server never saw, options past their five minutes.
+	signIn(f.s.NewClient(m), a, "INVALID_CREDENTIALS_ERROR", authtest.WithCounter(0))
+	signIn(f.s.NewClient(m), a, "INVALID_CREDENTIALS_ERROR", authtest.WithOrigin("https://evil.example"))
+	signIn(f.s.NewClient(m), a, "INVALID_CREDENTIALS_ERROR", authtest.WithRPID("evil.example"))
+	stranger := f.s.NewAuthenticator()
+	if _, err := stranger.Register([]byte(`{"rp":{"id":"app.example.com"},"user":{"id":"c3RyYW5nZXI","name":"x"},"challenge":"AAAAAAAAAAAAAAAAAAAAAA"}`)); err != nil {
+		t.Fatal(err)
+	}
+	signIn(f.s.NewClient(m), stranger, "INVALID_CREDENTIALS_ERROR")
+	late := f.pkOptions(f.call(in, in.PasskeySignInOptions()))
+	lateCred := f.pkCred(pkAssert(t, a, late))
+	f.s.Clock.Advance(6 * time.Minute)
+	f.want(f.call(in, in.PasskeySignIn(late.id, lateCred)), 200, "INVALID_CREDENTIALS_ERROR")
+
+	// Malformed credentials with live secrets in them, to live options.
+	o = f.pkOptions(f.call(in, in.PasskeySignInOptions()))
+	good := f.pkCred(pkAssert(t, a, o))
+	var live map[string]any
+	json.Unmarshal(good, &live)
+	resp := live["response"].(map[string]any)
+	for _, tc := range pkMalformedCredentials(false) {
+		res := f.call(in, in.PasskeySignIn(o.id, pkEdited(t, good, tc.edit)))
+		if res.StatusCode != 400 && res.Status != "INVALID_CREDENTIALS_ERROR" {
+			t.Errorf("%s: %d %s", tc.name, res.StatusCode, res.Body)
+		}
+	}
+	f.want(f.do(in, http.MethodPost, "/auth/webauthn/signin", map[string]any{
+		"webauthnGeneratedOptionsId": o.id, "credential": map[string]any{"id": 5, "response": resp}}), 400, "")
+	f.want(f.do(in, http.MethodPost, "/auth/webauthn/signin", map[string]any{
+		"webauthnGeneratedOptionsId": []string{o.id}, "credential": live}), 400, "")
+	reg := f.pkOptions(f.call(in, in.PasskeyRegisterOptions(name+"-new@example.com")))
+	regCred := f.pkCred(pkRegister(t, f.s.NewAuthenticator(), reg))
+	for _, tc := range pkMalformedCredentials(true) {
+		res := f.call(in, in.PasskeySignUp(reg.id, pkEdited(t, regCred, tc.edit)))
+		if res.StatusCode != 400 && res.Status != "INVALID_CREDENTIALS_ERROR" {
+			t.Errorf("%s: %d %s", tc.name, res.StatusCode, res.Body)
+		}
+	}
+	f.want(f.call(in, in.PasskeySignIn(o.id, good)), 200, "OK")
+
+	// A taken address.
+	reg = f.pkOptions(f.call(in, in.PasskeyRegisterOptions(email)))
+	f.want(f.call(in, in.PasskeySignUp(reg.id, f.pkCred(pkRegister(t, f.s.NewAuthenticator(), reg)))), 200, "EMAIL_ALREADY_EXISTS_ERROR")
+
+	// A second passkey in the session, the list, removal.
+	u, err := f.s.Auth.UserByID(ctx, userIDOf(t, in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := f.s.NewAuthenticator()
+	reg = f.pkOptions(f.call(in, in.PasskeyRegisterOptions(email)))
+	f.want(f.do(in, http.MethodPost, "/auth/webauthn/credential", map[string]any{
+		"webauthnGeneratedOptionsId": reg.id, "recipeUserId": u.LoginMethods[0].ID, "credential": json.RawMessage(f.pkCred(pkRegister(t, b, reg)))}), 200, "OK")
+	f.want(f.call(in, in.ListPasskeys()), 200, "OK")
+	signIn(f.s.NewClient(m), b, "OK")
+	f.want(f.call(in, in.RemovePasskey(pkCredID(b))), 200, "OK")
+	f.want(f.call(in, in.RemovePasskey(pkCredID(b))), 200, "CREDENTIAL_NOT_FOUND_ERROR")
+	f.want(f.call(in, in.RemovePasskey(pkCredID(a))), 200, "GENERAL_ERROR")
+
+	// Store failures: the options, the sign-in's look-up and its use.
+	f.st.failNext("CreateCode")
+	f.want(f.call(in, in.PasskeySignInOptions()), 500, "internal error")
+	for _, method := range []string{"Login", "UseCeremony", "CreateSession"} {
+		o := f.pkOptions(f.call(in, in.PasskeySignInOptions()))
+		cred := f.pkCred(pkAssert(t, a, o))
+		f.st.failNext(method)
+		f.want(f.call(in, in.PasskeySignIn(o.id, cred)), 500, "internal error")
+	}
+
+	// Recovery: requested, used, used again; a made-up token; an unknown
+	// address; a failing Mailer; an address another user holds.
+	rc := f.s.NewClient(m)
+	recoveryToken := func(address string, n int) string {
+		t.Helper()
+		f.want(f.call(rc, pkPost(rc, "/user/webauthn/reset/token", map[string]string{"email": address})), 200, "OK")
+		tok := lhMailToken(f.mail.waitFor(t, address, n, 10*time.Second)[n-1])
+		f.secrets.token("recovery token", tok)
+		return tok
+	}
+	recoverWith := func(tok, status string) {
+		t.Helper()
+		res := f.call(rc, pkRecoveryOptions(rc, tok))
+		if status == "RECOVER_ACCOUNT_TOKEN_INVALID_ERROR" {
+			f.want(res, 200, status)
+			return
+		}
+		o := f.pkOptions(res)
+		f.want(f.call(rc, pkRecoverWith(rc, o, f.pkCred(pkRegister(t, f.s.NewAuthenticator(), o)), tok)), 200, status)
+	}
+	tok := recoveryToken(email, 1)
+	spare := f.pkOptions(f.call(rc, pkRecoveryOptions(rc, tok)))
+	recoverWith(tok, "OK")
+	f.want(f.call(rc, pkRecoverWith(rc, spare, f.pkCred(pkRegister(t, f.s.NewAuthenticator(), spare)), tok)), 200, "RECOVER_ACCOUNT_TOKEN_INVALID_ERROR")
+	recoverWith(tok, "RECOVER_ACCOUNT_TOKEN_INVALID_ERROR")
+	madeUp := lhRandomToken()
+	f.secrets.token("made-up recovery token", madeUp)
+	recoverWith(madeUp, "RECOVER_ACCOUNT_TOKEN_INVALID_ERROR")
+	f.want(f.call(in, in.Refresh()), 401, "") // the recovery ended the session
+	f.want(f.call(rc, pkPost(rc, "/user/webauthn/reset/token", map[string]string{"email": "nobody-" + email})), 200, "OK")
+
+	failing := "fail-" + email
+	pkc := f.s.NewClient(m)
+	o = f.pkOptions(f.call(pkc, pkc.PasskeyRegisterOptions(failing)))
+	f.want(f.call(pkc, pkc.PasskeySignUp(o.id, f.pkCred(pkRegister(t, f.s.NewAuthenticator(), o)))), 200, "OK")
+	failed := len(f.events.of(auth.EventMailFailed))
+	f.want(f.call(rc, pkPost(rc, "/user/webauthn/reset/token", map[string]string{"email": failing})), 200, "OK")
+	f.events.waitFor(t, auth.EventMailFailed, failed+1, 10*time.Second)
+
+	held := "held-" + email
+	o = f.pkOptions(f.call(pkc, pkc.PasskeyRegisterOptions(held)))
+	f.want(f.call(pkc, pkc.PasskeySignUp(o.id, f.pkCred(pkRegister(t, f.s.NewAuthenticator(), o)))), 200, "OK")
+	heldTok := recoveryToken(held, 1)
+	other := f.signUp(f.s.NewClient(m), held, "Hygiene-pk-pw-49")
+	f.secrets.add("password", "Hygiene-pk-pw-49")
+	if err := f.s.Auth.SetEmailVerified(ctx, other.LoginMethods[0].ID, true); err != nil {
+		t.Fatal(err)
+	}
+	f.want(f.call(rc, pkPost(rc, "/user/webauthn/reset/token", map[string]string{"email": held})), 200, "OK")
+	recoverWith(heldTok, "RECOVER_ACCOUNT_NOT_ALLOWED")
+
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := f.s.Auth.Close(cctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	for _, msg := range f.mail.messages() {
+		if tok := lhMailToken(msg); tok != "" {
+			f.secrets.token("token mailed to "+msg.To.Address, tok)
+		}
+		if link := lhLinkIn(msg); link != "" {
+			f.secrets.add("link mailed to "+msg.To.Address, link)
+		}
+	}
+
+	// The flows happened as planned.
+	seen := map[auth.EventKind]int{}
+	for _, e := range f.events.since(0) {
+		seen[e.Kind]++
+	}
+	for _, k := range []auth.EventKind{auth.EventSignUp, auth.EventSignIn, auth.EventSignInFailed, auth.EventPasskeyAdded,
+		auth.EventPasskeyRemoved, auth.EventPasskeyCloneSuspected, auth.EventResetEmailSent, auth.EventSessionRevoked, auth.EventMailFailed} {
+		if seen[k] == 0 {
+			t.Errorf("no %s event: the flows did not run as planned (%v)", k, seen)
+		}
+	}
+	msgs := map[string]int{}
+	for _, r := range f.sink.since(0) {
+		msgs[r.Message]++
+	}
+	for _, want := range []string{"auth event", "auth: internal error", "auth: passkey refused",
+		"auth: passkey sign-in refused: its counter did not grow, the key may have been cloned",
+		"auth: passkey recovery email withheld: another user holds the address"} {
+		if msgs[want] == 0 {
+			t.Errorf("no %q log record (%v)", want, msgs)
+		}
+	}
+	t.Logf("%d log records %v; %d events %v; %d secrets", f.sink.count(), msgs, f.events.count(), seen, f.secrets.len())
+
+	// No secret in a record or an event.
+	f.checkNoLeaks()
+	values, labels := f.secrets.snapshot()
+	for _, e := range f.events.since(0) {
+		text := fmt.Sprintf("%+v %#v", e, e)
+		for i, v := range values {
+			if strings.Contains(text, v) {
+				t.Errorf("event %s holds the %s %q", e.Kind, labels[i], v)
+			}
+		}
+	}
+}
+
+// userIDOf is the user ("sub") of a client's session.
+func userIDOf(t testing.TB, c *authtest.Client) string {
+	t.Helper()
+	uid := decodeFrontToken(t, c.FrontToken).UID
+	if uid == "" {
+		t.Fatal("the client has no session")
+	}
+	return uid
+}
+
+// lhLinkIn is the first link of a message.
+func lhLinkIn(m mailer.Message) string { return plLinkIn.FindString(m.Text) }
+
+// testLogHygienePKDetector shows that the checks of the passkey run would
+// see its secrets wherever a record carried them: a challenge as text or
+// bytes, client data decoded, a signature or attestation object as bytes,
+// a recovery token or its stored hash.
+func testLogHygienePKDetector(t *testing.T) {
+	t.Parallel()
+	cd := `{"type":"webauthn.get","challenge":"Ym9ndXMtY2hhbGxlbmdlLTEyMw","origin":"https://app.example.com"}`
+	sig := make([]byte, 70)
+	rand.Read(sig)
+	att := make([]byte, 200)
+	rand.Read(att)
+	tok := lhRandomToken()
+	cred, _ := json.Marshal(map[string]any{"id": "Y3JlZGVudGlhbC1pZA", "response": map[string]string{
+		"clientDataJSON": pkB64([]byte(cd)), "signature": pkB64(sig), "attestationObject": pkB64(att)}})
+	stored := sha256.Sum256([]byte(tok))
+	for _, tc := range []struct {
+		name string
+		log  func(l *slog.Logger)
+		want bool
+	}{
+		{"clean", func(l *slog.Logger) {
+			l.Info("auth: passkey refused", "error", "auth: the passkey response fails the checks: verification_error: Error validating challenge")
+		}, false},
+		{"the credential id", func(l *slog.Logger) { l.Info("x", "credential", "Y3JlZGVudGlhbC1pZA") }, false},
+		{"the challenge", func(l *slog.Logger) { l.Info("x", "challenge", "Ym9ndXMtY2hhbGxlbmdlLTEyMw") }, true},
+		{"client data decoded", func(l *slog.Logger) { l.Debug("x", "clientData", cd) }, true},
+		{"client data as bytes", func(l *slog.Logger) { l.Debug("x", "clientData", []byte(cd)) }, true},
+		{"a signature as bytes", func(l *slog.Logger) { l.Warn("x", "sig", sig) }, true},
+		{"a signature in hex", func(l *slog.Logger) { l.Warn("x", "sig", fmt.Sprintf("%x", sig)) }, true},
+		{"an attestation object", func(l *slog.Logger) { l.Info("x", "att", pkB64(att)) }, true},
+		{"a recovery token", func(l *slog.Logger) { l.Warn("x", "error", fmt.Errorf("link ?token=%s", tok)) }, true},
+		{"its stored hash", func(l *slog.Logger) { l.Info("x", "hash", store.TokenHash(stored)) }, true},
+	} {
+		sink := &lhSink{}
+		f := &lhFlow{t: t, secrets: &lhSecrets{byValue: map[string]string{}}}
+		f.pkCred(cred)
+		f.secrets.add("challenge", "Ym9ndXMtY2hhbGxlbmdlLTEyMw")
+		f.secrets.token("recovery token", tok)
+		tc.log(slog.New(&lhHandler{sink: sink}))
+		if found := len(lhLeaks(sink.since(0), f.secrets)) > 0; found != tc.want {
+			t.Errorf("%s: found %v, want %v", tc.name, found, tc.want)
+		}
+	}
+}
