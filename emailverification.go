@@ -271,7 +271,7 @@ func (a *Auth) sendVerificationEmail(ctx context.Context, l store.Login) {
 		a.mailFailed(ctx, "verification", l.UserID, "sending the verification email", err)
 		return
 	}
-	a.emit(ctx, nil, Event{Kind: EventEmailVerificationSent, UserID: l.UserID, Method: l.Method, ThirdPartyID: l.ThirdParty})
+	a.emit(ctx, nil, Event{Kind: EventEmailVerificationSent, UserID: l.UserID, Method: l.Method, ThirdPartyID: providerOf(l)})
 }
 
 // handleVerifyEmail uses up a verification token. A session is optional:
@@ -314,7 +314,7 @@ func (a *Auth) handleVerifyEmail(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	a.emit(ctx, r, Event{Kind: EventEmailVerified, UserID: l.UserID, Method: l.Method, ThirdPartyID: l.ThirdParty})
+	a.emit(ctx, r, Event{Kind: EventEmailVerified, UserID: l.UserID, Method: l.Method, ThirdPartyID: providerOf(l)})
 	a.afterVerified(ctx, l)
 	if vt != nil && sameLogin(vt.session, l) {
 		if err := a.refreshEmailClaim(ctx, w, vt, m, true, false); err != nil {

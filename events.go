@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/latchkit/auth/store"
 )
 
 // Event reports an authentication outcome to Config.OnEvent. A sign-up
@@ -52,6 +54,15 @@ const (
 	EventPasskeyRemoved        EventKind = "passkey_removed"
 	EventPasskeyCloneSuspected EventKind = "passkey_clone_suspected" // a sign-in refused: the passkey's counter did not grow
 )
+
+// providerOf is the provider of a third-party login, for Event.ThirdPartyID,
+// or "": a passkey's ThirdParty is its relying party, not a provider.
+func providerOf(l store.Login) string {
+	if l.Method != store.MethodThirdParty {
+		return ""
+	}
+	return l.ThirdParty
+}
 
 // emit logs an event and passes it to the hook.
 func (a *Auth) emit(ctx context.Context, r *http.Request, e Event) {

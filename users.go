@@ -165,7 +165,7 @@ func (a *Auth) SetEmailVerified(ctx context.Context, loginID string, verified bo
 		return err
 	}
 	if verified {
-		a.emit(ctx, nil, Event{Kind: EventEmailVerified, UserID: l.UserID, Method: l.Method, ThirdPartyID: l.ThirdParty})
+		a.emit(ctx, nil, Event{Kind: EventEmailVerified, UserID: l.UserID, Method: l.Method, ThirdPartyID: providerOf(l)})
 		a.afterVerified(ctx, l)
 	}
 	return nil

@@ -244,7 +244,6 @@ func (a *Auth) handleRegisterOptions(w http.ResponseWriter, r *http.Request) {
 	ctx, now := r.Context(), a.cfg.Now()
 	opts := store.Code{Kind: store.CodePasskeyOptions, CreatedAt: now, ExpiresAt: now.Add(passkeyOptionsLifetime)}
 	handle := []byte(uuid.NewString()) // a new account's id, should it be made
-	var exclude [][]byte
 	if req.RecoverToken != nil {
 		tok, err := a.store.Code(ctx, store.CodePasskeyRecovery, sha256.Sum256([]byte(*req.RecoverToken)), now)
 		if errors.Is(err, store.ErrNotFound) || !wellFormedSecret(*req.RecoverToken) {
@@ -255,11 +254,11 @@ func (a *Auth) handleRegisterOptions(w http.ResponseWriter, r *http.Request) {
 			a.fail(w, r, err)
 			return
 		}
-		opts.UserID, opts.Email = tok.UserID, tok.Email
-		if exclude, err = a.passkeyIDs(ctx, tok.UserID); err != nil {
-			a.fail(w, r, err)
-			return
-		}
+		// The account's own handle, and no credential excluded: an
+		// authenticator that still holds the account's lost passkey
+		// replaces it, as the SDKs expect (they have no answer to an
+		// authenticator that refuses).
+		opts.UserID, opts.Email, handle = tok.UserID, tok.Email, []byte(tok.UserID)
 	} else {
 		opts.Email = normaliseEmail(*req.Email)
 		if msg := checkEmail(opts.Email); msg != "" {
@@ -270,24 +269,12 @@ func (a *Auth) handleRegisterOptions(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	options, state, err := a.cfg.Passkeys.Verifier.BeginRegistration(a.relyingParty(), PasskeyUser{Handle: handle, Name: opts.Email}, exclude)
+	options, state, err := a.cfg.Passkeys.Verifier.BeginRegistration(a.relyingParty(), PasskeyUser{Handle: handle, Name: opts.Email}, nil)
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
 	a.writeOptions(w, r, opts, options, ceremony{State: state, Handle: handle})
-}
-
-// passkeyIDs are the credential ids of a user's passkeys.
-func (a *Auth) passkeyIDs(ctx context.Context, userID string) ([][]byte, error) {
-	logins, err := a.store.Logins(ctx, userID)
-	var ids [][]byte
-	for _, l := range logins {
-		if id, err := base64.RawURLEncoding.DecodeString(l.Subject); err == nil && l.Method == store.MethodWebAuthn {
-			ids = append(ids, id)
-		}
-	}
-	return ids, err
 }
 
 // handleSignInOptions starts a sign-in with a discoverable credential.
@@ -345,35 +332,53 @@ type ceremonyRequest struct {
 }
 
 // readCeremony reads the body of an endpoint that finishes a ceremony,
-// and the ceremony's options (ok false and nothing written if there are
-// none: the caller answers), or answers the request itself.
+// and the ceremony's options (found false and nothing written if there
+// are none: the caller answers), or answers the request itself (ok
+// false).
 func (a *Auth) readCeremony(w http.ResponseWriter, r *http.Request) (req ceremonyRequest, opts store.Code, c ceremony, found, ok bool) {
-	if !a.readPasswordless(w, r, &req) {
+	if req, ok = a.readCeremonyBody(w, r); !ok {
 		return req, opts, c, false, false
+	}
+	opts, c, found, ok = a.ceremonyOptions(w, r, req)
+	return req, opts, c, found, ok
+}
+
+// readCeremonyBody reads and checks the body of an endpoint that
+// finishes a ceremony, or answers the request itself.
+func (a *Auth) readCeremonyBody(w http.ResponseWriter, r *http.Request) (req ceremonyRequest, ok bool) {
+	if !a.readPasswordless(w, r, &req) {
+		return req, false
 	}
 	if req.OptionsID == nil || len(req.Credential) == 0 || string(req.Credential) == "null" {
 		a.fail(w, r, badRequest("Please provide the webauthnGeneratedOptionsId and the credential"))
-		return req, opts, c, false, false
+		return req, false
 	}
 	if req.Credential[0] != '{' {
 		a.fail(w, r, badRequest("the credential must be an object"))
-		return req, opts, c, false, false
+		return req, false
 	}
+	return req, true
+}
+
+// ceremonyOptions spends a ceremony of the client's allowance and reads
+// the options a request names (found false if there are none), or
+// answers the request itself (ok false).
+func (a *Auth) ceremonyOptions(w http.ResponseWriter, r *http.Request, req ceremonyRequest) (opts store.Code, c ceremony, found, ok bool) {
 	if !a.passkeyLimit(w, r) {
-		return req, opts, c, false, false
+		return opts, c, false, false
 	}
 	opts, err := a.store.Code(r.Context(), store.CodePasskeyOptions, sha256.Sum256([]byte(*req.OptionsID)), a.cfg.Now())
 	if errors.Is(err, store.ErrNotFound) {
-		return req, opts, c, false, true
+		return opts, c, false, true
 	}
 	if err == nil {
 		err = json.Unmarshal(opts.Data, &c)
 	}
 	if err != nil {
 		a.fail(w, r, err)
-		return req, opts, c, false, false
+		return opts, c, false, false
 	}
-	return req, opts, c, true, true
+	return opts, c, true, true
 }
 
 // verifierFailed answers a verifier's error: 400 for a response that is
@@ -406,6 +411,12 @@ func (a *Auth) handlePasskeySignUp(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	release, ok := a.signUpTurn(ctx, opts.Email)
+	if !ok {
+		writeGeneralError(w, "Another sign-up with this email is under way. Please try again.")
+		return
+	}
+	defer release()
 	if taken, err := a.passkeyEmailExists(ctx, opts.Email); err != nil || taken {
 		if err != nil {
 			a.fail(w, r, err)
@@ -459,6 +470,35 @@ func (a *Auth) handlePasskeySignUp(w http.ResponseWriter, r *http.Request) {
 	}
 	// The SDKs' passkey sign-up answer has no createdNewRecipeUser.
 	a.signedIn(w, r, res.user, res.logins, res.login, nil)
+}
+
+// signUpTurn waits for the turn of a passkey sign-up with email, so that
+// one email gets one passkey user however many sign-ups race: nothing in
+// the store is unique per email for logins that do not own it. The turn
+// is an allowance of one in the Limiter, which the store limiter shares
+// between instances, given back when the sign-up ends (or, should the
+// process die first, after a minute). It reports false if the turn does
+// not come within two seconds.
+func (a *Auth) signUpTurn(ctx context.Context, email string) (release func(), ok bool) {
+	turn := limit{limitKey("passkey-signup", email), Rate{Burst: 1, Every: time.Minute}}
+	for deadline := time.Now().Add(2 * time.Second); ; {
+		wait, err := a.cfg.Limiter.Take(ctx, turn.key, turn.rate, a.cfg.Now())
+		if err != nil {
+			a.limiterFailed(ctx, err)
+			return func() {}, true // no turns without a limiter: fail open, as allowances do
+		}
+		if wait == 0 {
+			return func() { a.refund(context.WithoutCancel(ctx), turn) }, true
+		}
+		if time.Now().After(deadline) {
+			return nil, false
+		}
+		select {
+		case <-time.After(10 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, false
+		}
+	}
 }
 
 // passkeyEmailExists reports whether a passkey login has email.

@@ -69,16 +69,22 @@ func (a *Auth) passkeySession(w http.ResponseWriter, r *http.Request) (*verified
 // (recipeUserId). The passkey has no email of its own: it proves nothing
 // about an inbox, and the user has the address through that method.
 func (a *Auth) handleAddPasskey(w http.ResponseWriter, r *http.Request) {
+	// The body first: an oversized one is refused unread, session or not.
+	req, ok := a.readCeremonyBody(w, r)
+	if !ok {
+		return
+	}
+	if req.RecipeUserID == nil {
+		a.fail(w, r, badRequest("Please provide the recipeUserId"))
+		return
+	}
 	vt, ok := a.passkeySession(w, r)
 	if !ok {
 		return
 	}
-	req, opts, c, found, ok := a.readCeremony(w, r)
+	opts, c, found, ok := a.ceremonyOptions(w, r, req)
 	switch {
 	case !ok:
-		return
-	case req.RecipeUserID == nil:
-		a.fail(w, r, badRequest("Please provide the recipeUserId"))
 		return
 	case !found:
 		writeStatus(w, webauthnOptionsNotFound)
@@ -158,10 +164,6 @@ func (a *Auth) registerPasskey(w http.ResponseWriter, r *http.Request, opts stor
 // handleRemovePasskey removes a passkey of the session's user; the
 // sessions it started end.
 func (a *Auth) handleRemovePasskey(w http.ResponseWriter, r *http.Request) {
-	vt, ok := a.passkeySession(w, r)
-	if !ok {
-		return
-	}
 	var req struct {
 		ID *string `json:"webauthnCredentialId"`
 	}
@@ -171,6 +173,14 @@ func (a *Auth) handleRemovePasskey(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.ID == nil || *req.ID == "" {
 		a.fail(w, r, badRequest("Please provide the webauthnCredentialId"))
+		return
+	}
+	vt, ok := a.passkeySession(w, r)
+	if !ok {
+		return
+	}
+	if _, err := base64.RawURLEncoding.Strict().DecodeString(*req.ID); err != nil || len(*req.ID) > maxParamLen {
+		writeStatus(w, "CREDENTIAL_NOT_FOUND_ERROR") // no credential has such an id
 		return
 	}
 	ctx := r.Context()
@@ -352,6 +362,9 @@ func (a *Auth) handleRecoverAccount(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return "", err
 		}
+		// The new passkey proves the address, so it owns it unless a
+		// login of the user does; that one may be an earlier passkey,
+		// which goes below, and then the new one takes the address.
 		l.OwnsEmail = !ownedWithin(logins, l.Email)
 		switch err := a.store.LinkLogin(ctx, l); {
 		case errors.Is(err, store.ErrEmailOwned):
@@ -360,7 +373,15 @@ func (a *Auth) handleRecoverAccount(w http.ResponseWriter, r *http.Request) {
 		case err != nil:
 			return "", err
 		}
-		return "", a.endUnprovenOf(ctx, r, logins, l.Email)
+		if err := a.endUnprovenOf(ctx, r, logins, l.Email); err != nil {
+			return "", err
+		}
+		if !l.OwnsEmail {
+			if _, err := a.store.ClaimEmail(ctx, l.ID); err != nil && !errors.Is(err, store.ErrEmailOwned) {
+				return "", err
+			}
+		}
+		return "", nil
 	})
 }
 
