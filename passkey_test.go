@@ -16,6 +16,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -1182,4 +1183,74 @@ type pkSlowSignUp struct{ store.Store }
 func (s pkSlowSignUp) SignInUp(ctx context.Context, l store.Login, u store.User) (store.Login, bool, error) {
 	time.Sleep(20 * time.Millisecond)
 	return s.Store.SignInUp(ctx, l, u)
+}
+
+// ---- the options on the wire ----
+
+// TestPasskeyOptionsWire: the options answers have the members the SDKs
+// hand to @simplewebauthn/browser, at the top level, as PROTOCOL.md §12
+// lists them: for a registration rp, user (id base64url), challenge (32
+// random bytes), pubKeyCredParams EdDSA, ES256, RS256, timeout 60000,
+// excludeCredentials (empty for a sign-up), authenticatorSelection
+// (resident key required, user verification preferred) and attestation
+// none; for a sign-in rpId, challenge, timeout and userVerification, and
+// no allowCredentials.
+func TestPasskeyOptionsWire(t *testing.T) {
+	t.Parallel()
+	s := pkServer(t, auth.Config{})
+	c := s.NewClient(authtest.Header)
+	now := s.Clock.Now().UnixMilli()
+	keys := func(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
+	challenge := func(what string, m map[string]any) {
+		ch, _ := m["challenge"].(string)
+		if b, err := base64.RawURLEncoding.Strict().DecodeString(ch); err != nil || len(b) != 32 {
+			t.Errorf("%s: challenge %q, want 32 bytes in unpadded base64url", what, ch)
+		}
+	}
+
+	reg := c.PasskeyRegisterOptions("wire@example.com").JSON
+	if want := []string{"attestation", "authenticatorSelection", "challenge", "createdAt", "excludeCredentials", "expiresAt",
+		"pubKeyCredParams", "rp", "status", "timeout", "user", "webauthnGeneratedOptionsId"}; !slices.Equal(keys(reg), want) {
+		t.Errorf("registration options have the members %q, want %q", keys(reg), want)
+	}
+	challenge("registration options", reg)
+	if ex, ok := reg["excludeCredentials"].([]any); !ok || len(ex) != 0 {
+		t.Errorf("registration options' excludeCredentials %v, want []", reg["excludeCredentials"])
+	}
+	user, _ := reg["user"].(map[string]any)
+	if id, _ := user["id"].(string); user["name"] != "wire@example.com" || user["displayName"] != "wire@example.com" || id == "" {
+		t.Errorf("registration options' user %v", user)
+	} else if b, err := base64.RawURLEncoding.Strict().DecodeString(id); err != nil || len(b) == 0 || len(b) > 64 {
+		t.Errorf("user.id %q: want 1 to 64 bytes in unpadded base64url", id)
+	}
+	var algs []float64
+	params, _ := reg["pubKeyCredParams"].([]any)
+	for _, p := range params {
+		m, _ := p.(map[string]any)
+		algs = append(algs, m["alg"].(float64))
+		if m["type"] != "public-key" {
+			t.Errorf("pubKeyCredParams %v", p)
+		}
+	}
+	sel, _ := reg["authenticatorSelection"].(map[string]any)
+	rp, _ := reg["rp"].(map[string]any)
+	switch {
+	case !slices.Equal(algs, []float64{-8, -7, -257}):
+		t.Errorf("pubKeyCredParams algorithms %v, want EdDSA, ES256, RS256", algs)
+	case sel["residentKey"] != "required" || sel["requireResidentKey"] != true || sel["userVerification"] != "preferred":
+		t.Errorf("authenticatorSelection %v", sel)
+	case reg["attestation"] != "none" || reg["timeout"] != float64(60000) || rp["id"] != "app.example.com" || rp["name"] != "app.example.com":
+		t.Errorf("registration options %v", reg)
+	case reg["createdAt"] != float64(now) || reg["expiresAt"] != float64(now+5*60*1000):
+		t.Errorf("registration options createdAt %v, expiresAt %v", reg["createdAt"], reg["expiresAt"])
+	}
+
+	si := c.PasskeySignInOptions().JSON
+	if want := []string{"challenge", "createdAt", "expiresAt", "rpId", "status", "timeout", "userVerification", "webauthnGeneratedOptionsId"}; !slices.Equal(keys(si), want) {
+		t.Errorf("sign-in options have the members %q, want %q", keys(si), want)
+	}
+	challenge("sign-in options", si)
+	if si["rpId"] != "app.example.com" || si["userVerification"] != "preferred" || si["timeout"] != float64(60000) {
+		t.Errorf("sign-in options %v", si)
+	}
 }
