@@ -1123,8 +1123,9 @@ func TestPasskeyConcurrentOneCounter(t *testing.T) {
 }
 
 // TestPasskeyConcurrentOneEmail: 16 sign-ups for one email, each with
-// options and an authenticator of its own, posted at once to a store
-// that takes 20 ms to write a login: one passkey user has the email, and
+// options and an authenticator of its own, posted at once to two servers
+// sharing a store that takes 20 ms to write a login: one passkey user
+// has the email, and
 // the others are refused (EMAIL_ALREADY_EXISTS_ERROR, or under account
 // linking SIGN_UP_NOT_ALLOWED), as 16 sign-ups one after the other are.
 func TestPasskeyConcurrentOneEmail(t *testing.T) {
@@ -1136,8 +1137,12 @@ func TestPasskeyConcurrentOneEmail(t *testing.T) {
 			st := memstore.New()
 			// A store that takes 20 ms to write a new login, as a
 			// database under load may: the sign-ups overlap as they
-			// would in production.
-			s := pkServer(t, auth.Config{Store: pkSlowSignUp{st}, AccountLinking: linking})
+			// would in production. Two servers share it.
+			srv := []*authtest.Server{
+				pkServer(t, auth.Config{Store: pkSlowSignUp{st}, AccountLinking: linking}),
+				pkServer(t, auth.Config{Store: pkSlowSignUp{st}, AccountLinking: linking}),
+			}
+			s := srv[0]
 			const email = "email-race@example.com"
 			opts := make([]pkOptions, n)
 			creds := make([][]byte, n)
@@ -1145,7 +1150,7 @@ func TestPasskeyConcurrentOneEmail(t *testing.T) {
 				opts[i] = pkRegisterOptions(t, s.NewClient(authtest.Header), email)
 				creds[i] = pkRegister(t, s.NewAuthenticator(), opts[i])
 			}
-			answers := pkRace(n, func(int) *authtest.Client { return s.NewClient(authtest.Header) },
+			answers := pkRace(n, func(i int) *authtest.Client { return srv[i%2].NewClient(authtest.Header) },
 				func(i int, c *authtest.Client) *authtest.Response { return c.PasskeySignUp(opts[i].id, creds[i]) })
 			ok := 0
 			for _, res := range answers {
@@ -1177,8 +1182,10 @@ func TestPasskeyConcurrentOneEmail(t *testing.T) {
 	}
 }
 
-// pkSlowSignUp is a store whose SignInUp waits 20 ms before it writes.
-type pkSlowSignUp struct{ store.Store }
+// pkSlowSignUp is a memstore whose SignInUp waits 20 ms before it
+// writes. It keeps the rate limits, as the memstore does, for every
+// server that shares it.
+type pkSlowSignUp struct{ *memstore.Store }
 
 func (s pkSlowSignUp) SignInUp(ctx context.Context, l store.Login, u store.User) (store.Login, bool, error) {
 	time.Sleep(20 * time.Millisecond)
