@@ -679,7 +679,10 @@ func (e *faultEnv) checkAccounts(l *faultLedger) {
 			}
 			own = append(own, lg)
 			switch {
-			case !e.cfg.AccountLinking:
+			case !e.cfg.AccountLinking && !(lg.Method == store.MethodWebAuthn && lg.EmailProven):
+				// Without linking only a passkey that a recovery proved
+				// owns its address: a store adds a login with an address
+				// to an existing user only as its owner or beside it.
 				e.violation("login %s owns %s with account linking off", lg.ID, email)
 			case !lg.EmailVerified || !lg.EmailProven:
 				e.violation("login %s owns %s, which is not verified and proven (verified %v, proven %v)", lg.ID, email, lg.EmailVerified, lg.EmailProven)

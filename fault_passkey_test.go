@@ -422,8 +422,9 @@ func faultPasskeyFlows() []faultFlow {
 				if a.ok() && (!optsUsed || !tokUsed || !linked) {
 					e.violation("a recovery answered OK, but committed the options' use %v, the link's %v, the new passkey %v", optsUsed, tokUsed, linked)
 				}
-				if a.ok() || linked {
-					// The old passkey goes the moment the new one joins.
+				if a.ok() || linked && tokUsed {
+					// The old passkey is gone once the link is used up,
+					// which is the recovery's last step.
 					if r := e.pkSignIn(e.srv.NewClient(authtest.Header), e.pk.a); !r.is(http.StatusOK, "INVALID_CREDENTIALS_ERROR") {
 						e.violation("a recovery (%v) registered the new passkey, and the old one still signs in: %v", a, r)
 					}
@@ -454,12 +455,17 @@ func faultPasskeyFlows() []faultFlow {
 					}
 				case !a.ok() && linked:
 					// The person cannot tell that the new passkey joined:
-					// they ask for another link and recover again, with
-					// another device (the browser refuses to register
-					// the first again: the options exclude it).
-					e.finding("passkey recovery failed after the new passkey joined the user: the person recovers again")
+					// they recover again, with another device, and with
+					// the same link if it still works (it is used up
+					// last, so that a retry finishes the recovery).
 					e.pk.fresh = e.srv.NewAuthenticator()
-					tok := e.pkRequestRecovery(e.srv.NewClient(authtest.Header))
+					tok := e.pk.token
+					if tokUsed {
+						e.finding("passkey recovery failed after its link was used: the person asks for another link")
+						tok = e.pkRequestRecovery(e.srv.NewClient(authtest.Header))
+					} else {
+						e.finding("passkey recovery failed after the new passkey joined the user: the person retries with the link")
+					}
 					o := e.pkOptions(c, "/webauthn/options/register", map[string]string{"recoverAccountToken": tok})
 					if r := e.pkRecoverWith(c, o, pkRegister(e.t, e.pk.fresh, o), tok); !r.ok() {
 						e.violation("recovering again with a new link: %v, want OK", r)

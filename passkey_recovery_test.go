@@ -378,11 +378,14 @@ func TestPasskeyRecoveryUnderLinking(t *testing.T) {
 	}
 }
 
-// TestPasskeyRecoveryOwnsNothingWithoutLinking: with account linking
-// off, no login owns an address (ownership is account linking's); a
-// recovered passkey proves its address and owns nothing, as a password
-// reset's login does.
-func TestPasskeyRecoveryOwnsNothingWithoutLinking(t *testing.T) {
+// TestPasskeyRecoveryOwnsWithoutLinking: with account linking off, a
+// recovered passkey proves its address and owns it, which a password
+// reset's login does not: a store adds a login with an address to an
+// existing user only as the address's owner or beside its owner, and
+// nobody owns it without linking. Ownership is account linking's, so it
+// changes nothing until linking is turned on; then the address is the
+// account's that proved it.
+func TestPasskeyRecoveryOwnsWithoutLinking(t *testing.T) {
 	t.Parallel()
 	st := memstore.New()
 	s := pkServer(t, auth.Config{Store: st})
@@ -394,11 +397,11 @@ func TestPasskeyRecoveryOwnsNothingWithoutLinking(t *testing.T) {
 	if res := pkRecover(t, c, fresh, pkRecoveryLink(t, s, email, 0)); res.Status != "OK" {
 		t.Fatalf("recovery: %d %s", res.StatusCode, res.Body)
 	}
-	if l := pkLogin(t, st, pkCredID(fresh)); l.OwnsEmail || !l.EmailProven || !l.EmailVerified {
-		t.Errorf("the recovered passkey's login with linking off: owns %v, proven %v, verified %v; want %s proven and verified, and owned by nobody",
+	if l := pkLogin(t, st, pkCredID(fresh)); !l.OwnsEmail || !l.EmailProven || !l.EmailVerified {
+		t.Errorf("the recovered passkey's login with linking off: owns %v, proven %v, verified %v; want %s owned, proven and verified",
 			l.OwnsEmail, l.EmailProven, l.EmailVerified, email)
 	}
-	// As a reset's password login.
+	// A reset's password login proves its address and owns nothing.
 	_, pw := s.SignedIn(authtest.Header)
 	before := len(s.Mailbox.Messages())
 	if res := s.NewClient(authtest.Header).RequestPasswordReset(pw.Email); res.Status != "OK" {

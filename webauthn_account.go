@@ -350,21 +350,19 @@ func (a *Auth) handleRecoverAccount(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	nl := store.Login{UserID: tok.UserID, Email: tok.Email, EmailVerified: true, EmailProven: true}
+	// The link is used up last: until every earlier way in has gone, a
+	// retry with it finishes what a failure interrupted.
 	a.registerPasskey(w, r, opts, c, req.Credential, nl, func(ctx context.Context, l store.Login) (string, error) {
-		_, err := a.store.UseCeremony(ctx, store.CodePasskeyRecovery, tokHash, a.cfg.Now(), nil)
-		if errors.Is(err, store.ErrNotFound) {
-			return webauthnTokenInvalid, nil // used meanwhile
-		}
-		if err != nil {
-			return "", err
-		}
 		logins, err := a.store.Logins(ctx, l.UserID)
 		if err != nil {
 			return "", err
 		}
 		// The new passkey proves the address, so it owns it unless a
 		// login of the user does; that one may be an earlier passkey,
-		// which goes below, and then the new one takes the address.
+		// which goes below, and then the new one takes the address. It
+		// owns it with account linking off too: a store adds a login with
+		// an address to an existing user only as the address's owner or
+		// beside it, and the address is this account's, which it proved.
 		l.OwnsEmail = !ownedWithin(logins, l.Email)
 		switch err := a.store.LinkLogin(ctx, l); {
 		case errors.Is(err, store.ErrEmailOwned):
@@ -381,7 +379,16 @@ func (a *Auth) handleRecoverAccount(w http.ResponseWriter, r *http.Request) {
 				return "", err
 			}
 		}
-		return "", nil
+		_, err = a.store.UseCeremony(ctx, store.CodePasskeyRecovery, tokHash, a.cfg.Now(), nil)
+		if errors.Is(err, store.ErrNotFound) {
+			// A recovery with the same link finished first: it keeps its
+			// passkey, this one goes.
+			if _, err := a.store.DeleteLogin(ctx, l.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return "", err
+			}
+			return webauthnTokenInvalid, nil
+		}
+		return "", err
 	})
 }
 

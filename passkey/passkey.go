@@ -94,11 +94,20 @@ func (v *Verifier) BeginRegistration(rp auth.RelyingParty, user auth.PasskeyUser
 		return nil, nil, fmt.Errorf("passkey: %w", err)
 	}
 	// The SDKs hand the answer to @simplewebauthn/browser as it is: the
-	// options' members at the top level, not under "publicKey".
-	if creation.Response.CredentialExcludeList == nil {
-		creation.Response.CredentialExcludeList = []protocol.CredentialDescriptor{}
+	// options' members at the top level, not under "publicKey", and
+	// excludeCredentials always there, as the SDKs' types declare it
+	// (go-webauthn leaves an empty list out).
+	options, state, err = marshalPair(creation.Response, session)
+	if err != nil || len(creation.Response.CredentialExcludeList) > 0 {
+		return options, state, err
 	}
-	return marshalPair(creation.Response, session)
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(options, &members); err != nil {
+		return nil, nil, fmt.Errorf("passkey: %w", err)
+	}
+	members["excludeCredentials"] = json.RawMessage("[]")
+	options, err = json.Marshal(members)
+	return options, state, err
 }
 
 // FinishRegistration implements auth.PasskeyVerifier.
