@@ -26,19 +26,27 @@ func (a *Auth) handleResetRequest(w http.ResponseWriter, r *http.Request) {
 		writeFieldErrors(w, []fieldError{{"email", msg}})
 		return
 	}
+	a.queueAccountEmail(w, r, "reset", email, a.sendResetEmail)
+}
+
+// queueAccountEmail answers a request for an email of kind ("reset",
+// "passkey recovery") to an address, whose account send looks up off the
+// request path. Requests are counted per client (ClientResetRequests,
+// 429 past it) and per address (ResetEmails). Every address is counted
+// alike, known or not, so the limit reveals nothing; past it the request
+// is answered as usual, without mail.
+func (a *Auth) queueAccountEmail(w http.ResponseWriter, r *http.Request, kind, email string, send func(context.Context, string)) {
 	ctx := r.Context()
 	perClient := limit{limitKey("reset-client", a.limitClient(r)), a.cfg.RateLimits.ClientResetRequests}
 	if wait := a.take(ctx, perClient); wait > 0 {
 		tooMany(w, wait)
 		return
 	}
-	// Every email is counted alike, known or not, so the limit reveals
-	// nothing; past it the request is answered as usual, without mail.
-	perEmail := limit{limitKey("reset-email", email), a.cfg.RateLimits.ResetEmails}
+	perEmail := limit{limitKey(kind+"-email", email), a.cfg.RateLimits.ResetEmails}
 	if a.take(ctx, perEmail) > 0 {
-		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: reset email withheld", slog.String("reason", "rate limit"))
+		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: "+kind+" email withheld", slog.String("reason", "rate limit"))
 	} else {
-		a.outbox.enqueue(a, mailJob{"reset", func(ctx context.Context) { a.sendResetEmail(ctx, email) }})
+		a.outbox.enqueue(a, mailJob{kind, func(ctx context.Context) { send(ctx, email) }})
 	}
 	writeJSON(w, http.StatusOK, statusOK)
 }

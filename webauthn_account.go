@@ -232,19 +232,7 @@ func (a *Auth) handleRecoveryRequest(w http.ResponseWriter, r *http.Request) {
 		writeGeneralError(w, msg)
 		return
 	}
-	ctx := r.Context()
-	perClient := limit{limitKey("reset-client", a.limitClient(r)), a.cfg.RateLimits.ClientResetRequests}
-	if wait := a.take(ctx, perClient); wait > 0 {
-		tooMany(w, wait)
-		return
-	}
-	perEmail := limit{limitKey("passkey-recovery-email", email), a.cfg.RateLimits.ResetEmails}
-	if a.take(ctx, perEmail) > 0 {
-		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: passkey recovery email withheld", slog.String("reason", "rate limit"))
-	} else {
-		a.outbox.enqueue(a, mailJob{"passkey recovery", func(ctx context.Context) { a.sendRecoveryEmail(ctx, email) }})
-	}
-	writeJSON(w, http.StatusOK, statusOK)
+	a.queueAccountEmail(w, r, "passkey recovery", email, a.sendRecoveryEmail)
 }
 
 // recoverable returns the user whose passkey logins have email, the

@@ -112,13 +112,9 @@ func (v *Verifier) BeginRegistration(rp auth.RelyingParty, user auth.PasskeyUser
 
 // FinishRegistration implements auth.PasskeyVerifier.
 func (v *Verifier) FinishRegistration(rp auth.RelyingParty, user auth.PasskeyUser, state, response []byte) (auth.Passkey, error) {
-	w, err := v.party(rp)
+	w, session, err := v.resume(rp, state)
 	if err != nil {
 		return auth.Passkey{}, err
-	}
-	var session webauthn.SessionData
-	if err := json.Unmarshal(state, &session); err != nil {
-		return auth.Passkey{}, fmt.Errorf("passkey: ceremony state: %w", err)
 	}
 	parsed, err := protocol.ParseCredentialCreationResponseBytes(response)
 	if err != nil {
@@ -129,6 +125,19 @@ func (v *Verifier) FinishRegistration(rp auth.RelyingParty, user auth.PasskeyUse
 		return auth.Passkey{}, refused(err)
 	}
 	return passkeyOf(cred, user.Handle)
+}
+
+// resume returns the relying party and the state of a ceremony that a
+// Begin method started.
+func (v *Verifier) resume(rp auth.RelyingParty, state []byte) (*webauthn.WebAuthn, webauthn.SessionData, error) {
+	var session webauthn.SessionData
+	w, err := v.party(rp)
+	if err == nil {
+		if err = json.Unmarshal(state, &session); err != nil {
+			err = fmt.Errorf("passkey: ceremony state: %w", err)
+		}
+	}
+	return w, session, err
 }
 
 // BeginSignIn implements auth.PasskeyVerifier.
@@ -146,13 +155,9 @@ func (v *Verifier) BeginSignIn(rp auth.RelyingParty) (options, state []byte, err
 
 // FinishSignIn implements auth.PasskeyVerifier.
 func (v *Verifier) FinishSignIn(rp auth.RelyingParty, state, response []byte, find auth.FindPasskey) (auth.Passkey, error) {
-	w, err := v.party(rp)
+	w, session, err := v.resume(rp, state)
 	if err != nil {
 		return auth.Passkey{}, err
-	}
-	var session webauthn.SessionData
-	if err := json.Unmarshal(state, &session); err != nil {
-		return auth.Passkey{}, fmt.Errorf("passkey: ceremony state: %w", err)
 	}
 	parsed, err := protocol.ParseCredentialRequestResponseBytes(response)
 	if err != nil {
