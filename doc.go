@@ -140,6 +140,35 @@
 // starts a session of its own; shouldTryLinkingWithSessionUser is
 // accepted and ignored.
 //
+// # Passkeys
+//
+// With Config.Passkeys.Verifier (passkey.New(), from package passkey,
+// which alone imports go-webauthn), a person signs up and in with a
+// discoverable passkey. The relying party is the host of Config.AppURL
+// unless PasskeyConfig.RelyingPartyID names a parent domain of it; New
+// refuses one that is not the host or a parent of every allowed origin, or
+// is an IP address, which browsers refuse.
+//
+// A ceremony's options are a one-time record: the step that accepts a
+// sign-in deletes them together with the passkey's new counter (a
+// compare-and-swap), and sign-up, recovery and adding a passkey delete
+// them before they write, so an assertion answers one ceremony once, even
+// signed again with a higher counter. A counter that does not grow, where
+// the authenticator keeps one, refuses the sign-in and reports
+// EventPasskeyCloneSuspected; synced passkeys, whose counter stays 0,
+// sign in. One email has one passkey user: racing sign-ups take turns
+// through the Limiter.
+//
+// A passkey proves nothing about its email (whoever made it need not read
+// the inbox): passkey users start unverified and, under account linking,
+// join nobody. A passkey a signed-in user adds has no email of its own.
+// Recovery by a mailed link (an hour, once; withheld where another user
+// holds the address) proves the inbox and works as a reset: the new
+// passkey proves and owns the address, every session ends, every earlier
+// passkey goes, and the user's other logins with the address that prove
+// nothing go (a password one is voided). The link is used up last, so a
+// retry with it finishes a recovery that failed part-way.
+//
 // # Account linking
 //
 // With Config.AccountLinking, login methods with one email address belong
