@@ -38,6 +38,7 @@ type Auth struct {
 	// frontendOrigins are the origins of AppURL and AllowedOrigins, where
 	// third-party sign-in may send the browser back to.
 	frontendOrigins map[string]bool
+	rp              RelyingParty // of Config.Passkeys
 
 	liveSessions tokencache.Sessions // for Config.SessionCheckCache
 	deleted      ended               // users this instance deleted, until their access tokens expire
@@ -111,6 +112,7 @@ func New(cfg Config) (*Auth, error) {
 		a.providers[p.ID()] = p
 	}
 	a.frontendOrigins = frontendOrigins(cfg)
+	a.rp = relyingParty(cfg.Passkeys, a.frontendOrigins)
 	a.routes = a.routeTable()
 	return a, nil
 }

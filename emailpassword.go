@@ -294,14 +294,25 @@ func (a *Auth) lookupParam(w http.ResponseWriter, r *http.Request, name string) 
 // exists, which for an address that is not well-formed (valid false) it
 // does not.
 func (a *Auth) writeExists(w http.ResponseWriter, r *http.Request, key store.LoginKey, valid bool) {
+	a.answerExists(w, r, valid, func(ctx context.Context) (bool, error) {
+		_, err := a.store.Login(ctx, key)
+		if errors.Is(err, store.ErrNotFound) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+}
+
+// answerExists answers an exists endpoint with what found reports, or
+// false without asking for an address that is not well-formed.
+func (a *Auth) answerExists(w http.ResponseWriter, r *http.Request, valid bool, found func(context.Context) (bool, error)) {
 	exists := false
 	if valid {
-		_, err := a.store.Login(r.Context(), key)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
+		var err error
+		if exists, err = found(r.Context()); err != nil {
 			a.fail(w, r, err)
 			return
 		}
-		exists = err == nil
 	}
 	writeJSON(w, http.StatusOK, struct {
 		Status string `json:"status"`

@@ -299,3 +299,30 @@ func tokenField(req map[string]json.RawMessage, what string) (string, error) {
 	}
 	return tok, nil
 }
+
+// linkingField is shouldTryLinkingWithSessionUser, which the SDKs may send
+// with the sign-in requests of passwordless and passkeys, as a boolean.
+// Those sign-ins are first factors here: each starts a session of its
+// own, so the field is checked and otherwise ignored.
+type linkingField struct {
+	LinkSession json.RawMessage `json:"shouldTryLinkingWithSessionUser"`
+}
+
+func (f *linkingField) linking() json.RawMessage { return f.LinkSession }
+
+// readSignInRequest reads the JSON body of a passwordless or passkey
+// request into req, or answers the request itself and reports false.
+func (a *Auth) readSignInRequest(w http.ResponseWriter, r *http.Request, req interface{ linking() json.RawMessage }) bool {
+	err := a.readJSON(w, r, req)
+	if raw := req.linking(); err == nil && raw != nil && string(raw) != "null" {
+		var b bool
+		if json.Unmarshal(raw, &b) != nil {
+			err = badRequest("shouldTryLinkingWithSessionUser must be a boolean")
+		}
+	}
+	if err != nil {
+		a.fail(w, r, err)
+		return false
+	}
+	return true
+}

@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
@@ -236,33 +235,6 @@ const (
 	passwordlessNotAllow = "SIGN_IN_UP_NOT_ALLOWED"
 )
 
-// linkingField is shouldTryLinkingWithSessionUser, which the SDKs may send
-// with every passwordless request, as a boolean. A passwordless sign-in
-// is a first factor here: it always starts a session of its own, so the
-// field is checked and otherwise ignored.
-type linkingField struct {
-	LinkSession json.RawMessage `json:"shouldTryLinkingWithSessionUser"`
-}
-
-func (f *linkingField) linking() json.RawMessage { return f.LinkSession }
-
-// readPasswordless reads the JSON body of a passwordless request into
-// req, or answers the request itself and reports false.
-func (a *Auth) readPasswordless(w http.ResponseWriter, r *http.Request, req interface{ linking() json.RawMessage }) bool {
-	err := a.readJSON(w, r, req)
-	if raw := req.linking(); err == nil && raw != nil && string(raw) != "null" {
-		var b bool
-		if json.Unmarshal(raw, &b) != nil {
-			err = badRequest("shouldTryLinkingWithSessionUser must be a boolean")
-		}
-	}
-	if err != nil {
-		a.fail(w, r, err)
-		return false
-	}
-	return true
-}
-
 // contactRequest is the body of /signinup/code.
 type contactRequest struct {
 	Email       *string `json:"email"`
@@ -276,7 +248,7 @@ type contactRequest struct {
 // address has an account or not.
 func (a *Auth) handleCreateCode(w http.ResponseWriter, r *http.Request) {
 	var req contactRequest
-	if !a.readPasswordless(w, r, &req) {
+	if !a.readSignInRequest(w, r, &req) {
 		return
 	}
 	contact, msg, err := a.contactOf(req)
@@ -321,7 +293,7 @@ func (a *Auth) handleResendCode(w http.ResponseWriter, r *http.Request) {
 		PreAuthSessionID *string `json:"preAuthSessionId"`
 		linkingField
 	}
-	if !a.readPasswordless(w, r, &req) {
+	if !a.readSignInRequest(w, r, &req) {
 		return
 	}
 	if req.DeviceID == nil || req.PreAuthSessionID == nil {
@@ -473,12 +445,8 @@ func (a *Auth) sendCode(w http.ResponseWriter, r *http.Request, f passwordlessFl
 	if err == nil && cfg.Flow.links() {
 		link, _ := newSecret()
 		err = created(linkHash(link))
-		sep := "?"
-		if strings.Contains(cfg.LinkURL, "?") {
-			sep = "&"
-		}
 		// Both ids are URL-safe base64: nothing to escape.
-		m.Link = cfg.LinkURL + sep + "preAuthSessionId=" + f.preAuthSessionID() + "&tenantId=public#" + link
+		m.Link = withQuery(cfg.LinkURL, "preAuthSessionId="+f.preAuthSessionID()+"&tenantId=public") + "#" + link
 	}
 	switch {
 	case errors.Is(err, store.ErrConflict):
@@ -537,7 +505,7 @@ func (a *Auth) handleConsumeCode(w http.ResponseWriter, r *http.Request) {
 		LinkCode         *string `json:"linkCode"`
 		linkingField
 	}
-	if !a.readPasswordless(w, r, &req) {
+	if !a.readSignInRequest(w, r, &req) {
 		return
 	}
 	byCode := req.UserInputCode != nil || req.DeviceID != nil

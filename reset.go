@@ -103,12 +103,17 @@ func (a *Auth) resetLink(tok string) string {
 
 // linkWithToken adds a token and the tenant to a page's URL.
 func linkWithToken(page, tok string) string {
-	sep := "?"
-	if strings.Contains(page, "?") {
-		sep = "&"
-	}
 	// The token is URL-safe base64: nothing to escape.
-	return page + sep + "token=" + tok + "&tenantId=public"
+	return withQuery(page, "token="+tok+"&tenantId=public")
+}
+
+// withQuery adds query parameters, already escaped, to a page's URL,
+// which may have a query of its own.
+func withQuery(page, query string) string {
+	if strings.Contains(page, "?") {
+		return page + "&" + query
+	}
+	return page + "?" + query
 }
 
 // handleResetPassword sets a new password with a reset token. Success ends

@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -187,14 +189,11 @@ func hostWithin(host, domain string) bool {
 	return host == domain || strings.HasSuffix(host, "."+domain) && net.ParseIP(host) == nil
 }
 
-// relyingParty is the relying party of the configuration.
-func (a *Auth) relyingParty() RelyingParty {
-	c := a.cfg.Passkeys
-	origins := []string{}
-	for o := range a.frontendOrigins {
-		origins = append(origins, o)
-	}
-	return RelyingParty{ID: c.RelyingPartyID, Name: c.RelyingPartyName, Origins: origins}
+// relyingParty is the relying party of the configuration: made once in
+// New, in one order, so that every ceremony names the same one (the
+// verifier keeps its relying parties by value).
+func relyingParty(c PasskeyConfig, frontendOrigins map[string]bool) RelyingParty {
+	return RelyingParty{ID: c.RelyingPartyID, Name: c.RelyingPartyName, Origins: slices.Sorted(maps.Keys(frontendOrigins))}
 }
 
 // ceremony is what a CodePasskeyOptions keeps in Data.
@@ -269,7 +268,7 @@ func (a *Auth) handleRegisterOptions(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	options, state, err := a.cfg.Passkeys.Verifier.BeginRegistration(a.relyingParty(), PasskeyUser{Handle: handle, Name: opts.Email}, nil)
+	options, state, err := a.cfg.Passkeys.Verifier.BeginRegistration(a.rp, PasskeyUser{Handle: handle, Name: opts.Email}, nil)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -287,7 +286,7 @@ func (a *Auth) handleSignInOptions(w http.ResponseWriter, r *http.Request) {
 	if !a.passkeyLimit(w, r) {
 		return
 	}
-	options, state, err := a.cfg.Passkeys.Verifier.BeginSignIn(a.relyingParty())
+	options, state, err := a.cfg.Passkeys.Verifier.BeginSignIn(a.rp)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -346,7 +345,7 @@ func (a *Auth) readCeremony(w http.ResponseWriter, r *http.Request) (req ceremon
 // readCeremonyBody reads and checks the body of an endpoint that
 // finishes a ceremony, or answers the request itself.
 func (a *Auth) readCeremonyBody(w http.ResponseWriter, r *http.Request) (req ceremonyRequest, ok bool) {
-	if !a.readPasswordless(w, r, &req) {
+	if !a.readSignInRequest(w, r, &req) {
 		return req, false
 	}
 	if req.OptionsID == nil || len(req.Credential) == 0 || string(req.Credential) == "null" {
@@ -425,7 +424,7 @@ func (a *Auth) handlePasskeySignUp(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, "EMAIL_ALREADY_EXISTS_ERROR")
 		return
 	}
-	rp := a.relyingParty()
+	rp := a.rp
 	pk, err := a.cfg.Passkeys.Verifier.FinishRegistration(rp, PasskeyUser{Handle: c.Handle, Name: opts.Email}, c.State, req.Credential)
 	if err != nil {
 		a.verifierFailed(w, r, webauthnInvalidCredentials, err)
@@ -526,7 +525,7 @@ func (a *Auth) handlePasskeySignIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	rp := a.relyingParty()
+	rp := a.rp
 	var login store.Login
 	find := func(id, handle []byte) ([]byte, error) {
 		l, err := a.store.Login(ctx, store.WebAuthnKey(rp.ID, base64.RawURLEncoding.EncodeToString(id)))
@@ -588,18 +587,9 @@ func (a *Auth) handlePasskeyEmailExists(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	email = normaliseEmail(email)
-	exists := false
-	if checkEmail(email) == "" {
-		var err error
-		if exists, err = a.passkeyEmailExists(r.Context(), email); err != nil {
-			a.fail(w, r, err)
-			return
-		}
-	}
-	writeJSON(w, http.StatusOK, struct {
-		Status string `json:"status"`
-		Exists bool   `json:"exists"`
-	}{"OK", exists})
+	a.answerExists(w, r, checkEmail(email) == "", func(ctx context.Context) (bool, error) {
+		return a.passkeyEmailExists(ctx, email)
+	})
 }
 
 // passkeyRoutes adds the passkey endpoints to routes.

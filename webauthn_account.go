@@ -129,7 +129,7 @@ func (a *Auth) handleAddPasskey(w http.ResponseWriter, r *http.Request) {
 // OK, or the status add returns.
 func (a *Auth) registerPasskey(w http.ResponseWriter, r *http.Request, opts store.Code, c ceremony, credential []byte, nl store.Login, add func(context.Context, store.Login) (string, error)) {
 	ctx := r.Context()
-	rp := a.relyingParty()
+	rp := a.rp
 	pk, err := a.cfg.Passkeys.Verifier.FinishRegistration(rp, PasskeyUser{Handle: c.Handle, Name: opts.Email}, c.State, credential)
 	if err != nil {
 		a.verifierFailed(w, r, webauthnInvalidCredentials, err)
