@@ -1261,3 +1261,24 @@ func TestPasskeyOptionsWire(t *testing.T) {
 		t.Errorf("sign-in options %v", si)
 	}
 }
+
+// TestPasskeyEventsNameNoProvider: a passkey's sign-up and sign-in events
+// name the method and no third party: a passkey's ThirdParty in the store
+// is its relying party, not a provider.
+func TestPasskeyEventsNameNoProvider(t *testing.T) {
+	events := newEventLog()
+	s := pkServer(t, auth.Config{OnEvent: events.record})
+	c, a, _ := pkSignUp(t, s, authtest.Header, "events@example.com")
+	if res := c.SignInWithPasskey(a); res.Status != "OK" {
+		t.Fatalf("passkey sign-in: %s", res.Body)
+	}
+	signIns := events.of(auth.EventSignIn)
+	if len(signIns) != 2 {
+		t.Fatalf("%d sign-in events, want 2 (sign-up and sign-in)", len(signIns))
+	}
+	for _, e := range append(signIns, events.of(auth.EventSignUp)...) {
+		if e.Method != store.MethodWebAuthn || e.ThirdPartyID != "" {
+			t.Errorf("%s event: method %q, third party %q; want %q and none", e.Kind, e.Method, e.ThirdPartyID, store.MethodWebAuthn)
+		}
+	}
+}

@@ -1180,3 +1180,19 @@ func TestPasswordlessResendLateInTheFlow(t *testing.T) {
 	s.Clock.Advance(59*time.Minute + 30*time.Second)
 	plWantStatus(t, "resend 30 seconds before the flow ends", plResend(c, f), `{"status":"RESTART_FLOW_ERROR"}`)
 }
+
+// TestPasswordlessLinkURLWithQuery: a LinkURL with a query of its own
+// keeps it, and the link's parameters follow it.
+func TestPasswordlessLinkURLWithQuery(t *testing.T) {
+	s := plServer(t, auth.PasswordlessLink, auth.Config{
+		AppURL: "https://app.example.com", Passwordless: auth.PasswordlessConfig{LinkURL: "https://app.example.com/verify?lang=fr"},
+	})
+	c := s.NewClient(authtest.Header)
+	email := s.NewEmail()
+	_, msg := plStart(t, s, c, email)
+	link := authtest.PasswordlessLink(t, msg)
+	if !strings.HasPrefix(link, "https://app.example.com/verify?lang=fr&preAuthSessionId=") {
+		t.Fatalf("link %s, want the page's query kept and the flow's id after it", link)
+	}
+	plWantUser(t, s.NewClient(authtest.Cookie).ConsumeLink(link), email, true)
+}
