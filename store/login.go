@@ -20,6 +20,13 @@ const (
 	// unpadded base64url, and its Material the credential's public key,
 	// sign counter and flags, as the library encodes them.
 	MethodWebAuthn = "webauthn"
+	// MethodSecondFactors is not a way to sign in but the record of a
+	// user's second factors: TOTP devices, recovery codes and the
+	// factors the application requires of the user, all in its Material,
+	// as the library encodes them (secrets sealed, codes hashed). A user
+	// has at most one; its Subject is the user's id, and it has no email.
+	// It never counts as a user's way to sign in (see DeleteLogin).
+	MethodSecondFactors = "mfa"
 )
 
 // A LoginKey names one way of signing in. It is unique across all users:
@@ -58,6 +65,11 @@ func WebAuthnKey(relyingParty, credentialID string) LoginKey {
 	return LoginKey{Method: MethodWebAuthn, ThirdParty: relyingParty, Subject: credentialID}
 }
 
+// SecondFactorsKey is the key of a user's record of second factors.
+func SecondFactorsKey(userID string) LoginKey {
+	return LoginKey{Method: MethodSecondFactors, Subject: userID}
+}
+
 // A Login is one login method of a user. A user has at least one, and at
 // most one whose Method is MethodEmailPassword.
 type Login struct {
@@ -94,7 +106,8 @@ type Login struct {
 	// encoding of the library's: a passkey's public key, sign counter and
 	// flags. Nothing secret: the library seals what would be. Stores keep
 	// it as written (CreateUser, SignInUp, LinkLogin) and change it only
-	// in UseCeremony. Nil for the methods that keep none.
+	// in UseCeremony and UpdateLoginMaterial. Nil for the methods that
+	// keep none.
 	Material []byte
 	// PasswordHash is the password in PHC string format; only for
 	// MethodEmailPassword.

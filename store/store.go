@@ -25,24 +25,26 @@
 // # Room for new login methods
 //
 // Passwordless codes, passkeys and second factors (TOTP, recovery codes)
-// are to fit this contract with at most one new method each. The plan:
+// fit this contract with at most one new method each.
 //
 // A login method's lasting material lives on its Login. A passwordless
 // login is Method "passwordless" keyed by the normalised email, with no
 // material; a passkey is Method "webauthn", ThirdParty the relying party's
 // id and Subject the credential id, with the public key, sign counter,
-// backup flags and transports as material; a TOTP device is Method
-// "totp" keyed by its user and name, with its secret sealed by the library
-// (as signing keys are) and the last time step it accepted; recovery codes
-// are one Login whose material is the set of their one-way hashes. Every
-// write of material that must not be lost to a concurrent one is a
-// compare-and-swap with ErrConflict when the stored material is not the
-// one read: a passkey's counter in UseCeremony, with its ceremony; a TOTP
-// step accepted once across instances and a recovery code spent once in
-// UpdateLoginMaterial(loginID, old, new), the second factors' method.
-// UpdatePasswordHash is that method for the password column. Which
-// methods prove their email (Login.EmailProven) follows the account
-// model: a passwordless code does, a passkey does not.
+// backup flags and transports as material. A user's second factors are
+// one Login of Method "mfa" (MethodSecondFactors) whose material holds
+// its TOTP devices (secrets sealed by the library, as signing keys are),
+// the last TOTP time step it accepted, its recovery codes as one-way
+// hashes, its run of wrong codes, and the factors the application requires
+// of the user. One record, so that each change to it is one atomic
+// compare-and-swap (UpdateLoginMaterial, ErrConflict when the stored
+// material is not the one read): a TOTP step accepted once across
+// instances, a recovery code spent once, the last factor of a user who
+// must have one never removed by a race. A passkey's counter is swapped
+// the same way in UseCeremony, with its ceremony. UpdatePasswordHash is
+// that method for the password column. Which methods prove their email
+// (Login.EmailProven) follows the account model: a passwordless code does,
+// a passkey does not.
 //
 // Short-lived secrets handed to a person or a browser (reset and
 // verification tokens, passwordless codes and link codes, WebAuthn
@@ -58,17 +60,16 @@
 // and ends the address's flows, or counts a wrong one against its flow
 // (the login is then signed in, or up, with the UserStore's methods); for
 // passkeys, deleting the ceremony's options in the step that accepts it
-// and updates the counter. TOTP needs
-// no code records: its replay guard is the material's step, and its
-// lockout the RateLimitStore.
+// and updates the counter.
 //
 // Reset and verification tokens are Code records (schema 10 on SQL), and
 // so are passwordless flows and codes (schema 11), whose one method is
 // UsePasswordlessCode, and passkey ceremonies and recovery links (schema
-// 12, with Login.Material), whose one method is UseCeremony: it deletes a
-// ceremony's options in the step that accepts it and updates the
-// passkey's counter. Second factors add their fields and their one method
-// when they land.
+// 12, with Login.Material), whose one method is UseCeremony. Second
+// factors (schema 13) add UpdateLoginMaterial for the user's record, and
+// Session.Factors, the factors a session has completed, with
+// UpdateSessionFactors: a session is the one thing a second factor
+// changes that is not the user's.
 package store
 
 import (
@@ -165,6 +166,12 @@ type Session struct {
 	// Generation counts the session's exchanges: its first refresh token
 	// is generation 0, and each exchange's successor one more.
 	Generation int64
+	// Factors is what the session has proved, in the library's encoding:
+	// the factors it completed and when, and whether they meet what its
+	// user must complete. Stores keep it as written by CreateSession and
+	// change it only in UpdateSessionFactors; every method that returns
+	// a session returns it. Nil for a session that has none.
+	Factors []byte
 }
 
 // EndReason says why a session ended before its expiry.
@@ -491,9 +498,10 @@ type UserStore interface {
 	// DeleteLogin removes the login with the given id from its user, ends
 	// the sessions it started (Session.LoginID, EndRevoked) and removes the
 	// codes bound to it, in one step, and returns the handles of the
-	// sessions it ended. It returns ErrLastLogin if the login is its user's only
-	// one, and ErrNotFound if there is no such login; then nothing
-	// changes. The other logins of the user are unchanged.
+	// sessions it ended. It returns ErrLastLogin if the login is its
+	// user's only way to sign in (a MethodSecondFactors record is none),
+	// and ErrNotFound if there is no such login; then nothing changes.
+	// The other logins of the user are unchanged.
 	DeleteLogin(ctx context.Context, loginID string) ([]string, error)
 
 	// DeleteUser removes a user and everything the store keeps of it, in
@@ -514,6 +522,13 @@ type UserStore interface {
 	// ErrConflict. Like every change of the hash, it voids the user's
 	// outstanding CodeReset codes.
 	UpdatePasswordHash(ctx context.Context, userID, oldHash, newHash string) error
+
+	// UpdateLoginMaterial sets the Material of the login with the given
+	// id to new if it is still old (nil and empty are the same), in one
+	// atomic step. It returns ErrConflict if it is not, and ErrNotFound if
+	// there is no such login; then nothing changes. Of several concurrent
+	// calls with the same old, at most one succeeds.
+	UpdateLoginMaterial(ctx context.Context, loginID string, old, new []byte) error
 }
 
 // TokenStore keeps one-time codes (Code): password reset and email
@@ -689,6 +704,14 @@ type SessionStore interface {
 	// after it, and returns the handles it ended (none for an unknown
 	// user).
 	RevokeUserSessions(ctx context.Context, userID string) ([]string, error)
+
+	// UpdateSessionFactors sets the Factors of the session handle to new
+	// if they are still old (nil and empty are the same), in one atomic
+	// step. It returns ErrConflict if they are not, an EndedError if the
+	// session has ended or expired at now, and ErrNotFound if there is no
+	// such session; then nothing changes. Of several concurrent calls
+	// with the same old, at most one succeeds.
+	UpdateSessionFactors(ctx context.Context, handle string, old, new []byte, now time.Time) error
 }
 
 // KeyStore keeps the keys that sign access and refresh tokens.

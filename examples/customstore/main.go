@@ -216,6 +216,18 @@ func (s *auditStore) UpdatePasswordHash(ctx context.Context, userID, oldHash, ne
 	return err
 }
 
+// UpdateLoginMaterial implements store.Store. A user's record of second
+// factors changes here (a TOTP device added or removed, a recovery code
+// spent), and so may a passkey's: the login is logged, never the
+// material, which holds sealed secrets and hashed codes.
+func (s *auditStore) UpdateLoginMaterial(ctx context.Context, loginID string, old, new []byte) error {
+	err := s.inner.UpdateLoginMaterial(ctx, loginID, old, new)
+	if err == nil {
+		s.log.InfoContext(ctx, "login material changed", "login_id", loginID)
+	}
+	return err
+}
+
 // CreateCode implements store.Store. A reset token being issued is worth
 // a line of audit; a verification link is not.
 func (s *auditStore) CreateCode(ctx context.Context, c store.Code) error {
@@ -283,6 +295,17 @@ func (s *auditStore) RevokeSession(ctx context.Context, handle string, why store
 	err := s.inner.RevokeSession(ctx, handle, why)
 	if err == nil {
 		s.log.InfoContext(ctx, "session revoked", "session", handle, "reason", why)
+	}
+	return err
+}
+
+// UpdateSessionFactors implements store.Store. A session that completes
+// a second factor gains access it did not have, so it is logged, by
+// handle.
+func (s *auditStore) UpdateSessionFactors(ctx context.Context, handle string, old, new []byte, now time.Time) error {
+	err := s.inner.UpdateSessionFactors(ctx, handle, old, new, now)
+	if err == nil {
+		s.log.InfoContext(ctx, "session factors changed", "session", handle)
 	}
 	return err
 }

@@ -117,7 +117,9 @@ type Call struct {
 	// Method is the store.Store method called.
 	Method string
 	// Args are its arguments after the context. A SigningKey's Material
-	// is a copy, and so is a *store.MaterialUpdate with its bytes.
+	// is a copy, and so is a *store.MaterialUpdate with its bytes, a
+	// Session's Factors and the byte slices of UpdateLoginMaterial and
+	// UpdateSessionFactors.
 	Args []any
 	// Injected reports that the plan's fault hit this call.
 	Injected bool
@@ -439,6 +441,14 @@ func (s *Store) UpdatePasswordHash(ctx context.Context, userID, oldHash, newHash
 	return err
 }
 
+// UpdateLoginMaterial implements store.Store.
+func (s *Store) UpdateLoginMaterial(ctx context.Context, loginID string, old, new []byte) error {
+	_, err := call(s, ctx, "UpdateLoginMaterial", []any{loginID, bytes.Clone(old), bytes.Clone(new)}, func() (none, error) {
+		return errOnly(s.inner.UpdateLoginMaterial(ctx, loginID, old, new))
+	})
+	return err
+}
+
 // resetResult is the two values ResetPassword returns besides its error.
 type resetResult struct {
 	login   store.Login
@@ -456,7 +466,9 @@ func (s *Store) ResetPassword(ctx context.Context, token store.TokenHash, passwo
 
 // CreateSession implements store.Store.
 func (s *Store) CreateSession(ctx context.Context, sess store.Session, refresh store.TokenHash, epoch int64) error {
-	_, err := call(s, ctx, "CreateSession", []any{sess, refresh, epoch}, func() (none, error) {
+	logged := sess
+	logged.Factors = bytes.Clone(sess.Factors)
+	_, err := call(s, ctx, "CreateSession", []any{logged, refresh, epoch}, func() (none, error) {
 		return errOnly(s.inner.CreateSession(ctx, sess, refresh, epoch))
 	})
 	return err
@@ -503,6 +515,14 @@ func (s *Store) RevokeSession(ctx context.Context, handle string, why store.EndR
 // RevokeUserSessions implements store.Store.
 func (s *Store) RevokeUserSessions(ctx context.Context, userID string) ([]string, error) {
 	return call(s, ctx, "RevokeUserSessions", []any{userID}, func() ([]string, error) { return s.inner.RevokeUserSessions(ctx, userID) })
+}
+
+// UpdateSessionFactors implements store.Store.
+func (s *Store) UpdateSessionFactors(ctx context.Context, handle string, old, new []byte, now time.Time) error {
+	_, err := call(s, ctx, "UpdateSessionFactors", []any{handle, bytes.Clone(old), bytes.Clone(new), now}, func() (none, error) {
+		return errOnly(s.inner.UpdateSessionFactors(ctx, handle, old, new, now))
+	})
+	return err
 }
 
 // SigningKeys implements store.Store.

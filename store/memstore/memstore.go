@@ -104,6 +104,14 @@ func (sess *session) found(now time.Time) (*session, error) {
 	return sess, nil
 }
 
+// out returns the session as a caller gets it: with a copy of its
+// factors, which the caller may modify.
+func (sess *session) out() store.Session {
+	s := sess.Session
+	s.Factors = bytes.Clone(s.Factors)
+	return s
+}
+
 // New returns an empty store.
 func New() *Store {
 	return &Store{
@@ -364,7 +372,7 @@ func (s *Store) DeleteLogin(_ context.Context, loginID string) ([]string, error)
 		return nil, store.ErrNotFound
 	}
 	l := s.logins[k]
-	if len(s.userLogins[l.UserID]) == 1 {
+	if !s.otherWayIn(l) {
 		return nil, store.ErrLastLogin
 	}
 	handles := []string{}
@@ -378,6 +386,18 @@ func (s *Store) DeleteLogin(_ context.Context, loginID string) ([]string, error)
 	s.deletePasskeyCodes(func(c store.Code) bool { return c.LoginID == loginID })
 	s.userLogins[l.UserID] = slices.DeleteFunc(s.userLogins[l.UserID], func(o store.LoginKey) bool { return o == k })
 	return handles, nil
+}
+
+// otherWayIn reports whether l's user has a way to sign in besides l: a
+// login that is not l and not a record of second factors. Called under
+// mu.
+func (s *Store) otherWayIn(l store.Login) bool {
+	for _, k := range s.userLogins[l.UserID] {
+		if k != l.LoginKey && k.Method != store.MethodSecondFactors {
+			return true
+		}
+	}
+	return false
 }
 
 // dropLogin forgets a login and its verification tokens, but not its
@@ -699,6 +719,24 @@ func (s *Store) UpdatePasswordHash(_ context.Context, userID, oldHash, newHash s
 	return nil
 }
 
+// UpdateLoginMaterial implements store.Store.
+func (s *Store) UpdateLoginMaterial(_ context.Context, loginID string, old, new []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	k, ok := s.loginIDs[loginID]
+	if !ok {
+		return store.ErrNotFound
+	}
+	l := s.logins[k]
+	if !bytes.Equal(l.Material, old) {
+		return store.ErrConflict
+	}
+	l.Material = bytes.Clone(new)
+	s.putLogin(l)
+	return nil
+}
+
 // ResetPassword implements store.Store.
 func (s *Store) ResetPassword(_ context.Context, token store.TokenHash, passwordHash string, now time.Time) (store.Login, []string, error) {
 	s.mu.Lock()
@@ -746,6 +784,9 @@ func (s *Store) CreateSession(_ context.Context, sess store.Session, refresh sto
 		sess.LoginID = sess.UserID
 	}
 	sess.Generation = 0
+	// The caller may reuse its slice; the factors must not change under
+	// the store's feet.
+	sess.Factors = bytes.Clone(sess.Factors)
 	s.sessions[sess.Handle] = &session{Session: sess, current: refresh}
 	handles := s.userSessions[sess.UserID]
 	if handles == nil {
@@ -765,7 +806,7 @@ func (s *Store) Session(_ context.Context, handle string, now time.Time) (store.
 	if err != nil {
 		return store.Session{}, err
 	}
-	return sess.Session, nil
+	return sess.out(), nil
 }
 
 // UserSessions implements store.Store. Sessions are ordered by CreatedAt,
@@ -777,7 +818,7 @@ func (s *Store) UserSessions(_ context.Context, userID string, now time.Time) ([
 	var out []store.Session
 	for h := range s.userSessions[userID] {
 		if sess, err := s.sessions[h].found(now); err == nil {
-			out = append(out, sess.Session)
+			out = append(out, sess.out())
 		}
 	}
 	slices.SortFunc(out, newestSessionFirst)
@@ -811,10 +852,10 @@ func (s *Store) RotateRefreshToken(_ context.Context, r store.Rotation) (store.R
 		case behind <= 0:
 			return store.Rotated{}, store.ErrNotFound
 		case behind == 1 && r.ReuseWindow > 0 && r.Now.Sub(sess.exchangedAt) < r.ReuseWindow:
-			return store.Rotated{Session: sess.Session, Repeat: true, CurrentKey: sess.currentKey}, nil
+			return store.Rotated{Session: sess.out(), Repeat: true, CurrentKey: sess.currentKey}, nil
 		}
 		sess.ended = store.EndTokenTheft
-		return store.Rotated{Session: sess.Session, Reuse: store.ReuseOf(behind, r.ReuseWindow)}, store.ErrTokenReused
+		return store.Rotated{Session: sess.out(), Reuse: store.ReuseOf(behind, r.ReuseWindow)}, store.ErrTokenReused
 	}
 	if r.Burst > 0 && r.Every > 0 {
 		if sess.allowance.After(r.Now.Add(time.Duration(r.Burst-1) * r.Every)) {
@@ -826,7 +867,7 @@ func (s *Store) RotateRefreshToken(_ context.Context, r store.Rotation) (store.R
 	sess.Generation++
 	sess.RefreshedAt = r.Now
 	sess.ExpiresAt = r.ExpiresAt
-	return store.Rotated{Session: sess.Session}, nil
+	return store.Rotated{Session: sess.out()}, nil
 }
 
 // RevokeSession implements store.Store.
@@ -839,6 +880,22 @@ func (s *Store) RevokeSession(_ context.Context, handle string, why store.EndRea
 		return store.ErrNotFound
 	}
 	sess.ended = why
+	return nil
+}
+
+// UpdateSessionFactors implements store.Store.
+func (s *Store) UpdateSessionFactors(_ context.Context, handle string, old, new []byte, now time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	sess, err := s.sessions[handle].found(now)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(sess.Factors, old) {
+		return store.ErrConflict
+	}
+	sess.Factors = bytes.Clone(new)
 	return nil
 }
 

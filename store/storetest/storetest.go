@@ -62,6 +62,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"VerificationTokens", verificationTokenTests},
 		{"Passwordless", passwordlessTests},
 		{"Passkeys", passkeyTests},
+		{"SecondFactors", factorTests},
 		{"UserManagement", userManagementTests},
 		{"DeleteExpired", deleteExpiredTests},
 		{"Concurrency", concurrencyTests},
@@ -536,6 +537,7 @@ func sessionDiff(got, want store.Session) string {
 	if got.Generation != want.Generation {
 		d = append(d, fmt.Sprintf("Generation: got %d, want %d", got.Generation, want.Generation))
 	}
+	d.bytes("Factors", got.Factors, want.Factors)
 	return d.String()
 }
 
