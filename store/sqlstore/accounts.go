@@ -186,11 +186,13 @@ func (s *Store) DeleteLogin(ctx context.Context, loginID string) ([]string, erro
 		if err != nil {
 			return err
 		}
+		// The user's lock keeps its other logins as they are until the
+		// end of this transaction.
 		var n int
-		if err := q.QueryRowContext(ctx, s.q.countUserLogins, l.UserID).Scan(&n); err != nil {
+		if err := q.QueryRowContext(ctx, s.q.otherWaysIn, l.UserID, loginID).Scan(&n); err != nil {
 			return err
 		}
-		if n <= 1 {
+		if n == 0 {
 			return store.ErrLastLogin
 		}
 		if handles, err = queryHandles(ctx, q, s.q.loginHandlesForUpdate, l.UserID, loginID); err != nil {
@@ -210,6 +212,35 @@ func (s *Store) DeleteLogin(ctx context.Context, loginID string) ([]string, erro
 		return nil, wrap("deleting a login", err)
 	}
 	return handles, nil
+}
+
+// UpdateLoginMaterial implements store.Store in one conditional UPDATE of
+// the login's row, which waits for no other lock, so it cannot deadlock
+// with the transactions that lock the user first. When it changes no row,
+// a read of the login says why.
+func (s *Store) UpdateLoginMaterial(ctx context.Context, loginID string, old, new []byte) error {
+	query, args := s.q.swapMaterial, []any{orNull(new), loginID, old}
+	if len(old) == 0 {
+		query, args = s.q.swapMaterialFromNone, args[:2]
+	}
+	var n int64
+	err := retrying(ctx, func() (err error) {
+		n, err = affected(s.db.ExecContext(ctx, query, args...))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlstore: updating a login's material: %w", err)
+	}
+	if n > 0 {
+		return nil
+	}
+	l, err := scanLogin(s.db.QueryRowContext(ctx, s.q.loginByID, loginID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ErrNotFound
+	} else if err != nil {
+		return fmt.Errorf("sqlstore: updating a login's material: %w", err)
+	}
+	return swapMissed(l.Material, old, new)
 }
 
 // DeleteUser implements store.Store.

@@ -27,7 +27,7 @@ type queries struct {
 	passwordLoginExists, updatePassword, setPassword          string
 	loginByID, loginByIDForUpdate, loginUser, loginIDTaken    string
 	ownerOf, claimEmail, setVerified, releaseEmail            string
-	verifyEmail, countUserLogins                              string
+	verifyEmail, otherWaysIn                                  string
 	loginHandlesForUpdate, deleteLogin, deleteLoginCodes      string
 	deleteUserLogins, deleteUserCodes, deleteUser             string
 	insertCode, code, verificationForUpdate, verificationUser string
@@ -35,6 +35,12 @@ type queries struct {
 
 	ceremonyForUpdate, recoveriesForUpdate, setMaterial string
 	deleteCode, deleteAddressRecoveries                 string
+
+	// Compare-and-swap of a login's material and a session's factors:
+	// from bytes (the stored ones equal to an argument), or from none
+	// (NULL or empty).
+	swapMaterial, swapMaterialFromNone string
+	swapFactors, swapFactorsFromNone   string
 
 	flowForUpdate, addressFlowsForUpdate, countAttempt string
 
@@ -113,7 +119,10 @@ func newQueries(d Dialect) queries {
 		setVerified:        `UPDATE auth_logins SET email_verified = ?, email_proven = ? WHERE id = ?`,
 		releaseEmail:       `UPDATE auth_logins SET owned_email = NULL WHERE id = ?`,
 		verifyEmail:        `UPDATE auth_logins SET email_verified = TRUE WHERE id = ?`,
-		countUserLogins:    `SELECT COUNT(*) FROM auth_logins WHERE user_id = ?`,
+		// The user's ways to sign in besides a login (arguments: user,
+		// login): a record of second factors is none.
+		otherWaysIn: `SELECT COUNT(*) FROM auth_logins WHERE user_id = ? AND id <> ?
+			AND method <> '` + store.MethodSecondFactors + `'`,
 		loginHandlesForUpdate: `SELECT handle FROM auth_sessions WHERE user_id = ? AND login_id = ? AND end_reason IS NULL
 			ORDER BY created_at DESC, handle` + forUpdate,
 		endLoginSessions: `UPDATE auth_sessions SET end_reason = '` + string(store.EndRevoked) + `'
@@ -163,11 +172,23 @@ func newQueries(d Dialect) queries {
 		deleteAddressRecoveries: `DELETE FROM auth_codes
 			WHERE kind = '` + string(store.CodePasskeyRecovery) + `' AND email = ?`,
 
-		insertSession: ignore(`INSERT INTO auth_sessions (handle, user_id, login_id, created_at, refreshed_at, expires_at, current_hash)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`, "handle"),
+		// A user's record of second factors, or any login's material
+		// (arguments: new, id, old (not for FromNone)).
+		swapMaterial:         `UPDATE auth_logins SET material = ? WHERE id = ? AND material = ?`,
+		swapMaterialFromNone: `UPDATE auth_logins SET material = ? WHERE id = ? AND (material IS NULL OR LENGTH(material) = 0)`,
+
+		insertSession: ignore(`INSERT INTO auth_sessions (handle, user_id, login_id, created_at, refreshed_at, expires_at, current_hash,
+			factors) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, "handle"),
 		session: `SELECT ` + sessionColumns + `, end_reason FROM auth_sessions WHERE handle = ?`,
 		userSessions: `SELECT ` + sessionColumns + ` FROM auth_sessions WHERE user_id = ? AND expires_at > ? AND end_reason IS NULL
 			ORDER BY created_at DESC, handle`,
+		// Only a live session's factors change (arguments: new, handle,
+		// now, old (not for FromNone)); the column is not indexed, so on
+		// PostgreSQL the row is updated in place, as a refresh is.
+		swapFactors: `UPDATE auth_sessions SET factors = ?
+			WHERE handle = ? AND end_reason IS NULL AND expires_at > ? AND factors = ?`,
+		swapFactorsFromNone: `UPDATE auth_sessions SET factors = ?
+			WHERE handle = ? AND end_reason IS NULL AND expires_at > ? AND (factors IS NULL OR LENGTH(factors) = 0)`,
 
 		// The common case of a refresh: the presented token is the live
 		// session's current one, within its allowance. Nothing is indexed
@@ -180,7 +201,7 @@ func newQueries(d Dialect) queries {
 				generation = generation + 1, superseded_at = ?, refreshed_at = ?, expires_at = ?,
 				refresh_allowance = ` + greatest + `(refresh_allowance, ?) + ?
 			WHERE handle = ? AND current_hash = ? AND end_reason IS NULL AND expires_at > ? AND refresh_allowance <= ?`,
-		rotatedSession: `SELECT user_id, login_id, created_at FROM auth_sessions WHERE handle = ?`,
+		rotatedSession: `SELECT user_id, login_id, created_at, factors FROM auth_sessions WHERE handle = ?`,
 		// Locks are always taken in one order, user, then session, then
 		// tokens, so that transactions cannot deadlock on each other.
 		legacyToken: `SELECT session_handle, expires_at FROM auth_refresh_tokens WHERE hash = ?`,
@@ -250,7 +271,7 @@ func newQueries(d Dialect) queries {
 		// The rest of the row, which the update does not write; MySQL
 		// cannot return what it updates, and reads it after
 		// (rotatedSession).
-		q.rotateCurrent += " RETURNING user_id, login_id, created_at"
+		q.rotateCurrent += " RETURNING user_id, login_id, created_at, factors"
 	}
 	if d == MySQL {
 		// A join locks only the rows it deletes; MySQL may run the IN
@@ -278,12 +299,13 @@ func (q *queries) rebind() {
 		&q.endSession, &q.endLoginSessions, &q.userHandlesForUpdate, &q.endUserSessions, &q.deleteUserTokens, &q.deleteUserSessions, &q.endEpoch,
 		&q.insertCode, &q.code, &q.resetUser, &q.resetForUpdate, &q.deleteUserResets,
 		&q.loginByID, &q.loginByIDForUpdate, &q.loginUser, &q.loginIDTaken, &q.ownerOf, &q.claimEmail, &q.setVerified, &q.releaseEmail, &q.verifyEmail,
-		&q.countUserLogins, &q.loginHandlesForUpdate, &q.deleteLogin, &q.deleteUserLogins,
+		&q.otherWaysIn, &q.loginHandlesForUpdate, &q.deleteLogin, &q.deleteUserLogins,
 		&q.deleteUserCodes, &q.deleteUser, &q.deleteLoginVerifications,
 		&q.verificationUser, &q.verificationForUpdate,
 		&q.flowForUpdate, &q.addressFlowsForUpdate, &q.countAttempt,
 		&q.ceremonyForUpdate, &q.recoveriesForUpdate, &q.setMaterial, &q.deleteCode, &q.deleteAddressRecoveries,
 		&q.deleteLoginCodes,
+		&q.swapMaterial, &q.swapMaterialFromNone, &q.swapFactors, &q.swapFactorsFromNone,
 		&q.signingKeys, &q.insertKey,
 		&q.deleteExpiredSessionTokens, &q.deleteExpiredSessions, &q.deleteExpiredTokens,
 		&q.deleteExpiredCodes, &q.deleteExpiredKeys, &q.deleteExpiredLimits,

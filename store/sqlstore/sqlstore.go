@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -418,7 +419,7 @@ func (s *Store) CreateSession(ctx context.Context, sess store.Session, refresh s
 			loginID = sess.UserID
 		}
 		n, err := affected(q.ExecContext(ctx, s.q.insertSession, sess.Handle, sess.UserID, loginID,
-			ms(sess.CreatedAt), ms(sess.RefreshedAt), ms(sess.ExpiresAt), refresh[:]))
+			ms(sess.CreatedAt), ms(sess.RefreshedAt), ms(sess.ExpiresAt), refresh[:], orNull(sess.Factors)))
 		if err != nil {
 			return fmt.Errorf("sqlstore: creating a session: %w", err)
 		}
@@ -429,14 +430,14 @@ func (s *Store) CreateSession(ctx context.Context, sess store.Session, refresh s
 	})
 }
 
-const sessionColumns = "handle, user_id, login_id, created_at, refreshed_at, expires_at, generation"
+const sessionColumns = "handle, user_id, login_id, created_at, refreshed_at, expires_at, generation, factors"
 
 type scanner interface{ Scan(dest ...any) error }
 
 func scanSession(r scanner, extra ...any) (store.Session, error) {
 	var s store.Session
 	var created, refreshed, expires int64
-	dest := append([]any{&s.Handle, &s.UserID, &s.LoginID, &created, &refreshed, &expires, &s.Generation}, extra...)
+	dest := append([]any{&s.Handle, &s.UserID, &s.LoginID, &created, &refreshed, &expires, &s.Generation, &s.Factors}, extra...)
 	if err := r.Scan(dest...); err != nil {
 		return store.Session{}, err
 	}
@@ -599,16 +600,17 @@ func (s *Store) RotateRefreshToken(ctx context.Context, r store.Rotation) (store
 
 // rotateCurrent runs the one-statement rotation of a current token. It
 // returns sql.ErrNoRows if the token was not one. What the update wrote
-// is known, and the rest of the row never changes, so only that rest is
-// read back: on PostgreSQL and SQLite in the statement, on MySQL, which
-// cannot return what it updates, in a read after it.
+// is known, so only the rest of the row is read back: on PostgreSQL and
+// SQLite in the statement, on MySQL, which cannot return what it updates,
+// in a read after it. Of that rest only the factors ever change; the read
+// on MySQL returns them as they are then.
 func (s *Store) rotateCurrent(ctx context.Context, r store.Rotation, args []any) (store.Session, error) {
 	sess := store.Session{Handle: r.Handle, RefreshedAt: fromMS(ms(r.Now)), ExpiresAt: fromMS(ms(r.ExpiresAt)),
 		Generation: r.Generation + 1}
 	var created int64
 	if s.dialect != MySQL {
 		err := retrying(ctx, func() error {
-			return s.db.QueryRowContext(ctx, s.q.rotateCurrent, args...).Scan(&sess.UserID, &sess.LoginID, &created)
+			return s.db.QueryRowContext(ctx, s.q.rotateCurrent, args...).Scan(&sess.UserID, &sess.LoginID, &created, &sess.Factors)
 		})
 		sess.CreatedAt = fromMS(created)
 		return sess, err
@@ -626,9 +628,52 @@ func (s *Store) rotateCurrent(ctx context.Context, r store.Rotation, args []any)
 	if n == 0 {
 		return store.Session{}, sql.ErrNoRows
 	}
-	err = s.db.QueryRowContext(ctx, s.q.rotatedSession, r.Handle).Scan(&sess.UserID, &sess.LoginID, &created)
+	err = s.db.QueryRowContext(ctx, s.q.rotatedSession, r.Handle).Scan(&sess.UserID, &sess.LoginID, &created, &sess.Factors)
 	sess.CreatedAt = fromMS(created)
 	return sess, err
+}
+
+// UpdateSessionFactors implements store.Store in one conditional UPDATE,
+// which only a live session with the factors old passes. When it changes
+// no row, a read of the session says why.
+func (s *Store) UpdateSessionFactors(ctx context.Context, handle string, old, new []byte, now time.Time) error {
+	query, args := s.q.swapFactors, []any{orNull(new), handle, ms(now), old}
+	if len(old) == 0 {
+		query, args = s.q.swapFactorsFromNone, args[:3]
+	}
+	var n int64
+	err := retrying(ctx, func() (err error) {
+		n, err = affected(s.db.ExecContext(ctx, query, args...))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlstore: updating a session's factors: %w", err)
+	}
+	if n > 0 {
+		return nil
+	}
+	var ended sql.NullString
+	sess, err := scanSession(s.db.QueryRowContext(ctx, s.q.session, handle), &ended)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ErrNotFound
+	} else if err != nil {
+		return fmt.Errorf("sqlstore: updating a session's factors: %w", err)
+	}
+	if err := liveAt(sess, ended, ms(now)); err != nil {
+		return err
+	}
+	return swapMissed(sess.Factors, old, new)
+}
+
+// swapMissed is the answer of a compare-and-swap from old to new that
+// changed no row of a record that exists, now holding stored: MySQL
+// counts a row set to the value it had as unchanged, so a swap to the
+// bytes already there succeeded; any other is a conflict.
+func swapMissed(stored, old, new []byte) error {
+	if bytes.Equal(stored, old) && bytes.Equal(old, new) {
+		return nil
+	}
+	return store.ErrConflict
 }
 
 // allowanceOf returns a rotation's allowance interval and the latest

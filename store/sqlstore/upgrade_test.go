@@ -867,3 +867,94 @@ func TestUpgradeToPasskeys(t *testing.T) {
 		})
 	}
 }
+
+// TestUpgradeToSecondFactors builds a database at schema 12 with a login
+// and two sessions as that release wrote them, one of them with a refresh
+// token kept from before tokens named their session, migrates, and checks
+// that the sessions come back with no factors, are swapped from none, and
+// return their factors from a refresh, on the one-statement path and on
+// the transaction's; that a record of second factors joins the user and is
+// swapped like the login from before, which has no material; and that the
+// record is no way to sign in.
+func TestUpgradeToSecondFactors(t *testing.T) {
+	for _, b := range append(slices.Clone(sqltest.Backends), sqliteForeignKeys) {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			st, old := storeAt(t, b, 12)
+			const email = "ada@example.com"
+			old.exec(t, `INSERT INTO auth_users (id, time_joined, session_epoch) VALUES ('u1', ?, 0)`, joined.UnixMilli())
+			old.exec(t, `INSERT INTO auth_logins (method, third_party, subject, id, user_id, email, email_verified, email_proven,
+				password_hash, created_at, owned_email) VALUES (?, '', ?, 'u1', 'u1', ?, ?, ?, 'old-hash', ?, ?)`,
+				store.MethodEmailPassword, email, email, true, true, joined.UnixMilli(), email)
+			created, expires := authtest.Start.Add(-time.Hour).UnixMilli(), authtest.Start.Add(24*time.Hour).UnixMilli()
+			current, kept := sha256.Sum256([]byte("s1/r0")), sha256.Sum256([]byte("kept"))
+			old.exec(t, `INSERT INTO auth_sessions (handle, user_id, login_id, created_at, refreshed_at, expires_at, current_hash,
+				generation, current_key) VALUES ('s1', 'u1', 'u1', ?, ?, ?, ?, 0, 'k')`, created, created, expires, current[:])
+			old.exec(t, `INSERT INTO auth_sessions (handle, user_id, login_id, created_at, refreshed_at, expires_at, current_hash)
+				VALUES ('s2', 'u1', 'u1', ?, ?, ?, ?)`, created, created, expires, kept[:])
+			old.exec(t, `INSERT INTO auth_refresh_tokens (hash, session_handle, expires_at) VALUES (?, 's2', ?)`, kept[:], expires)
+			for range 2 {
+				if err := st.Migrate(ctx); err != nil {
+					t.Fatalf("migrating: %v", err)
+				}
+			}
+
+			now := authtest.Start
+			for _, h := range []string{"s1", "s2"} {
+				if got, err := st.Session(ctx, h, now); err != nil || got.Factors != nil || got.UserID != "u1" {
+					t.Errorf("session %s from before: %+v, %v; want it, with no factors", h, got, err)
+				}
+				if err := st.UpdateSessionFactors(ctx, h, []byte("other"), []byte(h+" proved"), now); !errors.Is(err, store.ErrConflict) {
+					t.Errorf("a swap of session %s from before, from factors: %v, want ErrConflict", h, err)
+				}
+				if err := st.UpdateSessionFactors(ctx, h, nil, []byte(h+" proved"), now); err != nil {
+					t.Errorf("a swap of session %s from before, from none: %v", h, err)
+				}
+			}
+			if got, err := st.UserSessions(ctx, "u1", now); err != nil || len(got) != 2 ||
+				string(got[0].Factors) != got[0].Handle+" proved" || string(got[1].Factors) != got[1].Handle+" proved" {
+				t.Errorf("the sessions from before after a swap: %+v, %v; want each with its factors", got, err)
+			}
+			next := sha256.Sum256([]byte("s1/r1"))
+			rotated, err := st.RotateRefreshToken(ctx, store.Rotation{Handle: "s1", Presented: current, Next: next, NextKey: "k",
+				Now: now, ExpiresAt: now.Add(time.Hour)})
+			if err != nil || string(rotated.Session.Factors) != "s1 proved" || rotated.Session.Generation != 1 {
+				t.Errorf("a refresh of a session from before: %+v, %v; want generation 1, with its factors", rotated.Session, err)
+			}
+			// A token without a handle takes the transaction's path.
+			rotated, err = st.RotateRefreshToken(ctx, store.Rotation{Presented: kept, Next: sha256.Sum256([]byte("s2/r1")), NextKey: "k",
+				Now: now, ExpiresAt: now.Add(time.Hour)})
+			if err != nil || string(rotated.Session.Factors) != "s2 proved" || rotated.Session.Handle != "s2" {
+				t.Errorf("a refresh of a session from before with its kept token: %+v, %v; want s2, with its factors", rotated.Session, err)
+			}
+
+			// A record of second factors joins the user; it and the login
+			// from before, with no material, are swapped.
+			mfa := store.Login{LoginKey: store.SecondFactorsKey("u1"), ID: "u1/mfa", UserID: "u1", Material: []byte("record 0"), CreatedAt: now}
+			if err := st.LinkLogin(ctx, mfa); err != nil {
+				t.Fatalf("linking a record of second factors after the migration: %v", err)
+			}
+			if err := st.UpdateLoginMaterial(ctx, "u1/mfa", []byte("record 0"), []byte("record 1")); err != nil {
+				t.Errorf("a swap of the record of second factors: %v", err)
+			}
+			if err := st.UpdateLoginMaterial(ctx, "u1", nil, []byte("extra")); err != nil {
+				t.Errorf("a swap of the login from before, from none: %v", err)
+			}
+			if l, err := st.Login(ctx, mfa.LoginKey); err != nil || string(l.Material) != "record 1" {
+				t.Errorf("the record of second factors after a swap: %+v, %v", l, err)
+			}
+			if l, err := st.Login(ctx, store.EmailPasswordKey(email)); err != nil || string(l.Material) != "extra" || l.PasswordHash != "old-hash" {
+				t.Errorf("the login from before after a swap: %+v, %v", l, err)
+			}
+			if _, err := st.DeleteLogin(ctx, "u1"); !errors.Is(err, store.ErrLastLogin) {
+				t.Errorf("deleting the login from before, beside a record of second factors: %v, want ErrLastLogin", err)
+			}
+			if _, err := st.DeleteUser(ctx, "u1"); err != nil {
+				t.Errorf("deleting the user after the migration: %v", err)
+			}
+			if _, err := st.Login(ctx, mfa.LoginKey); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("the record of second factors of a deleted user: %v, want ErrNotFound", err)
+			}
+		})
+	}
+}
