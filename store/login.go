@@ -25,7 +25,8 @@ const (
 	// factors the application requires of the user, all in its Material,
 	// as the library encodes them (secrets sealed, codes hashed). A user
 	// has at most one; its Subject is the user's id, and it has no email.
-	// It never counts as a user's way to sign in (see DeleteLogin).
+	// It is not among the user's Logins and never counts as a way to sign
+	// in (see DeleteLogin): only Login finds it, by SecondFactorsKey.
 	MethodSecondFactors = "mfa"
 )
 
@@ -33,8 +34,8 @@ const (
 // one email and password login per email, one third-party login per
 // provider and provider user id.
 type LoginKey struct {
-	// Method is MethodEmailPassword, MethodThirdParty, MethodPasswordless
-	// or MethodWebAuthn.
+	// Method is MethodEmailPassword, MethodThirdParty, MethodPasswordless,
+	// MethodWebAuthn or MethodSecondFactors.
 	Method string
 	// ThirdParty is the provider's id, such as "google", or for
 	// MethodWebAuthn the relying party's id; "" for the other methods.
@@ -42,7 +43,7 @@ type LoginKey struct {
 	// Subject identifies the user within the method: the normalised email
 	// for MethodEmailPassword, the provider's user id for MethodThirdParty,
 	// the email or phone number for MethodPasswordless, the credential id
-	// for MethodWebAuthn.
+	// for MethodWebAuthn, the user's id for MethodSecondFactors.
 	Subject string
 }
 

@@ -436,8 +436,10 @@ type UserStore interface {
 	// password login of an email is Login(ctx, EmailPasswordKey(email)).
 	Login(ctx context.Context, k LoginKey) (Login, error)
 
-	// Logins returns the logins of a user, oldest (by CreatedAt) first. An
-	// unknown user has none: the result is empty and the error nil.
+	// Logins returns the logins of a user, oldest (by CreatedAt) first:
+	// its ways to sign in, without its MethodSecondFactors record, which
+	// only Login finds (by SecondFactorsKey). An unknown user has none:
+	// the result is empty and the error nil.
 	Logins(ctx context.Context, userID string) ([]Login, error)
 
 	// LoginsByEmail returns the logins whose Email is email, of every

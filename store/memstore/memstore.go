@@ -237,7 +237,9 @@ func (s *Store) Logins(_ context.Context, userID string) ([]store.Login, error) 
 
 	out := make([]store.Login, 0, len(s.userLogins[userID]))
 	for _, k := range s.userLogins[userID] {
-		out = append(out, s.withEpoch(s.logins[k]))
+		if k.Method != store.MethodSecondFactors {
+			out = append(out, s.withEpoch(s.logins[k]))
+		}
 	}
 	slices.SortStableFunc(out, func(a, b store.Login) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	return out, nil
@@ -251,7 +253,7 @@ func (s *Store) LoginsByEmail(_ context.Context, email string) ([]store.Login, e
 
 	out := []store.Login{}
 	for _, l := range s.logins {
-		if l.Email == email {
+		if l.Email == email && l.Method != store.MethodSecondFactors {
 			out = append(out, s.withEpoch(l))
 		}
 	}

@@ -97,7 +97,7 @@ func newQueries(d Dialect) queries {
 		insertLogin: ignore(`INSERT INTO auth_logins (method, third_party, subject, id, user_id, email, email_verified, email_proven,
 			material, password_hash, created_at, owned_email) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, "method"),
 		login:         `SELECT ` + loginColumns + loginsOf + ` WHERE method = ? AND third_party = ? AND subject = ?`,
-		userLogins:    `SELECT ` + loginColumns + loginsOf + ` WHERE user_id = ? ORDER BY created_at, method, third_party, subject`,
+		userLogins:    `SELECT ` + loginColumns + loginsOf + ` WHERE user_id = ? AND method <> '` + store.MethodSecondFactors + `' ORDER BY created_at, method, third_party, subject`,
 		passwordLogin: `SELECT ` + loginColumns + loginsOf + ` WHERE user_id = ? AND method = '` + store.MethodEmailPassword + `'`,
 		loginsByEmail: `SELECT ` + loginColumns + loginsOf + ` WHERE email = ?
 			ORDER BY created_at, user_id, method, third_party, subject`,
