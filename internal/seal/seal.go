@@ -310,3 +310,53 @@ func weakSecret(s string) bool {
 	}
 	return false
 }
+
+// A sealed value is a secret the library keeps for a user rather than a
+// key, such as a TOTP device's secret, sealed like key material but of any
+// length and under its own magic:
+//
+//	magic      4 bytes  "LKSV"
+//	version    1 byte
+//	secret id  8 bytes
+//	nonce     12 bytes
+//	ciphertext the value, AES-256-GCM
+//	tag       16 bytes
+//
+// The additional data is the header and the value's name, which binds it
+// to its owner and place: a secret copied to another user's record does
+// not open.
+const valueMagic = "LKSV"
+
+// SealValue returns plain sealed with the first secret under name. The
+// Sealer must be On.
+func (s *Sealer) SealValue(name string, plain []byte) []byte {
+	first := s.secrets[0]
+	header := make([]byte, 0, headerLen)
+	header = append(header, valueMagic...)
+	header = append(header, version)
+	header = append(header, first.id[:]...)
+	return first.aead.Seal(header, nil, plain, additionalData(header, name, "value"))
+}
+
+// OpenValue opens a value sealed by SealValue under name, with whichever
+// secret sealed it.
+func (s *Sealer) OpenValue(name string, m []byte) ([]byte, error) {
+	if len(m) < headerLen+12+16 || !bytes.HasPrefix(m, []byte(valueMagic)) || m[len(valueMagic)] != version {
+		return nil, fmt.Errorf("auth: sealed %s is malformed or of a later version", name)
+	}
+	if !s.On() {
+		return nil, fmt.Errorf("auth: %s is sealed, and Config.Secrets is empty: set Config.Secrets to the secret it was sealed with", name)
+	}
+	header := m[:headerLen]
+	id := [idLen]byte(header[len(valueMagic)+1:])
+	for _, sec := range s.secrets {
+		if sec.id == id {
+			plain, err := sec.aead.Open(nil, nil, m[headerLen:], additionalData(header, name, "value"))
+			if err != nil {
+				return nil, fmt.Errorf("auth: %s does not open with its secret in Config.Secrets (wrong secret, or the record was altered or copied)", name)
+			}
+			return plain, nil
+		}
+	}
+	return nil, fmt.Errorf("auth: %s is sealed with a secret that is not in Config.Secrets: keep that secret in the list", name)
+}
