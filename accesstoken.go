@@ -42,6 +42,17 @@ type accessClaims struct {
 	// EmailVerified is the SDKs' email verification claim, present while
 	// Config.EmailVerification is on.
 	EmailVerified *emailClaim `json:"st-ev,omitempty"`
+	// MFA is the SDKs' st-mfa claim, present while Config.MFA is on: the
+	// factors the session completed and whether they meet its user's
+	// requirement (mfaClaim), in the encoding the store keeps.
+	MFA json.RawMessage `json:"st-mfa,omitempty"`
+}
+
+// tokenClaims are the claims of an access token that are not about the
+// session's identity: each is nil while its feature is off.
+type tokenClaims struct {
+	ev  *emailClaim
+	mfa []byte // an encoded mfaClaim
 }
 
 // emailClaim is the st-ev claim: whether the email of the session's login
@@ -82,6 +93,10 @@ func (c *accessClaims) appendJSON(b []byte) []byte {
 		b = append(b, `,"t":`...)
 		b = strconv.AppendInt(b, ev.Time, 10)
 		b = append(b, '}')
+	}
+	if c.MFA != nil {
+		b = append(b, `,"st-mfa":`...)
+		b = append(b, c.MFA...)
 	}
 	return append(b, '}')
 }
@@ -134,8 +149,8 @@ func (c *accessClaims) Validate() error {
 
 // issueAccess signs an access token for s with key, valid until exp, and
 // returns the pair's access half and front-token; the caller fills in the
-// refresh half. ev is the st-ev claim, or nil for none.
-func (a *Auth) issueAccess(key *signingKey, s store.Session, now, exp time.Time, ev *emailClaim) (issued, error) {
+// refresh half, with the claims tc.
+func (a *Auth) issueAccess(key *signingKey, s store.Session, now, exp time.Time, tc tokenClaims) (issued, error) {
 	jti := make([]byte, 16)
 	rand.Read(jti)
 	login := s.LoginID
@@ -152,7 +167,8 @@ func (a *Auth) issueAccess(key *signingKey, s store.Session, now, exp time.Time,
 		IssuedAt:      jwt.NewNumericDate(now),
 		ExpiresAt:     jwt.NewNumericDate(exp),
 		ID:            base64.RawURLEncoding.EncodeToString(jti),
-		EmailVerified: ev,
+		EmailVerified: tc.ev,
+		MFA:           tc.mfa,
 	}
 	access, payload, err := signAccessToken(key, c, make([]byte, 0, 320))
 	if err != nil {
@@ -213,6 +229,8 @@ type verifiedToken struct {
 	session   *Session    // shared by every request with this token; handlers get copies
 	handle    string      // the session, for Config.CheckSessionInStore
 	ev        *emailClaim // st-ev, if the token has it
+	mfa       *mfaClaim   // st-mfa, if the token has it
+	mfaRaw    []byte      // st-mfa as the token has it, to carry into a rewritten token
 	key       *signingKey // the key that verified the signature
 	issuedAt  time.Time
 	expiresAt time.Time
@@ -318,6 +336,13 @@ func (a *Auth) parseAccess(ctx context.Context, tok string) (*verifiedToken, err
 	}
 	if c.NotBefore != nil {
 		vt.notBefore = c.NotBefore.Time
+	}
+	if c.MFA != nil {
+		mc, err := decodeClaim(c.MFA)
+		if err != nil {
+			return nil, err
+		}
+		vt.mfa, vt.mfaRaw = &mc, c.MFA
 	}
 	return vt, nil
 }

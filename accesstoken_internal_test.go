@@ -62,7 +62,7 @@ func BenchmarkIssueAccess(b *testing.B) {
 			s := store.Session{Handle: "h4nd1e", UserID: "8c1f0a9e-7a43-4d33-9f5e-2b1f1f0c9d11", ExpiresAt: now.Add(time.Hour)}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := a.issueAccess(key, s, now, now.Add(time.Hour), nil); err != nil {
+				if _, err := a.issueAccess(key, s, now, now.Add(time.Hour), tokenClaims{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -78,7 +78,7 @@ func BenchmarkParseAccess(b *testing.B) {
 			a, key := tokenAuth(b, Config{SigningAlgorithm: alg})
 			now := time.Now()
 			s := store.Session{Handle: "h4nd1e", UserID: "8c1f0a9e-7a43-4d33-9f5e-2b1f1f0c9d11", ExpiresAt: now.Add(time.Hour)}
-			t, err := a.issueAccess(key, s, now, now.Add(time.Hour), nil)
+			t, err := a.issueAccess(key, s, now, now.Add(time.Hour), tokenClaims{})
 			if err != nil {
 				b.Fatal(err)
 			}

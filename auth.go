@@ -169,6 +169,7 @@ func (a *Auth) routeTable() map[string]route {
 	}
 	a.passwordlessRoutes(routes)
 	a.passkeyRoutes(routes)
+	a.mfaRoutes(routes)
 	routes["/loginmethods"] = get(a.handleLoginMethods)
 	if len(a.cfg.ThirdParty.Providers) > 0 {
 		routes["/authorisationurl"] = get(a.handleAuthorisationURL)

@@ -170,6 +170,10 @@ type Config struct {
 	// value means off.
 	Passkeys PasskeyConfig
 
+	// MFA configures multi-factor authentication: TOTP and passkeys as
+	// second factors, recovery codes. The zero value means off.
+	MFA MFAConfig
+
 	// AccountLinking lets a new login method that proves its email (a
 	// provider vouches for it) join the user who owns the address instead
 	// of making a second user; a method that proves nothing joins nobody
@@ -533,7 +537,10 @@ func (cfg *Config) setFeatureDefaults() error {
 	if err := cfg.Passwordless.setDefaults(cfg.AppURL, cfg.Email.Mailer != nil); err != nil {
 		return err
 	}
-	return cfg.Passkeys.setDefaults(cfg)
+	if err := cfg.Passkeys.setDefaults(cfg); err != nil {
+		return err
+	}
+	return cfg.MFA.setDefaults(cfg)
 }
 
 func (c *CookieConfig) setDefaults() error {

@@ -16,6 +16,9 @@ import (
 // handleSignUp creates a user with an email and a password and signs them
 // in.
 func (a *Auth) handleSignUp(w http.ResponseWriter, r *http.Request) {
+	if !a.firstFactorAllowed(w, FactorEmailPassword) {
+		return
+	}
 	c, ok := a.credentials(w, r, true)
 	if !ok {
 		return
@@ -84,7 +87,7 @@ func (a *Auth) handleSignUp(w http.ResponseWriter, r *http.Request) {
 		writeNotAllowed(w, "SIGN_UP_NOT_ALLOWED", reasonEmailPasswordSignUp)
 		return
 	}
-	a.signedIn(w, r, u, []store.Login{l}, l, nil)
+	a.signedIn(w, r, u, []store.Login{l}, l, nil, FactorEmailPassword)
 }
 
 // signUpRefused reports whether account linking refuses a password
@@ -103,6 +106,9 @@ func (a *Auth) signUpRefused(ctx context.Context, email string) (bool, error) {
 // answer after the same work: an unknown user's password is verified
 // against a dummy hash made with the real parameters.
 func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
+	if !a.firstFactorAllowed(w, FactorEmailPassword) {
+		return
+	}
 	c, valid := a.credentials(w, r, false)
 	if !valid {
 		return
@@ -173,7 +179,7 @@ func (a *Auth) passwordSignedIn(w http.ResponseWriter, r *http.Request, l store.
 		a.fail(w, r, err)
 		return
 	}
-	a.signedIn(w, r, u, logins, l, nil)
+	a.signedIn(w, r, u, logins, l, nil, FactorEmailPassword)
 }
 
 // takeSignIn takes a sign-in attempt for email from client from its

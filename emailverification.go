@@ -103,7 +103,7 @@ func (a *Auth) checkEmailClaim(w http.ResponseWriter, r *http.Request, vt *verif
 		}
 		fresh := &emailClaim{Verified: emailVerified(l), Time: now.UnixMilli()}
 		if a.verifying() && (ev == nil || ev.Verified != fresh.Verified) {
-			if err := a.rewriteAccess(r.Context(), w, vt, m, fresh); err != nil {
+			if err := a.rewriteAccess(r.Context(), w, vt, m, tokenClaims{ev: fresh, mfa: vt.mfaRaw}); err != nil {
 				a.fail(w, r, err)
 				return false
 			}
@@ -134,14 +134,14 @@ func (a *Auth) checkEmailClaim(w http.ResponseWriter, r *http.Request, vt *verif
 // request's transfer mode with a new front-token. The refresh token is
 // untouched. Body mode has no body of ours to carry it on every route, so
 // it gets the st-access-token header, as header mode does.
-func (a *Auth) rewriteAccess(ctx context.Context, w http.ResponseWriter, vt *verifiedToken, m mode, ev *emailClaim) error {
+func (a *Auth) rewriteAccess(ctx context.Context, w http.ResponseWriter, vt *verifiedToken, m mode, tc tokenClaims) error {
 	key, err := a.keys.signer(ctx)
 	if err != nil {
 		return err
 	}
 	s := vt.session
 	now := a.cfg.Now()
-	t, err := a.issueAccess(key, store.Session{Handle: s.Handle, UserID: s.UserID, LoginID: s.LoginID}, now, s.ExpiresAt, ev)
+	t, err := a.issueAccess(key, store.Session{Handle: s.Handle, UserID: s.UserID, LoginID: s.LoginID}, now, s.ExpiresAt, tc)
 	if err != nil {
 		return err
 	}
@@ -167,7 +167,7 @@ func (a *Auth) refreshEmailClaim(ctx context.Context, w http.ResponseWriter, vt 
 	if !always && vt.ev != nil && vt.ev.Verified == verified {
 		return nil
 	}
-	return a.rewriteAccess(ctx, w, vt, m, &emailClaim{Verified: verified, Time: a.cfg.Now().UnixMilli()})
+	return a.rewriteAccess(ctx, w, vt, m, tokenClaims{ev: &emailClaim{Verified: verified, Time: a.cfg.Now().UnixMilli()}, mfa: vt.mfaRaw})
 }
 
 // sessionForEmail verifies the session of a request to an email

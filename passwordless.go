@@ -577,7 +577,7 @@ func (a *Auth) consumeUserCode(w http.ResponseWriter, r *http.Request, f passwor
 	switch {
 	case err == nil:
 		a.refund(ctx, failures)
-		a.passwordlessSignedIn(w, r, flow.Email)
+		a.passwordlessSignedIn(w, r, flow.Email, false)
 	case errors.Is(err, store.ErrWrongCode), errors.Is(err, store.ErrCodeExpired):
 		a.emit(ctx, r, Event{Kind: EventSignInFailed, Method: store.MethodPasswordless})
 		if flow.Attempts >= passwordlessAttempts {
@@ -607,7 +607,7 @@ func (a *Auth) consumeLinkCode(w http.ResponseWriter, r *http.Request, f passwor
 	flow, err := a.store.UsePasswordlessCode(r.Context(), f.hash, linkHash(link), a.cfg.Now(), 0)
 	switch {
 	case err == nil:
-		a.passwordlessSignedIn(w, r, flow.Email)
+		a.passwordlessSignedIn(w, r, flow.Email, true)
 	case errors.Is(err, store.ErrWrongCode), errors.Is(err, store.ErrCodeExpired), errors.Is(err, store.ErrNotFound):
 		a.emit(r.Context(), r, Event{Kind: EventSignInFailed, Method: store.MethodPasswordless})
 		writeStatus(w, passwordlessRestart)
@@ -618,7 +618,11 @@ func (a *Auth) consumeLinkCode(w http.ResponseWriter, r *http.Request, f passwor
 
 // passwordlessSignedIn signs in, or up, whoever completed a flow for
 // contact: the code reached them, so the address is theirs.
-func (a *Auth) passwordlessSignedIn(w http.ResponseWriter, r *http.Request, contact string) {
+// link tells a link from a typed code.
+func (a *Auth) passwordlessSignedIn(w http.ResponseWriter, r *http.Request, contact string, link bool) {
+	if !a.firstFactorAllowed(w, factorOf(store.Login{LoginKey: store.PasswordlessKey(contact)}, link)) {
+		return
+	}
 	ctx := r.Context()
 	now := a.cfg.Now().Truncate(time.Millisecond)
 	newUser := store.User{ID: uuid.NewString(), TimeJoined: now}
@@ -646,7 +650,7 @@ func (a *Auth) passwordlessSignedIn(w http.ResponseWriter, r *http.Request, cont
 	if res.created && res.user.ID == newUser.ID {
 		a.emit(ctx, r, Event{Kind: EventSignUp, UserID: res.user.ID, Method: store.MethodPasswordless})
 	}
-	a.signedIn(w, r, res.user, res.logins, res.login, &res.created)
+	a.signedIn(w, r, res.user, res.logins, res.login, &res.created, factorOf(res.login, link))
 }
 
 // handlePasswordlessExists tells whether an email (or a phone number) has

@@ -88,7 +88,8 @@ func (a *Auth) handleRefresh(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	t, err := a.issueAccess(key, s, now, now.Add(a.cfg.AccessTokenLifetime), a.refreshedEmailClaim(ctx, s, now))
+	t, err := a.issueAccess(key, s, now, now.Add(a.cfg.AccessTokenLifetime),
+		tokenClaims{ev: a.refreshedEmailClaim(ctx, s, now), mfa: a.refreshedClaim(ctx, s)})
 	if err != nil {
 		a.fail(w, r, err)
 		return

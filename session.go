@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -138,8 +139,13 @@ func (a *Auth) checkSession(ctx context.Context, handle string) error {
 // Rules change what a route asks of a session: AllowUnverifiedEmail for
 // the routes such a user must still reach, VerifiedEmail for those that
 // need a verified email in any mode.
+//
+// With Config.MFA, a session that has not completed the second factor its
+// user must complete is refused 403 with the SDKs' st-mfa "invalid claim"
+// body, and FactorWithin asks for a factor completed recently;
+// AllowPendingMFA exempts a route.
 func (a *Auth) RequireSession(next http.Handler, rules ...Rule) http.Handler {
-	return a.sessionMiddleware(next, true, a.emailRuleOf(rules))
+	return a.sessionMiddleware(next, true, a.rulesOf(rules))
 }
 
 // OptionalSession is RequireSession for pages that also serve signed-out
@@ -149,14 +155,36 @@ func (a *Auth) RequireSession(next http.Handler, rules ...Rule) http.Handler {
 // session is held to the email verification rule, and to rules, as
 // RequireSession holds it.
 func (a *Auth) OptionalSession(next http.Handler, rules ...Rule) http.Handler {
-	return a.sessionMiddleware(next, false, a.emailRuleOf(rules))
+	return a.sessionMiddleware(next, false, a.rulesOf(rules))
 }
 
 // A Rule changes what a route asks of a session, given to RequireSession
 // or OptionalSession. Rules compose: each concerns one thing, and of two
-// rules about the same thing the stricter holds.
+// rules about the same thing the stricter holds; FactorWithin rules all
+// hold.
 type Rule struct {
-	email emailRule
+	email      emailRule
+	fresh      []freshFactor
+	pendingMFA bool
+}
+
+// sessionRules is what a route's rules ask of a session, together.
+type sessionRules struct {
+	email      emailRule
+	fresh      []freshFactor
+	pendingMFA bool
+}
+
+// rulesOf composes the rules of a route.
+func (a *Auth) rulesOf(rules []Rule) sessionRules {
+	sr := sessionRules{email: a.emailRuleOf(rules), pendingMFA: true}
+	for _, r := range rules {
+		sr.fresh = append(sr.fresh, r.fresh...)
+	}
+	if a.mfaOn() {
+		sr.pendingMFA = slices.ContainsFunc(rules, func(r Rule) bool { return r.pendingMFA })
+	}
+	return sr
 }
 
 // VerifiedEmail requires a verified email on a route whatever
@@ -186,7 +214,8 @@ func (a *Auth) emailRuleOf(rules []Rule) emailRule {
 	return rule
 }
 
-func (a *Auth) sessionMiddleware(next http.Handler, required bool, rule emailRule) http.Handler {
+func (a *Auth) sessionMiddleware(next http.Handler, required bool, rules sessionRules) http.Handler {
+	mfa := !rules.pendingMFA || len(rules.fresh) > 0
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 			w.WriteHeader(http.StatusNoContent)
@@ -199,7 +228,10 @@ func (a *Auth) sessionMiddleware(next http.Handler, required bool, rule emailRul
 				writeMessage(w, http.StatusForbidden, "cross-origin request refused: add the page's origin to Config.AllowedOrigins")
 				return
 			}
-			if rule == emailRequired && !a.emailVerifiedNoPanic(w, r, vt, m) {
+			if rules.email == emailRequired && !a.emailVerifiedNoPanic(w, r, vt, m) {
+				return
+			}
+			if mfa && !a.checkMFA(w, vt, rules) {
 				return
 			}
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, vt.session)))
@@ -244,7 +276,8 @@ func (a *Auth) emailVerifiedNoPanic(w http.ResponseWriter, r *http.Request, vt *
 // by.SessionEpoch is the user's session epoch as read with the credential
 // that was checked: the store refuses the session if a reset or a
 // revocation of every session has passed it since.
-func (a *Auth) createSession(ctx context.Context, w http.ResponseWriter, r *http.Request, userID string, by store.Login) (store.Session, bodyTokens, error) {
+// factors is the session's st-mfa claim, nil while MFA is off.
+func (a *Auth) createSession(ctx context.Context, w http.ResponseWriter, r *http.Request, userID string, by store.Login, factors []byte) (store.Session, bodyTokens, error) {
 	key, err := a.keys.signer(ctx)
 	if err != nil {
 		return store.Session{}, bodyTokens{}, err
@@ -261,12 +294,13 @@ func (a *Auth) createSession(ctx context.Context, w http.ResponseWriter, r *http
 		CreatedAt:   now,
 		RefreshedAt: now,
 		ExpiresAt:   now.Add(a.cfg.RefreshTokenLifetime),
+		Factors:     factors,
 	}
 	refresh, hash, err := refreshtoken.Mint(rkey, s.Handle, 0, s.ExpiresAt, refreshtoken.FirstSecret())
 	if err != nil {
 		return store.Session{}, bodyTokens{}, err
 	}
-	t, err := a.issueAccess(key, s, now, now.Add(a.cfg.AccessTokenLifetime), a.emailClaimOf(by, now))
+	t, err := a.issueAccess(key, s, now, now.Add(a.cfg.AccessTokenLifetime), tokenClaims{ev: a.emailClaimOf(by, now), mfa: factors})
 	if err != nil {
 		return store.Session{}, bodyTokens{}, err
 	}
@@ -293,9 +327,18 @@ const msgSessionsEnded = "Your sessions were ended while you were signing in. Pl
 // signedIn starts a session for u, who has just proved who they are with
 // the login by, and answers the sign-in: the user object, and the tokens
 // in the transfer mode the request asks for. Every sign-in route ends
-// here.
-func (a *Auth) signedIn(w http.ResponseWriter, r *http.Request, u store.User, logins []store.Login, by store.Login, created *bool) {
-	s, tokens, err := a.createSession(r.Context(), w, r, u.ID, by)
+// here. factor is the factor the sign-in completed (see factorOf).
+func (a *Auth) signedIn(w http.ResponseWriter, r *http.Request, u store.User, logins []store.Login, by store.Login, created *bool, factor string) {
+	var claim []byte
+	if a.mfaOn() {
+		sf, err := a.secondFactors(r.Context(), u.ID)
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		claim = a.newSessionClaim(factor, sf, a.cfg.Now())
+	}
+	s, tokens, err := a.createSession(r.Context(), w, r, u.ID, by, claim)
 	if errors.Is(err, store.ErrSessionsEnded) {
 		// A password reset, or the end of every session, came between
 		// the check of the credential and now: the session it would

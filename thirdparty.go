@@ -103,6 +103,9 @@ type signInUpRequest struct {
 // handleSignInUp redeems the code the provider sent the browser back with,
 // and signs the user in, or up.
 func (a *Auth) handleSignInUp(w http.ResponseWriter, r *http.Request) {
+	if !a.firstFactorAllowed(w, FactorThirdParty) {
+		return
+	}
 	var req signInUpRequest
 	if err := a.readJSON(w, r, &req); err != nil {
 		a.fail(w, r, err)
@@ -213,7 +216,7 @@ func (a *Auth) signInUpAs(w http.ResponseWriter, r *http.Request, id string, ide
 	if created && u.ID == newUser.ID {
 		a.emit(ctx, r, Event{Kind: EventSignUp, UserID: u.ID, Method: l.Method, ThirdPartyID: id})
 	}
-	a.signedIn(w, r, u, logins, l, &created)
+	a.signedIn(w, r, u, logins, l, &created, FactorThirdParty)
 }
 
 // signInUpAlone is /signinup's store step without account linking: the
@@ -482,27 +485,10 @@ func (a *Auth) handleLoginMethods(w http.ResponseWriter, r *http.Request) {
 	for _, p := range a.cfg.ThirdParty.Providers {
 		tp.Providers = append(tp.Providers, wireProvider{p.ID(), p.Name()})
 	}
-	factors := []string{"emailpassword"}
-	if tp.Enabled = len(tp.Providers) > 0; tp.Enabled {
-		factors = append(factors, "thirdparty")
-	}
+	tp.Enabled = len(tp.Providers) > 0
 	pl := a.cfg.Passwordless
-	if pl.Flow.codes() {
-		factors = append(factors, "otp-email")
-	}
-	if pl.Flow.links() {
-		factors = append(factors, "link-email")
-	}
-	if pl.TextSender != nil && pl.Flow.codes() {
-		factors = append(factors, "otp-phone")
-	}
-	if pl.TextSender != nil && pl.Flow.links() {
-		factors = append(factors, "link-phone")
-	}
 	passkeys := a.cfg.Passkeys.Verifier != nil
-	if passkeys {
-		factors = append(factors, "webauthn")
-	}
+	factors := a.firstFactors()
 	writeJSON(w, http.StatusOK, struct {
 		Status        string     `json:"status"`
 		EmailPassword enabled    `json:"emailPassword"`

@@ -60,6 +60,9 @@ type SessionInfo struct {
 	RefreshedAt time.Time // when its tokens were last refreshed
 	ExpiresAt   time.Time // when it ends unless refreshed before
 	Generation  int64     // how many times it has been refreshed
+	// Factors are the factors the session completed (FactorTOTP, ...),
+	// each with when it last did, while Config.MFA is on.
+	Factors map[string]time.Time
 }
 
 // user reads a user and its logins.
@@ -121,7 +124,14 @@ func (a *Auth) Sessions(ctx context.Context, userID string) ([]SessionInfo, erro
 	}
 	infos := make([]SessionInfo, len(ss))
 	for i, s := range ss {
-		infos[i] = SessionInfo(s)
+		infos[i] = SessionInfo{Handle: s.Handle, UserID: s.UserID, LoginID: s.LoginID, CreatedAt: s.CreatedAt,
+			RefreshedAt: s.RefreshedAt, ExpiresAt: s.ExpiresAt, Generation: s.Generation}
+		if c, err := decodeClaim(s.Factors); err == nil && len(s.Factors) > 0 {
+			infos[i].Factors = make(map[string]time.Time, len(c.Done))
+			for f, at := range c.Done {
+				infos[i].Factors[f] = time.Unix(at, 0)
+			}
+		}
 	}
 	return infos, nil
 }

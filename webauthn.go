@@ -408,6 +408,11 @@ func (a *Auth) handlePasskeySignUp(w http.ResponseWriter, r *http.Request) {
 	case opts.Email == "" || opts.UserID != "" || len(c.Handle) == 0:
 		writeStatus(w, webauthnInvalidOptions) // sign-in or recovery options
 		return
+	case a.mfaOn() && linkingRequested(req.linkingField):
+		a.passkeySignUpAsFactor(w, r, req, opts, c)
+		return
+	case !a.firstFactorAllowed(w, FactorWebAuthn):
+		return
 	}
 	ctx := r.Context()
 	release, ok := a.signUpTurn(ctx, opts.Email)
@@ -468,7 +473,7 @@ func (a *Auth) handlePasskeySignUp(w http.ResponseWriter, r *http.Request) {
 		a.emit(ctx, r, Event{Kind: EventSignUp, UserID: res.user.ID, Method: store.MethodWebAuthn})
 	}
 	// The SDKs' passkey sign-up answer has no createdNewRecipeUser.
-	a.signedIn(w, r, res.user, res.logins, res.login, nil)
+	a.signedIn(w, r, res.user, res.logins, res.login, nil, FactorWebAuthn)
 }
 
 // signUpTurn waits for the turn of a passkey sign-up with email, so that
@@ -515,8 +520,29 @@ func (a *Auth) passkeyEmailExists(ctx context.Context, email string) (bool, erro
 // is INVALID_CREDENTIALS_ERROR, as the SDKs expect. The options are used
 // up in the step that records the passkey's new counter, so an assertion
 // answers one ceremony once.
+//
+// With a session and shouldTryLinkingWithSessionUser, the passkey is a
+// second factor: it must be the session user's, and it completes
+// webauthn in that session instead of starting another.
 func (a *Auth) handlePasskeySignIn(w http.ResponseWriter, r *http.Request) {
-	req, opts, c, found, ok := a.readCeremony(w, r)
+	req, ok := a.readCeremonyBody(w, r)
+	if !ok {
+		return
+	}
+	var (
+		vt     *verifiedToken
+		m      mode
+		sf     *secondFactors
+		factor = a.mfaOn() && linkingRequested(req.linkingField)
+	)
+	if factor {
+		if vt, m, _, sf, ok = a.sessionForFactors(w, r); !ok {
+			return
+		}
+	} else if !a.firstFactorAllowed(w, FactorWebAuthn) {
+		return
+	}
+	opts, c, found, ok := a.ceremonyOptions(w, r, req)
 	switch {
 	case !ok:
 		return
@@ -547,6 +573,12 @@ func (a *Auth) handlePasskeySignIn(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, webauthnInvalidCredentials)
 		return
 	}
+	if factor && login.UserID != vt.session.UserID {
+		// Another user's passkey proves nothing about this session.
+		a.emit(ctx, r, Event{Kind: EventFactorFailed, UserID: vt.session.UserID, Method: FactorWebAuthn})
+		writeStatus(w, webauthnInvalidCredentials)
+		return
+	}
 	update := &store.MaterialUpdate{LoginID: login.ID, Old: login.Material, New: pk.Material}
 	if _, err := a.store.UseCeremony(ctx, store.CodePasskeyOptions, opts.Hash, a.cfg.Now(), update); err != nil {
 		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrConflict) {
@@ -559,6 +591,10 @@ func (a *Auth) handlePasskeySignIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	login.Material = pk.Material
+	if factor {
+		a.factorAnswer(w, r, vt, m, sf, login)
+		return
+	}
 	if conflict, err := a.signInConflicts(ctx, login); err != nil || conflict {
 		if err != nil {
 			a.fail(w, r, err)
@@ -577,7 +613,7 @@ func (a *Auth) handlePasskeySignIn(w http.ResponseWriter, r *http.Request) {
 			login = l
 		}
 	}
-	a.signedIn(w, r, u, logins, login, nil)
+	a.signedIn(w, r, u, logins, login, nil, FactorWebAuthn)
 }
 
 // handlePasskeyEmailExists tells whether a passkey login has an email.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -120,14 +121,16 @@ func (a *Auth) handleAddPasskey(w http.ResponseWriter, r *http.Request) {
 		} else {
 			return "", err
 		}
-	})
+	}, nil)
 }
 
 // registerPasskey finishes a registration for an existing user: it checks
 // the credential, uses up the options, and adds the passkey as nl (with
 // its key, material and creation time filled in) with add, then answers
 // OK, or the status add returns.
-func (a *Auth) registerPasskey(w http.ResponseWriter, r *http.Request, opts store.Code, c ceremony, credential []byte, nl store.Login, add func(context.Context, store.Login) (string, error)) {
+//
+// answer, if set, answers instead of the plain OK, with the login added.
+func (a *Auth) registerPasskey(w http.ResponseWriter, r *http.Request, opts store.Code, c ceremony, credential []byte, nl store.Login, add func(context.Context, store.Login) (string, error), answer func(store.Login)) {
 	ctx := r.Context()
 	rp := a.rp
 	pk, err := a.cfg.Passkeys.Verifier.FinishRegistration(rp, PasskeyUser{Handle: c.Handle, Name: opts.Email}, c.State, credential)
@@ -158,6 +161,10 @@ func (a *Auth) registerPasskey(w http.ResponseWriter, r *http.Request, opts stor
 		return
 	}
 	a.emit(ctx, r, Event{Kind: EventPasskeyAdded, UserID: nl.UserID, Method: store.MethodWebAuthn})
+	if answer != nil {
+		answer(nl)
+		return
+	}
 	writeJSON(w, http.StatusOK, statusOK)
 }
 
@@ -179,6 +186,10 @@ func (a *Auth) handleRemovePasskey(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if a.mfaOn() && !vt.mfaMet() {
+		writeClaimError(w, "st-mfa", claimReason{Message: "MFA requirement for auth is not satisfied"})
+		return
+	}
 	if _, err := base64.RawURLEncoding.Strict().DecodeString(*req.ID); err != nil || len(*req.ID) > maxParamLen {
 		writeStatus(w, "CREDENTIAL_NOT_FOUND_ERROR") // no credential has such an id
 		return
@@ -192,6 +203,16 @@ func (a *Auth) handleRemovePasskey(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		a.fail(w, r, err)
 		return
+	}
+	if a.mfaOn() {
+		if ok, err := a.keepsFactorWithout(ctx, l); err != nil || !ok {
+			if err != nil {
+				a.fail(w, r, err)
+				return
+			}
+			writeGeneralError(w, msgLastFactor)
+			return
+		}
 	}
 	handles, err := a.store.DeleteLogin(ctx, l.ID)
 	switch {
@@ -377,7 +398,7 @@ func (a *Auth) handleRecoverAccount(w http.ResponseWriter, r *http.Request) {
 			return webauthnTokenInvalid, nil
 		}
 		return "", err
-	})
+	}, nil)
 }
 
 // endUnprovenOf ends what a user's other ways in give whoever made them,
@@ -409,4 +430,73 @@ func (a *Auth) endUnprovenOf(ctx context.Context, r *http.Request, logins []stor
 		a.emit(ctx, r, Event{Kind: EventSessionRevoked, UserID: logins[0].UserID, SessionHandle: h})
 	}
 	return err
+}
+
+// keepsFactorWithout reports whether the user of the passkey l can still
+// complete a factor the application requires of them once l is gone.
+func (a *Auth) keepsFactorWithout(ctx context.Context, l store.Login) (bool, error) {
+	logins, err := a.store.Logins(ctx, l.UserID)
+	if err != nil {
+		return false, err
+	}
+	sf, err := a.secondFactors(ctx, l.UserID)
+	if err != nil {
+		return false, err
+	}
+	logins = slices.DeleteFunc(logins, func(o store.Login) bool { return o.ID == l.ID })
+	return a.keepsRequiredFactor(sf, logins), nil
+}
+
+// linkingRequested reports whether a sign-in asks to act on the session
+// it carries (shouldTryLinkingWithSessionUser true): the SDKs' MFA
+// screens send it, to complete a passkey as a second factor.
+func linkingRequested(f linkingField) bool { return string(f.LinkSession) == "true" }
+
+// passkeySignUpAsFactor registers a passkey for the session's user as a
+// second factor, and completes it in the session: the SDKs' MFA screen
+// signs up with a session and shouldTryLinkingWithSessionUser. The
+// passkey has no email (the screen's address only names it in the
+// authenticator), and the session is the same one, with a new access
+// token.
+func (a *Auth) passkeySignUpAsFactor(w http.ResponseWriter, r *http.Request, req ceremonyRequest, opts store.Code, c ceremony) {
+	vt, m, logins, sf, ok := a.sessionForFactors(w, r)
+	if !ok {
+		return
+	}
+	if !a.mayAddFactor(vt, FactorWebAuthn, sf, logins) {
+		writeClaimError(w, "st-mfa", msgSetupNotAllowed)
+		return
+	}
+	userID := vt.session.UserID
+	add := func(ctx context.Context, l store.Login) (string, error) {
+		if err := a.store.LinkLogin(ctx, l); errors.Is(err, store.ErrNotFound) {
+			return "", errRevoked // the user is gone
+		} else {
+			return "", err
+		}
+	}
+	a.registerPasskey(w, r, opts, c, req.Credential, store.Login{UserID: userID}, add, func(nl store.Login) {
+		a.emit(r.Context(), r, Event{Kind: EventFactorAdded, UserID: userID, SessionHandle: vt.handle, Method: FactorWebAuthn})
+		a.factorAnswer(w, r, vt, m, sf, nl)
+	})
+}
+
+// factorAnswer completes a passkey as a second factor in the session of
+// vt and answers as the SDKs' passkey sign-up and sign-in do, with the
+// user; the session's new access token is on w.
+func (a *Auth) factorAnswer(w http.ResponseWriter, r *http.Request, vt *verifiedToken, m mode, sf *secondFactors, by store.Login) {
+	ctx := r.Context()
+	if err := a.completeFactor(ctx, w, r, vt, m, FactorWebAuthn, sf); err != nil {
+		if sessionEnded(err) || errors.Is(err, errRevoked) {
+			a.clearTokens(w, true, true)
+		}
+		a.fail(w, r, err)
+		return
+	}
+	u, logins, err := a.user(ctx, vt.session.UserID)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeUser(w, r, u, logins, by, nil, bodyTokens{}, a.cfg.AccountLinking && primary(logins))
 }

@@ -1,0 +1,645 @@
+package auth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/latchkit/auth/store"
+)
+
+// The factors a session can complete, named as the SDKs name them (the
+// keys of the st-mfa claim's "c"). FactorRecoveryCode is the library's
+// own: the SuperTokens frontends know no recovery codes.
+const (
+	FactorEmailPassword = "emailpassword"
+	FactorThirdParty    = "thirdparty"
+	FactorOTPEmail      = "otp-email"
+	FactorLinkEmail     = "link-email"
+	FactorOTPPhone      = "otp-phone"
+	FactorLinkPhone     = "link-phone"
+	FactorWebAuthn      = "webauthn"
+	FactorTOTP          = "totp"
+	FactorRecoveryCode  = "recovery-code"
+)
+
+// MFAConfig configures multi-factor authentication: the second factors a
+// user may set up and must complete after signing in, before any
+// protected route lets the session through. The zero value means off.
+// See the package documentation, # Multi-factor authentication.
+type MFAConfig struct {
+	// Required are the second factors of which every user must complete
+	// one after the first factor: FactorTOTP, FactorWebAuthn (which needs
+	// Config.Passkeys), or both, meaning either. Empty: only the users
+	// the application names with RequireFactors, and those who set up a
+	// TOTP device, must.
+	Required []string
+
+	// Factors are the second factors users may set up, beside Required:
+	// with Factors alone, MFA is each user's choice (or the
+	// application's, through RequireFactors). MFA is on when Required or
+	// Factors is not empty.
+	Factors []string
+
+	// FirstFactors are the factors that may start a session, among the
+	// configured sign-in methods (FactorEmailPassword, FactorThirdParty,
+	// FactorOTPEmail, FactorLinkEmail, FactorWebAuthn, ...). Default:
+	// every configured method. A sign-in by any other is refused 401.
+	FirstFactors []string
+
+	// Issuer names the application in authenticator apps (the otpauth
+	// URI's issuer). Default: the host of Config.AppURL.
+	Issuer string
+}
+
+// The TOTP rules: RFC 6238's defaults, which every authenticator app
+// uses, and the lockout SuperTokens applies.
+const (
+	totpPeriod = 30 * time.Second
+	totpSkew   = 1 // steps either side of now's
+	totpDigits = 6
+	// mfaMaxFailures wrong second-factor codes in a row (TOTP and
+	// recovery codes together, across sessions and instances) lock the
+	// user's second factors for mfaLockout.
+	mfaMaxFailures = 5
+	mfaLockout     = 15 * time.Minute
+)
+
+func (a *Auth) mfaOn() bool { return len(a.cfg.MFA.Factors) > 0 }
+
+func (c *MFAConfig) setDefaults(cfg *Config) error {
+	for _, f := range c.Required {
+		if !slices.Contains(c.Factors, f) {
+			c.Factors = append(c.Factors, f)
+		}
+	}
+	if len(c.Factors) == 0 {
+		if len(c.FirstFactors) > 0 {
+			return errors.New("auth: Config.MFA.FirstFactors needs second factors (MFA.Required or MFA.Factors)")
+		}
+		return nil
+	}
+	for _, f := range c.Factors {
+		switch {
+		case f == FactorTOTP:
+		case f == FactorWebAuthn && cfg.Passkeys.Verifier != nil:
+		case f == FactorWebAuthn:
+			return errors.New("auth: the second factor \"webauthn\" needs Config.Passkeys")
+		default:
+			return fmt.Errorf("auth: %q is not a second factor: use %q or %q", f, FactorTOTP, FactorWebAuthn)
+		}
+	}
+	available := cfg.firstFactorsAvailable()
+	if c.FirstFactors == nil {
+		c.FirstFactors = available
+	}
+	for _, f := range c.FirstFactors {
+		if !slices.Contains(available, f) {
+			return fmt.Errorf("auth: Config.MFA.FirstFactors: %q is not a configured sign-in method (%v)", f, available)
+		}
+	}
+	if c.Issuer == "" {
+		c.Issuer = "auth"
+		if u, err := url.Parse(cfg.AppURL); err == nil && u.Host != "" {
+			c.Issuer = u.Hostname()
+		}
+	}
+	return nil
+}
+
+// firstFactorsAvailable are the factors of the configured sign-in
+// methods, as /loginmethods lists them.
+func (cfg *Config) firstFactorsAvailable() []string {
+	factors := []string{FactorEmailPassword}
+	if len(cfg.ThirdParty.Providers) > 0 {
+		factors = append(factors, FactorThirdParty)
+	}
+	pl := cfg.Passwordless
+	if pl.Flow.codes() {
+		factors = append(factors, FactorOTPEmail)
+	}
+	if pl.Flow.links() {
+		factors = append(factors, FactorLinkEmail)
+	}
+	if pl.TextSender != nil && pl.Flow.codes() {
+		factors = append(factors, FactorOTPPhone)
+	}
+	if pl.TextSender != nil && pl.Flow.links() {
+		factors = append(factors, FactorLinkPhone)
+	}
+	if cfg.Passkeys.Verifier != nil {
+		factors = append(factors, FactorWebAuthn)
+	}
+	return factors
+}
+
+// firstFactors are the factors that may start a session.
+func (a *Auth) firstFactors() []string {
+	if a.mfaOn() {
+		return a.cfg.MFA.FirstFactors
+	}
+	return a.cfg.firstFactorsAvailable()
+}
+
+// firstFactorAllowed answers 401 and reports false when factor may not
+// start a session.
+func (a *Auth) firstFactorAllowed(w http.ResponseWriter, factor string) bool {
+	if slices.Contains(a.firstFactors(), factor) {
+		return true
+	}
+	writeMessage(w, http.StatusUnauthorized, "A valid session is required to authenticate with secondary factors")
+	return false
+}
+
+// factorOf is the factor a sign-in with l completes: for passwordless,
+// link tells a link from a typed code.
+func factorOf(l store.Login, link bool) string {
+	switch l.Method {
+	case store.MethodPasswordless:
+		switch {
+		case isPhone(l.Subject) && link:
+			return FactorLinkPhone
+		case isPhone(l.Subject):
+			return FactorOTPPhone
+		case link:
+			return FactorLinkEmail
+		}
+		return FactorOTPEmail
+	case store.MethodWebAuthn:
+		return FactorWebAuthn
+	case store.MethodThirdParty:
+		return FactorThirdParty
+	}
+	return FactorEmailPassword
+}
+
+// mfaClaim is the st-mfa claim, as the SDKs read it, and a session's
+// Factors in the store: the factors the session completed, each with the
+// time (Unix seconds) it last did, and whether they meet what its user
+// must complete. The store keeps exactly the claim's JSON, so a refresh
+// puts it in the new token as it is.
+type mfaClaim struct {
+	Done map[string]int64 `json:"c"`
+	Met  bool             `json:"v"`
+}
+
+// encode returns the claim's JSON: encoding/json sorts the map's keys, so
+// one claim has one encoding, which the store's compare-and-swap needs.
+func (c mfaClaim) encode() []byte {
+	if c.Done == nil {
+		c.Done = map[string]int64{}
+	}
+	b, _ := json.Marshal(c)
+	return b
+}
+
+// decodeClaim reads a claim from a token or a session. Factor ids are
+// short and plain; anything else is not a claim of ours.
+func decodeClaim(b []byte) (mfaClaim, error) {
+	var c mfaClaim
+	if err := json.Unmarshal(b, &c); err != nil {
+		return c, fmt.Errorf("auth: malformed st-mfa claim: %w", err)
+	}
+	for f := range c.Done {
+		if len(f) == 0 || len(f) > 32 {
+			return c, errors.New("auth: malformed st-mfa claim: a factor id")
+		}
+	}
+	return c, nil
+}
+
+// requiredFactors are the factors of which the user must complete one:
+// every user's, the user's own (RequireFactors), and TOTP for a user who
+// set up a device. Empty when the user need complete none.
+func (a *Auth) requiredFactors(sf *secondFactors) []string {
+	req := slices.Clone(a.cfg.MFA.Required)
+	add := func(f string) {
+		if !slices.Contains(req, f) {
+			req = append(req, f)
+		}
+	}
+	for _, f := range sf.Required {
+		add(f)
+	}
+	if sf.verifiedTOTP() {
+		add(FactorTOTP)
+	}
+	return req
+}
+
+// met reports whether done meets req: req is empty, or done has one of
+// its factors, or a recovery code, which stands in for any.
+func met(req []string, done map[string]int64) bool {
+	if len(req) == 0 {
+		return true
+	}
+	if _, ok := done[FactorRecoveryCode]; ok {
+		return true
+	}
+	for _, f := range req {
+		if _, ok := done[f]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// newSessionClaim is the claim of a session that first completes factor
+// at now, for a user with second factors sf.
+func (a *Auth) newSessionClaim(factor string, sf *secondFactors, now time.Time) []byte {
+	if !a.mfaOn() {
+		return nil
+	}
+	done := map[string]int64{factor: now.Unix()}
+	return mfaClaim{Done: done, Met: met(a.requiredFactors(sf), done)}.encode()
+}
+
+// refreshedClaim is the claim a refresh carries: the session's, held to
+// the requirement of every user as it is now, which may have grown since
+// the session's claim was last assessed (a restart with a stricter
+// Config). A user's own requirement reaches their sessions when it
+// changes (RequireFactors, a TOTP device set up).
+func (a *Auth) refreshedClaim(ctx context.Context, s store.Session) []byte {
+	if !a.mfaOn() || len(s.Factors) == 0 {
+		return nil
+	}
+	c, err := decodeClaim(s.Factors)
+	if err != nil {
+		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: refresh without the MFA claim",
+			slog.String("user_id", s.UserID), slog.String("error", err.Error()))
+		return nil
+	}
+	if c.Met && !met(a.cfg.MFA.Required, c.Done) {
+		c.Met = false
+		return c.encode()
+	}
+	return s.Factors
+}
+
+// claimOK reports whether a verified token's session has met its MFA
+// requirement. A token without the claim, made before MFA was on, has
+// not: the SDKs then ask PUT /mfa/info, which assesses it.
+func (vt *verifiedToken) mfaMet() bool { return vt.mfa != nil && vt.mfa.Met }
+
+// completeFactor records that the session of vt completed factor now,
+// reassesses whether its user's requirement is met (sf is the user's
+// second factors, read after the factor was checked), and writes the
+// session's new access token on w. Other sessions are unchanged.
+func (a *Auth) completeFactor(ctx context.Context, w http.ResponseWriter, r *http.Request, vt *verifiedToken, m mode, factor string, sf *secondFactors) error {
+	req := a.requiredFactors(sf)
+	now := a.cfg.Now()
+	claim, err := a.updateClaim(ctx, vt.handle, func(c *mfaClaim) {
+		c.Done[factor] = now.Unix()
+		c.Met = met(req, c.Done)
+	})
+	if err != nil {
+		return err
+	}
+	a.emit(ctx, r, Event{Kind: EventFactorCompleted, UserID: vt.session.UserID, SessionHandle: vt.handle, Method: factor})
+	return a.rewriteAccess(ctx, w, vt, m, tokenClaims{ev: vt.ev, mfa: claim})
+}
+
+// updateClaim changes the claim of the session handle with change, a
+// compare-and-swap retried while other changes race it, and returns the
+// claim written. A session without one starts from its first factor,
+// assessed at its creation.
+func (a *Auth) updateClaim(ctx context.Context, handle string, change func(*mfaClaim)) ([]byte, error) {
+	for range 64 {
+		s, err := a.store.Session(ctx, handle, a.cfg.Now())
+		if err != nil {
+			return nil, sessionGone(err)
+		}
+		var c mfaClaim
+		if len(s.Factors) > 0 {
+			if c, err = decodeClaim(s.Factors); err != nil {
+				return nil, err
+			}
+		}
+		if c.Done == nil {
+			c.Done = map[string]int64{}
+		}
+		if len(c.Done) == 0 {
+			if l, err := a.loginOf(ctx, s.UserID, s.LoginID); err == nil {
+				c.Done[factorOf(l, false)] = s.CreatedAt.Unix()
+			}
+		}
+		change(&c)
+		next := c.encode()
+		err = a.store.UpdateSessionFactors(ctx, handle, s.Factors, next, a.cfg.Now())
+		if errors.Is(err, store.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, sessionGone(err)
+		}
+		return next, nil
+	}
+	return nil, fmt.Errorf("auth: the session's factors changed 64 times in a row: %w", errOverloaded)
+}
+
+// sessionGone maps a store's answer for a session that has ended to the
+// 401 that ends it in the client.
+func sessionGone(err error) error {
+	var ended *store.EndedError
+	switch {
+	case errors.As(err, &ended):
+		return endedError(ended.Reason)
+	case errors.Is(err, store.ErrNotFound):
+		return errRevoked
+	}
+	return err
+}
+
+// reassessSessions holds every live session of a user, but the one named
+// keep, to the user's requirement as it is now: a session whose claim no
+// longer meets it is refused by protected routes from its next access
+// token on (at once, where it asks PUT /mfa/info). A session that met the
+// old requirement and meets the new one is left alone.
+func (a *Auth) reassessSessions(ctx context.Context, userID, keep string, sf *secondFactors) error {
+	sessions, err := a.store.UserSessions(ctx, userID, a.cfg.Now())
+	if err != nil {
+		return err
+	}
+	req := a.requiredFactors(sf)
+	for _, s := range sessions {
+		if s.Handle == keep {
+			continue
+		}
+		_, err := a.updateClaim(ctx, s.Handle, func(c *mfaClaim) { c.Met = met(req, c.Done) })
+		if err != nil && !errors.Is(err, ErrUnauthorized) {
+			return err
+		}
+	}
+	return nil
+}
+
+// RequireFactors sets the second factors of which the user must complete
+// one, beside Config.MFA.Required (none: only those). New sessions are
+// held to it at once, and the user's live sessions that have not
+// completed one from their next access token on (a refresh, within
+// Config.AccessTokenLifetime): protected routes then refuse them (403
+// st-mfa) until they do. To hold them to it at once, revoke them
+// (RevokeAllSessions). It returns an error
+// matching ErrNotFound for an unknown user, and an error for a factor
+// that is not among Config.MFA's.
+func (a *Auth) RequireFactors(ctx context.Context, userID string, factors ...string) error {
+	if !a.mfaOn() {
+		return errors.New("auth: RequireFactors needs Config.MFA")
+	}
+	for _, f := range factors {
+		if !slices.Contains(a.cfg.MFA.Factors, f) {
+			return fmt.Errorf("auth: RequireFactors: %q is not one of Config.MFA.Factors %v", f, a.cfg.MFA.Factors)
+		}
+	}
+	sf, err := a.changeSecondFactors(ctx, userID, func(sf *secondFactors, _ time.Time) error {
+		sf.Required = slices.Clone(factors)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := a.reassessSessions(ctx, userID, "", sf); err != nil {
+		return err
+	}
+	a.emit(ctx, nil, Event{Kind: EventFactorsRequired, UserID: userID})
+	return nil
+}
+
+// A Rule that FactorWithin makes asks for a factor completed recently.
+type freshFactor struct {
+	factor string
+	within time.Duration
+}
+
+// FactorWithin is a Rule for sensitive routes (step-up): the session must
+// have completed factor within the last d, or it is refused 403 with the
+// SDKs' st-mfa "invalid claim" body naming the factor, so the frontend
+// can ask for it again. Several FactorWithin rules on a route must all
+// hold. A session whose MFA requirement is not met is refused before any
+// FactorWithin is looked at. Without Config.MFA, sessions complete no
+// factors and the route refuses every one. A recovery code completes
+// "recovery-code", not the factor it stands in for: a route that asks
+// for TOTP within five minutes asks a user who lost their app to set up
+// another.
+func FactorWithin(factor string, d time.Duration) Rule {
+	return Rule{fresh: []freshFactor{{factor, d}}}
+}
+
+// AllowPendingMFA exempts a route from the MFA requirement, for the
+// pages a signed-in user must reach before completing it, such as one
+// that explains what to set up. SDK endpoints that set up and complete
+// factors are exempt already.
+func AllowPendingMFA() Rule { return Rule{pendingMFA: true} }
+
+// checkMFA lets a session through if it meets its MFA requirement and
+// the route's FactorWithin rules, and answers 403 otherwise.
+func (a *Auth) checkMFA(w http.ResponseWriter, vt *verifiedToken, rules sessionRules) bool {
+	if !rules.pendingMFA && !vt.mfaMet() {
+		writeClaimError(w, "st-mfa", claimReason{Message: "MFA requirement for auth is not satisfied"})
+		return false
+	}
+	now := a.cfg.Now()
+	for _, f := range rules.fresh {
+		var at int64
+		ok := false
+		if vt.mfa != nil {
+			at, ok = vt.mfa.Done[f.factor]
+		}
+		if !ok || now.Sub(time.Unix(at, 0)) > f.within {
+			writeClaimError(w, "st-mfa", claimReason{
+				Message:  "Factor validation failed: " + f.factor + " not completed within " + strconv.Itoa(int(f.within/time.Second)) + " seconds",
+				FactorID: f.factor,
+			})
+			return false
+		}
+	}
+	return true
+}
+
+// claimReason is the reason of a failed claim in a 403 "invalid claim".
+type claimReason struct {
+	Message       string `json:"message"`
+	ExpectedValue *bool  `json:"expectedValue,omitempty"`
+	ActualValue   *bool  `json:"actualValue,omitempty"`
+	FactorID      string `json:"factorId,omitempty"`
+}
+
+// writeClaimError answers 403 with the SDKs' "invalid claim" body.
+func writeClaimError(w http.ResponseWriter, claim string, reason any) {
+	type claimError struct {
+		ID     string `json:"id"`
+		Reason any    `json:"reason"`
+	}
+	writeJSON(w, http.StatusForbidden, struct {
+		Message string       `json:"message"`
+		Errors  []claimError `json:"claimValidationErrors"`
+	}{"invalid claim", []claimError{{claim, reason}}})
+}
+
+// msgSetupNotAllowed is the 403 reason for a factor set up by a session
+// that may not: one that has not met its requirement, setting up a factor
+// beside one the user has already.
+const msgSetupNotAllowed = "Not allowed to setup factor that is not in the next set of unsatisfied factors"
+
+// mayAddFactor reports whether the session of vt may set up factor for
+// its user, whose second factors are sf and logins logins: it has met its
+// requirement, or factor is one the user may complete and the user has
+// set up none of those yet (so a stolen password cannot add a device to
+// pass in place of the one the user has).
+func (a *Auth) mayAddFactor(vt *verifiedToken, factor string, sf *secondFactors, logins []store.Login) bool {
+	if vt.mfaMet() {
+		return true
+	}
+	req := a.requiredFactors(sf)
+	if !slices.Contains(req, factor) {
+		return false
+	}
+	for _, f := range req {
+		if slices.Contains(factorsSetUp(sf, logins), f) {
+			return false
+		}
+	}
+	return true
+}
+
+// factorsSetUp are the factors a user can complete now.
+func factorsSetUp(sf *secondFactors, logins []store.Login) []string {
+	var set []string
+	add := func(f string) {
+		if !slices.Contains(set, f) {
+			set = append(set, f)
+		}
+	}
+	for _, l := range logins {
+		add(factorOf(l, false))
+	}
+	if sf.verifiedTOTP() {
+		add(FactorTOTP)
+	}
+	return set
+}
+
+// sessionForFactors verifies the session of a request to an endpoint that
+// sets up or completes factors, which a session that has not met its
+// requirement must reach (SuperTokens loads the session there with its
+// claim validators off), and reads the user's logins and second factors.
+// It answers the request itself when it fails.
+func (a *Auth) sessionForFactors(w http.ResponseWriter, r *http.Request) (vt *verifiedToken, m mode, logins []store.Login, sf *secondFactors, ok bool) {
+	vt, m, err := a.verifyRequest(r)
+	if err == nil {
+		logins, err = a.store.Logins(r.Context(), vt.session.UserID)
+	}
+	if err == nil {
+		sf, err = a.secondFactors(r.Context(), vt.session.UserID)
+	}
+	if err == nil && len(logins) == 0 {
+		err = errRevoked // the user is gone
+	}
+	if err != nil {
+		if sessionEnded(err) || errors.Is(err, errRevoked) {
+			a.clearTokens(w, true, true)
+		}
+		a.fail(w, r, err)
+		return nil, 0, nil, nil, false
+	}
+	return vt, m, logins, sf, true
+}
+
+// handleMFAInfo is PUT /mfa/info: what the session must still complete
+// and what its user may set up, and the session's claim, assessed anew
+// and rewritten into its access token if it changed.
+func (a *Auth) handleMFAInfo(w http.ResponseWriter, r *http.Request) {
+	vt, m, logins, sf, ok := a.sessionForFactors(w, r)
+	if !ok {
+		return
+	}
+	ctx := r.Context()
+	req := a.requiredFactors(sf)
+	claim, err := a.updateClaim(ctx, vt.handle, func(c *mfaClaim) { c.Met = met(req, c.Done) })
+	if err != nil {
+		if sessionEnded(err) || errors.Is(err, errRevoked) {
+			a.clearTokens(w, true, true)
+		}
+		a.fail(w, r, err)
+		return
+	}
+	if vt.mfaRaw == nil || string(claim) != string(vt.mfaRaw) {
+		if err := a.rewriteAccess(ctx, w, vt, m, tokenClaims{ev: vt.ev, mfa: claim}); err != nil {
+			a.fail(w, r, err)
+			return
+		}
+	}
+	c, _ := decodeClaim(claim)
+	setUp := factorsSetUp(sf, logins)
+	var allowed, next []string
+	for _, f := range a.cfg.MFA.Factors {
+		if a.mayAddFactor(&verifiedToken{mfa: &c}, f, sf, logins) {
+			allowed = append(allowed, f)
+		}
+	}
+	if !c.Met {
+		for _, f := range req {
+			if slices.Contains(setUp, f) || slices.Contains(allowed, f) {
+				next = append(next, f)
+			}
+		}
+	}
+	emails := map[string][]string{FactorEmailPassword: {}, FactorOTPEmail: {}, FactorLinkEmail: {}}
+	phones := map[string][]string{FactorOTPPhone: {}, FactorLinkPhone: {}}
+	for _, l := range logins {
+		if l.Email != "" {
+			for f := range emails {
+				if !slices.Contains(emails[f], l.Email) {
+					emails[f] = append(emails[f], l.Email)
+				}
+			}
+		}
+		if l.Method == store.MethodPasswordless && isPhone(l.Subject) {
+			for f := range phones {
+				phones[f] = append(phones[f], l.Subject)
+			}
+		}
+	}
+	nonNil := func(s []string) []string {
+		if s == nil {
+			return []string{}
+		}
+		return s
+	}
+	type factors struct {
+		Next           []string `json:"next"`
+		AlreadySetup   []string `json:"alreadySetup"`
+		AllowedToSetup []string `json:"allowedToSetup"`
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Status       string              `json:"status"`
+		Factors      factors             `json:"factors"`
+		Emails       map[string][]string `json:"emails"`
+		PhoneNumbers map[string][]string `json:"phoneNumbers"`
+	}{"OK", factors{nonNil(next), nonNil(setUp), nonNil(allowed)}, emails, phones})
+}
+
+// mfaRoutes adds the MFA endpoints to routes.
+func (a *Auth) mfaRoutes(routes map[string]route) {
+	if !a.mfaOn() {
+		return
+	}
+	post := func(h http.HandlerFunc) route { return route{method: http.MethodPost, handle: h} }
+	routes["/mfa/info"] = route{method: http.MethodPut, handle: a.handleMFAInfo}
+	routes["/mfa/recovery-codes"] = route{method: http.MethodPost, handle: a.handleNewRecoveryCodes, get: a.handleCountRecoveryCodes}
+	routes["/mfa/recovery-code/verify"] = post(a.handleVerifyRecoveryCode)
+	if slices.Contains(a.cfg.MFA.Factors, FactorTOTP) {
+		routes["/totp/device"] = post(a.handleCreateTOTPDevice)
+		routes["/totp/device/list"] = route{method: http.MethodGet, handle: a.handleListTOTPDevices}
+		routes["/totp/device/remove"] = post(a.handleRemoveTOTPDevice)
+		routes["/totp/device/verify"] = post(a.handleVerifyTOTPDevice)
+		routes["/totp/verify"] = post(a.handleVerifyTOTP)
+	}
+}

@@ -1,0 +1,162 @@
+package auth
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Recovery codes stand in for a second factor once each, for a user who
+// has lost theirs. They are the library's own: the SuperTokens frontends
+// have none (PROTOCOL.md, Recovery codes).
+const (
+	recoveryCodeCount = 10
+	// A code is 16 characters of base32, 80 bits, shown in groups of
+	// four: too many to guess online, and too many to find from a hash
+	// that leaked (the store keeps SHA-256 only).
+	recoveryCodeChars = 16
+	recoveryAlphabet  = "abcdefghijklmnopqrstuvwxyz234567"
+
+	statusInvalidRecoveryCode = "INVALID_RECOVERY_CODE_ERROR"
+)
+
+// newRecoveryCode returns a random code, as shown: xxxx-xxxx-xxxx-xxxx.
+func newRecoveryCode() string {
+	b := make([]byte, recoveryCodeChars)
+	rand.Read(b)
+	var sb strings.Builder
+	for i, c := range b {
+		if i > 0 && i%4 == 0 {
+			sb.WriteByte('-')
+		}
+		sb.WriteByte(recoveryAlphabet[c&31])
+	}
+	return sb.String()
+}
+
+// recoveryCodeHash is the hash a recovery code is kept as: of the code
+// without its dashes and spaces, lower-cased, as a person may type it.
+func recoveryCodeHash(code string) string {
+	code = strings.Map(func(r rune) rune {
+		if r == '-' || r == ' ' {
+			return -1
+		}
+		return r
+	}, strings.ToLower(code))
+	sum := sha256.Sum256([]byte(code))
+	return hex.EncodeToString(sum[:])
+}
+
+// handleNewRecoveryCodes is POST /mfa/recovery-codes: a new set of
+// recovery codes, shown this once, which voids the old set. Only a
+// session that has met its MFA requirement may ask.
+func (a *Auth) handleNewRecoveryCodes(w http.ResponseWriter, r *http.Request) {
+	vt, _, _, _, ok := a.sessionForFactors(w, r)
+	if !ok {
+		return
+	}
+	if !vt.mfaMet() {
+		writeClaimError(w, "st-mfa", claimReason{Message: "MFA requirement for auth is not satisfied"})
+		return
+	}
+	codes := make([]string, recoveryCodeCount)
+	hashes := make([]string, recoveryCodeCount)
+	for i := range codes {
+		codes[i] = newRecoveryCode()
+		hashes[i] = recoveryCodeHash(codes[i])
+	}
+	if _, err := a.changeSecondFactors(r.Context(), vt.session.UserID, func(sf *secondFactors, _ time.Time) error {
+		sf.RecoveryCodes = hashes
+		return nil
+	}); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.emit(r.Context(), r, Event{Kind: EventRecoveryCodesCreated, UserID: vt.session.UserID, SessionHandle: vt.handle})
+	writeJSON(w, http.StatusOK, struct {
+		Status string   `json:"status"`
+		Codes  []string `json:"codes"`
+	}{"OK", codes})
+}
+
+// handleCountRecoveryCodes is GET /mfa/recovery-codes: how many unused
+// recovery codes the user has. The codes themselves are never shown
+// again: the store has only their hashes.
+func (a *Auth) handleCountRecoveryCodes(w http.ResponseWriter, r *http.Request) {
+	_, _, _, sf, ok := a.sessionForFactors(w, r)
+	if !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Status    string `json:"status"`
+		Remaining int    `json:"remaining"`
+	}{"OK", len(sf.RecoveryCodes)})
+}
+
+// handleVerifyRecoveryCode is POST /mfa/recovery-code/verify: an unused
+// recovery code completes the session's second factor, once. Wrong codes
+// count in the same run as wrong TOTP codes, and the same lockout stops
+// both.
+func (a *Auth) handleVerifyRecoveryCode(w http.ResponseWriter, r *http.Request) {
+	vt, m, _, _, ok := a.sessionForFactors(w, r)
+	if !ok {
+		return
+	}
+	var req struct {
+		Code *string `json:"code"`
+	}
+	if err := a.readJSON(w, r, &req); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if req.Code == nil || len(*req.Code) > 64 {
+		a.fail(w, r, badRequest("Please provide the code, a recovery code"))
+		return
+	}
+	userID := vt.session.UserID
+	hash := []byte(recoveryCodeHash(*req.Code))
+	var res totpCheck
+	sf, err := a.changeSecondFactors(r.Context(), userID, func(sf *secondFactors, now time.Time) error {
+		res = totpCheck{}
+		if wait := sf.locked(now); wait > 0 {
+			res = totpCheck{status: statusLimitReached, retryAfter: wait, failures: sf.Failures}
+			return errUnchanged
+		}
+		found := -1
+		for i, h := range sf.RecoveryCodes {
+			if subtle.ConstantTimeCompare([]byte(h), hash) == 1 {
+				found = i
+			}
+		}
+		if found < 0 {
+			sf.fail(now)
+			res = totpCheck{status: statusInvalidRecoveryCode, failures: sf.Failures}
+			return nil
+		}
+		sf.RecoveryCodes = slices.Delete(sf.RecoveryCodes, found, found+1)
+		sf.Failures, sf.FailedAt = 0, 0
+		return nil
+	})
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if res.status != "" {
+		a.answerTOTP(w, r, userID, res)
+		return
+	}
+	if err := a.completeFactor(r.Context(), w, r, vt, m, FactorRecoveryCode, sf); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.emit(r.Context(), r, Event{Kind: EventRecoveryCodeUsed, UserID: userID, SessionHandle: vt.handle})
+	writeJSON(w, http.StatusOK, struct {
+		Status    string `json:"status"`
+		Remaining int    `json:"remaining"`
+	}{"OK", len(sf.RecoveryCodes)})
+}
