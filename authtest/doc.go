@@ -63,6 +63,18 @@
 // Passkeys need a host name: give the server an AppURL on localhost or a
 // domain, as browsers refuse WebAuthn on IP addresses.
 //
+// # Multi-factor auth
+//
+// With Config.MFA, [Client.SetUpTOTP] adds an authenticator app for the
+// session's user and sets it up, completing TOTP in the session, and
+// returns its secret; [TOTPCode] is the code an app shows for that secret
+// at a time, and [Client.CompleteTOTP] completes TOTP after a later
+// sign-in. The server accepts a time step once per user, so a test that
+// needs another code advances the server's Clock by 30 seconds first.
+// [Client.MFAInfo], [Client.CreateTOTPDevice], [Client.VerifyTOTPDevice],
+// [Client.VerifyTOTP], [Client.NewRecoveryCodes] and
+// [Client.UseRecoveryCode] are the endpoints one by one.
+//
 // # Raw requests
 //
 // A test that builds its own requests sends [Credentials] as the body of a
