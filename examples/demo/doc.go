@@ -76,6 +76,11 @@
 //		which must be a domain name: browsers refuse WebAuthn on an IP
 //		address, so the demo refuses to start on one. Use -app-url
 //		http://localhost:8080 and open the page there.
+//	-mfa factors (DEMO_MFA; default off)
+//		a second factor every user must complete after signing in
+//		(auth.Config.MFA.Required): off, totp (an authenticator app),
+//		or totp,webauthn (either; webauthn needs -passkeys). /api/me
+//		answers 403 st-mfa until the session has completed it.
 //	-account-linking (DEMO_ACCOUNT_LINKING; default false)
 //		join a new login method that proves its email to the user who
 //		owns it (auth.Config.AccountLinking).
@@ -167,6 +172,18 @@
 // new one. e2e/passkeys.test.mjs runs all of it in Chromium with its
 // virtual authenticator, on this page and through the WebAuthn prebuilt
 // UI of supertokens-auth-react.
+//
+// # Multi-factor auth
+//
+// With -mfa totp, every user sets up an authenticator app after signing
+// up (the page shows a QR code and the secret as text) and types its code
+// after each sign-in; until then /api/me answers 403 with the st-mfa
+// claim error, as every protected route of an application would. The page
+// then shows ten recovery codes once, lists the user's authenticator apps
+// and makes a new set of codes. With -mfa totp,webauthn (and -passkeys), a
+// passkey does instead.
+//
+//	go run ./examples/demo -db memory -mfa totp
 //
 // # Sign-in with a provider
 //

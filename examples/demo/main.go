@@ -81,6 +81,9 @@ type options struct {
 	// passkeys turns on sign-in with passkeys (WebAuthn); the relying
 	// party is the host of appURL, which must be a domain name.
 	passkeys bool
+	// mfa are the second factors every user must complete one of after
+	// signing in (auth.FactorTOTP, auth.FactorWebAuthn); none is off.
+	mfa []string
 }
 
 func main() {
@@ -132,6 +135,8 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	fs.StringVar(&github.ClientID, "github-client-id", env("DEMO_GITHUB_CLIENT_ID", ""), "client id of a GitHub OAuth app: enables sign-in with GitHub; needs -github-client-secret (env DEMO_GITHUB_CLIENT_ID)")
 	fs.StringVar(&github.ClientSecret, "github-client-secret", env("DEMO_GITHUB_CLIENT_SECRET", ""), "client secret of -github-client-id; prefer the env twin (env DEMO_GITHUB_CLIENT_SECRET)")
 	fs.StringVar(&verification, "email-verification", env("DEMO_EMAIL_VERIFICATION", "off"), "email verification: off, optional (the session says whether the email is verified) or required (also /api/me refuses an unverified one); links are emailed as reset links are (env DEMO_EMAIL_VERIFICATION)")
+	var mfa string
+	fs.StringVar(&mfa, "mfa", env("DEMO_MFA", "off"), "second factor every user must complete after signing in: off, totp, or totp,webauthn (one of them; webauthn needs -passkeys); the page sets up an authenticator app and shows recovery codes (env DEMO_MFA)")
 	fs.StringVar(&passwordless, "passwordless", env("DEMO_PASSWORDLESS", "off"), "passwordless sign-in by email: off, code (a six-digit code to type), link (a link to open) or code-and-link; emailed as reset links are, links open <app-url>/auth/verify (env DEMO_PASSWORDLESS)")
 	// Not defaulted from the environment like the others, so that -h
 	// does not print the secret.
@@ -212,6 +217,9 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 		o.passwordless = flow
 	default:
 		return o, fmt.Errorf("-passwordless %q: want off, code, link or code-and-link", passwordless)
+	}
+	if o.mfa, err = parseMFA(mfa, o.passkeys); err != nil {
+		return o, err
 	}
 	if o.refreshes, err = parseRate(refreshes); err != nil {
 		return o, fmt.Errorf("-session-refreshes: %v", err)
@@ -488,6 +496,9 @@ func run(args []string, getenv func(string) string) error {
 		u, _ := url.Parse(o.appURL)
 		fmt.Printf("demo: passkeys on, for %s (open the page there)\n", u.Scheme+"://"+u.Host)
 	}
+	if len(o.mfa) > 0 {
+		fmt.Printf("demo: MFA on: every user completes %s after signing in\n", strings.Join(o.mfa, " or "))
+	}
 	fmt.Printf("demo: listening on http://%s (store: %s)\n", ln.Addr(), redact(o.db))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -534,6 +545,10 @@ func newAuth(o options, st store.Store, m mailer.Mailer, stdout io.Writer, logge
 		// <app-url>/auth/webauthn/recover, a page of the demo (and of
 		// the SuperTokens prebuilt UI).
 		Passkeys: passkeyConfig(o),
+		// With -mfa, every user sets up an authenticator app (or, with
+		// totp,webauthn, a passkey) and completes it at each sign-in;
+		// /api/me answers 403 st-mfa until they do.
+		MFA: auth.MFAConfig{Required: o.mfa},
 		// With -secret, a copy of the database alone cannot mint tokens;
 		// a wrong secret stops the demo at start.
 		Secrets: o.secrets,
@@ -546,6 +561,23 @@ func newAuth(o options, st store.Store, m mailer.Mailer, stdout io.Writer, logge
 			InsecureAllowHTTP: !isLoopback(o.addr) && strings.HasPrefix(o.appURL, "http:"),
 		},
 	})
+}
+
+// parseMFA reads -mfa: off, or the factors of which every user must
+// complete one.
+func parseMFA(s string, passkeys bool) ([]string, error) {
+	switch strings.ToLower(strings.ReplaceAll(s, " ", "")) {
+	case "off", "":
+		return nil, nil
+	case "totp":
+		return []string{auth.FactorTOTP}, nil
+	case "totp,webauthn", "webauthn,totp":
+		if !passkeys {
+			return nil, errors.New("-mfa totp,webauthn needs -passkeys")
+		}
+		return []string{auth.FactorTOTP, auth.FactorWebAuthn}, nil
+	}
+	return nil, fmt.Errorf("-mfa %q: want off, totp or totp,webauthn", s)
 }
 
 // passkeyConfig is the passkey configuration of the options: off unless
@@ -580,10 +612,13 @@ type features struct {
 	// Passwordless, it is for show: the page learns it from GET
 	// /auth/loginmethods (firstFactors webauthn).
 	Passkeys bool `json:"passkeys,omitempty"`
+	// MFA are the second factors of -mfa, one of which every user must
+	// complete; absent when off.
+	MFA []string `json:"mfa,omitempty"`
 }
 
 func (o options) features() features {
-	f := features{EmailVerification: string(o.emailVerification), AccountLinking: o.accountLinking, Passwordless: string(o.passwordless), Passkeys: o.passkeys}
+	f := features{EmailVerification: string(o.emailVerification), AccountLinking: o.accountLinking, Passwordless: string(o.passwordless), Passkeys: o.passkeys, MFA: o.mfa}
 	if f.EmailVerification == "" {
 		f.EmailVerification = "off"
 	}
