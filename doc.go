@@ -59,12 +59,18 @@
 //     /webauthn/credential/remove, unless Config.DisableEmailExists GET
 //     /webauthn/email/exists, and with Config.Email.Mailer POST
 //     /user/webauthn/reset/token and POST /user/webauthn/reset;
+//   - multi-factor auth ("multifactorauth", "totp"), with Config.MFA: PUT
+//     /mfa/info, POST /mfa/recovery-codes, GET /mfa/recovery-codes, POST
+//     /mfa/recovery-code/verify, and with TOTP among its factors POST
+//     /totp/device, GET /totp/device/list, POST /totp/device/remove, POST
+//     /totp/device/verify, POST /totp/verify;
 //   - always: GET /loginmethods.
 //
 // Every business outcome is HTTP 200 with a JSON status; 401 is reserved
 // for session problems, 403 for browsers' state-changing requests from
 // foreign origins and, in required email verification, for unverified
-// sessions, 400 for malformed requests, 413 for oversized bodies, 429 for
+// sessions and, with Config.MFA, for sessions that have not completed
+// their second factor, 400 for malformed requests, 413 for oversized bodies, 429 for
 // rate limits and 503 when password hashing is saturated.
 // A store.User is an identity; the ways it signs in are its logins
 // (store.Login): an email and password, an identity at a provider, or an
@@ -168,6 +174,53 @@
 // passkey goes, and the user's other logins with the address that prove
 // nothing go (a password one is voided). The link is used up last, so a
 // retry with it finishes a recovery that failed part-way.
+//
+// # Multi-factor authentication
+//
+// With Config.MFA, a session starts with the factor it signed in with (a
+// password, a provider, a passwordless code, a passkey) and must complete
+// one of the second factors its user needs before any protected route
+// lets it through: RequireSession and OptionalSession answer 403 with the
+// SDKs' st-mfa "invalid claim" body, and the SuperTokens frontends then
+// ask for the factor. What a user needs is one of MFAConfig.Required (for
+// everyone), of the factors RequireFactors names for them, and TOTP once
+// they have set up an authenticator app, whether or not the application
+// asked them to: a second factor set up is a second factor asked for, at
+// every sign-in, whatever its first factor. The access token carries the
+// factors completed and when (the st-mfa claim), and the session keeps
+// them in the store, so a refresh carries them on; completing a factor
+// gives the same session a new access token.
+//
+// TOTP follows RFC 6238 as authenticator apps do: SHA-1, six digits,
+// 30-second steps, one step of skew either side. The secret is sealed
+// with Config.Secrets, as signing keys are (in the clear without them).
+// A user's time step is accepted once, on any device, across instances:
+// a code, even one seen over a shoulder, works once. Five wrong codes in
+// a row, TOTP and recovery codes together, across sessions and instances,
+// lock the user's second factors for 15 minutes (LIMIT_REACHED_ERROR with
+// retryAfterMs). The verify of a device already set up checks its code
+// like any other. A factor can be set up by a session that has met its
+// requirement, or, by one that has not, only while the user has none of
+// the factors they need: a stolen password cannot add a device. Removing
+// a device set up needs a session that met its requirement, and the last
+// factor a user is required to have cannot be removed.
+//
+// Recovery codes (the library's own endpoints: the SuperTokens frontends
+// have none) are ten codes of 80 bits, shown once, kept as SHA-256 hashes;
+// a new set voids the old one. An unused code completes the second factor
+// once ("recovery-code" in the claim, which meets any requirement but no
+// FactorWithin rule) and reports EventRecoveryCodeUsed.
+//
+// A passkey is a second factor through the SDKs' passkey routes with a
+// session and shouldTryLinkingWithSessionUser: registering one adds it
+// to the session's user, asserting one of theirs completes "webauthn" in
+// the session. Such a passkey also signs in on its own, and a passkey
+// sign-in completes "webauthn": where the requirement offers webauthn, a
+// passkey is enough, as it holds a key and the user's gesture.
+//
+// FactorWithin asks for a factor completed recently on a sensitive route
+// (step-up). A password reset or passkey recovery leaves second factors
+// as they are: the next sign-in still asks for one.
 //
 // # Account linking
 //

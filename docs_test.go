@@ -101,6 +101,7 @@ func TestReadmeRoutes(t *testing.T) {
 		ThirdParty:        auth.ThirdPartyConfig{Providers: []provider.Provider{relay}},
 		Passwordless:      auth.PasswordlessConfig{Flow: auth.PasswordlessCodeAndLink},
 		Passkeys:          auth.PasskeyConfig{Verifier: passkey.New()},
+		MFA:               auth.MFAConfig{Required: []string{auth.FactorTOTP, auth.FactorWebAuthn}},
 		// Browsers refuse WebAuthn on IP addresses, so passkeys need a
 		// host name; the requests below go to the handler directly.
 		AppURL: "https://app.example.com",
