@@ -262,10 +262,12 @@ func (a *Auth) newSessionClaim(factor string, sf *secondFactors, now time.Time) 
 }
 
 // refreshedClaim is the claim a refresh carries: the session's, held to
-// the requirement of every user as it is now, which may have grown since
-// the session's claim was last assessed (a restart with a stricter
-// Config). A user's own requirement reaches their sessions when it
-// changes (RequireFactors, a TOTP device set up).
+// the requirement of every user as it is now, which may have appeared
+// since the session's claim was last assessed (a restart with
+// MFAConfig.Required set): a session that completed none of the second
+// factors no longer meets it. A session that completed one keeps its
+// assessment, which knew the user's own requirement; that reaches the
+// user's sessions when it changes (RequireFactors, a TOTP device set up).
 func (a *Auth) refreshedClaim(ctx context.Context, s store.Session) []byte {
 	if !a.mfaOn() || len(s.Factors) == 0 {
 		return nil
@@ -276,7 +278,7 @@ func (a *Auth) refreshedClaim(ctx context.Context, s store.Session) []byte {
 			slog.String("user_id", s.UserID), slog.String("error", err.Error()))
 		return nil
 	}
-	if c.Met && !met(a.cfg.MFA.Required, c.Done) {
+	if c.Met && len(a.cfg.MFA.Required) > 0 && !met(a.cfg.MFA.Factors, c.Done) {
 		c.Met = false
 		return c.encode()
 	}
