@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -400,7 +401,7 @@ func TestParseOptionsVerification(t *testing.T) {
 	if err != nil || o.emailVerification != auth.EmailVerificationOff || o.accountLinking {
 		t.Fatalf("defaults: verification %q, linking %v, %v; want off, false", o.emailVerification, o.accountLinking, err)
 	}
-	if f := o.features(); f != (features{EmailVerification: "off"}) {
+	if f := o.features(); !reflect.DeepEqual(f, features{EmailVerification: "off"}) {
 		t.Errorf("features() = %+v", f)
 	}
 	env["DEMO_EMAIL_VERIFICATION"] = "optional"
@@ -413,7 +414,7 @@ func TestParseOptionsVerification(t *testing.T) {
 	if err != nil || o.emailVerification != auth.EmailVerificationRequired || o.accountLinking {
 		t.Errorf("flags win: verification %q, linking %v, %v", o.emailVerification, o.accountLinking, err)
 	}
-	if f := o.features(); f != (features{EmailVerification: "required"}) {
+	if f := o.features(); !reflect.DeepEqual(f, features{EmailVerification: "required"}) {
 		t.Errorf("features() = %+v", f)
 	}
 	o, err = parseOptions([]string{"-email-verification", "Off", "-account-linking"}, func(string) string { return "" })
@@ -751,7 +752,7 @@ func TestParseOptionsPasswordless(t *testing.T) {
 	if err != nil || o.passwordless != auth.PasswordlessOff {
 		t.Fatalf("default: %q, %v; want off", o.passwordless, err)
 	}
-	if f := o.features(); f != (features{EmailVerification: "off"}) {
+	if f := o.features(); !reflect.DeepEqual(f, features{EmailVerification: "off"}) {
 		t.Errorf("features() with passwordless off = %+v", f)
 	}
 	for arg, want := range map[string]auth.PasswordlessFlow{
@@ -1205,6 +1206,213 @@ func TestPasskeysOff(t *testing.T) {
 	for _, path := range []string{"/auth/webauthn/options/register", "/auth/webauthn/options/signin", "/auth/webauthn/signup", "/auth/webauthn/signin"} {
 		if r := d.do("POST", path, "webauthn", "", map[string]any{"email": "ada@example.com"}); r.status != http.StatusNotFound {
 			t.Errorf("POST %s with passkeys off: %d %s, want 404", path, r.status, r.body)
+		}
+	}
+}
+
+// TestParseOptionsMFA checks -mfa and its env twin: off by default, totp,
+// totp,webauthn with -passkeys only, and anything else refused.
+func TestParseOptionsMFA(t *testing.T) {
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	if o, err := parseOptions(nil, getenv); err != nil || o.mfa != nil || o.features().MFA != nil {
+		t.Fatalf("default: %v, %v; want off", o.mfa, err)
+	}
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-mfa", "off"}, nil},
+		{[]string{"-mfa", "totp"}, []string{auth.FactorTOTP}},
+		{[]string{"-mfa", "TOTP"}, []string{auth.FactorTOTP}},
+		{[]string{"-mfa", "totp,webauthn", "-passkeys", "-app-url", "http://localhost:8080"}, []string{auth.FactorTOTP, auth.FactorWebAuthn}},
+		{[]string{"-mfa", "webauthn, totp", "-passkeys", "-app-url", "http://localhost:8080"}, []string{auth.FactorTOTP, auth.FactorWebAuthn}},
+	} {
+		o, err := parseOptions(c.args, getenv)
+		if err != nil || !slices.Equal(o.mfa, c.want) || !slices.Equal(o.features().MFA, c.want) {
+			t.Errorf("parseOptions(%q): %v, %v; want %v", c.args, o.mfa, err, c.want)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-mfa", "on"}, `-mfa "on"`},
+		{[]string{"-mfa", "webauthn"}, `-mfa "webauthn"`},
+		{[]string{"-mfa", "totp,sms"}, `-mfa "totp,sms"`},
+		{[]string{"-mfa", "totp,webauthn"}, "needs -passkeys"},
+		{[]string{"-mfa", "totp,webauthn", "-app-url", "http://localhost:8080"}, "needs -passkeys"},
+	} {
+		if _, err := parseOptions(c.args, getenv); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("parseOptions(%q): %v; want an error with %q", c.args, err, c.want)
+		}
+	}
+	env["DEMO_MFA"] = "totp"
+	if o, err := parseOptions(nil, getenv); err != nil || !slices.Equal(o.mfa, []string{auth.FactorTOTP}) {
+		t.Errorf("DEMO_MFA=totp: %v, %v", o.mfa, err)
+	}
+	if o, err := parseOptions([]string{"-mfa", "off"}, getenv); err != nil || o.mfa != nil {
+		t.Errorf("-mfa off over DEMO_MFA=totp: %v, %v", o.mfa, err)
+	}
+	env["DEMO_MFA"] = "sometimes"
+	if _, err := parseOptions(nil, getenv); err == nil || !strings.Contains(err.Error(), "-mfa") {
+		t.Errorf("DEMO_MFA=sometimes: %v, want an error naming -mfa", err)
+	}
+	// The demo stops at start.
+	err := run([]string{"-mfa", "totp,webauthn", "-db", "memory", "-addr", "127.0.0.1:0"}, func(string) string { return "" })
+	if err == nil || !strings.Contains(err.Error(), "needs -passkeys") {
+		t.Errorf("run with -mfa totp,webauthn and no -passkeys: %v", err)
+	}
+}
+
+// mfaRefused asserts the 403 that a protected route answers a session
+// that has not completed its second factor.
+func mfaRefused(t *testing.T, what string, r reply) {
+	t.Helper()
+	errs, _ := r.json["claimValidationErrors"].([]any)
+	first, _ := func() (map[string]any, bool) {
+		if len(errs) == 0 {
+			return nil, false
+		}
+		m, ok := errs[0].(map[string]any)
+		return m, ok
+	}()
+	if r.status != http.StatusForbidden || r.field("message") != "invalid claim" || first["id"] != "st-mfa" {
+		t.Fatalf("%s: %d %s, want 403 invalid claim st-mfa", what, r.status, r.body)
+	}
+}
+
+// newAccess returns the access token an answer rewrote (a factor
+// completed in the same session), or old if it wrote none.
+func newAccess(r reply, old string) string {
+	if a := r.header.Get("st-access-token"); a != "" {
+		return a
+	}
+	return old
+}
+
+// TestMFA runs the demo with -mfa totp as its page does: sign up, /api/me
+// refuses with st-mfa, PUT /auth/mfa/info says TOTP is to set up, an
+// authenticator app is made and set up with its code, /api/me answers,
+// recovery codes are made and counted, and the app is listed; then a new
+// sign-in completes with the app's next code, and another with a
+// recovery code.
+func TestMFA(t *testing.T) {
+	const email = "ada@example.com"
+	const password = "correct horse 1"
+	d := newTestDemo(t, nil, "-mfa", "totp")
+
+	if r := d.do("GET", "/api/config", "", "", nil); r.status != 200 || !strings.Contains(string(r.body), `"mfa":["totp"]`) {
+		t.Errorf("/api/config: %d %s, want mfa [totp]", r.status, r.body)
+	}
+	access, _ := okSession(t, "sign-up", d.do("POST", "/auth/signup", "emailpassword", "", credentials(email, password)))
+	mfaRefused(t, "/api/me after sign-up", d.do("GET", "/api/me", "", access, nil))
+
+	info := d.do("PUT", "/auth/mfa/info", "multifactorauth", access, nil)
+	if info.status != 200 || info.field("status") != "OK" {
+		t.Fatalf("PUT /auth/mfa/info: %d %s", info.status, info.body)
+	}
+	access = newAccess(info, access)
+	factors, _ := info.json["factors"].(map[string]any)
+	if fmt.Sprint(factors["next"]) != "[totp]" || fmt.Sprint(factors["alreadySetup"]) != "[emailpassword]" || fmt.Sprint(factors["allowedToSetup"]) != "[totp]" {
+		t.Errorf("mfa info factors: %v, want next [totp], alreadySetup [emailpassword], allowedToSetup [totp]", factors)
+	}
+
+	// The page's set-up: a device, its QR code's URI and key, a code.
+	dev := d.do("POST", "/auth/totp/device", "totp", access, map[string]any{})
+	secret, name, uri := dev.field("secret"), dev.field("deviceName"), dev.field("qrCodeString")
+	if dev.status != 200 || dev.field("status") != "OK" || secret == "" || name == "" ||
+		!strings.HasPrefix(uri, "otpauth://totp/") || !strings.Contains(uri, "secret="+secret) {
+		t.Fatalf("POST /auth/totp/device: %d %s", dev.status, dev.body)
+	}
+	if r := d.do("POST", "/auth/totp/device/verify", "totp", access, map[string]any{"deviceName": name, "totp": "000000"}); r.field("status") != "INVALID_TOTP_ERROR" ||
+		r.json["currentNumberOfFailedAttempts"] != 1.0 || r.json["maxNumberOfFailedAttempts"] != 5.0 {
+		// 000000 is the right code once in a million: then the test
+		// would fail here, and pass the next time.
+		t.Errorf("verify with a wrong code: %d %s, want INVALID_TOTP_ERROR 1 of 5", r.status, r.body)
+	}
+	now := time.Now()
+	r := d.do("POST", "/auth/totp/device/verify", "totp", access, map[string]any{"deviceName": name, "totp": authtest.TOTPCode(secret, now)})
+	if r.status != 200 || r.field("status") != "OK" || r.json["wasAlreadyVerified"] != false || r.header.Get("st-access-token") == "" {
+		t.Fatalf("POST /auth/totp/device/verify: %d %s, want OK, a new access token", r.status, r.body)
+	}
+	access = newAccess(r, access)
+	me := d.do("GET", "/api/me", "", access, nil)
+	if me.status != 200 || me.field("email") != email {
+		t.Fatalf("/api/me after TOTP set-up: %d %s", me.status, me.body)
+	}
+
+	// Recovery codes: ten, shown once, then counted.
+	rc := d.do("POST", "/auth/mfa/recovery-codes", "", access, map[string]any{})
+	codes, _ := rc.json["codes"].([]any)
+	if rc.status != 200 || rc.field("status") != "OK" || len(codes) != 10 {
+		t.Fatalf("POST /auth/mfa/recovery-codes: %d %s, want 10 codes", rc.status, rc.body)
+	}
+	if r := d.do("GET", "/auth/mfa/recovery-codes", "", access, nil); r.status != 200 || r.json["remaining"] != 10.0 {
+		t.Errorf("GET /auth/mfa/recovery-codes: %d %s, want 10 remaining", r.status, r.body)
+	}
+	list := d.do("GET", "/auth/totp/device/list", "totp", access, nil)
+	devices, _ := list.json["devices"].([]any)
+	if list.status != 200 || len(devices) != 1 {
+		t.Fatalf("GET /auth/totp/device/list: %d %s, want one device", list.status, list.body)
+	}
+	if d0, _ := devices[0].(map[string]any); d0["name"] != name || d0["verified"] != true {
+		t.Errorf("device list: %v, want %s verified", devices[0], name)
+	}
+	// The only app of a required factor stays.
+	if r := d.do("POST", "/auth/totp/device/remove", "totp", access, map[string]any{"deviceName": name}); r.field("status") != "GENERAL_ERROR" {
+		t.Errorf("removing the only app: %d %s, want GENERAL_ERROR", r.status, r.body)
+	}
+
+	// A new sign-in: refused until the app's code; this step's code is
+	// spent, the next one (within the allowed skew) is not.
+	access, _ = okSession(t, "sign-in", d.do("POST", "/auth/signin", "emailpassword", "", credentials(email, password)))
+	mfaRefused(t, "/api/me after sign-in", d.do("GET", "/api/me", "", access, nil))
+	info = d.do("PUT", "/auth/mfa/info", "multifactorauth", access, nil)
+	access = newAccess(info, access)
+	if factors, _ := info.json["factors"].(map[string]any); fmt.Sprint(factors["next"]) != "[totp]" || !strings.Contains(fmt.Sprint(factors["alreadySetup"]), "totp") {
+		t.Errorf("mfa info after sign-in: %s, want next [totp] and totp set up", info.body)
+	}
+	if r := d.do("POST", "/auth/totp/verify", "totp", access, map[string]any{"totp": authtest.TOTPCode(secret, now)}); r.field("status") != "INVALID_TOTP_ERROR" {
+		t.Errorf("a spent code: %d %s, want INVALID_TOTP_ERROR", r.status, r.body)
+	}
+	r = d.do("POST", "/auth/totp/verify", "totp", access, map[string]any{"totp": authtest.TOTPCode(secret, now.Add(30*time.Second))})
+	if r.status != 200 || r.field("status") != "OK" {
+		t.Fatalf("POST /auth/totp/verify: %d %s", r.status, r.body)
+	}
+	if me := d.do("GET", "/api/me", "", newAccess(r, access), nil); me.status != 200 || me.field("email") != email {
+		t.Errorf("/api/me after the code: %d %s", me.status, me.body)
+	}
+
+	// Another, with a recovery code.
+	access, _ = okSession(t, "sign-in", d.do("POST", "/auth/signin", "emailpassword", "", credentials(email, password)))
+	mfaRefused(t, "/api/me before the recovery code", d.do("GET", "/api/me", "", access, nil))
+	r = d.do("POST", "/auth/mfa/recovery-code/verify", "", access, map[string]any{"code": codes[3]})
+	if r.status != 200 || r.field("status") != "OK" || r.json["remaining"] != 9.0 {
+		t.Fatalf("POST /auth/mfa/recovery-code/verify: %d %s, want OK, 9 remaining", r.status, r.body)
+	}
+	access = newAccess(r, access)
+	if me := d.do("GET", "/api/me", "", access, nil); me.status != 200 || me.field("email") != email {
+		t.Errorf("/api/me after the recovery code: %d %s", me.status, me.body)
+	}
+	if r := d.do("GET", "/auth/mfa/recovery-codes", "", access, nil); r.json["remaining"] != 9.0 {
+		t.Errorf("recovery codes left: %d %s, want 9", r.status, r.body)
+	}
+}
+
+// Off, the demo serves no MFA routes and /api/me needs no second factor.
+func TestMFAOff(t *testing.T) {
+	d := newTestDemo(t, nil)
+	access, _ := okSession(t, "sign-up", d.do("POST", "/auth/signup", "emailpassword", "", credentials("ada@example.com", "correct horse 1")))
+	if me := d.do("GET", "/api/me", "", access, nil); me.status != 200 {
+		t.Errorf("/api/me: %d %s", me.status, me.body)
+	}
+	if r := d.do("GET", "/api/config", "", "", nil); strings.Contains(string(r.body), "mfa") {
+		t.Errorf("/api/config: %s, want no mfa", r.body)
+	}
+	for _, path := range []string{"/auth/mfa/info", "/auth/totp/device", "/auth/mfa/recovery-codes"} {
+		if r := d.do("POST", path, "", access, map[string]any{}); r.status != http.StatusNotFound {
+			t.Errorf("POST %s with MFA off: %d %s, want 404", path, r.status, r.body)
 		}
 	}
 }

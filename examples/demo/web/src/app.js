@@ -19,6 +19,14 @@
 // where a click creates a new passkey for the account. Passkeys need the
 // page on a domain name, such as localhost: browsers refuse WebAuthn on
 // IP addresses.
+// With MFA on (GET /api/config's mfa lists the second factors), /api/me
+// answers 403 st-mfa after sign-in until the session completes one: the
+// page asks PUT /auth/mfa/info what is set up, and either sets up an
+// authenticator app (a QR code of the otpauth URI and the key as text,
+// then a code) or asks for its code, a recovery code, or a passkey (with
+// -mfa totp,webauthn). After the first set-up it shows ten recovery codes
+// once; the signed-in view counts them, makes a new set, and lists the
+// authenticator apps.
 //
 // ?mode=header uses header tokens instead of cookies, and the reset page
 // and callback pages keep the mode the page was used in (pageMode).
@@ -33,6 +41,9 @@ import Multitenancy from "supertokens-web-js/recipe/multitenancy";
 import EmailVerification from "supertokens-web-js/recipe/emailverification";
 import Passwordless from "supertokens-web-js/recipe/passwordless";
 import Webauthn from "supertokens-web-js/recipe/webauthn";
+import MultiFactorAuth from "supertokens-web-js/recipe/multifactorauth";
+import Totp from "supertokens-web-js/recipe/totp";
+import qrcode from "qrcode-generator";
 
 const params = new URLSearchParams(window.location.search);
 const $ = (id) => document.getElementById(id);
@@ -115,15 +126,19 @@ SuperTokens.init({
     EmailVerification.init(),
     Passwordless.init(),
     Webauthn.init(),
+    MultiFactorAuth.init(),
+    Totp.init(),
   ],
 });
 
 // features is GET /api/config: { emailVerification: "off" | "optional" |
 // "required", accountLinking, passwordless: "code" | "link" |
-// "code-and-link", absent when off, passkeys: true, absent when off }. Until it is read, or if it cannot be,
-// verification is taken to be off.
+// "code-and-link", absent when off, passkeys: true, absent when off, mfa:
+// the second factors ["totp"] or ["totp", "webauthn"], absent when off }.
+// Until it is read, or if it cannot be, verification is taken to be off.
 let features = { emailVerification: "off", accountLinking: false };
 const verifying = () => features.emailVerification !== "off";
+const mfaOn = () => Array.isArray(features.mfa) && features.mfa.length > 0;
 
 async function loadFeatures() {
   const res = await fetch(api + "/api/config", { credentials: "omit" });
@@ -134,6 +149,7 @@ async function loadFeatures() {
   if (features.accountLinking) said.push("Account linking: on");
   if (features.passwordless) said.push("Passwordless: " + features.passwordless.replaceAll("-", " "));
   if (features.passkeys) said.push("Passkeys: on");
+  if (mfaOn()) said.push("Two-step sign-in: " + features.mfa.join(" or "));
   $("features").textContent = said.join(" · ");
   $("features").hidden = said.length === 0;
 }
@@ -157,7 +173,7 @@ function say(text) {
 }
 
 function show(id) {
-  for (const s of ["loading", "signed-in", "signed-out", "reset", "verify-email", "pwl-link", "pk-recovery"]) $(s).hidden = s !== id;
+  for (const s of ["loading", "signed-in", "signed-out", "reset", "verify-email", "pwl-link", "pk-recovery", "mfa"]) $(s).hidden = s !== id;
 }
 
 // fieldErrors shows the server's FIELD_ERROR messages beside their inputs;
@@ -179,6 +195,8 @@ function clearErrors(form) {
 
 function failure(err) {
   if (err && err.isSuperTokensGeneralError === true) return err.message;
+  // The SDK throws the response of a request it did not expect to fail.
+  if (err instanceof Response) return "Something went wrong: the server answered " + err.status + ".";
   return "Something went wrong: " + ((err && err.message) || err) + ".";
 }
 
@@ -196,15 +214,16 @@ async function busy(form, fn, tell = say) {
   }
 }
 
-// claimRefused reports whether a 403 is required mode's "invalid claim"
-// for the st-ev claim: an unverified email, not an error.
-async function claimRefused(res) {
-  if (res.status !== 403) return false;
+// refusedClaim is the id of the claim a 403 "invalid claim" names: st-ev
+// (required mode, and an unverified email) or st-mfa (a second factor to
+// complete); undefined for any other answer.
+async function refusedClaim(res) {
+  if (res.status !== 403) return undefined;
   try {
     const body = await res.clone().json();
-    return (body.claimValidationErrors || []).some((e) => e.id === EmailVerification.EmailVerificationClaim.id);
+    return (body.claimValidationErrors || [])[0]?.id;
   } catch (_) {
-    return false;
+    return undefined;
   }
 }
 
@@ -222,18 +241,25 @@ const endedBecause = {
   session_expired: "Your session expired. Please sign in again.",
 };
 
-async function showMe() {
+// showMe shows who is signed in, or, while the session has a second
+// factor to complete, the MFA step. mfaDone is what a completed step
+// brought: { codes }, new recovery codes to show once.
+async function showMe(mfaDone = {}) {
   // Plain fetch: the SDK's interceptor adds the session (and refreshes it).
   let res = await fetch(api + "/api/me", { credentials: "include" });
-  if (await claimRefused(res)) {
+  let claim = await refusedClaim(res);
+  if (claim === EmailVerification.EmailVerificationClaim.id) {
     // Required mode, and the email is not verified: /api/verification
-    // still says who is signed in.
+    // still says who is signed in (once MFA is done).
     res = await fetch(api + "/api/verification", { credentials: "include" });
+    claim = await refusedClaim(res);
+  }
+  if (claim === MFA_CLAIM) {
+    await showMFA(mfaDone.resynced);
+    return;
   }
   if (res.status === 401) {
-    show("signed-out");
-    const why = endedBecause[res.headers.get("Auth-Reason")];
-    if (why) say(why);
+    signedOut(res);
     return;
   }
   if (!res.ok) throw new Error("GET " + new URL(res.url).pathname + " answered " + res.status);
@@ -241,6 +267,15 @@ async function showMe() {
   $("me-email").textContent = me.email;
   show("signed-in");
   await showVerification();
+  await showMFAManage(mfaDone.codes);
+}
+
+// signedOut shows the signed-out view after a 401, with why the session
+// ended.
+function signedOut(res) {
+  show("signed-out");
+  const why = endedBecause[res.headers.get("Auth-Reason")];
+  if (why) say(why);
 }
 
 // ---- email verification ----
@@ -660,6 +695,465 @@ async function recoverWithPasskey() {
   await showPasskeys();
   say("Your new passkey is ready: sign in with it.");
 }
+
+// ---- multi-factor auth ----
+
+const MFA_CLAIM = "st-mfa";
+
+// mfa is the state of the MFA step: "setup" (an authenticator app to set
+// up: device is its name) or "verify" (a code of one set up); adding is
+// true when a signed-in user adds another app, false when the session
+// must complete a factor first; email names the user, for a passkey;
+// totp is whether the step takes an app's code.
+const noMFA = () => ({ step: "verify", device: "", adding: false, email: "", totp: false });
+let mfa = noMFA();
+
+function mfaError(text) {
+  $("mfa-error").textContent = text;
+}
+
+// mfaAnswer shows the error statuses the TOTP and recovery code endpoints
+// share, on the field input; it returns false for them.
+function mfaAnswer(res, input) {
+  let text;
+  switch (res.status) {
+    case "OK":
+      return true;
+    case "INVALID_TOTP_ERROR":
+    case "INVALID_RECOVERY_CODE_ERROR": {
+      const left = res.maxNumberOfFailedAttempts - res.currentNumberOfFailedAttempts;
+      const what =
+        res.status === "INVALID_TOTP_ERROR"
+          ? "That code is wrong, or was used already: wait for the next one."
+          : "That recovery code is wrong, or was used already.";
+      text =
+        left > 0
+          ? `${what} ${left} ${left === 1 ? "attempt" : "attempts"} left.`
+          : `${what} That was the last attempt for now: wait a few minutes before the next.`;
+      break;
+    }
+    case "LIMIT_REACHED_ERROR":
+      text = "Too many wrong codes. Try again in " + waitFor(res.retryAfterMs) + ".";
+      break;
+    default:
+      text = "Not allowed: " + (res.reason || res.message || res.status) + ".";
+  }
+  mfaError(text);
+  input.setAttribute("aria-invalid", "true");
+  input.focus();
+  input.select();
+  return false;
+}
+
+// waitFor says a wait in milliseconds in words: minutes, or seconds under
+// one.
+function waitFor(ms) {
+  if (ms >= 60_000) {
+    const m = Math.ceil(ms / 60_000);
+    return `${m} ${m === 1 ? "minute" : "minutes"}`;
+  }
+  const s = Math.max(1, Math.ceil(ms / 1000));
+  return `${s} ${s === 1 ? "second" : "seconds"}`;
+}
+
+// mfaBusy runs fn for the MFA step: a session that ended shows the
+// signed-out view, other errors go to the step's error line.
+function mfaBusy(fn) {
+  return busy($("mfa"), () => endedShowsSignedOut(fn), mfaError);
+}
+
+// endedShowsSignedOut runs fn, and shows the signed-out view if the
+// session ended: the SDK throws the 401 it could not refresh past.
+async function endedShowsSignedOut(fn) {
+  try {
+    await fn();
+  } catch (err) {
+    if (err instanceof Response && err.status === 401) {
+      signedOut(err);
+      return;
+    }
+    throw err;
+  }
+}
+
+// mfaAPI calls one of the library's MFA endpoints the SDK has no function
+// for (recovery codes), with plain fetch: the SDK's interceptor adds the
+// session and refreshes it, as for /api/me. A GENERAL_ERROR is thrown as
+// the SDK throws it; a 401 or another failure, as the response.
+async function mfaAPI(method, path, body) {
+  const init = { method, credentials: "include" };
+  if (body !== undefined) {
+    init.headers = { "Content-Type": "application/json" };
+    init.body = JSON.stringify(body);
+  }
+  const res = await fetch(api + "/auth" + path, init);
+  if (!res.ok) throw res;
+  const json = await res.json();
+  if (json.status === "GENERAL_ERROR") throw { isSuperTokensGeneralError: true, message: json.message };
+  return json;
+}
+
+// showMFA shows the step the session must complete: it asks PUT
+// /auth/mfa/info (which also brings the session's claim up to date) what
+// is set up. With nothing left to complete, /api/me is asked again, once.
+async function showMFA(resynced = false) {
+  const info = await MultiFactorAuth.resyncSessionAndFetchMFAInfo();
+  const f = info.factors;
+  if (f.next.length === 0 && !resynced) {
+    await showMe({ resynced: true });
+    return;
+  }
+  const email = (info.emails.emailpassword || [])[0] || "";
+  mfa = { ...noMFA(), email };
+  $("mfa-title").textContent = "One more step";
+  $("mfa-cancel").textContent = "Sign out";
+  const totpSetUp = f.alreadySetup.includes("totp");
+  const passkeySetUp = f.alreadySetup.includes("webauthn") && f.next.includes("webauthn");
+  const passkeyAllowed = !!features.passkeys && f.allowedToSetup.includes("webauthn") && f.next.includes("webauthn");
+  $("mfa-passkey-use").hidden = !passkeySetUp;
+  $("mfa-passkey-create").hidden = !(passkeyAllowed && !passkeySetUp && !totpSetUp);
+  $("mfa-passkeys").hidden = $("mfa-passkey-use").hidden && $("mfa-passkey-create").hidden;
+  if (totpSetUp || passkeySetUp) {
+    $("mfa-intro").textContent = totpSetUp
+      ? "Enter the code your authenticator app shows" + (passkeySetUp ? ", or use your passkey." : ".")
+      : "Use your passkey to finish signing in.";
+    mfaShowVerify(totpSetUp);
+    return;
+  }
+  if (!f.allowedToSetup.includes("totp")) {
+    if (passkeyAllowed) {
+      $("mfa-intro").textContent = "Set up a passkey to finish signing in.";
+      mfaShowVerify(false);
+      return;
+    }
+    show("mfa");
+    mfaShowVerify(false);
+    mfaError("This account has no second factor it may set up here.");
+    return;
+  }
+  $("mfa-intro").textContent =
+    "This account needs a second step at sign-in: set up an authenticator app." +
+    (passkeyAllowed ? " Or use a passkey instead." : "");
+  await mfaStartSetup();
+}
+
+// mfaShowVerify shows the code field of a set-up app (or, without one,
+// only the passkey buttons) and the way to a recovery code.
+function mfaShowVerify(totp) {
+  mfa.step = "verify";
+  mfa.totp = totp;
+  $("mfa-setup").hidden = true;
+  $("mfa-qr").replaceChildren();
+  $("mfa-secret").textContent = "";
+  mfaCodeForm(totp);
+  show("mfa");
+  if (totp) $("mfa-code").focus();
+  else if (!$("mfa-passkey-use").hidden) $("mfa-passkey-use").focus();
+  else if (!$("mfa-passkey-create").hidden) $("mfa-passkey-create").focus();
+}
+
+// mfaCodeForm shows the authenticator code form (or neither form, with
+// totp false) and resets both fields and the error.
+function mfaCodeForm(totp) {
+  $("mfa-code-form").hidden = !totp;
+  $("mfa-recovery-form").hidden = true;
+  $("mfa-to-recovery").hidden = mfa.step !== "verify" || mfa.adding;
+  $("mfa-to-app").hidden = true;
+  $("mfa-verify").textContent = mfa.step === "setup" ? "Set up" : "Verify";
+  for (const id of ["mfa-code", "mfa-recovery-code"]) {
+    $(id).value = "";
+    $(id).removeAttribute("aria-invalid");
+  }
+  mfaError("");
+}
+
+// mfaStartSetup makes a new authenticator app for the user (POST
+// /auth/totp/device) and shows its QR code and key.
+async function mfaStartSetup() {
+  const res = await Totp.createDevice();
+  if (res.status !== "OK") {
+    // DEVICE_ALREADY_EXISTS_ERROR: the server chose the name, so only a
+    // race gets here.
+    show("mfa");
+    mfaError("Not allowed: " + res.status + ". Reload the page to try again.");
+    return;
+  }
+  mfa.step = "setup";
+  mfa.totp = true;
+  mfa.device = res.deviceName;
+  $("mfa-qr").replaceChildren(qrSVG(res.qrCodeString));
+  $("mfa-secret").textContent = res.secret.replace(/(.{4})(?=.)/g, "$1 ");
+  $("mfa-setup").hidden = false;
+  mfaCodeForm(true);
+  show("mfa");
+  $("mfa-code").focus();
+}
+
+// qrSVG draws text as a QR code, an SVG element with a text alternative.
+function qrSVG(text) {
+  const qr = qrcode(0, "M");
+  // Byte mode takes one byte per character: UTF-8 first.
+  qr.addData(String.fromCharCode(...new TextEncoder().encode(text)), "Byte");
+  qr.make();
+  const n = qr.getModuleCount();
+  const quiet = 4; // the white border a reader needs
+  const size = n + 2 * quiet;
+  const NS = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(NS, "svg");
+  svg.setAttribute("viewBox", `0 0 ${size} ${size}`);
+  svg.setAttribute("role", "img");
+  svg.setAttribute("aria-labelledby", "mfa-qr-title");
+  svg.setAttribute("shape-rendering", "crispEdges");
+  const title = document.createElementNS(NS, "title");
+  title.id = "mfa-qr-title";
+  title.textContent = "QR code to add this account to an authenticator app; the key below says the same.";
+  const bg = document.createElementNS(NS, "rect");
+  bg.setAttribute("width", String(size));
+  bg.setAttribute("height", String(size));
+  bg.setAttribute("fill", "#fff");
+  let d = "";
+  for (let r = 0; r < n; r++) {
+    for (let c = 0; c < n; c++) {
+      if (qr.isDark(r, c)) d += `M${c + quiet},${r + quiet}h1v1h-1z`;
+    }
+  }
+  const path = document.createElementNS(NS, "path");
+  path.setAttribute("d", d);
+  path.setAttribute("fill", "#000");
+  svg.append(title, bg, path);
+  return svg;
+}
+
+// mfaDone finishes the MFA step: a first set-up makes the recovery codes
+// to show once.
+async function mfaDone(setUp) {
+  let codes;
+  if (setUp && !mfa.adding) {
+    const res = await mfaAPI("POST", "/mfa/recovery-codes", {});
+    codes = res.codes;
+  }
+  const adding = mfa.adding;
+  mfa = noMFA();
+  say(adding ? "Authenticator app added." : setUp ? "Two-step sign-in is set up." : "Signed in.");
+  await showMe({ codes });
+}
+
+$("mfa-code-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const input = $("mfa-code");
+  const code = input.value.replace(/\s+/g, "");
+  say("");
+  mfaError("");
+  if (!/^\d{6,8}$/.test(code)) {
+    mfaError("Enter the 6-digit code your authenticator app shows.");
+    input.setAttribute("aria-invalid", "true");
+    input.focus();
+    return;
+  }
+  input.removeAttribute("aria-invalid");
+  mfaBusy(async () => {
+    if (mfa.step === "setup") {
+      const res = await Totp.verifyDevice({ deviceName: mfa.device, totp: code });
+      if (res.status === "UNKNOWN_DEVICE_ERROR") {
+        // Removed meanwhile (another tab): a new one.
+        await mfaStartSetup();
+        mfaError("This set-up was cancelled: scan the new QR code.");
+        return;
+      }
+      if (mfaAnswer(res, input)) await mfaDone(!res.wasAlreadyVerified);
+      return;
+    }
+    const res = await Totp.verifyCode({ totp: code });
+    if (res.status === "UNKNOWN_USER_ID_ERROR") {
+      // The app was removed meanwhile: look again.
+      await showMFA();
+      return;
+    }
+    if (mfaAnswer(res, input)) await mfaDone(false);
+  });
+});
+
+$("mfa-recovery-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const input = $("mfa-recovery-code");
+  const code = input.value.trim();
+  say("");
+  mfaError("");
+  if (code === "") {
+    mfaError("Enter one of your recovery codes.");
+    input.setAttribute("aria-invalid", "true");
+    input.focus();
+    return;
+  }
+  input.removeAttribute("aria-invalid");
+  mfaBusy(async () => {
+    const res = await mfaAPI("POST", "/mfa/recovery-code/verify", { code });
+    if (!mfaAnswer(res, input)) return;
+    mfa = noMFA();
+    say(
+      res.remaining > 0
+        ? `Signed in with a recovery code. ${res.remaining} ${res.remaining === 1 ? "code" : "codes"} left.`
+        : "Signed in with your last recovery code: make new ones below.",
+    );
+    await showMe();
+  });
+});
+
+$("mfa-to-recovery").addEventListener("click", () => {
+  $("mfa-code-form").hidden = true;
+  $("mfa-recovery-form").hidden = false;
+  $("mfa-to-recovery").hidden = true;
+  $("mfa-to-app").hidden = !mfa.totp;
+  mfaError("");
+  $("mfa-recovery-code").focus();
+});
+
+$("mfa-to-app").addEventListener("click", () => {
+  mfaCodeForm(true);
+  $("mfa-code").focus();
+});
+
+$("mfa-passkey-use").addEventListener("click", () => {
+  say("");
+  mfaError("");
+  mfaBusy(async () => {
+    const res = await Webauthn.authenticateCredentialWithSignIn({ shouldTryLinkingWithSessionUser: true });
+    if (res.status !== "OK") {
+      mfaError(pkRefused(res));
+      return;
+    }
+    await mfaDone(false);
+  });
+});
+
+$("mfa-passkey-create").addEventListener("click", () => {
+  say("");
+  mfaError("");
+  mfaBusy(async () => {
+    const res = await Webauthn.registerCredentialWithSignUp({ email: mfa.email, shouldTryLinkingWithSessionUser: true });
+    if (res.status !== "OK") {
+      mfaError(pkRefused(res));
+      return;
+    }
+    // The authenticator app made for the set-up is not needed.
+    if (mfa.step === "setup" && mfa.device) await Totp.removeDevice({ deviceName: mfa.device }).catch(() => {});
+    await mfaDone(true);
+  });
+});
+
+$("mfa-cancel").addEventListener("click", () => {
+  say("");
+  mfaBusy(async () => {
+    if (mfa.adding) {
+      // The app that was being added is not set up: drop it.
+      await Totp.removeDevice({ deviceName: mfa.device });
+      mfa = noMFA();
+      await showMe();
+      return;
+    }
+    await Session.signOut();
+    say("Signed out.");
+    show("signed-out");
+  });
+});
+
+// showMFAManage shows, in the signed-in view with MFA on, how many
+// recovery codes are left and the authenticator apps, and codes, if
+// given, once.
+async function showMFAManage(codes) {
+  const box = $("mfa-manage");
+  if (!mfaOn()) {
+    box.hidden = true;
+    return;
+  }
+  box.hidden = false;
+  $("mfa-manage-error").textContent = "";
+  if (codes) showRecoveryCodes(codes);
+  else $("recovery-new").hidden = true;
+  const [count, devices] = await Promise.all([mfaAPI("GET", "/mfa/recovery-codes"), Totp.listDevices()]);
+  showRecoveryLeft(count.remaining);
+  const list = $("totp-devices");
+  list.replaceChildren();
+  for (const d of devices.devices) {
+    const li = document.createElement("li");
+    const name = document.createElement("span");
+    name.textContent = d.verified ? d.name : d.name + " (not set up)";
+    const remove = document.createElement("button");
+    remove.type = "button";
+    remove.textContent = "Remove";
+    remove.setAttribute("aria-label", "Remove " + d.name);
+    remove.addEventListener("click", () => removeDevice(d.name));
+    li.append(name, remove);
+    list.append(li);
+  }
+  if (devices.devices.length === 0) {
+    const li = document.createElement("li");
+    li.textContent = "None.";
+    list.append(li);
+  }
+  $("totp-add").textContent = devices.devices.some((d) => d.verified) ? "Add another authenticator app" : "Add an authenticator app";
+  if (codes) $("recovery-new-title").focus();
+}
+
+function showRecoveryLeft(n) {
+  $("recovery-left").textContent = `Recovery codes left: ${n}.`;
+}
+
+function showRecoveryCodes(codes) {
+  const list = $("recovery-codes");
+  list.replaceChildren();
+  for (const c of codes) {
+    const li = document.createElement("li");
+    li.textContent = c;
+    list.append(li);
+  }
+  $("recovery-new").hidden = false;
+}
+
+// manageBusy runs fn for the signed-in view's MFA part.
+function manageBusy(fn) {
+  return busy($("signed-in"), () => endedShowsSignedOut(fn), (text) => ($("mfa-manage-error").textContent = text));
+}
+
+function removeDevice(name) {
+  say("");
+  $("mfa-manage-error").textContent = "";
+  manageBusy(async () => {
+    // Removing the last app a required factor has answers GENERAL_ERROR,
+    // which the SDK throws with the server's message.
+    await Totp.removeDevice({ deviceName: name });
+    say(`Removed ${name}.`);
+    await showMFAManage();
+  });
+}
+
+$("recovery-make").addEventListener("click", () => {
+  say("");
+  $("mfa-manage-error").textContent = "";
+  manageBusy(async () => {
+    const res = await mfaAPI("POST", "/mfa/recovery-codes", {});
+    await showMFAManage(res.codes);
+  });
+});
+
+$("recovery-saved").addEventListener("click", () => {
+  $("recovery-new").hidden = true;
+  $("recovery-codes").replaceChildren();
+  $("recovery-make").focus();
+});
+
+$("totp-add").addEventListener("click", () => {
+  say("");
+  $("mfa-manage-error").textContent = "";
+  manageBusy(async () => {
+    mfa = { ...noMFA(), step: "setup", adding: true };
+    $("mfa-title").textContent = "Add an authenticator app";
+    $("mfa-intro").textContent = "";
+    $("mfa-cancel").textContent = "Cancel";
+    $("mfa-passkeys").hidden = true;
+    await mfaStartSetup();
+  });
+});
 
 async function start() {
   if (api !== window.location.origin) {
