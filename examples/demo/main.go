@@ -548,7 +548,7 @@ func newAuth(o options, st store.Store, m mailer.Mailer, stdout io.Writer, logge
 		// With -mfa, every user sets up an authenticator app (or, with
 		// totp,webauthn, a passkey) and completes it at each sign-in;
 		// /api/me answers 403 st-mfa until they do.
-		MFA: auth.MFAConfig{Required: o.mfa},
+		MFA: auth.MFAConfig{Required: o.mfa, Issuer: "auth demo"},
 		// With -secret, a copy of the database alone cannot mint tokens;
 		// a wrong secret stops the demo at start.
 		Secrets: o.secrets,
