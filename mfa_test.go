@@ -531,7 +531,10 @@ func TestMFARecoveryCodes(t *testing.T) {
 		}
 
 		again := mfSignIn(t, s, m, u.Email)
-		mfWantWrong(t, "the same recovery code again", again.UseRecoveryCode(first[0]), "INVALID_RECOVERY_CODE_ERROR", 1)
+		// Refused, and not counted: a used code guesses nothing, and a
+		// double submit must not count against the user.
+		mfWantWrong(t, "the same recovery code again", again.UseRecoveryCode(first[0]), "INVALID_RECOVERY_CODE_ERROR", 0)
+		mfWantWrong(t, "a wrong recovery code after it", again.UseRecoveryCode("aaaa-aaaa-aaaa-aaaa"), "INVALID_RECOVERY_CODE_ERROR", 1)
 		mfWantPending(t, "after a used recovery code", again)
 
 		// A code as a person may type it: upper case, spaces for dashes.

@@ -71,7 +71,7 @@ func (a *Auth) handleNewRecoveryCodes(w http.ResponseWriter, r *http.Request) {
 		hashes[i] = recoveryCodeHash(codes[i])
 	}
 	if _, err := a.changeSecondFactors(r.Context(), vt.session.UserID, func(sf *secondFactors, _ time.Time) error {
-		sf.RecoveryCodes = hashes
+		sf.RecoveryCodes, sf.UsedRecoveryCodes = hashes, nil
 		return nil
 	}); err != nil {
 		a.fail(w, r, err)
@@ -133,11 +133,22 @@ func (a *Auth) handleVerifyRecoveryCode(w http.ResponseWriter, r *http.Request) 
 				found = i
 			}
 		}
+		used := false
+		for _, h := range sf.UsedRecoveryCodes {
+			used = used || subtle.ConstantTimeCompare([]byte(h), hash) == 1
+		}
+		if found < 0 && used {
+			// A code used already, presented again (a double submit):
+			// refused, and not counted, as a TOTP code is not.
+			res = totpCheck{status: statusInvalidRecoveryCode, failures: sf.Failures}
+			return errUnchanged
+		}
 		if found < 0 {
 			sf.fail(now)
 			res = totpCheck{status: statusInvalidRecoveryCode, failures: sf.Failures}
 			return nil
 		}
+		sf.UsedRecoveryCodes = append(sf.UsedRecoveryCodes, sf.RecoveryCodes[found])
 		sf.RecoveryCodes = slices.Delete(sf.RecoveryCodes, found, found+1)
 		sf.Failures, sf.FailedAt = 0, 0
 		return nil

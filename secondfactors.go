@@ -27,6 +27,9 @@ type secondFactors struct {
 	// RecoveryCodes are the SHA-256 hashes (hex) of the unused recovery
 	// codes.
 	RecoveryCodes []string `json:"recovery,omitempty"`
+	// UsedRecoveryCodes are the hashes of the codes of the set that were
+	// used, so that one presented again is told from a guess.
+	UsedRecoveryCodes []string `json:"recoveryUsed,omitempty"`
 	// Failures counts the wrong TOTP and recovery codes in a row, the
 	// last at FailedAt (Unix milliseconds).
 	Failures int   `json:"failures,omitempty"`

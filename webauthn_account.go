@@ -101,6 +101,20 @@ func (a *Auth) handleAddPasskey(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
+	if a.mfaOn() {
+		// A passkey signs in on its own: a session that has not completed
+		// its second factor adds one only as that factor (the rule of
+		// mayAddFactor), or a stolen password would buy a lasting way in.
+		sf, err := a.secondFactors(ctx, userID)
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		if !a.mayAddFactor(vt, FactorWebAuthn, sf, logins) {
+			writeClaimError(w, "st-mfa", msgSetupNotAllowed)
+			return
+		}
+	}
 	var of *store.Login
 	for i := range logins {
 		if logins[i].ID == *req.RecipeUserID {
