@@ -1,12 +1,13 @@
 // Serves the bundle: /app.js is the bundle, any other path is index.html
 // with the page's settings (see app.jsx) written in.
 //
-//	node authreact/server.mjs --api http://127.0.0.1:8080 [--port 3000] [--mode header] [--resend-gap 15] [--recipe webauthn]
+//	node authreact/server.mjs --api http://127.0.0.1:8080 [--port 3000] [--mode header] [--resend-gap 15] [--recipe webauthn|mfa]
 //
 // builds the bundle into authreact/dist and serves it on 127.0.0.1. With
 // --recipe webauthn (passkeys), open it as http://localhost:PORT and give
 // --api as http://localhost:DEMO_PORT: browsers refuse WebAuthn on IP
-// addresses.
+// addresses. --recipe mfa serves the other app, mfa.jsx (password, then
+// TOTP or a passkey), named localhost too.
 import http from "node:http";
 import { once } from "node:events";
 import { readFile } from "node:fs/promises";
@@ -62,20 +63,20 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   });
   if (!values.api) {
     console.error(
-      "usage: node authreact/server.mjs --api http://127.0.0.1:8080 [--port 3000] [--mode header] [--resend-gap 15] [--recipe webauthn]",
+      "usage: node authreact/server.mjs --api http://127.0.0.1:8080 [--port 3000] [--mode header] [--resend-gap 15] [--recipe webauthn|mfa]",
     );
     process.exit(2);
   }
   const { build } = await import("./build.mjs");
   const app = await serveApp(
-    await build(),
+    await build(undefined, values.recipe === "mfa" ? "mfa" : "app"),
     {
       apiDomain: values.api,
       mode: values.mode,
       resendGap: values["resend-gap"] ? Number(values["resend-gap"]) : undefined,
       recipe: values.recipe,
     },
-    { port: Number(values.port), host: values.recipe === "webauthn" ? "localhost" : "127.0.0.1" },
+    { port: Number(values.port), host: values.recipe === "webauthn" || values.recipe === "mfa" ? "localhost" : "127.0.0.1" },
   );
   console.log(`authreact: serving on ${app.url}`);
 }
