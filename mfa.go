@@ -593,7 +593,9 @@ func (a *Auth) handleMFAInfo(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	emails := map[string][]string{FactorEmailPassword: {}, FactorOTPEmail: {}, FactorLinkEmail: {}}
+	// auth-react offers a passkey second factor for the first address of
+	// its factor ("Continue with ..."), as SuperTokens lists it.
+	emails := map[string][]string{FactorEmailPassword: {}, FactorOTPEmail: {}, FactorLinkEmail: {}, FactorWebAuthn: {}}
 	phones := map[string][]string{FactorOTPPhone: {}, FactorLinkPhone: {}}
 	for _, l := range logins {
 		if l.Email != "" {

@@ -226,12 +226,18 @@ func mfInfoOf(t testing.TB, c *authtest.Client) mfFactors {
 	t.Helper()
 	res := c.MFAInfo()
 	var body struct {
-		Status  string    `json:"status"`
-		Factors mfFactors `json:"factors"`
+		Status  string              `json:"status"`
+		Factors mfFactors           `json:"factors"`
+		Emails  map[string][]string `json:"emails"`
 	}
 	if res.StatusCode != http.StatusOK || json.Unmarshal(res.Body, &body) != nil || body.Status != "OK" ||
 		body.Factors.Next == nil || body.Factors.AlreadySetup == nil || body.Factors.AllowedToSetup == nil {
 		t.Fatalf("PUT /mfa/info: %d %s, want OK with next, alreadySetup and allowedToSetup", res.StatusCode, res.Body)
+	}
+	// auth-react's passkey factor screen offers the first address of
+	// emails.webauthn; without the key it asks the user to type one.
+	if _, ok := body.Emails[auth.FactorWebAuthn]; !ok {
+		t.Errorf("PUT /mfa/info: %s, want emails.webauthn", res.Body)
 	}
 	return body.Factors
 }
