@@ -365,6 +365,9 @@ func enumQuantile(ds []time.Duration, q float64) time.Duration {
 //     linking where the login goes, tell the inbox's owner, who alone
 //     has the code. The passwordless requests before it are in
 //     TestEnumerationPasswordless.
+//   - The endpoints of multi-factor authentication (/mfa/..., /totp/...)
+//     take a session and act on its user alone: TestEnumerationMFA shows
+//     that nothing of another user reaches their answers.
 func TestEnumerationEveryEndpoint(t *testing.T) {
 	t.Parallel()
 	t.Run("sign-in and reset request under account linking", func(t *testing.T) {
@@ -737,4 +740,206 @@ func TestEnumerationPasskeys(t *testing.T) {
 			enumSame(t, "registration options", classes, answers)
 		})
 	}
+}
+
+// TestEnumerationMFA: the endpoints of multi-factor authentication act on
+// the session's own user, and what other users have set up never shows
+// in their answers, nor is touched by them. A user's device list names
+// their own devices only; another user's device names (set up or not)
+// answer as names nobody has, to set up, to verify and to remove, and
+// stay as they were; another user's current TOTP code and unused
+// recovery code answer as made-up ones, and still work for their owner
+// afterwards; a body naming another user's id changes nothing;
+// UNKNOWN_USER_ID_ERROR answers exactly the users who have no device set
+// up themselves; a new device's otpauth URI names its own user; one
+// user's lockout locks nobody else; and /mfa/info, the device list and
+// the recovery-code count answer the same bytes before and after another
+// user sets everything up.
+func TestEnumerationMFA(t *testing.T) {
+	t.Parallel()
+	s := authtest.NewServer(t, auth.Config{MFA: auth.MFAConfig{Factors: []string{auth.FactorTOTP}}})
+	now := s.AuthConfig.Now
+	post := func(c *authtest.Client, path string, body any) *authtest.Response {
+		t.Helper()
+		rid := "totp"
+		if strings.HasPrefix(path, "/mfa/") {
+			rid = "multifactorauth"
+		}
+		c.Header.Set("rid", rid)
+		defer c.Header.Del("rid")
+		return c.Do(http.MethodPost, "/auth"+path, body)
+	}
+	get := func(c *authtest.Client, method, path string) *authtest.Response {
+		t.Helper()
+		return c.Do(method, "/auth"+path, nil)
+	}
+	// fresh signs a new user in, with a device set up if withDevice.
+	fresh := func(withDevice bool) (*authtest.Client, auth.User, string) {
+		t.Helper()
+		c, u := s.SignedIn(authtest.Header)
+		secret := ""
+		if withDevice {
+			s.Clock.Advance(30 * time.Second) // a step of its own
+			secret = c.SetUpTOTP()
+		}
+		return c, u, secret
+	}
+	// views are what a user sees of their own second factors.
+	views := func(c *authtest.Client) []*authtest.Response {
+		t.Helper()
+		return []*authtest.Response{c.MFAInfo(), get(c, http.MethodGet, "/totp/device/list"), get(c, http.MethodGet, "/mfa/recovery-codes")}
+	}
+
+	b, bUser, _ := fresh(false)
+	before := views(b)
+
+	// A sets everything up: a device, another not set up, recovery codes.
+	a, aUser, aSecret := fresh(true)
+	if res := a.CreateTOTPDevice("spare"); res.Status != "OK" {
+		t.Fatalf("spare device: %s", res.Body)
+	}
+	res := a.NewRecoveryCodes()
+	codes, _ := res.JSON["codes"].([]any)
+	if res.Status != "OK" || len(codes) != 10 {
+		t.Fatalf("recovery codes: %s", res.Body)
+	}
+	aCode := codes[0].(string)
+	aDevices := get(a, http.MethodGet, "/totp/device/list")
+	if n := len(aDevices.JSON["devices"].([]any)); n != 2 {
+		t.Fatalf("A's devices: %s", aDevices.Body)
+	}
+
+	// B's views are the same bytes.
+	after := views(b)
+	for i, what := range []string{"/mfa/info", "device list", "recovery-code count"} {
+		enumSame(t, "B's "+what, []enumClass{{"before A set up", ""}, {"after", ""}}, []*authtest.Response{before[i], after[i]})
+	}
+	if string(after[1].Body) != `{"status":"OK","devices":[]}` || string(after[2].Body) != `{"status":"OK","remaining":0}` {
+		t.Errorf("B sees %s and %s, want nothing of A's", after[1].Body, after[2].Body)
+	}
+
+	// A's device names, to B, are names nobody has.
+	names := []enumClass{{"a name nobody has", "nobody"}, {"A's device set up", "TOTP Device 0"}, {"A's device not set up", "spare"}}
+	var answers []*authtest.Response
+	for _, n := range names {
+		answers = append(answers, post(b, "/totp/device/verify", map[string]string{"deviceName": n.email, "totp": authtest.TOTPCode(aSecret, now())}))
+	}
+	enumSame(t, "B verifies a device", names, answers)
+	if answers[0].Status != "UNKNOWN_DEVICE_ERROR" {
+		t.Errorf("B verifies a device nobody has: %s", answers[0].Body)
+	}
+	answers = nil
+	for _, n := range names {
+		answers = append(answers, post(b, "/totp/device/remove", map[string]string{"deviceName": n.email}))
+	}
+	enumSame(t, "B removes a device", names, answers)
+	if string(answers[0].Body) != `{"status":"OK","didDeviceExist":false}` {
+		t.Errorf("B removes a device nobody has: %s", answers[0].Body)
+	}
+	if got := get(a, http.MethodGet, "/totp/device/list"); !bytes.Equal(got.Body, aDevices.Body) {
+		t.Errorf("A's devices after B's requests: %s, want %s", got.Body, aDevices.Body)
+	}
+
+	// A's current code and recovery code, to users without a device,
+	// with one, and with one and a body naming A: as made-up ones.
+	madeUp := func() string {
+		for n := 271828; ; n++ {
+			w := fmt.Sprintf("%06d", n%1_000_000)
+			if w != authtest.TOTPCode(aSecret, now()) && w != authtest.TOTPCode(aSecret, now().Add(-30*time.Second)) && w != authtest.TOTPCode(aSecret, now().Add(30*time.Second)) {
+				return w
+			}
+		}
+	}
+	for _, withDevice := range []bool{false, true} {
+		var classes []enumClass
+		answers = nil
+		for _, tc := range []struct {
+			name string
+			body func() map[string]any
+		}{
+			{"a made-up code", func() map[string]any { return map[string]any{"totp": madeUp()} }},
+			{"A's current code", func() map[string]any { return map[string]any{"totp": authtest.TOTPCode(aSecret, now())} }},
+			{"A's current code and A's id", func() map[string]any {
+				return map[string]any{"totp": authtest.TOTPCode(aSecret, now()), "userId": aUser.ID, "recipeUserId": aUser.ID}
+			}},
+		} {
+			c, _, _ := fresh(withDevice)
+			c2 := s.NewClient(authtest.Header) // a second session, which must complete TOTP
+			if res := c2.SignIn(enumEmailOf(t, s, c), authtest.Password); res.Status != "OK" {
+				t.Fatalf("sign-in: %s", res.Body)
+			}
+			classes = append(classes, enumClass{tc.name, ""})
+			answers = append(answers, post(c2, "/totp/verify", tc.body()))
+		}
+		want := `{"status":"UNKNOWN_USER_ID_ERROR"}`
+		if withDevice {
+			want = `{"status":"INVALID_TOTP_ERROR","currentNumberOfFailedAttempts":1,"maxNumberOfFailedAttempts":5}`
+		}
+		enumSame(t, fmt.Sprintf("TOTP verify, own device set up %v", withDevice), classes, answers)
+		if string(answers[0].Body) != want {
+			t.Errorf("TOTP verify, own device set up %v: %s, want %s", withDevice, answers[0].Body, want)
+		}
+	}
+	classes := []enumClass{{"a made-up recovery code", ""}, {"A's unused recovery code", ""}, {"A's code and A's id", ""}}
+	answers = nil
+	for _, body := range []map[string]any{{"code": "abcd-efgh-ijkl-mnop"}, {"code": aCode}, {"code": aCode, "userId": aUser.ID}} {
+		c, _, _ := fresh(true)
+		if res := c.NewRecoveryCodes(); res.Status != "OK" {
+			t.Fatalf("recovery codes: %s", res.Body)
+		}
+		answers = append(answers, post(c, "/mfa/recovery-code/verify", body))
+	}
+	enumSame(t, "recovery code verify", classes, answers)
+	if string(answers[0].Body) != `{"status":"INVALID_RECOVERY_CODE_ERROR","currentNumberOfFailedAttempts":1,"maxNumberOfFailedAttempts":5}` {
+		t.Errorf("a made-up recovery code: %s", answers[0].Body)
+	}
+
+	// A's code and recovery code still work for A, and nobody's failures
+	// counted against A.
+	a2 := s.NewClient(authtest.Header)
+	if res := a2.SignIn(aUser.Email, authtest.Password); res.Status != "OK" {
+		t.Fatalf("A signs in: %s", res.Body)
+	}
+	if res := a2.CompleteTOTP(aSecret); res.Status != "OK" {
+		t.Errorf("A's current code, after others sent it: %s", res.Body)
+	}
+	a3 := s.NewClient(authtest.Header)
+	a3.SignIn(aUser.Email, authtest.Password)
+	if res := a3.UseRecoveryCode(aCode); string(res.Body) != `{"status":"OK","remaining":9}` {
+		t.Errorf("A's recovery code, after others sent it: %s", res.Body)
+	}
+
+	// B locks themselves out; A is not locked.
+	b.SetUpTOTP()
+	b2 := s.NewClient(authtest.Header)
+	b2.SignIn(bUser.Email, authtest.Password)
+	for range 5 {
+		b2.VerifyTOTP(madeUp())
+	}
+	if res := b2.VerifyTOTP(madeUp()); res.Status != "LIMIT_REACHED_ERROR" {
+		t.Fatalf("B after five wrong codes: %s", res.Body)
+	}
+	a4 := s.NewClient(authtest.Header)
+	a4.SignIn(aUser.Email, authtest.Password)
+	if res := a4.VerifyTOTP(madeUp()); string(res.Body) != `{"status":"INVALID_TOTP_ERROR","currentNumberOfFailedAttempts":1,"maxNumberOfFailedAttempts":5}` {
+		t.Errorf("A's first wrong code while B is locked out: %s", res.Body)
+	}
+
+	// A new device's URI names its own user.
+	c, u, _ := fresh(false)
+	res = c.CreateTOTPDevice("")
+	qr, _ := res.JSON["qrCodeString"].(string)
+	if !strings.Contains(qr, url.PathEscape(u.Email)) || strings.Contains(qr, url.PathEscape(aUser.Email)) || strings.Contains(qr, url.PathEscape(bUser.Email)) {
+		t.Errorf("the otpauth URI of %s's device: %s", u.Email, qr)
+	}
+}
+
+// enumEmailOf is the email of the user of c's session on s.
+func enumEmailOf(t *testing.T, s *authtest.Server, c *authtest.Client) string {
+	t.Helper()
+	u, err := s.Auth.UserByID(t.Context(), userIDOf(t, c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Email
 }

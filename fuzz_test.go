@@ -3,7 +3,9 @@ package auth_test
 // Fuzz targets for the decoders of attacker input: request bodies, bearer
 // tokens and cookies, the /signinup body and its PKCE verifier, the
 // form_post callback, the email verification token, the passwordless
-// consume body and passkey credentials. Under plain go test
+// consume body, passkey credentials, and the bodies of the TOTP and
+// recovery-code checks (the st-mfa claim of a token is
+// fuzz_mfa_internal_test.go's). Under plain go test
 // they run their seeds; run one with
 //
 //	go test -run '^$' -fuzz FuzzSignIn -fuzztime 1m .
@@ -856,7 +858,9 @@ func fuzzB64(s string) ([]byte, bool) {
 // the signature of an assertion; the client data and attestation object
 // of a registration), as the handler reads them, and then for the
 // passkey user of the assertion or a new user with the registration's
-// address.
+// address. With MFA on (as the fixture has it), a body that asks to act
+// on the session (shouldTryLinkingWithSessionUser true) makes the passkey
+// a second factor of it, and without a session is refused 401.
 func FuzzPasskeyCredential(f *testing.F) {
 	fx := newFullFixture(f, auth.Config{RateLimits: unlimited()})
 	p := &fuzzPasskey{a: fx.NewAuthenticator()}
@@ -930,8 +934,12 @@ func FuzzPasskeyCredential(f *testing.F) {
 			Credential struct {
 				Response map[string]any `json:"response"`
 			} `json:"credential"`
+			Link json.RawMessage `json:"shouldTryLinkingWithSessionUser"`
 		}
 		json.Unmarshal([]byte(body), &read)
+		// With MFA on, a passkey that asks to act on the session is a
+		// second factor of it: without one, it is refused 401.
+		factor := string(read.Link) == "true"
 		right := read.OptionsID != nil && *read.OptionsID == live
 		for _, k := range signed {
 			got, _ := read.Credential.Response[k].(string)
@@ -948,7 +956,7 @@ func FuzzPasskeyCredential(f *testing.F) {
 				t.Fatalf("%d without a message: %s", r.code, r.body)
 			}
 		case r.code == http.StatusOK && r.status == "OK":
-			if !right {
+			if !right || factor {
 				t.Fatalf("signed in with %s; the live options %s and credential %s", body, live, cred)
 			}
 			if !r.response().IssuedTokens() {
@@ -966,12 +974,365 @@ func FuzzPasskeyCredential(f *testing.F) {
 			if len(r.json) != 1 {
 				t.Fatalf("a refusal with more: %s", r.body)
 			}
+		case r.code == http.StatusUnauthorized && factor:
+			if r.message != "unauthorised" {
+				t.Fatalf("a second factor without a session: %s, want unauthorised", r.body)
+			}
 		default:
-			t.Fatalf("got %d %s, want 400, 413 or a status of the protocol", r.code, r.body)
+			t.Fatalf("got %d %s, want 400, 413, a status of the protocol, or 401 for a second factor without a session", r.code, r.body)
 		}
 		wantNoTokens(t, r.response())
 		if n := fx.store.writes.Load() - before; n != 0 {
 			t.Fatalf("%d store writes for a refused body: %s", n, r.body)
 		}
+	})
+}
+
+// fuzzMFASession is the session of a fuzzing process's MFA user, which has
+// completed TOTP: its tokens, and when its access token was issued, at
+// the server's clock.
+type fuzzMFASession struct {
+	access, refresh string
+	issued          time.Time
+}
+
+// fuzzMFASignIn signs a new user of fx up, sets up a TOTP device (the
+// default one, "TOTP Device 0") with the session, and returns the
+// session, the device's secret, and the client, for use outside the fuzz
+// function.
+func fuzzMFASignIn(fx *fullFixture) (*fuzzMFASession, string, *authtest.Client) {
+	c, _ := fx.SignedIn(authtest.Header)
+	secret := c.SetUpTOTP()
+	issued := fx.Clock.Now()
+	fx.Clock.Advance(90 * time.Second) // past the step the set-up used
+	return &fuzzMFASession{access: c.AccessToken, refresh: c.RefreshToken, issued: issued}, secret, c
+}
+
+// send serves a request with the session, directly, and keeps a rewritten
+// access token (which ends when the one it replaces does); the answer
+// must be a JSON object and no 5xx.
+func (s *fuzzMFASession) send(t *testing.T, fx *fullFixture, method, path, rid string, body []byte) inReply {
+	t.Helper()
+	req := httptest.NewRequest(method, "/auth"+path, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("rid", rid)
+	req.Header.Set("st-auth-mode", "header")
+	req.Header.Set("Authorization", "Bearer "+s.access)
+	r := fuzzReply(t, fx.inFixture, req)
+	if v := r.header.Get("St-Access-Token"); v != "" {
+		s.access = v // with the expiry of the token it replaces
+	}
+	return r
+}
+
+// fresh refreshes the session if its access token is near its end.
+func (s *fuzzMFASession) fresh(t *testing.T, fx *fullFixture) {
+	t.Helper()
+	if fx.Clock.Now().Sub(s.issued) < 50*time.Minute {
+		return
+	}
+	req := httptest.NewRequest("POST", "/auth/session/refresh", nil)
+	req.Header.Set("rid", "session")
+	req.Header.Set("st-auth-mode", "header")
+	req.Header.Set("Authorization", "Bearer "+s.refresh)
+	r := fuzzReply(t, fx.inFixture, req)
+	if r.status != "OK" {
+		t.Fatalf("refresh: %d %s", r.code, r.body)
+	}
+	s.access, s.refresh, s.issued = r.header.Get("St-Access-Token"), r.header.Get("St-Refresh-Token"), fx.Clock.Now()
+}
+
+// fuzzMFALockout mirrors the run of wrong second-factor codes a user has
+// (TOTP and recovery codes alike) as the store keeps it: how many in a
+// row, the last when.
+type fuzzMFALockout struct {
+	failures int
+	last     time.Time
+}
+
+// before waits out a lockout, so that the next code is checked.
+func (l *fuzzMFALockout) before(fx *fullFixture) {
+	if l.failures >= 5 && fx.Clock.Now().Sub(l.last) < 15*time.Minute {
+		fx.Clock.Advance(15*time.Minute + time.Second)
+	}
+}
+
+// wrong checks the answer to a wrong code: the protocol's status for it,
+// with the run counted exactly (a run whose last code is 15 minutes old
+// starts again), in one write.
+func (l *fuzzMFALockout) wrong(t *testing.T, fx *fullFixture, r inReply, status string, writes int64) {
+	t.Helper()
+	want := l.failures + 1
+	if fx.Clock.Now().Sub(l.last) >= 15*time.Minute {
+		want = 1
+	}
+	l.check(t, r, status, want)
+	if writes != 1 {
+		t.Fatalf("%d store writes for a wrong code, want 1: its count", writes)
+	}
+	l.failures, l.last = want, fx.Clock.Now()
+}
+
+// again checks the answer to a code used already, presented again:
+// refused with the run as it is, uncounted, nothing written.
+func (l *fuzzMFALockout) again(t *testing.T, r inReply, status string, writes int64) {
+	t.Helper()
+	l.check(t, r, status, l.failures)
+	if writes != 0 {
+		t.Fatalf("%d store writes for a code used already", writes)
+	}
+}
+
+func (l *fuzzMFALockout) check(t *testing.T, r inReply, status string, failures int) {
+	t.Helper()
+	if r.status != status || r.json["currentNumberOfFailedAttempts"] != float64(failures) || r.json["maxNumberOfFailedAttempts"] != float64(5) || len(r.json) != 3 {
+		t.Fatalf("got %s, want %s with %d failures of 5", r.body, status, failures)
+	}
+}
+
+// FuzzTOTPVerifyBody feeds any body to /totp/verify (device false) or
+// /totp/device/verify with the session of a user who has a device set up,
+// "TOTP Device 0". In a body, {code}, {prev} and {next} stand for the
+// device's codes of the current step and of the steps either side, all
+// unused (the clock moves on past any step a code was accepted for), and
+// {device} for the device's name. The answer is 400 or 413 with a
+// message and nothing written; a session's factor completed (a new
+// access token, two writes: the step and the session) only for one of
+// the three codes, trimmed, as the handler reads the body (encoding/json
+// into deviceName and totp), and for the device by its exact name;
+// UNKNOWN_DEVICE_ERROR for any other name, writing nothing; and for
+// every other code INVALID_TOTP_ERROR, with the run of wrong codes
+// counted exactly, in one write.
+func FuzzTOTPVerifyBody(f *testing.F) {
+	fx := newFullFixture(f, auth.Config{RateLimits: unlimited()})
+	s, secret, _ := fuzzMFASignIn(fx)
+	const device = "TOTP Device 0"
+	var lock fuzzMFALockout
+
+	for _, b := range []string{
+		`{"totp":"{code}"}`,
+		`{"totp":"{prev}"}`,
+		`{"totp":"{next}"}`,
+		`{"deviceName":"{device}","totp":"{code}"}`,
+		`{"deviceName":"{device}","totp":" {code}\t"}`,
+		`{"deviceName":"{device}","totp":"{code}{code}"}`,
+		`{"deviceName":"{device}","totp":{code}}`,
+		`{"deviceName":"{device}","totp":["{code}"]}`,
+		`{"deviceName":"{device}","totp":null}`,
+		`{"deviceName":"{device} ","totp":"{code}"}`,
+		`{"deviceName":"","totp":"{code}"}`,
+		`{"deviceName":"{device}"}`,
+		`{"DeviceName":"{device}","TOTP":"{code}"}`,
+		`{"deviceName":"{device}","totp":"{code}","totp":"000000"}`,
+		`{"totp":"{code}\u0000"}`,
+		`{"totp":"１２３４５６"}`,
+		`{"totp":"000000"}`,
+		`{"totp":"12345"}`,
+		`{"totp":""}`,
+		`{"totp":"{code}","userId":"someone else"}`,
+		`{}`,
+	} {
+		f.Add(false, []byte(b))
+		f.Add(true, []byte(b))
+	}
+	for _, tc := range garbageBodies() {
+		if len(tc.body) <= 20<<10 {
+			f.Add(true, []byte(tc.body))
+		}
+	}
+
+	f.Fuzz(func(t *testing.T, onDevice bool, raw []byte) {
+		lock.before(fx)
+		s.fresh(t, fx)
+		now := fx.Clock.Now()
+		codes := []string{authtest.TOTPCode(secret, now), authtest.TOTPCode(secret, now.Add(-30*time.Second)), authtest.TOTPCode(secret, now.Add(30*time.Second))}
+		body := strings.NewReplacer("{code}", codes[0], "{prev}", codes[1], "{next}", codes[2], "{device}", device).Replace(string(raw))
+		// What the handler reads: encoding/json into the SDK's fields.
+		var read struct {
+			DeviceName *string `json:"deviceName"`
+			TOTP       *string `json:"totp"`
+		}
+		json.Unmarshal([]byte(body), &read)
+		right := read.TOTP != nil && slices.Contains(codes, strings.TrimSpace(*read.TOTP))
+		path := "/totp/verify"
+		if onDevice {
+			path = "/totp/device/verify"
+		}
+		known := !onDevice || read.DeviceName != nil && *read.DeviceName == device
+
+		before := fx.store.writes.Load()
+		r := s.send(t, fx, "POST", path, "totp", []byte(body))
+		writes := fx.store.writes.Load() - before
+		switch {
+		case r.code == http.StatusBadRequest || r.code == http.StatusRequestEntityTooLarge:
+			if r.message == "" {
+				t.Fatalf("%d without a message: %s", r.code, r.body)
+			}
+			if writes != 0 {
+				t.Fatalf("%d store writes for a refused body", writes)
+			}
+		case r.code == http.StatusOK && r.status == "OK":
+			if !right || !known {
+				t.Fatalf("TOTP completed with %s; the codes %v", body, codes)
+			}
+			if r.header.Get("St-Access-Token") == "" || writes != 2 {
+				t.Fatalf("OK %s with %d writes and access token %q, want a new one and two writes", r.body, writes, r.header.Get("St-Access-Token"))
+			}
+			if onDevice && string(r.body) != `{"status":"OK","wasAlreadyVerified":true}` || !onDevice && string(r.body) != `{"status":"OK"}` {
+				t.Fatalf("OK: %s", r.body)
+			}
+			// The step is used up: the next codes are of later steps.
+			lock.failures, lock.last = 0, time.Time{}
+			fx.Clock.Advance(90 * time.Second)
+			return
+		case r.code == http.StatusOK && r.status == "UNKNOWN_DEVICE_ERROR":
+			if known || string(r.body) != `{"status":"UNKNOWN_DEVICE_ERROR"}` || writes != 0 {
+				t.Fatalf("%s for %s, with %d writes", r.body, body, writes)
+			}
+		case r.code == http.StatusOK && r.status == "INVALID_TOTP_ERROR":
+			if right && known {
+				t.Fatalf("a code of the device was refused: %s for %s", r.body, body)
+			}
+			lock.wrong(t, fx, r, "INVALID_TOTP_ERROR", writes)
+		default:
+			t.Fatalf("got %d %s, want 400, 413 or a status of the protocol", r.code, r.body)
+		}
+		wantNoTokens(t, r.response())
+	})
+}
+
+// FuzzRecoveryCodeBody feeds any body to /mfa/recovery-code/verify with
+// the session of a user who has recovery codes. In a body, {code} stands
+// for an unused code of the current set, {used} for a code of the set
+// used already, and {void} for a code of a set a new one voided; a new
+// set comes when one is spent. The answer is 400 or 413 with a message
+// and nothing written; the factor completed (a new access token, two
+// writes: the code spent and the session) only for an unused code of at
+// most 64 bytes, read as the handler reads it (encoding/json into code),
+// in any case and with dashes and spaces anywhere; a code of the set used
+// already is refused uncounted, writing nothing; and every other code is
+// INVALID_RECOVERY_CODE_ERROR, with the run of wrong codes counted
+// exactly, in one write. A code never works twice.
+func FuzzRecoveryCodeBody(f *testing.F) {
+	fx := newFullFixture(f, auth.Config{RateLimits: unlimited()})
+	s, _, c := fuzzMFASignIn(fx)
+	var lock fuzzMFALockout
+	var unused, used, void []string
+	norm := func(code string) string {
+		return strings.Map(func(r rune) rune {
+			if r == '-' || r == ' ' {
+				return -1
+			}
+			return r
+		}, strings.ToLower(code))
+	}
+	keep := func(codes []any) {
+		void = append(void, unused...)
+		void = append(void, used...)
+		unused, used = nil, nil
+		for _, c := range codes {
+			unused = append(unused, c.(string))
+		}
+	}
+	first := c.NewRecoveryCodes()
+	if codes, _ := first.JSON["codes"].([]any); first.Status != "OK" || len(codes) != 10 {
+		f.Fatalf("new recovery codes: %s", first.Body)
+	}
+	keep(first.JSON["codes"].([]any))
+	// A code of the set used, for {used} from the start.
+	if res := c.UseRecoveryCode(unused[9]); res.Status != "OK" {
+		f.Fatalf("a recovery code: %s", res.Body)
+	}
+	used, unused = append(used, unused[9]), unused[:9]
+	void = append(void, "aaaa-bbbb-cccc-dddd")
+
+	for _, b := range []string{
+		`{"code":"{code}"}`,
+		`{"code":"{used}"}`,
+		`{"code":"{void}"}`,
+		`{"code":" {code} "}`,
+		`{"code":"{code}{code}"}`,
+		`{"code":"{code}","code":"x"}`,
+		`{"code":["{code}"]}`,
+		`{"code":{code}}`,
+		`{"code":null}`,
+		`{"Code":"{code}"}`,
+		`{"code":"{code}\u0000"}`,
+		`{"code":"\u212a{code}"}`,
+		`{"code":"----------------------------------------------------------------"}`,
+		`{"code":""}`,
+		`{"code":"123456"}`,
+		`{}`,
+	} {
+		f.Add([]byte(b))
+	}
+	for _, tc := range garbageBodies() {
+		if len(tc.body) <= 20<<10 {
+			f.Add([]byte(tc.body))
+		}
+	}
+
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if len(unused) == 0 {
+			r := s.send(t, fx, "POST", "/mfa/recovery-codes", "multifactorauth", []byte("{}"))
+			codes, _ := r.json["codes"].([]any)
+			if r.status != "OK" || len(codes) != 10 {
+				t.Fatalf("new recovery codes: %d %s", r.code, r.body)
+			}
+			keep(codes)
+		}
+		lock.before(fx)
+		s.fresh(t, fx)
+		someUsed := void[len(void)-1]
+		if len(used) > 0 {
+			someUsed = used[len(used)-1]
+		}
+		body := strings.NewReplacer("{code}", unused[0], "{used}", someUsed, "{void}", void[len(void)-1]).Replace(string(raw))
+		var read struct {
+			Code *string `json:"code"`
+		}
+		json.Unmarshal([]byte(body), &read)
+		match, again := -1, false
+		if read.Code != nil && len(*read.Code) <= 64 {
+			for i, c := range unused {
+				if norm(c) == norm(*read.Code) {
+					match = i
+				}
+			}
+			again = slices.ContainsFunc(used, func(c string) bool { return norm(c) == norm(*read.Code) })
+		}
+		before := fx.store.writes.Load()
+		r := s.send(t, fx, "POST", "/mfa/recovery-code/verify", "multifactorauth", []byte(body))
+		writes := fx.store.writes.Load() - before
+		switch {
+		case r.code == http.StatusBadRequest || r.code == http.StatusRequestEntityTooLarge:
+			if r.message == "" {
+				t.Fatalf("%d without a message: %s", r.code, r.body)
+			}
+			if writes != 0 {
+				t.Fatalf("%d store writes for a refused body", writes)
+			}
+		case r.code == http.StatusOK && r.status == "OK":
+			if match < 0 {
+				t.Fatalf("a recovery code accepted: %s; unused %v, used %v", body, unused, used)
+			}
+			if want := fmt.Sprintf(`{"status":"OK","remaining":%d}`, len(unused)-1); string(r.body) != want || r.header.Get("St-Access-Token") == "" || writes != 2 {
+				t.Fatalf("OK: %s with %d writes and access token %q, want %s, a new token and two writes", r.body, writes, r.header.Get("St-Access-Token"), want)
+			}
+			used = append(used, unused[match])
+			unused = slices.Delete(unused, match, match+1)
+			lock.failures, lock.last = 0, time.Time{}
+			return
+		case r.code == http.StatusOK && r.status == "INVALID_RECOVERY_CODE_ERROR" && again:
+			lock.again(t, r, "INVALID_RECOVERY_CODE_ERROR", writes)
+		case r.code == http.StatusOK && r.status == "INVALID_RECOVERY_CODE_ERROR":
+			if match >= 0 {
+				t.Fatalf("an unused recovery code was refused: %s for %s", r.body, body)
+			}
+			lock.wrong(t, fx, r, "INVALID_RECOVERY_CODE_ERROR", writes)
+		default:
+			t.Fatalf("got %d %s, want 400, 413 or a status of the protocol", r.code, r.body)
+		}
+		wantNoTokens(t, r.response())
 	})
 }

@@ -51,9 +51,10 @@ type endpoint struct {
 // email and password with reset, the email-exists check, sessions, the
 // JWKS (EdDSA), email verification, third-party sign-in with a
 // provider that posts its callback ("apple"), passwordless sign-in
-// by code and link, to email addresses and phone numbers, and passkeys
-// with recovery by a mailed link. /user/email/verify serves two methods
-// and is listed once for each.
+// by code and link, to email addresses and phone numbers, passkeys
+// with recovery by a mailed link, and multi-factor authentication with
+// TOTP and recovery codes. /user/email/verify and /mfa/recovery-codes
+// serve two methods and are listed once for each.
 var fullEndpoints = []endpoint{
 	{"POST", "/signup", "emailpassword"},
 	{"POST", "/signin", "emailpassword"},
@@ -87,6 +88,15 @@ var fullEndpoints = []endpoint{
 	{"GET", "/webauthn/credential/list", "webauthn"},
 	{"POST", "/webauthn/credential", "webauthn"},
 	{"POST", "/webauthn/credential/remove", "webauthn"},
+	{"PUT", "/mfa/info", "multifactorauth"},
+	{"POST", "/mfa/recovery-codes", "multifactorauth"},
+	{"GET", "/mfa/recovery-codes", "multifactorauth"},
+	{"POST", "/mfa/recovery-code/verify", "multifactorauth"},
+	{"POST", "/totp/device", "totp"},
+	{"GET", "/totp/device/list", "totp"},
+	{"POST", "/totp/device/remove", "totp"},
+	{"POST", "/totp/device/verify", "totp"},
+	{"POST", "/totp/verify", "totp"},
 }
 
 // allowedMethods are the methods each path of fullEndpoints answers,
@@ -264,8 +274,10 @@ func newFakeIdP(tb testing.TB) *fakeIdP {
 // withEverything turns every feature on in cfg: EdDSA keys (served at
 // the JWKS), email verification, the providers of idp, passwordless
 // sign-in by code and link, with a TextSender (a *plTexts) for phone
-// numbers, and passkeys. Passkeys need the app on a domain name, so the
-// AppURL is pkApp unless cfg has one.
+// numbers, passkeys, and MFA with TOTP and passkeys as second factors
+// that each user may set up (none required, so that a sign-in's session
+// passes protected routes as it does without MFA). Passkeys need the app
+// on a domain name, so the AppURL is pkApp unless cfg has one.
 func (idp *fakeIdP) withEverything(cfg auth.Config) auth.Config {
 	cfg.SigningAlgorithm = auth.EdDSA
 	if cfg.AppURL == "" {
@@ -283,12 +295,15 @@ func (idp *fakeIdP) withEverything(cfg auth.Config) auth.Config {
 	if cfg.Passwordless.TextSender == nil {
 		cfg.Passwordless.TextSender = newPLTexts()
 	}
+	if cfg.MFA.Required == nil && cfg.MFA.Factors == nil {
+		cfg.MFA.Factors = []string{auth.FactorTOTP, auth.FactorWebAuthn}
+	}
 	cfg.ThirdParty.Providers = append(cfg.ThirdParty.Providers, idp.providers...)
 	return cfg
 }
 
 // fullStore counts, besides the writes textColumnStore counts, those of
-// third-party, passwordless and passkey sign-in. What email verification writes
+// third-party, passwordless and passkey sign-in, and of second factors. What email verification writes
 // shows in the mail sent and in the logins' EmailVerified, which the
 // tests look at.
 type fullStore struct{ *textColumnStore }
@@ -319,6 +334,16 @@ func (s fullStore) LinkLogin(ctx context.Context, l store.Login) error {
 		return err
 	}
 	return s.counted(s.textColumnStore.Store.LinkLogin(ctx, l))
+}
+
+// UpdateLoginMaterial writes a user's second factors.
+func (s fullStore) UpdateLoginMaterial(ctx context.Context, loginID string, old, new []byte) error {
+	return s.counted(s.textColumnStore.Store.UpdateLoginMaterial(ctx, loginID, old, new))
+}
+
+// UpdateSessionFactors writes the factors a session completed.
+func (s fullStore) UpdateSessionFactors(ctx context.Context, handle string, old, new []byte, now time.Time) error {
+	return s.counted(s.textColumnStore.Store.UpdateSessionFactors(ctx, handle, old, new, now))
 }
 
 func (s fullStore) DeleteLogin(ctx context.Context, id string) ([]string, error) {
@@ -528,6 +553,9 @@ type jsonEndpoint struct {
 	// options: the body may be empty and is ignored, and the answer is a
 	// ceremony's options, stored (one write).
 	options bool
+	// device: the body may be empty and is ignored, and the answer is a
+	// new TOTP device, stored (one write).
+	device bool
 }
 
 // TestInputJSONGarbage sends every garbage body to every endpoint that
@@ -566,6 +594,11 @@ func TestInputJSONGarbage(t *testing.T) {
 		{path: "/auth/user/webauthn/reset", header: rid("webauthn")},
 		{path: "/auth/webauthn/credential", header: withSession("webauthn")},
 		{path: "/auth/webauthn/credential/remove", header: withSession("webauthn")},
+		{path: "/auth/totp/device", header: withSession("totp"), device: true},
+		{path: "/auth/totp/device/remove", header: withSession("totp")},
+		{path: "/auth/totp/device/verify", header: withSession("totp")},
+		{path: "/auth/totp/verify", header: withSession("totp")},
+		{path: "/auth/mfa/recovery-code/verify", header: withSession("multifactorauth")},
 	}
 	accepted, mails := 0, len(f.Mailbox.Messages())
 	for _, ep := range endpoints {
@@ -587,6 +620,16 @@ func TestInputJSONGarbage(t *testing.T) {
 					}
 					if n := f.store.writes.Load() - before; n != 1 {
 						t.Errorf("%d store writes, want 1: the options", n)
+					}
+					wantNoTokens(t, r.response())
+					return
+				}
+				if ep.device && tc.optional {
+					if r.code != http.StatusOK || r.status != "OK" || r.json["secret"] == nil {
+						t.Errorf("got %d %s, want the body ignored and a device made", r.code, r.body)
+					}
+					if n := f.store.writes.Load() - before; n != 1 {
+						t.Errorf("%d store writes, want 1: the device", n)
 					}
 					wantNoTokens(t, r.response())
 					return
@@ -624,8 +667,8 @@ func TestInputJSONGarbage(t *testing.T) {
 func TestInputOversizeBodiesRefusedUnread(t *testing.T) {
 	f := newFullFixture(t, auth.Config{})
 	for _, ep := range fullEndpoints {
-		if ep.method != "POST" || ep.path == "/session/refresh" || ep.path == "/signout" {
-			continue // refresh and sign-out read no body
+		if ep.method != "POST" || ep.path == "/session/refresh" || ep.path == "/signout" || ep.path == "/mfa/recovery-codes" {
+			continue // refresh, sign-out and new recovery codes read no body
 		}
 		for _, length := range []int{100 << 10, 1 << 40} {
 			t.Run(fmt.Sprintf("%s/%d", ep.path, length), func(t *testing.T) {
@@ -1849,4 +1892,515 @@ func TestInputPasskeyEmailExists(t *testing.T) {
 			pkInputCheck(t, f, r, before, tc.code, tc.msg)
 		})
 	}
+}
+
+// ---- multi-factor authentication ----
+
+// inMFARoutes are the endpoints of multi-factor authentication among
+// fullEndpoints: every one needs a session.
+func inMFARoutes() []endpoint {
+	var out []endpoint
+	for _, ep := range fullEndpoints {
+		if ep.rid == "totp" || ep.rid == "multifactorauth" {
+			out = append(out, ep)
+		}
+	}
+	return out
+}
+
+// inMFAFixture is a fullFixture whose users must complete TOTP after
+// signing in.
+func inMFAFixture(t *testing.T) *fullFixture {
+	t.Helper()
+	return newFullFixture(t, auth.Config{RateLimits: unlimited(), MFA: auth.MFAConfig{Required: []string{auth.FactorTOTP}}})
+}
+
+// inMFASend sends body (none if "") to an MFA endpoint of f with c's
+// session in header mode, and keeps a rewritten access token as the SDKs
+// do.
+func inMFASend(t *testing.T, f *fullFixture, c *authtest.Client, method, path, body string) inReply {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	rid := "totp"
+	if strings.HasPrefix(path, "/mfa/") {
+		rid = "multifactorauth"
+	}
+	r := f.send(t, method, "/auth"+path, rd, hdr("Content-Type", "application/json", "rid", rid,
+		"Authorization", "Bearer "+c.AccessToken, "st-auth-mode", "header"))
+	if v := r.header.Get("St-Access-Token"); v != "" {
+		c.AccessToken = v
+	}
+	if v := r.header.Get("Front-Token"); v != "" && v != "remove" {
+		c.FrontToken = v
+	}
+	return r
+}
+
+// inMFAInput is a hostile body for an MFA endpoint and its answer: a 4xx
+// with the message want (any if ""), or a 200 with the status want. A
+// wrong code (INVALID_TOTP_ERROR, INVALID_RECOVERY_CODE_ERROR) is the
+// first of a run: the case starts past any lockout, and the answer
+// counts it as the first failure, in one write.
+type inMFAInput struct {
+	name, body string
+	code       int
+	want       string
+}
+
+const (
+	inMFANoDevice    = "Please provide the deviceName"
+	inMFANoTOTP      = "Please provide the totp"
+	inMFANoCode      = "Please provide the code, a recovery code"
+	inMFABadName     = "deviceName must be a non-empty string of at most 100 bytes"
+	inMFAUnsatisfied = `{"message":"invalid claim","claimValidationErrors":[{"id":"st-mfa","reason":{"message":"MFA requirement for auth is not satisfied"}}]}`
+)
+
+// inMFARun sends the cases to path with c's session and checks each answer:
+// a 4xx writes nothing and issues no tokens; a wrong code writes its
+// count, once.
+func inMFARun(t *testing.T, f *fullFixture, c *authtest.Client, path string, cases []inMFAInput) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(path+"/"+tc.name, func(t *testing.T) {
+			counted := tc.want == "INVALID_TOTP_ERROR" || tc.want == "INVALID_RECOVERY_CODE_ERROR"
+			if counted {
+				// Past any lockout and run of earlier wrong codes.
+				f.Clock.Advance(15*time.Minute + time.Second)
+				if res := c.Refresh(); res.Status != "OK" {
+					t.Fatalf("refresh: %d %s", res.StatusCode, res.Body)
+				}
+			}
+			before := f.store.writes.Load()
+			r := inMFASend(t, f, c, http.MethodPost, path, tc.body)
+			writes := f.store.writes.Load() - before
+			switch {
+			case tc.code != http.StatusOK:
+				r.wantMessage(t, tc.code, tc.want)
+			case r.code != http.StatusOK || r.status != tc.want:
+				t.Errorf("got %d %s, want 200 %s", r.code, r.body, tc.want)
+			case counted && (r.json["currentNumberOfFailedAttempts"] != float64(1) || r.json["maxNumberOfFailedAttempts"] != float64(5)):
+				t.Errorf("got %s, want the first of 5 failures", r.body)
+			}
+			if counted {
+				writes--
+			}
+			if writes != 0 {
+				t.Errorf("%d store writes", writes)
+			}
+			wantNoTokens(t, r.response())
+		})
+	}
+}
+
+// inMFAWrongCode is a six-digit code that no step near now has for secret.
+func inMFAWrongCode(f *fullFixture, secret string) string {
+	now := f.AuthConfig.Now()
+	near := []string{authtest.TOTPCode(secret, now.Add(-30*time.Second)), authtest.TOTPCode(secret, now), authtest.TOTPCode(secret, now.Add(30*time.Second))}
+	for n := 314159; ; n++ {
+		if w := fmt.Sprintf("%06d", n%1_000_000); !slices.Contains(near, w) {
+			return w
+		}
+	}
+}
+
+// inMFAOtherDigits writes a code in another script's digits: Unicode says
+// they are digits, and none is a code.
+func inMFAOtherDigits(code string, zero rune) string {
+	return strings.Map(func(r rune) rune { return zero + (r - '0') }, code)
+}
+
+// inMFAHostileCodes are wrong codes that are not six ASCII digits, and
+// six digits that are not the code, built on the right code; each is
+// INVALID_TOTP_ERROR, counted.
+func inMFAHostileCodes(right, wrong string) []inMFAInput {
+	cases := []struct{ name, code string }{
+		{"empty", ""},
+		{"five digits", right[:5]},
+		{"seven digits", right + "0"},
+		{"the code twice", right + right},
+		{"letters", "abcdef"},
+		{"a sign", "+" + right[1:]},
+		{"an inner space", right[:3] + " " + right[3:]},
+		{"a NUL byte after", right + "\x00"},
+		{"a NUL byte inside", right[:3] + "\x00" + right[4:]},
+		{"fullwidth digits", inMFAOtherDigits(right, '０')},
+		{"Arabic-Indic digits", inMFAOtherDigits(right, '٠')},
+		{"10 KB", strings.Repeat(right, 10<<10/6)},
+		{"wrong digits", wrong},
+	}
+	var out []inMFAInput
+	for _, tc := range cases {
+		out = append(out, inMFAInput{tc.name, plJSON("totp", tc.code), 200, "INVALID_TOTP_ERROR"})
+	}
+	return append(out, inMFAInput{"a lone surrogate", `{"totp":"\udc00` + right[1:] + `"}`, 200, "INVALID_TOTP_ERROR"})
+}
+
+// inMFAPasses checks whether c's session passes a protected route: 200, or
+// 403 with the st-mfa claim error.
+func inMFAPasses(t *testing.T, c *authtest.Client, want bool) {
+	t.Helper()
+	res := c.Get("/api/session")
+	switch {
+	case want && res.StatusCode != http.StatusOK:
+		t.Errorf("protected route: %d %s, want 200", res.StatusCode, res.Body)
+	case !want && (res.StatusCode != http.StatusForbidden || string(res.Body) != inMFAUnsatisfied):
+		t.Errorf("protected route: %d %s, want 403 %s", res.StatusCode, res.Body, inMFAUnsatisfied)
+	}
+}
+
+// TestInputMFANoSession sends every MFA endpoint a well-formed body with
+// no session, a malformed access token, a refresh token in its place and
+// a session signed out and revoked: 401 with the SDKs' message, nothing
+// written, no tokens issued.
+func TestInputMFANoSession(t *testing.T) {
+	f := newFullFixture(t, auth.Config{RateLimits: unlimited(), CheckSessionInStore: true})
+	c, _ := f.SignedIn(authtest.Header)
+	refresh := c.RefreshToken
+	// A revoked session's access token: the store check refuses it.
+	gone, _ := f.SignedIn(authtest.Header)
+	if err := f.Auth.RevokeSession(t.Context(), handleOf(t, gone)); err != nil {
+		t.Fatal(err)
+	}
+	goneAccess := gone.AccessToken
+	body := plJSON("deviceName", "phone", "totp", "123456", "code", "abcd-efgh-ijkl-mnop")
+	for _, ep := range inMFARoutes() {
+		for _, tc := range []struct {
+			name   string
+			header http.Header
+			msg    string
+		}{
+			{"no session", hdr(), "unauthorised"},
+			{"a malformed access token", hdr("Authorization", "Bearer a.b.c"), "try refresh token"},
+			{"a malformed cookie", hdr("Cookie", "sAccessToken=%zz"), "try refresh token"},
+			{"the refresh token", hdr("Authorization", "Bearer "+refresh), "try refresh token"},
+			{"a revoked session", hdr("Authorization", "Bearer "+goneAccess), "unauthorised"},
+		} {
+			t.Run(ep.method+" "+ep.path+"/"+tc.name, func(t *testing.T) {
+				h := hdr("Content-Type", "application/json", "rid", ep.rid, "st-auth-mode", "header")
+				maps.Copy(h, tc.header)
+				before := f.store.writes.Load()
+				r := f.send(t, ep.method, "/auth"+ep.path, strings.NewReader(body), h)
+				if ep.method == "HEAD" {
+					return
+				}
+				r.wantMessage(t, http.StatusUnauthorized, tc.msg)
+				if r.header.Get(auth.ReasonHeader) == "" {
+					t.Errorf("401 without %s", auth.ReasonHeader)
+				}
+				if n := f.store.writes.Load() - before; n != 0 {
+					t.Errorf("%d store writes", n)
+				}
+				if res := r.response(); res.IssuedTokens() {
+					t.Errorf("tokens issued: %v", r.header)
+				}
+			})
+		}
+	}
+}
+
+// TestInputTOTPDeviceCreate sends hostile bodies to /totp/device: a 400
+// with a message, writing nothing, or a device made (one write) under
+// the name as sent, trimmed; never more than ten devices.
+func TestInputTOTPDeviceCreate(t *testing.T) {
+	f := inMFAFixture(t)
+	c, _ := f.SignedIn(authtest.Header)
+	long := strings.Repeat("é", 50) // 100 bytes
+	made := func(name, want string) inMFAInput { return inMFAInput{name, plJSON("deviceName", want), 200, "OK"} }
+	for _, tc := range []inMFAInput{
+		{"no body", "", 200, "OK"},
+		{"an empty object", "{}", 200, "OK"},
+		{"null name", `{"deviceName":null}`, 200, "OK"},
+		made("a name", "phone"),
+		made("unicode", "Téléphone de Zoë 📱"),
+		made("a NUL byte", "tab\x00let"),
+		made("100 bytes", long),
+		{"a lone surrogate", `{"deviceName":"\udc00 key"}`, 200, "OK"},
+		{"unknown fields", `{"deviceName":"phone","totp":"123456","secret":"AAAA"}`, 200, "OK"},
+		{"101 bytes", plJSON("deviceName", long+"x"), 400, inMFABadName},
+		{"10 KB", plJSON("deviceName", strings.Repeat("d", 10<<10)), 400, inMFABadName},
+		{"empty", `{"deviceName":""}`, 400, inMFABadName},
+		{"blank", `{"deviceName":" \t\n "}`, 400, inMFABadName},
+		{"a number", `{"deviceName":5}`, 400, plNotObject},
+		{"true", `{"deviceName":true}`, 400, plNotObject},
+		{"an array", `{"deviceName":["phone"]}`, 400, plNotObject},
+		{"an object", `{"deviceName":{"name":"phone"}}`, 400, plNotObject},
+		{"a top-level array", `[{"deviceName":"phone"}]`, 400, plNotObject},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := f.store.writes.Load()
+			r := inMFASend(t, f, c, http.MethodPost, "/totp/device", tc.body)
+			writes := f.store.writes.Load() - before
+			if tc.code != http.StatusOK {
+				r.wantMessage(t, tc.code, tc.want)
+				if writes != 0 {
+					t.Errorf("%d store writes", writes)
+				}
+				wantNoTokens(t, r.response())
+				return
+			}
+			secret, _ := r.json["secret"].(string)
+			qr, _ := r.json["qrCodeString"].(string)
+			name, _ := r.json["deviceName"].(string)
+			var sent struct{ DeviceName *string }
+			json.Unmarshal([]byte(tc.body), &sent)
+			switch {
+			case r.code != http.StatusOK || r.status != "OK" || len(secret) != 32 || !strings.HasPrefix(qr, "otpauth://totp/") || !strings.Contains(qr, "secret="+secret):
+				t.Errorf("got %d %s, want a device", r.code, r.body)
+			case sent.DeviceName != nil && name != strings.TrimSpace(*sent.DeviceName):
+				t.Errorf("device %q, want %q", name, *sent.DeviceName)
+			case sent.DeviceName == nil && name != "TOTP Device 0":
+				t.Errorf("device %q, want the default name", name)
+			}
+			if writes != 1 {
+				t.Errorf("%d store writes, want 1", writes)
+			}
+			wantNoTokens(t, r.response())
+		})
+	}
+	// Up to ten devices, set up or not; a name set up is taken.
+	list := inMFASend(t, f, c, http.MethodGet, "/totp/device/list", "")
+	devices, _ := list.json["devices"].([]any)
+	for i := len(devices); i < 10; i++ {
+		if r := inMFASend(t, f, c, http.MethodPost, "/totp/device", plJSON("deviceName", fmt.Sprintf("spare %d", i))); r.status != "OK" {
+			t.Fatalf("device %d: %s", i+1, r.body)
+		}
+	}
+	before := f.store.writes.Load()
+	r := inMFASend(t, f, c, http.MethodPost, "/totp/device", plJSON("deviceName", "one too many"))
+	if r.code != http.StatusOK || r.status != "GENERAL_ERROR" || r.message == "" || f.store.writes.Load() != before {
+		t.Errorf("an eleventh device: %d %s, want GENERAL_ERROR with a message and nothing written", r.code, r.body)
+	}
+	r = inMFASend(t, f, c, http.MethodPost, "/totp/device", plJSON("deviceName", "phone"))
+	secret, _ := r.json["secret"].(string)
+	if r.status != "OK" {
+		t.Fatalf("device again: %s", r.body)
+	}
+	if r := inMFASend(t, f, c, http.MethodPost, "/totp/device/verify", plJSON("deviceName", "phone", "totp", authtest.TOTPCode(secret, f.AuthConfig.Now()))); r.status != "OK" {
+		t.Fatalf("verify: %s", r.body)
+	}
+	for _, name := range []string{"phone", " phone "} {
+		before := f.store.writes.Load()
+		r := inMFASend(t, f, c, http.MethodPost, "/totp/device", plJSON("deviceName", name))
+		if r.code != http.StatusOK || string(r.body) != `{"status":"DEVICE_ALREADY_EXISTS_ERROR"}` || f.store.writes.Load() != before {
+			t.Errorf("a device set up, again as %q: %d %s, want DEVICE_ALREADY_EXISTS_ERROR and nothing written", name, r.code, r.body)
+		}
+	}
+}
+
+// TestInputTOTPVerify sends hostile bodies to /totp/device/verify and
+// /totp/verify: a 400 with a message, writing nothing; the protocol's
+// refusal, which counts a wrong code once and nothing else; and never a
+// session let through, until the right code, typed with spaces around
+// it, sets the device up. A code accepted is refused again, uncounted.
+func TestInputTOTPVerify(t *testing.T) {
+	f := inMFAFixture(t)
+	c, _ := f.SignedIn(authtest.Header)
+	r := inMFASend(t, f, c, http.MethodPost, "/totp/device", plJSON("deviceName", "phone"))
+	secret, _ := r.json["secret"].(string)
+	if r.status != "OK" || secret == "" {
+		t.Fatalf("device: %s", r.body)
+	}
+	right := authtest.TOTPCode(secret, f.AuthConfig.Now())
+	withName := func(name, code any) string { return plJSON("deviceName", name, "totp", code) }
+
+	// Before the device is set up, nobody's code passes /totp/verify.
+	inMFARun(t, f, c, "/totp/verify", []inMFAInput{
+		{"no device set up", plJSON("totp", right), 200, "UNKNOWN_USER_ID_ERROR"},
+	})
+	cases := []inMFAInput{
+		{"no body", "", 400, plNotObject},
+		{"an empty object", "{}", 400, inMFANoDevice},
+		{"no device", plJSON("totp", right), 400, inMFANoDevice},
+		{"an empty device", withName("", right), 400, inMFANoDevice},
+		{"a null device", `{"deviceName":null,"totp":"` + right + `"}`, 400, inMFANoDevice},
+		{"no code", plJSON("deviceName", "phone"), 400, inMFANoTOTP},
+		{"a null code", `{"deviceName":"phone","totp":null}`, 400, inMFANoTOTP},
+		{"the code a number", `{"deviceName":"phone","totp":` + right + `}`, 400, plNotObject},
+		{"the code an array", withName("phone", []string{right}), 400, plNotObject},
+		{"the code an object", withName("phone", map[string]string{"totp": right}), 400, plNotObject},
+		{"the code true", `{"deviceName":"phone","totp":true}`, 400, plNotObject},
+		{"the device a number", withName(5, right), 400, plNotObject},
+		{"the device an array", withName([]string{"phone"}, right), 400, plNotObject},
+		{"duplicate keys, the last null", `{"deviceName":"phone","totp":"` + right + `","totp":null}`, 400, inMFANoTOTP},
+		{"an unknown device", withName("tablet", right), 200, "UNKNOWN_DEVICE_ERROR"},
+		{"the device in another case", withName("PHONE", right), 200, "UNKNOWN_DEVICE_ERROR"},
+		{"the device with a NUL byte", withName("phone\x00", right), 200, "UNKNOWN_DEVICE_ERROR"},
+		{"the device padded", withName(" phone", right), 200, "UNKNOWN_DEVICE_ERROR"},
+		{"a device of 10 KB", withName(strings.Repeat("p", 10<<10), right), 200, "UNKNOWN_DEVICE_ERROR"},
+	}
+	for _, tc := range inMFAHostileCodes(right, inMFAWrongCode(f, secret)) {
+		var code string
+		json.Unmarshal([]byte(strings.Replace(tc.body, `"totp"`, `"code"`, 1)), &struct{ Code *string }{&code})
+		tc.body = withName("phone", code)
+		cases = append(cases, tc)
+	}
+	inMFARun(t, f, c, "/totp/device/verify", cases)
+	inMFAPasses(t, c, false)
+
+	// The right code, typed with white space around it: the device is
+	// set up and the session passes; the same code again is refused,
+	// and not counted.
+	right = authtest.TOTPCode(secret, f.AuthConfig.Now())
+	r = inMFASend(t, f, c, http.MethodPost, "/totp/device/verify", withName("phone", " \t"+right+"\n"))
+	if r.code != http.StatusOK || string(r.body) != `{"status":"OK","wasAlreadyVerified":false}` {
+		t.Fatalf("the right code: %d %s", r.code, r.body)
+	}
+	inMFAPasses(t, c, true)
+	for _, path := range []string{"/totp/device/verify", "/totp/verify"} {
+		before := f.store.writes.Load()
+		r := inMFASend(t, f, c, http.MethodPost, path, withName("phone", right))
+		if r.code != http.StatusOK || string(r.body) != `{"status":"INVALID_TOTP_ERROR","currentNumberOfFailedAttempts":0,"maxNumberOfFailedAttempts":5}` || f.store.writes.Load() != before {
+			t.Errorf("%s, the code again: %d %s, want INVALID_TOTP_ERROR, uncounted, nothing written", path, r.code, r.body)
+		}
+	}
+
+	// /totp/verify in a new session of the user.
+	c2 := f.NewClient(authtest.Header)
+	if res := c2.SignIn(enumEmailOf(t, f.Server, c), authtest.Password); res.Status != "OK" {
+		t.Fatalf("sign-in: %s", res.Body)
+	}
+	inMFAPasses(t, c2, false)
+	cases = []inMFAInput{
+		{"no body", "", 400, plNotObject},
+		{"an empty object", "{}", 400, inMFANoTOTP},
+		{"a null code", `{"totp":null}`, 400, inMFANoTOTP},
+		{"the code a number", `{"totp":` + right + `}`, 400, plNotObject},
+		{"the code an array", plJSON("totp", []string{right}), 400, plNotObject},
+		{"the code an object", plJSON("totp", map[string]string{"totp": right}), 400, plNotObject},
+		{"the code false", `{"totp":false}`, 400, plNotObject},
+		{"a top-level string", `"` + right + `"`, 400, plNotObject},
+	}
+	cases = append(cases, inMFAHostileCodes(right, inMFAWrongCode(f, secret))...)
+	inMFARun(t, f, c2, "/totp/verify", cases)
+	inMFAPasses(t, c2, false)
+	f.Clock.Advance(30 * time.Second)
+	if r := inMFASend(t, f, c2, http.MethodPost, "/totp/verify", plJSON("totp", authtest.TOTPCode(secret, f.AuthConfig.Now())+" ")); string(r.body) != `{"status":"OK"}` {
+		t.Fatalf("the next code: %d %s", r.code, r.body)
+	}
+	inMFAPasses(t, c2, true)
+}
+
+// TestInputTOTPDeviceRemove sends hostile bodies to /totp/device/remove:
+// a 400 with a message, writing nothing, or the device removed when the
+// name is exactly its own.
+func TestInputTOTPDeviceRemove(t *testing.T) {
+	f := inMFAFixture(t)
+	c, _ := f.SignedIn(authtest.Header)
+	const name = "Téléphone 📱"
+	if r := inMFASend(t, f, c, http.MethodPost, "/totp/device", plJSON("deviceName", name)); r.status != "OK" {
+		t.Fatalf("device: %s", r.body)
+	}
+	notThere := `{"status":"OK","didDeviceExist":false}`
+	for _, tc := range []inMFAInput{
+		{"no body", "", 400, plNotObject},
+		{"an empty object", "{}", 400, inMFANoDevice},
+		{"null", `{"deviceName":null}`, 400, inMFANoDevice},
+		{"empty", `{"deviceName":""}`, 400, inMFANoDevice},
+		{"a number", `{"deviceName":1}`, 400, plNotObject},
+		{"an array", plJSON("deviceName", []string{name}), 400, plNotObject},
+		{"an object", plJSON("deviceName", map[string]string{"name": name}), 400, plNotObject},
+		{"unknown", plJSON("deviceName", "tablet"), 200, notThere},
+		{"padded", plJSON("deviceName", " "+name), 200, notThere},
+		{"in another normal form", plJSON("deviceName", "Te\u0301le\u0301phone 📱"), 200, notThere},
+		{"with a NUL byte", plJSON("deviceName", name+"\x00"), 200, notThere},
+		{"10 KB", plJSON("deviceName", strings.Repeat("n", 10<<10)), 200, notThere},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := f.store.writes.Load()
+			r := inMFASend(t, f, c, http.MethodPost, "/totp/device/remove", tc.body)
+			if tc.code != http.StatusOK {
+				r.wantMessage(t, tc.code, tc.want)
+			} else if r.code != http.StatusOK || string(r.body) != tc.want {
+				t.Errorf("got %d %s, want %s", r.code, r.body, tc.want)
+			}
+			if n := f.store.writes.Load() - before; n != 0 {
+				t.Errorf("%d store writes", n)
+			}
+			wantNoTokens(t, r.response())
+		})
+	}
+	if r := inMFASend(t, f, c, http.MethodPost, "/totp/device/remove", plJSON("deviceName", name)); string(r.body) != `{"status":"OK","didDeviceExist":true}` {
+		t.Errorf("the device by its name: %d %s", r.code, r.body)
+	}
+}
+
+// TestInputRecoveryCodes sends hostile bodies to
+// /mfa/recovery-code/verify: a 400 with a message, writing nothing, or
+// INVALID_RECOVERY_CODE_ERROR, counted once; a code works once, typed in
+// capitals with spaces for dashes, and presented again is refused
+// uncounted. New codes need the MFA requirement met; the bodies of the
+// endpoints that read none are ignored.
+func TestInputRecoveryCodes(t *testing.T) {
+	f := inMFAFixture(t)
+	c, u := f.SignedIn(authtest.Header)
+	if r := inMFASend(t, f, c, http.MethodPost, "/mfa/recovery-codes", "{}"); r.code != http.StatusForbidden || string(r.body) != inMFAUnsatisfied {
+		t.Errorf("new codes before the second factor: %d %s, want 403", r.code, r.body)
+	}
+	c.SetUpTOTP()
+	r := inMFASend(t, f, c, http.MethodPost, "/mfa/recovery-codes", "not JSON at all")
+	var codes []string
+	for _, v := range r.json["codes"].([]any) {
+		codes = append(codes, v.(string))
+	}
+	if r.code != http.StatusOK || r.status != "OK" || len(codes) != 10 {
+		t.Fatalf("new codes: %d %s", r.code, r.body)
+	}
+	if r := inMFASend(t, f, c, http.MethodGet, "/mfa/recovery-codes", `{"remaining":99}`); string(r.body) != `{"status":"OK","remaining":10}` {
+		t.Errorf("count: %d %s", r.code, r.body)
+	}
+	if r := inMFASend(t, f, c, http.MethodPut, "/mfa/info", "[not JSON"); r.code != http.StatusOK || r.status != "OK" {
+		t.Errorf("/mfa/info with a body it does not read: %d %s", r.code, r.body)
+	}
+
+	c2 := f.NewClient(authtest.Header)
+	if res := c2.SignIn(u.Email, authtest.Password); res.Status != "OK" {
+		t.Fatalf("sign-in: %s", res.Body)
+	}
+	code := codes[0]
+	cases := []inMFAInput{
+		{"no body", "", 400, plNotObject},
+		{"an empty object", "{}", 400, inMFANoCode},
+		{"null", `{"code":null}`, 400, inMFANoCode},
+		{"65 bytes", plJSON("code", strings.Repeat("a", 65)), 400, inMFANoCode},
+		{"10 KB", plJSON("code", strings.Repeat(code, 10<<10/19)), 400, inMFANoCode},
+		{"a number", `{"code":1234}`, 400, plNotObject},
+		{"an array", plJSON("code", []string{code}), 400, plNotObject},
+		{"an object", plJSON("code", map[string]string{"code": code}), 400, plNotObject},
+		{"true", `{"code":true}`, 400, plNotObject},
+		{"empty", `{"code":""}`, 200, "INVALID_RECOVERY_CODE_ERROR"},
+		{"a TOTP code", `{"code":"123456"}`, 200, "INVALID_RECOVERY_CODE_ERROR"},
+		{"one character off", plJSON("code", code[:len(code)-1]+string(rune(code[len(code)-1])^1)), 200, "INVALID_RECOVERY_CODE_ERROR"},
+		{"with a NUL byte", plJSON("code", code+"\x00"), 200, "INVALID_RECOVERY_CODE_ERROR"},
+		{"in fullwidth letters", plJSON("code", strings.Map(func(r rune) rune {
+			if r >= 'a' && r <= 'z' {
+				return r - 'a' + 'ａ'
+			}
+			return r
+		}, code)), 200, "INVALID_RECOVERY_CODE_ERROR"},
+		{"64 bytes", plJSON("code", strings.Repeat("a", 64)), 200, "INVALID_RECOVERY_CODE_ERROR"},
+		{"a lone surrogate", `{"code":"\udc00` + code[1:] + `"}`, 200, "INVALID_RECOVERY_CODE_ERROR"},
+	}
+	inMFARun(t, f, c2, "/mfa/recovery-code/verify", cases)
+	inMFAPasses(t, c2, false)
+
+	typed := strings.ToUpper(strings.ReplaceAll(code, "-", " "))
+	r = inMFASend(t, f, c2, http.MethodPost, "/mfa/recovery-code/verify", plJSON("code", typed))
+	if r.code != http.StatusOK || string(r.body) != `{"status":"OK","remaining":9}` {
+		t.Fatalf("the code in capitals with spaces: %d %s", r.code, r.body)
+	}
+	inMFAPasses(t, c2, true)
+	c3 := f.NewClient(authtest.Header)
+	if res := c3.SignIn(u.Email, authtest.Password); res.Status != "OK" {
+		t.Fatalf("sign-in: %s", res.Body)
+	}
+	// The code used, again: refused, and not counted.
+	before := f.store.writes.Load()
+	r = inMFASend(t, f, c3, http.MethodPost, "/mfa/recovery-code/verify", plJSON("code", code))
+	if r.code != http.StatusOK || string(r.body) != `{"status":"INVALID_RECOVERY_CODE_ERROR","currentNumberOfFailedAttempts":0,"maxNumberOfFailedAttempts":5}` || f.store.writes.Load() != before {
+		t.Errorf("a code used, again: %d %s, want INVALID_RECOVERY_CODE_ERROR uncounted, nothing written", r.code, r.body)
+	}
+	inMFAPasses(t, c3, false)
 }

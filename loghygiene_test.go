@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base32"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -1909,6 +1910,317 @@ func testLogHygienePKDetector(t *testing.T) {
 		f.secrets.token("recovery token", tok)
 		tc.log(slog.New(&lhHandler{sink: sink}))
 		if found := len(lhLeaks(sink.since(0), f.secrets)) > 0; found != tc.want {
+			t.Errorf("%s: found %v, want %v", tc.name, found, tc.want)
+		}
+	}
+}
+
+// ---- multi-factor authentication ----
+
+func (s *lhStore) UpdateLoginMaterial(ctx context.Context, loginID string, old, new []byte) error {
+	if s.failing("UpdateLoginMaterial") {
+		return errLHInjected
+	}
+	return s.Store.UpdateLoginMaterial(ctx, loginID, old, new)
+}
+
+func (s *lhStore) UpdateSessionFactors(ctx context.Context, handle string, old, new []byte, now time.Time) error {
+	if s.failing("UpdateSessionFactors") {
+		return errLHInjected
+	}
+	return s.Store.UpdateSessionFactors(ctx, handle, old, new, now)
+}
+
+// totpSecret adds the secret of a new device's answer to the secrets,
+// in every form it could be written in (base32 in either case, the raw
+// key in hex and base64, the otpauth URI), and returns it.
+func (f *lhFlow) totpSecret(res *authtest.Response) string {
+	f.t.Helper()
+	f.want(res, 200, "OK")
+	secret, _ := res.JSON["secret"].(string)
+	qr, _ := res.JSON["qrCodeString"].(string)
+	key, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(secret)
+	if err != nil || len(key) < 16 || qr == "" {
+		f.t.Fatalf("a device without a secret: %s", res.Body)
+	}
+	f.secrets.add("TOTP secret", secret)
+	f.secrets.add("TOTP secret, lower-case", strings.ToLower(secret))
+	f.secrets.add("otpauth URI", qr)
+	f.secrets.bytes("TOTP key", key)
+	return secret
+}
+
+// recoveryCodes adds the codes of a new set to the secrets, as shown, as
+// a person may type them (no dashes, capitals) and as the store keeps
+// them (SHA-256 of the code without dashes), and returns them.
+func (f *lhFlow) recoveryCodes(res *authtest.Response) []string {
+	f.t.Helper()
+	f.want(res, 200, "OK")
+	var codes []string
+	for _, v := range res.JSON["codes"].([]any) {
+		code := v.(string)
+		codes = append(codes, code)
+		bare := strings.ReplaceAll(code, "-", "")
+		f.secrets.add("recovery code", code)
+		f.secrets.add("recovery code without dashes", bare)
+		f.secrets.add("recovery code in capitals", strings.ToUpper(code))
+		f.secrets.add("recovery code without dashes in capitals", strings.ToUpper(bare))
+		sum := sha256.Sum256([]byte(bare))
+		f.secrets.bytes("recovery code's stored hash", sum[:])
+	}
+	if len(codes) != 10 {
+		f.t.Fatalf("%d recovery codes: %s", len(codes), res.Body)
+	}
+	return codes
+}
+
+// TestLogHygieneMFA runs TOTP and recovery codes over HTTP, in every
+// transfer mode, with TOTP secrets sealed and not, a Logger that keeps
+// every record from Debug up, and OnEvent: a device made, set up with a
+// wrong code, an unknown device's and then the right one; the code
+// replayed; a second device made and removed, the last refused; a
+// session that completes TOTP with the next code; wrong codes to the
+// lockout, and past it, a recovery code in the lockout; recovery codes
+// made, counted, used typed in capitals, used again, made up; store
+// failures on the way. No record and no event holds a TOTP secret (in
+// base32 or as the key's bytes, or the otpauth URI), a TOTP code, right
+// or wrong (six digits on their own), a recovery code in any form or its
+// stored hash, nor any token a client held.
+func TestLogHygieneMFA(t *testing.T) {
+	t.Parallel()
+	t.Run("detector", testLogHygieneMFADetector)
+	for _, sealed := range []bool{false, true} {
+		for _, m := range authtest.Modes {
+			t.Run(fmt.Sprintf("sealed %v/%s", sealed, m), func(t *testing.T) {
+				t.Parallel()
+				lhMFA(t, m, sealed)
+			})
+		}
+	}
+}
+
+func lhMFA(t *testing.T, m authtest.Mode, sealed bool) {
+	f := &lhFlow{
+		t:       t,
+		mode:    m,
+		sink:    &lhSink{},
+		events:  &lhEvents{changed: make(chan struct{})},
+		secrets: &lhSecrets{byValue: map[string]string{}},
+		mail:    &lhMailer{changed: make(chan struct{})},
+		st:      &lhStore{Store: memstore.New()},
+	}
+	cfg := auth.Config{
+		Store: f.st, Logger: slog.New(&lhHandler{sink: f.sink}), OnEvent: f.events.record,
+		CheckSessionInStore: sealed,
+		MFA:                 auth.MFAConfig{Required: []string{auth.FactorTOTP}},
+	}
+	if sealed {
+		cfg.Secrets = []string{sealSecret(t)}
+	}
+	cfg.Email.Mailer = f.mail
+	f.s = authtest.NewServer(t, cfg)
+	now := f.s.AuthConfig.Now
+	var codes []string // every TOTP code sent, right or wrong
+	code := func(secret string) string {
+		c := authtest.TOTPCode(secret, now())
+		codes = append(codes, c)
+		return c
+	}
+	// wrong is the ith of some six-digit codes that no step near now has.
+	wrong := func(secret string, i int) string {
+		near := []string{authtest.TOTPCode(secret, now().Add(-30*time.Second)), authtest.TOTPCode(secret, now()), authtest.TOTPCode(secret, now().Add(30*time.Second))}
+		for n := i*104729 + 11; ; n++ {
+			if w := fmt.Sprintf("%06d", n%1_000_000); !slices.Contains(near, w) {
+				codes = append(codes, w)
+				return w
+			}
+		}
+	}
+	const pw = "Hygiene-mfa-pw-50"
+	f.secrets.add("password", pw)
+	email := "mfa-" + m.String() + "@example.com"
+
+	// Sign-up: the session must complete TOTP; what it may set up.
+	c := f.s.NewClient(m)
+	f.signUp(c, email, pw)
+	f.want(f.call(c, c.Get("/api/session")), 403, "invalid claim")
+	f.want(f.call(c, c.MFAInfo()), 200, "OK")
+
+	// A device, set up with a wrong code, an unknown device's and the
+	// right one; the right code again, and a wrong one for the device
+	// set up.
+	secret := f.totpSecret(f.call(c, c.CreateTOTPDevice("phone")))
+	f.want(f.call(c, c.VerifyTOTPDevice("phone", wrong(secret, 1))), 200, "INVALID_TOTP_ERROR")
+	f.want(f.call(c, c.VerifyTOTPDevice("tablet", code(secret))), 200, "UNKNOWN_DEVICE_ERROR")
+	right := code(secret)
+	f.want(f.call(c, c.VerifyTOTPDevice("phone", right)), 200, "OK")
+	f.want(f.call(c, c.Get("/api/session")), 200, "")
+	f.want(f.call(c, c.VerifyTOTP(right)), 200, "INVALID_TOTP_ERROR")
+	f.want(f.call(c, c.VerifyTOTPDevice("phone", wrong(secret, 2))), 200, "INVALID_TOTP_ERROR")
+	f.want(f.do(c, http.MethodPost, "/auth/totp/device/verify", map[string]any{"deviceName": "phone", "totp": []string{right}}), 400, "")
+
+	// A second device, listed and removed; the last is refused.
+	tablet := f.totpSecret(f.call(c, c.CreateTOTPDevice("tablet")))
+	f.s.Clock.Advance(30 * time.Second)
+	f.want(f.call(c, c.VerifyTOTPDevice("tablet", code(tablet))), 200, "OK")
+	f.want(f.do(c, http.MethodGet, "/auth/totp/device/list"), 200, "OK")
+	f.want(f.do(c, http.MethodPost, "/auth/totp/device/remove", map[string]string{"deviceName": "tablet"}), 200, "OK")
+	f.want(f.do(c, http.MethodPost, "/auth/totp/device/remove", map[string]string{"deviceName": "phone"}), 200, "GENERAL_ERROR")
+	f.want(f.call(c, c.CreateTOTPDevice("phone")), 200, "DEVICE_ALREADY_EXISTS_ERROR")
+
+	// Recovery codes: made, counted.
+	recovery := f.recoveryCodes(f.call(c, c.NewRecoveryCodes()))
+	f.want(f.do(c, http.MethodGet, "/auth/mfa/recovery-codes"), 200, "OK")
+
+	// Another session: the next code completes TOTP.
+	c2 := f.s.NewClient(m)
+	f.signIn(c2, email, pw, userIDOf(t, c))
+	f.want(f.call(c2, c2.Get("/api/session")), 403, "invalid claim")
+	f.s.Clock.Advance(30 * time.Second)
+	f.want(f.call(c2, c2.VerifyTOTP(code(secret))), 200, "OK")
+	f.want(f.call(c2, c2.Get("/api/session")), 200, "")
+
+	// Wrong codes to the lockout; a code and a recovery code in it.
+	c3 := f.s.NewClient(m)
+	f.signIn(c3, email, pw, userIDOf(t, c))
+	for i := range 5 {
+		f.want(f.call(c3, c3.VerifyTOTP(wrong(secret, 10+i))), 200, "INVALID_TOTP_ERROR")
+	}
+	f.want(f.call(c3, c3.VerifyTOTP(code(secret))), 200, "LIMIT_REACHED_ERROR")
+	f.want(f.call(c3, c3.UseRecoveryCode(recovery[0])), 200, "LIMIT_REACHED_ERROR")
+	f.want(f.call(c3, c3.Get("/api/session")), 403, "invalid claim")
+
+	// Past the lockout: a made-up recovery code, a real one typed in
+	// capitals with spaces, the same again.
+	f.s.Clock.Advance(16 * time.Minute)
+	f.want(f.call(c3, c3.Refresh()), 200, "OK")
+	madeUp := "zzzz-zzzz-" + recovery[1][10:]
+	f.secrets.add("made-up recovery code", madeUp)
+	f.want(f.call(c3, c3.UseRecoveryCode(madeUp)), 200, "INVALID_RECOVERY_CODE_ERROR")
+	f.want(f.call(c3, c3.UseRecoveryCode(strings.ToUpper(strings.ReplaceAll(recovery[0], "-", " ")))), 200, "OK")
+	f.want(f.call(c3, c3.Get("/api/session")), 200, "")
+	c4 := f.s.NewClient(m)
+	f.signIn(c4, email, pw, userIDOf(t, c))
+	f.want(f.call(c4, c4.UseRecoveryCode(recovery[0])), 200, "INVALID_RECOVERY_CODE_ERROR")
+	f.want(f.do(c4, http.MethodPost, "/auth/mfa/recovery-code/verify", map[string]any{"code": []string{recovery[2]}}), 400, "")
+	f.want(f.do(c4, http.MethodPost, "/auth/mfa/recovery-code/verify", map[string]any{"code": strings.Repeat(recovery[2], 4)}), 400, "")
+
+	// Store failures: reading the second factors, writing a step, a
+	// recovery code and a session's factors.
+	f.st.failNext("Login")
+	f.want(f.call(c4, c4.VerifyTOTP(code(secret))), 500, "internal error")
+	f.s.Clock.Advance(30 * time.Second)
+	f.st.failNext("UpdateLoginMaterial")
+	f.want(f.call(c4, c4.VerifyTOTP(code(secret))), 500, "internal error")
+	f.st.failNext("UpdateLoginMaterial")
+	f.want(f.call(c4, c4.UseRecoveryCode(recovery[3])), 500, "internal error")
+	f.st.failNext("UpdateSessionFactors")
+	f.want(f.call(c4, c4.UseRecoveryCode(recovery[4])), 500, "internal error")
+	// That code was spent, and the session did not complete the factor.
+	f.want(f.call(c4, c4.MFAInfo()), 200, "OK")
+	f.want(f.call(c4, c4.Get("/api/session")), 403, "invalid claim")
+	f.want(f.call(c4, c4.UseRecoveryCode(recovery[5])), 200, "OK")
+	f.want(f.call(c4, c4.Get("/api/session")), 200, "")
+	f.recoveryCodes(f.call(c4, c4.NewRecoveryCodes()))
+
+	cctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := f.s.Auth.Close(cctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+
+	// The flows happened as planned.
+	seen := map[auth.EventKind]int{}
+	for _, e := range f.events.since(0) {
+		seen[e.Kind]++
+	}
+	for _, k := range []auth.EventKind{auth.EventFactorCompleted, auth.EventFactorFailed, auth.EventFactorAdded,
+		auth.EventFactorRemoved, auth.EventMFALocked, auth.EventRecoveryCodesCreated, auth.EventRecoveryCodeUsed} {
+		if seen[k] == 0 {
+			t.Errorf("no %s event: the flows did not run as planned (%v)", k, seen)
+		}
+	}
+	msgs := map[string]int{}
+	for _, r := range f.sink.since(0) {
+		msgs[r.Message]++
+	}
+	for _, want := range []string{"auth event", "auth: internal error", "auth: second factors locked after wrong codes"} {
+		if msgs[want] == 0 {
+			t.Errorf("no %q log record (%v)", want, msgs)
+		}
+	}
+	t.Logf("%d log records %v; %d events %v; %d codes, %d secrets", f.sink.count(), msgs, f.events.count(), seen, len(codes), f.secrets.len())
+
+	// No secret and no code in a record or an event.
+	f.checkNoLeaks()
+	events := f.events.since(0)
+	values, labels := f.secrets.snapshot()
+	for _, e := range events {
+		text := fmt.Sprintf("%+v %#v", e, e)
+		for i, v := range values {
+			if strings.Contains(text, v) {
+				t.Errorf("event %s holds the %s %q", e.Kind, labels[i], v)
+			}
+		}
+	}
+	slices.Sort(codes)
+	for _, code := range slices.Compact(codes) {
+		re := lhPLCode(code)
+		for _, r := range f.sink.since(0) {
+			if re.MatchString(r.text()) {
+				t.Errorf("log record %q holds the TOTP code %s:\n%s", r.Message, code, r.JSON)
+			}
+		}
+		for _, e := range events {
+			if re.MatchString(fmt.Sprintf("%+v %#v", e, e)) {
+				t.Errorf("event %s holds the TOTP code %s", e.Kind, code)
+			}
+		}
+	}
+}
+
+// testLogHygieneMFADetector shows that the checks of the MFA run would
+// see its secrets wherever a record carried them: a TOTP secret in
+// base32, lower-case or as the key's bytes, the otpauth URI, a code in a
+// body, a recovery code with or without dashes, in capitals, and its
+// stored hash; but not six digits inside an id.
+func testLogHygieneMFADetector(t *testing.T) {
+	t.Parallel()
+	key := make([]byte, 20)
+	rand.Read(key)
+	secret := base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(key)
+	qr := "otpauth://totp/app.example.com:ada%40example.com?digits=6&issuer=app.example.com&period=30&secret=" + secret
+	const code, recovery = "482913", "abcd-efgh-ijkl-mn23"
+	stored := sha256.Sum256([]byte("abcdefghijklmn23"))
+	body, _ := json.Marshal(map[string]any{"status": "OK", "secret": secret, "qrCodeString": qr})
+	for _, tc := range []struct {
+		name string
+		log  func(l *slog.Logger)
+		want bool
+	}{
+		{"clean", func(l *slog.Logger) {
+			l.Info("auth event", "kind", "factor_failed", "user_id", "u-a482913b", "method", "totp")
+		}, false},
+		{"the secret", func(l *slog.Logger) { l.Debug("x", "secret", secret) }, true},
+		{"the secret lower-case", func(l *slog.Logger) { l.Debug("x", "secret", strings.ToLower(secret)) }, true},
+		{"the key as bytes", func(l *slog.Logger) { l.Info("x", "device", struct{ Secret []byte }{key}) }, true},
+		{"the key in hex", func(l *slog.Logger) { l.Info("x", "key", fmt.Sprintf("%x", key)) }, true},
+		{"the URI", func(l *slog.Logger) { l.Warn("x", "error", fmt.Errorf("rendering %s", qr)) }, true},
+		{"an answer", func(l *slog.Logger) { l.Debug("x", "body", string(body)) }, true},
+		{"a code in a body", func(l *slog.Logger) { l.Debug("x", "body", `{"totp":"`+code+`"}`) }, true},
+		{"a code as a number", func(l *slog.Logger) { l.Info("x", "totp", 482913) }, true},
+		{"a recovery code", func(l *slog.Logger) { l.Info("x", "code", recovery) }, true},
+		{"without dashes", func(l *slog.Logger) { l.Info("x", "code", "abcdefghijklmn23") }, true},
+		{"in capitals", func(l *slog.Logger) { l.Info("x " + strings.ToUpper(recovery)) }, true},
+		{"its stored hash", func(l *slog.Logger) { l.Info("x", "hash", hex.EncodeToString(stored[:])) }, true},
+	} {
+		sink := &lhSink{}
+		f := &lhFlow{t: t, secrets: &lhSecrets{byValue: map[string]string{}}}
+		f.totpSecret(&authtest.Response{StatusCode: 200, Status: "OK", Body: body, JSON: map[string]any{"secret": secret, "qrCodeString": qr}})
+		f.recoveryCodes(&authtest.Response{StatusCode: 200, Status: "OK", JSON: map[string]any{"codes": slices.Repeat([]any{recovery}, 10)}})
+		tc.log(slog.New(&lhHandler{sink: sink}))
+		found := len(lhLeaks(sink.since(0), f.secrets)) > 0 || lhPLCode(code).MatchString(sink.since(0)[0].text())
+		if found != tc.want {
 			t.Errorf("%s: found %v, want %v", tc.name, found, tc.want)
 		}
 	}
