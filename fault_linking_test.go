@@ -1045,7 +1045,7 @@ func faultBreakages() []faultBreakage {
 		},
 		faultDeleteKeepsUser("delete-user"),
 		faultDeleteKeepsUser("delete-user-nocheck"),
-	}, append(faultPasswordlessBreakages(), faultPasskeyBreakages()...)...)
+	}, slices.Concat(faultPasswordlessBreakages(), faultPasskeyBreakages(), faultMFABreakages())...)
 }
 
 // faultDeleteKeepsUser is a DeleteUser that ends the user's sessions and

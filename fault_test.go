@@ -57,9 +57,12 @@ package auth_test
 // a join, a join with eviction, a refusal), sending and opening
 // verification links, the Go API's Unlink and DeleteUser, passwordless
 // sign-in (fault_passwordless_test.go: asking for a code and another,
-// using a code or a link, a wrong code, and a join with eviction), and
+// using a code or a link, a wrong code, and a join with eviction),
 // passkeys (fault_passkey_test.go: sign-up, sign-in, a replayed and a
-// clone's assertion, adding one in a session, and recovery).
+// clone's assertion, adding one in a session, and recovery), and
+// multi-factor auth (fault_mfa_test.go: a TOTP device made and set up,
+// a code and a wrong code, recovery codes made and used, /mfa/info,
+// sign-in and refresh of sessions that must complete TOTP).
 //
 // TestFaultBreakage shows that the sweep has teeth: each of the breakages
 // there (a store wrapper that breaks the contract, or a handler change
@@ -288,6 +291,7 @@ type faultEnv struct {
 	verifyTok string             // the verification token it opens
 	pl        faultPLFlow        // the passwordless flow it uses
 	pk        faultPasskey       // the passkeys it uses (fault_passkey_test.go)
+	mfa       faultMFA           // the second factors it uses (fault_mfa_test.go)
 	ending    []*authtest.Client // sessions the flow must end
 	lasting   []*authtest.Client // sessions it must leave alone
 }
@@ -626,6 +630,10 @@ type faultFlow struct {
 	// tolerated are methods whose failure the flow rides over: their
 	// Error faults leave the answer unchanged.
 	tolerated map[string]bool
+	// toleratedFrom, if set, is a method from whose first call on the
+	// flow rides over every failure (work that is only logged when it
+	// fails): Error faults there leave the answer unchanged.
+	toleratedFrom string
 	// after runs with faults off: the client reacts to the answer as a
 	// client would (retries), and flow-specific invariants are checked.
 	after func(e *faultEnv, c *authtest.Client, a faultAnswer)
@@ -962,7 +970,7 @@ func faultFlows() []faultFlow {
 		signOut("signout-sessioncheck", true, faultModes),
 		resetRequest,
 		resetSubmit,
-	}, slices.Concat(faultLinkingFlows(), faultPasswordlessFlows(), faultPasskeyFlows())...)
+	}, slices.Concat(faultLinkingFlows(), faultPasswordlessFlows(), faultPasskeyFlows(), faultMFAFlows())...)
 }
 
 // faultSummary logs the tallies so far, over every fault test run.
@@ -1112,6 +1120,7 @@ func faultCheckAnswer(e *faultEnv, f faultFlow, p *faultstore.Plan, method strin
 			e.violation("a slow store changed the answer: %v, want what it is without faults", a)
 		}
 	case p.Kind == faultstore.Error && (f.tolerated[method] ||
+		f.toleratedFrom != "" && slices.Contains(calls[:p.Call], f.toleratedFrom) ||
 		(method == "LoginsByEmail" || method == "RevokeUserSessions") && afterOwnership(calls, p.Call)):
 		if !f.good(a) {
 			e.violation("a failure of %s must not fail the flow: %v, want what it is without faults", method, a)
@@ -1424,7 +1433,8 @@ func (e *faultEnv) ledger(calls []faultstore.Call) *faultLedger {
 			}
 		case "UserByID", "Login", "Logins", "ClaimEmail", "SetEmailVerified", "UpdatePasswordHash",
 			"Code", "UsePasswordlessCode", "UseCeremony", "Session", "UserSessions", "SigningKeys", "AddSigningKey", "DeleteExpired", "LegacyTokenSession",
-			"RateLimit", "TakeRateLimit", "RefundRateLimit", "ResetRateLimit":
+			"RateLimit", "TakeRateLimit", "RefundRateLimit", "ResetRateLimit",
+			"UpdateLoginMaterial", "UpdateSessionFactors":
 			// Nothing a session's tokens depend on.
 		case "CreateSession":
 			if !c.Committed() {
