@@ -69,20 +69,30 @@ func signedUp(b *testing.B, cfg auth.Config) (a *auth.Auth, access, refresh stri
 }
 
 func BenchmarkRequireSession(b *testing.B) {
+	mfa := auth.MFAConfig{Required: []string{auth.FactorTOTP}}
 	for _, c := range []struct {
-		name string
-		cfg  auth.Config
+		name  string
+		cfg   auth.Config
+		rules []auth.Rule
 	}{
-		{"HS256", auth.Config{SigningAlgorithm: auth.HS256}},
-		{"EdDSA", auth.Config{SigningAlgorithm: auth.EdDSA}},
+		{"HS256", auth.Config{SigningAlgorithm: auth.HS256}, nil},
+		{"EdDSA", auth.Config{SigningAlgorithm: auth.EdDSA}, nil},
 		// The revocation check against memstore, uncached and cached:
 		// what immediate revocation costs beyond the signature.
-		{"HS256+CheckSessionInStore", auth.Config{CheckSessionInStore: true}},
-		{"HS256+CheckSessionInStore+Cache", auth.Config{CheckSessionInStore: true, SessionCheckCache: time.Second}},
+		{"HS256+CheckSessionInStore", auth.Config{CheckSessionInStore: true}, nil},
+		{"HS256+CheckSessionInStore+Cache", auth.Config{CheckSessionInStore: true, SessionCheckCache: time.Second}, nil},
+		// A session that completed TOTP: its token carries the st-mfa
+		// claim, which the middleware checks; and a step-up route,
+		// which also asks how long ago TOTP was.
+		{"HS256+MFA", auth.Config{SigningAlgorithm: auth.HS256, MFA: mfa}, nil},
+		{"HS256+MFA+FactorWithin", auth.Config{SigningAlgorithm: auth.HS256, MFA: mfa}, []auth.Rule{auth.FactorWithin(auth.FactorTOTP, 5*time.Minute)}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			a, access, _ := signedUp(b, c.cfg)
-			h := a.RequireSession(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+			if len(c.cfg.MFA.Required) > 0 {
+				access = benchTOTP(b, a, access)
+			}
+			h := a.RequireSession(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), c.rules...)
 			req := httptest.NewRequest("GET", "/api/me", nil)
 			req.Header.Set("Authorization", "Bearer "+access)
 			w := &discard{h: http.Header{}}
@@ -96,6 +106,30 @@ func BenchmarkRequireSession(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchTOTP sets up a TOTP device in the session of access, which
+// completes TOTP, and returns the session's new access token.
+func benchTOTP(b *testing.B, a *auth.Auth, access string) string {
+	b.Helper()
+	call := func(path, body string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("POST", "/auth"+path, strings.NewReader(body))
+		req.Header.Set("st-auth-mode", "header")
+		req.Header.Set("Authorization", "Bearer "+access)
+		rec := httptest.NewRecorder()
+		a.ServeHTTP(rec, req)
+		if rec.Code != 200 || !strings.HasPrefix(rec.Body.String(), `{"status":"OK"`) {
+			b.Fatalf("%s: %d %s", path, rec.Code, rec.Body)
+		}
+		return rec
+	}
+	var device struct{ DeviceName, Secret string }
+	json.Unmarshal(call("/totp/device", "{}").Body.Bytes(), &device)
+	body, _ := json.Marshal(map[string]string{"deviceName": device.DeviceName, "totp": authtest.TOTPCode(device.Secret, time.Now())})
+	if access = call("/totp/device/verify", string(body)).Header().Get("st-access-token"); access == "" {
+		b.Fatal("no access token after TOTP")
+	}
+	return access
 }
 
 // benchKey signs up on a fresh memstore with HS256 and returns a real
