@@ -262,27 +262,30 @@ func (a *Auth) newSessionClaim(factor string, sf *secondFactors, now time.Time) 
 }
 
 // refreshedClaim is the claim a refresh carries: the session's, held to
-// the requirement of every user as it is now, which may have appeared
-// since the session's claim was last assessed (a restart with
-// MFAConfig.Required set): a session that completed none of the second
-// factors no longer meets it. A session that completed one keeps its
-// assessment, which knew the user's own requirement; that reaches the
-// user's sessions when it changes (RequireFactors, a TOTP device set up).
+// what its user must complete as it is now, which may have grown since
+// the claim was last assessed (MFAConfig.Required set at a restart,
+// RequireFactors, a TOTP device set up from another session). It costs
+// a read of the user's second factors, while MFA is on. A claim that
+// cannot be assessed is left out, and a token without one is refused by
+// protected routes until PUT /mfa/info assesses it: failing closed.
 func (a *Auth) refreshedClaim(ctx context.Context, s store.Session) []byte {
 	if !a.mfaOn() || len(s.Factors) == 0 {
 		return nil
 	}
 	c, err := decodeClaim(s.Factors)
-	if err != nil {
-		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: refresh without the MFA claim",
-			slog.String("user_id", s.UserID), slog.String("error", err.Error()))
-		return nil
+	if err == nil {
+		var sf *secondFactors
+		if sf, err = a.secondFactors(ctx, s.UserID); err == nil {
+			if m := met(a.requiredFactors(sf), c.Done); m != c.Met {
+				c.Met = m
+				return c.encode()
+			}
+			return s.Factors
+		}
 	}
-	if c.Met && len(a.cfg.MFA.Required) > 0 && !met(a.cfg.MFA.Factors, c.Done) {
-		c.Met = false
-		return c.encode()
-	}
-	return s.Factors
+	a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: refresh without the MFA claim",
+		slog.String("user_id", s.UserID), slog.String("error", err.Error()))
+	return nil
 }
 
 // claimOK reports whether a verified token's session has met its MFA
@@ -446,6 +449,9 @@ func (a *Auth) checkMFA(w http.ResponseWriter, vt *verifiedToken, rules sessionR
 	if !rules.pendingMFA && !vt.mfaMet() {
 		writeClaimError(w, "st-mfa", claimReason{Message: "MFA requirement for auth is not satisfied"})
 		return false
+	}
+	if len(rules.fresh) == 0 {
+		return true
 	}
 	now := a.cfg.Now()
 	for _, f := range rules.fresh {

@@ -103,10 +103,6 @@ func (a *Auth) handleCountRecoveryCodes(w http.ResponseWriter, r *http.Request) 
 // count in the same run as wrong TOTP codes, and the same lockout stops
 // both.
 func (a *Auth) handleVerifyRecoveryCode(w http.ResponseWriter, r *http.Request) {
-	vt, m, _, _, ok := a.sessionForFactors(w, r)
-	if !ok {
-		return
-	}
 	var req struct {
 		Code *string `json:"code"`
 	}
@@ -116,6 +112,10 @@ func (a *Auth) handleVerifyRecoveryCode(w http.ResponseWriter, r *http.Request) 
 	}
 	if req.Code == nil || len(*req.Code) > 64 {
 		a.fail(w, r, badRequest("Please provide the code, a recovery code"))
+		return
+	}
+	vt, m, _, _, ok := a.sessionForFactors(w, r)
+	if !ok {
 		return
 	}
 	userID := vt.session.UserID

@@ -30,11 +30,10 @@ const (
 // handleCreateTOTPDevice is POST /totp/device: a new authenticator app,
 // not yet set up until a code of it is verified. A name already set up is
 // refused; one not yet set up gets a new secret.
+//
+// Like every endpoint here that reads a body, it reads it before the
+// session, so that an oversized one is refused unread, session or not.
 func (a *Auth) handleCreateTOTPDevice(w http.ResponseWriter, r *http.Request) {
-	vt, _, logins, sf, ok := a.sessionForFactors(w, r)
-	if !ok {
-		return
-	}
 	var req struct {
 		DeviceName *string `json:"deviceName"`
 	}
@@ -44,6 +43,10 @@ func (a *Auth) handleCreateTOTPDevice(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.DeviceName != nil && (strings.TrimSpace(*req.DeviceName) == "" || len(*req.DeviceName) > 100) {
 		a.fail(w, r, badRequest("deviceName must be a non-empty string of at most 100 bytes"))
+		return
+	}
+	vt, _, logins, sf, ok := a.sessionForFactors(w, r)
+	if !ok {
 		return
 	}
 	if !a.mayAddFactor(vt, FactorTOTP, sf, logins) {
@@ -148,10 +151,6 @@ const msgLastFactor = "This is your last second factor: set up another before yo
 // can be removed only by a session that has met its requirement, and not
 // if it is the last second factor of a user who must have one.
 func (a *Auth) handleRemoveTOTPDevice(w http.ResponseWriter, r *http.Request) {
-	vt, _, logins, _, ok := a.sessionForFactors(w, r)
-	if !ok {
-		return
-	}
 	var req struct {
 		DeviceName *string `json:"deviceName"`
 	}
@@ -161,6 +160,10 @@ func (a *Auth) handleRemoveTOTPDevice(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.DeviceName == nil || *req.DeviceName == "" {
 		a.fail(w, r, badRequest("Please provide the deviceName"))
+		return
+	}
+	vt, _, logins, _, ok := a.sessionForFactors(w, r)
+	if !ok {
 		return
 	}
 	var existed, wasVerified bool
@@ -361,11 +364,11 @@ func (a *Auth) readTOTPRequest(w http.ResponseWriter, r *http.Request, needDevic
 // SuperTokens answers that case without looking at the code, which lets
 // a stolen session claim a fresh TOTP with any digits.
 func (a *Auth) handleVerifyTOTPDevice(w http.ResponseWriter, r *http.Request) {
-	vt, m, logins, sf, ok := a.sessionForFactors(w, r)
+	device, code, ok := a.readTOTPRequest(w, r, true)
 	if !ok {
 		return
 	}
-	device, code, ok := a.readTOTPRequest(w, r, true)
+	vt, m, logins, sf, ok := a.sessionForFactors(w, r)
 	if !ok {
 		return
 	}
@@ -404,11 +407,11 @@ func (a *Auth) handleVerifyTOTPDevice(w http.ResponseWriter, r *http.Request) {
 // handleVerifyTOTP is POST /totp/verify: a code of any device the user
 // has set up completes TOTP in the session.
 func (a *Auth) handleVerifyTOTP(w http.ResponseWriter, r *http.Request) {
-	vt, m, _, _, ok := a.sessionForFactors(w, r)
+	_, code, ok := a.readTOTPRequest(w, r, false)
 	if !ok {
 		return
 	}
-	_, code, ok := a.readTOTPRequest(w, r, false)
+	vt, m, _, _, ok := a.sessionForFactors(w, r)
 	if !ok {
 		return
 	}
