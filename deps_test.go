@@ -23,6 +23,7 @@ func TestDependencies(t *testing.T) {
 		module + "/internal/refreshtoken",
 		module + "/internal/seal",
 		module + "/internal/tokencache",
+		module + "/internal/totp",
 		module + "/mailer",
 		module + "/provider",
 		module + "/store",
@@ -71,6 +72,8 @@ func TestInternalDependencies(t *testing.T) {
 		// The caches of verified access tokens and live sessions, and
 		// the users deleted here.
 		module + "/internal/tokencache": nil,
+		// TOTP codes (RFC 6238), the standard library's HMAC-SHA-1.
+		module + "/internal/totp": nil,
 	}
 	for _, imp := range nonStandardImports(t, module) {
 		if _, ok := mechanics[imp]; strings.HasPrefix(imp, module+"/internal/") && !ok {
