@@ -1,6 +1,7 @@
 package tokencache
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -100,5 +101,26 @@ func TestEnded(t *testing.T) {
 	d.Add("u2", now.Add(time.Hour), now.Add(2*time.Hour))
 	if len(d.until) != 1 || d.n.Load() != 1 {
 		t.Errorf("remembers %d users (count %d); want the expired one forgotten", len(d.until), d.n.Load())
+	}
+}
+
+// TestEqualConstantTime: the word-at-a-time compare finds a difference in
+// any byte, in the words and in the tail, at every length.
+func TestEqualConstantTime(t *testing.T) {
+	for n := 0; n <= 40; n++ {
+		x := strings.Repeat("a", n)
+		if !equalConstantTime(x, strings.Clone(x)) {
+			t.Errorf("length %d: equal strings compared unequal", n)
+		}
+		if n > 0 && equalConstantTime(x, x[:n-1]) {
+			t.Errorf("length %d: a prefix compared equal", n)
+		}
+		for i := range n {
+			y := []byte(x)
+			y[i] ^= 0x80
+			if equalConstantTime(x, string(y)) {
+				t.Errorf("length %d: a difference at byte %d went unseen", n, i)
+			}
+		}
 	}
 }
