@@ -218,6 +218,11 @@
 // sign-in completes "webauthn": where the requirement offers webauthn, a
 // passkey is enough, as it holds a key and the user's gesture.
 //
+// An application's own account page uses the Go API: SecondFactors
+// lists what a user has set up, NewRecoveryCodes makes a new set, and
+// ResetSecondFactors is for its support, when a user has lost both their
+// device and their codes.
+//
 // FactorWithin asks for a factor completed recently on a sensitive route
 // (step-up). A password reset or passkey recovery leaves second factors
 // as they are: the next sign-in still asks for one.

@@ -174,3 +174,36 @@ func ExampleAuth_RequireFactors() {
 	// 403
 	// next: [totp] allowed to set up: [totp]
 }
+
+// An account page makes a new set of recovery codes for a user through the
+// Go API, shows them once, and lists what the user has set up.
+func ExampleAuth_NewRecoveryCodes() {
+	a, err := auth.New(auth.Config{
+		Store:    memstore.New(),
+		Password: mfCheapHashing,
+		MFA:      auth.MFAConfig{Factors: []string{auth.FactorTOTP}},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	b := &mfBrowser{h: mfExampleMux(a)}
+	b.signIn("/auth/signup", "grace@example.com")
+	ctx := context.Background()
+	u, err := a.UserByEmail(ctx, "grace@example.com")
+	if err != nil {
+		log.Fatal(err)
+	}
+	codes, err := a.NewRecoveryCodes(ctx, u.ID)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(codes), "codes like", len(codes[0]), "characters")
+	sf, err := a.SecondFactors(ctx, u.ID)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(sf.RecoveryCodes, "unused,", len(sf.TOTPDevices), "authenticator apps")
+	// Output:
+	// 10 codes like 19 characters
+	// 10 unused, 0 authenticator apps
+}

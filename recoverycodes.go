@@ -39,6 +39,17 @@ func newRecoveryCode() string {
 	return sb.String()
 }
 
+// newRecoveryCodes returns a new set of codes, and their hashes.
+func newRecoveryCodes() (codes, hashes []string) {
+	codes = make([]string, recoveryCodeCount)
+	hashes = make([]string, recoveryCodeCount)
+	for i := range codes {
+		codes[i] = newRecoveryCode()
+		hashes[i] = recoveryCodeHash(codes[i])
+	}
+	return codes, hashes
+}
+
 // recoveryCodeHash is the hash a recovery code is kept as: of the code
 // without its dashes and spaces, lower-cased, as a person may type it.
 func recoveryCodeHash(code string) string {
@@ -64,12 +75,7 @@ func (a *Auth) handleNewRecoveryCodes(w http.ResponseWriter, r *http.Request) {
 		writeClaimError(w, "st-mfa", claimReason{Message: "MFA requirement for auth is not satisfied"})
 		return
 	}
-	codes := make([]string, recoveryCodeCount)
-	hashes := make([]string, recoveryCodeCount)
-	for i := range codes {
-		codes[i] = newRecoveryCode()
-		hashes[i] = recoveryCodeHash(codes[i])
-	}
+	codes, hashes := newRecoveryCodes()
 	if _, err := a.changeSecondFactors(r.Context(), vt.session.UserID, func(sf *secondFactors, _ time.Time) error {
 		sf.RecoveryCodes, sf.UsedRecoveryCodes = hashes, nil
 		return nil

@@ -157,3 +157,91 @@ func (a *Auth) changeSecondFactors(ctx context.Context, userID string, change fu
 	}
 	return nil, fmt.Errorf("auth: the second factors of a user changed 64 times in a row: %w", errOverloaded)
 }
+
+// SecondFactors is what a user has set up of multi-factor auth, as an
+// account page shows it.
+type SecondFactors struct {
+	// Required are the factors the application requires of this user
+	// (RequireFactors), beside Config.MFA.Required.
+	Required []string
+	// TOTPDevices are the user's authenticator apps, set up (Verified)
+	// or waiting for their first code.
+	TOTPDevices []TOTPDevice
+	// RecoveryCodes is how many unused recovery codes the user has.
+	RecoveryCodes int
+}
+
+// TOTPDevice is one authenticator app of a user. Its secret is never
+// handed out again after the device is created.
+type TOTPDevice struct {
+	Name      string
+	Verified  bool
+	CreatedAt time.Time
+}
+
+// SecondFactors returns what a user has set up of multi-factor auth. A
+// user with nothing set up, or an unknown user, has the zero value.
+func (a *Auth) SecondFactors(ctx context.Context, userID string) (SecondFactors, error) {
+	sf, err := a.secondFactors(ctx, userID)
+	if err != nil {
+		return SecondFactors{}, err
+	}
+	out := SecondFactors{Required: sf.Required, RecoveryCodes: len(sf.RecoveryCodes)}
+	for _, d := range sf.TOTP {
+		out.TOTPDevices = append(out.TOTPDevices, TOTPDevice{Name: d.Name, Verified: d.Verified, CreatedAt: time.UnixMilli(d.Created)})
+	}
+	return out, nil
+}
+
+// NewRecoveryCodes makes a new set of ten recovery codes for a user, which
+// voids the old set, and returns them to be shown this once: the store
+// keeps only their hashes. It is POST /mfa/recovery-codes for an
+// application's own account page, which must ask it only for a session
+// that has completed its second factor. It returns an error matching
+// ErrNotFound for an unknown user.
+func (a *Auth) NewRecoveryCodes(ctx context.Context, userID string) ([]string, error) {
+	if !a.mfaOn() {
+		return nil, errors.New("auth: NewRecoveryCodes needs Config.MFA")
+	}
+	codes, hashes := newRecoveryCodes()
+	if _, err := a.changeSecondFactors(ctx, userID, func(sf *secondFactors, _ time.Time) error {
+		sf.RecoveryCodes, sf.UsedRecoveryCodes = hashes, nil
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	a.emit(ctx, nil, Event{Kind: EventRecoveryCodesCreated, UserID: userID})
+	return codes, nil
+}
+
+// ResetSecondFactors removes every TOTP device and recovery code of a
+// user and ends their sessions (as RevokeAllSessions does), for an application's support acting on a
+// user who lost both their device and their codes, once it has checked
+// who they are some other way. What the application requires of the user
+// stays: the next sign-in sets up a device anew, as a first one. It
+// returns an error matching ErrNotFound for an unknown user.
+func (a *Auth) ResetSecondFactors(ctx context.Context, userID string) error {
+	if _, err := a.store.UserByID(ctx, userID); err != nil {
+		return err
+	}
+	var removed []string
+	if _, err := a.changeSecondFactors(ctx, userID, func(sf *secondFactors, _ time.Time) error {
+		removed = removed[:0]
+		for _, d := range sf.TOTP {
+			if d.Verified {
+				removed = append(removed, d.Name)
+			}
+		}
+		// The step stays: a code of a removed device must not work on
+		// the next one within its window.
+		sf.TOTP, sf.RecoveryCodes, sf.UsedRecoveryCodes, sf.Failures, sf.FailedAt = nil, nil, nil, 0, 0
+		return nil
+	}); err != nil {
+		return err
+	}
+	for range removed {
+		a.emit(ctx, nil, Event{Kind: EventFactorRemoved, UserID: userID, Method: FactorTOTP})
+	}
+	_, err := a.RevokeAllSessions(ctx, userID)
+	return err
+}
