@@ -159,16 +159,7 @@ func (a *Auth) handleVerifyRecoveryCode(w http.ResponseWriter, r *http.Request) 
 		sf.Failures, sf.FailedAt = 0, 0
 		return nil
 	})
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	if res.status != "" {
-		a.answerTOTP(w, r, userID, res)
-		return
-	}
-	if err := a.completeFactor(r.Context(), w, r, vt, m, FactorRecoveryCode, sf); err != nil {
-		a.fail(w, r, err)
+	if !a.codeChecked(w, r, vt, m, FactorRecoveryCode, res, sf, err) {
 		return
 	}
 	a.emit(r.Context(), r, Event{Kind: EventRecoveryCodeUsed, UserID: userID, SessionHandle: vt.handle})

@@ -301,6 +301,24 @@ func (a *Auth) openTOTPSecret(userID string, d totpDevice) ([]byte, error) {
 	return a.keys.seal.OpenValue(totpSecretName(userID, d.Name), d.Secret)
 }
 
+// codeChecked completes factor in the session of vt if its code was
+// accepted (res, sf and err are the check's), or answers the request
+// itself and reports false.
+func (a *Auth) codeChecked(w http.ResponseWriter, r *http.Request, vt *verifiedToken, m mode, factor string, res totpCheck, sf *secondFactors, err error) bool {
+	if err == nil && res.status != "" {
+		a.answerTOTP(w, r, vt.session.UserID, res)
+		return false
+	}
+	if err == nil {
+		err = a.completeFactor(r.Context(), w, r, vt, m, factor, sf)
+	}
+	if err != nil {
+		a.fail(w, r, err)
+		return false
+	}
+	return true
+}
+
 // answerTOTP answers a code that was not accepted, and reports lockouts.
 func (a *Auth) answerTOTP(w http.ResponseWriter, r *http.Request, userID string, res totpCheck) {
 	switch res.status {
@@ -378,16 +396,7 @@ func (a *Auth) handleVerifyTOTPDevice(w http.ResponseWriter, r *http.Request) {
 	}
 	userID := vt.session.UserID
 	res, sf, err := a.checkTOTP(r.Context(), userID, device, code)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	if res.status != "" {
-		a.answerTOTP(w, r, userID, res)
-		return
-	}
-	if err := a.completeFactor(r.Context(), w, r, vt, m, FactorTOTP, sf); err != nil {
-		a.fail(w, r, err)
+	if !a.codeChecked(w, r, vt, m, FactorTOTP, res, sf, err) {
 		return
 	}
 	if res.newlyProven {
@@ -417,16 +426,7 @@ func (a *Auth) handleVerifyTOTP(w http.ResponseWriter, r *http.Request) {
 	}
 	userID := vt.session.UserID
 	res, sf, err := a.checkTOTP(r.Context(), userID, "", code)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	if res.status != "" {
-		a.answerTOTP(w, r, userID, res)
-		return
-	}
-	if err := a.completeFactor(r.Context(), w, r, vt, m, FactorTOTP, sf); err != nil {
-		a.fail(w, r, err)
+	if !a.codeChecked(w, r, vt, m, FactorTOTP, res, sf, err) {
 		return
 	}
 	writeStatus(w, "OK")
