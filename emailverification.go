@@ -113,19 +113,8 @@ func (a *Auth) checkEmailClaim(w http.ResponseWriter, r *http.Request, vt *verif
 	if ev.Verified {
 		return true
 	}
-	type reason struct {
-		Message       string `json:"message"`
-		ExpectedValue bool   `json:"expectedValue"`
-		ActualValue   bool   `json:"actualValue"`
-	}
-	type claimError struct {
-		ID     string `json:"id"`
-		Reason reason `json:"reason"`
-	}
-	writeJSON(w, http.StatusForbidden, struct {
-		Message string       `json:"message"`
-		Errors  []claimError `json:"claimValidationErrors"`
-	}{"invalid claim", []claimError{{"st-ev", reason{"wrong value", true, false}}}})
+	expected, actual := true, false
+	writeClaimError(w, "st-ev", claimReason{Message: "wrong value", ExpectedValue: &expected, ActualValue: &actual})
 	return false
 }
 
