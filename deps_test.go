@@ -18,6 +18,7 @@ func TestDependencies(t *testing.T) {
 		"github.com/coreos/go-oidc/v3/oidc",
 		"github.com/golang-jwt/jwt/v5",
 		"github.com/google/uuid",
+		module + "/internal/argon2id",
 		module + "/internal/gcra",
 		module + "/internal/password",
 		module + "/internal/refreshtoken",
@@ -27,7 +28,8 @@ func TestDependencies(t *testing.T) {
 		module + "/mailer",
 		module + "/provider",
 		module + "/store",
-		"golang.org/x/crypto/argon2",
+		// BLAKE2b for argon2id's H0 and H' (internal/argon2id).
+		"golang.org/x/crypto/blake2b",
 		"golang.org/x/crypto/bcrypt",
 		"golang.org/x/oauth2",
 		"golang.org/x/text/transform",
@@ -55,15 +57,20 @@ func TestDependencies(t *testing.T) {
 
 // TestInternalDependencies pins what each package of mechanics behind the
 // auth package imports beyond the standard library. None imports another
-// (or the auth package): each is a mechanism with a small API, tested on
-// its own, that knows nothing of Config or of requests.
+// (or the auth package), but for password hashing's own hash function: each
+// is a mechanism with a small API, tested on its own, that knows nothing of
+// Config or of requests.
 func TestInternalDependencies(t *testing.T) {
 	mechanics := map[string][]string{
 		// The generic cell rate algorithm and the memory limiter's
 		// bounded table of times.
 		module + "/internal/gcra": nil,
-		// Password hashing: argon2id, and bcrypt for imported hashes.
-		module + "/internal/password": {"golang.org/x/crypto/argon2", "golang.org/x/crypto/bcrypt"},
+		// argon2id (RFC 9106) with the block function in registers and
+		// the work area reused; BLAKE2b for H0 and H'.
+		module + "/internal/argon2id": {"golang.org/x/crypto/blake2b"},
+		// Password hashing: argon2id, and bcrypt for imported hashes. The
+		// one mechanic that imports another: argon2id is its hash function.
+		module + "/internal/password": {module + "/internal/argon2id", "golang.org/x/crypto/bcrypt"},
 		// The refresh-token layout: a session handle is a UUID, and a
 		// token's hash is a store.TokenHash.
 		module + "/internal/refreshtoken": {"github.com/google/uuid", module + "/store"},

@@ -16,7 +16,7 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/crypto/argon2"
+	"github.com/latchkit/auth/internal/argon2id"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -48,9 +48,9 @@ var b64 = base64.RawStdEncoding
 func Hash(password string, p Params) string {
 	salt := make([]byte, saltLen)
 	rand.Read(salt)
-	key := argon2.IDKey([]byte(password), salt, p.Time, p.Memory, p.Threads, keyLen)
+	key := argon2id.Key([]byte(password), salt, p.Time, p.Memory, p.Threads, keyLen)
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s",
-		argon2.Version, p.Memory, p.Time, p.Threads, b64.EncodeToString(salt), b64.EncodeToString(key))
+		argon2id.Version, p.Memory, p.Time, p.Threads, b64.EncodeToString(salt), b64.EncodeToString(key))
 }
 
 // Verify reports whether password matches the stored hash, and whether the
@@ -74,7 +74,7 @@ func Verify(password, hash string, current Params) (ok, rehash bool, err error) 
 	if err != nil {
 		return false, false, err
 	}
-	got := argon2.IDKey([]byte(password), salt, p.Time, p.Memory, p.Threads, uint32(len(want)))
+	got := argon2id.Key([]byte(password), salt, p.Time, p.Memory, p.Threads, uint32(len(want)))
 	ok = subtle.ConstantTimeCompare(got, want) == 1
 	return ok, ok && p != current, nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/crypto/argon2"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -77,5 +78,26 @@ func TestBcrypt(t *testing.T) {
 	h, _ = bcrypt.GenerateFromPassword([]byte(long), bcrypt.MinCost)
 	if ok, _, _ := Verify(long+"tail", string(h), cheap); ok {
 		t.Error("a password over 72 bytes matched a bcrypt hash of its prefix")
+	}
+}
+
+// TestXCryptoCompatible checks that hashes made here verify with
+// golang.org/x/crypto/argon2, and hashes made with it verify here: stored
+// hashes stay valid across the change of implementation.
+func TestXCryptoCompatible(t *testing.T) {
+	p := Params{Memory: 256, Time: 2, Threads: 2}
+	h := Hash("hunter22", p)
+	_, salt, key, err := parse(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := argon2.IDKey([]byte("hunter22"), salt, p.Time, p.Memory, p.Threads, uint32(len(key))); string(got) != string(key) {
+		t.Errorf("x/crypto computes %x for the hash made here, which holds %x", got, key)
+	}
+	salt = []byte("0123456789abcdef")
+	key = argon2.IDKey([]byte("hunter22"), salt, p.Time, p.Memory, p.Threads, 32)
+	old := "$argon2id$v=19$m=256,t=2,p=2$" + b64.EncodeToString(salt) + "$" + b64.EncodeToString(key)
+	if ok, rehash, err := Verify("hunter22", old, p); !ok || rehash || err != nil {
+		t.Errorf("Verify(an x/crypto hash) = %v, %v, %v; want true, false, nil", ok, rehash, err)
 	}
 }

@@ -1,0 +1,202 @@
+package argon2id
+
+import (
+	"bytes"
+	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"golang.org/x/crypto/argon2"
+)
+
+// implementations runs f with the AVX2 block function, where the processor
+// has it, and with the portable one.
+func implementations(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	impls := []bool{false}
+	if hasAVX2Impl() {
+		impls = append(impls, true)
+	}
+	saved := useAVX2
+	t.Cleanup(func() { useAVX2 = saved })
+	for _, avx2 := range impls {
+		name := "generic"
+		if avx2 {
+			name = "avx2"
+		}
+		t.Run(name, func(t *testing.T) {
+			useAVX2 = avx2
+			f(t)
+		})
+	}
+}
+
+var hasAVX2Impl = func() bool { return useAVX2 }
+
+func repeat(b byte, n int) []byte { return bytes.Repeat([]byte{b}, n) }
+
+// TestRFC9106 is the argon2id test vector of RFC 9106 section 5.3, with a
+// secret and associated data.
+func TestRFC9106(t *testing.T) {
+	want, _ := hex.DecodeString("0d640df58d78766c08c037a34a8b53c9d01ef0452d75b65eb52520e96b01e659")
+	implementations(t, func(t *testing.T) {
+		got := KeyWith(repeat(1, 32), repeat(2, 16), repeat(3, 8), repeat(4, 12), 3, 32, 4, 32)
+		if !bytes.Equal(got, want) {
+			t.Errorf("got %x, want %x", got, want)
+		}
+	})
+}
+
+// TestMatchesXCrypto compares with x/crypto over random passwords, salts,
+// parameters and key lengths.
+func TestMatchesXCrypto(t *testing.T) {
+	implementations(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(1, 2))
+		n := 300
+		if testing.Short() {
+			n = 60
+		}
+		for i := 0; i < n; i++ {
+			pw := randBytes(rng, rng.IntN(80))
+			salt := randBytes(rng, 8+rng.IntN(40))
+			time := uint32(1 + rng.IntN(4))
+			threads := uint8(1 + rng.IntN(4))
+			memory := uint32(rng.IntN(300))
+			keyLen := uint32(4 + rng.IntN(150))
+			if i%7 == 0 {
+				keyLen = uint32(1 + rng.IntN(4))
+			}
+			check(t, pw, salt, time, memory, threads, keyLen)
+		}
+	})
+}
+
+// TestDefaultParams compares at the library's parameters, and again with
+// the work area of the first hash reused.
+func TestDefaultParams(t *testing.T) {
+	implementations(t, func(t *testing.T) {
+		check(t, []byte("correct horse battery staple"), []byte("0123456789abcdef"), 2, 19456, 1, 32)
+		check(t, []byte("hunter22"), []byte("fedcba9876543210"), 2, 19456, 1, 32)
+		check(t, []byte("hunter22"), []byte("fedcba9876543210"), 1, 1024, 2, 32)
+	})
+}
+
+// TestReuseAfterLarger reuses a larger area, left with another hash's
+// blocks, for a smaller hash.
+func TestReuseAfterLarger(t *testing.T) {
+	for i := 0; i < 3; i++ {
+		Key([]byte("a"), []byte("saltsalt"), 1, 4096, 1, 32)
+		check(t, []byte("b"), []byte("saltsalt"), 3, 64, 1, 32)
+		check(t, []byte("b"), []byte("saltsalt"), 2, 33, 3, 32)
+	}
+}
+
+// TestCompress compares the two block functions on random blocks, with
+// and without XOR, and with out the same as prev.
+func TestCompress(t *testing.T) {
+	if !hasAVX2Impl() {
+		t.Skip("no AVX2 here")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	var scratch [2]block
+	for i := 0; i < 200; i++ {
+		var prev, ref, old block
+		for k := range prev {
+			prev[k], ref[k], old[k] = rng.Uint64(), rng.Uint64(), rng.Uint64()
+		}
+		for _, xor := range []bool{false, true} {
+			a, b := old, old
+			compressGeneric(&a, &prev, &ref, &scratch, xor)
+			compressAVX2(&b, &prev, &ref, &scratch, xor)
+			if a != b {
+				t.Fatalf("xor=%v: the block functions differ", xor)
+			}
+		}
+		a, b := prev, prev
+		compressGeneric(&a, &a, &ref, &scratch, false)
+		compressAVX2(&b, &b, &ref, &scratch, false)
+		if a != b {
+			t.Fatal("out == prev: the block functions differ")
+		}
+	}
+}
+
+func TestPanics(t *testing.T) {
+	for _, f := range []func(){
+		func() { Key([]byte("p"), []byte("saltsalt"), 0, 64, 1, 32) },
+		func() { Key([]byte("p"), []byte("saltsalt"), 1, 64, 0, 32) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("no panic")
+				}
+			}()
+			f()
+		}()
+	}
+}
+
+func check(t *testing.T, pw, salt []byte, time, memory uint32, threads uint8, keyLen uint32) {
+	t.Helper()
+	want := argon2.IDKey(pw, salt, time, memory, threads, keyLen)
+	got := Key(pw, salt, time, memory, threads, keyLen)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("Key(%x, %x, t=%d, m=%d, p=%d, len=%d) = %x, x/crypto %x",
+			pw, salt, time, memory, threads, keyLen, got, want)
+	}
+}
+
+func randBytes(rng *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	return b
+}
+
+// FuzzArgon2idMatchesXCrypto compares with x/crypto on fuzzed passwords,
+// salts and small parameters, with each block function.
+func FuzzArgon2idMatchesXCrypto(f *testing.F) {
+	f.Add([]byte("password"), []byte("somesalt"), uint8(2), uint16(64), uint8(1), uint8(32), false)
+	f.Add([]byte(""), []byte("saltsalt"), uint8(1), uint16(0), uint8(4), uint8(65), true)
+	f.Add(bytes.Repeat([]byte{0xff}, 100), []byte("0123456789abcdef"), uint8(3), uint16(257), uint8(3), uint8(129), false)
+	f.Fuzz(func(t *testing.T, pw, salt []byte, time uint8, memory uint16, threads uint8, keyLen uint8, generic bool) {
+		time = 1 + time%4
+		threads = 1 + threads%4
+		m := uint32(memory % 512)
+		kl := uint32(keyLen)
+		if kl == 0 {
+			kl = 1
+		}
+		saved := useAVX2
+		defer func() { useAVX2 = saved }()
+		if generic {
+			useAVX2 = false
+		}
+		want := argon2.IDKey(pw, salt, uint32(time), m, threads, kl)
+		got := Key(pw, salt, uint32(time), m, threads, kl)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("Key(t=%d, m=%d, p=%d, len=%d, generic=%v) = %x, x/crypto %x", time, m, threads, kl, generic, got, want)
+		}
+	})
+}
+
+func BenchmarkIDKey(b *testing.B) {
+	pw, salt := []byte("correct horse battery staple"), []byte("0123456789abcdef")
+	for _, impl := range []struct {
+		name string
+		f    func() []byte
+	}{
+		{"impl=new", func() []byte { return Key(pw, salt, 2, 19456, 1, 32) }},
+		{"impl=xcrypto", func() []byte { return argon2.IDKey(pw, salt, 2, 19456, 1, 32) }},
+	} {
+		b.Run(fmt.Sprintf("%s/m=19456,t=2,p=1", impl.name), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				impl.f()
+			}
+		})
+	}
+}
