@@ -3,36 +3,27 @@ package argon2id
 import (
 	"bytes"
 	"encoding/hex"
-	"fmt"
 	"math/rand/v2"
 	"testing"
 
 	"golang.org/x/crypto/argon2"
 )
 
-// implementations runs f with the AVX2 block function, where the processor
-// has it, and with the portable one.
+// implementations runs f with each block function the processor has: the
+// portable one always, and AVX2 and AVX-512 where there are.
 func implementations(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
-	impls := []bool{false}
-	if hasAVX2Impl() {
-		impls = append(impls, true)
-	}
-	saved := useAVX2
-	t.Cleanup(func() { useAVX2 = saved })
-	for _, avx2 := range impls {
-		name := "generic"
-		if avx2 {
-			name = "avx2"
-		}
-		t.Run(name, func(t *testing.T) {
-			useAVX2 = avx2
+	saved := impl
+	t.Cleanup(func() { impl = saved })
+	for _, i := range impls {
+		t.Run(implNames[i], func(t *testing.T) {
+			impl = i
 			f(t)
 		})
 	}
 }
 
-var hasAVX2Impl = func() bool { return useAVX2 }
+var implNames = []string{"generic", "avx2", "avx512"}
 
 func repeat(b byte, n int) []byte { return bytes.Repeat([]byte{b}, n) }
 
@@ -127,12 +118,12 @@ func randBytes(rng *rand.Rand, n int) []byte {
 }
 
 // FuzzArgon2idMatchesXCrypto compares with x/crypto on fuzzed passwords,
-// salts and small parameters, with each block function.
+// salts and small parameters, with each block function the processor has.
 func FuzzArgon2idMatchesXCrypto(f *testing.F) {
-	f.Add([]byte("password"), []byte("somesalt"), uint8(2), uint16(64), uint8(1), uint8(32), false)
-	f.Add([]byte(""), []byte("saltsalt"), uint8(1), uint16(0), uint8(4), uint8(65), true)
-	f.Add(bytes.Repeat([]byte{0xff}, 100), []byte("0123456789abcdef"), uint8(3), uint16(257), uint8(3), uint8(129), false)
-	f.Fuzz(func(t *testing.T, pw, salt []byte, time uint8, memory uint16, threads uint8, keyLen uint8, generic bool) {
+	f.Add([]byte("password"), []byte("somesalt"), uint8(2), uint16(64), uint8(1), uint8(32), uint8(0))
+	f.Add([]byte(""), []byte("saltsalt"), uint8(1), uint16(0), uint8(4), uint8(65), uint8(1))
+	f.Add(bytes.Repeat([]byte{0xff}, 100), []byte("0123456789abcdef"), uint8(3), uint16(257), uint8(3), uint8(129), uint8(2))
+	f.Fuzz(func(t *testing.T, pw, salt []byte, time uint8, memory uint16, threads uint8, keyLen uint8, which uint8) {
 		time = 1 + time%4
 		threads = 1 + threads%4
 		m := uint32(memory % 512)
@@ -140,33 +131,41 @@ func FuzzArgon2idMatchesXCrypto(f *testing.F) {
 		if kl == 0 {
 			kl = 1
 		}
-		saved := useAVX2
-		defer func() { useAVX2 = saved }()
-		if generic {
-			useAVX2 = false
-		}
+		saved := impl
+		defer func() { impl = saved }()
+		impl = impls[int(which)%len(impls)]
 		want := argon2.IDKey(pw, salt, uint32(time), m, threads, kl)
 		got := Key(pw, salt, uint32(time), m, threads, kl)
 		if !bytes.Equal(got, want) {
-			t.Fatalf("Key(t=%d, m=%d, p=%d, len=%d, generic=%v) = %x, x/crypto %x", time, m, threads, kl, generic, got, want)
+			t.Fatalf("Key(t=%d, m=%d, p=%d, len=%d) with the %s block function = %x, x/crypto %x",
+				time, m, threads, kl, implNames[impl], got, want)
 		}
 	})
 }
 
+// BenchmarkIDKey hashes at the library's parameters with the best block
+// function here (impl=new), with each other one the processor has, and
+// with x/crypto.
 func BenchmarkIDKey(b *testing.B) {
 	pw, salt := []byte("correct horse battery staple"), []byte("0123456789abcdef")
-	for _, impl := range []struct {
-		name string
-		f    func() []byte
-	}{
-		{"impl=new", func() []byte { return Key(pw, salt, 2, 19456, 1, 32) }},
-		{"impl=xcrypto", func() []byte { return argon2.IDKey(pw, salt, 2, 19456, 1, 32) }},
-	} {
-		b.Run(fmt.Sprintf("%s/m=19456,t=2,p=1", impl.name), func(b *testing.B) {
+	saved := impl
+	defer func() { impl = saved }()
+	run := func(name string, f func() []byte) {
+		b.Run(name+"/m=19456,t=2,p=1", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				impl.f()
+				f()
 			}
 		})
 	}
+	for k := len(impls) - 1; k >= 0; k-- {
+		name := "impl=new"
+		if k < len(impls)-1 {
+			name += "-" + implNames[impls[k]]
+		}
+		impl = impls[k]
+		run(name, func() []byte { return Key(pw, salt, 2, 19456, 1, 32) })
+	}
+	impl = saved
+	run("impl=xcrypto", func() []byte { return argon2.IDKey(pw, salt, 2, 19456, 1, 32) })
 }

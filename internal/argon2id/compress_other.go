@@ -2,8 +2,19 @@
 
 package argon2id
 
-// useAVX2 is never set here; it exists for the tests.
-var useAVX2 = false
+// The block functions of amd64, named here for the tests.
+const (
+	implGeneric = iota
+	implAVX2
+	implAVX512
+)
+
+// impl and impls exist for the tests: here there is only the portable
+// block function.
+var (
+	impl  = implGeneric
+	impls = []int{implGeneric}
+)
 
 func compress(out, prev, ref *block, scratch *[2]block, xor bool) {
 	compressGeneric(out, prev, ref, scratch, xor)
