@@ -3,8 +3,10 @@
 // under Node (hash.mjs beside this file; run npm ci here first), all at the
 // library's default parameters (m=19456 KiB, t=2, p=1, 32-byte keys), the
 // same number of hashes at a time, in rounds that alternate the systems. It
-// prints each system's median rate over the rounds with the range, and the
-// ratios of the new implementation to node-rs and to x/crypto.
+// prints each system's median rate over the rounds and its median CPU time
+// per hash (the whole process's, garbage collection included), each with
+// its range, and the ratios of the new implementation to node-rs and to
+// x/crypto.
 //
 //	cd internal/cmd/argon2bench && npm ci && go run . -rounds 3 -seconds 5 -concurrency 2
 package main
@@ -23,6 +25,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/latchkit/auth/internal/argon2id"
@@ -43,8 +46,13 @@ var (
 
 type system struct {
 	name string
-	run  func(d time.Duration, concurrency int) (rate float64, err error)
+	run  func(d time.Duration, concurrency int) (result, error)
 }
+
+// result is one system's run: hashes per second of wall time, and
+// milliseconds of CPU (of the whole process, every thread) per hash, which
+// depends less on what else the machine runs.
+type result struct{ rate, cpuMS float64 }
 
 func main() {
 	rounds := flag.Int("rounds", 3, "rounds; each runs every system once")
@@ -79,39 +87,43 @@ func main() {
 	fmt.Printf("argon2id m=%d t=%d p=%d, %d-byte keys, %d hashes at a time, %d rounds of %v per system, GOMAXPROCS=%d, %s\n",
 		memory, passes, threads, keyLen, *concurrency, *rounds, d, runtime.GOMAXPROCS(0), runtime.Version())
 	rates := make([][]float64, len(systems))
+	cpus := make([][]float64, len(systems))
 	for r := 0; r < *rounds; r++ {
 		// Each round starts with the next system, so none always runs
 		// first or last.
 		for k := range systems {
 			i := (r + k) % len(systems)
-			rate, err := systems[i].run(d, *concurrency)
+			res, err := systems[i].run(d, *concurrency)
 			if err != nil {
 				log.Fatalf("%s: %v", systems[i].name, err)
 			}
-			rates[i] = append(rates[i], rate)
-			fmt.Printf("round %d  %-18s %7.1f hashes/s\n", r+1, systems[i].name, rate)
+			rates[i] = append(rates[i], res.rate)
+			cpus[i] = append(cpus[i], res.cpuMS)
+			fmt.Printf("round %d  %-18s %7.1f hashes/s  %6.2f ms CPU/hash\n", r+1, systems[i].name, res.rate, res.cpuMS)
 		}
 	}
 	fmt.Println()
 	med := make([]float64, len(systems))
+	cpu := make([]float64, len(systems))
 	for i, s := range systems {
-		med[i] = median(rates[i])
-		fmt.Printf("%-18s median %7.1f hashes/s (range %.1f–%.1f), %.2f ms of a core per hash\n",
-			s.name, med[i], slices.Min(rates[i]), slices.Max(rates[i]), float64(*concurrency)*1000/med[i])
+		med[i], cpu[i] = median(rates[i]), median(cpus[i])
+		fmt.Printf("%-18s median %7.1f hashes/s (range %.1f–%.1f), %6.2f ms CPU/hash (range %.2f–%.2f)\n",
+			s.name, med[i], slices.Min(rates[i]), slices.Max(rates[i]), cpu[i], slices.Min(cpus[i]), slices.Max(cpus[i]))
 	}
-	fmt.Printf("internal/argon2id / x/crypto: %.2f\n", med[0]/med[1])
+	fmt.Printf("internal/argon2id / x/crypto: %.2f× the hashes/s, %.2f× the CPU/hash\n", med[0]/med[1], cpu[0]/cpu[1])
 	if len(systems) > 2 {
-		fmt.Printf("internal/argon2id / @node-rs/argon2: %.2f\n", med[0]/med[2])
+		fmt.Printf("internal/argon2id / @node-rs/argon2: %.2f× the hashes/s, %.2f× the CPU/hash\n", med[0]/med[2], cpu[0]/cpu[2])
 	}
 }
 
 // goHashing runs hash concurrency at a time for d.
-func goHashing(hash func() []byte) func(time.Duration, int) (float64, error) {
-	return func(d time.Duration, concurrency int) (float64, error) {
+func goHashing(hash func() []byte) func(time.Duration, int) (result, error) {
+	return func(d time.Duration, concurrency int) (result, error) {
 		runtime.GC()
 		hash() // warm up, as the Node side does
 		var n atomic.Int64
 		var wg sync.WaitGroup
+		cpu0 := cpuTime()
 		start := time.Now()
 		end := start.Add(d)
 		for range concurrency {
@@ -123,32 +135,43 @@ func goHashing(hash func() []byte) func(time.Duration, int) (float64, error) {
 			})
 		}
 		wg.Wait()
-		return float64(n.Load()) / time.Since(start).Seconds(), nil
+		elapsed, cpu := time.Since(start), cpuTime()-cpu0
+		return result{float64(n.Load()) / elapsed.Seconds(), cpu.Seconds() * 1000 / float64(n.Load())}, nil
 	}
 }
 
+// cpuTime is the user and system CPU time of this process so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		log.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // nodeHashing runs hash.mjs, which checks its key against want.
-func nodeHashing(node, script, want string) func(time.Duration, int) (float64, error) {
-	return func(d time.Duration, concurrency int) (float64, error) {
+func nodeHashing(node, script, want string) func(time.Duration, int) (result, error) {
+	return func(d time.Duration, concurrency int) (result, error) {
 		cmd := exec.Command(node, script, fmt.Sprint(d.Seconds()), fmt.Sprint(concurrency))
 		cmd.Dir = filepath.Dir(script)
 		cmd.Stderr = os.Stderr
 		out, err := cmd.Output()
 		if err != nil {
-			return 0, err
+			return result{}, err
 		}
 		var res struct {
-			Hashes  int
-			Seconds float64
-			Check   string
+			Hashes     int
+			Seconds    float64
+			CPUSeconds float64
+			Check      string
 		}
 		if err := json.Unmarshal(out, &res); err != nil {
-			return 0, fmt.Errorf("%v in %q", err, out)
+			return result{}, fmt.Errorf("%v in %q", err, out)
 		}
 		if res.Check != want {
-			return 0, fmt.Errorf("key %s, x/crypto %s", res.Check, want)
+			return result{}, fmt.Errorf("key %s, x/crypto %s", res.Check, want)
 		}
-		return float64(res.Hashes) / res.Seconds, nil
+		return result{float64(res.Hashes) / res.Seconds, res.CPUSeconds * 1000 / float64(res.Hashes)}, nil
 	}
 }
 
