@@ -5,9 +5,11 @@
 // computed: the compression function G reads the previous and the reference
 // block, XORs them and runs the BlaMka rounds in registers, and XORs the
 // result into the output block as it stores it, with no separate passes over
-// 1 KiB blocks; on amd64 with AVX2 the rounds work four words at a time; and
-// the memory of one hash is kept for the next one in a pool rather than
-// allocated and zeroed for each.
+// 1 KiB blocks; on amd64 the rounds work on vectors, with AVX-512 on the
+// whole block at once and with AVX2 on two rows or columns at a time (a
+// portable Go block function is there for other processors, and for the
+// tests); and the memory of one hash is kept for the next one in a pool
+// rather than allocated and zeroed for each.
 package argon2id
 
 import (

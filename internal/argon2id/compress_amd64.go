@@ -27,8 +27,7 @@ func cpuid(leaf, subleaf uint32) (eax, ebx, ecx, edx uint32)
 func xgetbv() (eax, edx uint32)
 
 // detect returns the best block function that the processor has and whose
-// registers the operating system saves: AVX-512 needs AVX512F and AVX512VL
-// (the 256-bit forms, with 32 registers and rotations), AVX2 needs AVX2.
+// registers the operating system saves: AVX-512 (AVX512F) or AVX2.
 func detect() int {
 	if max, _, _, _ := cpuid(0, 0); max < 7 {
 		return implGeneric
@@ -40,10 +39,10 @@ func detect() int {
 	}
 	xcr0, _ := xgetbv()
 	_, ebx7, _, _ := cpuid(7, 0)
-	const avx2, avx512f, avx512vl = 1 << 5, 1 << 16, 1 << 31
+	const avx2, avx512f = 1 << 5, 1 << 16
 	const ymm, zmm = 0x06, 0xe6 // XMM|YMM; and opmask, ZMM0-15 upper halves, ZMM16-31
 	switch {
-	case xcr0&zmm == zmm && ebx7&avx512f != 0 && ebx7&avx512vl != 0 && ebx7&avx2 != 0:
+	case xcr0&zmm == zmm && ebx7&avx512f != 0 && ebx7&avx2 != 0:
 		return implAVX512
 	case xcr0&ymm == ymm && ebx7&avx2 != 0:
 		return implAVX2
