@@ -88,6 +88,28 @@ func (a *Auth) emit(ctx context.Context, r *http.Request, e Event) {
 	case EventTokenTheft:
 		level = slog.LevelWarn
 	}
+	// The attributes are built only for a logger that keeps the record:
+	// a refresh is logged at Debug, which most loggers discard.
+	if a.cfg.Logger.Enabled(ctx, level) {
+		logEvent(ctx, a.cfg.Logger, level, &e)
+	}
+	switch e.Kind {
+	case EventSignOut, EventSessionRevoked, EventTokenTheft:
+		a.liveSessions.Evict(e.SessionHandle)
+	}
+	if a.cfg.Metrics != nil {
+		a.cfg.Metrics.CountEvent(e.Kind)
+		if e.Kind == EventSessionRefused {
+			a.cfg.Metrics.CountRefusal(e.Reason)
+		}
+	}
+	if a.cfg.OnEvent != nil {
+		a.cfg.OnEvent(ctx, e)
+	}
+}
+
+// logEvent writes e to l at level.
+func logEvent(ctx context.Context, l *slog.Logger, level slog.Level, e *Event) {
 	attrs := []slog.Attr{
 		slog.String("kind", string(e.Kind)),
 		slog.String("user_id", e.UserID),
@@ -103,20 +125,7 @@ func (a *Auth) emit(ctx context.Context, r *http.Request, e Event) {
 	if e.Reason != "" {
 		attrs = append(attrs, slog.String("reason", string(e.Reason)))
 	}
-	a.cfg.Logger.LogAttrs(ctx, level, "auth event", attrs...)
-	switch e.Kind {
-	case EventSignOut, EventSessionRevoked, EventTokenTheft:
-		a.liveSessions.Evict(e.SessionHandle)
-	}
-	if a.cfg.Metrics != nil {
-		a.cfg.Metrics.CountEvent(e.Kind)
-		if e.Kind == EventSessionRefused {
-			a.cfg.Metrics.CountRefusal(e.Reason)
-		}
-	}
-	if a.cfg.OnEvent != nil {
-		a.cfg.OnEvent(ctx, e)
-	}
+	l.LogAttrs(ctx, level, "auth event", attrs...)
 }
 
 // Metrics receives the library's counts and timings. Implementations must
