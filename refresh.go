@@ -95,12 +95,67 @@ func (a *Auth) handleRefresh(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t.refresh = next
-	body := a.writeTokens(w, m, t)
+	body := a.putTokens(w, m, t, true)
 	a.emit(ctx, r, Event{Kind: EventRefresh, UserID: s.UserID, SessionHandle: s.Handle})
-	writeJSON(w, http.StatusOK, struct {
-		Status string `json:"status"`
-		bodyTokens
-	}{"OK", body})
+	writeRefreshed(w, body)
+}
+
+// refreshedAnswer is the JSON answer of a refresh in cookie or header mode.
+var refreshedAnswer = []byte(`{"status":"OK"}`)
+
+// writeRefreshed writes the answer of a refresh whose headers putTokens
+// has set, Content-Type included: byte for byte what writeJSON makes of
+// the status beside body, without encoding/json's reflection when the
+// tokens need no escaping, which the library's tokens never do.
+func writeRefreshed(w http.ResponseWriter, body bodyTokens) {
+	b := refreshedAnswer
+	if body != (bodyTokens{}) {
+		var ok bool
+		if b, ok = appendRefreshedAnswer(make([]byte, 0, 48+len(body.AccessToken)+len(body.RefreshToken)), body); !ok {
+			writeJSON(w, http.StatusOK, refreshedJSON{"OK", body})
+			return
+		}
+	}
+	w.WriteHeader(http.StatusOK)
+	w.Write(b)
+}
+
+// refreshedJSON is the answer of a refresh, for encoding/json.
+type refreshedJSON struct {
+	Status string `json:"status"`
+	bodyTokens
+}
+
+// appendRefreshedAnswer appends to b what json.Marshal makes of the answer
+// of a refresh with body, and reports whether it could: not when a token
+// has a byte that encoding/json would escape.
+func appendRefreshedAnswer(b []byte, body bodyTokens) ([]byte, bool) {
+	b = append(b, `{"status":"OK"`...)
+	for _, f := range [...]struct{ name, v string }{{`,"accessToken":"`, body.AccessToken}, {`,"refreshToken":"`, body.RefreshToken}} {
+		if f.v == "" {
+			continue // omitempty
+		}
+		if !jsonVerbatim(f.v) {
+			return b, false
+		}
+		b = append(b, f.name...)
+		b = append(b, f.v...)
+		b = append(b, '"')
+	}
+	return append(b, '}'), true
+}
+
+// jsonVerbatim reports whether encoding/json writes s inside its quotes
+// as it is: printable ASCII, without the quote, the backslash, and the
+// characters it escapes for HTML.
+func jsonVerbatim(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }
 
 // mintSuccessor takes the keys a refresh signs with and makes the

@@ -117,23 +117,57 @@ type bodyTokens struct {
 // writeTokens puts a new pair of tokens on the response in mode m and
 // returns what body mode adds to the JSON body.
 func (a *Auth) writeTokens(w http.ResponseWriter, m mode, t issued) bodyTokens {
+	return a.putTokens(w, m, t, false)
+}
+
+// The lists of headers writeTokens exposes, and what expose makes of each
+// on a response that exposes nothing yet.
+var (
+	exposedFront  = []string{"front-token"}
+	exposedTokens = []string{"front-token", "st-access-token", "st-refresh-token"}
+)
+
+const (
+	exposedFrontJoined  = "front-token"
+	exposedTokensJoined = "front-token, st-access-token, st-refresh-token"
+)
+
+// putTokens is writeTokens, which also sets the Content-Type of a JSON
+// answer when jsonAnswer is set. It sets what h.Set and expose would, in
+// one allocation for every value where they would make one each: every
+// key is in canonical form already, and each value's slice is capped at
+// its length, so a later Add cannot write into its neighbour.
+func (a *Auth) putTokens(w http.ResponseWriter, m mode, t issued, jsonAnswer bool) bodyTokens {
 	h := w.Header()
-	h.Set("Cache-Control", "no-store")
-	h.Set(headerFrontToken, t.frontToken)
-	exposed := []string{"front-token"}
+	vals := make([]string, 0, 6)
+	set := func(key, v string) {
+		vals = append(vals, v)
+		h[key] = vals[len(vals)-1 : len(vals) : len(vals)]
+	}
+	set("Cache-Control", "no-store")
+	set(headerFrontToken, t.frontToken)
+	exposed, joined := exposedFront, exposedFrontJoined
 	var body bodyTokens
 	switch m {
 	case modeCookie:
 		a.setCookie(w, cookieAccess, t.access, "/", t.refreshExpiry)
 		a.setCookie(w, cookieRefresh, t.refresh, a.refreshPath, t.refreshExpiry)
 	case modeHeader:
-		h.Set(headerAccess, t.access)
-		h.Set(headerRefresh, t.refresh)
-		exposed = append(exposed, "st-access-token", "st-refresh-token")
+		set(headerAccess, t.access)
+		set(headerRefresh, t.refresh)
+		exposed, joined = exposedTokens, exposedTokensJoined
 	case modeBody:
 		body = bodyTokens{AccessToken: t.access, RefreshToken: t.refresh}
 	}
-	expose(h, exposed...)
+	if len(h[headerExpose]) == 0 {
+		// What expose would make of a response that exposes nothing.
+		set(headerExpose, joined)
+	} else {
+		expose(h, exposed...)
+	}
+	if jsonAnswer {
+		set("Content-Type", "application/json")
+	}
 	return body
 }
 
@@ -199,16 +233,19 @@ func expose(h http.Header, names ...string) {
 
 // frontToken builds the front-token header: standard base64 (with padding,
 // as the SDKs decode it with atob) of {"uid", "ate" (ms), "up" (payload)}.
+// Its buffers are on the stack for the usual sizes: the string is its one
+// allocation.
 func frontToken(userID string, accessExpiry time.Time, payload []byte) string {
-	buf := make([]byte, 0, 64+len(userID)+len(payload))
-	buf = append(buf, `{"uid":`...)
+	var raw [512]byte
+	buf := append(raw[:0], `{"uid":`...)
 	buf = strconv.AppendQuote(buf, userID)
 	buf = append(buf, `,"ate":`...)
 	buf = strconv.AppendInt(buf, accessExpiry.UnixMilli(), 10)
 	buf = append(buf, `,"up":`...)
 	buf = append(buf, payload...)
 	buf = append(buf, '}')
-	return base64.StdEncoding.EncodeToString(buf)
+	var enc [700]byte
+	return string(base64.StdEncoding.AppendEncode(enc[:0], buf))
 }
 
 // csrfFailed reports whether a cookie-borne request fails the CSRF rule:
