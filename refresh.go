@@ -33,7 +33,7 @@ func (a *Auth) handleRefresh(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	now := a.cfg.Now()
 	rot := store.Rotation{
-		Presented:   sha256.Sum256([]byte(tok)),
+		Presented:   tokenHash(tok),
 		Now:         now,
 		ExpiresAt:   now.Add(a.cfg.RefreshTokenLifetime),
 		ReuseWindow: a.cfg.RefreshReuseWindow,
@@ -170,7 +170,7 @@ func (a *Auth) mintSuccessor(ctx context.Context, tok string, rot *store.Rotatio
 	if err != nil {
 		return nil, "", err
 	}
-	next, nextHash, err := refreshtoken.Mint(rkey, rot.Handle, rot.Generation+1, rot.ExpiresAt, refreshtoken.SuccessorSecret(rkey, tok))
+	next, nextHash, err := refreshtoken.MintSuccessor(rkey, rot.Handle, rot.Generation+1, rot.ExpiresAt, tok)
 	if err != nil {
 		return nil, "", err
 	}
@@ -266,7 +266,7 @@ func (a *Auth) repeatSuccessor(ctx context.Context, presented string, res store.
 		return "", fmt.Errorf("auth: the refresh key %q of a session's current token is gone", res.CurrentKey)
 	}
 	s := res.Session
-	tok, _, err := refreshtoken.Mint(key, s.Handle, s.Generation, s.ExpiresAt, refreshtoken.SuccessorSecret(key, presented))
+	tok, _, err := refreshtoken.MintSuccessor(key, s.Handle, s.Generation, s.ExpiresAt, presented)
 	return tok, err
 }
 
@@ -286,4 +286,15 @@ func (a *Auth) refreshedEmailClaim(ctx context.Context, s store.Session, now tim
 		return nil
 	}
 	return a.emailClaimOf(l, now)
+}
+
+// tokenHash is the SHA-256 of a token, as the store keeps it. A token of
+// the usual size is copied to the stack first: the conversion of a string
+// longer than 32 bytes to a []byte would allocate.
+func tokenHash(tok string) store.TokenHash {
+	var buf [256]byte
+	if len(tok) > len(buf) {
+		return sha256.Sum256([]byte(tok))
+	}
+	return sha256.Sum256(append(buf[:0], tok...))
 }
