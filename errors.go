@@ -162,6 +162,10 @@ var (
 	errOverloaded   = errors.New("too many requests, try again shortly")
 )
 
+// msgUnavailable answers a request the store could not serve because the
+// database is out of reach (store.ErrUnavailable).
+const msgUnavailable = "service unavailable, try again shortly"
+
 // badRequest is malformed input, answered 400 with its message.
 type badRequest string
 
@@ -187,6 +191,13 @@ func (a *Auth) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, errOverloaded), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		w.Header().Set("Retry-After", "1")
 		writeMessage(w, http.StatusServiceUnavailable, errOverloaded.Error())
+	case errors.Is(err, store.ErrUnavailable):
+		// The database is down or restarting: nothing was issued, and
+		// the same request may succeed in a moment.
+		a.cfg.Logger.LogAttrs(r.Context(), slog.LevelWarn, "auth: store unavailable",
+			slog.String("path", r.URL.Path), slog.String("error", err.Error()))
+		w.Header().Set("Retry-After", "1")
+		writeMessage(w, http.StatusServiceUnavailable, msgUnavailable)
 	default:
 		a.cfg.Logger.LogAttrs(r.Context(), slog.LevelError, "auth: internal error",
 			slog.String("path", r.URL.Path), slog.String("error", err.Error()))

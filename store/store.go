@@ -124,6 +124,14 @@ var (
 	// ErrCodeExpired reports that a code submitted to a flow is one of
 	// the flow's codes, but has expired (see UsePasswordlessCode).
 	ErrCodeExpired = errors.New("store: code expired")
+
+	// ErrUnavailable reports that the store could not be reached or
+	// answered that it cannot serve now: the database is down, restarting
+	// or refusing connections, or a connection broke mid-request. The
+	// same call may succeed a moment later. A write whose connection
+	// broke as it committed may have taken effect. Implementations wrap
+	// the cause with it; over HTTP it is a 503 with Retry-After.
+	ErrUnavailable = errors.New("store: unavailable")
 )
 
 // TokenHash is the SHA-256 digest of a secret token. Stores index and

@@ -385,7 +385,11 @@ func openStore(ctx context.Context, db string) (store.Store, func() error, error
 		driver, dialect = "sqlite", sqlstore.SQLite
 		dsn = "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
 	case strings.HasPrefix(db, "postgres://"), strings.HasPrefix(db, "postgresql://"):
-		driver, dsn, dialect = "pgx", db, sqlstore.Postgres
+		driver, dialect = "pgx", sqlstore.Postgres
+		var err error
+		if dsn, err = postgresDSN(ctx, db); err != nil {
+			return nil, nil, fmt.Errorf("-db %s: %w", redact(db), err)
+		}
 	case strings.HasPrefix(db, "mysql://"):
 		var err error
 		if dsn, err = mysqlDSN(db); err != nil {
@@ -399,11 +403,10 @@ func openStore(ctx context.Context, db string) (store.Store, func() error, error
 	if err != nil {
 		return nil, nil, err
 	}
-	// database/sql keeps only 2 idle connections by default: under load
-	// every other query would open a new one.
-	sqldb.SetMaxOpenConns(32)
-	sqldb.SetMaxIdleConns(32)
-	sqldb.SetConnMaxIdleTime(5 * time.Minute)
+	// The pool is left to sqlstore.New, which bounds an unbounded one:
+	// at most sqlstore.DefaultMaxOpenConns (25) connections per instance,
+	// all kept between requests, each closed after a minute unused. Three
+	// instances fit in PostgreSQL's default of 100 connections.
 	st, err := sqlstore.New(sqldb, dialect)
 	if err == nil {
 		err = st.Migrate(ctx)
@@ -413,6 +416,46 @@ func openStore(ctx context.Context, db string) (store.Store, func() error, error
 		return nil, nil, fmt.Errorf("-db %s: %w", redact(db), err)
 	}
 	return st, sqldb.Close, nil
+}
+
+// postgresDSN is a postgres:// URL for pgx. Through a proxy, which may
+// pool transactions (PgBouncer in transaction mode, as Supabase, Neon
+// and RDS Proxy run it), it asks for the query mode that works there,
+// unless the URL names one: pgx's default prepares each statement once
+// on a server connection, which the proxy may give the next transaction
+// to another client. Connected directly, the default is faster. A proxy
+// shows itself by a server port other than the URL's.
+func postgresDSN(ctx context.Context, raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", err
+	}
+	q := u.Query()
+	if q.Get("default_query_exec_mode") != "" {
+		return raw, nil
+	}
+	// One statement on a fresh pool works through any proxy.
+	probe, err := sql.Open("pgx", raw)
+	if err != nil {
+		return "", err
+	}
+	defer probe.Close()
+	var port sql.NullInt64
+	if err := probe.QueryRowContext(ctx, "SELECT inet_server_port()").Scan(&port); err != nil {
+		return "", err
+	}
+	urlPort := u.Port()
+	if urlPort == "" {
+		urlPort = "5432"
+	}
+	if !port.Valid || strconv.FormatInt(port.Int64, 10) == urlPort {
+		return raw, nil
+	}
+	slog.Info("demo: PostgreSQL through a proxy: pgx query mode exec, which works with transaction pooling",
+		"url_port", urlPort, "server_port", port.Int64)
+	q.Set("default_query_exec_mode", "exec")
+	u.RawQuery = q.Encode()
+	return u.String(), nil
 }
 
 // mysqlDSN turns mysql://user:pass@host:port/db?params into the DSN of

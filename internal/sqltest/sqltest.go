@@ -30,6 +30,10 @@ import (
 const (
 	PostgresEnv = "AUTH_TEST_POSTGRES" // e.g. postgres://postgres@127.0.0.1:5432/test
 	MySQLEnv    = "AUTH_TEST_MYSQL"    // e.g. root@tcp(127.0.0.1:3306)/test
+	// PgBouncerEnv names a PgBouncer in transaction mode in front of the
+	// server of AUTH_TEST_POSTGRES, e.g.
+	// postgres://postgres@127.0.0.1:6432/test?sslmode=disable.
+	PgBouncerEnv = "AUTH_TEST_PGBOUNCER"
 )
 
 func name() string {
@@ -147,6 +151,89 @@ func PostgresDSN(tb testing.TB) string {
 	u.RawQuery = q.Encode()
 	return u.String()
 }
+
+// PgBouncerQueryExecMode is the pgx query mode that works behind a
+// transaction-pooling proxy: the extended protocol with the unnamed
+// statement, no prepared statements kept on a server connection that the
+// next transaction may not get.
+const PgBouncerQueryExecMode = "exec"
+
+// PgBouncerDSN creates a database of its own on the server of
+// AUTH_TEST_POSTGRES and returns the DSN that reaches it through the
+// PgBouncer of AUTH_TEST_PGBOUNCER, in the query mode that works there
+// (PgBouncerQueryExecMode). The database is dropped at the end of the
+// test. (A database rather than a schema: PgBouncer does not pass a
+// search_path on to the server.)
+func PgBouncerDSN(tb testing.TB) string {
+	tb.Helper()
+	bouncer := os.Getenv(PgBouncerEnv)
+	if bouncer == "" {
+		unavailable(tb, "%s is not set", PgBouncerEnv)
+	}
+	direct := os.Getenv(PostgresEnv)
+	if direct == "" {
+		unavailable(tb, "%s is not set (%s names a PgBouncer in front of it)", PostgresEnv, PgBouncerEnv)
+	}
+	admin, err := sql.Open("pgx", direct)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer admin.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := admin.PingContext(ctx); err != nil {
+		unavailable(tb, "PostgreSQL at %s: %v", PostgresEnv, err)
+	}
+	dbName := name()
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+dbName); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		admin, err := sql.Open("pgx", direct)
+		if err != nil {
+			return
+		}
+		defer admin.Close()
+		// FORCE: PgBouncer keeps server connections to it.
+		admin.Exec("DROP DATABASE " + dbName + " WITH (FORCE)")
+	})
+	u, err := url.Parse(bouncer)
+	if err != nil {
+		tb.Fatalf("%s: %v", PgBouncerEnv, err)
+	}
+	u.Path = "/" + dbName
+	q := u.Query()
+	if q.Get("default_query_exec_mode") == "" {
+		q.Set("default_query_exec_mode", PgBouncerQueryExecMode)
+	}
+	u.RawQuery = q.Encode()
+	dsn := u.String()
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.PingContext(ctx); err != nil {
+		unavailable(tb, "PgBouncer at %s: %v", PgBouncerEnv, err)
+	}
+	return dsn
+}
+
+// PgBouncer opens a pool on a database of its own through the PgBouncer
+// of AUTH_TEST_PGBOUNCER (see PgBouncerDSN).
+func PgBouncer(tb testing.TB) *sql.DB {
+	tb.Helper()
+	db, err := sql.Open("pgx", PgBouncerDSN(tb))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
+
+// PgBouncerBackend is PostgreSQL through PgBouncer in transaction mode.
+// It is not among Backends: the tests that run there say so.
+var PgBouncerBackend = Backend{"pgbouncer", sqlstore.Postgres, PgBouncer}
 
 // MySQL creates a database of its own on the server of AUTH_TEST_MYSQL
 // and returns a pool for it; the database is dropped at the end of the

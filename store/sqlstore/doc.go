@@ -47,6 +47,42 @@
 // Concurrent refreshes of one token, on any instances, leave at most one
 // lineage, and theft is detected whichever instance sees the replay.
 //
+// # Connection pool
+//
+// New bounds a pool that sql.Open left unbounded: at most
+// DefaultMaxOpenConns (25) connections, all kept open between requests,
+// each closed after DefaultConnMaxIdleTime (a minute) unused. Three
+// instances then hold at most 75 PostgreSQL connections however hard a
+// burst presses, within PostgreSQL's default max_connections of 100;
+// requests beyond the bound wait for a connection, up to their
+// deadline. For more instances, raise max_connections, put PgBouncer in
+// front, or bound each pool lower with SetMaxOpenConns before calling
+// New, which then leaves the pool as it is.
+//
+// # PgBouncer and other transaction-pooling proxies
+//
+// Behind PgBouncer in transaction mode (as Supabase, Neon and RDS Proxy
+// run it) each transaction may get another server connection. The store
+// keeps nothing on a connection beyond a transaction (its migration lock
+// is transaction-scoped), but pgx by default prepares each statement
+// once per connection and reuses it, which fails there with "prepared
+// statement ... already exists" (SQLSTATE 42P05). Add
+// default_query_exec_mode=exec to pgx's DSN:
+//
+//	postgres://app@pgbouncer:6432/app?default_query_exec_mode=exec
+//
+// Each statement then goes in one round trip without a named prepared
+// statement. PgBouncer 1.21 and later can instead keep prepared
+// statements itself (max_prepared_statements).
+//
+// # Outages
+//
+// When the database cannot be reached (connections refused or reset, a
+// PostgreSQL restart, too many connections), methods return errors that
+// match store.ErrUnavailable, which the auth handler answers 503 with
+// Retry-After, issuing no tokens. The store needs no restart: database/sql
+// replaces broken connections as the database comes back.
+//
 // # SQLite
 //
 // Open the file in WAL mode with a busy timeout, for example with
@@ -54,7 +90,12 @@
 //
 //	file:auth.db?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)
 //
-// Write transactions begin IMMEDIATE, so concurrent writers queue on the
+// SQLite has one writer at a time. The store queues its writes itself,
+// one after the other, while reads go on beside them on the pool's other
+// connections: a write starts the moment the one before it commits,
+// rather than when SQLite's busy handler, which polls with sleeps of up
+// to 100 ms, next looks. Write transactions begin IMMEDIATE, so a
+// writer from outside the store (another process) makes them wait on the
 // busy timeout instead of failing with SQLITE_BUSY.
 //
 // synchronous(FULL) makes each commit survive a power cut; NORMAL survives

@@ -43,6 +43,7 @@ type Store struct {
 	db      *sql.DB
 	dialect Dialect
 	q       queries
+	writes  writeLock // SQLite's one writer at a time; nil elsewhere
 	// limitsPruned is the time (ms) TakeRateLimit last deleted passed
 	// rate-limit rows.
 	limitsPruned atomic.Int64
@@ -54,7 +55,9 @@ var (
 )
 
 // New returns a Store using db, which speaks dialect. It does not touch
-// the database; call Migrate before first use.
+// the database; call Migrate before first use. If db's open connections
+// are unbounded, as sql.Open leaves them, New bounds them with
+// DefaultMaxOpenConns and the defaults beside it.
 func New(db *sql.DB, dialect Dialect) (*Store, error) {
 	if db == nil {
 		return nil, errors.New("sqlstore: nil *sql.DB")
@@ -64,7 +67,8 @@ func New(db *sql.DB, dialect Dialect) (*Store, error) {
 	default:
 		return nil, fmt.Errorf("sqlstore: unknown dialect %v", dialect)
 	}
-	return &Store{db: db, dialect: dialect, q: newQueries(dialect)}, nil
+	boundPool(db)
+	return &Store{db: db, dialect: dialect, q: newQueries(dialect), writes: newWriteLock(dialect)}, nil
 }
 
 // querier is what a transaction and a connection have in common.
@@ -75,8 +79,9 @@ type querier interface {
 }
 
 // inTx runs f in a write transaction and commits if f returns nil. On
-// SQLite the transaction begins IMMEDIATE, taking the write lock up front:
-// a deferred transaction that reads and then writes can fail with
+// SQLite it holds the store's write lock (see writeLock), and the
+// transaction begins IMMEDIATE, taking the database's write lock up
+// front: a deferred transaction that reads and then writes can fail with
 // SQLITE_BUSY at once, whatever the busy timeout.
 func (s *Store) inTx(ctx context.Context, f func(q querier) error) error {
 	return retrying(ctx, func() error { return s.inTxOnce(ctx, f) })
@@ -84,11 +89,13 @@ func (s *Store) inTx(ctx context.Context, f func(q querier) error) error {
 
 // retrying runs f, a transaction or a single statement, again while it
 // loses a deadlock or a serialisation conflict, up to maxAttempts times.
+// An error that says the database is out of reach comes back matching
+// store.ErrUnavailable.
 func retrying(ctx context.Context, f func() error) error {
 	for attempt := 1; ; attempt++ {
 		err := f()
 		if err == nil || attempt == maxAttempts || !retryable(err) {
-			return err
+			return unavailable(err)
 		}
 		// Another transaction won a deadlock or a serialisation
 		// conflict; nothing of this one was committed. Try again after
@@ -98,7 +105,7 @@ func retrying(ctx context.Context, f func() error) error {
 		select {
 		case <-time.After(pause + time.Duration(mrand.Int64N(int64(pause)))):
 		case <-ctx.Done():
-			return err
+			return unavailable(err)
 		}
 	}
 }
@@ -134,6 +141,10 @@ func (s *Store) inTxOnce(ctx context.Context, f func(q querier) error) error {
 		}
 		return tx.Commit()
 	}
+	if err := s.writes.lock(ctx); err != nil {
+		return err
+	}
+	defer s.writes.unlock()
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return err
@@ -181,7 +192,7 @@ func (s *Store) CreateUser(ctx context.Context, u store.User, first store.Login)
 	return s.inTx(ctx, func(q querier) error {
 		_, err := s.insertUser(ctx, q, u, first)
 		if err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrEmailOwned) {
-			return fmt.Errorf("sqlstore: creating a user: %w", err)
+			return unavailable(fmt.Errorf("sqlstore: creating a user: %w", err))
 		}
 		return err
 	})
@@ -264,7 +275,7 @@ func (s *Store) UserByID(ctx context.Context, id string) (store.User, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.User{}, store.ErrNotFound
 	} else if err != nil {
-		return store.User{}, fmt.Errorf("sqlstore: reading a user: %w", err)
+		return store.User{}, unavailable(fmt.Errorf("sqlstore: reading a user: %w", err))
 	}
 	u.TimeJoined = fromMS(joined)
 	return u, nil
@@ -286,7 +297,7 @@ func (s *Store) Login(ctx context.Context, k store.LoginKey) (store.Login, error
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Login{}, store.ErrNotFound
 	} else if err != nil {
-		return store.Login{}, fmt.Errorf("sqlstore: reading a login: %w", err)
+		return store.Login{}, unavailable(fmt.Errorf("sqlstore: reading a login: %w", err))
 	}
 	return l, nil
 }
@@ -300,19 +311,19 @@ func (s *Store) Logins(ctx context.Context, userID string) ([]store.Login, error
 func (s *Store) logins(ctx context.Context, query, arg string) ([]store.Login, error) {
 	rows, err := s.db.QueryContext(ctx, query, arg)
 	if err != nil {
-		return nil, fmt.Errorf("sqlstore: reading logins: %w", err)
+		return nil, unavailable(fmt.Errorf("sqlstore: reading logins: %w", err))
 	}
 	defer rows.Close()
 	out := []store.Login{}
 	for rows.Next() {
 		l, err := scanLogin(rows)
 		if err != nil {
-			return nil, fmt.Errorf("sqlstore: reading logins: %w", err)
+			return nil, unavailable(fmt.Errorf("sqlstore: reading logins: %w", err))
 		}
 		out = append(out, l)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlstore: reading logins: %w", err)
+		return nil, unavailable(fmt.Errorf("sqlstore: reading logins: %w", err))
 	}
 	return out, nil
 }
@@ -361,7 +372,7 @@ func (s *Store) SignInUp(ctx context.Context, l store.Login, newUser store.User)
 		case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrEmailOwned):
 			return store.Login{}, false, err
 		case err != nil:
-			return store.Login{}, false, fmt.Errorf("sqlstore: signing in with a third party: %w", err)
+			return store.Login{}, false, unavailable(fmt.Errorf("sqlstore: signing in with a third party: %w", err))
 		}
 		return out, created, nil
 	}
@@ -376,23 +387,23 @@ func (s *Store) UpdatePasswordHash(ctx context.Context, userID, oldHash, newHash
 		if err := q.QueryRowContext(ctx, s.q.userExists, userID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
 			return store.ErrNotFound
 		} else if err != nil {
-			return fmt.Errorf("sqlstore: updating a password hash: %w", err)
+			return unavailable(fmt.Errorf("sqlstore: updating a password hash: %w", err))
 		}
 		n, err := affected(q.ExecContext(ctx, s.q.updatePassword, newHash, userID, oldHash))
 		if err != nil {
-			return fmt.Errorf("sqlstore: updating a password hash: %w", err)
+			return unavailable(fmt.Errorf("sqlstore: updating a password hash: %w", err))
 		}
 		if n == 0 {
 			err := q.QueryRowContext(ctx, s.q.passwordLoginExists, userID).Scan(&one)
 			if errors.Is(err, sql.ErrNoRows) {
 				return store.ErrNotFound
 			} else if err != nil {
-				return fmt.Errorf("sqlstore: updating a password hash: %w", err)
+				return unavailable(fmt.Errorf("sqlstore: updating a password hash: %w", err))
 			}
 			return store.ErrConflict
 		}
 		if _, err := q.ExecContext(ctx, s.q.deleteUserResets, userID); err != nil {
-			return fmt.Errorf("sqlstore: voiding reset tokens: %w", err)
+			return unavailable(fmt.Errorf("sqlstore: voiding reset tokens: %w", err))
 		}
 		return nil
 	})
@@ -409,7 +420,7 @@ func (s *Store) CreateSession(ctx context.Context, sess store.Session, refresh s
 		if err := q.QueryRowContext(ctx, s.q.userEpoch, sess.UserID).Scan(&current); errors.Is(err, sql.ErrNoRows) {
 			return store.ErrNotFound
 		} else if err != nil {
-			return fmt.Errorf("sqlstore: creating a session: %w", err)
+			return unavailable(fmt.Errorf("sqlstore: creating a session: %w", err))
 		}
 		if current != epoch {
 			return store.ErrSessionsEnded
@@ -421,7 +432,7 @@ func (s *Store) CreateSession(ctx context.Context, sess store.Session, refresh s
 		n, err := affected(q.ExecContext(ctx, s.q.insertSession, sess.Handle, sess.UserID, loginID,
 			ms(sess.CreatedAt), ms(sess.RefreshedAt), ms(sess.ExpiresAt), refresh[:], orNull(sess.Factors)))
 		if err != nil {
-			return fmt.Errorf("sqlstore: creating a session: %w", err)
+			return unavailable(fmt.Errorf("sqlstore: creating a session: %w", err))
 		}
 		if n == 0 {
 			return store.ErrConflict
@@ -452,7 +463,7 @@ func (s *Store) Session(ctx context.Context, handle string, now time.Time) (stor
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Session{}, store.ErrNotFound
 	} else if err != nil {
-		return store.Session{}, fmt.Errorf("sqlstore: reading a session: %w", err)
+		return store.Session{}, unavailable(fmt.Errorf("sqlstore: reading a session: %w", err))
 	}
 	if err := liveAt(sess, ended, ms(now)); err != nil {
 		return store.Session{}, err
@@ -464,19 +475,19 @@ func (s *Store) Session(ctx context.Context, handle string, now time.Time) (stor
 func (s *Store) UserSessions(ctx context.Context, userID string, now time.Time) ([]store.Session, error) {
 	rows, err := s.db.QueryContext(ctx, s.q.userSessions, userID, ms(now))
 	if err != nil {
-		return nil, fmt.Errorf("sqlstore: listing sessions: %w", err)
+		return nil, unavailable(fmt.Errorf("sqlstore: listing sessions: %w", err))
 	}
 	defer rows.Close()
 	var out []store.Session
 	for rows.Next() {
 		sess, err := scanSession(rows)
 		if err != nil {
-			return nil, fmt.Errorf("sqlstore: listing sessions: %w", err)
+			return nil, unavailable(fmt.Errorf("sqlstore: listing sessions: %w", err))
 		}
 		out = append(out, sess)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlstore: listing sessions: %w", err)
+		return nil, unavailable(fmt.Errorf("sqlstore: listing sessions: %w", err))
 	}
 	return out, nil
 }
@@ -509,7 +520,7 @@ func (s *Store) RotateRefreshToken(ctx context.Context, r store.Rotation) (store
 		case err == nil:
 			return store.Rotated{Session: sess}, nil
 		case !errors.Is(err, sql.ErrNoRows):
-			return store.Rotated{}, fmt.Errorf("sqlstore: rotating a refresh token: %w", err)
+			return store.Rotated{}, unavailable(fmt.Errorf("sqlstore: rotating a refresh token: %w", err))
 		}
 		// Not the current token of a live session: find out what it is.
 	}
@@ -593,7 +604,7 @@ func (s *Store) RotateRefreshToken(ctx context.Context, r store.Rotation) (store
 	case errors.As(err, &ended), errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrRateLimited):
 		return store.Rotated{}, err
 	case err != nil:
-		return store.Rotated{}, fmt.Errorf("sqlstore: rotating a refresh token: %w", err)
+		return store.Rotated{}, unavailable(fmt.Errorf("sqlstore: rotating a refresh token: %w", err))
 	}
 	return out, nil
 }
@@ -609,7 +620,7 @@ func (s *Store) rotateCurrent(ctx context.Context, r store.Rotation, args []any)
 		Generation: r.Generation + 1}
 	var created int64
 	if s.dialect != MySQL {
-		err := retrying(ctx, func() error {
+		err := s.write(ctx, func() error {
 			return s.db.QueryRowContext(ctx, s.q.rotateCurrent, args...).Scan(&sess.UserID, &sess.LoginID, &created, &sess.Factors)
 		})
 		sess.CreatedAt = fromMS(created)
@@ -642,12 +653,12 @@ func (s *Store) UpdateSessionFactors(ctx context.Context, handle string, old, ne
 		query, args = s.q.swapFactorsFromNone, args[:3]
 	}
 	var n int64
-	err := retrying(ctx, func() (err error) {
+	err := s.write(ctx, func() (err error) {
 		n, err = affected(s.db.ExecContext(ctx, query, args...))
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("sqlstore: updating a session's factors: %w", err)
+		return unavailable(fmt.Errorf("sqlstore: updating a session's factors: %w", err))
 	}
 	if n > 0 {
 		return nil
@@ -657,7 +668,7 @@ func (s *Store) UpdateSessionFactors(ctx context.Context, handle string, old, ne
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.ErrNotFound
 	} else if err != nil {
-		return fmt.Errorf("sqlstore: updating a session's factors: %w", err)
+		return unavailable(fmt.Errorf("sqlstore: updating a session's factors: %w", err))
 	}
 	if err := liveAt(sess, ended, ms(now)); err != nil {
 		return err
@@ -690,9 +701,13 @@ func allowanceOf(r store.Rotation) (every, limit int64) {
 // RevokeSession implements store.Store. The row stays, with the reason,
 // until DeleteExpired removes it with the session's expiry.
 func (s *Store) RevokeSession(ctx context.Context, handle string, why store.EndReason) error {
-	n, err := affected(s.db.ExecContext(ctx, s.q.endSession, string(why), handle))
+	var n int64
+	err := s.write(ctx, func() (err error) {
+		n, err = affected(s.db.ExecContext(ctx, s.q.endSession, string(why), handle))
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("sqlstore: revoking a session: %w", err)
+		return unavailable(fmt.Errorf("sqlstore: revoking a session: %w", err))
 	}
 	if n == 0 {
 		return store.ErrNotFound
@@ -747,7 +762,7 @@ func (s *Store) RevokeUserSessions(ctx context.Context, userID string) ([]string
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("sqlstore: revoking sessions: %w", err)
+		return nil, unavailable(fmt.Errorf("sqlstore: revoking sessions: %w", err))
 	}
 	return handles, nil
 }
@@ -763,7 +778,7 @@ func (s *Store) Code(ctx context.Context, kind store.CodeKind, hash store.TokenH
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Code{}, store.ErrNotFound
 	} else if err != nil {
-		return store.Code{}, fmt.Errorf("sqlstore: reading a code: %w", err)
+		return store.Code{}, unavailable(fmt.Errorf("sqlstore: reading a code: %w", err))
 	}
 	c.UserID = userID.String
 	copy(c.Flow[:], flow)
@@ -822,7 +837,7 @@ func (s *Store) ResetPassword(ctx context.Context, token store.TokenHash, passwo
 	case errors.Is(err, store.ErrNotFound):
 		return store.Login{}, nil, err
 	case err != nil:
-		return store.Login{}, nil, fmt.Errorf("sqlstore: resetting a password: %w", err)
+		return store.Login{}, nil, unavailable(fmt.Errorf("sqlstore: resetting a password: %w", err))
 	}
 	return l, handles, nil
 }
@@ -831,7 +846,7 @@ func (s *Store) ResetPassword(ctx context.Context, token store.TokenHash, passwo
 func (s *Store) SigningKeys(ctx context.Context, now time.Time) ([]store.SigningKey, error) {
 	rows, err := s.db.QueryContext(ctx, s.q.signingKeys, ms(now))
 	if err != nil {
-		return nil, fmt.Errorf("sqlstore: reading signing keys: %w", err)
+		return nil, unavailable(fmt.Errorf("sqlstore: reading signing keys: %w", err))
 	}
 	defer rows.Close()
 	var out []store.SigningKey
@@ -839,23 +854,27 @@ func (s *Store) SigningKeys(ctx context.Context, now time.Time) ([]store.Signing
 		var k store.SigningKey
 		var created, signUntil, verifyUntil int64
 		if err := rows.Scan(&k.ID, &k.Algorithm, &k.Material, &created, &signUntil, &verifyUntil); err != nil {
-			return nil, fmt.Errorf("sqlstore: reading signing keys: %w", err)
+			return nil, unavailable(fmt.Errorf("sqlstore: reading signing keys: %w", err))
 		}
 		k.CreatedAt, k.SignUntil, k.VerifyUntil = fromMS(created), fromMS(signUntil), fromMS(verifyUntil)
 		out = append(out, k)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlstore: reading signing keys: %w", err)
+		return nil, unavailable(fmt.Errorf("sqlstore: reading signing keys: %w", err))
 	}
 	return out, nil
 }
 
 // AddSigningKey implements store.Store.
 func (s *Store) AddSigningKey(ctx context.Context, k store.SigningKey) error {
-	n, err := affected(s.db.ExecContext(ctx, s.q.insertKey, k.ID, k.Algorithm, k.Material,
-		ms(k.CreatedAt), ms(k.SignUntil), ms(k.VerifyUntil)))
+	var n int64
+	err := s.write(ctx, func() (err error) {
+		n, err = affected(s.db.ExecContext(ctx, s.q.insertKey, k.ID, k.Algorithm, k.Material,
+			ms(k.CreatedAt), ms(k.SignUntil), ms(k.VerifyUntil)))
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("sqlstore: adding a signing key: %w", err)
+		return unavailable(fmt.Errorf("sqlstore: adding a signing key: %w", err))
 	}
 	if n == 0 {
 		return store.ErrConflict
@@ -879,7 +898,7 @@ func (s *Store) DeleteExpired(ctx context.Context, now time.Time) error {
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("sqlstore: deleting expired rows: %w", err)
+			return unavailable(fmt.Errorf("sqlstore: deleting expired rows: %w", err))
 		}
 	}
 	return nil
