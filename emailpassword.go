@@ -114,7 +114,7 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	limits, wait := a.takeSignIn(ctx, c.email, a.limitClient(r))
+	att, wait := a.takeSignIn(ctx, c.email, a.limitClient(r))
 	if wait > 0 {
 		a.emit(ctx, r, Event{Kind: EventSignInThrottled})
 		tooMany(w, wait)
@@ -122,18 +122,19 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	}
 	l, err := a.passwordLogin(ctx, c.email)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		a.refund(ctx, limits...)
+		a.settleSignIn(ctx, att, attemptAbandoned)
 		a.fail(w, r, err)
 		return
 	}
 	known := err == nil
 	ok, rehash, took, err := a.checkPassword(ctx, l, known, c.password)
 	if err != nil {
-		a.refund(ctx, limits...)
+		a.settleSignIn(ctx, att, attemptAbandoned)
 		a.fail(w, r, err)
 		return
 	}
 	if !ok || !known {
+		a.settleSignIn(ctx, att, attemptFailed)
 		// Never quicker than the slowest kind of check lately either, so
 		// that a stored hash costlier than the current parameters does not
 		// tell its user from an unknown email.
@@ -144,10 +145,7 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		}{"WRONG_CREDENTIALS_ERROR"})
 		return
 	}
-	if err := a.cfg.Limiter.Reset(ctx, limits[0].key); err != nil {
-		a.limiterFailed(ctx, err)
-	}
-	a.refund(ctx, limits[1:]...)
+	a.settleSignIn(ctx, att, attemptSucceeded)
 	if rehash {
 		a.upgradeHash(ctx, l, c.password)
 	}
@@ -180,41 +178,6 @@ func (a *Auth) passwordSignedIn(w http.ResponseWriter, r *http.Request, l store.
 		return
 	}
 	a.signedIn(w, r, u, logins, l, nil, FactorEmailPassword)
-}
-
-// takeSignIn takes a sign-in attempt for email from client from its
-// allowances, and returns them, the per-email one first, for the caller
-// to give back; or how long to wait, having taken nothing.
-//
-// Failures count per email and client address together, so guessing from
-// elsewhere cannot lock the user out, and per address alone. Each attempt
-// is taken before its hash, so concurrent guesses cannot all pass one
-// check; a success, or an attempt that never got to its hash, gives it
-// back.
-func (a *Auth) takeSignIn(ctx context.Context, email, client string) ([]limit, time.Duration) {
-	rl := a.cfg.RateLimits
-	perEmail := rl.SignInFailures
-	// The account's backstop over all addresses: once it is spent, every
-	// address gets one attempt per interval for this email, not a burst.
-	account := limit{limitKey("signin-account", email), rl.AccountSignInFailures}
-	spent := a.take(ctx, account) > 0
-	if spent {
-		perEmail = Rate{Burst: 1, Every: perEmail.Every}
-	}
-	limits := []limit{
-		{limitKey("signin", email, client), perEmail},
-		{limitKey("signin-client", client), rl.ClientSignInFailures},
-	}
-	if wait := a.take(ctx, limits...); wait > 0 {
-		if !spent {
-			a.refund(ctx, account)
-		}
-		return nil, wait
-	}
-	if !spent {
-		limits = append(limits, account)
-	}
-	return limits, 0
 }
 
 // checkPassword checks pw against l's hash, or, for an email that is not

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/latchkit/auth/internal/gcra"
@@ -67,8 +68,13 @@ func (m memoryLimiter) Reset(_ context.Context, key string) error {
 	return nil
 }
 
-// storeLimiter keeps the counts in a store, shared by every instance.
-type storeLimiter struct{ s store.RateLimitStore }
+// storeLimiter keeps the counts in a store, shared by every instance,
+// and the sign-in attempts this instance has in hand in memory (see
+// takeSignIn).
+type storeLimiter struct {
+	s    store.RateLimitStore
+	hand *inHand
+}
 
 // NewStoreLimiter returns a Limiter that keeps its counts in s, so that
 // every instance of an application sharing the store counts the same
@@ -77,7 +83,19 @@ type storeLimiter struct{ s store.RateLimitStore }
 // for a Store that does. Each attempt costs a store write (one atomic
 // statement on sqlstore), a refused one a read besides, and each refund
 // or reset another write.
-func NewStoreLimiter(s store.RateLimitStore) Limiter { return storeLimiter{s} }
+//
+// A password sign-in costs less: one read of its allowances before the
+// password is checked, and one write after it if the password was
+// wrong; none if it was right (but a reset, if the user's wrong
+// passwords from that address were counting). Meanwhile the attempt is
+// counted in the instance's memory, so that concurrent attempts at one
+// instance cannot all pass one check. Concurrent attempts at several
+// instances can, before any is written: a burst may be exceeded by the
+// attempts other instances have in hand at the moment, but not the
+// rate, as every failure is written whatever the allowance had left.
+func NewStoreLimiter(s store.RateLimitStore) Limiter {
+	return storeLimiter{s, newInHand()}
+}
 
 func (l storeLimiter) Take(ctx context.Context, key string, r Rate, now time.Time) (time.Duration, error) {
 	taken, tat, err := l.s.TakeRateLimit(ctx, key, r.Every, r.Burst, now)
@@ -95,4 +113,196 @@ func (l storeLimiter) Refund(ctx context.Context, key string, r Rate, _ time.Tim
 
 func (l storeLimiter) Reset(ctx context.Context, key string) error {
 	return l.s.ResetRateLimit(ctx, key)
+}
+
+// takeSignIn takes a password attempt from its allowances: the account's
+// backstop (skipped if it is spent, when perEmail gets a burst of one),
+// the one per email and client address, and the one per address. It
+// reads what the store holds for them in one statement and takes the
+// attempt on top of that and of the attempts this instance has in hand,
+// writing nothing: settleSignIn writes it if the password was wrong. It
+// returns the attempt, or how long to wait having taken nothing. An
+// error reading the store is returned with the attempt, then taken
+// against this instance's attempts alone.
+func (l storeLimiter) takeSignIn(ctx context.Context, account, perEmail, perClient limit, now time.Time) (signInAttempt, time.Duration, error) {
+	epoch := l.hand.begin()
+	tats, err := l.s.RateLimits(ctx, []string{account.key, perEmail.key, perClient.key})
+	if err != nil || len(tats) != 3 {
+		tats = make([]time.Time, 3)
+	}
+	h := l.hand
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	// Checked once the attempt is: until then the failures written since
+	// it began count.
+	defer h.read(epoch)
+	taken := make([]limit, 0, 3)
+	if h.wait(account, tats[0], epoch, now) > 0 {
+		perEmail.rate = Rate{Burst: 1, Every: perEmail.rate.Every}
+	} else {
+		taken = append(taken, account)
+	}
+	for i, x := range []limit{perEmail, perClient} {
+		if wait := h.wait(x, tats[1+i], epoch, now); wait > 0 {
+			return signInAttempt{}, wait, err
+		}
+		taken = append(taken, x)
+	}
+	for _, x := range taken {
+		h.key(x.key).taken++
+	}
+	return signInAttempt{limits: taken, perEmail: perEmail.key, stored: true, recorded: tats[1].After(now)}, 0, err
+}
+
+// settleSignIn ends an attempt takeSignIn took. A wrong password's is
+// written to the store, in one statement. A right password's is given
+// back, and the failures per email and address are forgotten, in the
+// store if it had any. One that never got to its password is given back.
+func (l storeLimiter) settleSignIn(ctx context.Context, att signInAttempt, outcome attemptOutcome, now time.Time) error {
+	var err error
+	switch outcome {
+	case attemptFailed:
+		spends := make([]store.RateLimitSpend, len(att.limits))
+		for i, x := range att.limits {
+			spends[i] = store.RateLimitSpend{Key: x.key, Every: x.rate.Every}
+		}
+		err = l.s.SpendRateLimits(ctx, spends, now)
+	case attemptSucceeded:
+		if att.recorded {
+			err = l.s.ResetRateLimit(ctx, att.perEmail)
+		}
+	}
+	l.hand.settle(att.limits, outcome == attemptFailed)
+	return err
+}
+
+// inHand counts the sign-in attempts an instance has taken and not yet
+// settled, and the failures it has written that a read begun earlier
+// may have missed, so that these count on top of what the store holds.
+//
+// Reads are told apart by epoch: each written failure starts a new one.
+// A read begun in an epoch sees in the store every failure written
+// before it began, and may miss those written since, so the failures
+// written in later epochs count on top of it. A written failure is
+// dropped once no read begun before it is still to be checked.
+type inHand struct {
+	mu    sync.Mutex
+	epoch uint64
+	// readers counts, per epoch, the reads begun in it and not yet
+	// checked.
+	readers map[uint64]int
+	keys    map[string]*handKey
+	// written are the failures written, oldest first, still kept.
+	written []writtenFailure
+}
+
+type handKey struct {
+	taken   int      // attempts taken, not yet settled
+	written []uint64 // the epochs of this key's failures kept in written
+}
+
+type writtenFailure struct {
+	epoch uint64
+	key   string
+}
+
+func newInHand() *inHand {
+	return &inHand{readers: make(map[uint64]int), keys: make(map[string]*handKey)}
+}
+
+// begin starts a read of the store and returns its epoch.
+func (h *inHand) begin() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.readers[h.epoch]++
+	return h.epoch
+}
+
+// read ends a read begun in epoch: it is checked. Called under mu.
+func (h *inHand) read(epoch uint64) {
+	if h.readers[epoch]--; h.readers[epoch] <= 0 {
+		delete(h.readers, epoch)
+	}
+	h.prune()
+}
+
+// key returns the state of key, creating it. Called under mu.
+func (h *inHand) key(key string) *handKey {
+	k := h.keys[key]
+	if k == nil {
+		k = &handKey{}
+		h.keys[key] = k
+	}
+	return k
+}
+
+// wait is how long an attempt of x must wait, given the time the store
+// recorded for it (read in epoch) and the attempts in hand. Called under
+// mu.
+func (h *inHand) wait(x limit, recorded time.Time, epoch uint64, now time.Time) time.Duration {
+	n := 0
+	if k := h.keys[x.key]; k != nil {
+		n = k.taken
+		for _, e := range k.written {
+			if e > epoch {
+				n++
+			}
+		}
+	}
+	tat := recorded
+	if n > 0 {
+		tat = later(tat, now).Add(time.Duration(n) * x.rate.Every)
+	}
+	return gcra.Wait(tat, x.rate.Burst, x.rate.Every, now)
+}
+
+// settle ends the attempts taken of limits; written says that they were
+// written to the store as failures.
+func (h *inHand) settle(limits []limit, written bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if written {
+		h.epoch++
+	}
+	for _, x := range limits {
+		k := h.key(x.key)
+		k.taken--
+		if written {
+			k.written = append(k.written, h.epoch)
+			h.written = append(h.written, writtenFailure{h.epoch, x.key})
+		}
+		if k.taken <= 0 && len(k.written) == 0 {
+			delete(h.keys, x.key)
+		}
+	}
+	h.prune()
+}
+
+// prune drops the written failures that no read still to be checked
+// began before. Called under mu.
+func (h *inHand) prune() {
+	oldest := h.epoch + 1 // the epoch of the oldest read still to be checked
+	for e := range h.readers {
+		oldest = min(oldest, e)
+	}
+	drop := 0
+	for _, w := range h.written {
+		if w.epoch > oldest {
+			break
+		}
+		drop++
+		k := h.keys[w.key]
+		k.written = k.written[1:]
+		if k.taken <= 0 && len(k.written) == 0 {
+			delete(h.keys, w.key)
+		}
+	}
+	h.written = h.written[drop:]
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

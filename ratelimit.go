@@ -244,6 +244,101 @@ func (a *Auth) refund(ctx context.Context, limits ...limit) {
 	}
 }
 
+// signInAttempt is a password attempt taken from its allowances (see
+// Auth.takeSignIn), to settle once the password is checked.
+type signInAttempt struct {
+	// limits are the allowances it took.
+	limits []limit
+	// perEmail is the key of the allowance per email and client address,
+	// which a right password resets.
+	perEmail string
+	// stored: the limiter is a storeLimiter, which counts the attempt in
+	// the store only once it has failed.
+	stored bool
+	// recorded: the store had failures per email and address counting.
+	recorded bool
+}
+
+// attemptOutcome is how a password attempt ended.
+type attemptOutcome int
+
+const (
+	// attemptAbandoned: it never got to its password (a store failure).
+	attemptAbandoned attemptOutcome = iota
+	// attemptFailed: a wrong password, or an unknown email.
+	attemptFailed
+	// attemptSucceeded: the right password.
+	attemptSucceeded
+)
+
+// takeSignIn takes a sign-in attempt for email from client from its
+// allowances, or returns how long to wait, having taken nothing.
+//
+// Failures count per email and client address together, so guessing from
+// elsewhere cannot lock the user out, and per address alone; and per
+// email from all addresses, as a backstop: once that is spent, every
+// address gets one attempt per interval for the email, not a burst. Each
+// attempt is taken before its hash, so concurrent guesses cannot all
+// pass one check; settleSignIn counts it if it failed and gives it back
+// otherwise, and a success forgets the failures per email and address.
+func (a *Auth) takeSignIn(ctx context.Context, email, client string) (signInAttempt, time.Duration) {
+	rl := a.cfg.RateLimits
+	account := limit{limitKey("signin-account", email), rl.AccountSignInFailures}
+	perEmail := limit{limitKey("signin", email, client), rl.SignInFailures}
+	perClient := limit{limitKey("signin-client", client), rl.ClientSignInFailures}
+	if sl, ok := a.cfg.Limiter.(storeLimiter); ok {
+		att, wait, err := sl.takeSignIn(ctx, account, perEmail, perClient, a.cfg.Now())
+		if err != nil {
+			a.limiterFailed(ctx, err)
+		}
+		return att, wait
+	}
+	spent := a.take(ctx, account) > 0
+	if spent {
+		perEmail.rate = Rate{Burst: 1, Every: perEmail.rate.Every}
+	}
+	if wait := a.take(ctx, perEmail, perClient); wait > 0 {
+		if !spent {
+			a.refund(ctx, account)
+		}
+		return signInAttempt{}, wait
+	}
+	att := signInAttempt{limits: []limit{perEmail, perClient}, perEmail: perEmail.key}
+	if !spent {
+		att.limits = append(att.limits, account)
+	}
+	return att, 0
+}
+
+// settleSignIn ends an attempt takeSignIn took: a failure stays counted,
+// anything else is given back, and a success forgets the failures per
+// email and address.
+func (a *Auth) settleSignIn(ctx context.Context, att signInAttempt, outcome attemptOutcome) {
+	if att.stored {
+		if err := a.cfg.Limiter.(storeLimiter).settleSignIn(ctx, att, outcome, a.cfg.Now()); err != nil {
+			a.limiterFailed(ctx, err)
+		}
+		return
+	}
+	switch outcome {
+	case attemptFailed:
+	case attemptSucceeded:
+		rest := make([]limit, 0, len(att.limits))
+		for _, l := range att.limits {
+			if l.key == att.perEmail {
+				if err := a.cfg.Limiter.Reset(ctx, l.key); err != nil {
+					a.limiterFailed(ctx, err)
+				}
+			} else {
+				rest = append(rest, l)
+			}
+		}
+		a.refund(ctx, rest...)
+	default:
+		a.refund(ctx, att.limits...)
+	}
+}
+
 func (a *Auth) limiterFailed(ctx context.Context, err error) {
 	a.cfg.Logger.LogAttrs(ctx, slog.LevelError, "auth: rate limiter", slog.String("error", err.Error()))
 }

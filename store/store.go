@@ -778,4 +778,26 @@ type RateLimitStore interface {
 	// ResetRateLimit forgets key. Forgetting a missing key is not an
 	// error.
 	ResetRateLimit(ctx context.Context, key string) error
+
+	// RateLimits returns the times recorded for keys, in their order, the
+	// zero time for a key with none, in one read: what RateLimit returns
+	// for each, for the cost of one.
+	RateLimits(ctx context.Context, keys []string) ([]time.Time, error)
+
+	// SpendRateLimits counts an attempt for each of spends whatever its
+	// allowance has left, in one atomic step: it sets each key's time to
+	// the later of its recorded time and now, plus its Every. The keys
+	// are distinct. Like TakeRateLimit, a call removes the entries whose
+	// time has passed at least once a minute. The auth library counts a
+	// failed sign-in with it, once the password is checked: an instance
+	// bounds its own concurrent attempts in memory, and reads what every
+	// instance has spent with RateLimits before the check.
+	SpendRateLimits(ctx context.Context, spends []RateLimitSpend, now time.Time) error
+}
+
+// RateLimitSpend is one attempt for SpendRateLimits to count: Key's time
+// moves on by Every.
+type RateLimitSpend struct {
+	Key   string
+	Every time.Duration
 }

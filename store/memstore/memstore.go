@@ -63,7 +63,7 @@ type Store struct {
 	emailRecoveries map[string]map[store.TokenHash]struct{}
 
 	limits map[string]time.Time
-	// limitsPruned is when TakeRateLimit last dropped passed entries.
+	// limitsPruned is when a rate-limit write last dropped passed entries.
 	limitsPruned time.Time
 }
 
@@ -1042,9 +1042,19 @@ func (s *Store) RateLimit(_ context.Context, key string) (time.Time, error) {
 func (s *Store) TakeRateLimit(_ context.Context, key string, every time.Duration, burst int, now time.Time) (bool, time.Time, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	// Passed entries are dropped once a minute: the map holds little
-	// more than the allowances still counting, at a cost per take of
-	// O(1) amortised over the minute's takes.
+	s.pruneLimits(now)
+	tat, ok := s.limits[key]
+	if ok && tat.After(now.Add(time.Duration(burst-1)*every)) {
+		return false, tat, nil
+	}
+	s.limits[key] = later(tat, now).Add(every)
+	return true, time.Time{}, nil
+}
+
+// pruneLimits drops the passed entries, once a minute: the map holds
+// little more than the allowances still counting, at a cost per write of
+// O(1) amortised over the minute's writes. Called under mu.
+func (s *Store) pruneLimits(now time.Time) {
 	if now.Sub(s.limitsPruned) >= time.Minute {
 		s.limitsPruned = now
 		for k, tat := range s.limits {
@@ -1053,12 +1063,6 @@ func (s *Store) TakeRateLimit(_ context.Context, key string, every time.Duration
 			}
 		}
 	}
-	tat, ok := s.limits[key]
-	if ok && tat.After(now.Add(time.Duration(burst-1)*every)) {
-		return false, tat, nil
-	}
-	s.limits[key] = later(tat, now).Add(every)
-	return true, time.Time{}, nil
 }
 
 // RefundRateLimit implements store.RateLimitStore.
@@ -1076,6 +1080,28 @@ func (s *Store) ResetRateLimit(_ context.Context, key string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.limits, key)
+	return nil
+}
+
+// RateLimits implements store.RateLimitStore.
+func (s *Store) RateLimits(_ context.Context, keys []string) ([]time.Time, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	tats := make([]time.Time, len(keys))
+	for i, k := range keys {
+		tats[i] = s.limits[k]
+	}
+	return tats, nil
+}
+
+// SpendRateLimits implements store.RateLimitStore.
+func (s *Store) SpendRateLimits(_ context.Context, spends []store.RateLimitSpend, now time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pruneLimits(now)
+	for _, sp := range spends {
+		s.limits[sp.Key] = later(s.limits[sp.Key], now).Add(sp.Every)
+	}
 	return nil
 }
 

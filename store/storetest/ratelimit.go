@@ -21,6 +21,10 @@ var rateLimitTests = []test{
 	{"ConcurrentTakes", testRateLimitConcurrentTakes},
 	{"ConcurrentTakesBurst", testRateLimitConcurrentTakesBurst},
 	{"PrunedOnWrite", testRateLimitPrunedOnWrite},
+	{"ReadSeveral", testRateLimitReadSeveral},
+	{"Spend", testRateLimitSpend},
+	{"ConcurrentSpends", testRateLimitConcurrentSpends},
+	{"PrunedOnSpend", testRateLimitPrunedOnSpend},
 }
 
 func limits(t *testing.T, s store.Store) store.RateLimitStore {
@@ -212,4 +216,103 @@ func testRateLimitPrunedOnWrite(t *testing.T, s store.Store) {
 		t.Errorf("TakeRateLimit: %d of %d entries whose time had passed were still there after a take two minutes later; want 0", left, n)
 	}
 	wantRateLimit(t, l, "live", at(time.Hour), "pruning must keep entries whose time is still ahead")
+}
+
+func testRateLimitReadSeveral(t *testing.T, s store.Store) {
+	l := limits(t, s)
+	take(t, l, "a", time.Minute, 3, at(0))
+	take(t, l, "b", time.Hour, 3, at(0))
+	got, err := l.RateLimits(t.Context(), []string{"b", "missing", "a"})
+	if err != nil {
+		t.Fatalf("RateLimits: must succeed; got error %v", err)
+	}
+	want := []time.Time{at(time.Hour), {}, at(time.Minute)}
+	if len(got) != len(want) {
+		t.Fatalf("RateLimits: three keys must give three times, in their order; got %v", got)
+	}
+	for i := range want {
+		if !got[i].Equal(want[i]) {
+			t.Errorf("RateLimits: the times of keys, in their order, the zero time for a missing one; got %v, want %v", got, want)
+			break
+		}
+	}
+	if got, err := l.RateLimits(t.Context(), nil); err != nil || len(got) != 0 {
+		t.Errorf("RateLimits: no keys must give no times; got %v, %v", got, err)
+	}
+}
+
+func testRateLimitSpend(t *testing.T, s store.Store) {
+	l := limits(t, s)
+	now := at(0)
+	for range 3 {
+		take(t, l, "full", time.Minute, 3, now)
+	}
+	take(t, l, "ahead", time.Hour, 3, now)
+	take(t, l, "passed", time.Second, 3, now.Add(-time.Hour))
+	err := l.SpendRateLimits(t.Context(), []store.RateLimitSpend{
+		{Key: "new", Every: time.Minute}, {Key: "full", Every: time.Minute},
+		{Key: "ahead", Every: 2 * time.Hour}, {Key: "passed", Every: time.Second},
+	}, now)
+	if err != nil {
+		t.Fatalf("SpendRateLimits: must succeed; got error %v", err)
+	}
+	wantRateLimit(t, l, "new", now.Add(time.Minute), "a spend on a new key must record now plus every")
+	wantRateLimit(t, l, "full", now.Add(4*time.Minute), "a spend must count whatever the allowance has left")
+	wantRateLimit(t, l, "ahead", now.Add(3*time.Hour), "a spend before the recorded time must add its own every to it")
+	wantRateLimit(t, l, "passed", now.Add(time.Second), "a spend after the recorded time must start from now")
+	wantRateLimit(t, l, "other", time.Time{}, "a spend must leave other keys alone")
+	if err := l.SpendRateLimits(t.Context(), nil, now); err != nil {
+		t.Errorf("SpendRateLimits: spending nothing must succeed; got %v", err)
+	}
+}
+
+func testRateLimitConcurrentSpends(t *testing.T, s store.Store) {
+	l := limits(t, s)
+	const n = 20
+	now := at(0)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			// Both orders, as requests name their keys in any.
+			spends := []store.RateLimitSpend{{Key: "a", Every: time.Second}, {Key: "b", Every: time.Minute}}
+			if i%2 == 1 {
+				spends[0], spends[1] = spends[1], spends[0]
+			}
+			if err := l.SpendRateLimits(t.Context(), spends, now); err != nil {
+				t.Errorf("SpendRateLimits: concurrent calls must succeed; got error %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	wantRateLimit(t, l, "a", now.Add(n*time.Second), "SpendRateLimits must be atomic: 20 concurrent spends must add 20 intervals")
+	wantRateLimit(t, l, "b", now.Add(n*time.Minute), "SpendRateLimits must be atomic: 20 concurrent spends must add 20 intervals")
+}
+
+// Spends prune as takes do.
+func testRateLimitPrunedOnSpend(t *testing.T, s store.Store) {
+	l := limits(t, s)
+	const n = 100
+	for i := range n {
+		take(t, l, fmt.Sprintf("old%d", i), time.Minute, 3, at(0))
+	}
+	if err := l.SpendRateLimits(t.Context(), []store.RateLimitSpend{{Key: "new", Every: time.Minute}}, at(2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("old%d", i)
+	}
+	tats, err := l.RateLimits(t.Context(), keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := 0
+	for _, tat := range tats {
+		if !tat.IsZero() {
+			left++
+		}
+	}
+	if left != 0 {
+		t.Errorf("SpendRateLimits: %d of %d entries whose time had passed were still there after a spend two minutes later; want 0", left, n)
+	}
 }
