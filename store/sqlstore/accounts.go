@@ -238,7 +238,7 @@ func (s *Store) UpdateLoginMaterial(ctx context.Context, loginID string, old, ne
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.ErrNotFound
 	} else if err != nil {
-		return fmt.Errorf("sqlstore: updating a login's material: %w", err)
+		return fmt.Errorf("sqlstore: updating a login's material: %w", unavailable(err))
 	}
 	return swapMissed(l.Material, old, new)
 }

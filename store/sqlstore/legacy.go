@@ -24,7 +24,7 @@ func (s *Store) LegacyTokenSession(ctx context.Context, token store.TokenHash, n
 	case errors.Is(err, sql.ErrNoRows):
 		return "", store.ErrNotFound
 	case err != nil:
-		return "", fmt.Errorf("sqlstore: finding a refresh token's session: %w", err)
+		return "", fmt.Errorf("sqlstore: finding a refresh token's session: %w", unavailable(err))
 	case expires <= ms(now):
 		return "", store.ErrNotFound
 	}
