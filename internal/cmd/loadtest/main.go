@@ -9,6 +9,7 @@
 //	go run ./internal/cmd/loadtest -db sqlite:/tmp/lt.db -phases refresh
 //	go run ./internal/cmd/loadtest -db memory -phases ping,me,signup -runs 3
 //	go run ./internal/cmd/loadtest -db memory -d 4s -phases ping,me,ping,me,ping,me -runs 3
+//	go run ./internal/cmd/loadtest -db 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable' -phases signin,signin-betterauth -runs 3 -betterauth internal/cmd/betterauth/server.mjs
 //
 // Phases, each at fixed concurrency for a fixed time; -phases picks them,
 // by default all but signup:
@@ -26,6 +27,12 @@
 //   - signup: POST /auth/signup, each request with a new email; beside it
 //     the raw argon2id rate measured the same way. The ratio is
 //     informative: a sign-up also writes the user and its session.
+//   - signin-betterauth: POST /api/auth/sign-in/email to Better Auth
+//     with @node-rs/argon2 at the same argon2id parameters, on the same
+//     PostgreSQL server, started from the Node script -betterauth names
+//     (internal/cmd/betterauth/server.mjs, after npm ci there), with users
+//     signed up first: the peer of signin. -phases signin,signin-betterauth
+//     alternates the two; the report gives the ratio over all their turns.
 //   - burst: in a fresh demo process, 500 sign-ins at once; it counts the
 //     answers that are 200, or 503 with Retry-After.
 //
@@ -70,7 +77,7 @@ const (
 	password  = "load test 1"
 )
 
-var allPhases = []string{"ping", "me", "refresh", "signin", "signup", "burst"}
+var allPhases = []string{"ping", "me", "refresh", "signin", "signup", "burst", "signin-betterauth"}
 
 type config struct {
 	db     string
@@ -79,6 +86,9 @@ type config struct {
 	phases []string
 	demo   string
 	runs   int
+	// betterauth is the Node script of the Better Auth server that the
+	// phase signin-betterauth starts.
+	betterauth string
 	// cpuprofile is a file for a CPU profile of this process, the load
 	// generator, over the whole run.
 	cpuprofile string
@@ -101,6 +111,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&phases, "phases", "ping,me,refresh,signin,burst", "comma-separated phases to run, in order, of: "+strings.Join(allPhases, ", "))
 	fs.StringVar(&cfg.demo, "demo", "", "demo binary; default: go build ./examples/demo into a temporary directory")
 	fs.IntVar(&cfg.runs, "runs", 1, "run the phases this many times, each with a fresh demo, and report medians with min–max")
+	fs.StringVar(&cfg.betterauth, "betterauth", "", "Node script of the Better Auth server for the phase signin-betterauth (internal/cmd/betterauth/server.mjs); it needs a postgres:// -db")
 	fs.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the load generator (this process, not the demo) to this file, for go tool pprof")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -126,6 +137,9 @@ func parseFlags(args []string) (config, error) {
 			return cfg, fmt.Errorf("-phases: unknown phase %q", p)
 		}
 		cfg.phases = append(cfg.phases, p)
+	}
+	if slices.Contains(cfg.phases, "signin-betterauth") && (cfg.betterauth == "" || !isPostgres(cfg.db)) {
+		return cfg, errors.New("-phases signin-betterauth needs -betterauth SCRIPT and a postgres:// -db")
 	}
 	return cfg, nil
 }

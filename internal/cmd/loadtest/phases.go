@@ -153,6 +153,9 @@ func runOnce(ctx context.Context, cfg config, bin, dir, runID string, n int) (*r
 	var srv *server
 	var cl *client
 	var users []session
+	var ba *server // Better Auth, for signin-betterauth
+	var baClient *client
+	var baUsers []string
 	for _, phase := range cfg.phases {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -161,6 +164,33 @@ func runOnce(ctx context.Context, cfg config, bin, dir, runID string, n int) (*r
 			if err := burst(ctx, rp, bin, dir, runID); err != nil {
 				return nil, err
 			}
+			continue
+		}
+		if phase == "signin-betterauth" {
+			if ba == nil {
+				log("starting better auth: node " + cfg.betterauth)
+				var err error
+				if ba, err = startBetterAuth(cfg.betterauth, cfg.db, dir); err != nil {
+					return nil, err
+				}
+				defer ba.stop()
+				baClient = newClient(ba.base, cfg.c, 30*time.Second)
+				log(fmt.Sprintf("signing up %d better auth users", cfg.c))
+				if baUsers, err = baSignUp(ctx, baClient, runID+"-ba", cfg.c); err != nil {
+					return nil, err
+				}
+			}
+			log("phase " + phase)
+			cpu0 := readCPU(ba.cmd.Process.Pid)
+			r := runPhase(ctx, phase, cfg.c, cfg.d, func(ctx context.Context, w int) outcome {
+				a, err := baClient.do(ctx, "POST", "/api/auth/sign-in/email", "", baCredentials(baUsers[w], ""))
+				return expectBAToken(a, err)
+			})
+			r.cpu, r.cpuOK = cpuBetween(cpu0, readCPU(ba.cmd.Process.Pid))
+			r.rss, r.hwm = ba.memoryString()
+			r.note = "its server CPU is the Node process's, and PostgreSQL's counts among the other processes"
+			logResult(r)
+			rp.add(r)
 			continue
 		}
 		if srv == nil {
@@ -232,6 +262,7 @@ func runOnce(ctx context.Context, cfg config, bin, dir, runID string, n int) (*r
 		}
 		r.cpu, r.cpuOK = cpuBetween(cpu0, readCPU(srv.cmd.Process.Pid))
 		r.rss, r.hwm = srv.memoryString()
+		logResult(r)
 		rp.add(r)
 
 		// Baselines, while the server is idle.
@@ -276,6 +307,14 @@ func runOnce(ctx context.Context, cfg config, bin, dir, runID string, n int) (*r
 		}
 	}
 	// Over every turn of each: see add.
+	if demo, peer := find(rp.rows, "signin"), find(rp.rows, "signin-betterauth"); demo != nil && peer != nil && peer.rate() > 0 {
+		ratio := demo.rate() / peer.rate()
+		rp.figures = append(rp.figures, figure{
+			what:  fmt.Sprintf("demo sign-in vs Better Auth with @node-rs/argon2, %d clients", cfg.c),
+			value: ratio, format: "%.2f", unit: "x",
+			detail: fmt.Sprintf("%.1f/s vs %.1f/s = %.2fx%s", demo.rate(), peer.rate(), ratio, turns(cfg.phases, "signin", "signin-betterauth")),
+		})
+	}
 	if ping, me := find(rp.rows, "ping"), find(rp.rows, "me"); ping != nil && me != nil {
 		ratio := me.rate() / ping.rate()
 		rp.figures = append(rp.figures, figure{

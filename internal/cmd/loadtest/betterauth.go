@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The phase signin-betterauth signs users in to Better Auth, hashing with
+// @node-rs/argon2 at the library's parameters on the same PostgreSQL
+// server, run by the Node script that -betterauth names
+// (internal/cmd/betterauth/server.mjs): with the same client, the same
+// concurrency and the same duration as the demo's signin phase, so that
+// -phases signin,signin-betterauth -runs 3 alternates the two.
+
+// startBetterAuth starts the Node script with BA_DATABASE_URL set to the
+// harness's PostgreSQL DSN, on a free loopback port, and waits for its
+// listening line. The script makes a database of its own and drops it
+// when stopped.
+func startBetterAuth(script, db, dir string) (*server, error) {
+	if _, err := os.Stat(filepath.Join(filepath.Dir(script), "node_modules")); err != nil {
+		return nil, fmt.Errorf("-betterauth %s: no node_modules beside it: run npm ci in %s", script, filepath.Dir(script))
+	}
+	logPath := filepath.Join(dir, "betterauth.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	cmd := exec.Command("node", script)
+	cmd.Env = append(os.Environ(), "BA_DATABASE_URL="+db, "NODE_ENV=production")
+	cmd.Stderr = logf
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := &server{cmd: cmd, log: logPath, done: make(chan struct{})}
+	addrc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if rest, ok := strings.CutPrefix(sc.Text(), "betterauth: listening on http://"); ok {
+				addrc <- strings.Fields(rest)[0]
+				break
+			}
+		}
+		io.Copy(io.Discard, stdout)
+		cmd.Wait()
+		close(s.done)
+	}()
+	select {
+	case addr := <-addrc:
+		s.base = "http://" + addr
+		if !strings.HasPrefix(addr, "127.0.0.1:") {
+			s.stop()
+			return nil, fmt.Errorf("better auth listens on %s, not loopback", addr)
+		}
+		return s, nil
+	case <-s.done:
+		return nil, fmt.Errorf("better auth exited before listening: %s", tail(logPath))
+	case <-time.After(60 * time.Second):
+		s.stop()
+		return nil, fmt.Errorf("better auth did not listen within 60s: %s", tail(logPath))
+	}
+}
+
+// baCredentials is the JSON body of Better Auth's email sign-in and, with
+// a name, its sign-up.
+func baCredentials(email, name string) string {
+	m := map[string]string{"email": email, "password": password}
+	if name != "" {
+		m["name"] = name
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+// expectBAToken is expect200 for Better Auth: 200 with a session token in
+// the body.
+func expectBAToken(a answer, err error) outcome {
+	if o := expect200(a, err, false); o.err != "" {
+		return o
+	}
+	if !bytes.Contains(a.body, []byte(`"token":"`)) {
+		return outcome{err: "200 without token"}
+	}
+	return outcome{}
+}
+
+// baSignUp creates n Better Auth users, a few at a time, and returns
+// their emails.
+func baSignUp(ctx context.Context, cl *client, prefix string, n int) ([]string, error) {
+	out := make([]string, n)
+	errc := make(chan error, n)
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			email := fmt.Sprintf("%s-%d@example.com", prefix, i)
+			a, err := cl.do(ctx, "POST", "/api/auth/sign-up/email", "", baCredentials(email, "load test"))
+			if o := expectBAToken(a, err); o.err != "" {
+				errc <- fmt.Errorf("better auth sign-up %s: %s %s %v", email, o.err, bytes.TrimSpace(a.body), err)
+				return
+			}
+			out[i] = email
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	return out, <-errc
+}
+
+// logResult logs a phase's requests and rate as it ends, so that each
+// run's figures can be matched with what else the machine did meanwhile.
+func logResult(r result) {
+	log(fmt.Sprintf("phase %s done: %d requests in %.1fs, %s/s", r.name, r.n, r.elapsed.Seconds(), rateString(r.rate())))
+}
