@@ -82,6 +82,13 @@ func newQueries(d Dialect) queries {
 	if d == SQLite {
 		forUpdate = ""
 	}
+	forShare := " FOR SHARE"
+	switch d {
+	case MySQL:
+		forShare = " LOCK IN SHARE MODE" // MariaDB has no FOR SHARE
+	case SQLite:
+		forShare = ""
+	}
 	greatest := "GREATEST"
 	if d == SQLite {
 		greatest = "max"
@@ -177,8 +184,18 @@ func newQueries(d Dialect) queries {
 		swapMaterial:         `UPDATE auth_logins SET material = ? WHERE id = ? AND material = ?`,
 		swapMaterialFromNone: `UPDATE auth_logins SET material = ? WHERE id = ? AND (material IS NULL OR LENGTH(material) = 0)`,
 
-		insertSession: ignore(`INSERT INTO auth_sessions (handle, user_id, login_id, created_at, refreshed_at, expires_at, current_hash,
-			factors) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, "handle"),
+		// A session is inserted only while its user's session epoch is
+		// the one given (arguments: handle, login, created, refreshed,
+		// expires, hash, factors, user, epoch): no row if the user is
+		// gone or the epoch has passed, and a duplicate key an error. The
+		// shared lock on the user's row orders it with a reset or a
+		// revocation of every session, which advance the epoch under an
+		// exclusive one: on PostgreSQL the insert waits for them and then
+		// checks the epoch they committed; on MySQL, whose INSERT ...
+		// SELECT reads without locking at READ COMMITTED, the lock makes
+		// the read a current one. SQLite has the store's single writer.
+		insertSession: `INSERT INTO auth_sessions (handle, user_id, login_id, created_at, refreshed_at, expires_at, current_hash,
+			factors) SELECT ?, id, ?, ?, ?, ?, ?, ? FROM auth_users WHERE id = ? AND session_epoch = ?` + forShare,
 		session: `SELECT ` + sessionColumns + `, end_reason FROM auth_sessions WHERE handle = ?`,
 		userSessions: `SELECT ` + sessionColumns + ` FROM auth_sessions WHERE user_id = ? AND expires_at > ? AND end_reason IS NULL
 			ORDER BY created_at DESC, handle`,

@@ -411,34 +411,38 @@ func (s *Store) UpdatePasswordHash(ctx context.Context, userID, oldHash, newHash
 
 // CreateSession implements store.Store.
 func (s *Store) CreateSession(ctx context.Context, sess store.Session, refresh store.TokenHash, epoch int64) error {
-	return s.inTx(ctx, func(q querier) error {
-		// The user's row lock orders this with a reset or a revocation
-		// of all sessions, which advance the epoch under the same lock:
-		// either the session exists before they delete every session, or
-		// it sees the new epoch here.
-		var current int64
-		if err := q.QueryRowContext(ctx, s.q.userEpoch, sess.UserID).Scan(&current); errors.Is(err, sql.ErrNoRows) {
-			return store.ErrNotFound
-		} else if err != nil {
-			return unavailable(fmt.Errorf("sqlstore: creating a session: %w", err))
-		}
-		if current != epoch {
-			return store.ErrSessionsEnded
-		}
-		loginID := sess.LoginID
-		if loginID == "" {
-			loginID = sess.UserID
-		}
-		n, err := affected(q.ExecContext(ctx, s.q.insertSession, sess.Handle, sess.UserID, loginID,
-			ms(sess.CreatedAt), ms(sess.RefreshedAt), ms(sess.ExpiresAt), refresh[:], orNull(sess.Factors)))
-		if err != nil {
-			return unavailable(fmt.Errorf("sqlstore: creating a session: %w", err))
-		}
-		if n == 0 {
-			return store.ErrConflict
-		}
-		return nil
+	loginID := sess.LoginID
+	if loginID == "" {
+		loginID = sess.UserID
+	}
+	// One statement checks the epoch and inserts, under a shared lock on
+	// the user's row: a reset or a revocation of every session advances
+	// the epoch under an exclusive one, so either the session exists
+	// before they end every session, or the insert sees the new epoch.
+	var n int64
+	err := s.write(ctx, func() (err error) {
+		n, err = affected(s.db.ExecContext(ctx, s.q.insertSession, sess.Handle, loginID,
+			ms(sess.CreatedAt), ms(sess.RefreshedAt), ms(sess.ExpiresAt), refresh[:], orNull(sess.Factors), sess.UserID, epoch))
+		return err
 	})
+	if isUniqueViolation(err) {
+		return store.ErrConflict
+	} else if err != nil {
+		return unavailable(fmt.Errorf("sqlstore: creating a session: %w", err))
+	}
+	if n > 0 {
+		return nil
+	}
+	// No row: the user is gone, or its epoch was not epoch.
+	var id string
+	var joined, current int64
+	err = s.db.QueryRowContext(ctx, s.q.userByID, sess.UserID).Scan(&id, &joined, &current)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ErrNotFound
+	} else if err != nil {
+		return unavailable(fmt.Errorf("sqlstore: creating a session: %w", err))
+	}
+	return store.ErrSessionsEnded
 }
 
 const sessionColumns = "handle, user_id, login_id, created_at, refreshed_at, expires_at, generation, factors"
