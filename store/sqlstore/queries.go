@@ -21,7 +21,7 @@ const (
 
 // queries holds the statements of a dialect, with its placeholders.
 type queries struct {
-	insertUser, userByID, userExists, userEpoch               string
+	insertUser, userByID, userExists                          string
 	insertLogin, login, userLogins, passwordLogin             string
 	loginsByEmail, loginForUpdate, updateLoginEmail           string
 	passwordLoginExists, updatePassword, setPassword          string
@@ -97,7 +97,6 @@ func newQueries(d Dialect) queries {
 		insertUser: ignore(`INSERT INTO auth_users (id, time_joined) VALUES (?, ?)`, "id"),
 		userByID:   `SELECT id, time_joined, session_epoch FROM auth_users WHERE id = ?`,
 		userExists: `SELECT 1 FROM auth_users WHERE id = ?` + forUpdate,
-		userEpoch:  `SELECT session_epoch FROM auth_users WHERE id = ?` + forUpdate,
 
 		// Any unique key refuses the row: the login's key, its id, or
 		// the email it asks to own.
@@ -308,7 +307,7 @@ func newQueries(d Dialect) queries {
 // rebind turns ? placeholders into PostgreSQL's $1, $2, ...
 func (q *queries) rebind() {
 	for _, p := range []*string{
-		&q.insertUser, &q.userByID, &q.userExists, &q.userEpoch,
+		&q.insertUser, &q.userByID, &q.userExists,
 		&q.loginsByEmail, &q.loginForUpdate, &q.updateLoginEmail,
 		&q.insertLogin, &q.login, &q.userLogins, &q.passwordLogin, &q.passwordLoginExists, &q.updatePassword, &q.setPassword,
 		&q.insertSession, &q.session, &q.userSessions,
