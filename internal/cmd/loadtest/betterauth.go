@@ -1,18 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
-	"time"
 )
 
 // The phase signin-betterauth signs users in to Better Auth, hashing with
@@ -39,41 +35,7 @@ func startBetterAuth(script, db, dir string) (*server, error) {
 	cmd := exec.Command("node", script)
 	cmd.Env = append(os.Environ(), "BA_DATABASE_URL="+db, "NODE_ENV=production")
 	cmd.Stderr = logf
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	s := &server{cmd: cmd, log: logPath, done: make(chan struct{})}
-	addrc := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if rest, ok := strings.CutPrefix(sc.Text(), "betterauth: listening on http://"); ok {
-				addrc <- strings.Fields(rest)[0]
-				break
-			}
-		}
-		io.Copy(io.Discard, stdout)
-		cmd.Wait()
-		close(s.done)
-	}()
-	select {
-	case addr := <-addrc:
-		s.base = "http://" + addr
-		if !strings.HasPrefix(addr, "127.0.0.1:") {
-			s.stop()
-			return nil, fmt.Errorf("better auth listens on %s, not loopback", addr)
-		}
-		return s, nil
-	case <-s.done:
-		return nil, fmt.Errorf("better auth exited before listening: %s", tail(logPath))
-	case <-time.After(60 * time.Second):
-		s.stop()
-		return nil, fmt.Errorf("better auth did not listen within 60s: %s", tail(logPath))
-	}
+	return startServer(cmd, logPath, "better auth", "betterauth: listening on http://")
 }
 
 // baCredentials is the JSON body of Better Auth's email sign-in and, with

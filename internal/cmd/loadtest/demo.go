@@ -37,6 +37,14 @@ func startDemo(bin, db, dir, name string) (*server, error) {
 	// statement, so it costs the same either way.
 	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-db", db, "-access-ttl", "1h", "-session-refreshes", "off")
 	cmd.Stderr = logf // the auth log: a line per outcome, kept off the harness
+	return startServer(cmd, logPath, "demo", "demo: listening on http://")
+}
+
+// startServer starts cmd, whose standard error goes to the log at logPath,
+// and waits for the line of its standard output that begins with prefix
+// and goes on with the loopback address it listens on. name names the
+// server in errors.
+func startServer(cmd *exec.Cmd, logPath, name, prefix string) (*server, error) {
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -49,7 +57,7 @@ func startDemo(bin, db, dir, name string) (*server, error) {
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			if rest, ok := strings.CutPrefix(sc.Text(), "demo: listening on http://"); ok {
+			if rest, ok := strings.CutPrefix(sc.Text(), prefix); ok {
 				addrc <- strings.Fields(rest)[0]
 				break
 			}
@@ -63,14 +71,14 @@ func startDemo(bin, db, dir, name string) (*server, error) {
 		s.base = "http://" + addr
 		if !strings.HasPrefix(addr, "127.0.0.1:") {
 			s.stop()
-			return nil, fmt.Errorf("demo listens on %s, not loopback", addr)
+			return nil, fmt.Errorf("%s listens on %s, not loopback", name, addr)
 		}
 		return s, nil
 	case <-s.done:
-		return nil, fmt.Errorf("demo exited before listening: %s", tail(logPath))
+		return nil, fmt.Errorf("%s exited before listening: %s", name, tail(logPath))
 	case <-time.After(60 * time.Second):
 		s.stop()
-		return nil, fmt.Errorf("demo did not listen within 60s: %s", tail(logPath))
+		return nil, fmt.Errorf("%s did not listen within 60s: %s", name, tail(logPath))
 	}
 }
 
