@@ -1,13 +1,6 @@
 package authtest
 
 import (
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/base64"
-	"encoding/json"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -15,8 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
-
+	"github.com/latchkit/auth/internal/devoidc"
 	"github.com/latchkit/auth/provider"
 )
 
@@ -37,12 +29,11 @@ type Provider struct {
 
 	tb     testing.TB
 	closed chan struct{}
+	iss    *devoidc.Issuer // keys, codes and the endpoints' mechanics
 
 	mu       sync.Mutex
-	identity provider.Identity
+	identity devoidc.Identity
 	fault    Fault
-	keys     []*signingKey // keys[0] signs; all are published
-	codes    map[string]*grant
 }
 
 // A Fault makes a Provider's token endpoint misbehave, to test what
@@ -62,25 +53,9 @@ const (
 	FaultWrongNonce          // ID token with another nonce
 )
 
-type signingKey struct {
-	kid string
-	key *rsa.PrivateKey
-}
-
-type grant struct {
-	identity    provider.Identity
-	redirectURI string
-	challenge   string
-	nonce       string
-	expires     time.Time
-}
-
 // ProviderID is the ID of the provider.Provider that Provider.Provider
 // returns.
 const ProviderID = "authtest"
-
-// codeLifetime is how long an authorisation code may wait to be redeemed.
-const codeLifetime = 10 * time.Minute
 
 // NewProvider starts a fake provider, and closes it when the test ends. It
 // signs in subject "user-1", email user1@example.com, verified, until
@@ -92,16 +67,17 @@ func NewProvider(tb testing.TB) *Provider {
 		ClientSecret: "authtest-secret",
 		tb:           tb,
 		closed:       make(chan struct{}),
-		identity:     provider.Identity{Subject: "user-1", Email: "user1@example.com", EmailVerified: true},
-		keys:         []*signingKey{firstKey(tb)},
-		codes:        map[string]*grant{},
+		identity:     devoidc.Identity{Subject: "user-1", Email: "user1@example.com", EmailVerified: true},
 	}
+	p.iss = &devoidc.Issuer{ClientID: p.ClientID, ClientSecret: p.ClientSecret}
+	p.iss.AddKey(firstKey(tb))
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /.well-known/openid-configuration", p.discovery)
-	mux.HandleFunc("GET /jwks", p.jwks)
-	mux.HandleFunc("GET /authorize", p.authorize)
-	mux.HandleFunc("POST /token", p.token)
+	mux.HandleFunc("GET "+devoidc.DiscoveryPath, p.iss.ServeDiscovery)
+	mux.HandleFunc("GET "+devoidc.JWKSPath, p.iss.ServeJWKS)
+	mux.HandleFunc("GET "+devoidc.AuthorizePath, p.authorize)
+	mux.HandleFunc("POST "+devoidc.TokenPath, p.token)
 	p.Server = httptest.NewServer(mux)
+	p.iss.URL = p.URL
 	tb.Cleanup(func() {
 		close(p.closed) // ends FaultHang's waits, which Close would wait for
 		p.Close()
@@ -111,28 +87,22 @@ func NewProvider(tb testing.TB) *Provider {
 
 var sharedKey struct {
 	sync.Once
-	k *signingKey
+	k *devoidc.Key
 }
 
 // firstKey returns the key every Provider of the test binary starts with:
 // making an RSA key takes long enough to be worth sharing.
-func firstKey(tb testing.TB) *signingKey {
+func firstKey(tb testing.TB) *devoidc.Key {
 	sharedKey.Do(func() { sharedKey.k = newSigningKey(tb) })
 	return sharedKey.k
 }
 
-func newSigningKey(tb testing.TB) *signingKey {
-	k, err := rsa.GenerateKey(rand.Reader, 2048)
+func newSigningKey(tb testing.TB) *devoidc.Key {
+	k, err := devoidc.NewKey()
 	if err != nil {
 		tb.Fatalf("authtest: %v", err)
 	}
-	return &signingKey{kid: randomString(8), key: k}
-}
-
-func randomString(n int) string {
-	b := make([]byte, n)
-	rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
+	return k
 }
 
 // Provider returns a provider.Provider, made by provider.OIDC with the ID
@@ -153,7 +123,7 @@ func (p *Provider) Provider() provider.Provider {
 func (p *Provider) SetIdentity(subject, email string, verified bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.identity = provider.Identity{Subject: subject, Email: email, EmailVerified: verified}
+	p.identity = devoidc.Identity{Subject: subject, Email: email, EmailVerified: verified}
 }
 
 // SetFault makes the token endpoint misbehave from now on; NoFault ends it.
@@ -167,10 +137,7 @@ func (p *Provider) SetFault(f Fault) {
 // RotateKey signs ID tokens with a new key from now on, published in the
 // JWKS next to the old ones, as providers rotate keys.
 func (p *Provider) RotateKey() {
-	k := newSigningKey(p.tb)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.keys = append([]*signingKey{k}, p.keys...)
+	p.iss.AddKey(newSigningKey(p.tb))
 }
 
 // Authorize does what a browser does with authURL, an authorisation URL
@@ -194,117 +161,35 @@ func (p *Provider) Authorize(tb testing.TB, authURL string) url.Values {
 	return loc.Query()
 }
 
-func (p *Provider) discovery(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{
-		"issuer":                                         p.URL,
-		"authorization_endpoint":                         p.URL + "/authorize",
-		"token_endpoint":                                 p.URL + "/token",
-		"jwks_uri":                                       p.URL + "/jwks",
-		"response_types_supported":                       []string{"code"},
-		"subject_types_supported":                        []string{"public"},
-		"scopes_supported":                               []string{"openid", "email"},
-		"id_token_signing_alg_values_supported":          []string{"RS256"},
-		"code_challenge_methods_supported":               []string{"S256"},
-		"token_endpoint_auth_methods_supported":          []string{"client_secret_basic", "client_secret_post"},
-		"authorization_response_iss_parameter_supported": true,
-	})
-}
-
-func (p *Provider) jwks(w http.ResponseWriter, r *http.Request) {
-	p.mu.Lock()
-	var keys []map[string]string
-	for _, k := range p.keys {
-		keys = append(keys, map[string]string{
-			"kty": "RSA", "use": "sig", "alg": "RS256", "kid": k.kid,
-			"n": base64.RawURLEncoding.EncodeToString(k.key.N.Bytes()),
-			"e": base64.RawURLEncoding.EncodeToString(big.NewInt(int64(k.key.E)).Bytes()),
-		})
-	}
-	p.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{"keys": keys})
-}
-
 // authorize signs the current identity in at once and redirects back
 // with a code. A request it cannot redirect (unknown client, bad
 // redirect URI) gets a 400, as at a real provider.
 func (p *Provider) authorize(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	redirect, err := url.Parse(q.Get("redirect_uri"))
-	switch {
-	case q.Get("client_id") != p.ClientID:
-		http.Error(w, "unknown client_id", http.StatusBadRequest)
-		return
-	case err != nil || !redirect.IsAbs() || redirect.Fragment != "":
-		http.Error(w, "redirect_uri must be an absolute URL", http.StatusBadRequest)
-		return
-	case q.Get("response_type") != "code":
-		http.Error(w, "response_type must be code", http.StatusBadRequest)
-		return
-	case q.Has("code_challenge") && q.Get("code_challenge_method") != "S256":
-		http.Error(w, "code_challenge_method must be S256", http.StatusBadRequest)
+	req, err := p.iss.CheckRequest(r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	code := randomString(24)
 	p.mu.Lock()
-	p.codes[code] = &grant{
-		identity:    p.identity,
-		redirectURI: q.Get("redirect_uri"),
-		challenge:   q.Get("code_challenge"),
-		nonce:       q.Get("nonce"),
-		expires:     time.Now().Add(codeLifetime),
-	}
+	id := p.identity
 	p.mu.Unlock()
-	back := redirect.Query()
-	back.Set("code", code)
-	back.Set("iss", p.URL)
-	if s := q.Get("state"); s != "" {
-		back.Set("state", s)
-	}
-	redirect.RawQuery = back.Encode()
-	http.Redirect(w, r, redirect.String(), http.StatusFound)
+	http.Redirect(w, r, p.iss.Grant(req, id), http.StatusFound)
 }
 
 func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
-	if err := r.ParseForm(); err != nil {
-		oauthError(w, http.StatusBadRequest, "invalid_request")
-		return
-	}
-	id, secret, basic := r.BasicAuth()
-	if !basic {
-		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
-	}
-	if id != p.ClientID || subtle.ConstantTimeCompare([]byte(secret), []byte(p.ClientSecret)) != 1 {
-		oauthError(w, http.StatusUnauthorized, "invalid_client")
-		return
-	}
-	if r.PostForm.Get("grant_type") != "authorization_code" {
-		oauthError(w, http.StatusBadRequest, "unsupported_grant_type")
+	g := p.iss.Redeem(w, r)
+	if g == nil {
 		return
 	}
 	p.mu.Lock()
-	g := p.codes[r.PostForm.Get("code")]
-	delete(p.codes, r.PostForm.Get("code")) // single use, whatever follows
-	fault, key := p.fault, p.keys[0]
+	fault := p.fault
 	p.mu.Unlock()
-	if g == nil || time.Now().After(g.expires) || r.PostForm.Get("redirect_uri") != g.redirectURI || !pkceOK(g.challenge, r.PostForm.Get("code_verifier")) {
-		oauthError(w, http.StatusBadRequest, "invalid_grant")
-		return
-	}
-
 	now := time.Now()
-	claims := jwt.MapClaims{
-		"iss": p.URL, "sub": g.identity.Subject, "aud": p.ClientID,
-		"iat": now.Unix(), "exp": now.Add(time.Hour).Unix(),
-	}
-	if g.nonce != "" {
-		claims["nonce"] = g.nonce
-	}
-	if g.identity.Email != "" {
-		claims["email"], claims["email_verified"] = g.identity.Email, g.identity.EmailVerified
-	}
+	claims := p.iss.Claims(g, now)
+	var key *devoidc.Key // nil: the signing key
 	switch fault {
 	case FaultStatus:
-		oauthError(w, http.StatusInternalServerError, "server_error")
+		devoidc.OAuthError(w, http.StatusInternalServerError, "server_error")
 		return
 	case FaultHang:
 		select {
@@ -327,36 +212,5 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 	case FaultWrongNonce:
 		claims["nonce"] = "another-nonce"
 	}
-	t := jwt.NewWithClaims(jwt.SigningMethodRS256, claims)
-	t.Header["kid"] = key.kid
-	idToken, err := t.SignedString(key.key)
-	if err != nil {
-		oauthError(w, http.StatusInternalServerError, "server_error")
-		return
-	}
-	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusOK, map[string]any{
-		"access_token": randomString(24), "token_type": "Bearer", "expires_in": 3600,
-		"id_token": idToken,
-	})
-}
-
-// pkceOK checks a verifier against the S256 challenge (RFC 7636 section
-// 4.6). With no challenge, no verifier may come either.
-func pkceOK(challenge, verifier string) bool {
-	if challenge == "" {
-		return verifier == ""
-	}
-	sum := sha256.Sum256([]byte(verifier))
-	return subtle.ConstantTimeCompare([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(challenge)) == 1
-}
-
-func oauthError(w http.ResponseWriter, status int, code string) {
-	writeJSON(w, status, map[string]string{"error": code})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
+	p.iss.AnswerToken(w, claims, key)
 }
