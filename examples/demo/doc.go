@@ -1,9 +1,15 @@
 // Command demo serves the auth library as an application would, to try it
-// in a browser or with curl. It needs Go 1.26 or later and nothing else:
+// in a browser or with curl. It needs Go 1.26 or later and nothing else.
+// To see every sign-in method at once, offline and with no account
+// anywhere:
+//
+//	go run ./examples/demo -dev
+//
+// then open http://localhost:8080 (see # Development mode). Without -dev,
 //
 //	go run ./examples/demo
 //
-// then open http://127.0.0.1:8080. It serves the auth routes under /auth,
+// serves email and password sign-in alone; open http://127.0.0.1:8080. It serves the auth routes under /auth,
 // GET /api/me, which answers {"userId": ..., "email": ...} for a signed-in
 // user, and a small web page at / built on supertokens-web-js: sign up,
 // sign in, who am I, sign out, forgot password, and the reset page at
@@ -39,7 +45,8 @@
 //		passwordless email,
 //		smtp://user:pass@host:port or smtps://... (see mailer.NewSMTP);
 //		unset, email goes to standard output.
-//	-app-url url (DEMO_APP_URL; default http://<addr>)
+//	-app-url url (DEMO_APP_URL; default http://<addr>, or
+//	http://localhost:PORT with -dev)
 //		the public URL of the app, the base of links in email.
 //	-allowed-origin origins (DEMO_ALLOWED_ORIGIN; default none)
 //		comma-separated origins of pages on other origins
@@ -88,6 +95,52 @@
 //		seals the signing keys in the store (auth.Config.Secrets);
 //		comma-separated to rotate, the first seals; unset, keys are kept
 //		in the clear.
+//	-dev (DEMO_DEV; default false)
+//		development mode: -email-verification optional,
+//		-account-linking, -passwordless code-and-link, -passkeys, TOTP
+//		and passkeys offered as second factors (auth.Config.MFA.Factors),
+//		the development OpenID provider at /dev/oidc and the outbox at
+//		/dev/outbox; the app URL defaults to http://localhost:PORT. A flag
+//		it sets, or its environment twin, still wins. It refuses a
+//		-addr that is not loopback.
+//
+// # Development mode
+//
+// -dev turns on every sign-in method the demo has, for a first try on
+// one machine: email and password, a development OpenID provider,
+// passwordless sign-in by email (code and link), passkeys, and TOTP or a
+// passkey as an optional second factor, with email verification optional
+// and account linking on. The app URL is http://localhost:PORT, since
+// browsers refuse passkeys on 127.0.0.1, and the demo prints the URL to
+// open. Flags still win: -dev -mfa totp requires TOTP of every user,
+// -dev -passwordless code sends codes only. GET /api/config adds
+// "dev": true, and the page says it is in development mode.
+//
+// The development provider is a real OpenID provider served by the demo
+// itself, with the issuer <app-url>/dev/oidc: a discovery document, a
+// JWKS with a key made at start, an authorisation page and a token
+// endpoint. The library talks to it with provider.OIDC, found by
+// discovery, as to any other; the page lists it as "Sign in with Dev
+// provider". Its page, marked development only, signs in whoever is
+// typed (an email, a name) or picked among the identities used before in
+// the run, with a checkbox for whether the provider vouches for the email
+// (email_verified): clear it to see that under account linking an
+// unproven email joins no one. The subject is derived from the email, so
+// one email is one identity across runs. The token endpoint checks the
+// client secret, the redirect URI, the PKCE verifier and that a code is
+// used once, within ten minutes. The provider is off whenever a real one
+// is configured (-oidc-issuer, -google-client-id, -github-client-id).
+//
+// The outbox keeps the last 100 emails the demo sent in memory (reset,
+// verification, passwordless codes and links, passkey recovery) and
+// shows them at /dev/outbox, newest first, with their links clickable and
+// the sign-in code easy to copy; the page reloads when one arrives.
+// GET /dev/outbox.json answers the same list for scripts. The emails
+// still go to standard output, or to -smtp.
+//
+// Because the provider signs in anyone who asks and the outbox shows
+// every email, -dev starts only on a loopback -addr. Without -dev, every
+// path under /dev/ is 404.
 //
 // # The page and the SDK
 //
@@ -192,8 +245,9 @@
 // Register the redirect URI the demo prints at start,
 // <app-url>/auth/callback/<id> (http://127.0.0.1:8080/auth/callback/oidc
 // by default), and open the page on that same origin (127.0.0.1 and
-// localhost are two origins). To try it with no account anywhere, run the
-// OpenID provider the browser tests use (any login and password; the
+// localhost are two origins). To try it with no account anywhere, use
+// -dev (# Development mode), or run the OpenID provider the browser tests
+// use (any login and password; the
 // login becomes the user's id, then Continue):
 //
 //	(cd e2e && npm ci && node oidc-provider.mjs --port 9000 --redirect-uri http://127.0.0.1:8080/auth/callback/oidc)

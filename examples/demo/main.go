@@ -84,6 +84,15 @@ type options struct {
 	// mfa are the second factors every user must complete one of after
 	// signing in (auth.FactorTOTP, auth.FactorWebAuthn); none is off.
 	mfa []string
+	// mfaOffered are second factors users may set up if they choose
+	// (auth.MFAConfig.Factors): -dev offers TOTP and passkeys.
+	mfaOffered []string
+	// dev is -dev: every sign-in method on, the development OpenID
+	// provider and the outbox under /dev/, on a loopback address only.
+	dev bool
+	// devProvider is the development OpenID provider, also in providers;
+	// nil without -dev, or when a real provider is configured.
+	devProvider *devProvider
 }
 
 func main() {
@@ -121,7 +130,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	fs.StringVar(&o.addr, "addr", env("DEMO_ADDR", "127.0.0.1:8080"), "address to listen on (env DEMO_ADDR)")
 	fs.StringVar(&o.db, "db", env("DEMO_DB", "sqlite:auth.db"), "store: sqlite:PATH, postgres://..., mysql://user:pass@host:port/db or memory (env DEMO_DB)")
 	fs.StringVar(&o.smtp, "smtp", env("DEMO_SMTP", ""), "SMTP server for password reset, verification and passwordless email: smtp://[user:pass@]host:port (STARTTLS, optional for a loopback relay such as Mailpit), smtps://... (TLS); unset: print email to stdout (env DEMO_SMTP)")
-	fs.StringVar(&o.appURL, "app-url", env("DEMO_APP_URL", ""), "public URL of the app, the base of links in email; default http://<addr> (env DEMO_APP_URL)")
+	fs.StringVar(&o.appURL, "app-url", env("DEMO_APP_URL", ""), "public URL of the app, the base of links in email; default http://<addr>, or http://localhost:PORT with -dev (env DEMO_APP_URL)")
 	fs.StringVar(&origins, "allowed-origin", env("DEMO_ALLOWED_ORIGIN", ""), "comma-separated origins of frontends on other origins, as in http://localhost:5173 (env DEMO_ALLOWED_ORIGIN)")
 	fs.StringVar(&refreshes, "session-refreshes", env("DEMO_SESSION_REFRESHES", ""), "how often one session may refresh: BURST/INTERVAL, as in 60/2s (the default), or off, for load tests (env DEMO_SESSION_REFRESHES)")
 	fs.StringVar(&sameSite, "samesite", env("DEMO_SAMESITE", "lax"), "SameSite of the session cookies: lax, strict or none; none needs Secure cookies, so https or a loopback -addr (env DEMO_SAMESITE)")
@@ -151,6 +160,11 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 		return o, err
 	}
 	fs.BoolVar(&o.passkeys, "passkeys", passkeys, "sign-in with passkeys (WebAuthn); the relying party is the host of -app-url, which browsers refuse as an IP address: open the app on localhost, as in -app-url http://localhost:8080 (env DEMO_PASSKEYS)")
+	dev, err := envBool(getenv, "DEMO_DEV")
+	if err != nil {
+		return o, err
+	}
+	fs.BoolVar(&o.dev, "dev", dev, "development mode, to try everything offline: every sign-in method (email verification optional, account linking, passwordless code-and-link, passkeys, TOTP offered), a development OpenID provider at /dev/oidc and the emails sent at /dev/outbox; app URL http://localhost:PORT; other flags still win; loopback -addr only (env DEMO_DEV)")
 	for _, err := range []error{
 		dur(&o.accessTTL, "access-ttl", "DEMO_ACCESS_TTL", auth.DefaultAccessTokenLifetime, "access token lifetime"),
 		dur(&o.refreshTTL, "refresh-ttl", "DEMO_REFRESH_TTL", auth.DefaultRefreshTokenLifetime, "session lifetime without a refresh"),
@@ -165,6 +179,39 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if o.dev {
+		// -dev turns on what the command line leaves unsaid: a flag or
+		// its environment twin still wins.
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		said := func(name, envName string) bool { return set[name] || getenv(envName) != "" }
+		if !isLoopback(o.addr) {
+			return o, fmt.Errorf("-dev: -addr %q is not a loopback address: the development provider signs in anyone who asks and the outbox shows every email, so -dev listens only on 127.0.0.1, ::1 or localhost", o.addr)
+		}
+		if o.appURL == "" {
+			// Passkeys need a domain name: localhost, not 127.0.0.1.
+			_, port, _ := net.SplitHostPort(o.addr)
+			o.appURL = "http://localhost:" + port
+		}
+		if !said("email-verification", "DEMO_EMAIL_VERIFICATION") {
+			verification = "optional"
+		}
+		if !said("account-linking", "DEMO_ACCOUNT_LINKING") {
+			o.accountLinking = true
+		}
+		if !said("passwordless", "DEMO_PASSWORDLESS") {
+			passwordless = string(auth.PasswordlessCodeAndLink)
+		}
+		if !said("passkeys", "DEMO_PASSKEYS") {
+			o.passkeys = true
+		}
+		if !said("mfa", "DEMO_MFA") {
+			o.mfaOffered = []string{auth.FactorTOTP}
+			if o.passkeys {
+				o.mfaOffered = append(o.mfaOffered, auth.FactorWebAuthn)
+			}
+		}
 	}
 	if o.appURL == "" {
 		o.appURL = "http://" + o.addr
@@ -242,6 +289,14 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	}
 	if o.providers, err = providers(oidc, google, github); err != nil {
 		return o, err
+	}
+	// The development provider stands in for a real one: off when one is
+	// configured.
+	if o.dev && len(o.providers) == 0 {
+		if o.devProvider, err = newDevProvider(o.appURL); err != nil {
+			return o, fmt.Errorf("-dev: the development provider's issuer is on the app URL, which must be http on localhost or https: -app-url %q: %v", o.appURL, err)
+		}
+		o.providers = []provider.Provider{o.devProvider.provider}
 	}
 	return o, nil
 }
@@ -505,17 +560,24 @@ func run(args []string, getenv func(string) string) error {
 			return err
 		}
 	}
+	var ob *outbox
+	if o.dev {
+		ob = newOutbox(m)
+		m = ob
+	}
 	a, err := newAuth(o, st, m, os.Stdout, logger)
 	if err != nil {
 		return err
 	}
+	mux := newMux(a, st, o.features())
+	devRoutes(mux, o, ob)
 
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           a.CORS(newMux(a, st, o.features())),
+		Handler:           a.CORS(mux),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
@@ -527,7 +589,9 @@ func run(args []string, getenv func(string) string) error {
 	go cleanExpired(ctx, st, logger)
 
 	for _, p := range o.providers {
-		fmt.Printf("demo: sign-in with %s: redirect URI %s\n", p.Name(), callbackURL(o.appURL, p.ID()))
+		if o.devProvider == nil || p != o.devProvider.provider {
+			fmt.Printf("demo: sign-in with %s: redirect URI %s\n", p.Name(), callbackURL(o.appURL, p.ID()))
+		}
 	}
 	if f := o.features(); f.EmailVerification != "off" || f.AccountLinking {
 		fmt.Printf("demo: email verification %s, account linking %s\n", f.EmailVerification, onOff(f.AccountLinking))
@@ -542,7 +606,16 @@ func run(args []string, getenv func(string) string) error {
 	if len(o.mfa) > 0 {
 		fmt.Printf("demo: MFA on: every user completes %s after signing in\n", strings.Join(o.mfa, " or "))
 	}
+	if len(o.mfaOffered) > 0 {
+		fmt.Printf("demo: MFA offered: users may set up %s, then complete it at each sign-in\n", strings.Join(o.mfaOffered, " or "))
+	}
+	if o.dev {
+		printDev(os.Stdout, o)
+	}
 	fmt.Printf("demo: listening on http://%s (store: %s)\n", ln.Addr(), redact(o.db))
+	if o.dev {
+		fmt.Printf("demo: open %s\n", o.appURL)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -591,7 +664,8 @@ func newAuth(o options, st store.Store, m mailer.Mailer, stdout io.Writer, logge
 		// With -mfa, every user sets up an authenticator app (or, with
 		// totp,webauthn, a passkey) and completes it at each sign-in;
 		// /api/me answers 403 st-mfa until they do.
-		MFA: auth.MFAConfig{Required: o.mfa, Issuer: "auth demo"},
+		// With -dev, users may set up TOTP (or a passkey) themselves.
+		MFA: auth.MFAConfig{Required: o.mfa, Factors: o.mfaOffered, Issuer: "auth demo"},
 		// With -secret, a copy of the database alone cannot mint tokens;
 		// a wrong secret stops the demo at start.
 		Secrets: o.secrets,
@@ -658,10 +732,14 @@ type features struct {
 	// MFA are the second factors of -mfa, one of which every user must
 	// complete; absent when off.
 	MFA []string `json:"mfa,omitempty"`
+	// Dev is true with -dev, absent otherwise: the page shows that the
+	// demo is in development mode, with links to /dev/outbox and to the
+	// development provider.
+	Dev bool `json:"dev,omitempty"`
 }
 
 func (o options) features() features {
-	f := features{EmailVerification: string(o.emailVerification), AccountLinking: o.accountLinking, Passwordless: string(o.passwordless), Passkeys: o.passkeys, MFA: o.mfa}
+	f := features{EmailVerification: string(o.emailVerification), AccountLinking: o.accountLinking, Passwordless: string(o.passwordless), Passkeys: o.passkeys, MFA: o.mfa, Dev: o.dev}
 	if f.EmailVerification == "" {
 		f.EmailVerification = "off"
 	}

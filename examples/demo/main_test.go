@@ -450,6 +450,7 @@ type testDemo struct {
 	url string
 	a   *auth.Auth
 	out *syncBuffer
+	o   options // as parsed and changed
 }
 
 // newTestDemo parses args as the demo's command line (with -addr and -db
@@ -470,17 +471,25 @@ func newTestDemo(t *testing.T, more func(*options), args ...string) *testDemo {
 	}
 	st := memstore.New()
 	out := &syncBuffer{}
-	a, err := newAuth(o, st, mailer.NewLog(out), out, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	var m mailer.Mailer = mailer.NewLog(out)
+	var ob *outbox
+	if o.dev {
+		ob = newOutbox(m)
+		m = ob
+	}
+	a, err := newAuth(o, st, m, out, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: a.CORS(newMux(a, st, o.features()))}}
+	mux := newMux(a, st, o.features())
+	devRoutes(mux, o, ob)
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: a.CORS(mux)}}
 	srv.Start()
 	t.Cleanup(func() {
 		srv.Close()
 		a.Close(t.Context())
 	})
-	return &testDemo{t: t, url: srv.URL, a: a, out: out}
+	return &testDemo{t: t, url: srv.URL, a: a, out: out, o: o}
 }
 
 // do sends a request in header mode, with a JSON body unless body is nil,
