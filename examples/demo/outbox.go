@@ -152,7 +152,10 @@ func (o *outbox) mount(mux *http.ServeMux) {
 	mux.HandleFunc("GET /dev/outbox.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
-		json.NewEncoder(w).Encode(map[string]any{"emails": o.list()})
+		// Links as they are, & and all, for scripts that grep them.
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		enc.Encode(map[string]any{"emails": o.list()})
 	})
 }
 
