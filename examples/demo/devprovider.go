@@ -268,6 +268,9 @@ func (p *devProvider) render(w http.ResponseWriter, status int, page devPage) {
 	page.Recent = append([]devoidc.Identity(nil), p.recent...)
 	p.mu.Unlock()
 	devHeaders(w, "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+	// Under no-referrer, browsers send Origin: null with the form's post;
+	// same-origin keeps the Origin that authorize checks.
+	w.Header().Set("Referrer-Policy", "same-origin")
 	w.WriteHeader(status)
 	devPageTemplate.Execute(w, page)
 }
