@@ -397,6 +397,12 @@ func TestDevProviderRefuses(t *testing.T) {
 	if r := token(f, secret, callback+"x", f.verifier); r.status != http.StatusBadRequest || r.field("error") != "invalid_grant" {
 		t.Errorf("another redirect URI: %d %s, want 400 invalid_grant", r.status, r.body)
 	}
+	// The library would catch a wrong verifier by the nonce it derives
+	// from it; the provider refuses it first.
+	f = d.startDev().signIn("dan@example.com", "Dan", true)
+	if r := token(f, secret, callback, f.verifier+"x"); r.status != http.StatusBadRequest || r.field("error") != "invalid_grant" {
+		t.Errorf("a wrong PKCE verifier at the token endpoint: %d %s, want 400 invalid_grant", r.status, r.body)
+	}
 	f = d.startDev().signIn("dan@example.com", "Dan", true)
 	r := token(f, secret, callback, f.verifier)
 	idToken := r.field("id_token")

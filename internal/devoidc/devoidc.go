@@ -90,6 +90,8 @@ type Issuer struct {
 	// RedirectURIs are the redirect URIs the client registered; empty
 	// accepts any absolute URL without a fragment.
 	RedirectURIs []string
+	// Now is the clock of codes' expiry; nil means time.Now.
+	Now func() time.Time
 
 	mu    sync.Mutex
 	keys  []*Key // keys[0] signs; all are published
@@ -187,11 +189,11 @@ func (s *Issuer) CheckRequest(q url.Values) (Request, error) {
 // issuer.
 func (s *Issuer) Grant(req Request, id Identity) string {
 	code := RandomString(24)
+	now := s.now()
 	s.mu.Lock()
 	if s.codes == nil {
 		s.codes = map[string]*Grant{}
 	}
-	now := time.Now()
 	for c, g := range s.codes {
 		if now.After(g.Expires) {
 			delete(s.codes, c)
@@ -250,7 +252,7 @@ func (s *Issuer) Redeem(w http.ResponseWriter, r *http.Request) *Grant {
 	g := s.codes[code]
 	delete(s.codes, code) // single use, whatever follows
 	s.mu.Unlock()
-	if g == nil || time.Now().After(g.Expires) || r.PostForm.Get("redirect_uri") != g.RedirectURI || !pkceOK(g.Challenge, r.PostForm.Get("code_verifier")) {
+	if g == nil || s.now().After(g.Expires) || r.PostForm.Get("redirect_uri") != g.RedirectURI || !pkceOK(g.Challenge, r.PostForm.Get("code_verifier")) {
 		OAuthError(w, http.StatusBadRequest, "invalid_grant")
 		return nil
 	}
@@ -303,8 +305,15 @@ func (s *Issuer) AnswerToken(w http.ResponseWriter, claims jwt.MapClaims, key *K
 // grant.
 func (s *Issuer) ServeToken(w http.ResponseWriter, r *http.Request) {
 	if g := s.Redeem(w, r); g != nil {
-		s.AnswerToken(w, s.Claims(g, time.Now()), nil)
+		s.AnswerToken(w, s.Claims(g, s.now()), nil)
 	}
+}
+
+func (s *Issuer) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
 }
 
 // pkceOK checks a verifier against the S256 challenge (RFC 7636 section
