@@ -120,7 +120,7 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		tooMany(w, wait)
 		return
 	}
-	l, err := a.passwordLogin(ctx, c.email)
+	u, logins, l, err := a.passwordUser(ctx, c.email)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		a.settleSignIn(ctx, att, attemptAbandoned)
 		a.fail(w, r, err)
@@ -149,13 +149,13 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	if rehash {
 		a.upgradeHash(ctx, l, c.password)
 	}
-	a.passwordSignedIn(w, r, l)
+	a.passwordSignedIn(w, r, u, logins, l)
 }
 
 // passwordSignedIn starts the session of a password that checked out,
 // unless account linking refuses the login (it does not prove an address
 // another user holds).
-func (a *Auth) passwordSignedIn(w http.ResponseWriter, r *http.Request, l store.Login) {
+func (a *Auth) passwordSignedIn(w http.ResponseWriter, r *http.Request, u store.User, logins []store.Login, l store.Login) {
 	ctx := r.Context()
 	if conflict, err := a.signInConflicts(ctx, l); err != nil {
 		a.fail(w, r, err)
@@ -164,18 +164,17 @@ func (a *Auth) passwordSignedIn(w http.ResponseWriter, r *http.Request, l store.
 		writeNotAllowed(w, "SIGN_IN_NOT_ALLOWED", reasonEmailPasswordSignIn)
 		return
 	}
-	u, logins, err := a.user(ctx, l.UserID)
-	if err == nil && a.cfg.AccountLinking && l.EmailProven && !ownedWithin(logins, l.Email) {
+	if a.cfg.AccountLinking && l.EmailProven && !ownedWithin(logins, l.Email) {
 		// A reset proved the address but could not claim it (a fault,
 		// or another owner since gone): claim it now, as a provider's
 		// sign-in would.
 		if owned := a.afterVerified(ctx, l); owned.OwnsEmail {
-			u, logins, err = a.user(ctx, l.UserID)
+			var err error
+			if u, logins, err = a.user(ctx, l.UserID); err != nil {
+				a.fail(w, r, err)
+				return
+			}
 		}
-	}
-	if err != nil {
-		a.fail(w, r, err)
-		return
 	}
 	a.signedIn(w, r, u, logins, l, nil, FactorEmailPassword)
 }
@@ -296,15 +295,23 @@ func writeFieldErrors(w http.ResponseWriter, errs []fieldError) {
 	}{"FIELD_ERROR", errs})
 }
 
-// passwordLogin returns the email and password login of email that a
-// password opens, or an error matching store.ErrNotFound. A login whose
+// passwordUser returns the email and password login of email that a
+// password opens, with its user and the user's logins (one read of the
+// store: a sign-in answers with them), or an error matching
+// store.ErrNotFound. A login whose
 // password was voided (account linking evicts the maker of an unproven
 // login) has no hash and is none for sign-in; sign-up, the email-exists
 // endpoint and reset still see it, as a reset gives it a password.
-func (a *Auth) passwordLogin(ctx context.Context, email string) (store.Login, error) {
-	l, err := a.store.Login(ctx, store.EmailPasswordKey(email))
-	if err == nil && l.PasswordHash == "" {
-		return store.Login{}, store.ErrNotFound
+func (a *Auth) passwordUser(ctx context.Context, email string) (store.User, []store.Login, store.Login, error) {
+	k := store.EmailPasswordKey(email)
+	u, logins, err := a.store.UserByLogin(ctx, k)
+	if err != nil {
+		return store.User{}, nil, store.Login{}, err
 	}
-	return l, err
+	for _, l := range logins {
+		if l.LoginKey == k && l.PasswordHash != "" {
+			return u, logins, l, nil
+		}
+	}
+	return store.User{}, nil, store.Login{}, store.ErrNotFound
 }

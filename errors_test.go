@@ -17,7 +17,7 @@ func TestStorePanicAnswers500(t *testing.T) {
 	s := authtest.NewServer(t, auth.Config{Store: fs, CheckSessionInStore: true})
 	c, u := s.SignedIn(authtest.Header)
 
-	fs.Arm(faultstore.Plan{Call: 1, Method: "Login", When: faultstore.Before, Kind: faultstore.Panic})
+	fs.Arm(faultstore.Plan{Call: 1, Method: "UserByLogin", When: faultstore.Before, Kind: faultstore.Panic})
 	if res := c.SignIn(u.Email, authtest.Password); res.StatusCode != http.StatusInternalServerError || res.Message != "internal error" {
 		t.Errorf("sign-in with a panicking store: %d %s; want 500 internal error", res.StatusCode, res.Body)
 	}

@@ -1431,7 +1431,7 @@ func (e *faultEnv) ledger(calls []faultstore.Call) *faultLedger {
 					s.ended = faultGone
 				}
 			}
-		case "UserByID", "Login", "Logins", "ClaimEmail", "SetEmailVerified", "UpdatePasswordHash",
+		case "UserByID", "Login", "Logins", "UserByLogin", "ClaimEmail", "SetEmailVerified", "UpdatePasswordHash",
 			"Code", "UsePasswordlessCode", "UseCeremony", "Session", "UserSessions", "SigningKeys", "AddSigningKey", "DeleteExpired", "LegacyTokenSession",
 			"RateLimit", "TakeRateLimit", "RefundRateLimit", "ResetRateLimit",
 			"UpdateLoginMaterial", "UpdateSessionFactors":

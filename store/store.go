@@ -450,6 +450,12 @@ type UserStore interface {
 	// the result is empty and the error nil.
 	Logins(ctx context.Context, userID string) ([]Login, error)
 
+	// UserByLogin returns the user of the login with key k and the user's
+	// logins as Logins returns them, the one with key k among them, read
+	// in one step: a sign-in reads all it answers with at once. It returns
+	// ErrNotFound if no login has key k, or if k is a SecondFactorsKey.
+	UserByLogin(ctx context.Context, k LoginKey) (User, []Login, error)
+
 	// LoginsByEmail returns the logins whose Email is email, of every
 	// user, oldest (by CreatedAt) first; none is an empty result. Several
 	// users may share an email (see Login.Email).

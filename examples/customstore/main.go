@@ -106,6 +106,11 @@ func (s *auditStore) Logins(ctx context.Context, userID string) ([]store.Login, 
 	return s.inner.Logins(ctx, userID)
 }
 
+// UserByLogin implements store.Store.
+func (s *auditStore) UserByLogin(ctx context.Context, k store.LoginKey) (store.User, []store.Login, error) {
+	return s.inner.UserByLogin(ctx, k)
+}
+
 // LoginsByEmail implements store.Store.
 func (s *auditStore) LoginsByEmail(ctx context.Context, email string) ([]store.Login, error) {
 	return s.inner.LoginsByEmail(ctx, email)

@@ -351,6 +351,21 @@ func (s *Store) Logins(ctx context.Context, userID string) ([]store.Login, error
 	return call(s, ctx, "Logins", []any{userID}, func() ([]store.Login, error) { return s.inner.Logins(ctx, userID) })
 }
 
+// userLogins is the two values UserByLogin returns besides its error.
+type userLogins struct {
+	user   store.User
+	logins []store.Login
+}
+
+// UserByLogin implements store.Store.
+func (s *Store) UserByLogin(ctx context.Context, k store.LoginKey) (store.User, []store.Login, error) {
+	r, err := call(s, ctx, "UserByLogin", []any{k}, func() (userLogins, error) {
+		u, logins, err := s.inner.UserByLogin(ctx, k)
+		return userLogins{u, logins}, err
+	})
+	return r.user, r.logins, err
+}
+
 // LoginsByEmail implements store.Store.
 func (s *Store) LoginsByEmail(ctx context.Context, email string) ([]store.Login, error) {
 	return call(s, ctx, "LoginsByEmail", []any{email}, func() ([]store.Login, error) { return s.inner.LoginsByEmail(ctx, email) })

@@ -234,7 +234,12 @@ func (s *Store) withEpoch(l store.Login) store.Login {
 func (s *Store) Logins(_ context.Context, userID string) ([]store.Login, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	return s.waysIn(userID), nil
+}
 
+// waysIn returns the logins of a user, oldest first, without its
+// MethodSecondFactors record. Called under mu.
+func (s *Store) waysIn(userID string) []store.Login {
 	out := make([]store.Login, 0, len(s.userLogins[userID]))
 	for _, k := range s.userLogins[userID] {
 		if k.Method != store.MethodSecondFactors {
@@ -242,7 +247,19 @@ func (s *Store) Logins(_ context.Context, userID string) ([]store.Login, error) 
 		}
 	}
 	slices.SortStableFunc(out, func(a, b store.Login) int { return a.CreatedAt.Compare(b.CreatedAt) })
-	return out, nil
+	return out
+}
+
+// UserByLogin implements store.Store.
+func (s *Store) UserByLogin(_ context.Context, k store.LoginKey) (store.User, []store.Login, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+
+	l, ok := s.logins[k]
+	if !ok || k.Method == store.MethodSecondFactors {
+		return store.User{}, nil, store.ErrNotFound
+	}
+	return s.users[l.UserID], s.waysIn(l.UserID), nil
 }
 
 // LoginsByEmail implements store.Store. It looks at every login: the

@@ -198,6 +198,48 @@ func BenchmarkSignUp(b *testing.B) {
 	}
 }
 
+// BenchmarkSignIn is a password sign-in through the handler with cheap
+// hashing, so the store's part shows: statements per sign-in and, on
+// PostgreSQL running on this machine, the database's CPU time per sign-in
+// (every postgres process, from /proc).
+//
+//	go test -run '^$' -bench 'SignIn/postgres' -benchtime 2000x -count 3 ./store/sqlstore/
+func BenchmarkSignIn(b *testing.B) {
+	for _, be := range benchBackends {
+		b.Run(be.name, func(b *testing.B) {
+			st, count := be.open(b)
+			a := newAuth(b, st)
+			a.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/auth/jwt/jwks.json", nil)) // make the signing key
+			email := fmt.Sprintf("bench%d@example.com", seq.Add(1))
+			signUpAs(b, a, email)
+			signIn(b, a, email)
+			start := count.Load()
+			cpu0, measured := sqltest.PostgresCPU()
+			b.ResetTimer()
+			for range b.N {
+				signIn(b, a, email)
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(count.Load()-start)/float64(b.N), "trips/op")
+			if cpu1, ok := sqltest.PostgresCPU(); be.name == "postgres" && measured && ok {
+				b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(b.N), "pg-µs/op")
+			}
+		})
+	}
+}
+
+// signIn signs email in, with signUp's password, in header mode.
+func signIn(b *testing.B, a *auth.Auth, email string) {
+	req := httptest.NewRequest("POST", "/auth/signin", strings.NewReader(
+		`{"formFields":[{"id":"email","value":"`+email+`"},{"id":"password","value":"bench password 1"}]}`))
+	req.Header.Set("st-auth-mode", "header")
+	rec := httptest.NewRecorder()
+	a.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"status":"OK"`) {
+		b.Fatalf("sign-in: %d %s", rec.Code, rec.Body)
+	}
+}
+
 func newAuth(b *testing.B, st store.Store) *auth.Auth {
 	a, err := auth.New(auth.Config{
 		Store: st,
@@ -220,7 +262,11 @@ func newAuth(b *testing.B, st store.Store) *auth.Auth {
 
 // signUp signs a new user up in header mode and returns the refresh token.
 func signUp(b *testing.B, a *auth.Auth) string {
-	email := fmt.Sprintf("bench%d@example.com", seq.Add(1))
+	return signUpAs(b, a, fmt.Sprintf("bench%d@example.com", seq.Add(1)))
+}
+
+// signUpAs signs email up in header mode and returns the refresh token.
+func signUpAs(b *testing.B, a *auth.Auth, email string) string {
 	req := httptest.NewRequest("POST", "/auth/signup", strings.NewReader(
 		`{"formFields":[{"id":"email","value":"`+email+`"},{"id":"password","value":"bench password 1"}]}`))
 	req.Header.Set("st-auth-mode", "header")

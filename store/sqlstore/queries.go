@@ -23,6 +23,7 @@ const (
 type queries struct {
 	insertUser, userByID, userExists                          string
 	insertLogin, login, userLogins, passwordLogin             string
+	userByLogin                                               string
 	loginsByEmail, loginForUpdate, updateLoginEmail           string
 	passwordLoginExists, updatePassword, setPassword          string
 	loginByID, loginByIDForUpdate, loginUser, loginIDTaken    string
@@ -102,8 +103,14 @@ func newQueries(d Dialect) queries {
 		// the email it asks to own.
 		insertLogin: ignore(`INSERT INTO auth_logins (method, third_party, subject, id, user_id, email, email_verified, email_proven,
 			material, password_hash, created_at, owned_email) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, "method"),
-		login:         `SELECT ` + loginColumns + loginsOf + ` WHERE method = ? AND third_party = ? AND subject = ?`,
-		userLogins:    `SELECT ` + loginColumns + loginsOf + ` WHERE user_id = ? AND method <> '` + store.MethodSecondFactors + `' ORDER BY created_at, method, third_party, subject`,
+		login:      `SELECT ` + loginColumns + loginsOf + ` WHERE method = ? AND third_party = ? AND subject = ?`,
+		userLogins: `SELECT ` + loginColumns + loginsOf + ` WHERE user_id = ? AND method <> '` + store.MethodSecondFactors + `' ORDER BY created_at, method, third_party, subject`,
+		// The logins of the user of a login key, each with the user's
+		// time_joined besides its session epoch: one statement, one
+		// snapshot, for a sign-in.
+		userByLogin: `SELECT ` + loginColumns + `, time_joined` + loginsOf + ` WHERE user_id =
+			(SELECT user_id FROM auth_logins WHERE method = ? AND third_party = ? AND subject = ?)
+			AND method <> '` + store.MethodSecondFactors + `' ORDER BY created_at, method, third_party, subject`,
 		passwordLogin: `SELECT ` + loginColumns + loginsOf + ` WHERE user_id = ? AND method = '` + store.MethodEmailPassword + `'`,
 		loginsByEmail: `SELECT ` + loginColumns + loginsOf + ` WHERE email = ?
 			ORDER BY created_at, user_id, method, third_party, subject`,
@@ -309,7 +316,7 @@ func (q *queries) rebind() {
 	for _, p := range []*string{
 		&q.insertUser, &q.userByID, &q.userExists,
 		&q.loginsByEmail, &q.loginForUpdate, &q.updateLoginEmail,
-		&q.insertLogin, &q.login, &q.userLogins, &q.passwordLogin, &q.passwordLoginExists, &q.updatePassword, &q.setPassword,
+		&q.insertLogin, &q.login, &q.userLogins, &q.userByLogin, &q.passwordLogin, &q.passwordLoginExists, &q.updatePassword, &q.setPassword,
 		&q.insertSession, &q.session, &q.userSessions,
 		&q.rotateCurrent, &q.rotatedSession, &q.legacyToken, &q.sessionForUpdate, &q.rotate, &q.endTheft,
 		&q.endSession, &q.endLoginSessions, &q.userHandlesForUpdate, &q.endUserSessions, &q.deleteUserTokens, &q.deleteUserSessions, &q.endEpoch,

@@ -307,6 +307,39 @@ func (s *Store) Logins(ctx context.Context, userID string) ([]store.Login, error
 	return s.logins(ctx, s.q.userLogins, userID)
 }
 
+// UserByLogin implements store.Store.
+func (s *Store) UserByLogin(ctx context.Context, k store.LoginKey) (store.User, []store.Login, error) {
+	if k.Method == store.MethodSecondFactors {
+		return store.User{}, nil, store.ErrNotFound
+	}
+	rows, err := s.db.QueryContext(ctx, s.q.userByLogin, k.Method, k.ThirdParty, k.Subject)
+	if err != nil {
+		return store.User{}, nil, unavailable(fmt.Errorf("sqlstore: reading a user's logins: %w", err))
+	}
+	defer rows.Close()
+	var u store.User
+	logins := []store.Login{}
+	for rows.Next() {
+		var l store.Login
+		var created, joined int64
+		err := rows.Scan(&l.Method, &l.ThirdParty, &l.Subject, &l.ID, &l.UserID, &l.Email, &l.EmailVerified, &l.EmailProven,
+			&l.Material, &l.PasswordHash, &created, &l.OwnsEmail, &l.SessionEpoch, &joined)
+		if err != nil {
+			return store.User{}, nil, unavailable(fmt.Errorf("sqlstore: reading a user's logins: %w", err))
+		}
+		l.CreatedAt = fromMS(created)
+		u = store.User{ID: l.UserID, TimeJoined: fromMS(joined), SessionEpoch: l.SessionEpoch}
+		logins = append(logins, l)
+	}
+	if err := rows.Err(); err != nil {
+		return store.User{}, nil, unavailable(fmt.Errorf("sqlstore: reading a user's logins: %w", err))
+	}
+	if len(logins) == 0 {
+		return store.User{}, nil, store.ErrNotFound
+	}
+	return u, logins, nil
+}
+
 // logins runs a query of loginColumns with one argument.
 func (s *Store) logins(ctx context.Context, query, arg string) ([]store.Login, error) {
 	rows, err := s.db.QueryContext(ctx, query, arg)

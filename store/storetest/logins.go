@@ -12,6 +12,7 @@ import (
 var loginTests = []test{
 	{"OneEmailSeveralMethods", testLoginsShareEmail},
 	{"LookupByKey", testLoginByKey},
+	{"UserByLogin", testUserByLogin},
 	{"LoginsOfUser", testLoginsOfUser},
 	{"LoginsOfUnknownUser", testLoginsOfUnknownUser},
 	{"ResetTouchesOnlyPasswordLogin", testResetWithoutPasswordLogin},
@@ -85,6 +86,52 @@ func testLoginByKey(t *testing.T, s store.Store) {
 	}
 	wantLogin(t, s, pw.Login, "Login: found by its key")
 	wantLogin(t, s, g.Login, "Login: found by its key")
+}
+
+// UserByLogin reads, by one login's key, its user and every way into the
+// user, as UserByID and Logins would, with the session epoch of now.
+func testUserByLogin(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	pw := mustCreateUser(t, s, "u1")
+	mustCreateUser(t, s, "u2")
+	g := thirdPartyLogin("u1", "google", "g-u1", pw.Email)
+	g.ID, g.CreatedAt, g.OwnsEmail = "l2", at(time.Minute), true // nobody owns the address yet
+	if err := s.LinkLogin(ctx, g); err != nil {
+		t.Fatal(err)
+	}
+	mustLinkLogin(t, s, secondFactors("l3", "u1", record("u1", 1)))
+	if _, err := s.RevokeUserSessions(ctx, "u1"); err != nil {
+		t.Fatal(err)
+	}
+	want, err := s.UserByID(ctx, "u1")
+	if err != nil || want.SessionEpoch == 0 {
+		t.Fatalf("UserByID after RevokeUserSessions: %+v, %v; want an epoch past 0", want, err)
+	}
+	for _, k := range []store.LoginKey{pw.LoginKey, g.LoginKey} {
+		u, logins, err := s.UserByLogin(ctx, k)
+		if err != nil {
+			t.Fatalf("UserByLogin(%+v): %v", k, err)
+		}
+		if d := userDiff(u, want); d != "" {
+			t.Errorf("UserByLogin(%+v): the user, with the session epoch RevokeUserSessions advanced: %s", k, d)
+		}
+		if len(logins) != 2 || logins[0].ID != pw.Login.ID || logins[1].ID != g.ID {
+			t.Errorf("UserByLogin(%+v): the user's two ways in, oldest first, without the record of second factors; got %v", k, logins)
+		}
+		for _, l := range logins {
+			if l.SessionEpoch != want.SessionEpoch {
+				t.Errorf("UserByLogin(%+v): login %s has session epoch %d, want the user's %d", k, l.ID, l.SessionEpoch, want.SessionEpoch)
+			}
+		}
+	}
+	for _, k := range []store.LoginKey{
+		store.EmailPasswordKey("nobody@example.com"),
+		{Method: store.MethodThirdParty, ThirdParty: "github", Subject: g.Subject},
+		store.SecondFactorsKey("u1"),
+	} {
+		_, _, err := s.UserByLogin(ctx, k)
+		wantErr(t, err, store.ErrNotFound, fmt.Sprintf("UserByLogin(%+v): no way in has this key", k))
+	}
 }
 
 func testLoginsOfUser(t *testing.T, s store.Store) {

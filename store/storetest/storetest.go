@@ -449,6 +449,44 @@ func wantLogin(t *testing.T, s store.Store, want store.Login, rule string) {
 	if want.Method != store.MethodSecondFactors {
 		t.Errorf("%s: Logins(%q) = %v, without %+v", rule, want.UserID, logins, want.LoginKey)
 	}
+	wantUserByLogin(t, s, want.LoginKey, logins, rule)
+}
+
+// wantUserByLogin checks that UserByLogin(k) answers what UserByID and
+// Logins answer of the user of the login with key k, whose logins are
+// logins; a record of second factors is not found.
+func wantUserByLogin(t *testing.T, s store.Store, k store.LoginKey, logins []store.Login, rule string) {
+	t.Helper()
+	u, got, err := s.UserByLogin(t.Context(), k)
+	if k.Method == store.MethodSecondFactors {
+		wantErr(t, err, store.ErrNotFound, rule+": UserByLogin of a record of second factors, which is no way to sign in,")
+		return
+	}
+	if err != nil {
+		t.Errorf("%s: UserByLogin(%+v) failed: %v", rule, k, err)
+		return
+	}
+	var userID string
+	for _, l := range logins {
+		if l.LoginKey == k {
+			userID = l.UserID
+		}
+	}
+	want, err := s.UserByID(t.Context(), userID)
+	if err != nil {
+		t.Errorf("%s: UserByID(%q) failed: %v", rule, userID, err)
+	} else if d := userDiff(u, want); d != "" {
+		t.Errorf("%s: UserByLogin(%+v), its user: %s", rule, k, d)
+	}
+	if len(got) != len(logins) {
+		t.Errorf("%s: UserByLogin(%+v) = %v, want the logins Logins answers, %v", rule, k, got, logins)
+		return
+	}
+	for i := range got {
+		if d := loginDiff(got[i], logins[i]); d != "" {
+			t.Errorf("%s: UserByLogin(%+v), login %d of %d, against Logins: %s", rule, k, i+1, len(got), d)
+		}
+	}
 }
 
 func wantKeys(t *testing.T, s store.Store, now time.Time, want []store.SigningKey, rule string) {
