@@ -94,7 +94,12 @@
 // one after the other, while reads go on beside them on the pool's other
 // connections: a write starts the moment the one before it commits,
 // rather than when SQLite's busy handler, which polls with sleeps of up
-// to 100 ms, next looks. Write transactions begin IMMEDIATE, so a
+// to 100 ms, next looks. The single-statement writes that queue while
+// another holds the writer (refresh-token rotations, new sessions,
+// revocations, rate-limit counts) commit together in one transaction, one
+// sync of the log for all, each inside a savepoint: one that fails
+// changes nothing and the others commit, and none is answered before the
+// commit. Write transactions begin IMMEDIATE, so a
 // writer from outside the store (another process) makes them wait on the
 // busy timeout instead of failing with SQLITE_BUSY.
 //

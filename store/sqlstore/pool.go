@@ -3,6 +3,8 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"slices"
+	"sync"
 	"time"
 )
 
@@ -71,12 +73,140 @@ func (l writeLock) unlock() {
 	}
 }
 
-// write runs f, a single statement that writes, under the write lock and
-// as retrying does.
-func (s *Store) write(ctx context.Context, f func() error) error {
-	if err := s.writes.lock(ctx); err != nil {
-		return err
+// write runs f, a single statement that writes, on q with ctx: as
+// retrying does elsewhere, and on SQLite together with the writes queued
+// meanwhile (see commitQueued).
+func (s *Store) write(ctx context.Context, f func(ctx context.Context, q querier) error) error {
+	if s.writes == nil {
+		return retrying(ctx, func() error { return f(ctx, s.db) })
 	}
-	defer s.writes.unlock()
-	return retrying(ctx, f)
+	w := &queuedWrite{ctx: ctx, f: f, done: make(chan error, 1)}
+	s.queued.add(w)
+	for {
+		select {
+		case err := <-w.done:
+			return unavailable(err)
+		case s.writes <- struct{}{}:
+			// The writer's turn: commit what is queued, this write
+			// among it unless the turn before took it.
+			s.commitQueued()
+			s.writes.unlock()
+		case <-ctx.Done():
+			if s.queued.remove(w) {
+				return ctx.Err()
+			}
+			// Taken by the writer: its answer comes soon.
+			return unavailable(<-w.done)
+		}
+	}
+}
+
+// A queuedWrite is a write waiting for its turn; done gets its outcome
+// once it committed, or did not.
+type queuedWrite struct {
+	ctx  context.Context
+	f    func(ctx context.Context, q querier) error
+	done chan error
+}
+
+// writeQueue holds the writes waiting for SQLite's writer.
+type writeQueue struct {
+	mu     sync.Mutex
+	writes []*queuedWrite
+}
+
+func (q *writeQueue) add(w *queuedWrite) {
+	q.mu.Lock()
+	q.writes = append(q.writes, w)
+	q.mu.Unlock()
+}
+
+// remove takes w out of the queue, and reports whether it was there.
+func (q *writeQueue) remove(w *queuedWrite) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for i, v := range q.writes {
+		if v == w {
+			q.writes = slices.Delete(q.writes, i, i+1)
+			return true
+		}
+	}
+	return false
+}
+
+// take empties the queue, and returns what it held.
+func (q *writeQueue) take() []*queuedWrite {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	ws := q.writes
+	q.writes = nil
+	return ws
+}
+
+// commitQueued runs the queued writes and commits them in one
+// transaction, under the write lock: one sync of the log for all of them,
+// where each of them alone would wait for its own (synchronous=FULL syncs
+// at every commit). Each write runs inside a savepoint, so a write that
+// fails changes nothing and the others still commit; none is answered
+// before the commit. The statements run without the requests' deadlines:
+// SQLite interrupts a statement whose context ends and rolls back the
+// whole transaction with it, and the writes of the others. A request
+// whose context ended before its turn is answered with its error.
+func (s *Store) commitQueued() {
+	ws := s.queued.take()
+	switch len(ws) {
+	case 0:
+		return
+	case 1:
+		w := ws[0]
+		w.done <- w.f(context.WithoutCancel(w.ctx), s.db)
+		return
+	}
+	errs := make([]error, len(ws))
+	fail := func(err error) {
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = err
+			}
+		}
+	}
+	bg := context.Background()
+	conn, err := s.db.Conn(bg)
+	if err == nil {
+		defer conn.Close()
+		_, err = conn.ExecContext(bg, "BEGIN IMMEDIATE")
+	}
+	if err != nil {
+		fail(err)
+	} else {
+		for i, w := range ws {
+			if errs[i] = w.ctx.Err(); errs[i] != nil {
+				continue
+			}
+			if _, err := conn.ExecContext(bg, "SAVEPOINT queued_write"); err != nil {
+				fail(err)
+				break
+			}
+			errs[i] = w.f(context.WithoutCancel(w.ctx), conn)
+			if errs[i] != nil {
+				_, err = conn.ExecContext(bg, "ROLLBACK TO queued_write")
+			}
+			if err == nil {
+				_, err = conn.ExecContext(bg, "RELEASE queued_write")
+			}
+			if err != nil {
+				// The transaction is gone (SQLite ends it on some
+				// errors, as a full disk): nothing of it commits.
+				fail(err)
+				break
+			}
+		}
+		if _, err := conn.ExecContext(bg, "COMMIT"); err != nil {
+			conn.ExecContext(bg, "ROLLBACK")
+			fail(err)
+		}
+	}
+	for i, w := range ws {
+		w.done <- errs[i]
+	}
 }

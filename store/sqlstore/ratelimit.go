@@ -35,8 +35,8 @@ func (s *Store) TakeRateLimit(ctx context.Context, key string, every time.Durati
 	// MariaDB may pick a take racing another on a new key, or the prune
 	// below, as a deadlock victim; write retries it.
 	var rows int64
-	err := s.write(ctx, func() (err error) {
-		rows, err = affected(s.db.ExecContext(ctx, s.q.takeRateLimit, args...))
+	err := s.write(ctx, func(ctx context.Context, q querier) (err error) {
+		rows, err = affected(q.ExecContext(ctx, s.q.takeRateLimit, args...))
 		return err
 	})
 	if err != nil {
@@ -59,16 +59,16 @@ func (s *Store) pruneRateLimits(ctx context.Context, now int64) {
 	if now-last < time.Minute.Milliseconds() || !s.limitsPruned.CompareAndSwap(last, now) {
 		return
 	}
-	s.write(ctx, func() error {
-		_, err := s.db.ExecContext(ctx, s.q.deleteExpiredLimits, now)
+	s.write(ctx, func(ctx context.Context, q querier) error {
+		_, err := q.ExecContext(ctx, s.q.deleteExpiredLimits, now)
 		return err
 	})
 }
 
 // RefundRateLimit implements store.RateLimitStore.
 func (s *Store) RefundRateLimit(ctx context.Context, key string, every time.Duration) error {
-	err := s.write(ctx, func() error {
-		_, err := s.db.ExecContext(ctx, s.q.refundRateLimit, every.Milliseconds(), key)
+	err := s.write(ctx, func(ctx context.Context, q querier) error {
+		_, err := q.ExecContext(ctx, s.q.refundRateLimit, every.Milliseconds(), key)
 		return err
 	})
 	if err != nil {
@@ -79,8 +79,8 @@ func (s *Store) RefundRateLimit(ctx context.Context, key string, every time.Dura
 
 // ResetRateLimit implements store.RateLimitStore.
 func (s *Store) ResetRateLimit(ctx context.Context, key string) error {
-	err := s.write(ctx, func() error {
-		_, err := s.db.ExecContext(ctx, s.q.resetRateLimit, key)
+	err := s.write(ctx, func(ctx context.Context, q querier) error {
+		_, err := q.ExecContext(ctx, s.q.resetRateLimit, key)
 		return err
 	})
 	if err != nil {
@@ -138,8 +138,8 @@ func (s *Store) SpendRateLimits(ctx context.Context, spends []store.RateLimitSpe
 	args = append(args, n)
 	// MariaDB may pick a spend racing another on a new key, or the
 	// prune below, as a deadlock victim; write retries it.
-	err := s.write(ctx, func() error {
-		_, err := s.db.ExecContext(ctx, s.spendRateLimitsQuery(len(spends)), args...)
+	err := s.write(ctx, func(ctx context.Context, q querier) error {
+		_, err := q.ExecContext(ctx, s.spendRateLimitsQuery(len(spends)), args...)
 		return err
 	})
 	if err != nil {

@@ -43,7 +43,8 @@ type Store struct {
 	db      *sql.DB
 	dialect Dialect
 	q       queries
-	writes  writeLock // SQLite's one writer at a time; nil elsewhere
+	writes  writeLock  // SQLite's one writer at a time; nil elsewhere
+	queued  writeQueue // SQLite's writes waiting to be committed together
 	// limitsPruned is the time (ms) TakeRateLimit last deleted passed
 	// rate-limit rows.
 	limitsPruned atomic.Int64
@@ -453,8 +454,8 @@ func (s *Store) CreateSession(ctx context.Context, sess store.Session, refresh s
 	// the epoch under an exclusive one, so either the session exists
 	// before they end every session, or the insert sees the new epoch.
 	var n int64
-	err := s.write(ctx, func() (err error) {
-		n, err = affected(s.db.ExecContext(ctx, s.q.insertSession, sess.Handle, loginID,
+	err := s.write(ctx, func(ctx context.Context, q querier) (err error) {
+		n, err = affected(q.ExecContext(ctx, s.q.insertSession, sess.Handle, loginID,
 			ms(sess.CreatedAt), ms(sess.RefreshedAt), ms(sess.ExpiresAt), refresh[:], orNull(sess.Factors), sess.UserID, epoch))
 		return err
 	})
@@ -657,8 +658,8 @@ func (s *Store) rotateCurrent(ctx context.Context, r store.Rotation, args []any)
 		Generation: r.Generation + 1}
 	var created int64
 	if s.dialect != MySQL {
-		err := s.write(ctx, func() error {
-			return s.db.QueryRowContext(ctx, s.q.rotateCurrent, args...).Scan(&sess.UserID, &sess.LoginID, &created, &sess.Factors)
+		err := s.write(ctx, func(ctx context.Context, q querier) error {
+			return q.QueryRowContext(ctx, s.q.rotateCurrent, args...).Scan(&sess.UserID, &sess.LoginID, &created, &sess.Factors)
 		})
 		sess.CreatedAt = fromMS(created)
 		return sess, err
@@ -690,8 +691,8 @@ func (s *Store) UpdateSessionFactors(ctx context.Context, handle string, old, ne
 		query, args = s.q.swapFactorsFromNone, args[:3]
 	}
 	var n int64
-	err := s.write(ctx, func() (err error) {
-		n, err = affected(s.db.ExecContext(ctx, query, args...))
+	err := s.write(ctx, func(ctx context.Context, q querier) (err error) {
+		n, err = affected(q.ExecContext(ctx, query, args...))
 		return err
 	})
 	if err != nil {
@@ -739,8 +740,8 @@ func allowanceOf(r store.Rotation) (every, limit int64) {
 // until DeleteExpired removes it with the session's expiry.
 func (s *Store) RevokeSession(ctx context.Context, handle string, why store.EndReason) error {
 	var n int64
-	err := s.write(ctx, func() (err error) {
-		n, err = affected(s.db.ExecContext(ctx, s.q.endSession, string(why), handle))
+	err := s.write(ctx, func(ctx context.Context, q querier) (err error) {
+		n, err = affected(q.ExecContext(ctx, s.q.endSession, string(why), handle))
 		return err
 	})
 	if err != nil {
@@ -905,8 +906,8 @@ func (s *Store) SigningKeys(ctx context.Context, now time.Time) ([]store.Signing
 // AddSigningKey implements store.Store.
 func (s *Store) AddSigningKey(ctx context.Context, k store.SigningKey) error {
 	var n int64
-	err := s.write(ctx, func() (err error) {
-		n, err = affected(s.db.ExecContext(ctx, s.q.insertKey, k.ID, k.Algorithm, k.Material,
+	err := s.write(ctx, func(ctx context.Context, q querier) (err error) {
+		n, err = affected(q.ExecContext(ctx, s.q.insertKey, k.ID, k.Algorithm, k.Material,
 			ms(k.CreatedAt), ms(k.SignUntil), ms(k.VerifyUntil)))
 		return err
 	})
