@@ -47,32 +47,15 @@ func bareRotate(ctx context.Context, db, table string, c int, d time.Duration) (
 	defer sqldb.Close()
 	sqldb.SetMaxOpenConns(c)
 	sqldb.SetMaxIdleConns(c)
-	if _, err := sqldb.ExecContext(ctx, "CREATE TABLE "+table+" (id INTEGER PRIMARY KEY, cur TEXT NOT NULL)"); err != nil {
-		return result{}, fmt.Errorf("creating the scratch table: %w", err)
-	}
+	cur, err := createScratch(ctx, sqldb, ph, table, c)
 	defer sqldb.ExecContext(context.Background(), "DROP TABLE "+table)
-	cur := make([]string, c)
-	for w := range c {
-		cur[w] = token()
-		if _, err := sqldb.ExecContext(ctx, "INSERT INTO "+table+" (id, cur) VALUES ("+ph[0]+", "+ph[1]+")", w, cur[w]); err != nil {
-			return result{}, err
-		}
+	if err != nil {
+		return result{}, err
 	}
-	q := "UPDATE " + table + " SET cur = " + ph[0] + " WHERE id = " + ph[1] + " AND cur = " + ph[2] + returning
+	q := rotateStatement(table, ph, returning)
 	r := runPhase(ctx, "bare rotate (harness)", c, d, func(ctx context.Context, w int) outcome {
 		next := token()
-		var err error
-		if returning == "" {
-			var res sql.Result
-			if res, err = sqldb.ExecContext(ctx, q, next, w, cur[w]); err == nil {
-				if n, _ := res.RowsAffected(); n != 1 {
-					err = sql.ErrNoRows
-				}
-			}
-		} else {
-			var id int
-			err = sqldb.QueryRowContext(ctx, q, next, w, cur[w]).Scan(&id)
-		}
+		err := rotate(ctx, sqldb, q, returning, w, cur[w], next)
 		if errors.Is(err, sql.ErrNoRows) {
 			return outcome{err: "no row", stop: true}
 		} else if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,25 +15,37 @@ import (
 // Linux reports CPU time in /proc in USER_HZ ticks, 100 a second.
 const tick = time.Second / 100
 
-// cpuReading is the CPU time used so far by the demo, by this process
-// (the load generator) and by the whole machine.
+// cpuReading is the CPU time used so far by the server under load (the
+// demo, or the phase's own server), by this process (the load generator),
+// by the database server's processes if it has any, and by the whole
+// machine.
 type cpuReading struct {
-	server, self, machine time.Duration
-	ok                    bool
+	server, self, db, machine time.Duration
+	dbRead                    bool
+	ok                        bool
 }
 
-// readCPU reads the three; ok is false if one could not be read.
-func readCPU(pid int) cpuReading {
+// readCPU reads the four; ok is false if the server's or the machine's
+// could not be read. dbNames are the command names of the database
+// server's processes (postgres, or mysqld and mariadbd); none for an
+// embedded database.
+func readCPU(pid int, dbNames []string) cpuReading {
 	srv, err1 := processCPU(pid)
 	mach, err2 := machineCPU()
-	return cpuReading{server: srv, self: selfCPU(), machine: mach, ok: err1 == nil && err2 == nil}
+	r := cpuReading{server: srv, self: selfCPU(), machine: mach, ok: err1 == nil && err2 == nil}
+	if len(dbNames) > 0 {
+		r.db, r.dbRead = namedCPU(dbNames), true
+	}
+	return r
 }
 
-// cpuUse is what a phase cost in CPU time: the demo's, the load
-// generator's, and that of every other process on the machine (steal
-// time included), which should be near zero for a clean measurement.
+// cpuUse is what a phase cost in CPU time: the server's, the load
+// generator's, the database server's (if dbOK), and that of every other
+// process on the machine (steal time included), which should be near zero
+// for a clean measurement.
 type cpuUse struct {
-	server, client, other time.Duration
+	server, client, db, other time.Duration
+	dbOK                      bool
 }
 
 func cpuBetween(a, b cpuReading) (cpuUse, bool) {
@@ -40,8 +53,49 @@ func cpuBetween(a, b cpuReading) (cpuUse, bool) {
 		return cpuUse{}, false
 	}
 	u := cpuUse{server: b.server - a.server, client: b.self - a.self}
-	u.other = max(0, b.machine-a.machine-u.server-u.client)
+	if a.dbRead && b.dbRead {
+		// A process of the database that ended during the phase took
+		// its time with it: that time shows among the others.
+		u.db, u.dbOK = max(0, b.db-a.db), true
+	}
+	u.other = max(0, b.machine-a.machine-u.server-u.client-u.db)
 	return u, true
+}
+
+// dbProcessNames are the command names of the processes of the database
+// server db names: none for memory and SQLite, which run in the demo.
+func dbProcessNames(db string) []string {
+	switch {
+	case isPostgres(db):
+		return []string{"postgres"}
+	case isMySQL(db):
+		return []string{"mysqld", "mariadbd"}
+	}
+	return nil
+}
+
+// namedCPU sums the CPU time of the processes whose command name is one
+// of names.
+func namedCPU(names []string) time.Duration {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	var sum time.Duration
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		if err != nil || !slices.Contains(names, strings.TrimSpace(string(comm))) {
+			continue
+		}
+		if t, err := processCPU(pid); err == nil {
+			sum += t
+		}
+	}
+	return sum
 }
 
 // processCPU reads the user and system time of process pid from

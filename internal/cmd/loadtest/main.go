@@ -7,6 +7,7 @@
 //	go run ./internal/cmd/loadtest -db memory -d 10s
 //	go run ./internal/cmd/loadtest -db 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable' -phases ping,me,refresh
 //	go run ./internal/cmd/loadtest -db sqlite:/tmp/lt.db -phases refresh
+//	go run ./internal/cmd/loadtest -db 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable' -phases refresh,refresh-floor -runs 3
 //	go run ./internal/cmd/loadtest -db memory -phases ping,me,signup -runs 3
 //	go run ./internal/cmd/loadtest -db memory -d 4s -phases ping,me,ping,me,ping,me -runs 3
 //	go run ./internal/cmd/loadtest -db 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable' -phases signin,signin-betterauth -runs 3 -betterauth internal/cmd/betterauth/server.mjs
@@ -20,6 +21,14 @@
 //     rotating its own session serially. With a SQL -db the harness also
 //     runs a bare conditional UPDATE ... RETURNING on a scratch table in the
 //     same database at the same concurrency: the baseline.
+//   - refresh-floor: the refresh phase's load, the same requests and
+//     answers of the same sizes, against a minimal server of this program's
+//     own, started as a separate process as the demo is, whose one route
+//     runs the bare rotate statement on the same database with the demo's
+//     driver and pool settings: net/http and one driver call, no library.
+//     The floor refresh is held against; it needs a SQL -db, and starts
+//     no demo. -phases refresh,refresh-floor alternates the two in each
+//     run; the report gives their ratio over all their turns.
 //   - signin: POST /auth/signin; beside it the raw argon2id rate at the
 //     library's parameters, measured in this process while the server
 //     idles, just before the phase and just after it, so that a drift in
@@ -44,9 +53,12 @@
 // Load generator and server share the machine's cores, so what a phase
 // costs the client weighs on its rate as much as what it costs the server.
 // For each HTTP phase the report gives the CPU time per request of the
-// demo and of this process, and the cores every other process on the
-// machine used meanwhile: a figure measured while other processes took a
-// core is not comparable with one measured on an idle machine.
+// server (the demo, or the phase's own server), of this process and of the
+// database server's processes (PostgreSQL's, MySQL's or MariaDB's, read by
+// their command names; SQLite runs inside the server), and the cores every
+// other process on the machine used meanwhile: a figure measured while
+// other processes took a core is not comparable with one measured on an
+// idle machine.
 // -cpuprofile FILE profiles the load generator itself.
 //
 // With -runs N the phases run N times, each time against a fresh demo
@@ -77,7 +89,7 @@ const (
 	password  = "load test 1"
 )
 
-var allPhases = []string{"ping", "me", "refresh", "signin", "signup", "burst", "signin-betterauth"}
+var allPhases = []string{"ping", "me", "refresh", "refresh-floor", "signin", "signup", "burst", "signin-betterauth"}
 
 type config struct {
 	db     string
@@ -95,6 +107,13 @@ type config struct {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == floorServerArg {
+		if err := serveFloor(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "loadtest: floor server:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
 		os.Exit(1)
@@ -141,7 +160,21 @@ func parseFlags(args []string) (config, error) {
 	if slices.Contains(cfg.phases, "signin-betterauth") && (cfg.betterauth == "" || !isPostgres(cfg.db)) {
 		return cfg, errors.New("-phases signin-betterauth needs -betterauth SCRIPT and a postgres:// -db")
 	}
+	if slices.Contains(cfg.phases, "refresh-floor") && cfg.db == "memory" {
+		return cfg, errors.New("-phases refresh-floor needs a SQL -db: the floor is the bare rotate statement on it")
+	}
 	return cfg, nil
+}
+
+// needsDemo says whether one of phases runs against the demo: all but
+// refresh-floor and signin-betterauth do.
+func needsDemo(phases []string) bool {
+	for _, p := range phases {
+		if p != "refresh-floor" && p != "signin-betterauth" {
+			return true
+		}
+	}
+	return false
 }
 
 func isMySQL(db string) bool { return strings.HasPrefix(db, "mysql://") }
@@ -178,7 +211,7 @@ func run(args []string) error {
 	}
 	defer os.RemoveAll(dir)
 	bin := cfg.demo
-	if bin == "" {
+	if bin == "" && needsDemo(cfg.phases) {
 		log("building ./examples/demo")
 		if bin, err = buildDemo(dir); err != nil {
 			return err

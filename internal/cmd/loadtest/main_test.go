@@ -396,6 +396,16 @@ func TestCPU(t *testing.T) {
 	if u, _ := cpuBetween(a, b); u.other != 0 {
 		t.Errorf("other = %v, want 0", u.other)
 	}
+	// The database server's time, read on both sides, is its own column
+	// and no longer among the others'.
+	a.db, a.dbRead = 4*time.Second, true
+	b.db, b.dbRead, b.machine = 5*time.Second, true, 16*time.Second
+	if u, ok := cpuBetween(a, b); !ok || u != (cpuUse{server: 2 * time.Second, client: 3 * time.Second, db: time.Second, dbOK: true}) {
+		t.Errorf("cpuBetween with the database = %+v, %v", u, ok)
+	}
+	if u, _ := cpuBetween(a, cpuReading{server: 3 * time.Second, self: 5 * time.Second, machine: 16 * time.Second, ok: true}); u.dbOK {
+		t.Errorf("cpuBetween with one database reading = %+v, want none", u)
+	}
 	if _, ok := cpuBetween(a, cpuReading{}); ok {
 		t.Error("cpuBetween accepted a failed reading")
 	}
@@ -407,8 +417,13 @@ func TestCPU(t *testing.T) {
 	r2 := r
 	r2.cpu.server = 25 * ms
 	var out bytes.Buffer
-	printReport(&out, &report{cfg: config{db: "memory", c: 4, d: time.Second}, rows: []result{r, row("argon2id raw (harness)", 9, ms, ms, nil, 0)}})
-	if want := "| me | 15.0 µs | 20.0 µs | 0.10 cores |\n"; !strings.Contains(out.String(), want) {
+	rdb := r
+	rdb.name, rdb.cpu.db, rdb.cpu.dbOK = "refresh", 40*ms, true
+	printReport(&out, &report{cfg: config{db: "memory", c: 4, d: time.Second}, rows: []result{r, rdb, row("argon2id raw (harness)", 9, ms, ms, nil, 0)}})
+	if want := "| refresh | 15.0 µs | 20.0 µs | 40.0 µs | 0.10 cores |\n"; !strings.Contains(out.String(), want) {
+		t.Errorf("report lacks %q:\n%s", want, out.String())
+	}
+	if want := "| me | 15.0 µs | 20.0 µs | n/a | 0.10 cores |\n"; !strings.Contains(out.String(), want) {
 		t.Errorf("report lacks %q:\n%s", want, out.String())
 	}
 	if strings.Contains(out.String(), "| argon2id raw (harness) | n/a") || strings.Count(out.String(), "argon2id") != 1 {
@@ -416,7 +431,7 @@ func TestCPU(t *testing.T) {
 	}
 	out.Reset()
 	printSummary(&out, config{db: "memory", c: 4, d: time.Second}, []*report{{rows: []result{r}}, {rows: []result{r2}}})
-	if want := "| me | 20.0 µs (15.0 µs–25.0 µs) | 20.0 µs (20.0 µs–20.0 µs) | 0.10 cores (0.10 cores–0.10 cores) |\n"; !strings.Contains(out.String(), want) {
+	if want := "| me | 20.0 µs (15.0 µs–25.0 µs) | 20.0 µs (20.0 µs–20.0 µs) | n/a | 0.10 cores (0.10 cores–0.10 cores) |\n"; !strings.Contains(out.String(), want) {
 		t.Errorf("summary lacks %q:\n%s", want, out.String())
 	}
 }

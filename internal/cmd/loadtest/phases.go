@@ -37,14 +37,20 @@ type result struct {
 	cpuOK   bool
 }
 
-// cpuPerRequest is the demo's and the load generator's CPU time per
-// request, and the cores that other processes used meanwhile.
-func (r result) cpuPerRequest() (server, client time.Duration, otherCores float64, ok bool) {
+// cpuPerRequest is the server's, the load generator's and the database
+// server's CPU time per request (db is -1 where there is no database
+// server to read: memory, SQLite), and the cores that other processes
+// used meanwhile.
+func (r result) cpuPerRequest() (server, client, db time.Duration, otherCores float64, ok bool) {
 	if !r.cpuOK || r.n == 0 || r.elapsed <= 0 {
-		return 0, 0, 0, false
+		return 0, 0, 0, 0, false
 	}
 	n := time.Duration(r.n)
-	return r.cpu.server / n, r.cpu.client / n, r.cpu.other.Seconds() / r.elapsed.Seconds(), true
+	db = -1
+	if r.cpu.dbOK {
+		db = r.cpu.db / n
+	}
+	return r.cpu.server / n, r.cpu.client / n, db, r.cpu.other.Seconds() / r.elapsed.Seconds(), true
 }
 
 func (r result) rate() float64 {
@@ -68,7 +74,8 @@ func combine(name string, a, b result) result {
 	c.rss, c.hwm = b.rss, max(a.hwm, b.hwm)
 	if a.cpuOK && b.cpuOK {
 		c.cpuOK = true
-		c.cpu = cpuUse{server: a.cpu.server + b.cpu.server, client: a.cpu.client + b.cpu.client, other: a.cpu.other + b.cpu.other}
+		c.cpu = cpuUse{server: a.cpu.server + b.cpu.server, client: a.cpu.client + b.cpu.client,
+			db: a.cpu.db + b.cpu.db, dbOK: a.cpu.dbOK && b.cpu.dbOK, other: a.cpu.other + b.cpu.other}
 	}
 	var notes []string
 	for _, n := range []string{a.note, b.note} {
@@ -156,6 +163,8 @@ func runOnce(ctx context.Context, cfg config, bin, dir, runID string, n int) (*r
 	var ba *server // Better Auth, for signin-betterauth
 	var baClient *client
 	var baUsers []string
+	var fl *floor // the floor's server, for refresh-floor
+	dbNames := dbProcessNames(cfg.db)
 	for _, phase := range cfg.phases {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -181,14 +190,34 @@ func runOnce(ctx context.Context, cfg config, bin, dir, runID string, n int) (*r
 				}
 			}
 			log("phase " + phase)
-			cpu0 := readCPU(ba.cmd.Process.Pid)
+			cpu0 := readCPU(ba.cmd.Process.Pid, dbNames)
 			r := runPhase(ctx, phase, cfg.c, cfg.d, func(ctx context.Context, w int) outcome {
 				a, err := baClient.do(ctx, "POST", "/api/auth/sign-in/email", "", baCredentials(baUsers[w], ""))
 				return expectBAToken(a, err)
 			})
-			r.cpu, r.cpuOK = cpuBetween(cpu0, readCPU(ba.cmd.Process.Pid))
+			r.cpu, r.cpuOK = cpuBetween(cpu0, readCPU(ba.cmd.Process.Pid, dbNames))
 			r.rss, r.hwm = ba.memoryString()
-			r.note = "its server CPU is the Node process's, and PostgreSQL's counts among the other processes"
+			r.note = "its server CPU is the Node process's"
+			logResult(r)
+			rp.add(r)
+			continue
+		}
+		if phase == "refresh-floor" {
+			if fl == nil {
+				log("starting the floor's server, -db " + redact(cfg.db))
+				var err error
+				table := fmt.Sprintf("loadtest_floor_%d_%d", os.Getpid(), n)
+				if fl, err = startFloor(ctx, cfg.db, dir, table, cfg.c); err != nil {
+					return nil, fmt.Errorf("refresh-floor: %w", err)
+				}
+				defer fl.stop()
+			}
+			log("phase " + phase)
+			cpu0 := readCPU(fl.srv.cmd.Process.Pid, dbNames)
+			r := fl.phase(ctx, cfg.c, cfg.d)
+			r.cpu, r.cpuOK = cpuBetween(cpu0, readCPU(fl.srv.cmd.Process.Pid, dbNames))
+			r.rss, r.hwm = fl.srv.memoryString()
+			r.note = "net/http and the bare rotate statement in a process of the harness's own; its server CPU is that process's"
 			logResult(r)
 			rp.add(r)
 			continue
@@ -216,7 +245,7 @@ func runOnce(ctx context.Context, cfg config, bin, dir, runID string, n int) (*r
 			argonBefore = rawArgon2(cfg.d)
 		}
 		log("phase " + phase)
-		cpu0 := readCPU(srv.cmd.Process.Pid)
+		cpu0 := readCPU(srv.cmd.Process.Pid, dbNames)
 		var r result
 		switch phase {
 		case "ping":
@@ -260,7 +289,7 @@ func runOnce(ctx context.Context, cfg config, bin, dir, runID string, n int) (*r
 				return expect200(a, err, true)
 			})
 		}
-		r.cpu, r.cpuOK = cpuBetween(cpu0, readCPU(srv.cmd.Process.Pid))
+		r.cpu, r.cpuOK = cpuBetween(cpu0, readCPU(srv.cmd.Process.Pid, dbNames))
 		r.rss, r.hwm = srv.memoryString()
 		logResult(r)
 		rp.add(r)
@@ -307,6 +336,20 @@ func runOnce(ctx context.Context, cfg config, bin, dir, runID string, n int) (*r
 		}
 	}
 	// Over every turn of each: see add.
+	if refresh, fr := find(rp.rows, "refresh"), find(rp.rows, "refresh-floor"); refresh != nil && fr != nil && fr.rate() > 0 {
+		ratio := refresh.rate() / fr.rate()
+		cpu := ""
+		if rs, _, _, _, ok := refresh.cpuPerRequest(); ok {
+			if fs, _, _, _, ok := fr.cpuPerRequest(); ok {
+				cpu = fmt.Sprintf("; server CPU per request %s vs %s", us(rs), us(fs))
+			}
+		}
+		rp.figures = append(rp.figures, figure{
+			what:  fmt.Sprintf("refresh over HTTP vs its floor (net/http and the bare rotate statement), %d clients", cfg.c),
+			value: ratio, format: "%.2f", unit: "x",
+			detail: fmt.Sprintf("%.0f/s vs %.0f/s = %.2fx%s%s", refresh.rate(), fr.rate(), ratio, cpu, turns(cfg.phases, "refresh", "refresh-floor")),
+		})
+	}
 	if demo, peer := find(rp.rows, "signin"), find(rp.rows, "signin-betterauth"); demo != nil && peer != nil && peer.rate() > 0 {
 		ratio := demo.rate() / peer.rate()
 		rp.figures = append(rp.figures, figure{

@@ -63,10 +63,11 @@ type summary struct {
 	errs           map[string]int // all runs
 	hwm            int64          // the highest peak RSS of the runs, 0 if not applicable
 	notes          []string
-	// CPU per request of the demo and the load generator, the cores of
-	// other processes; cpuRuns counts the runs that measured them.
-	serverCPU, clientCPU, otherCores spread
-	cpuRuns                          int
+	// CPU per request of the server, the load generator and the database
+	// server, the cores of other processes; cpuRuns counts the runs that
+	// measured them, dbRuns those that read the database server's too.
+	serverCPU, clientCPU, dbCPU, otherCores spread
+	cpuRuns, dbRuns                         int
 }
 
 // aggregate sums runs up: a summary per row name and per figure, in the
@@ -77,7 +78,7 @@ func aggregate(runs []*report) ([]summary, []figure) {
 	var rows []summary
 	rowAt := map[string]int{}
 	var rates, p50s, p99s [][]float64
-	var srvCPU, cliCPU, other [][]float64
+	var srvCPU, cliCPU, dbCPU, other [][]float64
 	for i, rp := range runs {
 		for _, r := range rp.rows {
 			j, ok := rowAt[r.name]
@@ -86,7 +87,7 @@ func aggregate(runs []*report) ([]summary, []figure) {
 				rowAt[r.name] = j
 				rows = append(rows, summary{name: r.name, errs: map[string]int{}})
 				rates, p50s, p99s = append(rates, nil), append(p50s, nil), append(p99s, nil)
-				srvCPU, cliCPU, other = append(srvCPU, nil), append(cliCPU, nil), append(other, nil)
+				srvCPU, cliCPU, dbCPU, other = append(srvCPU, nil), append(cliCPU, nil), append(dbCPU, nil), append(other, nil)
 			}
 			s := &rows[j]
 			s.runs++
@@ -98,8 +99,12 @@ func aggregate(runs []*report) ([]summary, []figure) {
 				s.errs[k] += v
 			}
 			s.hwm = max(s.hwm, r.hwm)
-			if srv, cli, oth, ok := r.cpuPerRequest(); ok {
+			if srv, cli, db, oth, ok := r.cpuPerRequest(); ok {
 				s.cpuRuns++
+				if db >= 0 {
+					s.dbRuns++
+					dbCPU[j] = append(dbCPU[j], float64(db))
+				}
 				srvCPU[j] = append(srvCPU[j], float64(srv))
 				cliCPU[j] = append(cliCPU[j], float64(cli))
 				other[j] = append(other[j], oth)
@@ -113,6 +118,9 @@ func aggregate(runs []*report) ([]summary, []figure) {
 		rows[j].rate, rows[j].p50, rows[j].p99 = spreadOf(rates[j]), spreadOf(p50s[j]), spreadOf(p99s[j])
 		if rows[j].cpuRuns > 0 {
 			rows[j].serverCPU, rows[j].clientCPU, rows[j].otherCores = spreadOf(srvCPU[j]), spreadOf(cliCPU[j]), spreadOf(other[j])
+		}
+		if rows[j].dbRuns > 0 {
+			rows[j].dbCPU = spreadOf(dbCPU[j])
 		}
 	}
 
@@ -170,10 +178,14 @@ func printReport(w io.Writer, rp *report) {
 			fmt.Fprintf(w, "- %s: %s\n", r.name, r.note)
 		}
 	}
-	var cpu [][4]string
+	var cpu [][5]string
 	for _, r := range rp.rows {
-		if srv, cli, oth, ok := r.cpuPerRequest(); ok {
-			cpu = append(cpu, [4]string{r.name, us(srv), us(cli), cores(oth)})
+		if srv, cli, db, oth, ok := r.cpuPerRequest(); ok {
+			dbs := "n/a"
+			if db >= 0 {
+				dbs = us(db)
+			}
+			cpu = append(cpu, [5]string{r.name, us(srv), us(cli), dbs, cores(oth)})
 		}
 	}
 	printCPU(w, cpu)
@@ -204,11 +216,15 @@ func printSummary(w io.Writer, cfg config, runs []*report) {
 			fmt.Fprintf(w, "- %s, %s\n", s.name, note)
 		}
 	}
-	var cpu [][4]string
+	var cpu [][5]string
 	toUs := func(v float64) string { return us(time.Duration(v)) }
 	for _, s := range rows {
 		if s.cpuRuns > 0 {
-			cpu = append(cpu, [4]string{s.name, spreadString(s.serverCPU, toUs), spreadString(s.clientCPU, toUs), spreadString(s.otherCores, cores)})
+			dbs := "n/a"
+			if s.dbRuns > 0 {
+				dbs = spreadString(s.dbCPU, toUs)
+			}
+			cpu = append(cpu, [5]string{s.name, spreadString(s.serverCPU, toUs), spreadString(s.clientCPU, toUs), dbs, spreadString(s.otherCores, cores)})
 		}
 	}
 	printCPU(w, cpu)
@@ -216,20 +232,22 @@ func printSummary(w io.Writer, cfg config, runs []*report) {
 }
 
 // printCPU prints the CPU table: per phase, the CPU time per request of
-// the demo and of the load generator, which share the machine's cores, so
-// that a phase that costs the client more shows apart from one that costs
-// the server more; and the cores that other processes took meanwhile,
-// which should be near 0 for a clean measurement.
-func printCPU(w io.Writer, rows [][4]string) {
+// the server under load (the demo, or the phase's own server) and of the
+// load generator, which share the machine's cores, so that a phase that
+// costs the client more shows apart from one that costs the server more;
+// that of the database server's processes (n/a for memory and SQLite,
+// which run inside the server); and the cores that other processes took
+// meanwhile, which should be near 0 for a clean measurement.
+func printCPU(w io.Writer, rows [][5]string) {
 	if len(rows) == 0 {
 		return
 	}
 	fmt.Fprintln(w, "\nCPU time per request, and the cores other processes used during the phase:")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| phase | demo CPU/request | load generator CPU/request | other processes |")
-	fmt.Fprintln(w, "|---|---|---|---|")
+	fmt.Fprintln(w, "| phase | server CPU/request | load generator CPU/request | database server CPU/request | other processes |")
+	fmt.Fprintln(w, "|---|---|---|---|---|")
 	for _, r := range rows {
-		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", r[0], r[1], r[2], r[3])
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", r[0], r[1], r[2], r[3], r[4])
 	}
 }
 
