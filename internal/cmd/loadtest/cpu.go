@@ -17,12 +17,13 @@ const tick = time.Second / 100
 
 // cpuReading is the CPU time used so far by the server under load (the
 // demo, or the phase's own server), by this process (the load generator),
-// by the database server's processes if it has any, and by the whole
-// machine.
+// by the database server's processes if it has any, by the whole machine,
+// and by the machine's interrupt handlers (loopback traffic's among them),
+// which no process is charged with.
 type cpuReading struct {
-	server, self, db, machine time.Duration
-	dbRead                    bool
-	ok                        bool
+	server, self, db, machine, irq time.Duration
+	dbRead                         bool
+	ok                             bool
 }
 
 // readCPU reads the four; ok is false if the server's or the machine's
@@ -31,8 +32,8 @@ type cpuReading struct {
 // embedded database.
 func readCPU(pid int, dbNames []string) cpuReading {
 	srv, err1 := processCPU(pid)
-	mach, err2 := machineCPU()
-	r := cpuReading{server: srv, self: selfCPU(), machine: mach, ok: err1 == nil && err2 == nil}
+	mach, irq, err2 := machineCPU()
+	r := cpuReading{server: srv, self: selfCPU(), machine: mach, irq: irq, ok: err1 == nil && err2 == nil}
 	if len(dbNames) > 0 {
 		r.db, r.dbRead = namedCPU(dbNames), true
 	}
@@ -40,12 +41,13 @@ func readCPU(pid int, dbNames []string) cpuReading {
 }
 
 // cpuUse is what a phase cost in CPU time: the server's, the load
-// generator's, the database server's (if dbOK), and that of every other
+// generator's, the database server's (if dbOK), the interrupt handlers',
+// much of it the phase's own loopback traffic, and that of every other
 // process on the machine (steal time included), which should be near zero
 // for a clean measurement.
 type cpuUse struct {
-	server, client, db, other time.Duration
-	dbOK                      bool
+	server, client, db, irq, other time.Duration
+	dbOK                           bool
 }
 
 func cpuBetween(a, b cpuReading) (cpuUse, bool) {
@@ -58,7 +60,8 @@ func cpuBetween(a, b cpuReading) (cpuUse, bool) {
 		// its time with it: that time shows among the others.
 		u.db, u.dbOK = max(0, b.db-a.db), true
 	}
-	u.other = max(0, b.machine-a.machine-u.server-u.client-u.db)
+	u.irq = max(0, b.irq-a.irq)
+	u.other = max(0, b.machine-a.machine-u.server-u.client-u.db-u.irq)
 	return u, true
 }
 
@@ -124,26 +127,26 @@ func processCPU(pid int) (time.Duration, error) {
 }
 
 // machineCPU reads the busy time of all the machine's CPUs from
-// /proc/stat: user, nice, system, irq, softirq and steal.
-func machineCPU() (time.Duration, error) {
+// /proc/stat: user, nice, system, irq, softirq and steal; and of those
+// irq and softirq, the interrupt handlers'.
+func machineCPU() (busy, irq time.Duration, err error) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	f := strings.Fields(line)
 	if len(f) < 9 || f[0] != "cpu" {
-		return 0, fmt.Errorf("/proc/stat: unexpected first line %q", line)
+		return 0, 0, fmt.Errorf("/proc/stat: unexpected first line %q", line)
 	}
-	var busy int64
+	var ticks [9]int64
 	for _, i := range []int{1, 2, 3, 6, 7, 8} {
-		v, err := strconv.ParseInt(f[i], 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("/proc/stat: %v", err)
+		if ticks[i], err = strconv.ParseInt(f[i], 10, 64); err != nil {
+			return 0, 0, fmt.Errorf("/proc/stat: %v", err)
 		}
-		busy += v
 	}
-	return time.Duration(busy) * tick, nil
+	busyTicks := ticks[1] + ticks[2] + ticks[3] + ticks[6] + ticks[7] + ticks[8]
+	return time.Duration(busyTicks) * tick, time.Duration(ticks[6]+ticks[7]) * tick, nil
 }
 
 // selfCPU is the user and system time this process has used.

@@ -383,8 +383,8 @@ func TestCPU(t *testing.T) {
 	if _, err := processCPU(os.Getpid()); err != nil {
 		t.Errorf("processCPU(self): %v", err)
 	}
-	if _, err := machineCPU(); err != nil {
-		t.Errorf("machineCPU: %v", err)
+	if busy, irq, err := machineCPU(); err != nil || irq > busy {
+		t.Errorf("machineCPU = %v busy, %v in interrupts, %v", busy, irq, err)
 	}
 	a := cpuReading{server: 1 * time.Second, self: 2 * time.Second, machine: 10 * time.Second, ok: true}
 	b := cpuReading{server: 3 * time.Second, self: 5 * time.Second, machine: 16 * time.Second, ok: true}
@@ -403,6 +403,11 @@ func TestCPU(t *testing.T) {
 	if u, ok := cpuBetween(a, b); !ok || u != (cpuUse{server: 2 * time.Second, client: 3 * time.Second, db: time.Second, dbOK: true}) {
 		t.Errorf("cpuBetween with the database = %+v, %v", u, ok)
 	}
+	// So are the interrupt handlers'.
+	a.irq, b.irq, b.machine = time.Second, 1500*time.Millisecond, 17*time.Second
+	if u, ok := cpuBetween(a, b); !ok || u != (cpuUse{server: 2 * time.Second, client: 3 * time.Second, db: time.Second, dbOK: true, irq: 500 * time.Millisecond, other: 500 * time.Millisecond}) {
+		t.Errorf("cpuBetween with interrupts = %+v, %v", u, ok)
+	}
 	if u, _ := cpuBetween(a, cpuReading{server: 3 * time.Second, self: 5 * time.Second, machine: 16 * time.Second, ok: true}); u.dbOK {
 		t.Errorf("cpuBetween with one database reading = %+v, want none", u)
 	}
@@ -413,17 +418,17 @@ func TestCPU(t *testing.T) {
 	// Per request in the report; rows without a reading have no line.
 	const ms = time.Millisecond
 	r := row("me", 1000, ms, 2*ms, nil, 0)
-	r.cpu, r.cpuOK = cpuUse{server: 15 * ms, client: 20 * ms, other: 100 * ms}, true
+	r.cpu, r.cpuOK = cpuUse{server: 15 * ms, client: 20 * ms, irq: 50 * ms, other: 100 * ms}, true
 	r2 := r
 	r2.cpu.server = 25 * ms
 	var out bytes.Buffer
 	rdb := r
 	rdb.name, rdb.cpu.db, rdb.cpu.dbOK = "refresh", 40*ms, true
 	printReport(&out, &report{cfg: config{db: "memory", c: 4, d: time.Second}, rows: []result{r, rdb, row("argon2id raw (harness)", 9, ms, ms, nil, 0)}})
-	if want := "| refresh | 15.0 µs | 20.0 µs | 40.0 µs | 0.10 cores |\n"; !strings.Contains(out.String(), want) {
+	if want := "| refresh | 15.0 µs | 20.0 µs | 40.0 µs | 0.05 cores | 0.10 cores |\n"; !strings.Contains(out.String(), want) {
 		t.Errorf("report lacks %q:\n%s", want, out.String())
 	}
-	if want := "| me | 15.0 µs | 20.0 µs | n/a | 0.10 cores |\n"; !strings.Contains(out.String(), want) {
+	if want := "| me | 15.0 µs | 20.0 µs | n/a | 0.05 cores | 0.10 cores |\n"; !strings.Contains(out.String(), want) {
 		t.Errorf("report lacks %q:\n%s", want, out.String())
 	}
 	if strings.Contains(out.String(), "| argon2id raw (harness) | n/a") || strings.Count(out.String(), "argon2id") != 1 {
@@ -431,7 +436,7 @@ func TestCPU(t *testing.T) {
 	}
 	out.Reset()
 	printSummary(&out, config{db: "memory", c: 4, d: time.Second}, []*report{{rows: []result{r}}, {rows: []result{r2}}})
-	if want := "| me | 20.0 µs (15.0 µs–25.0 µs) | 20.0 µs (20.0 µs–20.0 µs) | n/a | 0.10 cores (0.10 cores–0.10 cores) |\n"; !strings.Contains(out.String(), want) {
+	if want := "| me | 20.0 µs (15.0 µs–25.0 µs) | 20.0 µs (20.0 µs–20.0 µs) | n/a | 0.05 cores (0.05 cores–0.05 cores) | 0.10 cores (0.10 cores–0.10 cores) |\n"; !strings.Contains(out.String(), want) {
 		t.Errorf("summary lacks %q:\n%s", want, out.String())
 	}
 }

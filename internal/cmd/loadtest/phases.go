@@ -39,18 +39,19 @@ type result struct {
 
 // cpuPerRequest is the server's, the load generator's and the database
 // server's CPU time per request (db is -1 where there is no database
-// server to read: memory, SQLite), and the cores that other processes
-// used meanwhile.
-func (r result) cpuPerRequest() (server, client, db time.Duration, otherCores float64, ok bool) {
+// server to read: memory, SQLite), and the cores that the interrupt
+// handlers and other processes used meanwhile.
+func (r result) cpuPerRequest() (server, client, db time.Duration, irqCores, otherCores float64, ok bool) {
 	if !r.cpuOK || r.n == 0 || r.elapsed <= 0 {
-		return 0, 0, 0, 0, false
+		return 0, 0, 0, 0, 0, false
 	}
 	n := time.Duration(r.n)
 	db = -1
 	if r.cpu.dbOK {
 		db = r.cpu.db / n
 	}
-	return r.cpu.server / n, r.cpu.client / n, db, r.cpu.other.Seconds() / r.elapsed.Seconds(), true
+	sec := r.elapsed.Seconds()
+	return r.cpu.server / n, r.cpu.client / n, db, r.cpu.irq.Seconds() / sec, r.cpu.other.Seconds() / sec, true
 }
 
 func (r result) rate() float64 {
@@ -75,7 +76,7 @@ func combine(name string, a, b result) result {
 	if a.cpuOK && b.cpuOK {
 		c.cpuOK = true
 		c.cpu = cpuUse{server: a.cpu.server + b.cpu.server, client: a.cpu.client + b.cpu.client,
-			db: a.cpu.db + b.cpu.db, dbOK: a.cpu.dbOK && b.cpu.dbOK, other: a.cpu.other + b.cpu.other}
+			db: a.cpu.db + b.cpu.db, dbOK: a.cpu.dbOK && b.cpu.dbOK, irq: a.cpu.irq + b.cpu.irq, other: a.cpu.other + b.cpu.other}
 	}
 	var notes []string
 	for _, n := range []string{a.note, b.note} {
@@ -339,8 +340,8 @@ func runOnce(ctx context.Context, cfg config, bin, dir, runID string, n int) (*r
 	if refresh, fr := find(rp.rows, "refresh"), find(rp.rows, "refresh-floor"); refresh != nil && fr != nil && fr.rate() > 0 {
 		ratio := refresh.rate() / fr.rate()
 		cpu := ""
-		if rs, _, _, _, ok := refresh.cpuPerRequest(); ok {
-			if fs, _, _, _, ok := fr.cpuPerRequest(); ok {
+		if rs, _, _, _, _, ok := refresh.cpuPerRequest(); ok {
+			if fs, _, _, _, _, ok := fr.cpuPerRequest(); ok {
 				cpu = fmt.Sprintf("; server CPU per request %s vs %s", us(rs), us(fs))
 			}
 		}

@@ -66,8 +66,8 @@ type summary struct {
 	// CPU per request of the server, the load generator and the database
 	// server, the cores of other processes; cpuRuns counts the runs that
 	// measured them, dbRuns those that read the database server's too.
-	serverCPU, clientCPU, dbCPU, otherCores spread
-	cpuRuns, dbRuns                         int
+	serverCPU, clientCPU, dbCPU, irqCores, otherCores spread
+	cpuRuns, dbRuns                                   int
 }
 
 // aggregate sums runs up: a summary per row name and per figure, in the
@@ -78,7 +78,7 @@ func aggregate(runs []*report) ([]summary, []figure) {
 	var rows []summary
 	rowAt := map[string]int{}
 	var rates, p50s, p99s [][]float64
-	var srvCPU, cliCPU, dbCPU, other [][]float64
+	var srvCPU, cliCPU, dbCPU, irq, other [][]float64
 	for i, rp := range runs {
 		for _, r := range rp.rows {
 			j, ok := rowAt[r.name]
@@ -88,6 +88,7 @@ func aggregate(runs []*report) ([]summary, []figure) {
 				rows = append(rows, summary{name: r.name, errs: map[string]int{}})
 				rates, p50s, p99s = append(rates, nil), append(p50s, nil), append(p99s, nil)
 				srvCPU, cliCPU, dbCPU, other = append(srvCPU, nil), append(cliCPU, nil), append(dbCPU, nil), append(other, nil)
+				irq = append(irq, nil)
 			}
 			s := &rows[j]
 			s.runs++
@@ -99,7 +100,8 @@ func aggregate(runs []*report) ([]summary, []figure) {
 				s.errs[k] += v
 			}
 			s.hwm = max(s.hwm, r.hwm)
-			if srv, cli, db, oth, ok := r.cpuPerRequest(); ok {
+			if srv, cli, db, irqc, oth, ok := r.cpuPerRequest(); ok {
+				irq[j] = append(irq[j], irqc)
 				s.cpuRuns++
 				if db >= 0 {
 					s.dbRuns++
@@ -118,6 +120,7 @@ func aggregate(runs []*report) ([]summary, []figure) {
 		rows[j].rate, rows[j].p50, rows[j].p99 = spreadOf(rates[j]), spreadOf(p50s[j]), spreadOf(p99s[j])
 		if rows[j].cpuRuns > 0 {
 			rows[j].serverCPU, rows[j].clientCPU, rows[j].otherCores = spreadOf(srvCPU[j]), spreadOf(cliCPU[j]), spreadOf(other[j])
+			rows[j].irqCores = spreadOf(irq[j])
 		}
 		if rows[j].dbRuns > 0 {
 			rows[j].dbCPU = spreadOf(dbCPU[j])
@@ -178,14 +181,14 @@ func printReport(w io.Writer, rp *report) {
 			fmt.Fprintf(w, "- %s: %s\n", r.name, r.note)
 		}
 	}
-	var cpu [][5]string
+	var cpu [][6]string
 	for _, r := range rp.rows {
-		if srv, cli, db, oth, ok := r.cpuPerRequest(); ok {
+		if srv, cli, db, irq, oth, ok := r.cpuPerRequest(); ok {
 			dbs := "n/a"
 			if db >= 0 {
 				dbs = us(db)
 			}
-			cpu = append(cpu, [5]string{r.name, us(srv), us(cli), dbs, cores(oth)})
+			cpu = append(cpu, [6]string{r.name, us(srv), us(cli), dbs, cores(irq), cores(oth)})
 		}
 	}
 	printCPU(w, cpu)
@@ -216,7 +219,7 @@ func printSummary(w io.Writer, cfg config, runs []*report) {
 			fmt.Fprintf(w, "- %s, %s\n", s.name, note)
 		}
 	}
-	var cpu [][5]string
+	var cpu [][6]string
 	toUs := func(v float64) string { return us(time.Duration(v)) }
 	for _, s := range rows {
 		if s.cpuRuns > 0 {
@@ -224,7 +227,8 @@ func printSummary(w io.Writer, cfg config, runs []*report) {
 			if s.dbRuns > 0 {
 				dbs = spreadString(s.dbCPU, toUs)
 			}
-			cpu = append(cpu, [5]string{s.name, spreadString(s.serverCPU, toUs), spreadString(s.clientCPU, toUs), dbs, spreadString(s.otherCores, cores)})
+			cpu = append(cpu, [6]string{s.name, spreadString(s.serverCPU, toUs), spreadString(s.clientCPU, toUs), dbs,
+				spreadString(s.irqCores, cores), spreadString(s.otherCores, cores)})
 		}
 	}
 	printCPU(w, cpu)
@@ -236,18 +240,19 @@ func printSummary(w io.Writer, cfg config, runs []*report) {
 // load generator, which share the machine's cores, so that a phase that
 // costs the client more shows apart from one that costs the server more;
 // that of the database server's processes (n/a for memory and SQLite,
-// which run inside the server); and the cores that other processes took
-// meanwhile, which should be near 0 for a clean measurement.
-func printCPU(w io.Writer, rows [][5]string) {
+// which run inside the server); the cores the interrupt handlers took,
+// which loopback traffic keeps busy; and the cores that other processes
+// took meanwhile, which should be near 0 for a clean measurement.
+func printCPU(w io.Writer, rows [][6]string) {
 	if len(rows) == 0 {
 		return
 	}
 	fmt.Fprintln(w, "\nCPU time per request, and the cores other processes used during the phase:")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| phase | server CPU/request | load generator CPU/request | database server CPU/request | other processes |")
-	fmt.Fprintln(w, "|---|---|---|---|---|")
+	fmt.Fprintln(w, "| phase | server CPU/request | load generator CPU/request | database server CPU/request | interrupts | other processes |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
 	for _, r := range rows {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", r[0], r[1], r[2], r[3], r[4])
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", r[0], r[1], r[2], r[3], r[4], r[5])
 	}
 }
 
