@@ -55,10 +55,11 @@
 // For each HTTP phase the report gives the CPU time per request of the
 // server (the demo, or the phase's own server), of this process and of the
 // database server's processes (PostgreSQL's, MySQL's or MariaDB's, read by
-// their command names; SQLite runs inside the server), and the cores every
-// other process on the machine used meanwhile: a figure measured while
-// other processes took a core is not comparable with one measured on an
-// idle machine.
+// their command names; SQLite runs inside the server), the cores the
+// interrupt handlers took (the loopback traffic's share of the kernel),
+// and the cores every other process on the machine used meanwhile: a
+// figure measured while other processes took a core is not comparable
+// with one measured on an idle machine.
 // -cpuprofile FILE profiles the load generator itself.
 //
 // With -runs N the phases run N times, each time against a fresh demo
