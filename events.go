@@ -4,7 +4,9 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/latchkit/auth/store"
 )
@@ -17,6 +19,12 @@ type Event struct {
 	UserID        string // empty when no user is known, as for a failed sign-in
 	SessionHandle string // empty when no session is involved
 	RemoteAddr    string // the client's address as the server saw it; empty for Go API calls
+	// UserAgent is the request's User-Agent header, cut to its first
+	// 256 bytes (whole UTF-8 characters, invalid bytes replaced): what an
+	// account page shows of where a session started.
+	// Empty for Go API calls. It is the client's word, not a fact: show
+	// it, do not decide on it.
+	UserAgent string
 	// Method is the login method of a sign-up or sign-in: "emailpassword"
 	// or "thirdparty", with the provider in ThirdPartyID.
 	Method       string
@@ -77,6 +85,7 @@ func (a *Auth) emit(ctx context.Context, r *http.Request, e Event) {
 	e.Time = a.cfg.Now()
 	if r != nil {
 		e.RemoteAddr = r.RemoteAddr
+		e.UserAgent = cutUserAgent(r.UserAgent())
 	}
 	// Refreshes are routine and the most frequent event by far (one per
 	// session per access-token lifetime); logging each at Info would
@@ -106,6 +115,28 @@ func (a *Auth) emit(ctx context.Context, r *http.Request, e Event) {
 	if a.cfg.OnEvent != nil {
 		a.cfg.OnEvent(ctx, e)
 	}
+}
+
+// maxUserAgent is how many bytes of a User-Agent header an Event keeps:
+// enough for every browser's, not for a header made to fill memory
+// wherever events are kept.
+const maxUserAgent = 256
+
+// cutUserAgent cuts ua to maxUserAgent bytes, at a character
+// boundary, with invalid UTF-8 replaced.
+func cutUserAgent(ua string) string {
+	if len(ua) <= maxUserAgent && utf8.ValidString(ua) {
+		return ua
+	}
+	ua = strings.ToValidUTF8(ua, "\uFFFD")
+	if len(ua) <= maxUserAgent {
+		return ua
+	}
+	n := maxUserAgent
+	for n > 0 && !utf8.RuneStart(ua[n]) {
+		n--
+	}
+	return ua[:n]
 }
 
 // logEvent writes e to l at level.

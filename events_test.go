@@ -3,9 +3,11 @@ package auth_test
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
@@ -156,4 +158,59 @@ func TestEvents(t *testing.T) {
 		t.Fatalf("RevokeAllSessions: %d %v", n, err)
 	}
 	want(t, "RevokeAllSessions", ev{auth.EventSessionRevoked, uid, h5, false, ""}, ev{auth.EventSessionRevoked, uid, h4, false, ""})
+}
+
+// TestEventUserAgent: a sign-in's event carries the client's User-Agent,
+// for an account page to say where a session started; a header made to
+// be long is cut to 256 bytes of whole characters, and one that is not
+// UTF-8 is mended. Go API calls have none.
+func TestEventUserAgent(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	agents := map[auth.EventKind][]string{}
+	s := authtest.NewServer(t, auth.Config{OnEvent: func(_ context.Context, e auth.Event) {
+		mu.Lock()
+		agents[e.Kind] = append(agents[e.Kind], e.UserAgent)
+		mu.Unlock()
+	}})
+	last := func(kind auth.EventKind) string {
+		t.Helper()
+		mu.Lock()
+		defer mu.Unlock()
+		as := agents[kind]
+		if len(as) == 0 {
+			t.Fatalf("no %s event", kind)
+		}
+		return as[len(as)-1]
+	}
+	const firefox = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
+	c := s.NewClient(authtest.Header)
+	c.Header.Set("User-Agent", firefox)
+	c.SignUp("agent@example.com", authtest.Password)
+	if got := last(auth.EventSignIn); got != firefox {
+		t.Errorf("sign-in UserAgent %q, want %q", got, firefox)
+	}
+
+	long := strings.Repeat("a", 255) + "é" + strings.Repeat("b", 1000) // é straddles byte 256
+	c2 := s.NewClient(authtest.Header)
+	c2.Header.Set("User-Agent", long)
+	c2.SignIn("agent@example.com", authtest.Password)
+	if got := last(auth.EventSignIn); got != strings.Repeat("a", 255) {
+		t.Errorf("long UserAgent kept as %d bytes %q…, want the 255 bytes before the cut character", len(got), got[:min(len(got), 20)])
+	}
+
+	c3 := s.NewClient(authtest.Header)
+	c3.Header.Set("User-Agent", "Bad\xffAgent")
+	c3.SignIn("agent@example.com", authtest.Password)
+	if got := last(auth.EventSignIn); got != "Bad\uFFFDAgent" || !utf8.ValidString(got) {
+		t.Errorf("invalid UTF-8 UserAgent kept as %q, want %q", got, "Bad\uFFFDAgent")
+	}
+
+	handle := handleOf(t, c3)
+	if err := s.Auth.RevokeSession(t.Context(), handle); err != nil {
+		t.Fatal(err)
+	}
+	if got := last(auth.EventSessionRevoked); got != "" {
+		t.Errorf("RevokeSession (Go API) event UserAgent %q, want none", got)
+	}
 }
