@@ -643,7 +643,7 @@ func newAuth(o options, st store.Store, m mailer.Mailer, stdout io.Writer, logge
 		Email:                auth.EmailConfig{Mailer: m, ResetTokenLifetime: o.resetTTL},
 		AppURL:               o.appURL,
 		Logger:               logger,
-		OnEvent:              tellMailFailures(stdout),
+		OnEvent:              eventHooks(tellMailFailures(stdout), sessionStarts.record), // see account.go
 		AllowedOrigins:       o.origins,
 		RateLimits:           auth.RateLimits{SessionRefreshes: o.refreshes},
 		// Each provider sends the browser back to the page at
@@ -823,6 +823,9 @@ func newMux(a *auth.Auth, st store.Store, f features) *http.ServeMux {
 		w.Write(indexPage)
 	}
 	mux.HandleFunc("GET /{$}", page)
+	// The account page, and its API (account.go).
+	mux.HandleFunc("GET /account", page)
+	mountAccount(mux, a, sessionStarts)
 	mux.HandleFunc("GET /auth/reset-password", page)
 	// Verification links open this page too (EmailVerificationConfig.URL's
 	// default); with verification off it says so.
