@@ -28,6 +28,18 @@
 // once; the signed-in view counts them, makes a new set, and lists the
 // authenticator apps.
 //
+// The account page, /account (this page too, linked as "Account" from the
+// signed-in view), shows the user's login methods, where they are signed
+// in, passkeys and second factors, from GET /api/account (the demo's own
+// handlers, account.go, on the library's Go API); it ends sessions and
+// unlinks login methods with the demo's POST routes, and manages
+// passkeys, authenticator apps, recovery codes and verification emails
+// with the SDK and the library's routes. "Link <provider>" signs in with
+// the provider: account linking joins it when it vouches for the
+// account's verified email.
+// With -dev (GET /api/config's dev), a banner says so, with a link to
+// the outbox of the emails sent.
+//
 // ?mode=header uses header tokens instead of cookies, and the reset page
 // and callback pages keep the mode the page was used in (pageMode).
 // <meta name="api-domain" content="..."> (or <html data-api-domain="...">)
@@ -74,6 +86,9 @@ const onLinkPage = window.location.pathname === "/auth/verify";
 
 // And the page passkey recovery links open.
 const onRecoveryPage = window.location.pathname === "/auth/webauthn/recover";
+
+// And the account page.
+const onAccountPage = window.location.pathname === "/account";
 
 // The callback page is this page too, where a provider sends the browser
 // back with the code: /auth/callback/<thirdPartyId>.
@@ -152,6 +167,7 @@ async function loadFeatures() {
   if (mfaOn()) said.push("Two-step sign-in: " + features.mfa.join(" or "));
   $("features").textContent = said.join(" · ");
   $("features").hidden = said.length === 0;
+  $("dev-banner").hidden = features.dev !== true;
 }
 
 // emailVerifiedClaim is the session's st-ev claim as the SDK reads it from
@@ -168,12 +184,18 @@ function homeURL() {
   return mode === "header" ? "/?mode=header" : "/";
 }
 
+// And so do links to the account page.
+function accountURL() {
+  return mode === "header" ? "/account?mode=header" : "/account";
+}
+
 function say(text) {
   $("status").textContent = text;
 }
 
 function show(id) {
-  for (const s of ["loading", "signed-in", "signed-out", "reset", "verify-email", "pwl-link", "pk-recovery", "mfa"]) $(s).hidden = s !== id;
+  for (const s of ["loading", "signed-in", "signed-out", "reset", "verify-email", "pwl-link", "pk-recovery", "mfa", "account"])
+    $(s).hidden = s !== id;
 }
 
 // fieldErrors shows the server's FIELD_ERROR messages beside their inputs;
@@ -245,6 +267,10 @@ const endedBecause = {
 // factor to complete, the MFA step. mfaDone is what a completed step
 // brought: { codes }, new recovery codes to show once.
 async function showMe(mfaDone = {}) {
+  if (onAccountPage) {
+    await showAccount(mfaDone);
+    return;
+  }
   // Plain fetch: the SDK's interceptor adds the session (and refreshes it).
   let res = await fetch(api + "/api/me", { credentials: "include" });
   let claim = await refusedClaim(res);
@@ -406,6 +432,8 @@ async function showProviders() {
     box.append(b);
   }
   box.hidden = box.childElementCount === 0;
+  // The -dev banner speaks of the development provider only if it is on.
+  $("dev-provider-note").hidden = !(res.thirdParty.providers || []).some((p) => p.id === "dev");
 }
 
 function signInWith(id, name) {
@@ -454,6 +482,7 @@ async function finishSignIn() {
     // The code is used up either way: a reload must not present it again.
     window.history.replaceState(null, "", homeURL());
   }
+  if (await finishLink(name, res)) return;
   switch (res.status) {
     case "OK":
       say(res.createdNewRecipeUser ? "Account created with " + name + "." : "Signed in with " + name + ".");
@@ -928,7 +957,9 @@ function qrSVG(text) {
 // to show once.
 async function mfaDone(setUp) {
   let codes;
-  if (setUp && !mfa.adding) {
+  // A first set-up makes the codes; so does the first app added on the
+  // account page, where two-step sign-in is opt-in.
+  if (setUp && (!mfa.adding || (onAccountPage && recoveryRemaining === 0))) {
     const res = await mfaAPI("POST", "/mfa/recovery-codes", {});
     codes = res.codes;
   }
@@ -1060,9 +1091,11 @@ $("mfa-cancel").addEventListener("click", () => {
 // showMFAManage shows, in the signed-in view with MFA on, how many
 // recovery codes are left and the authenticator apps, and codes, if
 // given, once.
-async function showMFAManage(codes) {
+// known, if given, is what the page knows already ({ remaining, devices }),
+// from GET /api/account on the account page.
+async function showMFAManage(codes, known) {
   const box = $("mfa-manage");
-  if (!mfaOn()) {
+  if (!mfaOn() && !mfaOffered) {
     box.hidden = true;
     return;
   }
@@ -1070,7 +1103,9 @@ async function showMFAManage(codes) {
   $("mfa-manage-error").textContent = "";
   if (codes) showRecoveryCodes(codes);
   else $("recovery-new").hidden = true;
-  const [count, devices] = await Promise.all([mfaAPI("GET", "/mfa/recovery-codes"), Totp.listDevices()]);
+  const [count, devices] = known
+    ? [{ remaining: known.remaining }, { devices: known.devices }]
+    : await Promise.all([mfaAPI("GET", "/mfa/recovery-codes"), Totp.listDevices()]);
   showRecoveryLeft(count.remaining);
   const list = $("totp-devices");
   list.replaceChildren();
@@ -1095,7 +1130,9 @@ async function showMFAManage(codes) {
   if (codes) $("recovery-new-title").focus();
 }
 
+let recoveryRemaining;
 function showRecoveryLeft(n) {
+  recoveryRemaining = n;
   $("recovery-left").textContent = `Recovery codes left: ${n}.`;
 }
 
@@ -1155,7 +1192,408 @@ $("totp-add").addEventListener("click", () => {
   });
 });
 
+
+// ---- the account page ----
+
+// mfaOffered is true on the account page when the server offers second
+// factors to set up (PUT /auth/mfa/info answers), even if it requires
+// none (-dev).
+let mfaOffered = false;
+
+// account is the last GET /api/account: { user, logins, sessions,
+// secondFactors } (see account.go).
+let account;
+
+function accountError(text) {
+  $("account-error").textContent = text;
+}
+
+// accountAPI calls one of the demo's account routes with plain fetch (the
+// SDK's interceptor adds the session and refreshes it). It returns the
+// JSON of a 2xx answer, and throws the response otherwise.
+async function accountAPI(method, path) {
+  const res = await fetch(api + "/api/account" + path, { method, credentials: "include" });
+  if (!res.ok) throw res;
+  return res.json();
+}
+
+// accountFailure says what went wrong with an account route: the demo
+// answers {"message"} for what the user can act on (the last login method).
+async function accountFailure(err) {
+  if (err instanceof Response) {
+    const body = await err.json().catch(() => ({}));
+    if (err.status === 404) return "That is gone already: the list is up to date now.";
+    if (body.message && err.status < 500) return body.message;
+  }
+  return failure(err);
+}
+
+// accountBusy runs an action of the account page: buttons disabled while
+// it runs, a session that ended shows the signed-out view, an error is
+// announced in the page's alert, and the view is read again either way.
+async function accountBusy(fn) {
+  say("");
+  accountError("");
+  const buttons = $("account").querySelectorAll("button");
+  buttons.forEach((b) => (b.disabled = true));
+  try {
+    await endedShowsSignedOut(fn);
+  } catch (err) {
+    accountError(await accountFailure(err));
+    await showAccount().catch(() => {});
+  } finally {
+    buttons.forEach((b) => (b.disabled = false));
+  }
+}
+
+// showAccount reads GET /api/account and shows it. A session with a
+// second factor to complete gets the MFA step first, as /api/me does.
+async function showAccount(mfaDone = {}) {
+  const res = await fetch(api + "/api/account", { credentials: "include" });
+  if ((await refusedClaim(res)) === MFA_CLAIM) {
+    await showMFA(mfaDone.resynced);
+    return;
+  }
+  if (res.status === 401) {
+    signedOut(res);
+    return;
+  }
+  if (!res.ok) throw new Error("GET /api/account answered " + res.status);
+  account = await res.json();
+  const methods = await loadLoginMethods().catch(() => ({ firstFactors: [], thirdParty: { providers: [] } }));
+  // Second factors: what PUT /auth/mfa/info says may be set up; a server
+  // without MFA answers 404.
+  const info = await MultiFactorAuth.resyncSessionAndFetchMFAInfo().catch(() => null);
+  mfaOffered = !!info && [...info.factors.allowedToSetup, ...info.factors.alreadySetup].includes("totp");
+  const joined = new Date(account.user.timeJoined).toLocaleDateString();
+  $("account-who").textContent = `${account.user.email || "No email"} · member since ${joined}`;
+  showLogins(methods);
+  showSessions();
+  show("account");
+  await Promise.all([
+    showAccountPasskeys((methods.firstFactors || []).includes("webauthn")),
+    showMFAManage(mfaDone.codes, {
+      remaining: account.secondFactors.recoveryCodes,
+      devices: account.secondFactors.totp,
+    }),
+  ]);
+  flashed();
+}
+
+// loginName names a login method as the page shows it.
+function loginName(l, methods) {
+  switch (l.method) {
+    case "emailpassword":
+      return "Email and password";
+    case "passwordless":
+      return "Code or link by email";
+    case "webauthn":
+      return "Passkey";
+    case "thirdparty": {
+      const p = (methods.thirdParty?.providers || []).find((p) => p.id === l.provider);
+      return (p && p.name) || l.provider;
+    }
+  }
+  return l.method;
+}
+
+// item makes a list item: a title, details, and buttons.
+function item(title, details, buttons = []) {
+  const li = document.createElement("li");
+  const text = document.createElement("div");
+  const what = document.createElement("div");
+  what.className = "what";
+  what.append(...[].concat(title));
+  text.append(what);
+  for (const d of details.filter(Boolean)) {
+    const p = document.createElement("div");
+    p.className = "detail";
+    p.append(...[].concat(d));
+    text.append(p);
+  }
+  li.append(text, ...buttons);
+  return li;
+}
+
+function badge(text, warn = false) {
+  const b = document.createElement("span");
+  b.className = warn ? "badge warn" : "badge";
+  b.textContent = text;
+  return b;
+}
+
+function button(text, label, onClick) {
+  const b = document.createElement("button");
+  b.type = "button";
+  b.textContent = text;
+  if (label) b.setAttribute("aria-label", label);
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+// showLogins lists the ways to sign in (passkeys have their own list),
+// each with its email's verification state and Unlink, and the buttons
+// that link a provider.
+function showLogins(methods) {
+  const list = $("account-logins");
+  list.replaceChildren();
+  for (const l of account.logins) {
+    if (l.method === "webauthn") continue;
+    const name = loginName(l, methods);
+    const state = [];
+    if (l.email) {
+      state.push(l.email + " ");
+      state.push(l.verified ? badge("verified") : badge("not verified", true));
+    }
+    const buttons = [
+      button("Unlink", `Unlink ${name}${l.email ? " (" + l.email + ")" : ""}`, () => unlink(l, name)),
+    ];
+    if (l.current && !l.verified && verifying()) {
+      buttons.unshift(button("Email me a verification link", `Email ${l.email} a verification link`, sendAccountVerification));
+    }
+    list.append(item(name, [state, l.current ? "You signed in with this here: unlinking it signs you out here." : ""], buttons));
+  }
+  const passkeys = account.logins.filter((l) => l.method === "webauthn").length;
+  if (passkeys > 0) list.append(item(passkeys === 1 ? "1 passkey" : `${passkeys} passkeys`, ["Listed under Passkeys below."]));
+  // Link a provider: its sign-in, joined by account linking.
+  const box = $("account-links");
+  box.querySelectorAll("button").forEach((b) => b.remove());
+  const providers = methods.thirdParty?.providers || [];
+  box.hidden = providers.length === 0;
+  $("account-links-note").textContent = features.accountLinking
+    ? "Linking is by proven email: sign in with a provider that vouches for this account's email and it joins this account (if the address was never proven here, as after a password sign-up with no reset since, that voids the password and ends every session, as a reset would)."
+    : "Account linking is off on this server: signing in with a provider makes a separate account.";
+  if (!features.accountLinking) return;
+  for (const p of providers) {
+    box.append(button("Link " + (p.name || p.id), null, () => linkProvider(p.id, p.name || p.id)));
+  }
+}
+
+// ago says how long ago a time (Unix milliseconds) was, in words.
+const relative = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
+function ago(ms) {
+  const s = Math.round((ms - Date.now()) / 1000);
+  if (Math.abs(s) < 60) return "just now";
+  const m = Math.round(s / 60);
+  if (Math.abs(m) < 60) return relative.format(m, "minute");
+  const h = Math.round(m / 60);
+  if (Math.abs(h) < 24) return relative.format(h, "hour");
+  return relative.format(Math.round(h / 24), "day");
+}
+
+function when(ms) {
+  const t = document.createElement("time");
+  t.dateTime = new Date(ms).toISOString();
+  t.title = new Date(ms).toLocaleString();
+  t.textContent = ago(ms);
+  return t;
+}
+
+// showSessions lists the live sessions, this one first, with where they
+// started and a button to end each other one.
+function showSessions() {
+  const list = $("account-sessions");
+  list.replaceChildren();
+  const sessions = [...account.sessions].sort((a, b) => b.current - a.current);
+  const byLogin = Object.fromEntries(account.logins.map((l) => [l.id, l]));
+  for (const s of sessions) {
+    const device = s.from ? s.from.device || "Unknown browser" : "Unknown device";
+    const where = s.from ? `from ${s.from.address}` : "started before the demo last started";
+    const login = byLogin[s.loginId];
+    const by = login ? loginName(login, { thirdParty: { providers: [] } }) : "a login method since removed";
+    const title = s.current ? [device + " ", badge("this device")] : device;
+    const buttons = s.current
+      ? []
+      : [button("Sign out", `Sign out the session on ${device}, ${where}`, () => revokeSession(s, device))];
+    list.append(item(title, [where, ["Signed in ", when(s.createdAt), " with " + by.toLowerCase() + ", last active ", when(s.refreshedAt)]], buttons));
+  }
+  $("account-revoke-others").hidden = sessions.length < 2;
+}
+
+function revokeSession(s, device) {
+  accountBusy(async () => {
+    await accountAPI("POST", `/sessions/${encodeURIComponent(s.handle)}/revoke`);
+    await showAccount();
+    say(`Signed out the session on ${device}.`);
+    $("account-sessions-title").focus();
+  });
+}
+
+$("account-revoke-others").addEventListener("click", () => {
+  accountBusy(async () => {
+    const res = await accountAPI("POST", "/sessions/revoke-others");
+    await showAccount();
+    say(res.revoked === 1 ? "Signed out 1 other session." : `Signed out ${res.revoked} other sessions.`);
+    $("account-sessions-title").focus();
+  });
+});
+
+function unlink(l, name) {
+  accountBusy(async () => {
+    const res = await accountAPI("POST", `/logins/${encodeURIComponent(l.id)}/unlink`);
+    if (res.signedOut) {
+      // This session was started with it, and ended with it.
+      await Session.signOut().catch(() => {});
+      show("signed-out");
+      say(`Unlinked ${name}, which you had signed in with here: sign in another way.`);
+      return;
+    }
+    await showAccount();
+    say(`Unlinked ${name}: it no longer signs in to this account.`);
+    $("account-logins-title").focus();
+  });
+}
+
+function sendAccountVerification() {
+  accountBusy(async () => {
+    // A GENERAL_ERROR (a minute between two emails) is thrown with its
+    // message.
+    const res = await EmailVerification.sendVerificationEmail();
+    await showAccount();
+    say(res.status === "OK" ? "A verification link is on its way." : "Your email is already verified.");
+  });
+}
+
+// ---- linking a provider ----
+
+// The account page keeps who is signed in while the browser visits the
+// provider: the callback page tells a link from a sign-in to another
+// account by it, and ends the session it replaced.
+const LINK_KEY = "latchkit-auth-demo.link";
+const FLASH_KEY = "latchkit-auth-demo.flash";
+
+function linkProvider(id, name) {
+  const cur = account.sessions.find((s) => s.current);
+  try {
+    window.sessionStorage.setItem(LINK_KEY, JSON.stringify({ userId: account.user.id, handle: cur && cur.handle }));
+  } catch (_) {
+    // storage disabled: the callback page takes it for a sign-in
+  }
+  signInWith(id, name);
+}
+
+// takeLink returns the link the account page started, and forgets it.
+function takeLink() {
+  try {
+    const link = JSON.parse(window.sessionStorage.getItem(LINK_KEY));
+    window.sessionStorage.removeItem(LINK_KEY);
+    return link;
+  } catch (_) {
+    return null;
+  }
+}
+
+// backToAccount opens the account page, which says text.
+function backToAccount(text) {
+  try {
+    window.sessionStorage.setItem(FLASH_KEY, text);
+  } catch (_) {
+    // storage disabled: no message
+  }
+  window.location.assign(accountURL());
+}
+
+function flashed() {
+  try {
+    const text = window.sessionStorage.getItem(FLASH_KEY);
+    window.sessionStorage.removeItem(FLASH_KEY);
+    if (text) {
+      say(text);
+      $("account-logins-title").focus();
+    }
+  } catch (_) {
+    // storage disabled
+  }
+}
+
+// finishLink finishes a sign-in the account page started to link a
+// provider, and returns false for any other sign-in. The provider's
+// sign-in started a session of its own: if it is the same user's, account
+// linking joined it, and the session it replaced in this browser ends.
+async function finishLink(name, res) {
+  const link = takeLink();
+  if (!link) return false;
+  if (res.status !== "OK") {
+    backToAccount(
+      res.status === "NO_EMAIL_GIVEN_BY_PROVIDER"
+        ? `Not linked: ${name} did not give an email address.`
+        : `Not linked: ${res.reason || res.status}.`,
+    );
+    return true;
+  }
+  if (res.user.id !== link.userId) {
+    say(
+      `${name} signed you in to another account, not linked to yours: it did not vouch for your account's verified email.`,
+    );
+    await showMe();
+    return true;
+  }
+  if (link.handle) await accountAPI("POST", `/sessions/${encodeURIComponent(link.handle)}/revoke`).catch(() => {});
+  backToAccount(`Linked ${name}: you can sign in with it now.`);
+  return true;
+}
+
+// ---- passkeys on the account page ----
+
+async function showAccountPasskeys(on) {
+  $("account-passkeys").hidden = !on;
+  if (!on) return;
+  const res = await Webauthn.listCredentials();
+  const list = $("account-passkey-list");
+  list.replaceChildren();
+  if (res.status !== "OK") {
+    list.append(item("Could not list your passkeys.", [res.message || res.status]));
+    return;
+  }
+  res.credentials.forEach((c, i) => {
+    const name = `Passkey ${i + 1}`;
+    list.append(item(name, [["Added ", when(c.createdAt)]], [button("Remove", `Remove ${name}`, () => removePasskey(c, name))]));
+  });
+  if (res.credentials.length === 0) list.append(item("None.", []));
+}
+
+function removePasskey(c, name) {
+  accountBusy(async () => {
+    const res = await Webauthn.removeCredential({ webauthnCredentialId: c.webauthnCredentialId });
+    if (res.status === "GENERAL_ERROR") throw { isSuperTokensGeneralError: true, message: res.message };
+    await showAccount();
+    say(res.status === "OK" ? `Removed ${name}.` : "That passkey was removed already.");
+    $("account-passkeys-title").focus();
+  });
+}
+
+$("account-passkey-add").addEventListener("click", () => {
+  accountBusy(async () => {
+    // A new passkey is registered for a login method with an email: this
+    // session's, or else the first.
+    const of = [...account.logins].sort((a, b) => b.current - a.current).find((l) => l.email);
+    if (!of) throw new Error("this account has no email to name a passkey with");
+    const res = await Webauthn.createAndRegisterCredentialForSessionUser({ email: of.email, recipeUserId: of.id });
+    if (res.status === "GENERAL_ERROR") throw { isSuperTokensGeneralError: true, message: res.message };
+    if (res.status !== "OK") {
+      accountError(pkRefused(res));
+      return;
+    }
+    await showAccount();
+    say("Passkey added: you can sign in with it now.");
+    $("account-passkeys-title").focus();
+  });
+});
+
 async function start() {
+  if (onAccountPage) {
+    // The account page shows the two-step sign-in part of the signed-in
+    // view in its own place.
+    const box = $("mfa-manage");
+    $("account-mfa").append(box);
+    // One level down, under "Your account".
+    for (const h of box.querySelectorAll("h2, h3")) {
+      const lower = document.createElement(h.tagName === "H2" ? "h3" : "h4");
+      for (const a of h.attributes) lower.setAttribute(a.name, a.value);
+      lower.textContent = h.textContent;
+      h.replaceWith(lower);
+    }
+  }
   if (api !== window.location.origin) {
     $("api").textContent = "API: " + api;
     $("api").hidden = false;
@@ -1166,6 +1604,8 @@ async function start() {
   $("verify-email-home").href = homeURL();
   $("pwl-link-home").href = homeURL();
   $("pk-recovery-home").href = homeURL();
+  $("account-home").href = homeURL();
+  $("account-link").href = accountURL();
 
   // A server without /api/config is taken to verify nothing.
   const loaded = loadFeatures().catch((err) => console.warn("config:", err));
@@ -1202,6 +1642,10 @@ async function start() {
     try {
       await finishSignIn();
     } catch (err) {
+      if (takeLink()) {
+        backToAccount("Not linked: " + failure(err));
+        return;
+      }
       show("signed-out");
       say(failure(err));
     }
@@ -1212,6 +1656,7 @@ async function start() {
     await showMe();
   } else {
     show("signed-out");
+    if (onAccountPage) say("Sign in to see your account.");
     await resumePasswordless();
   }
 }

@@ -1,0 +1,427 @@
+// End-to-end tests of the demo's account page, /account, in Chromium, on
+// the demo started as the README says (-dev: every sign-in method, the
+// development provider, the outbox at /dev/outbox): it lists where the
+// user is signed in (two browser contexts are two devices) and ends one
+// session or all the others; links the development provider by a proven
+// email and unlinks it; adds and removes a passkey (Chromium's virtual
+// authenticator); sets up and removes an authenticator app, whose codes
+// are computed here (RFC 6238), and makes recovery codes. Codes and links
+// sent by email are read from /dev/outbox.json. The page must fit a
+// phone's width with no sideways scroll.
+//
+// With SCREENSHOTS=1 it saves the account page at desktop and phone
+// width as examples/demo/screenshots/account-desktop.png and
+// account-phone.png.
+//
+//	cd e2e && npm ci && node --test demo-account.test.mjs
+//
+// Needs Go (to build ./examples/demo) and Chromium (CHROMIUM, default
+// /usr/bin/chromium). Screenshots of failed steps go to e2e/screenshots/.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { createHmac } from "node:crypto";
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  ACCESS_TTL_MS,
+  TEST_TIMEOUT,
+  apiMe,
+  assertText,
+  launch,
+  open,
+  session,
+  signedInAs,
+  signedOutUI,
+  sleep,
+  startDemo,
+  virtualAuthenticator,
+} from "./helpers.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const screenshots = path.resolve(here, "..", "examples", "demo", "screenshots");
+const PASSWORD = "correct horse 1";
+const PROVIDER = "Dev provider";
+
+let seq = 0;
+const newEmail = (tag) => `${tag}-${process.pid}-${Date.now()}-${++seq}@example.com`;
+
+// ---- TOTP, as an authenticator app computes it -------------------------------
+
+function base32(s) {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+  const out = [];
+  let bits = 0;
+  let value = 0;
+  for (const ch of s.replace(/[\s=]/g, "").toUpperCase()) {
+    value = ((value << 5) | alphabet.indexOf(ch)) & 0xffff;
+    bits += 5;
+    if (bits >= 8) {
+      out.push((value >>> (bits - 8)) & 0xff);
+      bits -= 8;
+    }
+  }
+  return Buffer.from(out);
+}
+
+function totp(secret, t = Date.now()) {
+  const counter = Buffer.alloc(8);
+  counter.writeBigUInt64BE(BigInt(Math.floor(t / 30_000)));
+  const h = createHmac("sha1", base32(secret)).update(counter).digest();
+  const o = h[h.length - 1] & 0xf;
+  return String((h.readUInt32BE(o) & 0x7fffffff) % 1_000_000).padStart(6, "0");
+}
+
+assert.equal(totp("GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ", 59_000), "287082"); // RFC 6238
+
+// ---- page actions ------------------------------------------------------------
+
+async function passwordForm(page, base, button, email) {
+  await open(page, base + "/");
+  await signedOutUI(page);
+  await page.fill("#email", email);
+  await page.fill("#password", PASSWORD);
+  await page.click(button);
+  await signedInAs(page, email);
+}
+
+const signUp = (page, base, email) => passwordForm(page, base, "#signup", email);
+const signIn = (page, base, email) => passwordForm(page, base, "#signin", email);
+
+// mail waits for the newest email to `to` in the outbox that satisfies ok.
+async function mail(base, to, ok = () => true) {
+  for (let i = 0; i < 100; i++) {
+    const res = await fetch(base + "/dev/outbox.json");
+    assert.equal(res.status, 200);
+    const { emails } = await res.json();
+    const found = emails.filter((m) => m.to === to && ok(m)).at(-1);
+    if (found) return found;
+    await sleep(100);
+  }
+  assert.fail(`no email to ${to} in the outbox`);
+}
+
+// passwordlessSignIn signs in with a code the outbox shows.
+async function passwordlessSignIn(page, base, email) {
+  await open(page, base + "/account");
+  await signedOutUI(page);
+  await page.fill("#pwl-email", email);
+  await page.click("#pwl-send");
+  await page.locator("#pwl-code-form").waitFor({ state: "visible" });
+  const { code } = await mail(base, email, (m) => m.code);
+  await page.fill("#pwl-code", code);
+  await page.click("#pwl-signin");
+}
+
+// accountPage opens the account page from the signed-in view's link.
+async function accountPage(page) {
+  await page.getByRole("link", { name: "Account" }).click();
+  await page.locator("#account").waitFor({ state: "visible" });
+  await page.waitForURL(/\/account$/);
+}
+
+async function sessionItems(page) {
+  return page.locator("#account-sessions li").allTextContents();
+}
+
+async function focused(page) {
+  return page.evaluate(() => document.activeElement && document.activeElement.id);
+}
+
+// fitsWidth asserts that the page does not scroll sideways.
+async function fitsWidth(page) {
+  const wide = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.ok(wide <= 0, `the page is ${wide}px wider than the screen`);
+}
+
+// refused asserts that the page's session no longer works, once its
+// access token has expired and the SDK has tried to refresh it.
+async function refused(page, base) {
+  await sleep(ACCESS_TTL_MS + 500);
+  const me = await apiMe(page, base);
+  assert.equal(me.status, 401, me.body);
+}
+
+// ---- the tests ---------------------------------------------------------------
+
+describe("account page, -dev", { timeout: 6 * TEST_TIMEOUT }, () => {
+  let demo, browser, base;
+  before(async () => {
+    demo = await startDemo(["-dev"]);
+    // -dev serves the app on localhost, which passkeys need.
+    base = `http://localhost:${demo.port}`;
+    assert.ok(demo.stdout.includes(`demo: open ${base}`), demo.stdout);
+    browser = await launch();
+  });
+  after(async () => {
+    await browser?.close().catch(() => {});
+    await demo?.stop();
+  });
+  const it = (name, fn) => test(name, { timeout: 2 * TEST_TIMEOUT }, () => session(browser, `account-${name}`, fn));
+
+  it("sessions: two devices, end one, end all others", async ({ page, step }) => {
+    const email = newEmail("sessions");
+    await step("sign up", () => signUp(page, base, email));
+    // Another browser: another device.
+    const other = await browser.newContext();
+    const more = [];
+    try {
+      const otherPage = await other.newPage();
+      await step("sign in elsewhere", () => signIn(otherPage, base, email));
+      await step("account page", () => accountPage(page));
+      await step("development banner", async () => {
+        await page.locator("#dev-banner").waitFor({ state: "visible" });
+        assert.equal(await page.locator("#dev-banner a").getAttribute("href"), "/dev/outbox");
+      });
+      await step("two sessions", async () => {
+        await assertText(page, "#account-who", email);
+        const items = await sessionItems(page);
+        assert.equal(items.length, 2, items.join(" | "));
+        // This one first, then the other, with where it started.
+        assert.match(items[0], /this device/);
+        assert.match(items[1], /Headless Chrome on Linux/);
+        assert.match(items[1], /from 127\.0\.0\.1/);
+        assert.match(items[1], /with email and password/);
+        await assertText(page, "#account-logins", "Email and password");
+        await assertText(page, "#account-logins", "You signed in with this here");
+      });
+      await step("fits a phone", async () => {
+        await page.setViewportSize({ width: 360, height: 740 });
+        await fitsWidth(page);
+        if (process.env.SCREENSHOTS === "1") {
+          await mkdir(screenshots, { recursive: true });
+          await page.screenshot({ path: path.join(screenshots, "account-phone.png"), fullPage: true });
+          await page.setViewportSize({ width: 1280, height: 900 });
+          await page.screenshot({ path: path.join(screenshots, "account-desktop.png"), fullPage: true });
+        }
+        await page.setViewportSize({ width: 1280, height: 720 });
+      });
+      await step("end the other", async () => {
+        await page.getByRole("button", { name: /^Sign out the session on Headless Chrome on Linux/ }).click();
+        await assertText(page, "#status", "Signed out the session on Headless Chrome on Linux.");
+        assert.equal(await page.locator("#account-sessions li").count(), 1);
+        assert.equal(await focused(page), "account-sessions-title");
+        assert.equal(await page.locator("#account-revoke-others").isVisible(), false);
+      });
+      await step("the other is refused", () => refused(otherPage, base));
+      await step("the other page shows it", async () => {
+        await otherPage.reload();
+        await signedOutUI(otherPage);
+      });
+
+      // Two more devices, then "Sign out all other sessions".
+      for (let i = 0; i < 2; i++) {
+        const ctx = await browser.newContext();
+        more.push(ctx);
+        const p = await ctx.newPage();
+        await step(`sign in on device ${i + 3}`, () => signIn(p, base, email));
+      }
+      await step("three sessions", async () => {
+        await page.reload();
+        await page.locator("#account").waitFor({ state: "visible" });
+        assert.equal((await sessionItems(page)).length, 3);
+      });
+      await step("end all others", async () => {
+        await page.click("#account-revoke-others");
+        await assertText(page, "#status", "Signed out 2 other sessions.");
+        assert.equal(await page.locator("#account-sessions li").count(), 1);
+        assert.equal(await focused(page), "account-sessions-title");
+      });
+      await step("the others are refused", async () => {
+        await sleep(ACCESS_TTL_MS + 500);
+        for (const ctx of more) {
+          const me = await apiMe(ctx.pages()[0], base);
+          assert.equal(me.status, 401, me.body);
+        }
+      });
+      await step("this one still works", async () => {
+        const me = await apiMe(page, base);
+        assert.equal(me.status, 200, me.body);
+      });
+    } finally {
+      await other.close().catch(() => {});
+      for (const ctx of more) await ctx.close().catch(() => {});
+    }
+  });
+
+  it("link the development provider by a proven email, then unlink it", async ({ page, step }) => {
+    const email = newEmail("link");
+    // A code proves the address: the provider that vouches for it joins.
+    await step("passwordless sign-in, code from the outbox", () => passwordlessSignIn(page, base, email));
+    await step("account page", async () => {
+      await page.locator("#account").waitFor({ state: "visible" });
+      const logins = await page.locator("#account-logins li").allTextContents();
+      assert.equal(logins.length, 1, logins.join(" | "));
+      assert.match(logins[0], /Code or link by email/);
+      assert.match(logins[0], /verified/);
+      await assertText(page, "#account-links-note", "Linking is by proven email");
+    });
+    await step("to the provider", async () => {
+      await page.getByRole("button", { name: `Link ${PROVIDER}` }).click();
+      await page.waitForURL(/\/dev\/oidc\//);
+    });
+    await step("provider vouches for the same email", async () => {
+      await page.fill("#email", email);
+      assert.equal(await page.isChecked("#email_verified"), true);
+      await page.getByRole("button", { name: "Sign in", exact: true }).click();
+    });
+    await step("linked", async () => {
+      await page.waitForURL(/\/account$/);
+      await assertText(page, "#status", `Linked ${PROVIDER}: you can sign in with it now.`);
+      const logins = await page.locator("#account-logins li").allTextContents();
+      assert.equal(logins.length, 2, logins.join(" | "));
+      assert.ok(logins.some((l) => l.includes(PROVIDER) && l.includes("You signed in with this here")), logins.join(" | "));
+      // The session the provider's sign-in replaced in this browser ended.
+      const sessions = await sessionItems(page);
+      assert.equal(sessions.length, 1, sessions.join(" | "));
+      assert.match(sessions[0], new RegExp(`with ${PROVIDER.toLowerCase()}`));
+    });
+    await step("unlink it", async () => {
+      await page.getByRole("button", { name: `Unlink ${PROVIDER} (${email})` }).click();
+      // It started this session: that ends too.
+      await signedOutUI(page);
+      await assertText(page, "#status", `Unlinked ${PROVIDER}, which you had signed in with here`);
+    });
+    await step("sign in again", () => passwordlessSignIn(page, base, email));
+    await step("one login left", async () => {
+      await page.locator("#account").waitFor({ state: "visible" });
+      const logins = await page.locator("#account-logins li").allTextContents();
+      assert.equal(logins.length, 1, logins.join(" | "));
+      assert.ok(!logins[0].includes(PROVIDER));
+    });
+    await step("the last login cannot be unlinked", async () => {
+      await page.getByRole("button", { name: /^Unlink Code or link by email/ }).click();
+      await assertText(page, "#account-error", "This is your only way to sign in");
+      assert.equal(await page.locator("#account-error").getAttribute("role"), "alert");
+      assert.equal(await page.locator("#account-logins li").count(), 1);
+    });
+  });
+
+  it("a provider that vouches for another email signs in to another account, not linked", async ({ page, step }) => {
+    const email = newEmail("nolink");
+    await step("passwordless sign-in", () => passwordlessSignIn(page, base, email));
+    await step("account page", () => page.locator("#account").waitFor({ state: "visible" }));
+    await step("provider, another email", async () => {
+      await page.getByRole("button", { name: `Link ${PROVIDER}` }).click();
+      await page.waitForURL(/\/dev\/oidc\//);
+      await page.fill("#email", newEmail("someone-else"));
+      await page.getByRole("button", { name: "Sign in", exact: true }).click();
+    });
+    await step("told so", async () => {
+      await assertText(page, "#status", `${PROVIDER} signed you in to another account, not linked to yours`);
+    });
+  });
+
+  it("add and remove a passkey", async ({ page, step }) => {
+    const email = newEmail("passkey");
+    const authenticator = await virtualAuthenticator(page);
+    await step("sign up", () => signUp(page, base, email));
+    await step("account page", () => accountPage(page));
+    await step("no passkey", () => assertText(page, "#account-passkey-list", "None."));
+    await step("add", async () => {
+      await page.click("#account-passkey-add");
+      await assertText(page, "#status", "Passkey added");
+      assert.equal((await authenticator.credentials()).length, 1);
+      assert.equal(await page.locator("#account-passkey-list li").count(), 1);
+      assert.equal(await focused(page), "account-passkeys-title");
+      await assertText(page, "#account-logins", "1 passkey");
+    });
+    await step("remove", async () => {
+      await page.getByRole("button", { name: "Remove Passkey 1" }).click();
+      await assertText(page, "#status", "Removed Passkey 1.");
+      await assertText(page, "#account-passkey-list", "None.");
+    });
+  });
+
+  it("set up and remove an authenticator app, make recovery codes", async ({ page, step }) => {
+    const email = newEmail("totp");
+    await step("sign up", () => signUp(page, base, email));
+    await step("account page", () => accountPage(page));
+    await step("none yet", async () => {
+      await page.locator("#mfa-manage").waitFor({ state: "visible" });
+      await assertText(page, "#totp-devices", "None.");
+      await assertText(page, "#recovery-left", "Recovery codes left: 0.");
+    });
+    const created = page.waitForResponse(
+      (r) => r.request().method() === "POST" && new URL(r.url()).pathname === "/auth/totp/device",
+    );
+    await step("add an app", () => page.click("#totp-add"));
+    const secret = await step("set-up screen", async () => {
+      await page.locator("#mfa-setup").waitFor({ state: "visible" });
+      const body = await (await created).json();
+      assert.equal((await page.locator("#mfa-secret").textContent()).replace(/\s+/g, ""), body.secret);
+      return body.secret;
+    });
+    await step("its code", async () => {
+      await page.fill("#mfa-code", totp(secret));
+      await page.click("#mfa-verify");
+    });
+    const first = await step("back on the account page, with recovery codes", async () => {
+      await page.locator("#account").waitFor({ state: "visible" });
+      await page.locator("#recovery-new").waitFor({ state: "visible" });
+      const codes = await page.locator("#recovery-codes li").allTextContents();
+      assert.equal(codes.length, 10);
+      assert.equal(await focused(page), "recovery-new-title");
+      assert.equal(await page.locator("#totp-devices li").count(), 1);
+      return codes;
+    });
+    await step("saved", async () => {
+      await page.click("#recovery-saved");
+      await page.locator("#recovery-new").waitFor({ state: "hidden" });
+      await assertText(page, "#recovery-left", "Recovery codes left: 10.");
+    });
+    await step("a new set", async () => {
+      await page.click("#recovery-make");
+      await page.locator("#recovery-new").waitFor({ state: "visible" });
+      const codes = await page.locator("#recovery-codes li").allTextContents();
+      assert.equal(codes.length, 10);
+      assert.ok(!codes.some((c) => first.includes(c)), "the new set repeats old codes");
+      await page.click("#recovery-saved");
+    });
+    await step("remove the app", async () => {
+      await page.locator("#totp-devices li").first().getByRole("button", { name: /^Remove / }).click();
+      await assertText(page, "#status", "Removed ");
+      await assertText(page, "#totp-devices", "None.");
+    });
+    await step("the account says so", async () => {
+      await page.reload();
+      await page.locator("#account").waitFor({ state: "visible" });
+      await assertText(page, "#totp-devices", "None.");
+    });
+  });
+});
+
+describe("account page, today's flags", { timeout: 2 * TEST_TIMEOUT }, () => {
+  let demo, browser;
+  before(async () => {
+    demo = await startDemo([]);
+    browser = await launch();
+  });
+  after(async () => {
+    await browser?.close().catch(() => {});
+    await demo?.stop();
+  });
+
+  test("sessions and the one login, no development banner", { timeout: TEST_TIMEOUT }, () =>
+    session(browser, "account-plain", async ({ page, step }) => {
+      const email = newEmail("plain");
+      await step("sign up", () => signUp(page, demo.url, email));
+      await step("account page", () => accountPage(page));
+      await step("shown", async () => {
+        assert.equal(await page.locator("#dev-banner").isVisible(), false);
+        assert.equal(await page.locator("#account-passkeys").isVisible(), false);
+        assert.equal(await page.locator("#mfa-manage").isVisible(), false);
+        assert.equal(await page.locator("#account-links").isVisible(), false);
+        assert.equal((await sessionItems(page)).length, 1);
+      });
+      await step("signed out, the page asks to sign in", async () => {
+        await page.click("#account-home");
+        await page.click("#signout");
+        await signedOutUI(page);
+        await open(page, demo.url + "/account");
+        await signedOutUI(page);
+        await assertText(page, "#status", "Sign in to see your account.");
+      });
+    }),
+  );
+});
