@@ -1268,7 +1268,7 @@ async function showAccount(mfaDone = {}) {
   const joined = new Date(account.user.timeJoined).toLocaleDateString();
   $("account-who").textContent = `${account.user.email || "No email"} · member since ${joined}`;
   showLogins(methods);
-  showSessions();
+  showSessions(methods);
   show("account");
   await Promise.all([
     showAccountPasskeys((methods.firstFactors || []).includes("webauthn")),
@@ -1391,7 +1391,7 @@ function when(ms) {
 
 // showSessions lists the live sessions, this one first, with where they
 // started and a button to end each other one.
-function showSessions() {
+function showSessions(methods) {
   const list = $("account-sessions");
   list.replaceChildren();
   const sessions = [...account.sessions].sort((a, b) => b.current - a.current);
@@ -1400,12 +1400,12 @@ function showSessions() {
     const device = s.from ? s.from.device || "Unknown browser" : "Unknown device";
     const where = s.from ? `from ${s.from.address}` : "started before the demo last started";
     const login = byLogin[s.loginId];
-    const by = login ? loginName(login, { thirdParty: { providers: [] } }) : "a login method since removed";
+    const by = login ? loginName(login, methods) : "a login method since removed";
     const title = s.current ? [device + " ", badge("this device")] : device;
     const buttons = s.current
       ? []
       : [button("Sign out", `Sign out the session on ${device}, ${where}`, () => revokeSession(s, device))];
-    list.append(item(title, [where, ["Signed in ", when(s.createdAt), " with " + by.toLowerCase() + ", last active ", when(s.refreshedAt)]], buttons));
+    list.append(item(title, [where, ["Signed in ", when(s.createdAt), " with " + by.replace(/^(Email|Code|Passkey)/, (w) => w.toLowerCase()) + ", last active ", when(s.refreshedAt)]], buttons));
   }
   $("account-revoke-others").hidden = sessions.length < 2;
 }
