@@ -1126,7 +1126,11 @@ async function showMFAManage(codes, known) {
     li.textContent = "None.";
     list.append(li);
   }
-  $("totp-add").textContent = devices.devices.some((d) => d.verified) ? "Add another authenticator app" : "Add an authenticator app";
+  const setUp = devices.devices.some((d) => d.verified);
+  $("totp-add").textContent = setUp ? "Add another authenticator app" : "Add an authenticator app";
+  // Where two-step sign-in is opt-in, recovery codes come with the first
+  // app.
+  for (const id of ["recovery-left", "recovery-make", "recovery-make-note"]) $(id).hidden = !setUp && !mfaOn() && !codes;
   if (codes) $("recovery-new-title").focus();
 }
 
@@ -1311,7 +1315,20 @@ function item(title, details, buttons = []) {
     p.append(...[].concat(d));
     text.append(p);
   }
-  li.append(text, ...buttons);
+  li.append(text);
+  if (buttons.length > 0) {
+    const actions = document.createElement("div");
+    actions.className = "actions";
+    actions.append(...buttons);
+    li.append(actions);
+  }
+  return li;
+}
+
+// none is the item of an empty list.
+function none() {
+  const li = document.createElement("li");
+  li.textContent = "None.";
   return li;
 }
 
@@ -1361,7 +1378,7 @@ function showLogins(methods) {
   const providers = methods.thirdParty?.providers || [];
   box.hidden = providers.length === 0;
   $("account-links-note").textContent = features.accountLinking
-    ? "Linking is by proven email: sign in with a provider that vouches for this account's email and it joins this account (if the address was never proven here, as after a password sign-up with no reset since, that voids the password and ends every session, as a reset would)."
+    ? "Linking is by proven email: sign in with a provider that vouches for this account's email, and it joins this account. If the address was never proven here (a password sign-up, with no reset since), that voids the password and ends every session, as a reset would."
     : "Account linking is off on this server: signing in with a provider makes a separate account.";
   if (!features.accountLinking) return;
   for (const p of providers) {
@@ -1549,7 +1566,7 @@ async function showAccountPasskeys(on) {
     const name = `Passkey ${i + 1}`;
     list.append(item(name, [["Added ", when(c.createdAt)]], [button("Remove", `Remove ${name}`, () => removePasskey(c, name))]));
   });
-  if (res.credentials.length === 0) list.append(item("None.", []));
+  if (res.credentials.length === 0) list.append(none());
 }
 
 function removePasskey(c, name) {
