@@ -76,8 +76,8 @@ assert.equal(totp("GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ", 59_000), "287082"); // RFC
 
 // ---- page actions ------------------------------------------------------------
 
-async function passwordForm(page, base, button, email) {
-  await open(page, base + "/");
+async function passwordForm(page, base, button, email, query = "") {
+  await open(page, base + "/" + query);
   await signedOutUI(page);
   await page.fill("#email", email);
   await page.fill("#password", PASSWORD);
@@ -85,8 +85,8 @@ async function passwordForm(page, base, button, email) {
   await signedInAs(page, email);
 }
 
-const signUp = (page, base, email) => passwordForm(page, base, "#signup", email);
-const signIn = (page, base, email) => passwordForm(page, base, "#signin", email);
+const signUp = (page, base, email, query) => passwordForm(page, base, "#signup", email, query);
+const signIn = (page, base, email, query) => passwordForm(page, base, "#signin", email, query);
 
 // mails lists the outbox's emails to `to`, oldest first.
 async function mails(base, to) {
@@ -118,7 +118,7 @@ async function passwordlessSignIn(page, base, email) {
 async function accountPage(page) {
   await page.getByRole("link", { name: "Account" }).click();
   await page.locator("#account").waitFor({ state: "visible" });
-  await page.waitForURL(/\/account$/);
+  await page.waitForURL(/\/account(\?mode=header)?$/);
 }
 
 async function sessionItems(page) {
@@ -405,6 +405,32 @@ describe("account page, today's flags", { timeout: 2 * TEST_TIMEOUT }, () => {
     await browser?.close().catch(() => {});
     await demo?.stop();
   });
+
+  test("header mode: the account page keeps the mode and ends the other session", { timeout: TEST_TIMEOUT }, () =>
+    session(browser, "account-header", async ({ page, step }) => {
+      const email = newEmail("header");
+      const other = await browser.newContext();
+      try {
+        const otherPage = await other.newPage();
+        await step("sign up", () => signUp(page, demo.url, email, "?mode=header"));
+        await step("sign in elsewhere", () => signIn(otherPage, demo.url, email, "?mode=header"));
+        await step("account page", async () => {
+          await accountPage(page);
+          assert.match(page.url(), /\/account\?mode=header$/);
+          await assertText(page, "#mode", "Token transfer: header");
+          assert.equal((await sessionItems(page)).length, 2);
+        });
+        await step("end the other", async () => {
+          await page.getByRole("button", { name: /^Sign out the session on / }).click();
+          await assertText(page, "#status", "Signed out the session on ");
+          assert.equal((await sessionItems(page)).length, 1);
+        });
+        await step("the other is refused", () => refused(otherPage, demo.url));
+      } finally {
+        await other.close().catch(() => {});
+      }
+    }),
+  );
 
   test("sessions and the one login, no development banner", { timeout: TEST_TIMEOUT }, () =>
     session(browser, "account-plain", async ({ page, step }) => {

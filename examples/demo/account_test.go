@@ -457,3 +457,42 @@ func TestSessionPlacesBounded(t *testing.T) {
 		t.Errorf("table holds %d places and %d handles, want at most 3 and 6", len(p.m), len(p.order))
 	}
 }
+
+// TestAccountRules: with email verification required, a user whose email
+// is not verified still reads the page and ends sessions (to ask for a
+// link, or to throw out someone else), but does not unlink; a session
+// with a second factor to complete gets none of it.
+func TestAccountRules(t *testing.T) {
+	t.Parallel()
+	t.Run("unverified email", func(t *testing.T) {
+		t.Parallel()
+		s := authtest.NewServer(t, auth.Config{EmailVerification: auth.EmailVerificationConfig{Mode: auth.EmailVerificationRequired}})
+		mountAccount(s.Mux, s.Auth, newSessionPlaces(10))
+		c, u := s.SignedIn(authtest.Header)
+		if res := c.Get("/api/account"); res.StatusCode != http.StatusOK {
+			t.Errorf("GET /api/account: %d %s, want 200", res.StatusCode, res.Body)
+		}
+		if res := c.Do("POST", "/api/account/sessions/revoke-others", nil); res.StatusCode != http.StatusOK {
+			t.Errorf("revoke-others: %d %s, want 200", res.StatusCode, res.Body)
+		}
+		res := c.Do("POST", "/api/account/logins/"+u.LoginMethods[0].ID+"/unlink", nil)
+		if res.StatusCode != http.StatusForbidden || !strings.Contains(string(res.Body), "st-ev") {
+			t.Errorf("unlink: %d %s, want 403 st-ev", res.StatusCode, res.Body)
+		}
+	})
+	t.Run("pending second factor", func(t *testing.T) {
+		t.Parallel()
+		s := authtest.NewServer(t, auth.Config{MFA: auth.MFAConfig{Required: []string{auth.FactorTOTP}}})
+		mountAccount(s.Mux, s.Auth, newSessionPlaces(10))
+		c, u := s.SignedIn(authtest.Header)
+		for _, r := range []struct{ method, path string }{
+			{"GET", "/api/account"},
+			{"POST", "/api/account/sessions/revoke-others"},
+			{"POST", "/api/account/logins/" + u.LoginMethods[0].ID + "/unlink"},
+		} {
+			if res := c.Do(r.method, r.path, nil); res.StatusCode != http.StatusForbidden || !strings.Contains(string(res.Body), "st-mfa") {
+				t.Errorf("%s %s: %d %s, want 403 st-mfa", r.method, r.path, res.StatusCode, res.Body)
+			}
+		}
+	})
+}
