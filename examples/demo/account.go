@@ -177,7 +177,10 @@ func (acc *account) revokeOthers(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		// One that ended meanwhile (signed out, expired) is not an error.
-		if err := acc.a.RevokeSession(ctx, si.Handle); err != nil && !errors.Is(err, auth.ErrNotFound) {
+		err := acc.a.RevokeSession(ctx, si.Handle)
+		if errors.Is(err, auth.ErrNotFound) {
+			continue
+		} else if err != nil {
 			accountError(w, err)
 			return
 		}
