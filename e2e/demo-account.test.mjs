@@ -395,10 +395,37 @@ describe("account page, -dev", { timeout: 6 * TEST_TIMEOUT }, () => {
   });
 });
 
-describe("account page, today's flags", { timeout: 2 * TEST_TIMEOUT }, () => {
+describe("today's flags: no account page", { timeout: 2 * TEST_TIMEOUT }, () => {
   let demo, browser;
   before(async () => {
     demo = await startDemo([]);
+    browser = await launch();
+  });
+  after(async () => {
+    await browser?.close().catch(() => {});
+    await demo?.stop();
+  });
+
+  test("signed in, no Account link; /account is not served", { timeout: TEST_TIMEOUT }, () =>
+    session(browser, "account-none", async ({ page, step }) => {
+      await step("sign up", () => signUp(page, demo.url, newEmail("none")));
+      await step("no link", async () => {
+        assert.equal(await page.locator("#account-link").isVisible(), false);
+      });
+      await step("404", async () => {
+        for (const path of ["/account", "/api/account"]) {
+          const res = await page.request.get(demo.url + path);
+          assert.equal(res.status(), 404, path);
+        }
+      });
+    }),
+  );
+});
+
+describe("account page, a feature flag without -dev", { timeout: 2 * TEST_TIMEOUT }, () => {
+  let demo, browser;
+  before(async () => {
+    demo = await startDemo(["-email-verification", "optional"]);
     browser = await launch();
   });
   after(async () => {

@@ -354,7 +354,7 @@ func TestAccountInDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := parseOptions([]string{"-addr", ln.Addr().String(), "-db", "memory"}, func(string) string { return "" })
+	o, err := parseOptions([]string{"-addr", ln.Addr().String(), "-db", "memory", "-email-verification", "optional"}, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,6 +406,43 @@ func TestAccountInDemo(t *testing.T) {
 	}
 	if len(v.Sessions) != 1 || v.Sessions[0].From == nil || v.Sessions[0].From.Device != "Firefox on macOS" {
 		t.Errorf("sessions %+v, want one from Firefox on macOS", v.Sessions)
+	}
+}
+
+// The minimal server, with no feature flag, serves no account page: what
+// it serves is what it always has.
+func TestNoAccountOnMinimalServer(t *testing.T) {
+	t.Parallel()
+	o, err := parseOptions([]string{"-db", "memory"}, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.features().Account {
+		t.Errorf("features() = %+v, want no account page", o.features())
+	}
+	st := memstore.New()
+	a, err := newAuth(o, st, mailer.NewLog(io.Discard), io.Discard, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close(t.Context()) })
+	srv := httptest.NewServer(a.CORS(newMux(a, st, o.features())))
+	t.Cleanup(srv.Close)
+	for _, path := range []string{"/account", "/api/account"} {
+		res, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s on the minimal server: %d, want 404", path, res.StatusCode)
+		}
+	}
+	for _, args := range [][]string{{"-passkeys", "-app-url", "http://localhost:8080"}, {"-mfa", "totp"}, {"-account-linking"}, {"-passwordless", "code"}} {
+		o, err := parseOptions(append([]string{"-db", "memory"}, args...), func(string) string { return "" })
+		if err != nil || !o.features().Account {
+			t.Errorf("%v: features() = %+v, %v; want the account page", args, o.features(), err)
+		}
 	}
 }
 

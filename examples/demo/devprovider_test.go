@@ -52,7 +52,7 @@ func TestParseOptionsDev(t *testing.T) {
 		} else if got := o.devProvider.iss.URL; got != "http://localhost:8123/dev/oidc" {
 			t.Errorf("%s: issuer %q, want http://localhost:8123/dev/oidc", name, got)
 		}
-		want := features{EmailVerification: "optional", AccountLinking: true, Passwordless: "code-and-link", Passkeys: true, Dev: true}
+		want := features{EmailVerification: "optional", AccountLinking: true, Passwordless: "code-and-link", Passkeys: true, Dev: true, Account: true}
 		if f := o.features(); !reflect.DeepEqual(f, want) {
 			t.Errorf("%s: features %+v, want %+v", name, f, want)
 		}

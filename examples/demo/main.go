@@ -736,6 +736,10 @@ type features struct {
 	// demo is in development mode, with links to /dev/outbox and to the
 	// development provider.
 	Dev bool `json:"dev,omitempty"`
+	// Account is true where the demo serves the account page (/account,
+	// /api/account): with any feature beyond email and password, so that
+	// the minimal server serves what it always has.
+	Account bool `json:"account,omitempty"`
 }
 
 func (o options) features() features {
@@ -743,6 +747,8 @@ func (o options) features() features {
 	if f.EmailVerification == "" {
 		f.EmailVerification = "off"
 	}
+	f.Account = f.EmailVerification != "off" || f.AccountLinking || f.Passwordless != "" || f.Passkeys ||
+		len(f.MFA) > 0 || len(o.mfaOffered) > 0 || len(o.providers) > 0 || f.Dev
 	return f
 }
 
@@ -824,8 +830,10 @@ func newMux(a *auth.Auth, st store.Store, f features) *http.ServeMux {
 	}
 	mux.HandleFunc("GET /{$}", page)
 	// The account page, and its API (account.go).
-	mux.HandleFunc("GET /account", page)
-	mountAccount(mux, a, sessionStarts)
+	if f.Account {
+		mux.HandleFunc("GET /account", page)
+		mountAccount(mux, a, sessionStarts)
+	}
 	mux.HandleFunc("GET /auth/reset-password", page)
 	// Verification links open this page too (EmailVerificationConfig.URL's
 	// default); with verification off it says so.

@@ -414,7 +414,7 @@ func TestParseOptionsVerification(t *testing.T) {
 	if err != nil || o.emailVerification != auth.EmailVerificationRequired || o.accountLinking {
 		t.Errorf("flags win: verification %q, linking %v, %v", o.emailVerification, o.accountLinking, err)
 	}
-	if f := o.features(); !reflect.DeepEqual(f, features{EmailVerification: "required"}) {
+	if f := o.features(); !reflect.DeepEqual(f, features{EmailVerification: "required", Account: true}) {
 		t.Errorf("features() = %+v", f)
 	}
 	o, err = parseOptions([]string{"-email-verification", "Off", "-account-linking"}, func(string) string { return "" })

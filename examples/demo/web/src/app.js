@@ -149,7 +149,8 @@ SuperTokens.init({
 // features is GET /api/config: { emailVerification: "off" | "optional" |
 // "required", accountLinking, passwordless: "code" | "link" |
 // "code-and-link", absent when off, passkeys: true, absent when off, mfa:
-// the second factors ["totp"] or ["totp", "webauthn"], absent when off }.
+// the second factors ["totp"] or ["totp", "webauthn"], absent when off,
+// account: true where the server has the account page, dev: true with -dev }.
 // Until it is read, or if it cannot be, verification is taken to be off.
 let features = { emailVerification: "off", accountLinking: false };
 const verifying = () => features.emailVerification !== "off";
@@ -168,6 +169,7 @@ async function loadFeatures() {
   $("features").textContent = said.join(" · ");
   $("features").hidden = said.length === 0;
   $("dev-banner").hidden = features.dev !== true;
+  $("account-link").hidden = features.account !== true;
 }
 
 // emailVerifiedClaim is the session's st-ev claim as the SDK reads it from
