@@ -159,25 +159,27 @@ func TestFloorPhase(t *testing.T) {
 	}
 }
 
-func TestNamedCPU(t *testing.T) {
+func TestProcessesCPU(t *testing.T) {
 	if got := dbProcessNames("sqlite:/tmp/x.db"); got != nil {
 		t.Errorf("dbProcessNames(sqlite) = %q, want none", got)
 	}
 	if got := dbProcessNames("postgres://x/y"); len(got) != 1 || got[0] != "postgres" {
 		t.Errorf("dbProcessNames(postgres) = %q", got)
 	}
-	// This process, found by its command name.
-	comm, err := os.ReadFile("/proc/self/comm")
+	// This process, counted as the database by its command name, and
+	// left out of the others.
+	name, _, err := processStat(os.Getpid(), false)
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	for end := time.Now().Add(50 * time.Millisecond); time.Now().Before(end); {
 	}
 	self, _ := processCPU(os.Getpid())
-	if got := namedCPU([]string{strings.TrimSpace(string(comm))}); got < self {
-		t.Errorf("namedCPU(this process's name) = %v, below its own %v", got, self)
+	db, _, err := processesCPU([]string{name})
+	if err != nil || db < self {
+		t.Errorf("processesCPU(this process's name %q) = %v, %v; below its own %v", name, db, err, self)
 	}
-	if got := namedCPU([]string{"no such process name"}); got != 0 {
-		t.Errorf("namedCPU(no such name) = %v", got)
+	if dbButSelf, _, _ := processesCPU([]string{name}, os.Getpid()); db-dbButSelf < self {
+		t.Errorf("processesCPU skipping this process took %v off, less than its %v", db-dbButSelf, self)
 	}
 }

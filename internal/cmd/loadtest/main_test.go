@@ -383,32 +383,31 @@ func TestCPU(t *testing.T) {
 	if _, err := processCPU(os.Getpid()); err != nil {
 		t.Errorf("processCPU(self): %v", err)
 	}
-	if busy, irq, err := machineCPU(); err != nil || irq > busy {
-		t.Errorf("machineCPU = %v busy, %v in interrupts, %v", busy, irq, err)
+	if _, err := interruptCPU(); err != nil {
+		t.Errorf("interruptCPU: %v", err)
 	}
-	a := cpuReading{server: 1 * time.Second, self: 2 * time.Second, machine: 10 * time.Second, ok: true}
-	b := cpuReading{server: 3 * time.Second, self: 5 * time.Second, machine: 16 * time.Second, ok: true}
+	if db, others, err := processesCPU([]string{"postgres"}, os.Getpid()); err != nil || others <= 0 || db < 0 {
+		t.Errorf("processesCPU = %v, %v, %v", db, others, err)
+	}
+	a := cpuReading{server: 1 * time.Second, self: 2 * time.Second, others: 10 * time.Second, ok: true}
+	b := cpuReading{server: 3 * time.Second, self: 5 * time.Second, others: 11 * time.Second, ok: true}
 	if u, ok := cpuBetween(a, b); !ok || u != (cpuUse{server: 2 * time.Second, client: 3 * time.Second, other: time.Second}) {
 		t.Errorf("cpuBetween = %+v, %v", u, ok)
 	}
-	// Ticks of 10 ms can make the others' share come out below zero.
-	b.machine = 14 * time.Second
+	// A process that ended unwaited for can make the others' share come
+	// out below zero.
+	b.others = 9 * time.Second
 	if u, _ := cpuBetween(a, b); u.other != 0 {
 		t.Errorf("other = %v, want 0", u.other)
 	}
-	// The database server's time, read on both sides, is its own column
-	// and no longer among the others'.
-	a.db, a.dbRead = 4*time.Second, true
-	b.db, b.dbRead, b.machine = 5*time.Second, true, 16*time.Second
-	if u, ok := cpuBetween(a, b); !ok || u != (cpuUse{server: 2 * time.Second, client: 3 * time.Second, db: time.Second, dbOK: true}) {
-		t.Errorf("cpuBetween with the database = %+v, %v", u, ok)
-	}
-	// So are the interrupt handlers'.
-	a.irq, b.irq, b.machine = time.Second, 1500*time.Millisecond, 17*time.Second
+	// The database server's time, read on both sides, and the interrupt
+	// handlers' are columns of their own.
+	a.db, a.dbRead, a.irq = 4*time.Second, true, time.Second
+	b.db, b.dbRead, b.irq, b.others = 5*time.Second, true, 1500*time.Millisecond, 10500*time.Millisecond
 	if u, ok := cpuBetween(a, b); !ok || u != (cpuUse{server: 2 * time.Second, client: 3 * time.Second, db: time.Second, dbOK: true, irq: 500 * time.Millisecond, other: 500 * time.Millisecond}) {
-		t.Errorf("cpuBetween with interrupts = %+v, %v", u, ok)
+		t.Errorf("cpuBetween with the database and interrupts = %+v, %v", u, ok)
 	}
-	if u, _ := cpuBetween(a, cpuReading{server: 3 * time.Second, self: 5 * time.Second, machine: 16 * time.Second, ok: true}); u.dbOK {
+	if u, _ := cpuBetween(a, cpuReading{server: 3 * time.Second, self: 5 * time.Second, others: 11 * time.Second, ok: true}); u.dbOK {
 		t.Errorf("cpuBetween with one database reading = %+v, want none", u)
 	}
 	if _, ok := cpuBetween(a, cpuReading{}); ok {
