@@ -19,7 +19,6 @@
 // /usr/bin/chromium). Screenshots of failed steps go to e2e/screenshots/.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { createHmac } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -36,6 +35,7 @@ import {
   sleep,
   startDemo,
   virtualAuthenticator,
+  totp,
 } from "./helpers.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -45,34 +45,6 @@ const PROVIDER = "Dev provider";
 
 let seq = 0;
 const newEmail = (tag) => `${tag}-${process.pid}-${Date.now()}-${++seq}@example.com`;
-
-// ---- TOTP, as an authenticator app computes it -------------------------------
-
-function base32(s) {
-  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-  const out = [];
-  let bits = 0;
-  let value = 0;
-  for (const ch of s.replace(/[\s=]/g, "").toUpperCase()) {
-    value = ((value << 5) | alphabet.indexOf(ch)) & 0xffff;
-    bits += 5;
-    if (bits >= 8) {
-      out.push((value >>> (bits - 8)) & 0xff);
-      bits -= 8;
-    }
-  }
-  return Buffer.from(out);
-}
-
-function totp(secret, t = Date.now()) {
-  const counter = Buffer.alloc(8);
-  counter.writeBigUInt64BE(BigInt(Math.floor(t / 30_000)));
-  const h = createHmac("sha1", base32(secret)).update(counter).digest();
-  const o = h[h.length - 1] & 0xf;
-  return String((h.readUInt32BE(o) & 0x7fffffff) % 1_000_000).padStart(6, "0");
-}
-
-assert.equal(totp("GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ", 59_000), "287082"); // RFC 6238
 
 // ---- page actions ------------------------------------------------------------
 

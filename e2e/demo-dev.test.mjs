@@ -4,8 +4,8 @@
 // Every sign-in method completes: the development OpenID provider through
 // its own page, a passwordless code read on the outbox page, a passkey
 // with Chromium's virtual authenticator, and a password with a TOTP code
-// (computed here from the key the page shows, as an authenticator app
-// does). The provider's page and the outbox fit a phone's width.
+// after an authenticator app was added on the account page (the code
+// computed from the key the page shows, as an authenticator app does). The provider's page and the outbox fit a phone's width.
 //
 //	cd e2e && npm ci && node --test demo-dev.test.mjs
 //
@@ -18,7 +18,6 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { createHmac } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { once } from "node:events";
 import path from "node:path";
@@ -35,6 +34,7 @@ import {
   signedOutUI,
   sleep,
   virtualAuthenticator,
+  totp,
 } from "./helpers.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -111,33 +111,6 @@ async function fitsWidth(page) {
   assert.ok(wide <= 0, `${page.url()}: ${wide}px wider than the screen`);
 }
 
-// ---- TOTP, as an authenticator app computes it (RFC 6238) -------------------
-
-function base32(s) {
-  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-  const out = [];
-  let bits = 0;
-  let value = 0;
-  for (const ch of s.replace(/[\s=]/g, "").toUpperCase()) {
-    const i = alphabet.indexOf(ch);
-    if (i < 0) throw new Error(`not base32: ${s}`);
-    value = ((value << 5) | i) & 0xffff;
-    bits += 5;
-    if (bits >= 8) {
-      out.push((value >>> (bits - 8)) & 0xff);
-      bits -= 8;
-    }
-  }
-  return Buffer.from(out);
-}
-
-function totp(secret, t = Date.now()) {
-  const counter = Buffer.alloc(8);
-  counter.writeBigUInt64BE(BigInt(Math.floor(t / 30_000)));
-  const h = createHmac("sha1", base32(secret)).update(counter).digest();
-  const o = h[h.length - 1] & 0xf;
-  return String((h.readUInt32BE(o) & 0x7fffffff) % 1_000_000).padStart(6, "0");
-}
 assert.equal(totp("GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ", 59_000), "287082");
 
 // ---- page actions -----------------------------------------------------------
@@ -287,13 +260,12 @@ describe("go run ./examples/demo -dev", { timeout: 10 * TEST_TIMEOUT }, () => {
   );
 });
 
-// The page sets an authenticator app up in its MFA step, which it shows
-// when the server requires a second factor: -dev -mfa totp, where the
-// flag wins over -dev's optional TOTP.
-describe("go run ./examples/demo -dev -mfa totp", { timeout: 6 * TEST_TIMEOUT }, () => {
+// -dev offers TOTP: a user sets an authenticator app up on the account
+// page, and from then on signs in with a password and a code.
+describe("go run ./examples/demo -dev: TOTP", { timeout: 6 * TEST_TIMEOUT }, () => {
   let demo, browser;
   before(async () => {
-    demo = await startDevDemo(["-mfa", "totp"]);
+    demo = await startDevDemo();
     browser = await launch();
   });
   after(async () => {
@@ -301,21 +273,27 @@ describe("go run ./examples/demo -dev -mfa totp", { timeout: 6 * TEST_TIMEOUT },
     await demo?.stop();
   });
 
-  test("sign up with a password and an authenticator app; sign in with a password and a TOTP code", { timeout: 2 * TEST_TIMEOUT }, () =>
+  test("sign up with a password, add an authenticator app on the account page; sign in with a password and a TOTP code", { timeout: 2 * TEST_TIMEOUT }, () =>
     session(browser, "dev-totp", async ({ page, step }) => {
       const email = newEmail("dev-totp");
       await step("open", () => open(page, demo.url));
-      const created = page.waitForResponse(
-        (r) => r.request().method() === "POST" && new URL(r.url()).pathname === "/auth/totp/device",
-      );
       await step("sign up", async () => {
         await signedOutUI(page);
         await page.fill("#email", email);
         await page.fill("#password", PASSWORD);
         await page.click("#signup");
-        await page.locator("#mfa-setup").waitFor({ state: "visible" });
+        await signedInAs(page, email);
       });
+      await step("account page", async () => {
+        await page.click("#account-link");
+        await page.locator("#mfa-manage").waitFor({ state: "visible" });
+      });
+      const created = page.waitForResponse(
+        (r) => r.request().method() === "POST" && new URL(r.url()).pathname === "/auth/totp/device",
+      );
+      await step("add an authenticator app", () => page.click("#totp-add"));
       const secret = await step("the key as text", async () => {
+        await page.locator("#mfa-setup").waitFor({ state: "visible" });
         const body = await (await created).json();
         const shown = (await page.locator("#mfa-secret").textContent()).replace(/\s+/g, "");
         assert.equal(shown, body.secret);
@@ -324,14 +302,22 @@ describe("go run ./examples/demo -dev -mfa totp", { timeout: 6 * TEST_TIMEOUT },
       await step("its code", async () => {
         await page.fill("#mfa-code", totp(secret));
         await page.click("#mfa-verify");
-        await signedInAs(page, email);
+        await page.locator("#recovery-new").waitFor({ state: "visible" });
+        await page.click("#recovery-saved");
       });
-      await step("sign out", () => signOut(page));
+      await step("sign out", async () => {
+        await page.click("#account-home");
+        await signOut(page);
+      });
       await step("sign in with the password", async () => {
         await page.fill("#email", email);
         await page.fill("#password", PASSWORD);
         await page.click("#signin");
         await page.locator("#mfa-code").waitFor({ state: "visible" });
+      });
+      await step("a session without the code is refused", async () => {
+        const me = await apiMe(page, demo.url);
+        assert.equal(me.status, 403, me.body);
       });
       await step("and the next TOTP code", async () => {
         // This step's code was spent at set-up; the next one is
@@ -343,7 +329,6 @@ describe("go run ./examples/demo -dev -mfa totp", { timeout: 6 * TEST_TIMEOUT },
       const me = await apiMe(page, demo.url);
       assert.equal(me.status, 200, me.body);
       assert.equal(JSON.parse(me.body).email, email);
-      await assertText(page, "#features", "Two-step sign-in: totp");
     }),
   );
 });

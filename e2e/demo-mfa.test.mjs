@@ -12,7 +12,6 @@
 // /usr/bin/chromium). Screenshots of failed steps go to e2e/screenshots/.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { createHmac } from "node:crypto";
 import {
   ACCESS_TTL_MS,
   TEST_TIMEOUT,
@@ -27,6 +26,7 @@ import {
   sleep,
   startDemo,
   virtualAuthenticator,
+  totp,
 } from "./helpers.mjs";
 
 const PASSWORD = "correct horse 1";
@@ -34,35 +34,6 @@ const STEP_MS = 30_000;
 
 let seq = 0;
 const newEmail = (tag) => `${tag}-${process.pid}-${Date.now()}-${++seq}@example.com`;
-
-// ---- TOTP, as an authenticator app computes it -------------------------------
-
-function base32(s) {
-  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-  const out = [];
-  let bits = 0;
-  let value = 0;
-  for (const ch of s.replace(/[\s=]/g, "").toUpperCase()) {
-    const i = alphabet.indexOf(ch);
-    if (i < 0) throw new Error(`not base32: ${s}`);
-    value = ((value << 5) | i) & 0xffff;
-    bits += 5;
-    if (bits >= 8) {
-      out.push((value >>> (bits - 8)) & 0xff);
-      bits -= 8;
-    }
-  }
-  return Buffer.from(out);
-}
-
-// totp is the code of secret (base32) at time t (ms).
-function totp(secret, t = Date.now()) {
-  const counter = Buffer.alloc(8);
-  counter.writeBigUInt64BE(BigInt(Math.floor(t / STEP_MS)));
-  const h = createHmac("sha1", base32(secret)).update(counter).digest();
-  const o = h[h.length - 1] & 0xf;
-  return String((h.readUInt32BE(o) & 0x7fffffff) % 1_000_000).padStart(6, "0");
-}
 
 // wrongCode is a code that no step the server accepts now has.
 function wrongCode(secret) {
@@ -74,7 +45,7 @@ function wrongCode(secret) {
   }
 }
 
-// RFC 6238's test vector (SHA-1, T = 59 s): the function above is right.
+// RFC 6238's test vector (SHA-1, T = 59 s): helpers.mjs's totp is right.
 assert.equal(totp("GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ", 59_000), "287082");
 
 // ---- page actions ------------------------------------------------------------

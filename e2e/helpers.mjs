@@ -2,6 +2,7 @@
 // free port; Chromium; a browser context per test with failure screenshots;
 // and the page actions every test uses.
 import assert from "node:assert/strict";
+import { createHmac } from "node:crypto";
 import { spawn, execFile } from "node:child_process";
 import { rmSync } from "node:fs";
 import { mkdtemp, mkdir } from "node:fs/promises";
@@ -200,4 +201,28 @@ export async function virtualAuthenticator(page, options = {}) {
     send,
     credentials: async () => (await send("WebAuthn.getCredentials")).credentials,
   };
+}
+
+// totp is the code of a base32 secret at time t (ms), as an authenticator
+// app computes it: RFC 6238, HMAC-SHA-1, six digits, 30-second steps.
+export function totp(secret, t = Date.now()) {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+  const key = [];
+  let bits = 0;
+  let value = 0;
+  for (const ch of secret.replace(/[\s=]/g, "").toUpperCase()) {
+    const i = alphabet.indexOf(ch);
+    if (i < 0) throw new Error(`not base32: ${secret}`);
+    value = ((value << 5) | i) & 0xffff;
+    bits += 5;
+    if (bits >= 8) {
+      key.push((value >>> (bits - 8)) & 0xff);
+      bits -= 8;
+    }
+  }
+  const counter = Buffer.alloc(8);
+  counter.writeBigUInt64BE(BigInt(Math.floor(t / 30_000)));
+  const h = createHmac("sha1", Buffer.from(key)).update(counter).digest();
+  const o = h[h.length - 1] & 0xf;
+  return String((h.readUInt32BE(o) & 0x7fffffff) % 1_000_000).padStart(6, "0");
 }
