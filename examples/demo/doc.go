@@ -9,7 +9,8 @@
 //
 //	go run ./examples/demo
 //
-// serves email and password sign-in alone; open http://127.0.0.1:8080. It serves the auth routes under /auth,
+// serves email and password sign-in alone; open http://127.0.0.1:8080.
+// It serves the auth routes under /auth,
 // GET /api/me, which answers {"userId": ..., "email": ...} for a signed-in
 // user, and a small web page at / built on supertokens-web-js: sign up,
 // sign in, who am I, sign out, forgot password, and the reset page at
@@ -141,6 +142,33 @@
 // Because the provider signs in anyone who asks and the outbox shows
 // every email, -dev starts only on a loopback -addr. Without -dev, every
 // path under /dev/ is 404.
+//
+// # The account page
+//
+// With -dev, or any feature flag beyond email and password, the signed-in
+// page links to /account, the page an application builds on the
+// library's Go API (account.go, the demo's own handlers behind
+// RequireSession, short and commented to copy). GET /api/account answers
+// the user's login methods with their email's verification state, the
+// live sessions with when and where they started, and the second factors
+// set up. Where a session started (the address and the browser) the
+// library does not keep: the demo records it from Config.OnEvent's
+// EventSignIn (Event.RemoteAddr and Event.UserAgent) in memory, as an
+// application would in its own table, so a session from before a restart
+// says unknown.
+//
+//	POST /api/account/sessions/{handle}/revoke  ends one of the user's sessions (another user's: 404)
+//	POST /api/account/sessions/revoke-others    ends every session but this one
+//	POST /api/account/logins/{id}/unlink        removes a login method (the last one: 409)
+//
+// A cross-site form post to them is refused by RequireSession. Passkeys,
+// authenticator apps, recovery codes and verification emails go through
+// the library's routes with the SDK. "Link <provider>" signs in with the
+// provider, and account linking joins it to the user when the provider
+// vouches for the user's email, which must be proven here (an address
+// never proven, as a password sign-up's, is taken from its maker: the
+// password is voided and every session ends, as a reset would do). The
+// demo with no feature flag serves no account page.
 //
 // # The page and the SDK
 //
