@@ -18,6 +18,7 @@ import (
 	"sync"
 
 	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/store"
 )
 
 // mountAccount adds the account page's API to mux. Each route is wrapped in
@@ -221,6 +222,11 @@ func accountError(w http.ResponseWriter, err error) {
 		writeAccountJSON(w, http.StatusConflict, map[string]string{"message": "This is your only way to sign in: add another before you remove it."})
 	case errors.Is(err, auth.ErrNotFound):
 		writeAccountJSON(w, http.StatusNotFound, map[string]string{"message": "not found"})
+	case errors.Is(err, store.ErrUnavailable):
+		// The database is out of reach for now: try again, as the
+		// library's own routes say.
+		w.Header().Set("Retry-After", "1")
+		writeAccountJSON(w, http.StatusServiceUnavailable, map[string]string{"message": "try again"})
 	default:
 		writeAccountJSON(w, http.StatusInternalServerError, map[string]string{"message": "internal error"})
 	}

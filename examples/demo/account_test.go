@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"github.com/latchkit/auth/authtest"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/provider"
+	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
 )
 
@@ -532,4 +534,14 @@ func TestAccountRules(t *testing.T) {
 			}
 		}
 	})
+}
+
+// The account routes answer a database out of reach as the library's own
+// do: 503, try again.
+func TestAccountErrorUnavailable(t *testing.T) {
+	rec := httptest.NewRecorder()
+	accountError(rec, fmt.Errorf("reading sessions: %w", store.ErrUnavailable))
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" {
+		t.Errorf("an unavailable store: %d, Retry-After %q; want 503 with Retry-After", rec.Code, rec.Header().Get("Retry-After"))
+	}
 }
