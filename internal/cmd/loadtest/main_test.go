@@ -343,6 +343,11 @@ func TestCombine(t *testing.T) {
 	if c.errs["503"] != 3 || c.errs["timeout"] != 1 {
 		t.Errorf("combined errors %v", c.errs)
 	}
+	// A note both turns share is said once.
+	a.note, b.note = "same", "same"
+	if c := combine("both", a, b); c.note != "same" {
+		t.Errorf("combined notes %q, want one", c.note)
+	}
 	if len(a.lat) != 2 || a.lat[1] != 3*ms {
 		t.Errorf("combine changed its input: %v", a.lat)
 	}

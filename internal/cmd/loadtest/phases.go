@@ -80,7 +80,7 @@ func combine(name string, a, b result) result {
 	}
 	var notes []string
 	for _, n := range []string{a.note, b.note} {
-		if n != "" {
+		if n != "" && !slices.Contains(notes, n) {
 			notes = append(notes, n)
 		}
 	}
