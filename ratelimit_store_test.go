@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -185,8 +184,8 @@ func TestStoreLimiterFailureWrittenDuringARead(t *testing.T) {
 // Limiter does, and the attempts in hand at the instance still count.
 func TestStoreLimiterReadFailureLetsSignInThrough(t *testing.T) {
 	st := &limitCalls{Store: memstore.New()}
-	var logs lockedBuffer
-	s := authtest.NewServer(t, auth.Config{Store: st, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	var logs logCapture
+	s := authtest.NewServer(t, auth.Config{Store: st, Logger: logs.logger()})
 	email := s.NewEmail()
 	if res := s.NewClient(authtest.Header).SignUp(email, authtest.Password); res.Status != "OK" {
 		t.Fatalf("sign-up: %d %s", res.StatusCode, res.Body)
@@ -200,22 +199,4 @@ func TestStoreLimiterReadFailureLetsSignInThrough(t *testing.T) {
 	if !strings.Contains(logs.String(), "auth: rate limiter") {
 		t.Error("the failure to read the rate limits was not logged")
 	}
-}
-
-// lockedBuffer is a log destination safe for concurrent writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -28,32 +28,35 @@ import (
 //
 //	go test -run '^$' -bench . -benchtime 3s ./store/sqlstore/
 
-// benchBackend opens a counted, migrated store.
-type benchBackend struct {
-	name string
-	open func(b *testing.B) (*sqlstore.Store, *sqltest.Counter)
+// countedBackend is a database whose driver calls the round-trip tests
+// and the benchmarks count. On MySQL parameters are interpolated: one
+// round trip per statement instead of prepare, execute, close.
+type countedBackend struct {
+	name    string
+	dialect sqlstore.Dialect
+	driver  string
+	dsn     func(testing.TB) string
 }
 
-var benchBackends = []benchBackend{
-	{"sqlite", func(b *testing.B) (*sqlstore.Store, *sqltest.Counter) {
-		db, c := sqltest.Counted(b, "sqlite", sqltest.SQLiteDSN(filepath.Join(b.TempDir(), "auth.db")))
-		return migrated(b, db, sqlstore.SQLite), c
+var countedBackends = []countedBackend{
+	{"sqlite", sqlstore.SQLite, "sqlite", func(tb testing.TB) string {
+		return sqltest.SQLiteDSN(filepath.Join(tb.TempDir(), "auth.db"))
 	}},
-	{"postgres", func(b *testing.B) (*sqlstore.Store, *sqltest.Counter) {
-		db, c := sqltest.Counted(b, "pgx", sqltest.PostgresDSN(b))
-		return migrated(b, db, sqlstore.Postgres), c
-	}},
-	{"mysql", func(b *testing.B) (*sqlstore.Store, *sqltest.Counter) {
-		// Interpolated parameters: one round trip per statement instead
-		// of prepare, execute, close.
-		cfg, err := mysql.ParseDSN(sqltest.MySQLDSN(b))
+	{"postgres", sqlstore.Postgres, "pgx", sqltest.PostgresDSN},
+	{"mysql", sqlstore.MySQL, "mysql", func(tb testing.TB) string {
+		cfg, err := mysql.ParseDSN(sqltest.MySQLDSN(tb))
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		cfg.InterpolateParams = true
-		db, c := sqltest.Counted(b, "mysql", cfg.FormatDSN())
-		return migrated(b, db, sqlstore.MySQL), c
+		return cfg.FormatDSN()
 	}},
+}
+
+// open opens a counted, migrated store on a fresh database.
+func (be countedBackend) open(tb testing.TB) (*sqlstore.Store, *sqltest.Counter) {
+	db, c := sqltest.Counted(tb, be.driver, be.dsn(tb))
+	return migrated(tb, db, be.dialect), c
 }
 
 // migrated opens a store on db, with room for every benchmark caller's
@@ -117,7 +120,7 @@ func next(cur store.TokenHash, i int) store.TokenHash {
 // BenchmarkRotate is the store's rotation alone: the floor under a
 // refresh.
 func BenchmarkRotate(b *testing.B) {
-	for _, be := range benchBackends {
+	for _, be := range countedBackends {
 		for _, callers := range []int{1, 16} {
 			b.Run(fmt.Sprintf("%s/callers=%d", be.name, callers), func(b *testing.B) {
 				st, count := be.open(b)
@@ -146,7 +149,7 @@ func BenchmarkRotate(b *testing.B) {
 // BenchmarkRefresh is a whole refresh through the handler (no network):
 // rotation plus signing plus the HTTP answer.
 func BenchmarkRefresh(b *testing.B) {
-	for _, be := range benchBackends {
+	for _, be := range countedBackends {
 		for _, callers := range []int{1, 16} {
 			b.Run(fmt.Sprintf("%s/callers=%d", be.name, callers), func(b *testing.B) {
 				st, count := be.open(b)
@@ -178,7 +181,7 @@ func BenchmarkRefresh(b *testing.B) {
 // BenchmarkSignUp is a sign-up through the handler with cheap hashing, so
 // the store's part shows: a user, a session, its first token.
 func BenchmarkSignUp(b *testing.B) {
-	for _, be := range benchBackends {
+	for _, be := range countedBackends {
 		for _, callers := range []int{1, 16} {
 			b.Run(fmt.Sprintf("%s/callers=%d", be.name, callers), func(b *testing.B) {
 				st, count := be.open(b)
@@ -205,7 +208,7 @@ func BenchmarkSignUp(b *testing.B) {
 //
 //	go test -run '^$' -bench 'SignIn/postgres' -benchtime 2000x -count 3 ./store/sqlstore/
 func BenchmarkSignIn(b *testing.B) {
-	for _, be := range benchBackends {
+	for _, be := range countedBackends {
 		b.Run(be.name, func(b *testing.B) {
 			st, count := be.open(b)
 			a := newAuth(b, st)
@@ -281,7 +284,7 @@ func signUpAs(b *testing.B, a *auth.Auth, email string) string {
 // BenchmarkSession is the read RequireSession makes per request with
 // CheckSessionInStore (and no SessionCheckCache).
 func BenchmarkSession(b *testing.B) {
-	for _, be := range benchBackends {
+	for _, be := range countedBackends {
 		for _, callers := range []int{1, 16} {
 			b.Run(fmt.Sprintf("%s/callers=%d", be.name, callers), func(b *testing.B) {
 				st, count := be.open(b)

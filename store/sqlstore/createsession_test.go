@@ -4,16 +4,12 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-
 	"github.com/latchkit/auth/internal/sqltest"
 	"github.com/latchkit/auth/store"
-	"github.com/latchkit/auth/store/sqlstore"
 )
 
 // TestCreateSessionOneStatement counts what CreateSession costs the
@@ -21,29 +17,10 @@ import (
 // session, and one read more when it refuses it for a passed epoch or an
 // unknown user. Every refusal writes nothing.
 func TestCreateSessionOneStatement(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		dialect sqlstore.Dialect
-		driver  string
-		dsn     func(testing.TB) string
-	}{
-		{"sqlite", sqlstore.SQLite, "sqlite", func(tb testing.TB) string {
-			return sqltest.SQLiteDSN(filepath.Join(tb.TempDir(), "auth.db"))
-		}},
-		{"postgres", sqlstore.Postgres, "pgx", sqltest.PostgresDSN},
-		{"mysql", sqlstore.MySQL, "mysql", func(tb testing.TB) string {
-			cfg, err := mysql.ParseDSN(sqltest.MySQLDSN(tb))
-			if err != nil {
-				tb.Fatal(err)
-			}
-			cfg.InterpolateParams = true
-			return cfg.FormatDSN()
-		}},
-	} {
+	for _, tc := range countedBackends {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
-			db, count := sqltest.Counted(t, tc.driver, tc.dsn(t))
-			st := migrated(t, db, tc.dialect)
+			st, count := tc.open(t)
 			now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 			login := store.Login{LoginKey: store.EmailPasswordKey("u@example.com"), Email: "u@example.com", PasswordHash: "x", CreatedAt: now}
 			if err := st.CreateUser(ctx, store.User{ID: "u", TimeJoined: now}, login); err != nil {

@@ -4,22 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/latchkit/auth/internal/sqltest"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/sqlstore"
 )
-
-// openSQLiteFile opens a migrated store on a fresh SQLite file.
-func openSQLiteFile(t *testing.T) *sqlstore.Store {
-	t.Helper()
-	db, _ := sqltest.Counted(t, "sqlite", sqltest.SQLiteDSN(filepath.Join(t.TempDir(), "auth.db")))
-	return migrated(t, db, sqlstore.SQLite)
-}
 
 // waitQueued waits until n writes wait for SQLite's writer.
 func waitQueued(t *testing.T, st *sqlstore.Store, n int) {
@@ -43,7 +34,7 @@ func signingKey(id string) store.SigningKey {
 // and each is answered for itself: one that fails (a session whose handle
 // is taken) changes nothing, and the others commit.
 func TestQueuedWritesCommitTogether(t *testing.T) {
-	st := openSQLiteFile(t)
+	st, _ := countedBackends[0].open(t) // SQLite, on a file
 	ctx := t.Context()
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	u := store.User{ID: "u1", TimeJoined: now}
@@ -85,7 +76,7 @@ func TestQueuedWritesCommitTogether(t *testing.T) {
 // A write whose request ends while it waits for its turn is answered at
 // once with the request's error, and never written.
 func TestQueuedWriteCancelled(t *testing.T) {
-	st := openSQLiteFile(t)
+	st, _ := countedBackends[0].open(t) // SQLite, on a file
 	release := st.HoldWrites()
 	ctx, cancel := context.WithCancel(t.Context())
 	errc := make(chan error, 1)

@@ -3,11 +3,8 @@ package sqlstore_test
 import (
 	"context"
 	"net/http"
-	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/go-sql-driver/mysql"
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
@@ -75,26 +72,7 @@ func signInCosts(t *testing.T, driver string, dialect sqlstore.Dialect, dsn stri
 // else, and a right password after a wrong one from the same address one
 // more (a reset). A right password costs three in all.
 func TestSignInRoundTrips(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		dialect sqlstore.Dialect
-		driver  string
-		dsn     func(testing.TB) string
-	}{
-		{"sqlite", sqlstore.SQLite, "sqlite", func(tb testing.TB) string {
-			return sqltest.SQLiteDSN(filepath.Join(tb.TempDir(), "auth.db"))
-		}},
-		{"postgres", sqlstore.Postgres, "pgx", sqltest.PostgresDSN},
-		{"mysql", sqlstore.MySQL, "mysql", func(tb testing.TB) string {
-			// As bench_test.go: one round trip per statement.
-			cfg, err := mysql.ParseDSN(sqltest.MySQLDSN(tb))
-			if err != nil {
-				tb.Fatal(err)
-			}
-			cfg.InterpolateParams = true
-			return cfg.FormatDSN()
-		}},
-	} {
+	for _, tc := range countedBackends {
 		t.Run(tc.name, func(t *testing.T) {
 			limited := signInCosts(t, tc.driver, tc.dialect, tc.dsn(t), nil)
 			open := signInCosts(t, tc.driver, tc.dialect, tc.dsn(t), openLimiter{})
