@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 )
 
 // The phase signin-betterauth signs users in to Better Auth, hashing with
@@ -65,27 +64,16 @@ func expectBAToken(a answer, err error) outcome {
 // their emails.
 func baSignUp(ctx context.Context, cl *client, prefix string, n int) ([]string, error) {
 	out := make([]string, n)
-	errc := make(chan error, n)
-	sem := make(chan struct{}, 8)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			email := fmt.Sprintf("%s-%d@example.com", prefix, i)
-			a, err := cl.do(ctx, "POST", "/api/auth/sign-up/email", "", baCredentials(email, "load test"))
-			if o := expectBAToken(a, err); o.err != "" {
-				errc <- fmt.Errorf("better auth sign-up %s: %s %s %v", email, o.err, bytes.TrimSpace(a.body), err)
-				return
-			}
-			out[i] = email
-		}()
-	}
-	wg.Wait()
-	close(errc)
-	return out, <-errc
+	err := fewAtATime(n, func(i int) error {
+		email := fmt.Sprintf("%s-%d@example.com", prefix, i)
+		a, err := cl.do(ctx, "POST", "/api/auth/sign-up/email", "", baCredentials(email, "load test"))
+		if o := expectBAToken(a, err); o.err != "" {
+			return fmt.Errorf("better auth sign-up %s: %s %s %v", email, o.err, bytes.TrimSpace(a.body), err)
+		}
+		out[i] = email
+		return nil
+	})
+	return out, err
 }
 
 // logResult logs a phase's requests and rate as it ends, so that each

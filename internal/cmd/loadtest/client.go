@@ -112,28 +112,37 @@ type session struct {
 // signUp creates n users in header mode, a few at a time.
 func signUp(ctx context.Context, cl *client, prefix string, n int) ([]session, error) {
 	out := make([]session, n)
+	err := fewAtATime(n, func(i int) error {
+		email := fmt.Sprintf("%s-%d@example.com", prefix, i)
+		a, err := cl.do(ctx, "POST", "/auth/signup", "", credentials(email))
+		if o := expect200(a, err, true); o.err != "" {
+			return fmt.Errorf("sign-up %s: %s %s %v", email, o.err, bytes.TrimSpace(a.body), err)
+		}
+		out[i] = session{email, a.hdr.Get("st-access-token"), a.hdr.Get("st-refresh-token")}
+		if out[i].access == "" || out[i].refresh == "" {
+			return fmt.Errorf("sign-up %s: no tokens in the response headers", email)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// fewAtATime runs f(0) to f(n-1), 8 at a time, and returns one of their
+// errors, if any.
+func fewAtATime(n int, f func(i int) error) error {
 	errc := make(chan error, n)
 	sem := make(chan struct{}, 8)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			email := fmt.Sprintf("%s-%d@example.com", prefix, i)
-			a, err := cl.do(ctx, "POST", "/auth/signup", "", credentials(email))
-			if o := expect200(a, err, true); o.err != "" {
-				errc <- fmt.Errorf("sign-up %s: %s %s %v", email, o.err, bytes.TrimSpace(a.body), err)
-				return
+			if err := f(i); err != nil {
+				errc <- err
 			}
-			out[i] = session{email, a.hdr.Get("st-access-token"), a.hdr.Get("st-refresh-token")}
-			if out[i].access == "" || out[i].refresh == "" {
-				errc <- fmt.Errorf("sign-up %s: no tokens in the response headers", email)
-			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(errc)
-	return out, <-errc
+	return <-errc
 }
