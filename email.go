@@ -16,7 +16,8 @@ import (
 // of the email it renders (ResetEmailData for the reset email,
 // VerificationEmailData for the verification email,
 // PasswordlessEmailData for the passwordless email,
-// PasskeyRecoveryEmailData for the passkey recovery email).
+// PasskeyRecoveryEmailData for the passkey recovery email,
+// WrongCodeEmailData for the wrong-code notice).
 type EmailTemplate struct {
 	Subject *texttemplate.Template
 	Text    *texttemplate.Template // the plain-text body
@@ -59,6 +60,11 @@ var (
 		Subject: texttemplate.Must(texttemplate.New("subject").Parse("Recover your account with a new passkey")),
 		Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/passkey_recovery.txt")),
 		HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/passkey_recovery.html")),
+	}
+	defaultWrongCodeEmail = EmailTemplate{
+		Subject: texttemplate.Must(texttemplate.New("subject").Parse("A wrong code after a sign-in to your account")),
+		Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/wrong_code.txt")),
+		HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/wrong_code.html")),
 	}
 	defaultPasswordlessEmail = EmailTemplate{
 		Subject: texttemplate.Must(texttemplate.New("subject").Parse("{{if .Code}}Your sign-in code{{else}}Your sign-in link{{end}}")),

@@ -33,6 +33,13 @@ var ErrNotFound = store.ErrNotFound
 // the user's only one. It is store.ErrLastLogin.
 var ErrLastLogin = store.ErrLastLogin
 
+// ErrLastFactor reports that a login method or second factor was not
+// removed because it is the last second factor the user can complete of
+// those the application requires (Config.MFA.Required, RequireFactors):
+// without it, whoever holds the password would set up their own. Over
+// HTTP it is the SDKs' GENERAL_ERROR, "This is your last second factor".
+var ErrLastFactor = errors.New("auth: the user's last required second factor")
+
 // A Reason says why a session was refused: a frontend can tell the user
 // why they were signed out, and an operator can count each kind. Over HTTP
 // every 401 from the refresh endpoint or a protected route carries it, in

@@ -39,7 +39,8 @@ type MFAConfig struct {
 	// one after the first factor: FactorTOTP, FactorWebAuthn (which needs
 	// Config.Passkeys), or both, meaning either. Empty: only the users
 	// the application names with RequireFactors, and those who set up a
-	// TOTP device, must.
+	// second factor (a TOTP device, or a passkey where FactorWebAuthn is
+	// among Factors), must.
 	Required []string
 
 	// Factors are the second factors users may set up, beside Required:
@@ -57,6 +58,12 @@ type MFAConfig struct {
 	// Issuer names the application in authenticator apps (the otpauth
 	// URI's issuer). Default: the host of Config.AppURL.
 	Issuer string
+
+	// WrongCodeEmail renders the notice a user gets, with a Mailer, when
+	// a wrong code follows a sign-in that has not yet completed its
+	// second factor: at most one in mfaLockout's 15 minutes. Default
+	// DefaultWrongCodeEmail().
+	WrongCodeEmail *EmailTemplate
 }
 
 // The TOTP rules: RFC 6238's defaults, which every authenticator app
@@ -104,6 +111,12 @@ func (c *MFAConfig) setDefaults(cfg *Config) error {
 		if !slices.Contains(available, f) {
 			return fmt.Errorf("auth: Config.MFA.FirstFactors: %q is not a configured sign-in method (%v)", f, available)
 		}
+	}
+	if c.WrongCodeEmail == nil {
+		t := DefaultWrongCodeEmail()
+		c.WrongCodeEmail = &t
+	} else if c.WrongCodeEmail.Subject == nil || c.WrongCodeEmail.Text == nil {
+		return errors.New("auth: Config.MFA.WrongCodeEmail needs a Subject and a Text template")
 	}
 	if c.Issuer == "" {
 		c.Issuer = "auth"
@@ -216,9 +229,12 @@ func decodeClaim(b []byte) (mfaClaim, error) {
 }
 
 // requiredFactors are the factors of which the user must complete one:
-// every user's, the user's own (RequireFactors), and TOTP for a user who
-// set up a device. Empty when the user need complete none.
-func (a *Auth) requiredFactors(sf *secondFactors) []string {
+// every user's, the user's own (RequireFactors), and each second factor
+// the user has set up: TOTP for a verified device, WebAuthn for a passkey
+// where passkeys are a second factor (Config.MFA.Factors). Whichever
+// route added it, a factor set up is a factor asked for. Empty when the
+// user need complete none.
+func (a *Auth) requiredFactors(sf *secondFactors, logins []store.Login) []string {
 	req := slices.Clone(a.cfg.MFA.Required)
 	add := func(f string) {
 		if !slices.Contains(req, f) {
@@ -231,7 +247,17 @@ func (a *Auth) requiredFactors(sf *secondFactors) []string {
 	if sf.verifiedTOTP() {
 		add(FactorTOTP)
 	}
+	if a.passkeyFactor() && hasPasskey(logins) {
+		add(FactorWebAuthn)
+	}
 	return req
+}
+
+// passkeyFactor reports whether passkeys are a second factor here.
+func (a *Auth) passkeyFactor() bool { return slices.Contains(a.cfg.MFA.Factors, FactorWebAuthn) }
+
+func hasPasskey(logins []store.Login) bool {
+	return slices.ContainsFunc(logins, func(l store.Login) bool { return l.Method == store.MethodWebAuthn })
 }
 
 // met reports whether done meets req: req is empty, or done has one of
@@ -253,19 +279,20 @@ func met(req []string, done map[string]int64) bool {
 
 // newSessionClaim is the claim of a session that first completes factor
 // at now, for a user with second factors sf.
-func (a *Auth) newSessionClaim(factor string, sf *secondFactors, now time.Time) []byte {
+func (a *Auth) newSessionClaim(factor string, sf *secondFactors, logins []store.Login, now time.Time) []byte {
 	if !a.mfaOn() {
 		return nil
 	}
 	done := map[string]int64{factor: now.Unix()}
-	return mfaClaim{Done: done, Met: met(a.requiredFactors(sf), done)}.encode()
+	return mfaClaim{Done: done, Met: met(a.requiredFactors(sf, logins), done)}.encode()
 }
 
 // refreshedClaim is the claim a refresh carries: the session's, held to
 // what its user must complete as it is now, which may have grown since
 // the claim was last assessed (MFAConfig.Required set at a restart,
-// RequireFactors, a TOTP device set up from another session). It costs
-// a read of the user's second factors, while MFA is on. A claim that
+// RequireFactors, a second factor set up from another session). It costs
+// a read of the user's second factors while MFA is on, and one of their
+// logins where passkeys are a second factor. A claim that
 // cannot be assessed is left out, and a token without one is refused by
 // protected routes until PUT /mfa/info assesses it: failing closed.
 func (a *Auth) refreshedClaim(ctx context.Context, s store.Session) []byte {
@@ -274,9 +301,9 @@ func (a *Auth) refreshedClaim(ctx context.Context, s store.Session) []byte {
 	}
 	c, err := decodeClaim(s.Factors)
 	if err == nil {
-		var sf *secondFactors
-		if sf, err = a.secondFactors(ctx, s.UserID); err == nil {
-			if m := met(a.requiredFactors(sf), c.Done); m != c.Met {
+		var req []string
+		if req, err = a.requiredOf(ctx, s.UserID); err == nil {
+			if m := met(req, c.Done); m != c.Met {
 				c.Met = m
 				return c.encode()
 			}
@@ -288,17 +315,32 @@ func (a *Auth) refreshedClaim(ctx context.Context, s store.Session) []byte {
 	return nil
 }
 
-// claimOK reports whether a verified token's session has met its MFA
+// requiredOf reads what the user must complete now; the user's logins
+// only where a passkey may be among it.
+func (a *Auth) requiredOf(ctx context.Context, userID string) ([]string, error) {
+	sf, err := a.secondFactors(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	var logins []store.Login
+	if a.passkeyFactor() {
+		if logins, err = a.store.Logins(ctx, userID); err != nil {
+			return nil, err
+		}
+	}
+	return a.requiredFactors(sf, logins), nil
+}
+
+// mfaMet reports whether a verified token's session has met its MFA
 // requirement. A token without the claim, made before MFA was on, has
 // not: the SDKs then ask PUT /mfa/info, which assesses it.
 func (vt *verifiedToken) mfaMet() bool { return vt.mfa != nil && vt.mfa.Met }
 
 // completeFactor records that the session of vt completed factor now,
-// reassesses whether its user's requirement is met (sf is the user's
-// second factors, read after the factor was checked), and writes the
-// session's new access token on w. Other sessions are unchanged.
-func (a *Auth) completeFactor(ctx context.Context, w http.ResponseWriter, r *http.Request, vt *verifiedToken, m mode, factor string, sf *secondFactors) error {
-	req := a.requiredFactors(sf)
+// reassesses whether its user's requirement req is met (read after the
+// factor was checked), and writes the session's new access token on w.
+// Other sessions are unchanged.
+func (a *Auth) completeFactor(ctx context.Context, w http.ResponseWriter, r *http.Request, vt *verifiedToken, m mode, factor string, req []string) error {
 	now := a.cfg.Now()
 	claim, err := a.updateClaim(ctx, vt.handle, func(c *mfaClaim) {
 		c.Done[factor] = now.Unix()
@@ -363,16 +405,15 @@ func sessionGone(err error) error {
 }
 
 // reassessSessions holds every live session of a user, but the one named
-// keep, to the user's requirement as it is now: a session whose claim no
-// longer meets it is refused by protected routes from its next access
+// keep, to the user's requirement req as it is now: a session whose claim
+// no longer meets it is refused by protected routes from its next access
 // token on (at once, where it asks PUT /mfa/info). A session that met the
 // old requirement and meets the new one is left alone.
-func (a *Auth) reassessSessions(ctx context.Context, userID, keep string, sf *secondFactors) error {
+func (a *Auth) reassessSessions(ctx context.Context, userID, keep string, req []string) error {
 	sessions, err := a.store.UserSessions(ctx, userID, a.cfg.Now())
 	if err != nil {
 		return err
 	}
-	req := a.requiredFactors(sf)
 	for _, s := range sessions {
 		if s.Handle == keep {
 			continue
@@ -403,14 +444,17 @@ func (a *Auth) RequireFactors(ctx context.Context, userID string, factors ...str
 			return fmt.Errorf("auth: RequireFactors: %q is not one of Config.MFA.Factors %v", f, a.cfg.MFA.Factors)
 		}
 	}
-	sf, err := a.changeSecondFactors(ctx, userID, func(sf *secondFactors, _ time.Time) error {
+	if _, err := a.changeSecondFactors(ctx, userID, func(sf *secondFactors, _ time.Time) error {
 		sf.Required = slices.Clone(factors)
 		return nil
-	})
+	}); err != nil {
+		return err
+	}
+	req, err := a.requiredOf(ctx, userID)
 	if err != nil {
 		return err
 	}
-	if err := a.reassessSessions(ctx, userID, "", sf); err != nil {
+	if err := a.reassessSessions(ctx, userID, "", req); err != nil {
 		return err
 	}
 	a.emit(ctx, nil, Event{Kind: EventFactorsRequired, UserID: userID})
@@ -447,7 +491,7 @@ func AllowPendingMFA() Rule { return Rule{pendingMFA: true} }
 // the route's FactorWithin rules, and answers 403 otherwise.
 func (a *Auth) checkMFA(w http.ResponseWriter, vt *verifiedToken, rules sessionRules) bool {
 	if !rules.pendingMFA && !vt.mfaMet() {
-		writeClaimError(w, "st-mfa", claimReason{Message: "MFA requirement for auth is not satisfied"})
+		writeMFAPending(w)
 		return false
 	}
 	if len(rules.fresh) == 0 {
@@ -469,6 +513,12 @@ func (a *Auth) checkMFA(w http.ResponseWriter, vt *verifiedToken, rules sessionR
 		}
 	}
 	return true
+}
+
+// writeMFAPending answers 403 to a session that has not met its MFA
+// requirement, as the SDKs' claim validators do.
+func writeMFAPending(w http.ResponseWriter) {
+	writeClaimError(w, "st-mfa", claimReason{Message: "MFA requirement for auth is not satisfied"})
 }
 
 // claimReason is the reason of a failed claim in a 403 "invalid claim".
@@ -505,7 +555,7 @@ func (a *Auth) mayAddFactor(vt *verifiedToken, factor string, sf *secondFactors,
 	if vt.mfaMet() {
 		return true
 	}
-	req := a.requiredFactors(sf)
+	req := a.requiredFactors(sf, logins)
 	if !slices.Contains(req, factor) {
 		return false
 	}
@@ -569,7 +619,7 @@ func (a *Auth) handleMFAInfo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	req := a.requiredFactors(sf)
+	req := a.requiredFactors(sf, logins)
 	claim, err := a.updateClaim(ctx, vt.handle, func(c *mfaClaim) { c.Met = met(req, c.Done) })
 	if err != nil {
 		if sessionEnded(err) || errors.Is(err, errRevoked) {

@@ -395,9 +395,10 @@ func TestMFATOTPReplay(t *testing.T) {
 	})
 }
 
-// Five wrong codes in a row lock the user's second factors for 15
-// minutes, the right code included; the count is the user's, across
-// sessions, and wrong TOTP and recovery codes count together.
+// Five wrong codes in a row lock the user's TOTP for 15 minutes, the
+// right code included; the count is the user's, across sessions, and
+// wrong TOTP and recovery codes count together. A right recovery code is
+// taken meanwhile, and lifts the lock.
 func TestMFALockout(t *testing.T) {
 	t.Run("five wrong codes", func(t *testing.T) {
 		mfModes(t, func(t *testing.T, m authtest.Mode) {
@@ -457,9 +458,17 @@ func TestMFALockout(t *testing.T) {
 			for i := int64(4); i <= 5; i++ {
 				mfWantWrong(t, fmt.Sprintf("wrong recovery code %d", i), c.UseRecoveryCode("aaaa-aaaa-aaaa-aaaa"), "INVALID_RECOVERY_CODE_ERROR", i)
 			}
-			mfWantLocked(t, "a right recovery code", c.UseRecoveryCode(codes[0]))
+			mfWantLocked(t, "a wrong recovery code", c.UseRecoveryCode("bbbb-bbbb-bbbb-bbbb"))
 			mfWantLocked(t, "the right TOTP code", c.CompleteTOTP(secret))
 			mfWantPending(t, "while locked", c)
+
+			res := c.UseRecoveryCode(codes[0])
+			wantReply(t, "a right recovery code, while locked", res.StatusCode, res.Body, http.StatusOK, `{"status":"OK","remaining":9}`)
+			mfWantOpen(t, "after the recovery code", c, u.ID)
+			d := mfSignIn(t, s, m, u.Email)
+			s.Clock.Advance(mfStep)
+			res = d.CompleteTOTP(secret)
+			wantReply(t, "the right TOTP code once the recovery code lifted the lock", res.StatusCode, res.Body, http.StatusOK, `{"status":"OK"}`)
 		})
 	})
 }

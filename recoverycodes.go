@@ -72,7 +72,7 @@ func (a *Auth) handleNewRecoveryCodes(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !vt.mfaMet() {
-		writeClaimError(w, "st-mfa", claimReason{Message: "MFA requirement for auth is not satisfied"})
+		writeMFAPending(w)
 		return
 	}
 	codes, hashes := newRecoveryCodes()
@@ -92,10 +92,15 @@ func (a *Auth) handleNewRecoveryCodes(w http.ResponseWriter, r *http.Request) {
 
 // handleCountRecoveryCodes is GET /mfa/recovery-codes: how many unused
 // recovery codes the user has. The codes themselves are never shown
-// again: the store has only their hashes.
+// again: the store has only their hashes. Only a session that has met
+// its requirement may ask: the count is none of a first factor's business.
 func (a *Auth) handleCountRecoveryCodes(w http.ResponseWriter, r *http.Request) {
-	_, _, _, sf, ok := a.sessionForFactors(w, r)
+	vt, _, _, sf, ok := a.sessionForFactors(w, r)
 	if !ok {
+		return
+	}
+	if !vt.mfaMet() {
+		writeMFAPending(w)
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {
@@ -106,8 +111,9 @@ func (a *Auth) handleCountRecoveryCodes(w http.ResponseWriter, r *http.Request) 
 
 // handleVerifyRecoveryCode is POST /mfa/recovery-code/verify: an unused
 // recovery code completes the session's second factor, once. Wrong codes
-// count in the same run as wrong TOTP codes, and the same lockout stops
-// both.
+// count in the same run as wrong TOTP codes. A lockout does not stop a
+// right code, which ends it: whoever holds only the first factor cannot
+// keep out an owner who has their codes (SECURITY.md, Second factors).
 func (a *Auth) handleVerifyRecoveryCode(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Code *string `json:"code"`
@@ -120,7 +126,7 @@ func (a *Auth) handleVerifyRecoveryCode(w http.ResponseWriter, r *http.Request) 
 		a.fail(w, r, badRequest("Please provide the code, a recovery code"))
 		return
 	}
-	vt, m, _, _, ok := a.sessionForFactors(w, r)
+	vt, m, logins, _, ok := a.sessionForFactors(w, r)
 	if !ok {
 		return
 	}
@@ -128,38 +134,13 @@ func (a *Auth) handleVerifyRecoveryCode(w http.ResponseWriter, r *http.Request) 
 	hash := []byte(recoveryCodeHash(*req.Code))
 	var res totpCheck
 	sf, err := a.changeSecondFactors(r.Context(), userID, func(sf *secondFactors, now time.Time) error {
-		res = totpCheck{}
-		if wait := sf.locked(now); wait > 0 {
-			res = totpCheck{status: statusLimitReached, retryAfter: wait, failures: sf.Failures}
+		res = sf.spendRecoveryCode(hash, now, !vt.mfaMet())
+		if res.status != "" && !res.counted {
 			return errUnchanged
 		}
-		found := -1
-		for i, h := range sf.RecoveryCodes {
-			if subtle.ConstantTimeCompare([]byte(h), hash) == 1 {
-				found = i
-			}
-		}
-		used := false
-		for _, h := range sf.UsedRecoveryCodes {
-			used = used || subtle.ConstantTimeCompare([]byte(h), hash) == 1
-		}
-		if found < 0 && used {
-			// A code used already, presented again (a double submit):
-			// refused, and not counted, as a TOTP code is not.
-			res = totpCheck{status: statusInvalidRecoveryCode, failures: sf.Failures}
-			return errUnchanged
-		}
-		if found < 0 {
-			sf.fail(now)
-			res = totpCheck{status: statusInvalidRecoveryCode, failures: sf.Failures}
-			return nil
-		}
-		sf.UsedRecoveryCodes = append(sf.UsedRecoveryCodes, sf.RecoveryCodes[found])
-		sf.RecoveryCodes = slices.Delete(sf.RecoveryCodes, found, found+1)
-		sf.Failures, sf.FailedAt = 0, 0
 		return nil
 	})
-	if !a.codeChecked(w, r, vt, m, FactorRecoveryCode, res, sf, err) {
+	if !a.codeChecked(w, r, vt, m, FactorRecoveryCode, res, sf, logins, err) {
 		return
 	}
 	a.emit(r.Context(), r, Event{Kind: EventRecoveryCodeUsed, UserID: userID, SessionHandle: vt.handle})
@@ -167,4 +148,36 @@ func (a *Auth) handleVerifyRecoveryCode(w http.ResponseWriter, r *http.Request) 
 		Status    string `json:"status"`
 		Remaining int    `json:"remaining"`
 	}{"OK", len(sf.RecoveryCodes)})
+}
+
+// spendRecoveryCode uses up the recovery code of hash, or counts it wrong
+// (see fail; pending as there). A right code is taken while the user is
+// locked, and lifts the lock: at 80 bits a code is not guessed online, so
+// the lockout guards the TOTP codes alone. A wrong one is then refused
+// uncounted, and so is one used already (a double submit).
+func (sf *secondFactors) spendRecoveryCode(hash []byte, now time.Time, pending bool) totpCheck {
+	found := -1
+	for i, h := range sf.RecoveryCodes {
+		if subtle.ConstantTimeCompare([]byte(h), hash) == 1 {
+			found = i
+		}
+	}
+	used := false
+	for _, h := range sf.UsedRecoveryCodes {
+		used = used || subtle.ConstantTimeCompare([]byte(h), hash) == 1
+	}
+	wait := sf.locked(now)
+	switch {
+	case found >= 0:
+		sf.UsedRecoveryCodes = append(sf.UsedRecoveryCodes, sf.RecoveryCodes[found])
+		sf.RecoveryCodes = slices.Delete(sf.RecoveryCodes, found, found+1)
+		sf.Failures, sf.FailedAt = 0, 0
+		return totpCheck{}
+	case wait > 0:
+		return totpCheck{status: statusLimitReached, retryAfter: wait, failures: sf.Failures}
+	case used:
+		return totpCheck{status: statusInvalidRecoveryCode, failures: sf.Failures}
+	}
+	notify := sf.fail(now, pending)
+	return totpCheck{status: statusInvalidRecoveryCode, failures: sf.Failures, notify: notify, counted: true}
 }

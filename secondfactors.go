@@ -34,6 +34,10 @@ type secondFactors struct {
 	// last at FailedAt (Unix milliseconds).
 	Failures int   `json:"failures,omitempty"`
 	FailedAt int64 `json:"failedAt,omitempty"`
+	// NoticeAt is when (Unix milliseconds) the user was last told by
+	// email that a wrong code followed a sign-in: someone else may know
+	// their first factor.
+	NoticeAt int64 `json:"noticeAt,omitempty"`
 
 	login store.Login // the record as read, for the compare-and-swap
 }
@@ -79,13 +83,21 @@ func (sf *secondFactors) locked(now time.Time) time.Duration {
 }
 
 // fail counts a wrong code at now. A run of wrong codes ends a lockout
-// after the last: older ones no longer count.
-func (sf *secondFactors) fail(now time.Time) {
+// after the last: older ones no longer count. A wrong code from a session
+// that has not completed its second factor (pending) comes from whoever
+// holds the first: fail reports whether to tell the user, at most once
+// in a lockout's length.
+func (sf *secondFactors) fail(now time.Time, pending bool) (notify bool) {
 	if now.Sub(time.UnixMilli(sf.FailedAt)) >= mfaLockout {
 		sf.Failures = 0
 	}
 	sf.Failures++
 	sf.FailedAt = now.UnixMilli()
+	if pending && now.Sub(time.UnixMilli(sf.NoticeAt)) >= mfaLockout {
+		sf.NoticeAt = now.UnixMilli()
+		return true
+	}
+	return false
 }
 
 // secondFactors reads a user's second factors: an empty record for a

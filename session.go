@@ -336,7 +336,7 @@ func (a *Auth) signedIn(w http.ResponseWriter, r *http.Request, u store.User, lo
 			a.fail(w, r, err)
 			return
 		}
-		claim = a.newSessionClaim(factor, sf, a.cfg.Now())
+		claim = a.newSessionClaim(factor, sf, logins, a.cfg.Now())
 	}
 	s, tokens, err := a.createSession(r.Context(), w, r, u.ID, by, claim)
 	if errors.Is(err, store.ErrSessionsEnded) {

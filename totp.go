@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -121,9 +122,11 @@ func defaultDeviceName(sf *secondFactors) string {
 	}
 }
 
-// handleListTOTPDevices is GET /totp/device/list.
+// handleListTOTPDevices is GET /totp/device/list. A session that has not
+// completed its second factor sees only the devices not yet set up, which
+// it may be setting up: nothing of those that would let it in.
 func (a *Auth) handleListTOTPDevices(w http.ResponseWriter, r *http.Request) {
-	_, _, _, sf, ok := a.sessionForFactors(w, r)
+	vt, _, _, sf, ok := a.sessionForFactors(w, r)
 	if !ok {
 		return
 	}
@@ -135,6 +138,9 @@ func (a *Auth) handleListTOTPDevices(w http.ResponseWriter, r *http.Request) {
 	}
 	devices := []device{}
 	for _, d := range sf.TOTP {
+		if d.Verified && !vt.mfaMet() {
+			continue
+		}
 		devices = append(devices, device{d.Name, int(totpPeriod / time.Second), totpSkew, d.Verified})
 	}
 	writeJSON(w, http.StatusOK, struct {
@@ -180,21 +186,20 @@ func (a *Auth) handleRemoveTOTPDevice(w http.ResponseWriter, r *http.Request) {
 			return errUnchanged
 		}
 		sf.TOTP = slices.Delete(sf.TOTP, i, i+1)
-		if wasVerified && !a.keepsRequiredFactor(sf, logins) {
-			refusal = "last"
-			return errUnchanged
+		if !wasVerified {
+			return nil
 		}
-		return nil
+		return a.keepsRequiredFactor(sf, logins)
 	})
 	switch {
+	case errors.Is(err, ErrLastFactor):
+		writeGeneralError(w, msgLastFactor)
+		return
 	case err != nil:
 		a.fail(w, r, err)
 		return
 	case refusal == "claim":
-		writeClaimError(w, "st-mfa", claimReason{Message: "MFA requirement for auth is not satisfied"})
-		return
-	case refusal == "last":
-		writeGeneralError(w, msgLastFactor)
+		writeMFAPending(w)
 		return
 	}
 	if wasVerified {
@@ -206,22 +211,26 @@ func (a *Auth) handleRemoveTOTPDevice(w http.ResponseWriter, r *http.Request) {
 	}{"OK", existed})
 }
 
-// keepsRequiredFactor reports whether a user with second factors sf and
-// logins can still complete one of the factors required of them by the
-// application (Config.MFA.Required, RequireFactors), if any are.
-func (a *Auth) keepsRequiredFactor(sf *secondFactors, logins []store.Login) bool {
+// keepsRequiredFactor returns ErrLastFactor unless a user with second
+// factors sf and logins (as they would be after a removal) can still
+// complete one of the factors the application requires of them
+// (Config.MFA.Required, RequireFactors), if it requires any. A factor the
+// user set up of their own accord they may remove, as they added it: the
+// requirement it made goes with it. Every path that removes a factor asks
+// this one check.
+func (a *Auth) keepsRequiredFactor(sf *secondFactors, logins []store.Login) error {
 	req := slices.Clone(a.cfg.MFA.Required)
 	req = append(req, sf.Required...)
 	if len(req) == 0 {
-		return true
+		return nil
 	}
 	setUp := factorsSetUp(sf, logins)
 	for _, f := range req {
 		if slices.Contains(setUp, f) {
-			return true
+			return nil
 		}
 	}
-	return false
+	return ErrLastFactor
 }
 
 // totpCheck is the outcome of a TOTP code checked against a user's
@@ -231,6 +240,8 @@ type totpCheck struct {
 	failures    int           // the run of wrong codes, with this one
 	retryAfter  time.Duration // for statusLimitReached
 	newlyProven bool          // the device was set up by this code
+	notify      bool          // tell the user of the wrong code (see fail)
+	counted     bool          // a wrong code, counted: the record changed
 }
 
 // checkTOTP checks code against the user's device named device (or, if
@@ -238,7 +249,8 @@ type totpCheck struct {
 // compare-and-swap: the step accepted, so that no code of it or before
 // works again, or a wrong code counted. A locked user's code is not
 // checked, and nothing is recorded.
-func (a *Auth) checkTOTP(ctx context.Context, userID, device, code string) (totpCheck, *secondFactors, error) {
+func (a *Auth) checkTOTP(ctx context.Context, vt *verifiedToken, device, code string) (totpCheck, *secondFactors, error) {
+	userID := vt.session.UserID
 	var res totpCheck
 	sf, err := a.changeSecondFactors(ctx, userID, func(sf *secondFactors, now time.Time) error {
 		res = totpCheck{}
@@ -286,8 +298,8 @@ func (a *Auth) checkTOTP(ctx context.Context, userID, device, code string) (totp
 			res = totpCheck{status: statusInvalidTOTP, failures: sf.Failures}
 			return errUnchanged
 		}
-		sf.fail(now)
-		res = totpCheck{status: statusInvalidTOTP, failures: sf.Failures}
+		notify := sf.fail(now, !vt.mfaMet())
+		res = totpCheck{status: statusInvalidTOTP, failures: sf.Failures, notify: notify}
 		return nil
 	})
 	return res, sf, err
@@ -304,13 +316,13 @@ func (a *Auth) openTOTPSecret(userID string, d totpDevice) ([]byte, error) {
 // codeChecked completes factor in the session of vt if its code was
 // accepted (res, sf and err are the check's), or answers the request
 // itself and reports false.
-func (a *Auth) codeChecked(w http.ResponseWriter, r *http.Request, vt *verifiedToken, m mode, factor string, res totpCheck, sf *secondFactors, err error) bool {
+func (a *Auth) codeChecked(w http.ResponseWriter, r *http.Request, vt *verifiedToken, m mode, factor string, res totpCheck, sf *secondFactors, logins []store.Login, err error) bool {
 	if err == nil && res.status != "" {
-		a.answerTOTP(w, r, vt.session.UserID, res)
+		a.answerTOTP(w, r, vt, res)
 		return false
 	}
 	if err == nil {
-		err = a.completeFactor(r.Context(), w, r, vt, m, factor, sf)
+		err = a.completeFactor(r.Context(), w, r, vt, m, factor, a.requiredFactors(sf, logins))
 	}
 	if err != nil {
 		a.fail(w, r, err)
@@ -319,8 +331,13 @@ func (a *Auth) codeChecked(w http.ResponseWriter, r *http.Request, vt *verifiedT
 	return true
 }
 
-// answerTOTP answers a code that was not accepted, and reports lockouts.
-func (a *Auth) answerTOTP(w http.ResponseWriter, r *http.Request, userID string, res totpCheck) {
+// answerTOTP answers a code that was not accepted, reports lockouts, and
+// tells the user of a wrong code that followed a sign-in.
+func (a *Auth) answerTOTP(w http.ResponseWriter, r *http.Request, vt *verifiedToken, res totpCheck) {
+	userID := vt.session.UserID
+	if res.notify {
+		a.sendWrongCodeNotice(vt.session)
+	}
 	switch res.status {
 	case statusLimitReached:
 		writeJSON(w, http.StatusOK, struct {
@@ -395,14 +412,14 @@ func (a *Auth) handleVerifyTOTPDevice(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	userID := vt.session.UserID
-	res, sf, err := a.checkTOTP(r.Context(), userID, device, code)
-	if !a.codeChecked(w, r, vt, m, FactorTOTP, res, sf, err) {
+	res, sf, err := a.checkTOTP(r.Context(), vt, device, code)
+	if !a.codeChecked(w, r, vt, m, FactorTOTP, res, sf, logins, err) {
 		return
 	}
 	if res.newlyProven {
 		a.emit(r.Context(), r, Event{Kind: EventFactorAdded, UserID: userID, SessionHandle: vt.handle, Method: FactorTOTP})
 		// The user must now complete TOTP: their other sessions too.
-		if err := a.reassessSessions(r.Context(), userID, vt.handle, sf); err != nil {
+		if err := a.reassessSessions(r.Context(), userID, vt.handle, a.requiredFactors(sf, logins)); err != nil {
 			a.cfg.Logger.LogAttrs(r.Context(), slog.LevelWarn, "auth: could not hold the user's other sessions to their new TOTP device",
 				slog.String("user_id", userID), slog.String("error", err.Error()))
 		}
@@ -420,13 +437,12 @@ func (a *Auth) handleVerifyTOTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	vt, m, _, _, ok := a.sessionForFactors(w, r)
+	vt, m, logins, _, ok := a.sessionForFactors(w, r)
 	if !ok {
 		return
 	}
-	userID := vt.session.UserID
-	res, sf, err := a.checkTOTP(r.Context(), userID, "", code)
-	if !a.codeChecked(w, r, vt, m, FactorTOTP, res, sf, err) {
+	res, sf, err := a.checkTOTP(r.Context(), vt, "", code)
+	if !a.codeChecked(w, r, vt, m, FactorTOTP, res, sf, logins, err) {
 		return
 	}
 	writeStatus(w, "OK")

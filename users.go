@@ -191,12 +191,15 @@ func (a *Auth) SetEmailVerified(ctx context.Context, loginID string, verified bo
 // (Config.AccessTokenLifetime), as after RevokeSession. The user keeps
 // the other login methods and the sessions they started. It returns an
 // error matching ErrLastLogin if it is the user's only one (delete the
-// user instead), and ErrNotFound if the user has no such login method.
+// user instead), ErrLastFactor if it is a passkey, the last second
+// factor that Config.MFA requires of the user, and ErrNotFound if the
+// user has no such login method.
 func (a *Auth) Unlink(ctx context.Context, userID, loginID string) error {
-	if _, err := a.loginOf(ctx, userID, loginID); err != nil {
+	l, err := a.loginOf(ctx, userID, loginID)
+	if err != nil {
 		return err
 	}
-	handles, err := a.store.DeleteLogin(ctx, loginID)
+	handles, err := a.removeLogin(ctx, l)
 	if err != nil {
 		return err
 	}
@@ -204,6 +207,31 @@ func (a *Auth) Unlink(ctx context.Context, userID, loginID string) error {
 		a.emit(ctx, nil, Event{Kind: EventSessionRevoked, UserID: userID, SessionHandle: h})
 	}
 	return nil
+}
+
+// removeLogin removes the login l, unless it is the user's last required
+// second factor (ErrLastFactor) or last login (store.ErrLastLogin), and
+// returns the handles of the sessions it started, which end with it.
+// Two removals of a user's last two factors racing each other can both
+// pass the check: it takes a session that met the requirement (or the
+// application) to remove either, so it is the owner's doing, not a way
+// around the factor.
+func (a *Auth) removeLogin(ctx context.Context, l store.Login) ([]string, error) {
+	if a.mfaOn() {
+		logins, err := a.store.Logins(ctx, l.UserID)
+		if err != nil {
+			return nil, err
+		}
+		sf, err := a.secondFactors(ctx, l.UserID)
+		if err != nil {
+			return nil, err
+		}
+		logins = slices.DeleteFunc(logins, func(o store.Login) bool { return o.ID == l.ID })
+		if err := a.keepsRequiredFactor(sf, logins); err != nil {
+			return nil, err
+		}
+	}
+	return a.store.DeleteLogin(ctx, l.ID)
 }
 
 // DeleteUser removes a user and everything kept of them: every login

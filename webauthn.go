@@ -533,10 +533,11 @@ func (a *Auth) handlePasskeySignIn(w http.ResponseWriter, r *http.Request) {
 		vt     *verifiedToken
 		m      mode
 		sf     *secondFactors
+		logins []store.Login
 		factor = a.mfaOn() && linkingRequested(req.linkingField)
 	)
 	if factor {
-		if vt, m, _, sf, ok = a.sessionForFactors(w, r); !ok {
+		if vt, m, logins, sf, ok = a.sessionForFactors(w, r); !ok {
 			return
 		}
 	} else if !a.firstFactorAllowed(w, FactorWebAuthn) {
@@ -592,7 +593,7 @@ func (a *Auth) handlePasskeySignIn(w http.ResponseWriter, r *http.Request) {
 	}
 	login.Material = pk.Material
 	if factor {
-		a.factorAnswer(w, r, vt, m, sf, login)
+		a.factorAnswer(w, r, vt, m, a.requiredFactors(sf, logins), login)
 		return
 	}
 	if conflict, err := a.signInConflicts(ctx, login); err != nil || conflict {

@@ -23,10 +23,16 @@ const (
 	msgLastLogin          = "This is your only way to sign in: add another before you remove it."
 )
 
-// handleListPasskeys lists the passkeys of the session's user.
+// handleListPasskeys lists the passkeys of the session's user: with MFA
+// on, to a session that has completed its second factor, as the list
+// tells a first factor's holder what would let them in.
 func (a *Auth) handleListPasskeys(w http.ResponseWriter, r *http.Request) {
 	vt, ok := a.passkeySession(w, r)
 	if !ok {
+		return
+	}
+	if a.mfaOn() && !vt.mfaMet() {
+		writeMFAPending(w)
 		return
 	}
 	logins, err := a.store.Logins(r.Context(), vt.session.UserID)
@@ -79,7 +85,7 @@ func (a *Auth) handleAddPasskey(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, badRequest("Please provide the recipeUserId"))
 		return
 	}
-	vt, ok := a.passkeySession(w, r)
+	vt, m, logins, sf, ok := a.passkeyAdder(w, r)
 	if !ok {
 		return
 	}
@@ -94,48 +100,64 @@ func (a *Auth) handleAddPasskey(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, webauthnInvalidOptions)
 		return
 	}
-	ctx := r.Context()
-	userID := vt.session.UserID
-	logins, err := a.store.Logins(ctx, userID)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	if a.mfaOn() {
-		// A passkey signs in on its own: a session that has not completed
-		// its second factor adds one only as that factor (the rule of
-		// mayAddFactor), or a stolen password would buy a lasting way in.
-		sf, err := a.secondFactors(ctx, userID)
-		if err != nil {
-			a.fail(w, r, err)
-			return
-		}
-		if !a.mayAddFactor(vt, FactorWebAuthn, sf, logins) {
-			writeClaimError(w, "st-mfa", msgSetupNotAllowed)
-			return
-		}
-	}
-	var of *store.Login
-	for i := range logins {
-		if logins[i].ID == *req.RecipeUserID {
-			of = &logins[i]
-		}
-	}
+	i := slices.IndexFunc(logins, func(l store.Login) bool { return l.ID == *req.RecipeUserID })
 	switch {
-	case of == nil:
+	case i < 0:
 		writeGeneralError(w, "User not found")
 		return
-	case of.Email != opts.Email:
+	case logins[i].Email != opts.Email:
 		writeGeneralError(w, "Email mismatch")
 		return
 	}
-	a.registerPasskey(w, r, opts, c, req.Credential, store.Login{UserID: userID}, func(ctx context.Context, l store.Login) (string, error) {
+	var answer func(store.Login)
+	if a.passkeyFactor() {
+		// The passkey is a second factor now, proven by this ceremony:
+		// complete it here, and hold the other sessions to it.
+		answer = func(nl store.Login) {
+			req := a.passkeyFactorAdded(r, vt, sf, append(logins, nl))
+			if err := a.completeFactor(r.Context(), w, r, vt, m, FactorWebAuthn, req); err != nil {
+				a.fail(w, r, err)
+				return
+			}
+			writeJSON(w, http.StatusOK, statusOK)
+		}
+	}
+	a.registerPasskey(w, r, opts, c, req.Credential, store.Login{UserID: vt.session.UserID}, func(ctx context.Context, l store.Login) (string, error) {
 		if err := a.store.LinkLogin(ctx, l); errors.Is(err, store.ErrNotFound) {
 			return "", errRevoked // the user is gone
 		} else {
 			return "", err
 		}
-	}, nil)
+	}, answer)
+}
+
+// passkeyAdder verifies the session of a request to add a passkey, and
+// reads its user's logins and second factors, or answers the request. A
+// passkey signs in on its own: with MFA on, a session that has not
+// completed its second factor adds one only as that factor (the rule of
+// mayAddFactor), or a stolen password would buy a lasting way in.
+func (a *Auth) passkeyAdder(w http.ResponseWriter, r *http.Request) (*verifiedToken, mode, []store.Login, *secondFactors, bool) {
+	if a.mfaOn() {
+		vt, m, logins, sf, ok := a.sessionForFactors(w, r)
+		if ok && !a.mayAddFactor(vt, FactorWebAuthn, sf, logins) {
+			writeClaimError(w, "st-mfa", msgSetupNotAllowed)
+			ok = false
+		}
+		return vt, m, logins, sf, ok
+	}
+	vt, m, err := a.verifyRequest(r)
+	var logins []store.Login
+	if err == nil {
+		logins, err = a.store.Logins(r.Context(), vt.session.UserID)
+	}
+	if err != nil {
+		if sessionEnded(err) {
+			a.clearTokens(w, true, true)
+		}
+		a.fail(w, r, err)
+		return nil, 0, nil, nil, false
+	}
+	return vt, m, logins, &secondFactors{}, true
 }
 
 // registerPasskey finishes a registration for an existing user: it checks
@@ -201,7 +223,7 @@ func (a *Auth) handleRemovePasskey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if a.mfaOn() && !vt.mfaMet() {
-		writeClaimError(w, "st-mfa", claimReason{Message: "MFA requirement for auth is not satisfied"})
+		writeMFAPending(w)
 		return
 	}
 	if _, err := base64.RawURLEncoding.Strict().DecodeString(*req.ID); err != nil || len(*req.ID) > maxParamLen {
@@ -218,18 +240,11 @@ func (a *Auth) handleRemovePasskey(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	if a.mfaOn() {
-		if ok, err := a.keepsFactorWithout(ctx, l); err != nil || !ok {
-			if err != nil {
-				a.fail(w, r, err)
-				return
-			}
-			writeGeneralError(w, msgLastFactor)
-			return
-		}
-	}
-	handles, err := a.store.DeleteLogin(ctx, l.ID)
+	handles, err := a.removeLogin(ctx, l)
 	switch {
+	case errors.Is(err, ErrLastFactor):
+		writeGeneralError(w, msgLastFactor)
+		return
 	case errors.Is(err, store.ErrLastLogin):
 		writeGeneralError(w, msgLastLogin)
 		return
@@ -446,21 +461,6 @@ func (a *Auth) endUnprovenOf(ctx context.Context, r *http.Request, logins []stor
 	return err
 }
 
-// keepsFactorWithout reports whether the user of the passkey l can still
-// complete a factor the application requires of them once l is gone.
-func (a *Auth) keepsFactorWithout(ctx context.Context, l store.Login) (bool, error) {
-	logins, err := a.store.Logins(ctx, l.UserID)
-	if err != nil {
-		return false, err
-	}
-	sf, err := a.secondFactors(ctx, l.UserID)
-	if err != nil {
-		return false, err
-	}
-	logins = slices.DeleteFunc(logins, func(o store.Login) bool { return o.ID == l.ID })
-	return a.keepsRequiredFactor(sf, logins), nil
-}
-
 // linkingRequested reports whether a sign-in asks to act on the session
 // it carries (shouldTryLinkingWithSessionUser true): the SDKs' MFA
 // screens send it, to complete a passkey as a second factor.
@@ -490,17 +490,32 @@ func (a *Auth) passkeySignUpAsFactor(w http.ResponseWriter, r *http.Request, req
 		}
 	}
 	a.registerPasskey(w, r, opts, c, req.Credential, store.Login{UserID: userID}, add, func(nl store.Login) {
-		a.emit(r.Context(), r, Event{Kind: EventFactorAdded, UserID: userID, SessionHandle: vt.handle, Method: FactorWebAuthn})
-		a.factorAnswer(w, r, vt, m, sf, nl)
+		req := a.passkeyFactorAdded(r, vt, sf, append(logins, nl))
+		a.factorAnswer(w, r, vt, m, req, nl)
 	})
 }
 
+// passkeyFactorAdded holds the user's other sessions to the passkey just
+// added, a second factor from now on, as a TOTP device set up is, and
+// returns what the user must complete now (logins has the passkey).
+func (a *Auth) passkeyFactorAdded(r *http.Request, vt *verifiedToken, sf *secondFactors, logins []store.Login) []string {
+	ctx, userID := r.Context(), vt.session.UserID
+	req := a.requiredFactors(sf, logins)
+	a.emit(ctx, r, Event{Kind: EventFactorAdded, UserID: userID, SessionHandle: vt.handle, Method: FactorWebAuthn})
+	if err := a.reassessSessions(ctx, userID, vt.handle, req); err != nil {
+		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: could not hold the user's other sessions to their new passkey",
+			slog.String("user_id", userID), slog.String("error", err.Error()))
+	}
+	return req
+}
+
 // factorAnswer completes a passkey as a second factor in the session of
-// vt and answers as the SDKs' passkey sign-up and sign-in do, with the
-// user; the session's new access token is on w.
-func (a *Auth) factorAnswer(w http.ResponseWriter, r *http.Request, vt *verifiedToken, m mode, sf *secondFactors, by store.Login) {
+// vt, whose user must complete one of req, and answers as the SDKs'
+// passkey sign-up and sign-in do, with the user; the session's new access
+// token is on w.
+func (a *Auth) factorAnswer(w http.ResponseWriter, r *http.Request, vt *verifiedToken, m mode, req []string, by store.Login) {
 	ctx := r.Context()
-	if err := a.completeFactor(ctx, w, r, vt, m, FactorWebAuthn, sf); err != nil {
+	if err := a.completeFactor(ctx, w, r, vt, m, FactorWebAuthn, req); err != nil {
 		if sessionEnded(err) || errors.Is(err, errRevoked) {
 			a.clearTokens(w, true, true)
 		}
