@@ -193,7 +193,8 @@ func (acc *account) revokeOthers(w http.ResponseWriter, r *http.Request) {
 // unlink answers POST /api/account/logins/{id}/unlink: it removes one of
 // the user's login methods with Unlink, which ends the sessions it
 // started (this one, if it was signed in with it: signedOut says so) and
-// refuses the user's last one (409, with the reason to show).
+// refuses the user's last one, and a passkey that is the last second
+// factor the app requires (409 each, with the reason to show).
 func (acc *account) unlink(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	s, _ := auth.SessionFromContext(ctx)
@@ -220,6 +221,8 @@ func accountError(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, auth.ErrLastLogin):
 		writeAccountJSON(w, http.StatusConflict, map[string]string{"message": "This is your only way to sign in: add another before you remove it."})
+	case errors.Is(err, auth.ErrLastFactor):
+		writeAccountJSON(w, http.StatusConflict, map[string]string{"message": "This is your last second factor: set up another before you remove it."})
 	case errors.Is(err, auth.ErrNotFound):
 		writeAccountJSON(w, http.StatusNotFound, map[string]string{"message": "not found"})
 	case errors.Is(err, store.ErrUnavailable):
