@@ -130,7 +130,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	fs.StringVar(&o.addr, "addr", env("DEMO_ADDR", "127.0.0.1:8080"), "address to listen on (env DEMO_ADDR)")
 	fs.StringVar(&o.db, "db", env("DEMO_DB", "sqlite:auth.db"), "store: sqlite:PATH, postgres://..., mysql://user:pass@host:port/db or memory (env DEMO_DB)")
 	fs.StringVar(&o.smtp, "smtp", env("DEMO_SMTP", ""), "SMTP server for password reset, verification and passwordless email: smtp://[user:pass@]host:port (STARTTLS, optional for a loopback relay such as Mailpit), smtps://... (TLS); unset: print email to stdout (env DEMO_SMTP)")
-	fs.StringVar(&o.appURL, "app-url", env("DEMO_APP_URL", ""), "public URL of the app, the base of links in email; default http://<addr>, or http://localhost:PORT with -dev (env DEMO_APP_URL)")
+	fs.StringVar(&o.appURL, "app-url", env("DEMO_APP_URL", ""), "public URL of the app, the base of links in email; on a loopback -addr, its host is the one the demo answers besides localhost, 127.0.0.1 and [::1] on its port; default http://<addr>, or http://localhost:PORT with -dev (env DEMO_APP_URL)")
 	fs.StringVar(&origins, "allowed-origin", env("DEMO_ALLOWED_ORIGIN", ""), "comma-separated origins of frontends on other origins, as in http://localhost:5173 (env DEMO_ALLOWED_ORIGIN)")
 	fs.StringVar(&refreshes, "session-refreshes", env("DEMO_SESSION_REFRESHES", ""), "how often one session may refresh: BURST/INTERVAL, as in 60/2s (the default), or off, for load tests (env DEMO_SESSION_REFRESHES)")
 	fs.StringVar(&sameSite, "samesite", env("DEMO_SAMESITE", "lax"), "SameSite of the session cookies: lax, strict or none; none needs Secure cookies, so https or a loopback -addr (env DEMO_SAMESITE)")
@@ -164,7 +164,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	if err != nil {
 		return o, err
 	}
-	fs.BoolVar(&o.dev, "dev", dev, "development mode, to try everything offline: every sign-in method (email verification optional, account linking, passwordless code-and-link, passkeys, TOTP offered), a development OpenID provider at /dev/oidc and the emails sent at /dev/outbox; app URL http://localhost:PORT; other flags still win; loopback -addr only (env DEMO_DEV)")
+	fs.BoolVar(&o.dev, "dev", dev, "development mode, to try everything offline: every sign-in method (email verification optional, account linking, passwordless code-and-link, passkeys, TOTP offered), a development OpenID provider at /dev/oidc and the emails sent at /dev/outbox; app URL http://localhost:PORT; other flags still win; loopback -addr only, answering only its own hosts (env DEMO_DEV)")
 	for _, err := range []error{
 		dur(&o.accessTTL, "access-ttl", "DEMO_ACCESS_TTL", auth.DefaultAccessTokenLifetime, "access token lifetime"),
 		dur(&o.refreshTTL, "refresh-ttl", "DEMO_REFRESH_TTL", auth.DefaultRefreshTokenLifetime, "session lifetime without a refresh"),
@@ -569,15 +569,12 @@ func run(args []string, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	mux := newMux(a, st, o.features())
-	devRoutes(mux, o, ob)
-
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           a.CORS(mux),
+		Handler:           handler(a, st, o, ob, ln.Addr()),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
@@ -628,6 +625,15 @@ func run(args []string, getenv func(string) string) error {
 	err = srv.Shutdown(shutdown)
 	// Send the reset and verification emails still queued.
 	return errors.Join(err, a.Close(shutdown))
+}
+
+// handler is everything the demo serves on a listener at addr: the routes
+// of newMux and, with -dev, of devRoutes, under CORS for -allowed-origin,
+// and on loopback only for its own hosts (guardHosts).
+func handler(a *auth.Auth, st store.Store, o options, ob *outbox, addr net.Addr) http.Handler {
+	mux := newMux(a, st, o.features())
+	devRoutes(mux, o, ob)
+	return guardHosts(a.CORS(mux), o.appURL, addr)
 }
 
 // newAuth configures the library as the options say: m sends the reset

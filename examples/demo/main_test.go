@@ -481,9 +481,7 @@ func newTestDemo(t *testing.T, more func(*options), args ...string) *testDemo {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mux := newMux(a, st, o.features())
-	devRoutes(mux, o, ob)
-	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: a.CORS(mux)}}
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: handler(a, st, o, ob, ln.Addr())}}
 	srv.Start()
 	t.Cleanup(func() {
 		srv.Close()
@@ -496,6 +494,11 @@ func newTestDemo(t *testing.T, more func(*options), args ...string) *testDemo {
 // and reads the answer.
 func (d *testDemo) do(method, path, rid, access string, body any) reply {
 	d.t.Helper()
+	return d.send(d.request(method, path, rid, access, body))
+}
+
+// request is the request do sends, for a test to change before send.
+func (d *testDemo) request(method, path, rid, access string, body any) *http.Request {
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
@@ -512,6 +515,12 @@ func (d *testDemo) do(method, path, rid, access string, body any) reply {
 	if access != "" {
 		req.Header.Set("Authorization", "Bearer "+access)
 	}
+	return req
+}
+
+// send sends req and reads the answer.
+func (d *testDemo) send(req *http.Request) reply {
+	d.t.Helper()
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		d.t.Fatal(err)
