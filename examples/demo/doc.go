@@ -31,7 +31,8 @@
 // Every flag has an environment variable twin; the flag wins.
 //
 //	-addr host:port (DEMO_ADDR; default 127.0.0.1:8080)
-//		the listen address.
+//		the listen address; on loopback the demo answers only its own
+//		hosts (# Hosts).
 //	-db store (DEMO_DB; default sqlite:auth.db)
 //		sqlite:PATH, postgres://..., mysql://user:pass@host:port/db or
 //		memory; migrated at start.
@@ -48,7 +49,8 @@
 //		unset, email goes to standard output.
 //	-app-url url (DEMO_APP_URL; default http://<addr>, or
 //	http://localhost:PORT with -dev)
-//		the public URL of the app, the base of links in email.
+//		the public URL of the app, the base of links in email; on a
+//		loopback -addr, its host is served besides the loopback names.
 //	-allowed-origin origins (DEMO_ALLOWED_ORIGIN; default none)
 //		comma-separated origins of pages on other origins
 //		(auth.Config.AllowedOrigins, with Auth.CORS).
@@ -103,7 +105,7 @@
 //		the development OpenID provider at /dev/oidc and the outbox at
 //		/dev/outbox; the app URL defaults to http://localhost:PORT. A flag
 //		it sets, or its environment twin, still wins. It refuses a
-//		-addr that is not loopback.
+//		-addr that is not loopback, and answers only its own hosts.
 //
 // # Development mode
 //
@@ -140,8 +142,24 @@
 // still go to standard output, or to -smtp.
 //
 // Because the provider signs in anyone who asks and the outbox shows
-// every email, -dev starts only on a loopback -addr. Without -dev, every
-// path under /dev/ is 404.
+// every email, -dev starts only on a loopback -addr, and answers only the
+// hosts it serves (# Hosts): a web page that points its own name at
+// 127.0.0.1 gets 421 rather than the outbox. Without -dev, every path
+// under /dev/ is 404.
+//
+// # Hosts
+//
+// On a loopback address, with or without -dev, the demo answers only
+// requests whose Host is the app URL's host, or localhost, 127.0.0.1 or
+// [::1] on the port it listens on; any other gets 421 Misdirected
+// Request, on every route, with the hosts it serves. This is against DNS
+// rebinding: a page the developer visits can point its own name at
+// 127.0.0.1 and then, same-origin under that name, read the outbox and
+// use the API, but its requests carry its name in Host. To open the demo
+// under another name, as through a tunnel, give it with -app-url. On
+// other addresses the demo answers any Host: whoever can reach it needs
+// no rebinding, and behind a proxy it may be reached under names it
+// cannot know (see the auth package's doc, # Security model).
 //
 // # The account page
 //
