@@ -332,6 +332,30 @@
 // Browsers' state-changing requests to the auth endpoints from origins not
 // in Config.AllowedOrigins are refused, against login CSRF.
 //
+// That check, like any same-origin check, trusts the name the browser
+// used: a page can point its own domain name at a server's address (DNS
+// rebinding) and then talk to the server as its own origin. A public
+// server gives such a page nothing its author could not get directly; an
+// instance reachable only from loopback or a private network (a
+// development server, an internal tool) gives it a way in. Such an
+// instance should refuse requests whose Host is not one of its names, or
+// be served over TLS under its real name, which a rebound name fails. The
+// library does not compare Host with Config.AppURL itself: behind a proxy,
+// or under several names, a handler sees Hosts that are not AppURL's, and
+// only the server knows its names. A wrapper does it:
+//
+//	hosts := []string{"localhost:8080", "127.0.0.1:8080", "[::1]:8080"}
+//	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+//		if !slices.Contains(hosts, strings.ToLower(r.Host)) {
+//			http.Error(w, "misdirected request", http.StatusMisdirectedRequest)
+//			return
+//		}
+//		mux.ServeHTTP(w, r)
+//	})
+//
+// The demo (examples/demo, hosts.go) does this whenever it listens on
+// loopback.
+//
 // # Testing
 //
 // Package authtest runs an Auth on a test server with a manual clock and a
