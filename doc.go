@@ -183,10 +183,13 @@
 // lets it through: RequireSession and OptionalSession answer 403 with the
 // SDKs' st-mfa "invalid claim" body, and the SuperTokens frontends then
 // ask for the factor. What a user needs is one of MFAConfig.Required (for
-// everyone), of the factors RequireFactors names for them, and TOTP once
-// they have set up an authenticator app, whether or not the application
-// asked them to: a second factor set up is a second factor asked for, at
-// every sign-in, whatever its first factor. The access token carries the
+// everyone), of the factors RequireFactors names for them, and each second
+// factor they have set up, whether or not the application asked them to:
+// TOTP once they have an authenticator app, webauthn once they have a
+// passkey where passkeys are among MFAConfig.Factors, however it was
+// added. A second factor set up is a second factor asked for, at every
+// sign-in, whatever its first factor; the user's other sessions are held
+// to it from their next refresh. The access token carries the
 // factors completed and when (the st-mfa claim), and the session keeps
 // them in the store, so a refresh carries them on; completing a factor
 // gives the same session a new access token.
@@ -197,13 +200,22 @@
 // A user's time step is accepted once, on any device, across instances:
 // a code, even one seen over a shoulder, works once. Five wrong codes in
 // a row, TOTP and recovery codes together, across sessions and instances,
-// lock the user's second factors for 15 minutes (LIMIT_REACHED_ERROR with
+// lock the user's TOTP for 15 minutes (LIMIT_REACHED_ERROR with
 // retryAfterMs). The verify of a device already set up checks its code
 // like any other. A factor can be set up by a session that has met its
 // requirement, or, by one that has not, only while the user has none of
 // the factors they need: a stolen password cannot add a device. Removing
 // a device set up needs a session that met its requirement, and the last
-// factor a user is required to have cannot be removed.
+// factor the application requires of a user cannot be removed by any
+// path (ErrLastFactor from Unlink). A factor the user chose they may
+// remove, and the requirement goes with it.
+//
+// A first factor alone cannot keep the owner out: the lockout holds TOTP
+// codes only, so a right recovery code is taken while it lasts and lifts
+// it, and a passkey is never locked. A wrong code from a session that has
+// not met its requirement mails the owner (MFAConfig.WrongCodeEmail, at
+// most once in 15 minutes), and such a session sees none of the user's
+// devices, passkeys or recovery codes. SECURITY.md has the arithmetic.
 //
 // Recovery codes (the library's own endpoints: the SuperTokens frontends
 // have none) are ten codes of 80 bits, shown once, kept as SHA-256 hashes;

@@ -74,7 +74,7 @@ const (
 	totpDigits = 6
 	// mfaMaxFailures wrong second-factor codes in a row (TOTP and
 	// recovery codes together, across sessions and instances) lock the
-	// user's second factors for mfaLockout.
+	// user's TOTP for mfaLockout; a right recovery code lifts the lock.
 	mfaMaxFailures = 5
 	mfaLockout     = 15 * time.Minute
 )

@@ -73,7 +73,7 @@ func (sf *secondFactors) device(name string) int {
 	return -1
 }
 
-// locked reports how long the user's second factors stay locked after
+// locked reports how long the user's TOTP stays locked after
 // mfaMaxFailures wrong codes in a row, or 0.
 func (sf *secondFactors) locked(now time.Time) time.Duration {
 	if sf.Failures < mfaMaxFailures {
