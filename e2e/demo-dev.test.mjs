@@ -331,4 +331,50 @@ describe("go run ./examples/demo -dev: TOTP", { timeout: 6 * TEST_TIMEOUT }, () 
       assert.equal(JSON.parse(me.body).email, email);
     }),
   );
+
+  // A passkey is a second factor in -dev too: one added on the account
+  // page is asked for after the password, as an app is.
+  test("sign up with a password, add a passkey on the account page; the next password sign-in asks for the passkey", { timeout: 2 * TEST_TIMEOUT }, () =>
+    session(browser, "dev-passkey-factor", async ({ page, step }) => {
+      const email = newEmail("dev-pk-factor");
+      const authenticator = await virtualAuthenticator(page);
+      await step("open", () => open(page, demo.url));
+      await step("sign up", async () => {
+        await signedOutUI(page);
+        await page.fill("#email", email);
+        await page.fill("#password", PASSWORD);
+        await page.click("#signup");
+        await signedInAs(page, email);
+      });
+      await step("add a passkey on the account page", async () => {
+        await page.click("#account-link");
+        await page.locator("#account-passkey-add").waitFor({ state: "visible" });
+        await page.click("#account-passkey-add");
+        await page.locator("#account-passkey-list li button").first().waitFor({ state: "visible" });
+        assert.equal((await authenticator.credentials()).length, 1);
+      });
+      await step("still signed in", async () => {
+        const me = await apiMe(page, demo.url);
+        assert.equal(me.status, 200, me.body);
+      });
+      await step("sign out", async () => {
+        await page.click("#account-home");
+        await signOut(page);
+      });
+      await step("sign in with the password: the passkey is asked for", async () => {
+        await page.fill("#email", email);
+        await page.fill("#password", PASSWORD);
+        await page.click("#signin");
+        await page.locator("#mfa-passkey-use").waitFor({ state: "visible" });
+        const me = await apiMe(page, demo.url);
+        assert.equal(me.status, 403, me.body);
+      });
+      await step("use the passkey", async () => {
+        await page.click("#mfa-passkey-use");
+        await signedInAs(page, email);
+      });
+      const me = await apiMe(page, demo.url);
+      assert.equal(me.status, 200, me.body);
+    }),
+  );
 });
