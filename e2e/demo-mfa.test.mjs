@@ -324,15 +324,24 @@ for (const mode of ["cookie", "header"]) {
         await typeCode(page, totp(secret, Date.now() + STEP_MS));
         await assertText(page, "#mfa-error", "Too many wrong codes. Try again in 15 minutes.");
       });
-      await step("recovery codes too", async () => {
+      await step("a wrong recovery code too", async () => {
         await page.click("#mfa-to-recovery");
-        await page.fill("#mfa-recovery-code", codes[1]);
+        await page.fill("#mfa-recovery-code", "aaaa-bbbb-cccc-dddd");
         await page.click("#mfa-recovery-use");
         await assertText(page, "#mfa-error", "Too many wrong codes. Try again in 15 minutes.");
       });
       await step("still refused", async () => {
         const me = await apiMe(page, demo.url);
         assert.equal(me.status, 403, me.body);
+      });
+      // The lock holds app codes only: the owner's recovery code is
+      // taken, so a password alone cannot keep them out.
+      await step("a right recovery code signs in", async () => {
+        await page.fill("#mfa-recovery-code", codes[1]);
+        await page.click("#mfa-recovery-use");
+        await signedInAs(page, email);
+        const me = await apiMe(page, demo.url);
+        assert.equal(me.status, 200, me.body);
       });
     });
   });
