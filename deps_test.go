@@ -32,6 +32,9 @@ func TestDependencies(t *testing.T) {
 		"golang.org/x/crypto/blake2b",
 		"golang.org/x/crypto/bcrypt",
 		"golang.org/x/oauth2",
+		// AVX2 and AVX-512 detection for argon2id, with GODEBUG's cpu.*
+		// switches; x/crypto already requires x/sys, so no new module.
+		"golang.org/x/sys/cpu",
 		"golang.org/x/text/transform",
 		"golang.org/x/text/unicode/norm",
 	}
@@ -66,8 +69,9 @@ func TestInternalDependencies(t *testing.T) {
 		// bounded table of times.
 		module + "/internal/gcra": nil,
 		// argon2id (RFC 9106) with the block function in registers and
-		// the work area reused; BLAKE2b for H0 and H'.
-		module + "/internal/argon2id": {"golang.org/x/crypto/blake2b"},
+		// the work area reused; BLAKE2b for H0 and H'; x/sys/cpu to
+		// choose the block function on amd64.
+		module + "/internal/argon2id": {"golang.org/x/crypto/blake2b", "golang.org/x/sys/cpu"},
 		// Password hashing: argon2id, and bcrypt for imported hashes. The
 		// one mechanic that imports another: argon2id is its hash function.
 		module + "/internal/password": {module + "/internal/argon2id", "golang.org/x/crypto/bcrypt"},

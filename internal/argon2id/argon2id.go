@@ -10,6 +10,12 @@
 // portable Go block function is there for other processors, and for the
 // tests); and the memory of one hash is kept for the next one in a pool
 // rather than allocated and zeroed for each.
+//
+// The block function is chosen once, at start-up, from what
+// golang.org/x/sys/cpu reports, so GODEBUG turns the assembly off without a
+// rebuild: cpu.avx512f=off leaves AVX2, and cpu.avx2=off (alone or with
+// cpu.avx512f=off) the portable Go. Building with -tags purego leaves the
+// assembly out.
 package argon2id
 
 import (

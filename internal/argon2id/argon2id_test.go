@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/hex"
 	"math/rand/v2"
+	"os"
+	"strings"
 	"testing"
 
 	"golang.org/x/crypto/argon2"
@@ -24,6 +26,32 @@ func implementations(t *testing.T, f func(t *testing.T)) {
 }
 
 var implNames = []string{"generic", "avx2", "avx512"}
+
+// TestBlockFunction says which block function hashes here, and checks that
+// GODEBUG=cpu.avx2=off,cpu.avx512f=off leaves the portable one: the switch
+// an operator has when the assembly is suspect.
+func TestBlockFunction(t *testing.T) {
+	t.Logf("block function: %s", implNames[impl])
+	godebug := os.Getenv("GODEBUG")
+	if cpuOff(godebug, "avx2") && cpuOff(godebug, "avx512f") && impl != implGeneric {
+		t.Errorf("GODEBUG=%s: block function %s, want generic", godebug, implNames[impl])
+	}
+}
+
+// cpuOff reports whether the GODEBUG setting godebug turns the CPU feature
+// off, the last setting for it (or for all) winning.
+func cpuOff(godebug, feature string) bool {
+	off := false
+	for _, f := range strings.Split(godebug, ",") {
+		switch f {
+		case "cpu.all=off", "cpu." + feature + "=off":
+			off = true
+		case "cpu.all=on", "cpu." + feature + "=on":
+			off = false
+		}
+	}
+	return off
+}
 
 func repeat(b byte, n int) []byte { return bytes.Repeat([]byte{b}, n) }
 

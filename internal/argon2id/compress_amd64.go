@@ -2,6 +2,8 @@
 
 package argon2id
 
+import "golang.org/x/sys/cpu"
+
 // The block functions, fastest last.
 const (
 	implGeneric = iota
@@ -22,29 +24,18 @@ func compressAVX2(out, prev, ref *block, scratch *[2]block, xor bool)
 //go:noescape
 func compressAVX512(out, prev, ref *block, scratch *[2]block, xor bool)
 
-func cpuid(leaf, subleaf uint32) (eax, ebx, ecx, edx uint32)
-
-func xgetbv() (eax, edx uint32)
-
 // detect returns the best block function that the processor has and whose
-// registers the operating system saves: AVX-512 (AVX512F) or AVX2.
+// registers the operating system saves. It asks x/sys/cpu, which honours
+// GODEBUG's cpu.avx512f=off and cpu.avx2=off, so that an operator can turn
+// the assembly off without a rebuild. The AVX-512 function needs AVX512F
+// alone (Z registers only, no AVX512VL or BW); it also asks for AVX2, which
+// every AVX-512 processor has, because impls assumes that each function
+// below the one in use may run too, and cpu.avx2=off must hold for them.
 func detect() int {
-	if max, _, _, _ := cpuid(0, 0); max < 7 {
-		return implGeneric
-	}
-	_, _, ecx1, _ := cpuid(1, 0)
-	const osxsave, avx = 1 << 27, 1 << 28
-	if ecx1&osxsave == 0 || ecx1&avx == 0 {
-		return implGeneric
-	}
-	xcr0, _ := xgetbv()
-	_, ebx7, _, _ := cpuid(7, 0)
-	const avx2, avx512f = 1 << 5, 1 << 16
-	const ymm, zmm = 0x06, 0xe6 // XMM|YMM; and opmask, ZMM0-15 upper halves, ZMM16-31
 	switch {
-	case xcr0&zmm == zmm && ebx7&avx512f != 0 && ebx7&avx2 != 0:
+	case cpu.X86.HasAVX512F && cpu.X86.HasAVX2:
 		return implAVX512
-	case xcr0&ymm == ymm && ebx7&avx2 != 0:
+	case cpu.X86.HasAVX2:
 		return implAVX2
 	}
 	return implGeneric

@@ -4,8 +4,31 @@ package argon2id
 
 import (
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 )
+
+// TestGODEBUGTurnsOffAssembly runs TestBlockFunction in a copy of this test
+// binary with GODEBUG=cpu.avx2=off,cpu.avx512f=off, which must hash with the
+// portable block function whatever the processor has.
+func TestGODEBUGTurnsOffAssembly(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBlockFunction$", "-test.v", "-test.count=1")
+	godebug := "cpu.avx2=off,cpu.avx512f=off"
+	if old := os.Getenv("GODEBUG"); old != "" {
+		godebug = old + "," + godebug
+	}
+	cmd.Env = append(os.Environ(), "GODEBUG="+godebug)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("GODEBUG=%s: %v\n%s", godebug, err, out)
+	}
+	if !strings.Contains(string(out), "block function: generic") {
+		t.Fatalf("GODEBUG=%s: the portable block function did not run:\n%s", godebug, out)
+	}
+	t.Logf("GODEBUG=%s: block function: generic", godebug)
+}
 
 // TestCompress compares the assembly block functions with the portable one
 // on random blocks, with and without XOR, and with out the same as prev.
