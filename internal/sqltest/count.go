@@ -20,22 +20,37 @@ func (c *Counter) Load() int64 { return c.n.Load() }
 // counts round trips.
 func Counted(tb testing.TB, driverName, dsn string) (*sql.DB, *Counter) {
 	tb.Helper()
+	c := &Counter{}
+	return wrapped(tb, driverName, dsn, c, nil), c
+}
+
+// Failing opens the DSN with the named driver through a wrapper that
+// fails each statement for which fail returns an error, with that error
+// and without sending it: a statement of the caller's choice fails, and
+// the connection and its transaction are as they were.
+func Failing(tb testing.TB, driverName, dsn string, fail func(query string) error) *sql.DB {
+	tb.Helper()
+	return wrapped(tb, driverName, dsn, &Counter{}, fail)
+}
+
+func wrapped(tb testing.TB, driverName, dsn string, c *Counter, fail func(string) error) *sql.DB {
+	tb.Helper()
 	probe, err := sql.Open(driverName, dsn)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	d := probe.Driver()
 	probe.Close()
-	c := &Counter{}
-	db := sql.OpenDB(&countingConnector{dsn: dsn, d: d, c: c})
+	db := sql.OpenDB(&countingConnector{dsn: dsn, d: d, c: c, fail: fail})
 	tb.Cleanup(func() { db.Close() })
-	return db, c
+	return db
 }
 
 type countingConnector struct {
-	dsn string
-	d   driver.Driver
-	c   *Counter
+	dsn  string
+	d    driver.Driver
+	c    *Counter
+	fail func(query string) error // nil: none fails
 }
 
 func (k *countingConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -53,25 +68,39 @@ func (k *countingConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &countingConn{Conn: conn, c: k.c}, nil
+	return &countingConn{Conn: conn, c: k.c, fail: k.fail}, nil
 }
 
 func (k *countingConnector) Driver() driver.Driver { return k.d }
 
 // countingConn forwards to the real connection, counting each call that
-// goes to the server. It offers only the context interfaces, so
-// database/sql always comes through them.
+// goes to the server, unless fail stops it first. It offers only the
+// context interfaces, so database/sql always comes through them.
 type countingConn struct {
 	driver.Conn
-	c *Counter
+	c    *Counter
+	fail func(query string) error
+}
+
+func (c *countingConn) failed(q string) error {
+	if c.fail == nil {
+		return nil
+	}
+	return c.fail(q)
 }
 
 func (c *countingConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
+	if err := c.failed(q); err != nil {
+		return nil, err
+	}
 	c.c.n.Add(1)
 	return c.Conn.(driver.QueryerContext).QueryContext(ctx, q, args)
 }
 
 func (c *countingConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
+	if err := c.failed(q); err != nil {
+		return nil, err
+	}
 	c.c.n.Add(1)
 	return c.Conn.(driver.ExecerContext).ExecContext(ctx, q, args)
 }

@@ -99,7 +99,9 @@
 // revocations, rate-limit counts) commit together in one transaction, one
 // sync of the log for all, each inside a savepoint: one that fails
 // changes nothing and the others commit, and none is answered before the
-// commit. Write transactions begin IMMEDIATE, so a
+// commit. If the transaction cannot commit, or a savepoint cannot be
+// released or rolled back to, none commits and each is answered with an
+// error. Write transactions begin IMMEDIATE, so a
 // writer from outside the store (another process) makes them wait on the
 // busy timeout instead of failing with SQLITE_BUSY.
 //

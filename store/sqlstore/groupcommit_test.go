@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/latchkit/auth/internal/sqltest"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/sqlstore"
 )
@@ -98,5 +100,77 @@ func TestQueuedWriteCancelled(t *testing.T) {
 	keys, err := st.SigningKeys(t.Context(), time.Now())
 	if err != nil || len(keys) != 1 || keys[0].ID != "k2" {
 		t.Errorf("SigningKeys: %v, %v; want k2 alone", keys, err)
+	}
+}
+
+// When a savepoint of the queued writes cannot be released or rolled back,
+// with the transaction still open, nothing of it commits and every write
+// is answered with an error: none is reported failed yet committed. The
+// store writes again afterwards, so the transaction did end.
+func TestQueuedWritesSavepointFails(t *testing.T) {
+	injected := errors.New("injected failure")
+	for _, tc := range []struct {
+		name string
+		// fail fails the statements the case names, by their text and
+		// their turn among those of that text.
+		fail func(q string, turn int) bool
+	}{
+		{"release", func(q string, turn int) bool {
+			return q == "RELEASE queued_write" && turn == 2
+		}},
+		{"rollback to", func(q string, turn int) bool {
+			return strings.HasPrefix(q, "INSERT INTO auth_signing_keys") && turn == 2 ||
+				q == "ROLLBACK TO queued_write" && turn == 1
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var (
+				mu    sync.Mutex
+				turns = map[string]int{}
+				armed bool
+			)
+			db := sqltest.Failing(t, "sqlite", sqltest.SQLiteFileDSN(t), func(q string) error {
+				mu.Lock()
+				defer mu.Unlock()
+				if !armed {
+					return nil
+				}
+				turns[q]++
+				if tc.fail(q, turns[q]) {
+					return injected
+				}
+				return nil
+			})
+			st := migrated(t, db, sqlstore.SQLite)
+			mu.Lock()
+			armed = true
+			mu.Unlock()
+
+			release := st.HoldWrites()
+			ids := []string{"k1", "k2", "k3"}
+			errs := make([]error, len(ids))
+			var wg sync.WaitGroup
+			for i, id := range ids {
+				wg.Go(func() { errs[i] = st.AddSigningKey(t.Context(), signingKey(id)) })
+				waitQueued(t, st, i+1) // in this order
+			}
+			release()
+			wg.Wait()
+			for i, err := range errs {
+				if !errors.Is(err, injected) {
+					t.Errorf("write %d, key %s: error %v, want the injected failure: its batch did not commit", i+1, ids[i], err)
+				}
+			}
+			mu.Lock()
+			armed = false
+			mu.Unlock()
+			keys, err := st.SigningKeys(t.Context(), time.Now())
+			if err != nil || len(keys) != 0 {
+				t.Errorf("SigningKeys: %v, %v; want none committed", keys, err)
+			}
+			if err := st.AddSigningKey(t.Context(), signingKey("k4")); err != nil {
+				t.Errorf("a write after the failed batch: %v", err)
+			}
+		})
 	}
 }

@@ -162,51 +162,69 @@ func (s *Store) commitQueued() {
 		w.done <- w.f(context.WithoutCancel(w.ctx), s.db)
 		return
 	}
+	errs := s.commitTogether(ws)
+	for i, w := range ws {
+		w.done <- errs[i]
+	}
+}
+
+// commitTogether runs ws in one transaction and returns the outcome of
+// each. It fails closed: unless the transaction commits, every write gets
+// an error, so that none is answered as done when it is not, and none as
+// failed when it was committed.
+func (s *Store) commitTogether(ws []*queuedWrite) []error {
 	errs := make([]error, len(ws))
-	fail := func(err error) {
+	fail := func(err error) []error {
 		for i := range errs {
 			if errs[i] == nil {
 				errs[i] = err
 			}
 		}
+		return errs
 	}
 	bg := context.Background()
 	conn, err := s.db.Conn(bg)
-	if err == nil {
-		defer conn.Close()
-		_, err = conn.ExecContext(bg, "BEGIN IMMEDIATE")
-	}
 	if err != nil {
-		fail(err)
-	} else {
-		for i, w := range ws {
-			if errs[i] = w.ctx.Err(); errs[i] != nil {
-				continue
-			}
-			if _, err := conn.ExecContext(bg, "SAVEPOINT queued_write"); err != nil {
-				fail(err)
-				break
-			}
-			errs[i] = w.f(context.WithoutCancel(w.ctx), conn)
-			if errs[i] != nil {
-				_, err = conn.ExecContext(bg, "ROLLBACK TO queued_write")
-			}
-			if err == nil {
-				_, err = conn.ExecContext(bg, "RELEASE queued_write")
-			}
-			if err != nil {
-				// The transaction is gone (SQLite ends it on some
-				// errors, as a full disk): nothing of it commits.
-				fail(err)
-				break
-			}
-		}
-		if _, err := conn.ExecContext(bg, "COMMIT"); err != nil {
-			conn.ExecContext(bg, "ROLLBACK")
-			fail(err)
-		}
+		return fail(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(bg, "BEGIN IMMEDIATE"); err != nil {
+		return fail(err)
 	}
 	for i, w := range ws {
-		w.done <- errs[i]
+		if errs[i] = w.ctx.Err(); errs[i] != nil {
+			continue
+		}
+		if errs[i], err = inSavepoint(bg, conn, w); err != nil {
+			// Either SQLite ended the transaction (it does on some
+			// errors, as a full disk), or it is still open with a
+			// savepoint we could not close, and the writes before
+			// this one released into it: a COMMIT now would write
+			// what is answered as failed. End it.
+			conn.ExecContext(bg, "ROLLBACK")
+			return fail(err)
+		}
 	}
+	if _, err := conn.ExecContext(bg, "COMMIT"); err != nil {
+		conn.ExecContext(bg, "ROLLBACK")
+		return fail(err)
+	}
+	return errs
+}
+
+// inSavepoint runs w on conn inside a savepoint, which it rolls back to
+// if w fails, and releases. It returns w's error, and the error of the
+// savepoint's own statements, after which the transaction must not commit.
+func inSavepoint(ctx context.Context, conn *sql.Conn, w *queuedWrite) (werr, err error) {
+	if _, err := conn.ExecContext(ctx, "SAVEPOINT queued_write"); err != nil {
+		return nil, err
+	}
+	werr = w.f(context.WithoutCancel(w.ctx), conn)
+	if werr != nil {
+		if _, err := conn.ExecContext(ctx, "ROLLBACK TO queued_write"); err != nil {
+			return werr, err
+		}
+	}
+	_, err = conn.ExecContext(ctx, "RELEASE queued_write")
+	return werr, err
 }
