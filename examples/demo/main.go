@@ -477,9 +477,11 @@ func openStore(ctx context.Context, db string) (store.Store, func() error, error
 // pool transactions (PgBouncer in transaction mode, as Supabase, Neon
 // and RDS Proxy run it), it asks for the query mode that works there,
 // unless the URL names one: pgx's default prepares each statement once
-// on a server connection, which the proxy may give the next transaction
-// to another client. Connected directly, the default is faster. A proxy
-// shows itself by a server port other than the URL's.
+// on a server connection and keeps it there by name, and the proxy may
+// give that connection to another client's next transaction, or to the
+// next process. Exec mode sends each statement unnamed and keeps none.
+// Connected directly, the default is faster. A proxy shows itself by a
+// server port other than the URL's.
 func postgresDSN(ctx context.Context, raw string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -489,14 +491,8 @@ func postgresDSN(ctx context.Context, raw string) (string, error) {
 	if q.Get("default_query_exec_mode") != "" {
 		return raw, nil
 	}
-	// One statement on a fresh pool works through any proxy.
-	probe, err := sql.Open("pgx", raw)
+	port, err := serverPort(ctx, u)
 	if err != nil {
-		return "", err
-	}
-	defer probe.Close()
-	var port sql.NullInt64
-	if err := probe.QueryRowContext(ctx, "SELECT inet_server_port()").Scan(&port); err != nil {
 		return "", err
 	}
 	urlPort := u.Port()
@@ -511,6 +507,27 @@ func postgresDSN(ctx context.Context, raw string) (string, error) {
 	q.Set("default_query_exec_mode", "exec")
 	u.RawQuery = q.Encode()
 	return u.String(), nil
+}
+
+// serverPort asks the server which port it listens on, in the simple
+// protocol: pgx's default would leave the query behind as a statement
+// prepared under a name made from its text, on a server connection that
+// a proxy keeps when this process has gone, and the same probe of the
+// next process to get that connection would fail with "prepared
+// statement ... already exists".
+func serverPort(ctx context.Context, u *url.URL) (sql.NullInt64, error) {
+	probeURL := *u
+	q := probeURL.Query()
+	q.Set("default_query_exec_mode", "simple_protocol")
+	probeURL.RawQuery = q.Encode()
+	var port sql.NullInt64
+	probe, err := sql.Open("pgx", probeURL.String())
+	if err != nil {
+		return port, err
+	}
+	defer probe.Close()
+	err = probe.QueryRowContext(ctx, "SELECT inet_server_port()").Scan(&port)
+	return port, err
 }
 
 // mysqlDSN turns mysql://user:pass@host:port/db?params into the DSN of
