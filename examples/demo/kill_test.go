@@ -80,7 +80,7 @@ func buildDemo(t *testing.T) string {
 	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		t.Skipf("TestKill needs the go command on PATH to build the demo: %v", err)
+		t.Skipf("%s needs the go command on PATH to build the demo: %v", t.Name(), err)
 	}
 	bin := filepath.Join(t.TempDir(), "demo")
 	start := time.Now()
