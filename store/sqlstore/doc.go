@@ -72,8 +72,12 @@
 //	postgres://app@pgbouncer:6432/app?default_query_exec_mode=exec
 //
 // Each statement then goes in one round trip without a named prepared
-// statement. PgBouncer 1.21 and later can instead keep prepared
-// statements itself (max_prepared_statements).
+// statement. Every pool through the proxy needs it, a short-lived one
+// that checks something at start-up too: a statement pgx prepares by
+// name stays on the server connection, which PgBouncer keeps when the
+// process exits, and the same statement from the next process to get
+// that connection fails. PgBouncer 1.21 and later can instead keep
+// prepared statements itself (max_prepared_statements).
 //
 // # Outages
 //
