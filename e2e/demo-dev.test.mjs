@@ -115,6 +115,16 @@ assert.equal(totp("GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ", 59_000), "287082");
 
 // ---- page actions -----------------------------------------------------------
 
+// passwordForm signs up or in (button, "#signup" or "#signin") with the
+// password form, from the signed-out page; a sign-up lands signed in.
+async function passwordForm(page, button, email) {
+  await signedOutUI(page);
+  await page.fill("#email", email);
+  await page.fill("#password", PASSWORD);
+  await page.click(button);
+  if (button === "#signup") await signedInAs(page, email);
+}
+
 async function signOut(page) {
   await page.click("#signout");
   await signedOutUI(page);
@@ -277,13 +287,7 @@ describe("go run ./examples/demo -dev: TOTP", { timeout: 6 * TEST_TIMEOUT }, () 
     session(browser, "dev-totp", async ({ page, step }) => {
       const email = newEmail("dev-totp");
       await step("open", () => open(page, demo.url));
-      await step("sign up", async () => {
-        await signedOutUI(page);
-        await page.fill("#email", email);
-        await page.fill("#password", PASSWORD);
-        await page.click("#signup");
-        await signedInAs(page, email);
-      });
+      await step("sign up", () => passwordForm(page, "#signup", email));
       await step("account page", async () => {
         await page.click("#account-link");
         await page.locator("#mfa-manage").waitFor({ state: "visible" });
@@ -339,13 +343,7 @@ describe("go run ./examples/demo -dev: TOTP", { timeout: 6 * TEST_TIMEOUT }, () 
       const email = newEmail("dev-pk-factor");
       const authenticator = await virtualAuthenticator(page);
       await step("open", () => open(page, demo.url));
-      await step("sign up", async () => {
-        await signedOutUI(page);
-        await page.fill("#email", email);
-        await page.fill("#password", PASSWORD);
-        await page.click("#signup");
-        await signedInAs(page, email);
-      });
+      await step("sign up", () => passwordForm(page, "#signup", email));
       await step("add a passkey on the account page", async () => {
         await page.click("#account-link");
         await page.locator("#account-passkey-add").waitFor({ state: "visible" });
@@ -362,9 +360,7 @@ describe("go run ./examples/demo -dev: TOTP", { timeout: 6 * TEST_TIMEOUT }, () 
         await signOut(page);
       });
       await step("sign in with the password: the passkey is asked for", async () => {
-        await page.fill("#email", email);
-        await page.fill("#password", PASSWORD);
-        await page.click("#signin");
+        await passwordForm(page, "#signin", email);
         await page.locator("#mfa-passkey-use").waitFor({ state: "visible" });
         const me = await apiMe(page, demo.url);
         assert.equal(me.status, 403, me.body);
