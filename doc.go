@@ -1,8 +1,9 @@
 // Package auth is session-based user authentication for Go web
-// applications: email and password sign-up and sign-in, sign-in with
-// third-party providers (package provider), sessions carried in
-// cookies, headers or the response body, refresh-token rotation with theft
-// detection, sign-out and password reset. Its HTTP protocol is that of the
+// applications: sign-up and sign-in by email and password, third-party
+// providers, passwordless codes and links, or passkeys; multi-factor
+// auth; sessions in cookies, headers or the response body, with
+// refresh-token rotation and theft detection; password reset, email
+// verification and account linking. Its HTTP protocol is that of the
 // SuperTokens frontend driver interface, so the SuperTokens frontend SDKs
 // work against it unchanged.
 //
