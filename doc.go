@@ -67,18 +67,34 @@
 //     /totp/device/verify, POST /totp/verify;
 //   - always: GET /loginmethods.
 //
-// Every business outcome is HTTP 200 with a JSON status; 401 is reserved
-// for session problems, 403 for browsers' state-changing requests from
-// foreign origins and, in required email verification, for unverified
-// sessions and, with Config.MFA, for sessions that have not completed
-// their second factor, 400 for malformed requests, 413 for oversized bodies, 429 for
-// rate limits and 503 when password hashing is saturated.
 // A store.User is an identity; the ways it signs in are its logins
 // (store.Login): an email and password, an identity at a provider, or an
 // email (or phone number) that passwordless codes are sent to. A
 // sign-up through a provider makes a new user even when another user has
 // the same email: accounts are never merged silently. With
 // Config.AccountLinking, see # Account linking.
+//
+// # HTTP statuses
+//
+// Every business outcome is HTTP 200 with a JSON status, as the protocol
+// has it: a wrong password is 200 WRONG_CREDENTIALS_ERROR. The other
+// statuses:
+//
+//   - 401: a session problem, with its Reason (see # Sessions);
+//   - 403: a browser's state-changing request from an origin not in
+//     Config.AllowedOrigins, to the handler or, with a cookie session, to a
+//     protected route; and the SDKs' "invalid claim" body for a session
+//     whose email is unverified where verification is required (st-ev),
+//     or, with Config.MFA, that has not completed its second factor or may
+//     not set up the one it asks to (st-mfa);
+//   - 400: a malformed request; 413: a body over Config.MaxBodyBytes;
+//   - 404: a path that no configured feature serves; 405: a method that
+//     the path does not serve; 204: OPTIONS to the handler, and CORS
+//     preflights;
+//   - 429: past a rate limit, and 503: password hashing saturated or the
+//     store out of reach, both with Retry-After;
+//   - 303: the relay of a provider's form-post callback (Apple);
+//   - 500: an error the library did not expect, logged with its cause.
 //
 // # Email verification
 //

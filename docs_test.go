@@ -1,12 +1,13 @@
 package auth_test
 
-// The documentation repeats four lists of the code, because a reader
-// needs them where they read: why a session is refused (README), the
-// kinds of event (README), the routes (README and the package doc) and
-// the demo's flags (its package doc). Each test below holds one copy to
-// the code in both directions, so that an entry added on either side
-// without the other fails. The code's side is read with go/ast from the
-// source, as no Go value enumerates constants or the route table.
+// The documentation repeats lists that the code holds, because a reader
+// needs them where they read: why a session is refused, the routes, the
+// demo's flags. Each test below holds one copy to the code in both
+// directions, so that an entry added on either side without the other
+// fails. The code's side is read with go/ast from the source where no Go
+// value enumerates it (constants, the route table), and with reflect
+// where one does. A list that no test holds is not repeated: the
+// documentation points at go doc instead.
 
 import (
 	"go/ast"
@@ -128,28 +129,63 @@ func TestReadmeRoutes(t *testing.T) {
 // lists, under the base path, against routeTable.
 func TestPackageDocRoutes(t *testing.T) {
 	want := codeRoutes(t)
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "doc.go", nil, parser.ParseComments|parser.PackageClauseOnly)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.Doc == nil {
-		t.Fatal("doc.go has no package comment")
-	}
-	text := f.Doc.Text()
-	start := strings.Index(text, "# Login methods and routes\n")
-	if start < 0 {
-		t.Fatal(`doc.go has no "# Login methods and routes" section`)
-	}
-	section := text[start+1:]
-	if end := strings.Index(section, "\n# "); end >= 0 {
-		section = section[:end]
-	}
+	section := packageDocSection(t, "# Login methods and routes")
 	var got []string
 	for _, m := range docRoute.FindAllStringSubmatch(section, -1) {
 		got = append(got, m[1]+" "+strings.TrimRight(m[2], ".,;:)"))
 	}
 	compareLists(t, "doc.go's routes", got, "routeTable", want)
+}
+
+// TestPackageDocStatuses checks that doc.go's section on HTTP statuses
+// names every status the package's code writes, and no other: the
+// README points there rather than keep a list of its own.
+func TestPackageDocStatuses(t *testing.T) {
+	byName := map[string]int{}
+	for code := 100; code < 600; code++ {
+		if text := http.StatusText(code); text != "" {
+			byName["Status"+nonLetters.ReplaceAllString(text, "")] = code
+		}
+	}
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok || !strings.HasPrefix(sel.Sel.Name, "Status") {
+				return true
+			}
+			if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "http" {
+				return true
+			}
+			code, ok := byName[sel.Sel.Name]
+			if !ok {
+				t.Fatalf("%s: cannot tell the number of http.%s", name, sel.Sel.Name)
+			}
+			if s := strconv.Itoa(code); !slices.Contains(want, s) {
+				want = append(want, s)
+			}
+			return true
+		})
+	}
+	section := packageDocSection(t, "# HTTP statuses")
+	var got []string
+	for _, m := range docStatus.FindAllStringSubmatch(section, -1) {
+		if !slices.Contains(got, m[1]) { // prose may name one twice
+			got = append(got, m[1])
+		}
+	}
+	compareLists(t, "doc.go's HTTP statuses", got, "the package's code", want)
 }
 
 // TestDemoDocFlags checks that examples/demo's package doc describes
@@ -226,6 +262,10 @@ var (
 	// docFlag is a flag's line in the demo's doc: a tab, then -name.
 	docFlag = regexp.MustCompile(`(?m)^\t-([a-z][a-z-]*)\b`)
 	demoEnv = regexp.MustCompile(`^DEMO_[A-Z_]+$`)
+	// docStatus is a status in doc.go's section on them, whose only
+	// numbers are statuses.
+	docStatus  = regexp.MustCompile(`\b([1-5]\d\d)\b`)
+	nonLetters = regexp.MustCompile(`[^A-Za-z]`)
 )
 
 // callbackPoster is a provider whose redirect back is a form post, as
@@ -402,6 +442,29 @@ func stringLit(t *testing.T, e ast.Expr) string {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// packageDocSection returns the section of doc.go's package comment
+// that starts with the heading, up to the next heading.
+func packageDocSection(t *testing.T, heading string) string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "doc.go", nil, parser.ParseComments|parser.PackageClauseOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Doc == nil {
+		t.Fatal("doc.go has no package comment")
+	}
+	text := f.Doc.Text()
+	start := strings.Index(text, "\n"+heading+"\n")
+	if start < 0 {
+		t.Fatalf("doc.go has no %q section", heading)
+	}
+	section := text[start+1:]
+	if end := strings.Index(section, "\n# "); end >= 0 {
+		section = section[:end]
+	}
+	return section
 }
 
 func values(m map[string]string) []string {
