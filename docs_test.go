@@ -17,6 +17,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -186,6 +187,25 @@ func TestPackageDocStatuses(t *testing.T) {
 		}
 	}
 	compareLists(t, "doc.go's HTTP statuses", got, "the package's code", want)
+}
+
+// TestReadmeConfigGroups checks the README's list of Config's groups
+// against Config's fields of struct type.
+func TestReadmeConfigGroups(t *testing.T) {
+	var want []string
+	typ := reflect.TypeFor[auth.Config]()
+	for i := range typ.NumField() {
+		if f := typ.Field(i); f.IsExported() && f.Type.Kind() == reflect.Struct {
+			want = append(want, f.Name)
+		}
+	}
+	section := markdownSection(t, readFile(t, "README.md"), "## Configuration")
+	_, list, ok := strings.Cut(section, "each feature's group (")
+	list, _, closed := strings.Cut(list, ")")
+	if !ok || !closed {
+		t.Fatal(`README's Configuration has no "each feature's group (...)"`)
+	}
+	compareLists(t, "README's groups of Config", backticked(list), "Config's struct fields", want)
 }
 
 // TestDemoDocFlags checks that examples/demo's package doc describes
