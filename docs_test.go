@@ -189,6 +189,29 @@ func TestPackageDocStatuses(t *testing.T) {
 	compareLists(t, "doc.go's HTTP statuses", got, "the package's code", want)
 }
 
+// TestReadmeLoginMethods checks that the README's row for
+// /loginmethods names each key of its answer, and no other.
+func TestReadmeLoginMethods(t *testing.T) {
+	s := authtest.NewServer(t, auth.Config{})
+	res := s.NewClient(authtest.Header).Get("/auth/loginmethods")
+	if res.Status != "OK" {
+		t.Fatalf("GET /auth/loginmethods: %d %s", res.StatusCode, res.Body)
+	}
+	var want []string
+	for key := range res.JSON {
+		if key != "status" {
+			want = append(want, key)
+		}
+	}
+	section := markdownSection(t, readFile(t, "README.md"), "### Endpoints")
+	i := slices.IndexFunc(tableRows(section), func(row []string) bool { return row[0] == "`GET /auth/loginmethods`" })
+	if i < 0 {
+		t.Fatal("README's table of endpoints has no row for GET /auth/loginmethods")
+	}
+	row := tableRows(section)[i]
+	compareLists(t, "README's row for /loginmethods", backticked(row[len(row)-1]), "its answer's keys", want)
+}
+
 // TestReadmeConfigGroups checks the README's list of Config's groups
 // against Config's fields of struct type.
 func TestReadmeConfigGroups(t *testing.T) {
