@@ -324,10 +324,16 @@
 // tell a user who signed out elsewhere from one whose password was reset or
 // whose session was stolen.
 //
-// The Go API (UserByID, UserByEmail, Sessions, RevokeSession,
-// RevokeAllSessions, SetEmailVerified, Unlink, DeleteUser) reads users and
-// ends sessions from the application's own code. A revoked session's refresh token stops at once; its access tokens
-// at once with Config.CheckSessionInStore, or else when they expire.
+// The Go API is for the application's own code: it reads users
+// ([Auth.UserByID], [Auth.UserByEmail]), lists and ends their sessions
+// ([Auth.Sessions], [Auth.RevokeSession], [Auth.RevokeAllSessions]),
+// changes their login methods ([Auth.SetEmailVerified], [Auth.Unlink])
+// and their second factors ([Auth.SecondFactors], [Auth.RequireFactors],
+// [Auth.NewRecoveryCodes], [Auth.ResetSecondFactors]), and deletes them
+// ([Auth.DeleteUser]).
+//
+// A revoked session's refresh token stops at once; its access tokens at
+// once with Config.CheckSessionInStore, or else when they expire.
 //
 // # Security model
 //

@@ -212,6 +212,47 @@ func TestReadmeLoginMethods(t *testing.T) {
 	compareLists(t, "README's row for /loginmethods", backticked(row[len(row)-1]), "its answer's keys", want)
 }
 
+// TestGoAPIListed checks the lists of the Go API in the README and the
+// package doc against Auth's methods. The Go API is what the
+// application's own code calls: every exported method but those of
+// notServed, which serve HTTP or stop the Auth.
+func TestGoAPIListed(t *testing.T) {
+	notServed := []string{"ServeHTTP", "CORS", "RequireSession", "OptionalSession", "VerifyRequest", "Close"}
+	typ := reflect.TypeFor[*auth.Auth]()
+	var want []string
+	for m := range typ.Methods() {
+		if !slices.Contains(notServed, m.Name) {
+			want = append(want, m.Name)
+		}
+	}
+	for _, name := range notServed {
+		if _, ok := typ.MethodByName(name); !ok {
+			t.Errorf("Auth has no method %s, which this test leaves out of the Go API", name)
+		}
+	}
+
+	readme := readFile(t, "README.md")
+	_, bullet, ok := strings.Cut(readme, "\n- The Go API")
+	if !ok {
+		t.Fatal(`README has no "- The Go API" item`)
+	}
+	bullet, _, _ = strings.Cut(bullet, "\n-")
+	bullet, _, _ = strings.Cut(bullet, "\n\n")
+	compareLists(t, "README's Go API", backticked(bullet), "Auth's methods", want)
+
+	section := packageDocSection(t, "# Sessions")
+	_, para, ok := strings.Cut(section, "The Go API")
+	if !ok {
+		t.Fatal(`doc.go's Sessions has no "The Go API"`)
+	}
+	para, _, _ = strings.Cut(para, "\n\n")
+	var got []string
+	for _, m := range authLink.FindAllStringSubmatch(para, -1) {
+		got = append(got, m[1])
+	}
+	compareLists(t, "doc.go's Go API", got, "Auth's methods", want)
+}
+
 // TestReadmeConfigGroups checks the README's list of Config's groups
 // against Config's fields of struct type.
 func TestReadmeConfigGroups(t *testing.T) {
@@ -309,6 +350,8 @@ var (
 	// numbers are statuses.
 	docStatus  = regexp.MustCompile(`\b([1-5]\d\d)\b`)
 	nonLetters = regexp.MustCompile(`[^A-Za-z]`)
+	// authLink is a doc link to a method or field of Auth.
+	authLink = regexp.MustCompile(`\[Auth\.(\w+)\]`)
 )
 
 // callbackPoster is a provider whose redirect back is a form post, as
