@@ -10,9 +10,11 @@ package auth_test
 // documentation points at go doc instead.
 
 import (
+	"context"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,12 +24,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
 	"github.com/latchkit/auth/passkey"
 	"github.com/latchkit/auth/provider"
+	"github.com/latchkit/auth/store"
 )
 
 func TestReadmeReasons(t *testing.T) {
@@ -67,6 +71,71 @@ func TestReadmeEvents(t *testing.T) {
 		names = append(names, name)
 	}
 	listedOnce(t, readme, section, "event kind", names)
+}
+
+// TestReadmeEventSignUp checks the meaning the README gives
+// EventSignUp: a sign-up by any login method reports it, naming the
+// method, and then EventSignIn. The login methods are package store's,
+// less the record of second factors, which signs nobody in.
+func TestReadmeEventSignUp(t *testing.T) {
+	fake := authtest.NewProvider(t)
+	var mu sync.Mutex
+	var events []auth.Event
+	s := authtest.NewServer(t, auth.Config{
+		AppURL:       "https://app.example.com",
+		ThirdParty:   auth.ThirdPartyConfig{Providers: []provider.Provider{fake.Provider()}},
+		Passwordless: auth.PasswordlessConfig{Flow: auth.PasswordlessCode},
+		Passkeys:     auth.PasskeyConfig{Verifier: passkey.New()},
+		OnEvent: func(_ context.Context, e auth.Event) {
+			if e.Kind == auth.EventSignUp || e.Kind == auth.EventSignIn {
+				mu.Lock()
+				events = append(events, e)
+				mu.Unlock()
+			}
+		},
+	})
+	signUp := map[string]func(c *authtest.Client, email string) *authtest.Response{
+		store.MethodEmailPassword: func(c *authtest.Client, email string) *authtest.Response {
+			return c.SignUp(email, authtest.Password)
+		},
+		store.MethodThirdParty: func(c *authtest.Client, email string) *authtest.Response {
+			fake.SetIdentity("id-"+email, email, true)
+			return c.SignInWithProvider(fake)
+		},
+		store.MethodPasswordless: func(c *authtest.Client, email string) *authtest.Response {
+			return c.SignInWithCode(email)
+		},
+		store.MethodWebAuthn: func(c *authtest.Client, email string) *authtest.Response {
+			return c.SignUpWithPasskey(s.NewAuthenticator(), email)
+		},
+	}
+	var methods []string
+	for name, v := range untypedConsts(t, "store/login.go", "Method") {
+		if name != "MethodSecondFactors" {
+			methods = append(methods, v)
+		}
+	}
+	compareLists(t, "this test's sign-ups", slices.Collect(maps.Keys(signUp)), "store's login methods", methods)
+	for _, method := range methods {
+		do := signUp[method]
+		if do == nil {
+			continue
+		}
+		mu.Lock()
+		events = nil
+		mu.Unlock()
+		if res := do(s.NewClient(authtest.Header), method+"@example.com"); res.Status != "OK" {
+			t.Errorf("sign-up by %s: %d %s", method, res.StatusCode, res.Body)
+			continue
+		}
+		mu.Lock()
+		got := events
+		mu.Unlock()
+		if len(got) != 2 || got[0].Kind != auth.EventSignUp || got[1].Kind != auth.EventSignIn ||
+			got[0].Method != method || got[1].Method != method || got[0].UserID == "" || got[0].UserID != got[1].UserID {
+			t.Errorf("sign-up by %s reported %+v, want sign_up then sign_in, of one user, by %s", method, got, method)
+		}
+	}
 }
 
 // TestReadmeRoutes checks the README's table of endpoints against
@@ -551,6 +620,35 @@ func packageDocSection(t *testing.T, heading string) string {
 		section = section[:end]
 	}
 	return section
+}
+
+// untypedConsts returns the untyped constants declared in file whose
+// names start with prefix, by name, with their string values.
+func untypedConsts(t *testing.T, file, prefix string) map[string]string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	consts := map[string]string{}
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range gd.Specs {
+			vs := spec.(*ast.ValueSpec)
+			for i, name := range vs.Names {
+				if vs.Type == nil && strings.HasPrefix(name.Name, prefix) {
+					consts[name.Name] = stringLit(t, vs.Values[i])
+				}
+			}
+		}
+	}
+	if len(consts) == 0 {
+		t.Fatalf("no untyped constants %s... in %s", prefix, file)
+	}
+	return consts
 }
 
 func values(m map[string]string) []string {

@@ -25,8 +25,12 @@ type Event struct {
 	// Empty for Go API calls. It is the client's word, not a fact: show
 	// it, do not decide on it.
 	UserAgent string
-	// Method is the login method of a sign-up or sign-in: "emailpassword"
-	// or "thirdparty", with the provider in ThirdPartyID.
+	// Method is the login method an event is about, a store.Login's
+	// (such as [store.MethodPasswordless]; for [store.MethodThirdParty]
+	// the provider is in ThirdPartyID), or, for the factor events, the
+	// second factor (such as [FactorTOTP] or [FactorRecoveryCode]).
+	// Empty where the event names neither, as for a password sign-in that
+	// failed or was throttled.
 	Method       string
 	ThirdPartyID string
 	// Reason says why a session was refused or ended: set for
@@ -42,7 +46,7 @@ const (
 	EventSignUp           EventKind = "sign_up"
 	EventSignIn           EventKind = "sign_in"
 	EventSignInFailed     EventKind = "sign_in_failed"
-	EventSignInThrottled  EventKind = "sign_in_throttled" // refused by RateLimits before checking the password
+	EventSignInThrottled  EventKind = "sign_in_throttled" // refused by RateLimits before checking the password or code, or a passwordless send
 	EventRefresh          EventKind = "refresh"
 	EventRefreshThrottled EventKind = "refresh_throttled" // a session past RateLimits.SessionRefreshes
 	EventSignOut          EventKind = "sign_out"
@@ -64,7 +68,7 @@ const (
 	EventFactorCompleted       EventKind = "factor_completed"        // a session completed a second factor: see Method
 	EventFactorFailed          EventKind = "factor_failed"           // a wrong TOTP or recovery code, or another user's passkey
 	EventFactorAdded           EventKind = "factor_added"            // a TOTP device set up, or a passkey added as a second factor
-	EventFactorRemoved         EventKind = "factor_removed"          // a TOTP device removed
+	EventFactorRemoved         EventKind = "factor_removed"          // a TOTP device removed, by its user or ResetSecondFactors
 	EventFactorsRequired       EventKind = "factors_required"        // RequireFactors changed what a user must complete
 	EventMFALocked             EventKind = "mfa_locked"              // wrong codes in a row locked a user's TOTP
 	EventRecoveryCodesCreated  EventKind = "recovery_codes_created"  // a new set, which voids the old
