@@ -67,12 +67,13 @@
 //     /totp/device/verify, POST /totp/verify;
 //   - always: GET /loginmethods.
 //
-// A store.User is an identity; the ways it signs in are its logins
-// (store.Login): an email and password, an identity at a provider, or an
-// email (or phone number) that passwordless codes are sent to. A
-// sign-up through a provider makes a new user even when another user has
-// the same email: accounts are never merged silently. With
-// Config.AccountLinking, see # Account linking.
+// A [store.User] is an identity; the ways it signs in are its logins
+// ([store.Login]), one for each feature above that signs in: an email and
+// password, an identity at a provider, an email (or phone number) that
+// passwordless codes are sent to, a passkey. A sign-up through a
+// provider makes a new user even when another user has the same email:
+// accounts are never merged silently. With Config.AccountLinking,
+// see # Account linking.
 //
 // # HTTP statuses
 //

@@ -23,8 +23,7 @@ type User struct {
 	Email string
 	// TimeJoined is when the user signed up.
 	TimeJoined time.Time
-	// LoginMethods are the ways the user signs in, oldest first: an
-	// email and password, or an identity at a third-party provider.
+	// LoginMethods are the ways the user signs in, oldest first.
 	LoginMethods []LoginMethod
 }
 
@@ -34,15 +33,17 @@ type LoginMethod struct {
 	// Session.LoginID of the sessions it starts). A user's first login
 	// method has the user's id.
 	ID string
-	// Method is "emailpassword" or "thirdparty".
+	// Method is the kind of login, one of package store's login methods
+	// (such as [store.MethodEmailPassword] or [store.MethodWebAuthn]);
+	// never [store.MethodSecondFactors], which is no way to sign in.
 	Method string
 	// ThirdPartyID is the provider ("google", ...) of a third-party
 	// login, and ThirdPartyUserID the provider's id for the user.
 	ThirdPartyID, ThirdPartyUserID string
 	// Email is the login's email, normalised, and EmailVerified whether
-	// it is known to be the user's: a provider vouched for it, the user
-	// opened a verification or password reset link sent to it, or the
-	// application said so with SetEmailVerified.
+	// it is known to be the user's: a provider vouched for it, a link or
+	// code sent to it was used, or the application said so with
+	// SetEmailVerified.
 	Email         string
 	EmailVerified bool
 	// CreatedAt is when the login was added.
