@@ -301,9 +301,11 @@ func tokenField(req map[string]json.RawMessage, what string) (string, error) {
 }
 
 // linkingField is shouldTryLinkingWithSessionUser, which the SDKs may send
-// with the sign-in requests of passwordless and passkeys, as a boolean.
-// Those sign-ins are first factors here: each starts a session of its
-// own, so the field is checked and otherwise ignored.
+// with the sign-in requests of passwordless and passkeys, as a boolean;
+// readSignInRequest refuses anything else. Passwordless ignores it: its
+// sign-ins start a session of their own. Passkeys act on it with
+// Config.MFA (linkingRequested): true registers or asserts a passkey as
+// a second factor of the session's user, in that session.
 type linkingField struct {
 	LinkSession json.RawMessage `json:"shouldTryLinkingWithSessionUser"`
 }
