@@ -406,6 +406,29 @@ func TestDemoDocFlags(t *testing.T) {
 	}
 }
 
+// TestDocsNameFilesThatExist checks that each file or directory the
+// documents name, in code spans, exists: a path that starts with one of
+// the repository's top-level entries, or a file name ending in .go,
+// which the root package's files are named by.
+func TestDocsNameFilesThatExist(t *testing.T) {
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range []string{"README.md", "CONTRIBUTING.md", "SECURITY.md"} {
+		for _, span := range backticked(fence.ReplaceAllString(readFile(t, doc), "")) {
+			top, _, _ := strings.Cut(span, "/")
+			named := strings.HasSuffix(span, ".go") || slices.ContainsFunc(entries, func(e os.DirEntry) bool { return e.Name() == top })
+			if !named || strings.ContainsAny(span, " <*?") {
+				continue
+			}
+			if _, err := os.Stat(span); err != nil {
+				t.Errorf("%s names %s, which does not exist", doc, span)
+			}
+		}
+	}
+}
+
 var (
 	// readmeRoute is an endpoint as the README's table writes it:
 	// METHOD /auth/path, maybe with a query.
@@ -716,6 +739,7 @@ func tableRows(text string) [][]string {
 
 var (
 	tableRule = regexp.MustCompile(`^\|\s*:?-{3}`)
+	fence     = regexp.MustCompile("(?s)```.*?```")
 	backtick  = regexp.MustCompile("`([^`]+)`")
 )
 
