@@ -9,8 +9,8 @@
 //
 // # Mounting
 //
-// An application builds an Auth from a Config, mounts it at its base path,
-// and wraps its own handlers with RequireSession:
+// An application builds an [Auth] from a [Config], mounts it at its base
+// path, and wraps its own handlers with [Auth.RequireSession]:
 //
 //	a, err := auth.New(auth.Config{Store: memstore.New()})
 //	if err != nil {
@@ -23,44 +23,44 @@
 //		fmt.Fprintln(w, "hello", s.UserID)
 //	})))
 //
-// New validates the Config once and copies it; two Auths in one process
+// [New] validates the Config once and copies it; two Auths in one process
 // are independent. A frontend served from another origin is named in
-// Config.AllowedOrigins, and the whole API wrapped with (*Auth).CORS. Call
-// (*Auth).Close at shutdown, after http.Server's Shutdown, to send the email
+// [Config.AllowedOrigins], and the whole API wrapped with [Auth.CORS]. Call
+// [Auth.Close] at shutdown, after http.Server's Shutdown, to send the email
 // still queued.
 //
 // # Login methods and routes
 //
 // The handler serves the routes of each configured feature under
-// Config.BasePath ("/auth"), and nothing else:
+// [Config.BasePath] ("/auth"), and nothing else:
 //
 //   - email and password ("emailpassword"): POST /signup, POST /signin,
 //     GET /emailpassword/email/exists and its older path GET
-//     /signup/email/exists (unless Config.DisableEmailExists);
-//   - password reset, with Config.Email.Mailer: POST
+//     /signup/email/exists (unless [Config.DisableEmailExists]);
+//   - password reset, with [Config.Email].Mailer: POST
 //     /user/password/reset/token, POST /user/password/reset;
 //   - sessions ("session"): POST /session/refresh, POST /signout;
-//   - with Config.SigningAlgorithm EdDSA: GET /jwt/jwks.json;
+//   - with [Config.SigningAlgorithm] [EdDSA]: GET /jwt/jwks.json;
 //   - third-party providers ("thirdparty"), with
-//     Config.ThirdParty.Providers: GET /authorisationurl, POST /signinup,
+//     [Config.ThirdParty].Providers: GET /authorisationurl, POST /signinup,
 //     and POST /callback/<id> for a provider that posts its callback
 //     (Apple);
 //   - email verification ("emailverification"), with
-//     Config.EmailVerification.Mode: POST /user/email/verify/token, POST
+//     [Config.EmailVerification].Mode: POST /user/email/verify/token, POST
 //     /user/email/verify, GET /user/email/verify;
-//   - passwordless sign-in ("passwordless"), with Config.Passwordless.Flow:
+//   - passwordless sign-in ("passwordless"), with [Config.Passwordless].Flow:
 //     POST /signinup/code, POST /signinup/code/resend, POST
 //     /signinup/code/consume, and unless Config.DisableEmailExists GET
 //     /passwordless/email/exists, GET /passwordless/phonenumber/exists and
 //     GET /signup/phonenumber/exists;
-//   - passkeys ("webauthn"), with Config.Passkeys.Verifier: POST
+//   - passkeys ("webauthn"), with [Config.Passkeys].Verifier: POST
 //     /webauthn/options/register, POST /webauthn/options/signin, POST
 //     /webauthn/signup, POST /webauthn/signin, GET
 //     /webauthn/credential/list, POST /webauthn/credential, POST
 //     /webauthn/credential/remove, unless Config.DisableEmailExists GET
 //     /webauthn/email/exists, and with Config.Email.Mailer POST
 //     /user/webauthn/reset/token and POST /user/webauthn/reset;
-//   - multi-factor auth ("multifactorauth", "totp"), with Config.MFA: PUT
+//   - multi-factor auth ("multifactorauth", "totp"), with [Config.MFA]: PUT
 //     /mfa/info, POST /mfa/recovery-codes, GET /mfa/recovery-codes, POST
 //     /mfa/recovery-code/verify, and with TOTP among its factors POST
 //     /totp/device, GET /totp/device/list, POST /totp/device/remove, POST
@@ -72,7 +72,7 @@
 // password, an identity at a provider, an email (or phone number) that
 // passwordless codes are sent to, a passkey. A sign-up through a
 // provider makes a new user even when another user has the same email:
-// accounts are never merged silently. With Config.AccountLinking,
+// accounts are never merged silently. With [Config.AccountLinking],
 // see # Account linking.
 //
 // # HTTP statuses
@@ -81,14 +81,14 @@
 // has it: a wrong password is 200 WRONG_CREDENTIALS_ERROR. The other
 // statuses:
 //
-//   - 401: a session problem, with its Reason (see # Sessions);
+//   - 401: a session problem, with its [Reason] (see # Sessions);
 //   - 403: a browser's state-changing request from an origin not in
-//     Config.AllowedOrigins, to the handler or, with a cookie session, to a
+//     [Config.AllowedOrigins], to the handler or, with a cookie session, to a
 //     protected route; and the SDKs' "invalid claim" body for a session
 //     whose email is unverified where verification is required (st-ev),
-//     or, with Config.MFA, that has not completed its second factor or may
+//     or, with [Config.MFA], that has not completed its second factor or may
 //     not set up the one it asks to (st-mfa);
-//   - 400: a malformed request; 413: a body over Config.MaxBodyBytes;
+//   - 400: a malformed request; 413: a body over [Config.MaxBodyBytes];
 //   - 404: a path that no configured feature serves; 405: a method that
 //     the path does not serve; 204: OPTIONS to the handler, and CORS
 //     preflights;
@@ -109,55 +109,55 @@
 // replaces the password). An address that changes is a new, unverified
 // one.
 //
-// With Config.EmailVerification.Mode optional or required, access tokens
+// With [Config.EmailVerification].Mode optional or required, access tokens
 // carry the SDKs' st-ev claim, {"v": verified, "t": when read}, for the
 // email of the login method that signed in. It is read at sign-in and at
 // every refresh, and the verification endpoints write a changed value into
 // the session at once (a new access token with the old one's expiry, in
 // the request's transfer mode; body mode gets it in the st-access-token
-// header). In required mode, RequireSession and OptionalSession answer an
-// unverified session 403 with the SDKs' "invalid claim" body, after
-// reading the store again if the claim is missing or a false one is over
-// 10 seconds old. Rules given to RequireSession change that per route:
-// AllowUnverifiedEmail exempts it, VerifiedEmail requires a verified
-// email on it in any mode.
+// header). In required mode, [Auth.RequireSession] and
+// [Auth.OptionalSession] answer an unverified session 403 with the SDKs'
+// "invalid claim" body, after reading the store again if the claim is
+// missing or a false one is over 10 seconds old. Rules given to
+// RequireSession change that per route: [AllowUnverifiedEmail] exempts it,
+// [VerifiedEmail] requires a verified email on it in any mode.
 //
 // Links go through the same outbox as reset links, to
 // <AppURL>/auth/verify-email?token=…&tenantId=public. Their tokens are 256
 // random bits, stored as SHA-256, valid for a day
-// (EmailVerificationConfig.TokenLifetime), bound to the login method and
+// ([EmailVerificationConfig.TokenLifetime]), bound to the login method and
 // the address they were sent to, and work once even when submissions race.
 // Each user, and each address, gets one email a minute
-// (RateLimits.VerificationEmails): the SDKs ask at every load of their
+// ([RateLimits.VerificationEmails]): the SDKs ask at every load of their
 // "check your inbox" page, and several users may have one address
 // unverified.
 //
 // # Passwordless sign-in
 //
-// With Config.Passwordless.Flow, a person signs in, or up, with a code or
-// a link sent to an email address (or, with a TextSender, a phone
+// With [Config.Passwordless].Flow, a person signs in, or up, with a code
+// or a link sent to an email address (or, with a [TextSender], a phone
 // number). Asking for one starts a flow: the browser gets a random device
 // id that only it holds, the store a record of the flow known by the id's
 // hash. Each send is six digits from crypto/rand, a link with a random
 // 256-bit code, or both; the store keeps a hash of the link code, and of
-// the digits' HMAC under the device id, so a copy of the database tells
-// no code. The link code is not derived from the digits: whoever started
-// a flow could then try the million candidates as links, uncounted. A code and
-// its link work for CodeLifetime (15 minutes), once; a resend adds a code
-// to the flow and the earlier ones keep working until they expire; a
-// flow lasts four code lifetimes.
+// the digits' HMAC under the device id, so a copy of the database tells no
+// code. The link code is not derived from the digits: whoever started a
+// flow could then try the million candidates as links, uncounted. A code
+// and its link work for [PasswordlessConfig.CodeLifetime] (15 minutes),
+// once; a resend adds a code to the flow and the earlier ones keep working
+// until they expire; a flow lasts four code lifetimes.
 //
 // A typed code needs the device id, so it works only in the browser that
-// asked for it. A wrong or expired one counts against the flow, which
-// ends at the fifth (RESTART_FLOW_ERROR: the person asks again), and
-// against the address across all its flows (RateLimits.
-// PasswordlessFailures), before it is checked: whoever starts flows to
-// guess in meets one allowance. A link code is 256 bits and is not
-// counted; one that does not work ends nothing. Success ends every flow
-// of the address. Sends are limited per address and per client
-// (RateLimits.PasswordlessSends, ClientPasswordlessSends), alike for
-// known and unknown addresses. A server whose Flow sends only links
-// refuses typed codes, and one that sends only codes refuses link codes.
+// asked for it. A wrong or expired one counts against the flow, which ends
+// at the fifth (RESTART_FLOW_ERROR: the person asks again), and against
+// the address across all its flows ([RateLimits.PasswordlessFailures]),
+// before it is checked: whoever starts flows to guess in meets one
+// allowance. A link code is 256 bits and is not counted; one that does not
+// work ends nothing. Success ends every flow of the address. Sends are
+// limited per address and per client ([RateLimits.PasswordlessSends],
+// [RateLimits.ClientPasswordlessSends]), alike for known and unknown
+// addresses. A server whose Flow sends only links refuses typed codes, and
+// one that sends only codes refuses link codes.
 //
 // A passwordless login proves its address (see # Account linking): new
 // users are created with it verified. A passwordless sign-in always
@@ -166,10 +166,10 @@
 //
 // # Passkeys
 //
-// With Config.Passkeys.Verifier (passkey.New(), from package passkey,
+// With [Config.Passkeys].Verifier (passkey.New(), from package passkey,
 // which alone imports go-webauthn), a person signs up and in with a
-// discoverable passkey. The relying party is the host of Config.AppURL
-// unless PasskeyConfig.RelyingPartyID names a parent domain of it; New
+// discoverable passkey. The relying party is the host of [Config.AppURL]
+// unless [PasskeyConfig.RelyingPartyID] names a parent domain of it; New
 // refuses one that is not the host or a parent of every allowed origin, or
 // is an IP address, which browsers refuse.
 //
@@ -179,9 +179,9 @@
 // them before they write, so an assertion answers one ceremony once, even
 // signed again with a higher counter. A counter that does not grow, where
 // the authenticator keeps one, refuses the sign-in and reports
-// EventPasskeyCloneSuspected; synced passkeys, whose counter stays 0,
+// [EventPasskeyCloneSuspected]; synced passkeys, whose counter stays 0,
 // sign in. One email has one passkey user: racing sign-ups take turns
-// through the Limiter.
+// through the [Limiter].
 //
 // A passkey proves nothing about its email (whoever made it need not read
 // the inbox): passkey users start unverified and, under account linking,
@@ -195,26 +195,27 @@
 //
 // # Multi-factor authentication
 //
-// With Config.MFA, a session starts with the factor it signed in with (a
+// With [Config.MFA], a session starts with the factor it signed in with (a
 // password, a provider, a passwordless code, a passkey) and must complete
-// one of the second factors its user needs before any protected route
-// lets it through: RequireSession and OptionalSession answer 403 with the
-// SDKs' st-mfa "invalid claim" body, and the SuperTokens frontends then
-// ask for the factor. What a user needs is one of MFAConfig.Required (for
-// everyone), of the factors RequireFactors names for them, and each second
-// factor they have set up, whether or not the application asked them to:
-// TOTP once they have an authenticator app, webauthn once they have a
-// passkey where passkeys are among MFAConfig.Factors, however it was
-// added. A second factor set up is a second factor asked for, at every
-// sign-in, whatever its first factor; the user's other sessions are held
-// to it from their next refresh. The access token carries the
-// factors completed and when (the st-mfa claim), and the session keeps
-// them in the store, so a refresh carries them on; completing a factor
-// gives the same session a new access token.
+// one of the second factors its user needs before any protected route lets
+// it through: [Auth.RequireSession] and [Auth.OptionalSession] answer 403
+// with the SDKs' st-mfa "invalid claim" body, and the SuperTokens
+// frontends then ask for the factor. What a user needs is one of
+// [MFAConfig.Required] (for everyone), of the factors
+// [Auth.RequireFactors] names for them, and each second factor they have
+// set up, whether or not the application asked them to: TOTP once they
+// have an authenticator app, webauthn once they have a passkey where
+// passkeys are among [MFAConfig.Factors], however it was added. A second
+// factor set up is a second factor asked for, at every sign-in, whatever
+// its first factor; the user's other sessions are held to it from their
+// next refresh. The access token carries the factors completed and when
+// (the st-mfa claim), and the session keeps them in the store, so a
+// refresh carries them on; completing a factor gives the same session a
+// new access token.
 //
 // TOTP follows RFC 6238 as authenticator apps do: SHA-1, six digits,
 // 30-second steps, one step of skew either side. The secret is sealed
-// with Config.Secrets, as signing keys are (in the clear without them).
+// with [Config.Secrets], as signing keys are (in the clear without them).
 // A user's time step is accepted once, on any device, across instances:
 // a code, even one seen over a shoulder, works once. Five wrong codes in
 // a row, TOTP and recovery codes together, across sessions and instances,
@@ -225,13 +226,13 @@
 // the factors they need: a stolen password cannot add a device. Removing
 // a device set up needs a session that met its requirement, and the last
 // factor the application requires of a user cannot be removed by any
-// path (ErrLastFactor from Unlink). A factor the user chose they may
+// path ([ErrLastFactor] from [Auth.Unlink]). A factor the user chose they may
 // remove, and the requirement goes with it.
 //
 // A first factor alone cannot keep the owner out: the lockout holds TOTP
 // codes only, so a right recovery code is taken while it lasts and lifts
 // it, and a passkey is never locked. A wrong code from a session that has
-// not met its requirement mails the owner (MFAConfig.WrongCodeEmail, at
+// not met its requirement mails the owner ([MFAConfig.WrongCodeEmail], at
 // most once in 15 minutes), and such a session sees none of the user's
 // devices, passkeys or recovery codes. SECURITY.md has the arithmetic.
 //
@@ -239,7 +240,7 @@
 // have none) are ten codes of 80 bits, shown once, kept as SHA-256 hashes;
 // a new set voids the old one. An unused code completes the second factor
 // once ("recovery-code" in the claim, which meets any requirement but no
-// FactorWithin rule) and reports EventRecoveryCodeUsed.
+// [FactorWithin] rule) and reports [EventRecoveryCodeUsed].
 //
 // A passkey is a second factor through the SDKs' passkey routes with a
 // session and shouldTryLinkingWithSessionUser: registering one adds it
@@ -248,25 +249,25 @@
 // sign-in completes "webauthn": where the requirement offers webauthn, a
 // passkey is enough, as it holds a key and the user's gesture.
 //
-// An application's own account page uses the Go API: SecondFactors
-// lists what a user has set up, NewRecoveryCodes makes a new set, and
-// ResetSecondFactors is for its support, when a user has lost both their
-// device and their codes.
+// An application's own account page uses the Go API: [Auth.SecondFactors]
+// lists what a user has set up, [Auth.NewRecoveryCodes] makes a new set,
+// and [Auth.ResetSecondFactors] is for its support, when a user has lost
+// both their device and their codes.
 //
-// FactorWithin asks for a factor completed recently on a sensitive route
+// [FactorWithin] asks for a factor completed recently on a sensitive route
 // (step-up). A password reset or passkey recovery leaves second factors
 // as they are: the next sign-in still asks for one.
 //
 // # Account linking
 //
-// With Config.AccountLinking, login methods with one email address belong
+// With [Config.AccountLinking], login methods with one email address belong
 // to one user, and the model rests on one distinction: a login method's
-// email is proven (store.Login.EmailProven) when whoever holds the method
+// email is proven ([store.Login].EmailProven) when whoever holds the method
 // has shown they read the inbox. A provider that vouches for the address
 // (email_verified) proves it; so do setting the password from a reset
 // link mailed to it (which ends every session and replaces what the
 // account's maker chose), a passwordless code or link, and
-// SetEmailVerified. A verification link
+// [Auth.SetEmailVerified]. A verification link
 // verifies the address, for the st-ev claim, but proves nothing about who
 // holds the account: the person who clicked may have been sent the link by
 // a stranger who signed up with their address, and the browser that opens
@@ -307,7 +308,7 @@
 // owner's reset, and a stranger's account at a provider stays theirs,
 // with the address unproven. A user is a primary user (isPrimaryUser) once
 // it owns an email or has several login methods; its sessions name it in
-// "sub" and the login method that signed in in "rsub" (Session.LoginID).
+// "sub" and the login method that signed in in "rsub" ([Session.LoginID]).
 // A password reset acts only on email and password logins: a user who has
 // none gets no reset email, and a reset never creates one.
 //
@@ -316,14 +317,14 @@
 // Sign-up and sign-in start a session and return an access token and a
 // refresh token, in cookies, in headers (st-auth-mode: header) or in the
 // body (fg-auth-mode: body). An access token is a JWT accepted until it
-// expires (Config.AccessTokenLifetime); RequireSession verifies it, and
-// answers 401 "try refresh token" once it has expired, when the client
-// exchanges its refresh token for a new pair. A session's errors are
-// *SessionError values that say why (a Reason), and match ErrUnauthorized,
-// ErrTryRefreshToken or ErrTokenTheft. Over HTTP every 401 carries its
-// Reason in the Auth-Reason header and beside the message: a frontend can
-// tell a user who signed out elsewhere from one whose password was reset or
-// whose session was stolen.
+// expires ([Config.AccessTokenLifetime]); [Auth.RequireSession] verifies
+// it, and answers 401 "try refresh token" once it has expired, when the
+// client exchanges its refresh token for a new pair. A session's errors
+// are [*SessionError] values that say why (a [Reason]), and match
+// [ErrUnauthorized], [ErrTryRefreshToken] or [ErrTokenTheft]. Over HTTP
+// every 401 carries its Reason in the Auth-Reason header and beside the
+// message: a frontend can tell a user who signed out elsewhere from one
+// whose password was reset or whose session was stolen.
 //
 // The Go API is for the application's own code: it reads users
 // ([Auth.UserByID], [Auth.UserByEmail]), lists and ends their sessions
@@ -334,7 +335,7 @@
 // ([Auth.DeleteUser]).
 //
 // A revoked session's refresh token stops at once; its access tokens at
-// once with Config.CheckSessionInStore, or else when they expire.
+// once with [Config.CheckSessionInStore], or else when they expire.
 //
 // # Security model
 //
@@ -359,14 +360,14 @@
 // that live in the Store, so every instance of an application verifies the
 // tokens of every other and keys rotate. An access token is verified by its
 // signature alone, so after sign-out or revocation it keeps working until
-// it expires unless Config.CheckSessionInStore is set.
+// it expires unless [Config.CheckSessionInStore] is set.
 //
 // Cookies are HttpOnly, Secure and SameSite=Lax by default; the refresh
 // cookie is sent only to the refresh endpoint. Token responses carry
 // Cache-Control: no-store. With SameSite=None, requests that carry cookies
 // must also carry a rid header, which cross-site forms cannot send.
 // Browsers' state-changing requests to the auth endpoints from origins not
-// in Config.AllowedOrigins are refused, against login CSRF.
+// in [Config.AllowedOrigins] are refused, against login CSRF.
 //
 // That check, like any same-origin check, trusts the name the browser
 // used: a page can point its own domain name at a server's address (DNS

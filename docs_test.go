@@ -12,6 +12,8 @@ package auth_test
 import (
 	"context"
 	"go/ast"
+	"go/doc"
+	"go/doc/comment"
 	"go/parser"
 	"go/token"
 	"maps"
@@ -429,6 +431,136 @@ func TestDocsNameFilesThatExist(t *testing.T) {
 	}
 }
 
+// TestDocLinks checks the doc links in the package's doc comments: each
+// [Name] or [pkg.Name] names something that exists. go doc shows a link
+// to nothing as plain text in brackets, so a renamed identifier would
+// otherwise go unnoticed.
+func TestDocLinks(t *testing.T) {
+	pkgs := map[string]*docPackage{}
+	pkg := func(importPath string) *docPackage {
+		if p, ok := pkgs[importPath]; ok {
+			return p
+		}
+		p := loadDocPackage(t, importPath)
+		pkgs[importPath] = p
+		return p
+	}
+	root := pkg(module)
+	for _, c := range root.comments {
+		forEachText(root.parser.Parse(c).Content, func(x comment.Text) {
+			switch x := x.(type) {
+			case comment.Plain:
+				for _, m := range unlinked.FindAllString(string(x), -1) {
+					t.Errorf("the comment %q has %s, which links nowhere", firstLine(c), m)
+				}
+			case *comment.DocLink:
+				if x.ImportPath == module || x.Name == "" || !strings.HasPrefix(x.ImportPath, module+"/") {
+					return // the parser found it, or it is a package or outside the module
+				}
+				if !pkg(x.ImportPath).parser.LookupSym(x.Recv, x.Name) {
+					t.Errorf("the comment %q links to %s, which %s lacks", firstLine(c), strings.TrimPrefix(x.Recv+"."+x.Name, "."), x.ImportPath)
+				}
+			}
+		})
+	}
+}
+
+// docPackage is a package of the module as go doc reads it: the parser
+// that resolves its doc links, and its doc comments.
+type docPackage struct {
+	parser   *comment.Parser
+	comments []string
+}
+
+// loadDocPackage reads the package of the module at importPath.
+func loadDocPackage(t *testing.T, importPath string) *docPackage {
+	t.Helper()
+	dir := "." + strings.TrimPrefix(importPath, module)
+	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	var files []*ast.File
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no Go files in %s", dir)
+	}
+	p, err := doc.NewFromFiles(fset, files, importPath, doc.PreserveAST)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &docPackage{parser: p.Parser()}
+	add := func(cg *ast.CommentGroup) {
+		if cg != nil {
+			out.comments = append(out.comments, cg.Text())
+		}
+	}
+	for _, f := range files {
+		add(f.Doc)
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.FuncDecl:
+				add(n.Doc)
+			case *ast.GenDecl:
+				add(n.Doc)
+			case *ast.TypeSpec:
+				add(n.Doc)
+			case *ast.ValueSpec:
+				add(n.Doc)
+				add(n.Comment)
+			case *ast.Field:
+				add(n.Doc)
+				add(n.Comment)
+			}
+			return true
+		})
+	}
+	return out
+}
+
+// forEachText calls f with each run of text in blocks, inside links too.
+func forEachText(blocks []comment.Block, f func(comment.Text)) {
+	var texts func([]comment.Text)
+	texts = func(xs []comment.Text) {
+		for _, x := range xs {
+			f(x)
+			switch x := x.(type) {
+			case *comment.Link:
+				texts(x.Text)
+			case *comment.DocLink:
+				texts(x.Text)
+			}
+		}
+	}
+	for _, b := range blocks {
+		switch b := b.(type) {
+		case *comment.Paragraph:
+			texts(b.Text)
+		case *comment.Heading:
+			texts(b.Text)
+		case *comment.List:
+			for _, item := range b.Items {
+				forEachText(item.Content, f)
+			}
+		}
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
 var (
 	// readmeRoute is an endpoint as the README's table writes it:
 	// METHOD /auth/path, maybe with a query.
@@ -442,6 +574,8 @@ var (
 	// numbers are statuses.
 	docStatus  = regexp.MustCompile(`\b([1-5]\d\d)\b`)
 	nonLetters = regexp.MustCompile(`[^A-Za-z]`)
+	// unlinked is a doc link that go doc's parser left as plain text.
+	unlinked = regexp.MustCompile(`\[\*?(?:[a-z]\w*\.)?[A-Z]\w*(?:\.[A-Z]\w*)?\]`)
 	// authLink is a doc link to a method or field of Auth.
 	authLink = regexp.MustCompile(`\[Auth\.(\w+)\]`)
 )
