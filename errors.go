@@ -62,7 +62,7 @@ const (
 	// The session has ended.
 	ReasonSessionExpired Reason = "session_expired" // it reached its expiry unrefreshed
 	ReasonSignedOut      Reason = "signed_out"      // its user signed out
-	ReasonRevoked        Reason = "revoked"         // the application ended it, or deleted its user
+	ReasonRevoked        Reason = "revoked"         // ended by the Go API, account linking or a passkey change, or its user deleted
 	ReasonPasswordReset  Reason = "password_reset"  // a password reset ended every session of its user
 	ReasonTokenTheft     Reason = "token_theft"     // it was ended earlier because a superseded refresh token came back
 
