@@ -324,6 +324,49 @@ func TestGoAPIListed(t *testing.T) {
 	compareLists(t, "doc.go's Go API", got, "Auth's methods", want)
 }
 
+// TestReadmeProviders checks the README's presets of package provider,
+// and OIDC, against the package's functions that make a Provider; and
+// that the README's first paragraph names each preset too.
+func TestReadmeProviders(t *testing.T) {
+	files, err := filepath.Glob("provider/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Recv != nil || !fd.Name.IsExported() || fd.Type.Results == nil {
+				continue
+			}
+			if res := fd.Type.Results.List; len(res) == 2 && isIdent(res[0].Type, "Provider") {
+				want = append(want, fd.Name.Name)
+			}
+		}
+	}
+	readme := readFile(t, "README.md")
+	_, sentence, ok := strings.Cut(readme, "The presets are ")
+	sentence, _, closed := strings.Cut(sentence, "(`go doc")
+	if !ok || !closed {
+		t.Fatal(`README has no "The presets are ... (` + "`go doc" + `"`)
+	}
+	got := backticked(sentence)
+	compareLists(t, "README's presets", got, "package provider's constructors", want)
+	intro, _, _ := strings.Cut(readme, "\n\n```")
+	for _, p := range got {
+		if p != "OIDC" && !strings.Contains(intro, p) {
+			t.Errorf("README's introduction does not name the preset %s", p)
+		}
+	}
+}
+
 // TestReadmeConfigGroups checks the README's list of Config's groups
 // against Config's fields of struct type.
 func TestReadmeConfigGroups(t *testing.T) {
@@ -554,6 +597,11 @@ func forEachText(blocks []comment.Block, f func(comment.Text)) {
 			}
 		}
 	}
+}
+
+func isIdent(e ast.Expr, name string) bool {
+	id, ok := e.(*ast.Ident)
+	return ok && id.Name == name
 }
 
 func firstLine(s string) string {
