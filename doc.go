@@ -260,19 +260,20 @@
 //
 // # Account linking
 //
-// With [Config.AccountLinking], login methods with one email address belong
-// to one user, and the model rests on one distinction: a login method's
-// email is proven ([store.Login].EmailProven) when whoever holds the method
-// has shown they read the inbox. A provider that vouches for the address
-// (email_verified) proves it; so do setting the password from a reset
-// link mailed to it (which ends every session and replaces what the
-// account's maker chose), a passwordless code or link, and
-// [Auth.SetEmailVerified]. A verification link
-// verifies the address, for the st-ev claim, but proves nothing about who
-// holds the account: the person who clicked may have been sent the link by
-// a stranger who signed up with their address, and the browser that opens
-// it may carry a session a stranger planted there. A new password, and a
-// provider that does not vouch for the address, prove nothing either.
+// With [Config.AccountLinking], login methods with one email address
+// belong to one user, and the model rests on one distinction: a login
+// method's email is proven ([store.Login].EmailProven) when whoever holds
+// the method has shown they read the inbox. A provider that vouches for
+// the address (email_verified) proves it; so do setting the password from
+// a reset link mailed to it (which ends every session and replaces what
+// the account's maker chose), a passwordless code or link, a passkey's
+// recovery by its mailed link, and [Auth.SetEmailVerified]. A verification
+// link verifies the address, for the st-ev claim, but proves nothing about
+// who holds the account: the person who clicked may have been sent the
+// link by a stranger who signed up with their address, and the browser
+// that opens it may carry a session a stranger planted there. A new
+// password or passkey, and a provider that does not vouch for the address,
+// prove nothing either.
 //
 // Only a login method that proves its email owns it (at most one does)
 // or joins a user by it. A new method that proves the address joins the

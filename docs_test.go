@@ -378,10 +378,10 @@ func TestReadmeConfigGroups(t *testing.T) {
 		}
 	}
 	section := markdownSection(t, readFile(t, "README.md"), "## Configuration")
-	_, list, ok := strings.Cut(section, "each feature's group (")
+	_, list, ok := strings.Cut(section, "feature's group (")
 	list, _, closed := strings.Cut(list, ")")
 	if !ok || !closed {
-		t.Fatal(`README's Configuration has no "each feature's group (...)"`)
+		t.Fatal(`README's Configuration has no "feature's group (...)"`)
 	}
 	compareLists(t, "README's groups of Config", backticked(list), "Config's struct fields", want)
 }
