@@ -4,10 +4,12 @@ package auth_test
 // needs them where they read: why a session is refused, the routes, the
 // demo's flags. Each test below holds one copy to the code in both
 // directions, so that an entry added on either side without the other
-// fails. The code's side is read with go/ast from the source where no Go
-// value enumerates it (constants, the route table), and with reflect
-// where one does. A list that no test holds is not repeated: the
-// documentation points at go doc instead.
+// fails. The code's side is read from the source with go/ast where no Go
+// value enumerates it (constants, the route table), with reflect where
+// one does, and from the handler where the list is what it answers. A
+// list that no test holds is not repeated: the documentation points at
+// go doc instead. The last tests check what the documents point at: the
+// files they name, and the doc links of the package's comments.
 
 import (
 	"context"
@@ -283,11 +285,11 @@ func TestReadmeLoginMethods(t *testing.T) {
 	compareLists(t, "README's row for /loginmethods", backticked(row[len(row)-1]), "its answer's keys", want)
 }
 
-// TestGoAPIListed checks the lists of the Go API in the README and the
+// TestDocsGoAPI checks the lists of the Go API in the README and the
 // package doc against Auth's methods. The Go API is what the
 // application's own code calls: every exported method but those of
 // notServed, which serve HTTP or stop the Auth.
-func TestGoAPIListed(t *testing.T) {
+func TestDocsGoAPI(t *testing.T) {
 	notServed := []string{"ServeHTTP", "CORS", "RequireSession", "OptionalSession", "VerifyRequest", "Close"}
 	typ := reflect.TypeFor[*auth.Auth]()
 	var want []string
