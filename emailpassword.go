@@ -116,7 +116,7 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	att, wait := a.takeSignIn(ctx, c.email, a.limitClient(r))
 	if wait > 0 {
-		a.emit(ctx, r, Event{Kind: EventSignInThrottled})
+		a.emit(ctx, r, Event{Kind: EventSignInThrottled, Method: store.MethodEmailPassword})
 		tooMany(w, wait)
 		return
 	}
@@ -139,7 +139,7 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		// that a stored hash costlier than the current parameters does not
 		// tell its user from an unknown email.
 		a.pad(ctx, a.checkCosts.floor(time.Now())-took)
-		a.emit(ctx, r, Event{Kind: EventSignInFailed, UserID: l.UserID})
+		a.emit(ctx, r, Event{Kind: EventSignInFailed, UserID: l.UserID, Method: store.MethodEmailPassword})
 		writeJSON(w, http.StatusOK, struct {
 			Status string `json:"status"`
 		}{"WRONG_CREDENTIALS_ERROR"})

@@ -29,8 +29,7 @@ type Event struct {
 	// (such as [store.MethodPasswordless]; for [store.MethodThirdParty]
 	// the provider is in ThirdPartyID), or, for the factor events, the
 	// second factor (such as [FactorTOTP] or [FactorRecoveryCode]).
-	// Empty where the event names neither, as for a password sign-in that
-	// failed or was throttled.
+	// Empty where the event names neither, as for a session's refresh.
 	Method       string
 	ThirdPartyID string
 	// Reason says why a session was refused or ended: set for

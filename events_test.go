@@ -86,9 +86,10 @@ func TestEvents(t *testing.T) {
 		}
 		for i, e := range got {
 			w := want[i]
-			// Sign-ups and sign-ins name their login method.
+			// Sign-ups and sign-ins, failed ones too, name their login
+			// method.
 			method := ""
-			if w.kind == auth.EventSignUp || w.kind == auth.EventSignIn {
+			if w.kind == auth.EventSignUp || w.kind == auth.EventSignIn || w.kind == auth.EventSignInFailed {
 				method = "emailpassword"
 			}
 			if e.Kind != w.kind || e.UserID != w.user || e.SessionHandle != w.session ||

@@ -2146,7 +2146,7 @@ func lhMFA(t *testing.T, m authtest.Mode, sealed bool) {
 	for _, r := range f.sink.since(0) {
 		msgs[r.Message]++
 	}
-	for _, want := range []string{"auth event", "auth: internal error", "auth: second factors locked after wrong codes"} {
+	for _, want := range []string{"auth event", "auth: internal error", "auth: TOTP locked after wrong codes"} {
 		if msgs[want] == 0 {
 			t.Errorf("no %q log record (%v)", want, msgs)
 		}

@@ -349,7 +349,7 @@ func (a *Auth) answerTOTP(w http.ResponseWriter, r *http.Request, vt *verifiedTo
 	case statusInvalidTOTP, statusInvalidRecoveryCode:
 		a.emit(r.Context(), r, Event{Kind: EventFactorFailed, UserID: userID, Method: factorOfStatus(res.status)})
 		if res.failures == mfaMaxFailures {
-			a.cfg.Logger.LogAttrs(r.Context(), slog.LevelWarn, "auth: second factors locked after wrong codes", slog.String("user_id", userID))
+			a.cfg.Logger.LogAttrs(r.Context(), slog.LevelWarn, "auth: TOTP locked after wrong codes", slog.String("user_id", userID))
 			a.emit(r.Context(), r, Event{Kind: EventMFALocked, UserID: userID})
 		}
 		writeJSON(w, http.StatusOK, struct {
