@@ -1,8 +1,11 @@
 package auth
 
 import (
+	"context"
 	"embed"
+	"fmt"
 	htmltemplate "html/template"
+	"log/slog"
 	"net/mail"
 	"strconv"
 	"strings"
@@ -150,4 +153,26 @@ func mailAddress(s string) mail.Address {
 		return *a
 	}
 	return mail.Address{Address: s}
+}
+
+// mail renders t with data for to and sends it through the outbox's
+// delivery (timeout and retries): every email the library sends goes
+// through here. Its error names the step that failed, for mailFailed.
+func (a *Auth) mail(ctx context.Context, t *EmailTemplate, to string, data any) error {
+	msg, err := t.render(a.cfg.Email.From, to, data)
+	if err != nil {
+		return fmt.Errorf("rendering the email: %w", err)
+	}
+	if err := a.outbox.deliver(ctx, a.cfg.Email.Mailer, msg); err != nil {
+		return fmt.Errorf("sending the email: %w", err)
+	}
+	return nil
+}
+
+// mailFailed logs and reports an email of kind ("reset", "verification")
+// that was not sent.
+func (a *Auth) mailFailed(ctx context.Context, kind, userID, step string, err error) {
+	a.cfg.Logger.LogAttrs(ctx, slog.LevelError, "auth: "+kind+" email not sent",
+		slog.String("user_id", userID), slog.String("step", step), slog.String("error", err.Error()))
+	a.emit(ctx, nil, Event{Kind: EventMailFailed, UserID: userID})
 }

@@ -61,24 +61,6 @@ func (a *Auth) sessionLogin(ctx context.Context, s *Session) (store.Login, error
 	return a.loginOf(ctx, s.UserID, s.LoginID)
 }
 
-// loginOf finds the login id of user userID; an empty id names the
-// user's first login, whose id is the user's.
-func (a *Auth) loginOf(ctx context.Context, userID, loginID string) (store.Login, error) {
-	if loginID == "" {
-		loginID = userID
-	}
-	logins, err := a.store.Logins(ctx, userID)
-	if err != nil {
-		return store.Login{}, err
-	}
-	for _, l := range logins {
-		if l.ID == loginID {
-			return l, nil
-		}
-	}
-	return store.Login{}, store.ErrNotFound
-}
-
 // checkEmailClaim lets a session through if its email is verified, and
 // answers 403 "invalid claim" otherwise. A claim that says so is trusted;
 // a missing one, or a false one older than claimRefetchAfter, is read
@@ -116,38 +98,6 @@ func (a *Auth) checkEmailClaim(w http.ResponseWriter, r *http.Request, vt *verif
 	expected, actual := true, false
 	writeClaimError(w, "st-ev", claimReason{Message: "wrong value", ExpectedValue: &expected, ActualValue: &actual})
 	return false
-}
-
-// rewriteAccess replaces the access token of a request's session with one
-// that carries ev and keeps the old token's expiry, written in the
-// request's transfer mode with a new front-token. The refresh token is
-// untouched. Body mode has no body of ours to carry it on every route, so
-// it gets the st-access-token header, as header mode does.
-func (a *Auth) rewriteAccess(ctx context.Context, w http.ResponseWriter, vt *verifiedToken, m mode, tc tokenClaims) error {
-	key, err := a.keys.signer(ctx)
-	if err != nil {
-		return err
-	}
-	s := vt.session
-	now := a.cfg.Now()
-	t, err := a.issueAccess(key, store.Session{Handle: s.Handle, UserID: s.UserID, LoginID: s.LoginID}, now, s.ExpiresAt, tc)
-	if err != nil {
-		return err
-	}
-	h := w.Header()
-	h.Set("Cache-Control", "no-store")
-	h.Set(headerFrontToken, t.frontToken)
-	exposed := []string{"front-token"}
-	if m == modeCookie {
-		// The cookie outlives the token, as the one sign-in sets does;
-		// the token's exp is what ends it.
-		a.setCookie(w, cookieAccess, t.access, "/", now.Add(a.cfg.RefreshTokenLifetime))
-	} else {
-		h.Set(headerAccess, t.access)
-		exposed = append(exposed, "st-access-token")
-	}
-	expose(h, exposed...)
-	return nil
 }
 
 // refreshEmailClaim writes the session's current state into its claim if
@@ -247,16 +197,11 @@ func (a *Auth) sendVerificationEmail(ctx context.Context, l store.Login) {
 		a.mailFailed(ctx, "verification", l.UserID, "creating a verification token", err)
 		return
 	}
-	msg, err := a.cfg.EmailVerification.Email.render(a.cfg.Email.From, l.Email, VerificationEmailData{
+	if err := a.mail(ctx, a.cfg.EmailVerification.Email, l.Email, VerificationEmailData{
 		Email:    l.Email,
 		Link:     linkWithToken(a.cfg.EmailVerification.URL, tok),
 		ValidFor: inWords(lifetime),
-	})
-	if err != nil {
-		a.mailFailed(ctx, "verification", l.UserID, "rendering the verification email", err)
-		return
-	}
-	if err := a.outbox.deliver(ctx, a.cfg.Email.Mailer, msg); err != nil {
+	}); err != nil {
 		a.mailFailed(ctx, "verification", l.UserID, "sending the verification email", err)
 		return
 	}
@@ -341,10 +286,4 @@ func (a *Auth) handleIsVerified(w http.ResponseWriter, r *http.Request) {
 		Status     string `json:"status"`
 		IsVerified bool   `json:"isVerified"`
 	}{"OK", verified})
-}
-
-func writeStatus(w http.ResponseWriter, status string) {
-	writeJSON(w, http.StatusOK, struct {
-		Status string `json:"status"`
-	}{status})
 }

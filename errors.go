@@ -2,7 +2,6 @@ package auth
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -247,32 +246,6 @@ func (a *Auth) answerPanic(w http.ResponseWriter, r *http.Request, v any) {
 	a.cfg.Logger.LogAttrs(r.Context(), slog.LevelError, "auth: panic",
 		slog.String("path", r.URL.Path), slog.String("type", fmt.Sprintf("%T", v)))
 	writeMessage(w, http.StatusInternalServerError, "internal error")
-}
-
-func writeMessage(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, struct {
-		Message string `json:"message"`
-	}{msg})
-}
-
-// writeGeneralError answers 200 with the SDKs' GENERAL_ERROR, whose
-// message the prebuilt UI shows the user as it is.
-func writeGeneralError(w http.ResponseWriter, msg string) {
-	writeJSON(w, http.StatusOK, struct {
-		Status  string `json:"status"`
-		Message string `json:"message"`
-	}{"GENERAL_ERROR", msg})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		// Only our own types reach here; none fails to marshal.
-		panic(err)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(b)
 }
 
 // errAnswered reports that the response has been written already.

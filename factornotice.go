@@ -33,14 +33,11 @@ func (a *Auth) sendWrongCodeNotice(s *Session) {
 		if err != nil || l.Email == "" {
 			return // the login went, or has no address
 		}
-		msg, err := a.cfg.MFA.WrongCodeEmail.render(a.cfg.Email.From, l.Email, WrongCodeEmailData{
+		err = a.mail(ctx, a.cfg.MFA.WrongCodeEmail, l.Email, WrongCodeEmailData{
 			Email:        l.Email,
 			SignedInWith: signedInWith(l),
 			Time:         at.Format("2 January 2006, 15:04 UTC"),
 		})
-		if err == nil {
-			err = a.outbox.deliver(ctx, a.cfg.Email.Mailer, msg)
-		}
 		if err != nil {
 			a.mailFailed(ctx, "wrong code notice", s.UserID, "sending the wrong code notice", err)
 			return

@@ -328,3 +328,22 @@ func (a *Auth) readSignInRequest(w http.ResponseWriter, r *http.Request, req int
 	}
 	return true
 }
+
+// isPhone tells a passwordless login's phone number from its email: an
+// email may begin with "+" too, but a normalised phone number is digits
+// after it.
+func isPhone(contact string) bool {
+	if len(contact) < 2 || contact[0] != '+' {
+		return false
+	}
+	for _, c := range contact[1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// maxParamLen caps the strings a request names things by (an id, a
+// provider's parameter), where the protocol sets no bound of its own.
+const maxParamLen = 2048

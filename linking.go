@@ -408,11 +408,14 @@ func (a *Auth) endUnproven(ctx context.Context, r *http.Request, logins []store.
 	return nil
 }
 
-// writeNotAllowed refuses a sign-up or sign-in for account linking's
-// sake, with the SDKs' status and reason.
-func writeNotAllowed(w http.ResponseWriter, status, reason string) {
-	writeJSON(w, http.StatusOK, struct {
-		Status string `json:"status"`
-		Reason string `json:"reason"`
-	}{status, reason})
+// signInUpAlone is the store step of a sign-in by a provider, a
+// passwordless code or a passkey without account linking: the login
+// signs in to its own user, or makes a new one.
+func (a *Auth) signInUpAlone(ctx context.Context, nl store.Login, newUser store.User) (linked, error) {
+	l, created, err := a.store.SignInUp(ctx, nl, newUser)
+	if err != nil || created {
+		return linked{login: l, user: newUser, logins: []store.Login{l}, created: created}, err
+	}
+	u, logins, err := a.user(ctx, l.UserID)
+	return linked{login: l, user: u, logins: logins}, err
 }

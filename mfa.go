@@ -515,32 +515,6 @@ func (a *Auth) checkMFA(w http.ResponseWriter, vt *verifiedToken, rules sessionR
 	return true
 }
 
-// writeMFAPending answers 403 to a session that has not met its MFA
-// requirement, as the SDKs' claim validators do.
-func writeMFAPending(w http.ResponseWriter) {
-	writeClaimError(w, "st-mfa", claimReason{Message: "MFA requirement for auth is not satisfied"})
-}
-
-// claimReason is the reason of a failed claim in a 403 "invalid claim".
-type claimReason struct {
-	Message       string `json:"message"`
-	ExpectedValue *bool  `json:"expectedValue,omitempty"`
-	ActualValue   *bool  `json:"actualValue,omitempty"`
-	FactorID      string `json:"factorId,omitempty"`
-}
-
-// writeClaimError answers 403 with the SDKs' "invalid claim" body.
-func writeClaimError(w http.ResponseWriter, claim string, reason any) {
-	type claimError struct {
-		ID     string `json:"id"`
-		Reason any    `json:"reason"`
-	}
-	writeJSON(w, http.StatusForbidden, struct {
-		Message string       `json:"message"`
-		Errors  []claimError `json:"claimValidationErrors"`
-	}{"invalid claim", []claimError{{claim, reason}}})
-}
-
 // msgSetupNotAllowed is the 403 reason for a factor set up by a session
 // that may not: one that has not met its requirement, setting up a factor
 // beside one the user has already.

@@ -366,21 +366,6 @@ func normalisePhone(s string) (string, bool) {
 	return p, len(p) >= 9 && len(p) <= 16 && p[1] != '0'
 }
 
-// isPhone tells a passwordless login's phone number from its email: an
-// email may begin with "+" too, but a normalised phone number is digits
-// after it.
-func isPhone(contact string) bool {
-	if len(contact) < 2 || contact[0] != '+' {
-		return false
-	}
-	for _, c := range contact[1:] {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 // allowSend spends a send of the client's allowance and of the address's,
 // or answers the request itself and reports false. Every address is
 // counted alike, known or not, so the limit tells nothing about accounts.
@@ -482,13 +467,9 @@ func (a *Auth) queueCode(contact string, m TextMessage) {
 }
 
 func (a *Auth) mailCode(ctx context.Context, email string, m TextMessage) error {
-	msg, err := a.cfg.Passwordless.Email.render(a.cfg.Email.From, email, PasswordlessEmailData{
+	return a.mail(ctx, a.cfg.Passwordless.Email, email, PasswordlessEmailData{
 		Email: email, Code: m.Code, Link: m.Link, ValidFor: m.ValidFor,
 	})
-	if err != nil {
-		return fmt.Errorf("rendering the email: %w", err)
-	}
-	return a.outbox.deliver(ctx, a.cfg.Email.Mailer, msg)
 }
 
 // handleConsumeCode signs in, or up, with a code typed into the page

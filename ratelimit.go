@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -341,11 +340,4 @@ func (a *Auth) settleSignIn(ctx context.Context, att signInAttempt, outcome atte
 
 func (a *Auth) limiterFailed(ctx context.Context, err error) {
 	a.cfg.Logger.LogAttrs(ctx, slog.LevelError, "auth: rate limiter", slog.String("error", err.Error()))
-}
-
-// tooMany answers a throttled request: 429 with Retry-After in whole
-// seconds. The answer does not depend on whether the account exists.
-func tooMany(w http.ResponseWriter, wait time.Duration) {
-	w.Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
-	writeMessage(w, http.StatusTooManyRequests, "too many attempts, try again later")
 }

@@ -71,28 +71,15 @@ func (a *Auth) sendResetEmail(ctx context.Context, email string) {
 		a.mailFailed(ctx, "reset", l.UserID, "creating a reset token", err)
 		return
 	}
-	m, err := a.cfg.Email.ResetEmail.render(a.cfg.Email.From, l.Email, ResetEmailData{
+	if err := a.mail(ctx, a.cfg.Email.ResetEmail, l.Email, ResetEmailData{
 		Email:    l.Email,
 		Link:     a.resetLink(tok),
 		ValidFor: inWords(a.cfg.Email.ResetTokenLifetime),
-	})
-	if err != nil {
-		a.mailFailed(ctx, "reset", l.UserID, "rendering the reset email", err)
-		return
-	}
-	if err := a.outbox.deliver(ctx, a.cfg.Email.Mailer, m); err != nil {
+	}); err != nil {
 		a.mailFailed(ctx, "reset", l.UserID, "sending the reset email", err)
 		return
 	}
 	a.emit(ctx, nil, Event{Kind: EventResetEmailSent, UserID: l.UserID})
-}
-
-// mailFailed logs and reports an email of kind ("reset", "verification")
-// that was not sent.
-func (a *Auth) mailFailed(ctx context.Context, kind, userID, step string, err error) {
-	a.cfg.Logger.LogAttrs(ctx, slog.LevelError, "auth: "+kind+" email not sent",
-		slog.String("user_id", userID), slog.String("step", step), slog.String("error", err.Error()))
-	a.emit(ctx, nil, Event{Kind: EventMailFailed, UserID: userID})
 }
 
 // resetLink is the reset page's URL with the token and tenant in its query,

@@ -375,3 +375,53 @@ func (a *Auth) handleSignOut(w http.ResponseWriter, r *http.Request) {
 	a.emit(r.Context(), r, Event{Kind: EventSignOut, UserID: s.UserID, SessionHandle: s.Handle})
 	writeJSON(w, http.StatusOK, statusOK)
 }
+
+// loginOf finds the login id of user userID; an empty id names the
+// user's first login, whose id is the user's.
+func (a *Auth) loginOf(ctx context.Context, userID, loginID string) (store.Login, error) {
+	if loginID == "" {
+		loginID = userID
+	}
+	logins, err := a.store.Logins(ctx, userID)
+	if err != nil {
+		return store.Login{}, err
+	}
+	for _, l := range logins {
+		if l.ID == loginID {
+			return l, nil
+		}
+	}
+	return store.Login{}, store.ErrNotFound
+}
+
+// rewriteAccess replaces the access token of a request's session with one
+// that carries ev and keeps the old token's expiry, written in the
+// request's transfer mode with a new front-token. The refresh token is
+// untouched. Body mode has no body of ours to carry it on every route, so
+// it gets the st-access-token header, as header mode does.
+func (a *Auth) rewriteAccess(ctx context.Context, w http.ResponseWriter, vt *verifiedToken, m mode, tc tokenClaims) error {
+	key, err := a.keys.signer(ctx)
+	if err != nil {
+		return err
+	}
+	s := vt.session
+	now := a.cfg.Now()
+	t, err := a.issueAccess(key, store.Session{Handle: s.Handle, UserID: s.UserID, LoginID: s.LoginID}, now, s.ExpiresAt, tc)
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set(headerFrontToken, t.frontToken)
+	exposed := []string{"front-token"}
+	if m == modeCookie {
+		// The cookie outlives the token, as the one sign-in sets does;
+		// the token's exp is what ends it.
+		a.setCookie(w, cookieAccess, t.access, "/", now.Add(a.cfg.RefreshTokenLifetime))
+	} else {
+		h.Set(headerAccess, t.access)
+		exposed = append(exposed, "st-access-token")
+	}
+	expose(h, exposed...)
+	return nil
+}

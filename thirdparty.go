@@ -40,8 +40,6 @@ const (
 	// remembered, so that it never yields a second session. Providers
 	// expire codes within minutes.
 	codeMemory = 10 * time.Minute
-	// maxParamLen caps the strings /authorisationurl and /signinup take.
-	maxParamLen = 2048
 )
 
 // Answers of /signinup that the SDKs show or translate.
@@ -217,17 +215,6 @@ func (a *Auth) signInUpAs(w http.ResponseWriter, r *http.Request, id string, ide
 		a.emit(ctx, r, Event{Kind: EventSignUp, UserID: u.ID, Method: l.Method, ThirdPartyID: id})
 	}
 	a.signedIn(w, r, u, logins, l, &created, FactorThirdParty)
-}
-
-// signInUpAlone is /signinup's store step without account linking: the
-// login signs in to its own user, or makes a new one.
-func (a *Auth) signInUpAlone(ctx context.Context, nl store.Login, newUser store.User) (linked, error) {
-	l, created, err := a.store.SignInUp(ctx, nl, newUser)
-	if err != nil || created {
-		return linked{login: l, user: newUser, logins: []store.Login{l}, created: created}, err
-	}
-	u, logins, err := a.user(ctx, l.UserID)
-	return linked{login: l, user: u, logins: logins}, err
 }
 
 // signInUp is what a /signinup body names: the provider, the redirect

@@ -334,13 +334,9 @@ func (a *Auth) sendRecoveryEmail(ctx context.Context, email string) {
 		a.mailFailed(ctx, "passkey recovery", userID, "creating a recovery token", err)
 		return
 	}
-	m, err := a.cfg.Passkeys.RecoveryEmail.render(a.cfg.Email.From, email, PasskeyRecoveryEmailData{
+	if err := a.mail(ctx, a.cfg.Passkeys.RecoveryEmail, email, PasskeyRecoveryEmailData{
 		Email: email, Link: linkWithToken(a.cfg.Passkeys.RecoveryURL, tok), ValidFor: inWords(lifetime),
-	})
-	if err == nil {
-		err = a.outbox.deliver(ctx, a.cfg.Email.Mailer, m)
-	}
-	if err != nil {
+	}); err != nil {
 		a.mailFailed(ctx, "passkey recovery", userID, "sending the recovery email", err)
 		return
 	}
