@@ -15,21 +15,6 @@ import (
 	"github.com/latchkit/auth/store"
 )
 
-// The factors a session can complete, named as the SDKs name them (the
-// keys of the st-mfa claim's "c"). FactorRecoveryCode is the library's
-// own: the SuperTokens frontends know no recovery codes.
-const (
-	FactorEmailPassword = "emailpassword"
-	FactorThirdParty    = "thirdparty"
-	FactorOTPEmail      = "otp-email"
-	FactorLinkEmail     = "link-email"
-	FactorOTPPhone      = "otp-phone"
-	FactorLinkPhone     = "link-phone"
-	FactorWebAuthn      = "webauthn"
-	FactorTOTP          = "totp"
-	FactorRecoveryCode  = "recovery-code"
-)
-
 // MFAConfig configures multi-factor authentication: the second factors a
 // user may set up and must complete after signing in, before any
 // protected route lets the session through. The zero value means off.
@@ -125,72 +110,6 @@ func (c *MFAConfig) setDefaults(cfg *Config) error {
 		}
 	}
 	return nil
-}
-
-// firstFactorsAvailable are the factors of the configured sign-in
-// methods, as /loginmethods lists them.
-func (cfg *Config) firstFactorsAvailable() []string {
-	factors := []string{FactorEmailPassword}
-	if len(cfg.ThirdParty.Providers) > 0 {
-		factors = append(factors, FactorThirdParty)
-	}
-	pl := cfg.Passwordless
-	if pl.Flow.codes() {
-		factors = append(factors, FactorOTPEmail)
-	}
-	if pl.Flow.links() {
-		factors = append(factors, FactorLinkEmail)
-	}
-	if pl.TextSender != nil && pl.Flow.codes() {
-		factors = append(factors, FactorOTPPhone)
-	}
-	if pl.TextSender != nil && pl.Flow.links() {
-		factors = append(factors, FactorLinkPhone)
-	}
-	if cfg.Passkeys.Verifier != nil {
-		factors = append(factors, FactorWebAuthn)
-	}
-	return factors
-}
-
-// firstFactors are the factors that may start a session.
-func (a *Auth) firstFactors() []string {
-	if a.mfaOn() {
-		return a.cfg.MFA.FirstFactors
-	}
-	return a.cfg.firstFactorsAvailable()
-}
-
-// firstFactorAllowed answers 401 and reports false when factor may not
-// start a session.
-func (a *Auth) firstFactorAllowed(w http.ResponseWriter, factor string) bool {
-	if slices.Contains(a.firstFactors(), factor) {
-		return true
-	}
-	writeMessage(w, http.StatusUnauthorized, "A valid session is required to authenticate with secondary factors")
-	return false
-}
-
-// factorOf is the factor a sign-in with l completes: for passwordless,
-// link tells a link from a typed code.
-func factorOf(l store.Login, link bool) string {
-	switch l.Method {
-	case store.MethodPasswordless:
-		switch {
-		case isPhone(l.Subject) && link:
-			return FactorLinkPhone
-		case isPhone(l.Subject):
-			return FactorOTPPhone
-		case link:
-			return FactorLinkEmail
-		}
-		return FactorOTPEmail
-	case store.MethodWebAuthn:
-		return FactorWebAuthn
-	case store.MethodThirdParty:
-		return FactorThirdParty
-	}
-	return FactorEmailPassword
 }
 
 // mfaClaim is the st-mfa claim, as the SDKs read it, and a session's

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"slices"
 	"time"
@@ -317,43 +316,6 @@ func (a *Auth) createSession(ctx context.Context, w http.ResponseWriter, r *http
 		a.clearTokens(w, false, true)
 	}
 	return s, a.writeTokens(w, m, t), nil
-}
-
-// msgSessionsEnded answers a sign-in whose credential was checked before
-// a password reset, or the end of every session, that came before its
-// session could start.
-const msgSessionsEnded = "Your sessions were ended while you were signing in. Please sign in again."
-
-// signedIn starts a session for u, who has just proved who they are with
-// the login by, and answers the sign-in: the user object, and the tokens
-// in the transfer mode the request asks for. Every sign-in route ends
-// here. factor is the factor the sign-in completed (see factorOf).
-func (a *Auth) signedIn(w http.ResponseWriter, r *http.Request, u store.User, logins []store.Login, by store.Login, created *bool, factor string) {
-	var claim []byte
-	if a.mfaOn() {
-		sf, err := a.secondFactors(r.Context(), u.ID)
-		if err != nil {
-			a.fail(w, r, err)
-			return
-		}
-		claim = a.newSessionClaim(factor, sf, logins, a.cfg.Now())
-	}
-	s, tokens, err := a.createSession(r.Context(), w, r, u.ID, by, claim)
-	if errors.Is(err, store.ErrSessionsEnded) {
-		// A password reset, or the end of every session, came between
-		// the check of the credential and now: the session it would
-		// have started is one the reset never saw.
-		a.cfg.Logger.LogAttrs(r.Context(), slog.LevelInfo, "auth: sign-in refused: the user's sessions were ended meanwhile",
-			slog.String("user_id", u.ID))
-		writeGeneralError(w, msgSessionsEnded)
-		return
-	}
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	a.emit(r.Context(), r, Event{Kind: EventSignIn, UserID: u.ID, SessionHandle: s.Handle, Method: by.Method, ThirdPartyID: providerOf(by)})
-	writeUser(w, r, u, logins, by, created, tokens, a.cfg.AccountLinking && primary(logins))
 }
 
 // handleSignOut revokes the session of the request and clears its tokens.

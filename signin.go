@@ -1,0 +1,132 @@
+package auth
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"slices"
+
+	"github.com/latchkit/auth/store"
+)
+
+// The sign-in path every way to sign in ends in: which factors may start
+// a session, the factor a sign-in completed, and signedIn, which starts
+// the session and answers.
+
+// The factors a session can complete, named as the SDKs name them (the
+// keys of the st-mfa claim's "c"). FactorRecoveryCode is the library's
+// own: the SuperTokens frontends know no recovery codes.
+const (
+	FactorEmailPassword = "emailpassword"
+	FactorThirdParty    = "thirdparty"
+	FactorOTPEmail      = "otp-email"
+	FactorLinkEmail     = "link-email"
+	FactorOTPPhone      = "otp-phone"
+	FactorLinkPhone     = "link-phone"
+	FactorWebAuthn      = "webauthn"
+	FactorTOTP          = "totp"
+	FactorRecoveryCode  = "recovery-code"
+)
+
+// firstFactorsAvailable are the factors of the configured sign-in
+// methods, as /loginmethods lists them.
+func (cfg *Config) firstFactorsAvailable() []string {
+	factors := []string{FactorEmailPassword}
+	if len(cfg.ThirdParty.Providers) > 0 {
+		factors = append(factors, FactorThirdParty)
+	}
+	pl := cfg.Passwordless
+	if pl.Flow.codes() {
+		factors = append(factors, FactorOTPEmail)
+	}
+	if pl.Flow.links() {
+		factors = append(factors, FactorLinkEmail)
+	}
+	if pl.TextSender != nil && pl.Flow.codes() {
+		factors = append(factors, FactorOTPPhone)
+	}
+	if pl.TextSender != nil && pl.Flow.links() {
+		factors = append(factors, FactorLinkPhone)
+	}
+	if cfg.Passkeys.Verifier != nil {
+		factors = append(factors, FactorWebAuthn)
+	}
+	return factors
+}
+
+// firstFactors are the factors that may start a session.
+func (a *Auth) firstFactors() []string {
+	if a.mfaOn() {
+		return a.cfg.MFA.FirstFactors
+	}
+	return a.cfg.firstFactorsAvailable()
+}
+
+// firstFactorAllowed answers 401 and reports false when factor may not
+// start a session.
+func (a *Auth) firstFactorAllowed(w http.ResponseWriter, factor string) bool {
+	if slices.Contains(a.firstFactors(), factor) {
+		return true
+	}
+	writeMessage(w, http.StatusUnauthorized, "A valid session is required to authenticate with secondary factors")
+	return false
+}
+
+// factorOf is the factor a sign-in with l completes: for passwordless,
+// link tells a link from a typed code.
+func factorOf(l store.Login, link bool) string {
+	switch l.Method {
+	case store.MethodPasswordless:
+		switch {
+		case isPhone(l.Subject) && link:
+			return FactorLinkPhone
+		case isPhone(l.Subject):
+			return FactorOTPPhone
+		case link:
+			return FactorLinkEmail
+		}
+		return FactorOTPEmail
+	case store.MethodWebAuthn:
+		return FactorWebAuthn
+	case store.MethodThirdParty:
+		return FactorThirdParty
+	}
+	return FactorEmailPassword
+}
+
+// signedIn starts a session for u, who has just proved who they are with
+// the login by, and answers the sign-in: the user object, and the tokens
+// in the transfer mode the request asks for. Every sign-in route ends
+// here. factor is the factor the sign-in completed (see factorOf).
+func (a *Auth) signedIn(w http.ResponseWriter, r *http.Request, u store.User, logins []store.Login, by store.Login, created *bool, factor string) {
+	var claim []byte
+	if a.mfaOn() {
+		sf, err := a.secondFactors(r.Context(), u.ID)
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		claim = a.newSessionClaim(factor, sf, logins, a.cfg.Now())
+	}
+	s, tokens, err := a.createSession(r.Context(), w, r, u.ID, by, claim)
+	if errors.Is(err, store.ErrSessionsEnded) {
+		// A password reset, or the end of every session, came between
+		// the check of the credential and now: the session it would
+		// have started is one the reset never saw.
+		a.cfg.Logger.LogAttrs(r.Context(), slog.LevelInfo, "auth: sign-in refused: the user's sessions were ended meanwhile",
+			slog.String("user_id", u.ID))
+		writeGeneralError(w, msgSessionsEnded)
+		return
+	}
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.emit(r.Context(), r, Event{Kind: EventSignIn, UserID: u.ID, SessionHandle: s.Handle, Method: by.Method, ThirdPartyID: providerOf(by)})
+	writeUser(w, r, u, logins, by, created, tokens, a.cfg.AccountLinking && primary(logins))
+}
+
+// msgSessionsEnded answers a sign-in whose credential was checked before
+// a password reset, or the end of every session, that came before its
+// session could start.
+const msgSessionsEnded = "Your sessions were ended while you were signing in. Please sign in again."
