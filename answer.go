@@ -1,10 +1,14 @@
 package auth
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/latchkit/auth/store"
 )
 
 // The protocol's answers, shared by every feature: one home for the
@@ -82,4 +86,34 @@ func writeClaimError(w http.ResponseWriter, claim string, reason any) {
 func tooMany(w http.ResponseWriter, wait time.Duration) {
 	w.Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
 	writeMessage(w, http.StatusTooManyRequests, "too many attempts, try again later")
+}
+
+// answerExists answers an exists endpoint with what found reports, or
+// false without asking for an address that is not well-formed.
+func (a *Auth) answerExists(w http.ResponseWriter, r *http.Request, valid bool, found func(context.Context) (bool, error)) {
+	exists := false
+	if valid {
+		var err error
+		if exists, err = found(r.Context()); err != nil {
+			a.fail(w, r, err)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Status string `json:"status"`
+		Exists bool   `json:"exists"`
+	}{"OK", exists})
+}
+
+// writeExists answers an exists endpoint: whether the login with key
+// exists, which for an address that is not well-formed (valid false) it
+// does not.
+func (a *Auth) writeExists(w http.ResponseWriter, r *http.Request, key store.LoginKey, valid bool) {
+	a.answerExists(w, r, valid, func(ctx context.Context) (bool, error) {
+		_, err := a.store.Login(ctx, key)
+		if errors.Is(err, store.ErrNotFound) {
+			return false, nil
+		}
+		return err == nil, err
+	})
 }

@@ -241,53 +241,6 @@ func (a *Auth) handleEmailExists(w http.ResponseWriter, r *http.Request) {
 	a.writeExists(w, r, store.EmailPasswordKey(email), checkEmail(email) == "")
 }
 
-// lookupParam reads the one query parameter of an exists endpoint, and
-// spends a lookup of the client's allowance, or answers the request
-// itself and reports false.
-func (a *Auth) lookupParam(w http.ResponseWriter, r *http.Request, name string) (string, bool) {
-	q := r.URL.Query()
-	if len(q[name]) != 1 {
-		writeMessage(w, http.StatusBadRequest, "Please provide the "+name+" as a GET param")
-		return "", false
-	}
-	perClient := limit{limitKey("exists-client", a.limitClient(r)), a.cfg.RateLimits.ClientEmailChecks}
-	if wait := a.take(r.Context(), perClient); wait > 0 {
-		tooMany(w, wait)
-		return "", false
-	}
-	return q.Get(name), true
-}
-
-// writeExists answers an exists endpoint: whether the login with key
-// exists, which for an address that is not well-formed (valid false) it
-// does not.
-func (a *Auth) writeExists(w http.ResponseWriter, r *http.Request, key store.LoginKey, valid bool) {
-	a.answerExists(w, r, valid, func(ctx context.Context) (bool, error) {
-		_, err := a.store.Login(ctx, key)
-		if errors.Is(err, store.ErrNotFound) {
-			return false, nil
-		}
-		return err == nil, err
-	})
-}
-
-// answerExists answers an exists endpoint with what found reports, or
-// false without asking for an address that is not well-formed.
-func (a *Auth) answerExists(w http.ResponseWriter, r *http.Request, valid bool, found func(context.Context) (bool, error)) {
-	exists := false
-	if valid {
-		var err error
-		if exists, err = found(r.Context()); err != nil {
-			a.fail(w, r, err)
-			return
-		}
-	}
-	writeJSON(w, http.StatusOK, struct {
-		Status string `json:"status"`
-		Exists bool   `json:"exists"`
-	}{"OK", exists})
-}
-
 func writeFieldErrors(w http.ResponseWriter, errs []fieldError) {
 	writeJSON(w, http.StatusOK, struct {
 		Status     string       `json:"status"`

@@ -347,3 +347,20 @@ func isPhone(contact string) bool {
 // maxParamLen caps the strings a request names things by (an id, a
 // provider's parameter), where the protocol sets no bound of its own.
 const maxParamLen = 2048
+
+// lookupParam reads the one query parameter of an exists endpoint, and
+// spends a lookup of the client's allowance, or answers the request
+// itself and reports false.
+func (a *Auth) lookupParam(w http.ResponseWriter, r *http.Request, name string) (string, bool) {
+	q := r.URL.Query()
+	if len(q[name]) != 1 {
+		writeMessage(w, http.StatusBadRequest, "Please provide the "+name+" as a GET param")
+		return "", false
+	}
+	perClient := limit{limitKey("exists-client", a.limitClient(r)), a.cfg.RateLimits.ClientEmailChecks}
+	if wait := a.take(r.Context(), perClient); wait > 0 {
+		tooMany(w, wait)
+		return "", false
+	}
+	return q.Get(name), true
+}

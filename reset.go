@@ -5,9 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net/http"
-	"strings"
 
 	"github.com/latchkit/auth/store"
 )
@@ -27,28 +25,6 @@ func (a *Auth) handleResetRequest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.queueAccountEmail(w, r, "reset", email, a.sendResetEmail)
-}
-
-// queueAccountEmail answers a request for an email of kind ("reset",
-// "passkey recovery") to an address, whose account send looks up off the
-// request path. Requests are counted per client (ClientResetRequests,
-// 429 past it) and per address (ResetEmails). Every address is counted
-// alike, known or not, so the limit reveals nothing; past it the request
-// is answered as usual, without mail.
-func (a *Auth) queueAccountEmail(w http.ResponseWriter, r *http.Request, kind, email string, send func(context.Context, string)) {
-	ctx := r.Context()
-	perClient := limit{limitKey("reset-client", a.limitClient(r)), a.cfg.RateLimits.ClientResetRequests}
-	if wait := a.take(ctx, perClient); wait > 0 {
-		tooMany(w, wait)
-		return
-	}
-	perEmail := limit{limitKey(kind+"-email", email), a.cfg.RateLimits.ResetEmails}
-	if a.take(ctx, perEmail) > 0 {
-		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: "+kind+" email withheld", slog.String("reason", "rate limit"))
-	} else {
-		a.outbox.enqueue(a, mailJob{kind, func(ctx context.Context) { send(ctx, email) }})
-	}
-	writeJSON(w, http.StatusOK, statusOK)
 }
 
 // sendResetEmail is the outbox's work for one request: if the email has
@@ -86,21 +62,6 @@ func (a *Auth) sendResetEmail(ctx context.Context, email string) {
 // where the SuperTokens SDKs look for them.
 func (a *Auth) resetLink(tok string) string {
 	return linkWithToken(a.cfg.Email.ResetPasswordURL, tok)
-}
-
-// linkWithToken adds a token and the tenant to a page's URL.
-func linkWithToken(page, tok string) string {
-	// The token is URL-safe base64: nothing to escape.
-	return withQuery(page, "token="+tok+"&tenantId=public")
-}
-
-// withQuery adds query parameters, already escaped, to a page's URL,
-// which may have a query of its own.
-func withQuery(page, query string) string {
-	if strings.Contains(page, "?") {
-		return page + "&" + query
-	}
-	return page + "?" + query
 }
 
 // handleResetPassword sets a new password with a reset token. Success ends

@@ -130,3 +130,34 @@ func (a *Auth) signedIn(w http.ResponseWriter, r *http.Request, u store.User, lo
 // a password reset, or the end of every session, that came before its
 // session could start.
 const msgSessionsEnded = "Your sessions were ended while you were signing in. Please sign in again."
+
+// handleLoginMethods tells the frontend which login methods are on.
+func (a *Auth) handleLoginMethods(w http.ResponseWriter, r *http.Request) {
+	type enabled struct {
+		Enabled bool `json:"enabled"`
+	}
+	type wireProvider struct {
+		ID   string `json:"id"`
+		Name string `json:"name,omitempty"`
+	}
+	type thirdParty struct {
+		Enabled   bool           `json:"enabled"`
+		Providers []wireProvider `json:"providers"`
+	}
+	tp := thirdParty{Providers: []wireProvider{}}
+	for _, p := range a.cfg.ThirdParty.Providers {
+		tp.Providers = append(tp.Providers, wireProvider{p.ID(), p.Name()})
+	}
+	tp.Enabled = len(tp.Providers) > 0
+	pl := a.cfg.Passwordless
+	passkeys := a.cfg.Passkeys.Verifier != nil
+	factors := a.firstFactors()
+	writeJSON(w, http.StatusOK, struct {
+		Status        string     `json:"status"`
+		EmailPassword enabled    `json:"emailPassword"`
+		ThirdParty    thirdParty `json:"thirdParty"`
+		Passwordless  enabled    `json:"passwordless"`
+		WebAuthn      enabled    `json:"webauthn"`
+		FirstFactors  []string   `json:"firstFactors"`
+	}{"OK", enabled{true}, tp, enabled{pl.Flow != PasswordlessOff}, enabled{passkeys}, factors})
+}

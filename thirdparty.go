@@ -455,37 +455,6 @@ func nonceOf(verifier string) string {
 	return base64.RawURLEncoding.EncodeToString(h[:])
 }
 
-// handleLoginMethods tells the frontend which login methods are on.
-func (a *Auth) handleLoginMethods(w http.ResponseWriter, r *http.Request) {
-	type enabled struct {
-		Enabled bool `json:"enabled"`
-	}
-	type wireProvider struct {
-		ID   string `json:"id"`
-		Name string `json:"name,omitempty"`
-	}
-	type thirdParty struct {
-		Enabled   bool           `json:"enabled"`
-		Providers []wireProvider `json:"providers"`
-	}
-	tp := thirdParty{Providers: []wireProvider{}}
-	for _, p := range a.cfg.ThirdParty.Providers {
-		tp.Providers = append(tp.Providers, wireProvider{p.ID(), p.Name()})
-	}
-	tp.Enabled = len(tp.Providers) > 0
-	pl := a.cfg.Passwordless
-	passkeys := a.cfg.Passkeys.Verifier != nil
-	factors := a.firstFactors()
-	writeJSON(w, http.StatusOK, struct {
-		Status        string     `json:"status"`
-		EmailPassword enabled    `json:"emailPassword"`
-		ThirdParty    thirdParty `json:"thirdParty"`
-		Passwordless  enabled    `json:"passwordless"`
-		WebAuthn      enabled    `json:"webauthn"`
-		FirstFactors  []string   `json:"firstFactors"`
-	}{"OK", enabled{true}, tp, enabled{pl.Flow != PasswordlessOff}, enabled{passkeys}, factors})
-}
-
 // handleFormPostCallback relays a provider's form_post callback (Apple's) to
 // the frontend page the SDK named in state, as a redirect with the same
 // parameters in the query (PROTOCOL.md section 7.4). It writes nothing

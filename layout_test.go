@@ -1,0 +1,88 @@
+package auth_test
+
+import (
+	"go/ast"
+	"go/importer"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// featureFiles are the root's files that belong to one feature, each to
+// become a package of its own; every other non-test file is the kernel.
+var featureFiles = map[string][]string{
+	"emailpassword":     {"emailpassword.go", "reset.go"},
+	"thirdparty":        {"thirdparty.go"},
+	"emailverification": {"emailverification.go"},
+	"passwordless":      {"passwordless.go"},
+	"passkey":           {"passkey.go", "passkey_account.go"},
+	"mfa":               {"mfa.go", "totp.go", "recoverycodes.go", "secondfactors.go", "factornotice.go"},
+}
+
+// crossFeatureBudget is how many names one feature's files may use that
+// another feature's files declare. A feature that leans on another
+// cannot move into a package of its own; the budget only goes down. What
+// is left is passkeys' use of MFA's factor API (a passkey is a second
+// factor), which waits for the factor seam in the kernel.
+const crossFeatureBudget = 12
+
+// TestFeaturesKeepApart counts the names a feature's files use from
+// another feature's files, and fails past crossFeatureBudget: what two
+// features share belongs in the kernel's files. Names are resolved by
+// go/types, so a method or local variable that shares a name with
+// another feature's function is not counted.
+func TestFeaturesKeepApart(t *testing.T) {
+	fset := token.NewFileSet()
+	owner := map[string]string{}
+	for f, files := range featureFiles {
+		for _, name := range files {
+			owner[name] = f
+		}
+	}
+	all, _ := filepath.Glob("*.go")
+	var files []*ast.File
+	for _, name := range all {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, file)
+	}
+	for name := range owner {
+		if !slices.ContainsFunc(files, func(f *ast.File) bool { return fset.File(f.Pos()).Name() == name }) {
+			t.Fatalf("featureFiles names %s, which is not a file of the root", name)
+		}
+	}
+	info := &types.Info{Uses: map[*ast.Ident]types.Object{}}
+	conf := types.Config{Importer: importer.ForCompiler(fset, "source", nil)}
+	if _, err := conf.Check("github.com/latchkit/auth", fset, files, info); err != nil {
+		t.Fatal(err)
+	}
+	crossing := map[string]bool{}
+	for id, obj := range info.Uses {
+		if obj.Pkg() == nil || obj.Pkg().Path() != "github.com/latchkit/auth" || !obj.Pos().IsValid() {
+			continue
+		}
+		if v, ok := obj.(*types.Var); ok && !v.IsField() && obj.Parent() != obj.Pkg().Scope() {
+			continue // a local variable
+		}
+		user, declarer := owner[fset.File(id.Pos()).Name()], owner[fset.File(obj.Pos()).Name()]
+		if user != "" && declarer != "" && user != declarer {
+			crossing[user+" uses "+declarer+"."+obj.Name()] = true
+		}
+	}
+	list := slices.Sorted(maps.Keys(crossing))
+	t.Logf("%d names cross between features:\n%s", len(list), strings.Join(list, "\n"))
+	if len(list) > crossFeatureBudget {
+		t.Errorf("%d names cross between features, over the budget of %d: move what features share into the kernel's files",
+			len(list), crossFeatureBudget)
+	}
+}
