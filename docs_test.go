@@ -5,8 +5,8 @@ package auth_test
 // demo's flags. Each test below holds one copy to the code in both
 // directions, so that an entry added on either side without the other
 // fails. The code's side is read from the source with go/ast where no Go
-// value enumerates it (constants, the route table), with reflect where
-// one does, and from the handler where the list is what it answers. A
+// value enumerates it (constants), with reflect where one does, and from
+// a built handler where the list is what it serves or answers. A
 // list that no test holds is not repeated: the documentation points at
 // go doc instead. The last tests check what the documents point at: the
 // files they name, and the doc links of the package's comments.
@@ -142,9 +142,9 @@ func TestReadmeEventSignUp(t *testing.T) {
 	}
 }
 
-// TestReadmeRoutes checks the README's table of endpoints against
-// routeTable, and against the handler with every feature on: each listed
-// route answers OPTIONS naming its method.
+// TestReadmeRoutes checks the README's table of endpoints against the
+// routes the handler with every feature on serves: each listed route
+// answers OPTIONS naming its method.
 func TestReadmeRoutes(t *testing.T) {
 	want := codeRoutes(t)
 	readme := readFile(t, "README.md")
@@ -160,7 +160,7 @@ func TestReadmeRoutes(t *testing.T) {
 			got = append(got, m[1]+" "+m[2])
 		}
 	}
-	compareLists(t, "README's table of endpoints", got, "routeTable", want)
+	compareLists(t, "README's table of endpoints", got, "the handler", want)
 	var paths []string
 	for _, r := range want {
 		_, path, _ := strings.Cut(r, " ")
@@ -200,7 +200,7 @@ func TestReadmeRoutes(t *testing.T) {
 }
 
 // TestPackageDocRoutes checks the routes that doc.go's package comment
-// lists, under the base path, against routeTable.
+// lists, under the base path, against the routes the handler serves.
 func TestPackageDocRoutes(t *testing.T) {
 	want := codeRoutes(t)
 	section := packageDocSection(t, "# Login methods and routes")
@@ -208,7 +208,7 @@ func TestPackageDocRoutes(t *testing.T) {
 	for _, m := range docRoute.FindAllStringSubmatch(section, -1) {
 		got = append(got, m[1]+" "+strings.TrimRight(m[2], ".,;:)"))
 	}
-	compareLists(t, "doc.go's routes", got, "routeTable", want)
+	compareLists(t, "doc.go's routes", got, "the handler", want)
 }
 
 // TestPackageDocStatuses checks that doc.go's section on HTTP statuses
@@ -666,131 +666,16 @@ func constsOfType(t *testing.T, file, typ string) map[string]string {
 	return consts
 }
 
-// routeFuncs returns routeTable in auth.go and the functions it hands
-// its table to (a.passwordlessRoutes(routes), in any file of the
-// package), which add routes of their own: together, what the handler
-// can serve.
-func routeFuncs(t *testing.T) []*ast.FuncDecl {
-	t.Helper()
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	funcs := map[string]*ast.FuncDecl{}
-	fset := token.NewFileSet()
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range f.Decls {
-			if fd, ok := d.(*ast.FuncDecl); ok && (name == "auth.go" || fd.Name.Name != "routeTable") {
-				funcs[fd.Name.Name] = fd
-			}
-		}
-	}
-	table := funcs["routeTable"]
-	if table == nil {
-		t.Fatal("auth.go has no routeTable")
-	}
-	out := []*ast.FuncDecl{table}
-	ast.Inspect(table.Body, func(n ast.Node) bool {
-		call, ok := n.(*ast.CallExpr)
-		if !ok {
-			return true
-		}
-		sel, ok := call.Fun.(*ast.SelectorExpr)
-		if !ok || !slices.ContainsFunc(call.Args, func(a ast.Expr) bool { id, ok := a.(*ast.Ident); return ok && id.Name == "routes" }) {
-			return true
-		}
-		fd := funcs[sel.Sel.Name]
-		if fd == nil {
-			t.Fatalf("routeTable hands its table to %s, which no file of the package declares", sel.Sel.Name)
-		}
-		out = append(out, fd)
-		return true
-	})
-	return out
-}
-
-// codeRoutes reads routeTable in auth.go and the functions it hands its
-// table to: every route the handler can serve, as "METHOD /path" under
-// the base path, with <id> for a provider's id.
+// codeRoutes are the routes a handler with every feature on serves, as
+// "METHOD /path" under the base path, with <id> for a provider's id:
+// asked of the built handler, not read from the source.
 func codeRoutes(t *testing.T) []string {
 	t.Helper()
-	var routes []string
-	add := func(key, value ast.Expr) {
-		path := ""
-		switch k := key.(type) {
-		case *ast.BasicLit:
-			path = stringLit(t, k)
-		case *ast.BinaryExpr: // "/callback/" + p.ID()
-			path = stringLit(t, k.X) + "<id>"
-		default:
-			t.Fatalf("routeTable: a path that is neither a string nor a string plus an id: %#v", key)
-		}
-		for _, m := range routeMethods(t, path, value) {
-			if r := m + " " + path; !slices.Contains(routes, r) {
-				routes = append(routes, r)
-			}
-		}
-	}
-	for _, fd := range routeFuncs(t) {
-		ast.Inspect(fd.Body, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.CompositeLit:
-				if _, ok := n.Type.(*ast.MapType); ok {
-					for _, e := range n.Elts {
-						kv := e.(*ast.KeyValueExpr)
-						add(kv.Key, kv.Value)
-					}
-					return false
-				}
-			case *ast.AssignStmt:
-				if ix, ok := n.Lhs[0].(*ast.IndexExpr); ok {
-					add(ix.Index, n.Rhs[0])
-					return false
-				}
-			}
-			return true
-		})
-	}
-	if len(routes) == 0 {
-		t.Fatal("read no routes from routeTable")
+	routes := auth.Routes(newFullFixture(t, auth.Config{}).Auth)
+	if len(routes) < 10 {
+		t.Fatalf("the full handler serves only %v", routes)
 	}
 	return routes
-}
-
-// routeMethods reads the methods a route value of routeTable serves:
-// post(h), get(h), or route{method: http.MethodX, get: h}.
-func routeMethods(t *testing.T, path string, value ast.Expr) []string {
-	switch v := value.(type) {
-	case *ast.CallExpr:
-		if id, ok := v.Fun.(*ast.Ident); ok && (id.Name == "post" || id.Name == "get") {
-			return []string{strings.ToUpper(id.Name)}
-		}
-	case *ast.CompositeLit:
-		var methods []string
-		for _, e := range v.Elts {
-			kv := e.(*ast.KeyValueExpr)
-			switch kv.Key.(*ast.Ident).Name {
-			case "method":
-				if sel, ok := kv.Value.(*ast.SelectorExpr); ok {
-					methods = append(methods, strings.ToUpper(strings.TrimPrefix(sel.Sel.Name, "Method")))
-				}
-			case "get":
-				methods = append(methods, http.MethodGet)
-			}
-		}
-		if len(methods) > 0 {
-			return methods
-		}
-	}
-	t.Fatalf("routeTable: cannot tell the method of %s", path)
-	return nil
 }
 
 func stringLit(t *testing.T, e ast.Expr) string {

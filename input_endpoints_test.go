@@ -20,15 +20,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"go/ast"
-	"go/token"
 	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -115,49 +112,28 @@ func allowedMethods() map[string][]string {
 	return out
 }
 
-// TestInputEndpointsListed compares fullEndpoints with the paths routeTable in
-// auth.go, and the functions it hands its table to, can serve. A path
-// added there fails this test until it is listed, and so given its share
-// of the input, fuzz, log and enumeration suites.
+// TestInputEndpointsListed compares fullEndpoints with the routes the
+// handler with every feature on serves (asked of the built handler). A
+// route added by any feature fails this test until it is listed, and so
+// given its share of the input, fuzz, log and enumeration suites.
 func TestInputEndpointsListed(t *testing.T) {
-	// The paths are the string constants starting with "/" in
-	// routeTable and the functions it hands its table to; a path built
-	// from a provider's id ends in "<id>".
 	served := map[string]bool{}
-	for _, fd := range routeFuncs(t) {
-		ast.Inspect(fd.Body, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.BinaryExpr:
-				if lit, ok := n.X.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-					if p, _ := strconv.Unquote(lit.Value); strings.HasPrefix(p, "/") {
-						served[p+"<id>"] = true
-						return false
-					}
-				}
-			case *ast.BasicLit:
-				if p, _ := strconv.Unquote(n.Value); n.Kind == token.STRING && strings.HasPrefix(p, "/") {
-					served[p] = true
-				}
-			}
-			return true
-		})
+	for _, r := range auth.Routes(newFullFixture(t, auth.Config{}).Auth) {
+		served[r] = true
 	}
 	listed := map[string]bool{}
 	for _, ep := range fullEndpoints {
-		listed[strings.Replace(ep.path, "/callback/apple", "/callback/<id>", 1)] = true
+		listed[ep.method+" "+strings.Replace(ep.path, "/callback/apple", "/callback/<id>", 1)] = true
 	}
-	for p := range served {
-		if !listed[p] {
-			t.Errorf("auth.go serves %s, which fullEndpoints does not list: list it, and cover it in the input, fuzz, log and enumeration suites", p)
+	for r := range served {
+		if !listed[r] {
+			t.Errorf("the handler serves %s, which fullEndpoints does not list: list it, and cover it in the input, fuzz, log and enumeration suites", r)
 		}
 	}
-	for p := range listed {
-		if !served[p] {
-			t.Errorf("fullEndpoints lists %s, which auth.go no longer serves", p)
+	for r := range listed {
+		if !served[r] {
+			t.Errorf("fullEndpoints lists %s, which the handler no longer serves", r)
 		}
-	}
-	if len(served) < 10 {
-		t.Errorf("found only %v in routeTable: the scan no longer reads it", slices.Sorted(maps.Keys(served)))
 	}
 }
 
