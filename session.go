@@ -203,10 +203,10 @@ func AllowUnverifiedEmail() Rule { return Rule{email: emailAnyState} }
 func (a *Auth) emailRuleOf(rules []Rule) emailRule {
 	rule := a.defaultEmailRule()
 	for _, r := range rules {
-		switch {
-		case r.email == emailRequired:
+		switch r.email {
+		case emailRequired:
 			return emailRequired
-		case r.email == emailAnyState:
+		case emailAnyState:
 			rule = emailAnyState
 		}
 	}

@@ -497,14 +497,14 @@ func (s *Store) CreateCode(_ context.Context, c store.Code) error {
 	}
 	c.Data = bytes.Clone(c.Data)
 	codes[c.Hash] = c
-	switch {
-	case c.Kind == store.CodePasswordlessFlow:
+	switch c.Kind {
+	case store.CodePasswordlessFlow:
 		addToIndex(s.emailFlows, c.Email, c.Hash)
-	case c.Kind == store.CodePasswordless:
+	case store.CodePasswordless:
 		addToIndex(s.flowCodes, c.Flow, c.Hash)
-	case c.Kind == store.CodePasskeyRecovery:
+	case store.CodePasskeyRecovery:
 		addToIndex(s.emailRecoveries, c.Email, c.Hash)
-	case c.Kind == store.CodeVerification:
+	case store.CodeVerification:
 		addToIndex(s.verifyByLogin, c.LoginID, c.Hash)
 	}
 	return nil
