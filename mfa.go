@@ -78,6 +78,28 @@ func (c *MFAConfig) setDefaults(cfg *Config) error {
 		}
 		return nil
 	}
+	if err := c.checkFactors(cfg); err != nil {
+		return err
+	}
+	if c.WrongCodeEmail == nil {
+		t := DefaultWrongCodeEmail()
+		c.WrongCodeEmail = &t
+	} else if c.WrongCodeEmail.Subject == nil || c.WrongCodeEmail.Text == nil {
+		return errors.New("auth: Config.MFA.WrongCodeEmail needs a Subject and a Text template")
+	}
+	if c.Issuer == "" {
+		c.Issuer = "auth"
+		if u, err := url.Parse(cfg.AppURL); err == nil && u.Host != "" {
+			c.Issuer = u.Hostname()
+		}
+	}
+	return nil
+}
+
+// checkFactors checks the second factors against what the library offers
+// and cfg configures, and the first factors against the sign-in methods
+// configured, defaulting to all of them.
+func (c *MFAConfig) checkFactors(cfg *Config) error {
 	for _, f := range c.Factors {
 		switch {
 		case f == FactorTOTP:
@@ -95,18 +117,6 @@ func (c *MFAConfig) setDefaults(cfg *Config) error {
 	for _, f := range c.FirstFactors {
 		if !slices.Contains(available, f) {
 			return fmt.Errorf("auth: Config.MFA.FirstFactors: %q is not a configured sign-in method (%v)", f, available)
-		}
-	}
-	if c.WrongCodeEmail == nil {
-		t := DefaultWrongCodeEmail()
-		c.WrongCodeEmail = &t
-	} else if c.WrongCodeEmail.Subject == nil || c.WrongCodeEmail.Text == nil {
-		return errors.New("auth: Config.MFA.WrongCodeEmail needs a Subject and a Text template")
-	}
-	if c.Issuer == "" {
-		c.Issuer = "auth"
-		if u, err := url.Parse(cfg.AppURL); err == nil && u.Host != "" {
-			c.Issuer = u.Hostname()
 		}
 	}
 	return nil
@@ -511,41 +521,82 @@ func (a *Auth) handleMFAInfo(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ctx := r.Context()
 	req := a.requiredFactors(sf, logins)
+	c, ok := a.reassessed(w, r, vt, m, req)
+	if !ok {
+		return
+	}
+	f := a.factorsOf(c, req, sf, logins)
+	emails, phones := contactsOf(logins)
+	writeJSON(w, http.StatusOK, struct {
+		Status       string              `json:"status"`
+		Factors      mfaFactors          `json:"factors"`
+		Emails       map[string][]string `json:"emails"`
+		PhoneNumbers map[string][]string `json:"phoneNumbers"`
+	}{"OK", f, emails, phones})
+}
+
+// reassessed holds the session of vt to req, rewrites its access token if
+// its claim changed, and returns the claim; or answers the request.
+func (a *Auth) reassessed(w http.ResponseWriter, r *http.Request, vt *verifiedToken, m mode, req []string) (mfaClaim, bool) {
+	ctx := r.Context()
 	claim, err := a.updateClaim(ctx, vt.handle, func(c *mfaClaim) { c.Met = met(req, c.Done) })
 	if err != nil {
 		if sessionEnded(err) || errors.Is(err, errRevoked) {
 			a.clearTokens(w, true, true)
 		}
 		a.fail(w, r, err)
-		return
+		return mfaClaim{}, false
 	}
 	if vt.mfaRaw == nil || string(claim) != string(vt.mfaRaw) {
 		if err := a.rewriteAccess(ctx, w, vt, m, tokenClaims{ev: vt.ev, mfa: claim}); err != nil {
 			a.fail(w, r, err)
-			return
+			return mfaClaim{}, false
 		}
 	}
 	c, _ := decodeClaim(claim)
-	setUp := factorsSetUp(sf, logins)
-	var allowed, next []string
-	for _, f := range a.cfg.MFA.Factors {
-		if a.mayAddFactor(&verifiedToken{mfa: &c}, f, sf, logins) {
-			allowed = append(allowed, f)
+	return c, true
+}
+
+// mfaFactors are /mfa/info's factors: what the session must still
+// complete (one of Next), what its user has set up, and what it may set
+// up. None is null: the SDKs read each as a list.
+type mfaFactors struct {
+	Next           []string `json:"next"`
+	AlreadySetup   []string `json:"alreadySetup"`
+	AllowedToSetup []string `json:"allowedToSetup"`
+}
+
+// factorsOf are the factors of a session with claim c, whose user must
+// complete one of req.
+func (a *Auth) factorsOf(c mfaClaim, req []string, sf *secondFactors, logins []store.Login) mfaFactors {
+	f := mfaFactors{Next: []string{}, AlreadySetup: factorsSetUp(sf, logins), AllowedToSetup: []string{}}
+	if f.AlreadySetup == nil {
+		f.AlreadySetup = []string{}
+	}
+	for _, id := range a.cfg.MFA.Factors {
+		if a.mayAddFactor(&verifiedToken{mfa: &c}, id, sf, logins) {
+			f.AllowedToSetup = append(f.AllowedToSetup, id)
 		}
 	}
-	if !c.Met {
-		for _, f := range req {
-			if slices.Contains(setUp, f) || slices.Contains(allowed, f) {
-				next = append(next, f)
-			}
+	if c.Met {
+		return f
+	}
+	for _, id := range req {
+		if slices.Contains(f.AlreadySetup, id) || slices.Contains(f.AllowedToSetup, id) {
+			f.Next = append(f.Next, id)
 		}
 	}
-	// auth-react offers a passkey second factor for the first address of
-	// its factor ("Continue with ..."), as SuperTokens lists it.
-	emails := map[string][]string{FactorEmailPassword: {}, FactorOTPEmail: {}, FactorLinkEmail: {}, FactorWebAuthn: {}}
-	phones := map[string][]string{FactorOTPPhone: {}, FactorLinkPhone: {}}
+	return f
+}
+
+// contactsOf are /mfa/info's addresses and phone numbers of the user, by
+// the factor that would use them. auth-react offers a passkey second
+// factor for the first address of its factor ("Continue with ..."), as
+// SuperTokens lists it.
+func contactsOf(logins []store.Login) (emails, phones map[string][]string) {
+	emails = map[string][]string{FactorEmailPassword: {}, FactorOTPEmail: {}, FactorLinkEmail: {}, FactorWebAuthn: {}}
+	phones = map[string][]string{FactorOTPPhone: {}, FactorLinkPhone: {}}
 	for _, l := range logins {
 		if l.Email != "" {
 			for f := range emails {
@@ -560,23 +611,7 @@ func (a *Auth) handleMFAInfo(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	nonNil := func(s []string) []string {
-		if s == nil {
-			return []string{}
-		}
-		return s
-	}
-	type factors struct {
-		Next           []string `json:"next"`
-		AlreadySetup   []string `json:"alreadySetup"`
-		AllowedToSetup []string `json:"allowedToSetup"`
-	}
-	writeJSON(w, http.StatusOK, struct {
-		Status       string              `json:"status"`
-		Factors      factors             `json:"factors"`
-		Emails       map[string][]string `json:"emails"`
-		PhoneNumbers map[string][]string `json:"phoneNumbers"`
-	}{"OK", factors{nonNil(next), nonNil(setUp), nonNil(allowed)}, emails, phones})
+	return emails, phones
 }
 
 // mfaRoutes adds the MFA endpoints to routes.

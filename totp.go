@@ -54,34 +54,8 @@ func (a *Auth) handleCreateTOTPDevice(w http.ResponseWriter, r *http.Request) {
 		writeClaimError(w, "st-mfa", msgSetupNotAllowed)
 		return
 	}
-	userID := vt.session.UserID
 	secret := totp.NewSecret()
-	var name, status string
-	_, err := a.changeSecondFactors(r.Context(), userID, func(sf *secondFactors, now time.Time) error {
-		name, status = "", ""
-		if req.DeviceName != nil {
-			name = strings.TrimSpace(*req.DeviceName)
-		} else {
-			name = defaultDeviceName(sf)
-		}
-		d := totpDevice{Name: name, Secret: secret, Created: now.UnixMilli()}
-		if a.keys.seal.On() {
-			d.Secret, d.Sealed = a.keys.seal.SealValue(totpSecretName(userID, name), secret), true
-		}
-		switch i := sf.device(name); {
-		case i >= 0 && sf.TOTP[i].Verified:
-			status = statusDeviceExists
-			return errUnchanged
-		case i >= 0:
-			sf.TOTP[i] = d
-		case len(sf.TOTP) >= maxTOTPDevices:
-			status = "GENERAL_ERROR"
-			return errUnchanged
-		default:
-			sf.TOTP = append(sf.TOTP, d)
-		}
-		return nil
-	})
+	name, status, err := a.addTOTPDevice(r.Context(), vt.session.UserID, req.DeviceName, secret)
 	switch {
 	case err != nil:
 		a.fail(w, r, err)
@@ -97,6 +71,37 @@ func (a *Auth) handleCreateTOTPDevice(w http.ResponseWriter, r *http.Request) {
 			QRCodeString string `json:"qrCodeString"`
 		}{"OK", name, totp.Encode(secret), totp.URI(a.cfg.MFA.Issuer, primaryEmail(logins), secret, totpPeriod, totpDigits)})
 	}
+}
+
+// addTOTPDevice adds a device not yet set up with secret to the user's
+// second factors, named name (or, if nil, as SuperTokens names it), or
+// replaces one of that name not yet set up. It returns the name, or the
+// status of a refusal: a name set up already, or too many devices.
+func (a *Auth) addTOTPDevice(ctx context.Context, userID string, name *string, secret []byte) (added, status string, err error) {
+	_, err = a.changeSecondFactors(ctx, userID, func(sf *secondFactors, now time.Time) error {
+		added, status = defaultDeviceName(sf), ""
+		if name != nil {
+			added = strings.TrimSpace(*name)
+		}
+		d := totpDevice{Name: added, Secret: secret, Created: now.UnixMilli()}
+		if a.keys.seal.On() {
+			d.Secret, d.Sealed = a.keys.seal.SealValue(totpSecretName(userID, added), secret), true
+		}
+		switch i := sf.device(added); {
+		case i >= 0 && sf.TOTP[i].Verified:
+			status = statusDeviceExists
+			return errUnchanged
+		case i >= 0:
+			sf.TOTP[i] = d
+		case len(sf.TOTP) >= maxTOTPDevices:
+			status = "GENERAL_ERROR"
+			return errUnchanged
+		default:
+			sf.TOTP = append(sf.TOTP, d)
+		}
+		return nil
+	})
+	return added, status, err
 }
 
 // totpSecretName binds a sealed TOTP secret to its user and device.
