@@ -226,18 +226,14 @@ func (a *Auth) handleRemovePasskey(w http.ResponseWriter, r *http.Request) {
 		writeMFAPending(w)
 		return
 	}
-	if _, err := base64.RawURLEncoding.Strict().DecodeString(*req.ID); err != nil || len(*req.ID) > maxParamLen {
-		writeStatus(w, "CREDENTIAL_NOT_FOUND_ERROR") // no credential has such an id
-		return
-	}
 	ctx := r.Context()
-	l, err := a.store.Login(ctx, store.WebAuthnKey(a.cfg.Passkeys.RelyingPartyID, *req.ID))
-	if errors.Is(err, store.ErrNotFound) || err == nil && l.UserID != vt.session.UserID {
-		writeStatus(w, "CREDENTIAL_NOT_FOUND_ERROR")
-		return
-	}
-	if err != nil {
+	l, found, err := a.passkeyOf(ctx, vt.session.UserID, *req.ID)
+	switch {
+	case err != nil:
 		a.fail(w, r, err)
+		return
+	case !found:
+		writeStatus(w, "CREDENTIAL_NOT_FOUND_ERROR")
 		return
 	}
 	handles, err := a.removeLogin(ctx, l)
@@ -260,6 +256,23 @@ func (a *Auth) handleRemovePasskey(w http.ResponseWriter, r *http.Request) {
 	}
 	a.emit(ctx, r, Event{Kind: EventPasskeyRemoved, UserID: l.UserID, Method: store.MethodWebAuthn})
 	writeJSON(w, http.StatusOK, statusOK)
+}
+
+// passkeyOf finds the passkey of user userID whose credential id is id;
+// found is false where there is none, as for an id no credential has, or
+// another user's.
+func (a *Auth) passkeyOf(ctx context.Context, userID, id string) (l store.Login, found bool, err error) {
+	if _, err := base64.RawURLEncoding.Strict().DecodeString(id); err != nil || len(id) > maxParamLen {
+		return store.Login{}, false, nil
+	}
+	l, err = a.store.Login(ctx, store.WebAuthnKey(a.cfg.Passkeys.RelyingPartyID, id))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return store.Login{}, false, nil
+	case err != nil:
+		return store.Login{}, false, err
+	}
+	return l, l.UserID == userID, nil
 }
 
 // handleRecoveryRequest mails a link that registers a new passkey for the
