@@ -490,18 +490,8 @@ func (a *Auth) handleConsumeCode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	byCode := req.UserInputCode != nil || req.DeviceID != nil
-	switch flow := a.cfg.Passwordless.Flow; {
-	case req.PreAuthSessionID == nil:
-		a.fail(w, r, badRequest("Please provide the preAuthSessionId"))
-		return
-	case byCode == (req.LinkCode != nil) || byCode && (req.UserInputCode == nil || req.DeviceID == nil):
-		a.fail(w, r, badRequest("Please provide one of (linkCode) or (deviceId+userInputCode) and not both"))
-		return
-	case byCode && !flow.codes():
-		a.fail(w, r, badRequest("this server signs in by link only: send the linkCode"))
-		return
-	case !byCode && !flow.links():
-		a.fail(w, r, badRequest("this server signs in by code only: send the deviceId and userInputCode"))
+	if err := a.checkConsumeBody(byCode, req.PreAuthSessionID, req.DeviceID, req.UserInputCode, req.LinkCode); err != nil {
+		a.fail(w, r, err)
 		return
 	}
 	device, code := "", ""
@@ -509,10 +499,6 @@ func (a *Auth) handleConsumeCode(w http.ResponseWriter, r *http.Request) {
 		device, code = *req.DeviceID, *req.UserInputCode
 	} else {
 		code = *req.LinkCode
-	}
-	if len(code) > maxParamLen {
-		a.fail(w, r, badRequest("a parameter is too long"))
-		return
 	}
 	f, ok := flowOf(device, *req.PreAuthSessionID)
 	if !ok || byCode && device == "" {
@@ -524,6 +510,26 @@ func (a *Auth) handleConsumeCode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.consumeLinkCode(w, r, f, code)
+}
+
+// checkConsumeBody refuses a consume request that names no flow, both or
+// neither of a link and a typed code, the kind of code this server does
+// not send, or an oversized code.
+func (a *Auth) checkConsumeBody(byCode bool, pre, device, userCode, link *string) error {
+	flow := a.cfg.Passwordless.Flow
+	switch {
+	case pre == nil:
+		return badRequest("Please provide the preAuthSessionId")
+	case byCode == (link != nil) || byCode && (userCode == nil || device == nil):
+		return badRequest("Please provide one of (linkCode) or (deviceId+userInputCode) and not both")
+	case byCode && !flow.codes():
+		return badRequest("this server signs in by link only: send the linkCode")
+	case !byCode && !flow.links():
+		return badRequest("this server signs in by code only: send the deviceId and userInputCode")
+	case byCode && len(*userCode) > maxParamLen || !byCode && len(*link) > maxParamLen:
+		return badRequest("a parameter is too long")
+	}
+	return nil
 }
 
 // consumeUserCode checks a typed code against the flow f, counting a
