@@ -529,27 +529,56 @@ func (a *Auth) handlePasskeySignIn(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var (
-		vt     *verifiedToken
-		m      mode
-		sf     *secondFactors
-		logins []store.Login
-		factor = a.mfaOn() && linkingRequested(req.linkingField)
-	)
-	if factor {
-		if vt, m, logins, sf, ok = a.sessionForFactors(w, r); !ok {
+	if a.mfaOn() && linkingRequested(req.linkingField) {
+		vt, m, logins, sf, ok := a.sessionForFactors(w, r)
+		if !ok {
 			return
 		}
-	} else if !a.firstFactorAllowed(w, FactorWebAuthn) {
+		if login, ok := a.assertPasskey(w, r, req, vt.session.UserID); ok {
+			a.factorAnswer(w, r, vt, m, a.requiredFactors(sf, logins), login)
+		}
 		return
 	}
+	if !a.firstFactorAllowed(w, FactorWebAuthn) {
+		return
+	}
+	login, ok := a.assertPasskey(w, r, req, "")
+	if !ok {
+		return
+	}
+	if conflict, err := a.signInConflicts(r.Context(), login); err != nil || conflict {
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		writeNotAllowed(w, "SIGN_IN_NOT_ALLOWED", reasonPasskeySignIn)
+		return
+	}
+	u, logins, err := a.user(r.Context(), login.UserID)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	for _, l := range logins {
+		if l.ID == login.ID {
+			login = l
+		}
+	}
+	a.signedIn(w, r, u, logins, login, nil, FactorWebAuthn)
+}
+
+// assertPasskey checks the assertion of a sign-in request against its
+// options, and uses both up, recording the passkey's new counter: it
+// returns the passkey's login, or answers the request. As a second
+// factor, the passkey must be of the session's user, sessionUser.
+func (a *Auth) assertPasskey(w http.ResponseWriter, r *http.Request, req ceremonyRequest, sessionUser string) (store.Login, bool) {
 	opts, c, found, ok := a.ceremonyOptions(w, r, req)
 	switch {
 	case !ok:
-		return
+		return store.Login{}, false
 	case !found || opts.Email != "" || opts.UserID != "":
 		writeStatus(w, webauthnInvalidCredentials)
-		return
+		return store.Login{}, false
 	}
 	ctx := r.Context()
 	rp := a.rp
@@ -565,20 +594,10 @@ func (a *Auth) handlePasskeySignIn(w http.ResponseWriter, r *http.Request) {
 	pk, err := a.cfg.Passkeys.Verifier.FinishSignIn(rp, c.State, req.Credential, find)
 	if err != nil {
 		a.verifierFailed(w, r, webauthnInvalidCredentials, err)
-		return
+		return store.Login{}, false
 	}
-	if pk.CloneWarning {
-		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: passkey sign-in refused: its counter did not grow, the key may have been cloned",
-			slog.String("user_id", login.UserID), slog.String("login_id", login.ID))
-		a.emit(ctx, r, Event{Kind: EventPasskeyCloneSuspected, UserID: login.UserID, Method: store.MethodWebAuthn})
-		writeStatus(w, webauthnInvalidCredentials)
-		return
-	}
-	if factor && login.UserID != vt.session.UserID {
-		// Another user's passkey proves nothing about this session.
-		a.emit(ctx, r, Event{Kind: EventFactorFailed, UserID: vt.session.UserID, Method: FactorWebAuthn})
-		writeStatus(w, webauthnInvalidCredentials)
-		return
+	if !a.assertionTrusted(w, r, pk, login, sessionUser) {
+		return store.Login{}, false
 	}
 	update := &store.MaterialUpdate{LoginID: login.ID, Old: login.Material, New: pk.Material}
 	if _, err := a.store.UseCeremony(ctx, store.CodePasskeyOptions, opts.Hash, a.cfg.Now(), update); err != nil {
@@ -586,35 +605,33 @@ func (a *Auth) handlePasskeySignIn(w http.ResponseWriter, r *http.Request) {
 			// The options were used, or the passkey signed in, meanwhile.
 			a.emit(ctx, r, Event{Kind: EventSignInFailed, UserID: login.UserID, Method: store.MethodWebAuthn})
 			writeStatus(w, webauthnInvalidCredentials)
-			return
+			return store.Login{}, false
 		}
 		a.fail(w, r, err)
-		return
+		return store.Login{}, false
 	}
 	login.Material = pk.Material
-	if factor {
-		a.factorAnswer(w, r, vt, m, a.requiredFactors(sf, logins), login)
-		return
+	return login, true
+}
+
+// assertionTrusted refuses a verified assertion of the passkey login
+// whose counter did not grow (a cloned key), or, as the second factor of
+// sessionUser's session, another user's passkey, which proves nothing
+// about that session.
+func (a *Auth) assertionTrusted(w http.ResponseWriter, r *http.Request, pk Passkey, login store.Login, sessionUser string) bool {
+	ctx := r.Context()
+	switch {
+	case pk.CloneWarning:
+		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: passkey sign-in refused: its counter did not grow, the key may have been cloned",
+			slog.String("user_id", login.UserID), slog.String("login_id", login.ID))
+		a.emit(ctx, r, Event{Kind: EventPasskeyCloneSuspected, UserID: login.UserID, Method: store.MethodWebAuthn})
+	case sessionUser != "" && login.UserID != sessionUser:
+		a.emit(ctx, r, Event{Kind: EventFactorFailed, UserID: sessionUser, Method: FactorWebAuthn})
+	default:
+		return true
 	}
-	if conflict, err := a.signInConflicts(ctx, login); err != nil || conflict {
-		if err != nil {
-			a.fail(w, r, err)
-			return
-		}
-		writeNotAllowed(w, "SIGN_IN_NOT_ALLOWED", reasonPasskeySignIn)
-		return
-	}
-	u, logins, err := a.user(ctx, login.UserID)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	for _, l := range logins {
-		if l.ID == login.ID {
-			login = l
-		}
-	}
-	a.signedIn(w, r, u, logins, login, nil, FactorWebAuthn)
+	writeStatus(w, webauthnInvalidCredentials)
+	return false
 }
 
 // handlePasskeyEmailExists tells whether a passkey login has an email.
