@@ -414,48 +414,52 @@ func (a *Auth) handlePasskeySignUp(w http.ResponseWriter, r *http.Request) {
 	case !a.firstFactorAllowed(w, FactorWebAuthn):
 		return
 	}
-	ctx := r.Context()
-	release, ok := a.signUpTurn(ctx, opts.Email)
+	release, ok := a.emailFreeForPasskey(w, r, opts.Email)
 	if !ok {
-		writeGeneralError(w, "Another sign-up with this email is under way. Please try again.")
 		return
 	}
 	defer release()
-	if taken, err := a.passkeyEmailExists(ctx, opts.Email); err != nil || taken {
+	nl, ok := a.newPasskey(w, r, req, opts, c)
+	if !ok {
+		return
+	}
+	a.passkeySignedUp(w, r, nl, store.User{ID: string(c.Handle), TimeJoined: nl.CreatedAt})
+}
+
+// emailFreeForPasskey takes the turn of a passkey sign-up with email and
+// checks that no passkey user has it: it returns the turn's release, or
+// answers the request.
+func (a *Auth) emailFreeForPasskey(w http.ResponseWriter, r *http.Request, email string) (release func(), ok bool) {
+	turn, ok := a.signUpTurn(r.Context(), email)
+	if !ok {
+		writeGeneralError(w, "Another sign-up with this email is under way. Please try again.")
+		return nil, false
+	}
+	// The turn goes back on every way out but success, a panic included.
+	free := false
+	defer func() {
+		if !free {
+			turn()
+		}
+	}()
+	if taken, err := a.passkeyEmailExists(r.Context(), email); err != nil || taken {
 		if err != nil {
 			a.fail(w, r, err)
-			return
+			return nil, false
 		}
 		writeStatus(w, "EMAIL_ALREADY_EXISTS_ERROR")
-		return
+		return nil, false
 	}
-	rp := a.rp
-	pk, err := a.cfg.Passkeys.Verifier.FinishRegistration(rp, PasskeyUser{Handle: c.Handle, Name: opts.Email}, c.State, req.Credential)
-	if err != nil {
-		a.verifierFailed(w, r, webauthnInvalidCredentials, err)
-		return
-	}
-	key := store.WebAuthnKey(rp.ID, base64.RawURLEncoding.EncodeToString(pk.CredentialID))
-	if _, err := a.store.Login(ctx, key); !errors.Is(err, store.ErrNotFound) {
-		if err == nil {
-			writeStatus(w, webauthnInvalidCredentials) // this credential is registered already
-			return
-		}
-		a.fail(w, r, err)
-		return
-	}
-	if _, err := a.store.UseCeremony(ctx, store.CodePasskeyOptions, opts.Hash, a.cfg.Now(), nil); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			writeStatus(w, webauthnOptionsNotFound) // used meanwhile
-			return
-		}
-		a.fail(w, r, err)
-		return
-	}
-	now := a.cfg.Now().Truncate(time.Millisecond)
-	newUser := store.User{ID: string(c.Handle), TimeJoined: now}
-	nl := store.Login{LoginKey: key, Email: opts.Email, Material: pk.Material, CreatedAt: now}
+	free = true
+	return turn, true
+}
+
+// passkeySignedUp makes the user of the new passkey nl (newUser, or under
+// account linking whoever the account model says), and signs them in.
+func (a *Auth) passkeySignedUp(w http.ResponseWriter, r *http.Request, nl store.Login, newUser store.User) {
+	ctx := r.Context()
 	var res linked
+	var err error
 	if a.cfg.AccountLinking {
 		res, err = a.signInUpLinking(ctx, r, nl, newUser)
 		if err == nil && res.refusal != "" {
@@ -474,6 +478,38 @@ func (a *Auth) handlePasskeySignUp(w http.ResponseWriter, r *http.Request) {
 	}
 	// The SDKs' passkey sign-up answer has no createdNewRecipeUser.
 	a.signedIn(w, r, res.user, res.logins, res.login, nil, FactorWebAuthn)
+}
+
+// newPasskey checks a sign-up's registration against its options and
+// uses them up: it returns the new passkey's login, with its email, or
+// answers the request. A credential registered already is refused.
+func (a *Auth) newPasskey(w http.ResponseWriter, r *http.Request, req ceremonyRequest, opts store.Code, c ceremony) (store.Login, bool) {
+	ctx := r.Context()
+	rp := a.rp
+	pk, err := a.cfg.Passkeys.Verifier.FinishRegistration(rp, PasskeyUser{Handle: c.Handle, Name: opts.Email}, c.State, req.Credential)
+	if err != nil {
+		a.verifierFailed(w, r, webauthnInvalidCredentials, err)
+		return store.Login{}, false
+	}
+	key := store.WebAuthnKey(rp.ID, base64.RawURLEncoding.EncodeToString(pk.CredentialID))
+	if _, err := a.store.Login(ctx, key); !errors.Is(err, store.ErrNotFound) {
+		if err == nil {
+			writeStatus(w, webauthnInvalidCredentials) // this credential is registered already
+			return store.Login{}, false
+		}
+		a.fail(w, r, err)
+		return store.Login{}, false
+	}
+	if _, err := a.store.UseCeremony(ctx, store.CodePasskeyOptions, opts.Hash, a.cfg.Now(), nil); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			writeStatus(w, webauthnOptionsNotFound) // used meanwhile
+			return store.Login{}, false
+		}
+		a.fail(w, r, err)
+		return store.Login{}, false
+	}
+	now := a.cfg.Now().Truncate(time.Millisecond)
+	return store.Login{LoginKey: key, Email: opts.Email, Material: pk.Material, CreatedAt: now}, true
 }
 
 // signUpTurn waits for the turn of a passkey sign-up with email, so that
