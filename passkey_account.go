@@ -367,19 +367,9 @@ func (a *Auth) handleRecoverAccount(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ctx, now := r.Context(), a.cfg.Now()
-	if req.Token == nil || !wellFormedSecret(*req.Token) {
-		writeStatus(w, webauthnTokenInvalid)
-		return
-	}
-	tokHash := sha256.Sum256([]byte(*req.Token))
-	tok, err := a.store.Code(ctx, store.CodePasskeyRecovery, tokHash, now)
+	tok, hash, ok := a.recoveryLink(w, r, req.Token)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
-		writeStatus(w, webauthnTokenInvalid)
-		return
-	case err != nil:
-		a.fail(w, r, err)
+	case !ok:
 		return
 	case !found:
 		writeStatus(w, webauthnOptionsNotFound)
@@ -388,7 +378,7 @@ func (a *Auth) handleRecoverAccount(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, webauthnInvalidOptions)
 		return
 	}
-	if _, allowed, err := a.recoverable(ctx, tok.Email); err != nil || !allowed {
+	if _, allowed, err := a.recoverable(r.Context(), tok.Email); err != nil || !allowed {
 		if err != nil {
 			a.fail(w, r, err)
 			return
@@ -397,46 +387,73 @@ func (a *Auth) handleRecoverAccount(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	nl := store.Login{UserID: tok.UserID, Email: tok.Email, EmailVerified: true, EmailProven: true}
-	// The link is used up last: until every earlier way in has gone, a
-	// retry with it finishes what a failure interrupted.
 	a.registerPasskey(w, r, opts, c, req.Credential, nl, func(ctx context.Context, l store.Login) (string, error) {
-		logins, err := a.store.Logins(ctx, l.UserID)
-		if err != nil {
-			return "", err
-		}
-		// The new passkey proves the address, so it owns it unless a
-		// login of the user does; that one may be an earlier passkey,
-		// which goes below, and then the new one takes the address. It
-		// owns it with account linking off too: a store adds a login with
-		// an address to an existing user only as the address's owner or
-		// beside it, and the address is this account's, which it proved.
-		l.OwnsEmail = !ownedWithin(logins, l.Email)
-		switch err := a.store.LinkLogin(ctx, l); {
-		case errors.Is(err, store.ErrEmailOwned):
-			// Another user came to own the address since the check.
-			return "", errors.New("auth: passkey recovery: another user owns the address")
-		case err != nil:
-			return "", err
-		}
-		if err := a.endUnprovenOf(ctx, r, logins, l.Email); err != nil {
-			return "", err
-		}
-		if !l.OwnsEmail {
-			if _, err := a.store.ClaimEmail(ctx, l.ID); err != nil && !errors.Is(err, store.ErrEmailOwned) {
-				return "", err
-			}
-		}
-		_, err = a.store.UseCeremony(ctx, store.CodePasskeyRecovery, tokHash, a.cfg.Now(), nil)
-		if errors.Is(err, store.ErrNotFound) {
-			// A recovery with the same link finished first: it keeps its
-			// passkey, this one goes.
-			if _, err := a.store.DeleteLogin(ctx, l.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
-				return "", err
-			}
-			return webauthnTokenInvalid, nil
-		}
-		return "", err
+		return a.addRecoveredPasskey(ctx, r, l, hash)
 	}, nil)
+}
+
+// recoveryLink finds the recovery link of token, and the token's hash,
+// or answers the request.
+func (a *Auth) recoveryLink(w http.ResponseWriter, r *http.Request, token *string) (store.Code, [32]byte, bool) {
+	if token == nil || !wellFormedSecret(*token) {
+		writeStatus(w, webauthnTokenInvalid)
+		return store.Code{}, [32]byte{}, false
+	}
+	hash := sha256.Sum256([]byte(*token))
+	tok, err := a.store.Code(r.Context(), store.CodePasskeyRecovery, hash, a.cfg.Now())
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		writeStatus(w, webauthnTokenInvalid)
+		return store.Code{}, [32]byte{}, false
+	case err != nil:
+		a.fail(w, r, err)
+		return store.Code{}, [32]byte{}, false
+	}
+	return tok, hash, true
+}
+
+// addRecoveredPasskey adds the passkey l of a recovery by the link whose
+// hash is tokHash, ends what the user's other ways in give whoever made
+// them, and uses the link up. The link is used up last: until every
+// earlier way in has gone, a retry with it finishes what a failure
+// interrupted.
+func (a *Auth) addRecoveredPasskey(ctx context.Context, r *http.Request, l store.Login, tokHash [32]byte) (string, error) {
+	logins, err := a.store.Logins(ctx, l.UserID)
+	if err != nil {
+		return "", err
+	}
+	// The new passkey proves the address, so it owns it unless a login
+	// of the user does; that one may be an earlier passkey, which goes
+	// below, and then the new one takes the address. It owns it with
+	// account linking off too: a store adds a login with an address to an
+	// existing user only as the address's owner or beside it, and the
+	// address is this account's, which it proved.
+	l.OwnsEmail = !ownedWithin(logins, l.Email)
+	switch err := a.store.LinkLogin(ctx, l); {
+	case errors.Is(err, store.ErrEmailOwned):
+		// Another user came to own the address since the check.
+		return "", errors.New("auth: passkey recovery: another user owns the address")
+	case err != nil:
+		return "", err
+	}
+	if err := a.endUnprovenOf(ctx, r, logins, l.Email); err != nil {
+		return "", err
+	}
+	if !l.OwnsEmail {
+		if _, err := a.store.ClaimEmail(ctx, l.ID); err != nil && !errors.Is(err, store.ErrEmailOwned) {
+			return "", err
+		}
+	}
+	_, err = a.store.UseCeremony(ctx, store.CodePasskeyRecovery, tokHash, a.cfg.Now(), nil)
+	if errors.Is(err, store.ErrNotFound) {
+		// A recovery with the same link finished first: it keeps its
+		// passkey, this one goes.
+		if _, err := a.store.DeleteLogin(ctx, l.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return "", err
+		}
+		return webauthnTokenInvalid, nil
+	}
+	return "", err
 }
 
 // endUnprovenOf ends what a user's other ways in give whoever made them,
