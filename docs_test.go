@@ -640,6 +640,26 @@ func (callbackPoster) FormPost() bool { return true }
 // name, with their string values.
 func constsOfType(t *testing.T, file, typ string) map[string]string {
 	t.Helper()
+	return stringConsts(t, file, "of type "+typ, func(vs *ast.ValueSpec, _ string) bool {
+		id, ok := vs.Type.(*ast.Ident)
+		return ok && id.Name == typ
+	})
+}
+
+// untypedConsts returns the untyped constants declared in file whose
+// names start with prefix, by name, with their string values.
+func untypedConsts(t *testing.T, file, prefix string) map[string]string {
+	t.Helper()
+	return stringConsts(t, file, prefix+"...", func(vs *ast.ValueSpec, name string) bool {
+		return vs.Type == nil && strings.HasPrefix(name, prefix)
+	})
+}
+
+// stringConsts returns the constants declared in file that keep
+// accepts, by name, with their string values; what names them in a
+// failure.
+func stringConsts(t *testing.T, file, what string, keep func(vs *ast.ValueSpec, name string) bool) map[string]string {
+	t.Helper()
 	f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -652,16 +672,15 @@ func constsOfType(t *testing.T, file, typ string) map[string]string {
 		}
 		for _, spec := range gd.Specs {
 			vs := spec.(*ast.ValueSpec)
-			if id, ok := vs.Type.(*ast.Ident); !ok || id.Name != typ {
-				continue
-			}
 			for i, name := range vs.Names {
-				consts[name.Name] = stringLit(t, vs.Values[i])
+				if keep(vs, name.Name) {
+					consts[name.Name] = stringLit(t, vs.Values[i])
+				}
 			}
 		}
 	}
 	if len(consts) == 0 {
-		t.Fatalf("no constants of type %s in %s", typ, file)
+		t.Fatalf("no constants %s in %s", what, file)
 	}
 	return consts
 }
@@ -712,35 +731,6 @@ func packageDocSection(t *testing.T, heading string) string {
 		section = section[:end]
 	}
 	return section
-}
-
-// untypedConsts returns the untyped constants declared in file whose
-// names start with prefix, by name, with their string values.
-func untypedConsts(t *testing.T, file, prefix string) map[string]string {
-	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	consts := map[string]string{}
-	for _, d := range f.Decls {
-		gd, ok := d.(*ast.GenDecl)
-		if !ok || gd.Tok != token.CONST {
-			continue
-		}
-		for _, spec := range gd.Specs {
-			vs := spec.(*ast.ValueSpec)
-			for i, name := range vs.Names {
-				if vs.Type == nil && strings.HasPrefix(name.Name, prefix) {
-					consts[name.Name] = stringLit(t, vs.Values[i])
-				}
-			}
-		}
-	}
-	if len(consts) == 0 {
-		t.Fatalf("no untyped constants %s... in %s", prefix, file)
-	}
-	return consts
 }
 
 func values(m map[string]string) []string {
