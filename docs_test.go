@@ -221,19 +221,8 @@ func TestPackageDocStatuses(t *testing.T) {
 			byName["Status"+nonLetters.ReplaceAllString(text, "")] = code
 		}
 	}
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var want []string
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for name, f := range sourceFiles(t, token.NewFileSet(), "*.go") {
 		ast.Inspect(f, func(n ast.Node) bool {
 			sel, ok := n.(*ast.SelectorExpr)
 			if !ok || !strings.HasPrefix(sel.Sel.Name, "Status") {
@@ -330,19 +319,8 @@ func TestDocsGoAPI(t *testing.T) {
 // and OIDC, against the package's functions that make a Provider; and
 // that the README's first paragraph names each preset too.
 func TestReadmeProviders(t *testing.T) {
-	files, err := filepath.Glob("provider/*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var want []string
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, f := range sourceFiles(t, token.NewFileSet(), "provider/*.go") {
 		for _, d := range f.Decls {
 			fd, ok := d.(*ast.FuncDecl)
 			if !ok || fd.Recv != nil || !fd.Name.IsExported() || fd.Type.Results == nil {
@@ -683,6 +661,31 @@ func stringConsts(t *testing.T, file, what string, keep func(vs *ast.ValueSpec, 
 		t.Fatalf("no constants %s in %s", what, file)
 	}
 	return consts
+}
+
+// sourceFiles parses the non-test Go files that pattern matches, by
+// name, in fset.
+func sourceFiles(t *testing.T, fset *token.FileSet, pattern string) map[string]*ast.File {
+	t.Helper()
+	names, err := filepath.Glob(pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]*ast.File{}
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = f
+	}
+	if len(files) == 0 {
+		t.Fatalf("no Go files match %s", pattern)
+	}
+	return files
 }
 
 // codeRoutes are the routes a handler with every feature on serves, as

@@ -3,11 +3,9 @@ package auth_test
 import (
 	"go/ast"
 	"go/importer"
-	"go/parser"
 	"go/token"
 	"go/types"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -44,23 +42,13 @@ func TestFeaturesKeepApart(t *testing.T) {
 			owner[name] = f
 		}
 	}
-	all, _ := filepath.Glob("*.go")
-	var files []*ast.File
-	for _, name := range all {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		file, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, file)
-	}
+	byName := sourceFiles(t, fset, "*.go")
 	for name := range owner {
-		if !slices.ContainsFunc(files, func(f *ast.File) bool { return fset.File(f.Pos()).Name() == name }) {
+		if byName[name] == nil {
 			t.Fatalf("featureFiles names %s, which is not a file of the root", name)
 		}
 	}
+	files := slices.Collect(maps.Values(byName))
 	info := &types.Info{Uses: map[*ast.Ident]types.Object{}}
 	conf := types.Config{Importer: importer.ForCompiler(fset, "source", nil)}
 	if _, err := conf.Check("github.com/latchkit/auth", fset, files, info); err != nil {
