@@ -251,7 +251,13 @@ func (a *Auth) requiredOf(ctx context.Context, userID string) ([]string, error) 
 	if err != nil {
 		return nil, err
 	}
+	return a.requiredWith(ctx, userID, sf)
+}
+
+// requiredWith is requiredOf for a user whose second factors sf are read.
+func (a *Auth) requiredWith(ctx context.Context, userID string, sf *secondFactors) ([]string, error) {
 	var logins []store.Login
+	var err error
 	if a.passkeyFactor() {
 		if logins, err = a.store.Logins(ctx, userID); err != nil {
 			return nil, err
@@ -373,13 +379,14 @@ func (a *Auth) RequireFactors(ctx context.Context, userID string, factors ...str
 			return fmt.Errorf("auth: RequireFactors: %q is not one of Config.MFA.Factors %v", f, a.cfg.MFA.Factors)
 		}
 	}
-	if _, err := a.changeSecondFactors(ctx, userID, func(sf *secondFactors, _ time.Time) error {
+	sf, err := a.changeSecondFactors(ctx, userID, func(sf *secondFactors, _ time.Time) error {
 		sf.Required = slices.Clone(factors)
 		return nil
-	}); err != nil {
+	})
+	if err != nil {
 		return err
 	}
-	req, err := a.requiredOf(ctx, userID)
+	req, err := a.requiredWith(ctx, userID, sf)
 	if err != nil {
 		return err
 	}

@@ -236,7 +236,7 @@ func (a *Auth) handleRemovePasskey(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, "CREDENTIAL_NOT_FOUND_ERROR")
 		return
 	}
-	handles, err := a.removeLogin(ctx, l)
+	handles, err := a.removeLogin(ctx, l.UserID, l.ID)
 	switch {
 	case errors.Is(err, ErrLastFactor):
 		writeGeneralError(w, msgLastFactor)

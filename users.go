@@ -196,11 +196,7 @@ func (a *Auth) SetEmailVerified(ctx context.Context, loginID string, verified bo
 // factor that Config.MFA requires of the user, and ErrNotFound if the
 // user has no such login method.
 func (a *Auth) Unlink(ctx context.Context, userID, loginID string) error {
-	l, err := a.loginOf(ctx, userID, loginID)
-	if err != nil {
-		return err
-	}
-	handles, err := a.removeLogin(ctx, l)
+	handles, err := a.removeLogin(ctx, userID, loginID)
 	if err != nil {
 		return err
 	}
@@ -210,29 +206,36 @@ func (a *Auth) Unlink(ctx context.Context, userID, loginID string) error {
 	return nil
 }
 
-// removeLogin removes the login l, unless it is the user's last required
-// second factor (ErrLastFactor) or last login (store.ErrLastLogin), and
-// returns the handles of the sessions it started, which end with it.
-// Two removals of a user's last two factors racing each other can both
-// pass the check: it takes a session that met the requirement (or the
+// removeLogin removes the login loginID of user userID (ErrNotFound if
+// the user has none such), unless it is the user's last required second
+// factor (ErrLastFactor) or last login (store.ErrLastLogin), and returns
+// the handles of the sessions it started, which end with it. Two
+// removals of a user's last two factors racing each other can both pass
+// the check: it takes a session that met the requirement (or the
 // application) to remove either, so it is the owner's doing, not a way
 // around the factor.
-func (a *Auth) removeLogin(ctx context.Context, l store.Login) ([]string, error) {
+func (a *Auth) removeLogin(ctx context.Context, userID, loginID string) ([]string, error) {
+	if loginID == "" {
+		loginID = userID // a session from before users had several logins
+	}
+	logins, err := a.store.Logins(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(logins, func(l store.Login) bool { return l.ID == loginID })
+	if i < 0 {
+		return nil, store.ErrNotFound
+	}
 	if a.mfaOn() {
-		logins, err := a.store.Logins(ctx, l.UserID)
+		sf, err := a.secondFactors(ctx, userID)
 		if err != nil {
 			return nil, err
 		}
-		sf, err := a.secondFactors(ctx, l.UserID)
-		if err != nil {
-			return nil, err
-		}
-		logins = slices.DeleteFunc(logins, func(o store.Login) bool { return o.ID == l.ID })
-		if err := a.keepsRequiredFactor(sf, logins); err != nil {
+		if err := a.keepsRequiredFactor(sf, slices.Delete(logins, i, i+1)); err != nil {
 			return nil, err
 		}
 	}
-	return a.store.DeleteLogin(ctx, l.ID)
+	return a.store.DeleteLogin(ctx, loginID)
 }
 
 // DeleteUser removes a user and everything kept of them: every login
