@@ -40,27 +40,9 @@ type accessClaims struct {
 	ExpiresAt     *jwt.NumericDate `json:"exp"`
 	NotBefore     *jwt.NumericDate `json:"nbf,omitempty"` // never issued, but honoured (RFC 7519)
 	ID            string           `json:"jti"`
-	// EmailVerified is the SDKs' email verification claim, present while
-	// Config.EmailVerification is on.
-	EmailVerified *emailClaim `json:"st-ev,omitempty"`
-	// MFA is the SDKs' st-mfa claim, present while Config.MFA is on: the
-	// factors the session completed and whether they meet its user's
-	// requirement (mfaClaim), in the encoding the store keeps.
-	MFA json.RawMessage `json:"st-mfa,omitempty"`
-}
-
-// tokenClaims are the claims of an access token that are not about the
-// session's identity: each is nil while its feature is off.
-type tokenClaims struct {
-	ev  *emailClaim
-	mfa []byte // an encoded mfaClaim
-}
-
-// emailClaim is the st-ev claim: whether the email of the session's login
-// method is verified, and when that was read (ms since the epoch).
-type emailClaim struct {
-	Verified bool  `json:"v"`
-	Time     int64 `json:"t"`
+	// Claims are the features' claims (claims.go): encoded by appendJSON,
+	// read by Auth.readClaims.
+	Claims namedClaims `json:"-"`
 }
 
 // appendJSON appends the claims as json.Marshal encodes them, without its
@@ -88,17 +70,7 @@ func (c *accessClaims) appendJSON(b []byte) []byte {
 	}
 	b = append(b, `,"jti":`...)
 	b = appendJSONString(b, c.ID)
-	if ev := c.EmailVerified; ev != nil {
-		b = append(b, `,"st-ev":{"v":`...)
-		b = strconv.AppendBool(b, ev.Verified)
-		b = append(b, `,"t":`...)
-		b = strconv.AppendInt(b, ev.Time, 10)
-		b = append(b, '}')
-	}
-	if c.MFA != nil {
-		b = append(b, `,"st-mfa":`...)
-		b = append(b, c.MFA...)
-	}
+	b = c.Claims.appendJSON(b)
 	return append(b, '}')
 }
 
@@ -150,8 +122,8 @@ func (c *accessClaims) Validate() error {
 
 // issueAccess signs an access token for s with key, valid until exp, and
 // returns the pair's access half and front-token; the caller fills in the
-// refresh half, with the claims tc.
-func (a *Auth) issueAccess(key *signingKey, s store.Session, now, exp time.Time, tc tokenClaims) (issued, error) {
+// refresh half, with the claims cv.
+func (a *Auth) issueAccess(key *signingKey, s store.Session, now, exp time.Time, cv *claimValues) (issued, error) {
 	jti := make([]byte, 16)
 	rand.Read(jti)
 	login := s.LoginID
@@ -168,8 +140,7 @@ func (a *Auth) issueAccess(key *signingKey, s store.Session, now, exp time.Time,
 		IssuedAt:      jwt.NewNumericDate(now),
 		ExpiresAt:     jwt.NewNumericDate(exp),
 		ID:            string(base64.RawURLEncoding.AppendEncode(make([]byte, 0, 22), jti)),
-		EmailVerified: tc.ev,
-		MFA:           tc.mfa,
+		Claims:        namedClaims{a.claimNames, cv},
 	}
 	access, payload, err := signAccessToken(key, c, make([]byte, 0, 320))
 	if err != nil {
@@ -238,12 +209,11 @@ func (a *Auth) lookupKey(ctx context.Context, t *jwt.Token) (*signingKey, error)
 // apart from the Session handed to handlers, so a handler that writes to
 // its Session (it must not) cannot change how the token is checked.
 type verifiedToken struct {
-	session   *Session    // shared by every request with this token; handlers get copies
-	handle    string      // the session, for Config.CheckSessionInStore
-	ev        *emailClaim // st-ev, if the token has it
-	mfa       *mfaClaim   // st-mfa, if the token has it
-	mfaRaw    []byte      // st-mfa as the token has it, to carry into a rewritten token
-	key       *signingKey // the key that verified the signature
+	session   *Session       // shared by every request with this token; handlers get copies
+	handle    string         // the session, for Config.CheckSessionInStore
+	claims    claimValues    // as the token has them, to carry into a rewritten token
+	parsed    [maxClaims]any // the claims as their features read them
+	key       *signingKey    // the key that verified the signature
 	issuedAt  time.Time
 	expiresAt time.Time
 	notBefore time.Time // zero when the token has no nbf
@@ -341,7 +311,6 @@ func (a *Auth) parseAccess(ctx context.Context, tok string) (*verifiedToken, err
 			ExpiresAt: c.ExpiresAt.Time,
 		},
 		handle:    c.SessionHandle,
-		ev:        c.EmailVerified,
 		key:       key,
 		issuedAt:  c.IssuedAt.Time,
 		expiresAt: c.ExpiresAt.Time,
@@ -349,12 +318,8 @@ func (a *Auth) parseAccess(ctx context.Context, tok string) (*verifiedToken, err
 	if c.NotBefore != nil {
 		vt.notBefore = c.NotBefore.Time
 	}
-	if c.MFA != nil {
-		mc, err := decodeClaim(c.MFA)
-		if err != nil {
-			return nil, err
-		}
-		vt.mfa, vt.mfaRaw = &mc, c.MFA
+	if err := a.readClaims(vt, tok); err != nil {
+		return nil, err
 	}
 	return vt, nil
 }

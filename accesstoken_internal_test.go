@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,23 +12,55 @@ import (
 	"github.com/latchkit/auth/store/memstore"
 )
 
+// jsonClaims is accessClaims with the kernel's claims as fields that
+// encoding/json and golang-jwt write and read, in the order New registers
+// them: what the hand-written encoder must match byte for byte.
+type jsonClaims struct {
+	accessClaims
+	EmailVerified *emailClaim     `json:"st-ev,omitempty"`
+	MFA           json.RawMessage `json:"st-mfa,omitempty"`
+}
+
+// kernelClaims are the names of the claims New registers, in order.
+var kernelClaims = []string{"st-ev", "st-mfa"}
+
+// claims is jc's accessClaims carrying its claims, encoded as their
+// features encode them.
+func (jc *jsonClaims) claims() accessClaims {
+	var v claimValues
+	if jc.EmailVerified != nil {
+		v[claimEV] = jc.EmailVerified.encode()
+	}
+	if jc.MFA != nil {
+		v[claimMFA] = jc.MFA
+	}
+	c := jc.accessClaims
+	c.Claims = namedClaims{kernelClaims, &v}
+	return c
+}
+
 // The hand-written encoding of the claims is byte for byte what
 // encoding/json makes of them, escapes included.
 func TestAccessClaimsJSON(t *testing.T) {
 	now := time.Date(2030, 1, 2, 3, 4, 5, 678_000_000, time.UTC)
-	for _, c := range []accessClaims{
-		{Subject: "u", RecipeUserID: "u", SessionHandle: "h", TenantID: "public", TokenType: accessTokenType,
-			Issuer: DefaultIssuer, IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour)), ID: "j-_9"},
-		{Subject: `quote " and \ back`, RecipeUserID: "<tag>&amp;", SessionHandle: "tab\there\x00nul", TenantID: "Grüße",
+	if a, _ := tokenAuth(t, Config{}); !slices.Equal(a.claimNames, kernelClaims) {
+		t.Fatalf("New registers the claims %q, want %q", a.claimNames, kernelClaims)
+	}
+	for _, jc := range []jsonClaims{
+		{accessClaims: accessClaims{Subject: "u", RecipeUserID: "u", SessionHandle: "h", TenantID: "public", TokenType: accessTokenType,
+			Issuer: DefaultIssuer, IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour)), ID: "j-_9"}},
+		{accessClaims: accessClaims{Subject: `quote " and \ back`, RecipeUserID: "<tag>&amp;", SessionHandle: "tab\there\x00nul", TenantID: "Grüße",
 			TokenType: accessTokenType, Issuer: "https://issuer.example/\u2028", IssuedAt: jwt.NewNumericDate(now),
-			ExpiresAt: jwt.NewNumericDate(now), NotBefore: jwt.NewNumericDate(now), ID: "\x7f",
+			ExpiresAt: jwt.NewNumericDate(now), NotBefore: jwt.NewNumericDate(now), ID: "\x7f"},
 			EmailVerified: &emailClaim{Verified: true, Time: now.UnixMilli()}},
-		{Subject: "u", EmailVerified: &emailClaim{}},
+		{accessClaims: accessClaims{Subject: "u"}, EmailVerified: &emailClaim{}, MFA: json.RawMessage(`{"c":{"totp":1},"v":true}`)},
+		{accessClaims: accessClaims{Subject: "u"}, MFA: json.RawMessage(`{"c":{},"v":false}`)},
 	} {
-		want, err := json.Marshal(&c)
+		want, err := json.Marshal(&jc)
 		if err != nil {
 			t.Fatal(err)
 		}
+		c := jc.claims()
 		if got := c.appendJSON(nil); string(got) != string(want) {
 			t.Errorf("appendJSON:\n got %s\nwant %s", got, want)
 		}
@@ -62,7 +95,7 @@ func BenchmarkIssueAccess(b *testing.B) {
 			s := store.Session{Handle: "h4nd1e", UserID: "8c1f0a9e-7a43-4d33-9f5e-2b1f1f0c9d11", ExpiresAt: now.Add(time.Hour)}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := a.issueAccess(key, s, now, now.Add(time.Hour), tokenClaims{}); err != nil {
+				if _, err := a.issueAccess(key, s, now, now.Add(time.Hour), nil); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -78,7 +111,7 @@ func BenchmarkParseAccess(b *testing.B) {
 			a, key := tokenAuth(b, Config{SigningAlgorithm: alg})
 			now := time.Now()
 			s := store.Session{Handle: "h4nd1e", UserID: "8c1f0a9e-7a43-4d33-9f5e-2b1f1f0c9d11", ExpiresAt: now.Add(time.Hour)}
-			t, err := a.issueAccess(key, s, now, now.Add(time.Hour), tokenClaims{})
+			t, err := a.issueAccess(key, s, now, now.Add(time.Hour), nil)
 			if err != nil {
 				b.Fatal(err)
 			}

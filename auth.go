@@ -33,8 +33,13 @@ type Auth struct {
 	refreshPath string
 	outbox      *outbox
 	xorigin     *http.CrossOriginProtection
-	routes      map[string]route             // built once by New
-	providers   map[string]provider.Provider // Config.ThirdParty.Providers by id
+	routes      map[string]route // built once by New
+	// claims are the features' claims, registered by New; claimNames
+	// their names, and claimsInTokens whether any is on.
+	claims         []tokenClaim
+	claimNames     []string
+	claimsInTokens bool
+	providers      map[string]provider.Provider // Config.ThirdParty.Providers by id
 	// frontendOrigins are the origins of AppURL and AllowedOrigins, where
 	// third-party sign-in may send the browser back to.
 	frontendOrigins map[string]bool
@@ -64,6 +69,8 @@ func New(cfg Config) (*Auth, error) {
 		outbox:      newOutbox(cfg.Email.QueueSize, cfg.Email.Attempts, cfg.Email.Timeout, time.Second),
 		xorigin:     xorigin,
 	}
+	a.registerClaim(verifiedEmailClaim{a}) // claimEV
+	a.registerClaim(factorsClaim{a})       // claimMFA
 	sealer, err := seal.New(cfg.Secrets)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/latchkit/auth/mailer"
 )
 
 // timeRange bounds the times the fuzzer puts in claims, in seconds either
@@ -56,7 +57,10 @@ func FuzzAccessTokenEncoding(f *testing.F) {
 	// time, so the clock is theirs in turn.
 	var clock atomic.Int64
 	clock.Store(timeRange)
-	cfg := Config{Now: func() time.Time { return time.Unix(clock.Load(), 0) }}
+	// Verification is on, so that st-ev is read from the tokens.
+	cfg := Config{Now: func() time.Time { return time.Unix(clock.Load(), 0) }, AppURL: "https://app.example",
+		Email:             EmailConfig{Mailer: mailer.Func(func(context.Context, mailer.Message) error { return nil })},
+		EmailVerification: EmailVerificationConfig{Mode: EmailVerificationOptional}}
 	auths := map[string]*Auth{}
 	keys := map[string]*signingKey{}
 	for _, alg := range []string{HS256, EdDSA} {
@@ -71,24 +75,25 @@ func FuzzAccessTokenEncoding(f *testing.F) {
 		}
 		a, key := auths[alg], keys[alg]
 		issued := time.Unix(iat%timeRange, 0)
-		c := accessClaims{
+		jc := jsonClaims{accessClaims: accessClaims{
 			Subject: sub, RecipeUserID: rsub, SessionHandle: handle, TenantID: tenant, TokenType: tokenType,
 			Issuer: iss, ID: jti,
 			IssuedAt:  jwt.NewNumericDate(issued),
 			ExpiresAt: jwt.NewNumericDate(issued.Add(time.Duration(ttl%timeRange) * time.Second)),
-		}
+		}}
 		if flags&flagNotBefore != 0 {
-			c.NotBefore = jwt.NewNumericDate(issued.Add(time.Duration(notBefore%timeRange) * time.Second))
+			jc.NotBefore = jwt.NewNumericDate(issued.Add(time.Duration(notBefore%timeRange) * time.Second))
 		}
 		if flags&flagEmailClaim != 0 {
-			c.EmailVerified = &emailClaim{Verified: flags&flagVerified != 0, Time: evTime}
+			jc.EmailVerified = &emailClaim{Verified: flags&flagVerified != 0, Time: evTime}
 		}
 
+		c := jc.claims()
 		token, payload, err := signAccessToken(key, &c, nil)
 		if err != nil {
 			t.Fatalf("signAccessToken: %v", err)
 		}
-		want, err := json.Marshal(&c)
+		want, err := json.Marshal(&jc)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,12 +101,12 @@ func FuzzAccessTokenEncoding(f *testing.F) {
 			t.Fatalf("payload differs from encoding/json:\n got %s\nwant %s", payload, want)
 		}
 		// What any reader of the token sees: strings made valid UTF-8.
-		var read accessClaims
+		var read jsonClaims
 		if err := json.Unmarshal(want, &read); err != nil {
 			t.Fatal(err)
 		}
 
-		byJWT := jwt.NewWithClaims(key.method, &c)
+		byJWT := jwt.NewWithClaims(key.method, &jc)
 		byJWT.Header["kid"] = key.id
 		jwtToken, err := byJWT.SignedString(key.sign)
 		if err != nil {
@@ -112,7 +117,7 @@ func FuzzAccessTokenEncoding(f *testing.F) {
 		}
 
 		parser := jwt.NewParser(jwt.WithValidMethods([]string{alg}), jwt.WithStrictDecoding(), jwt.WithoutClaimsValidation())
-		var parsed accessClaims
+		var parsed jsonClaims
 		if _, err := parser.ParseWithClaims(token, &parsed, func(tok *jwt.Token) (any, error) {
 			if tok.Header["kid"] != key.id {
 				t.Errorf("kid %v, want %q", tok.Header["kid"], key.id)
@@ -143,8 +148,8 @@ func FuzzAccessTokenEncoding(f *testing.F) {
 			!s.IssuedAt.Equal(read.IssuedAt.Time) || !s.ExpiresAt.Equal(read.ExpiresAt.Time) ||
 			!vt.issuedAt.Equal(read.IssuedAt.Time) || !vt.expiresAt.Equal(read.ExpiresAt.Time) ||
 			(read.NotBefore != nil) != !vt.notBefore.IsZero() || (read.NotBefore != nil && !vt.notBefore.Equal(read.NotBefore.Time)) ||
-			(read.EmailVerified == nil) != (vt.ev == nil) || (vt.ev != nil && *vt.ev != *read.EmailVerified) {
-			t.Fatalf("verified %+v (st-ev %v, nbf %v), want the claims %s", *s, vt.ev, vt.notBefore, want)
+			(read.EmailVerified == nil) != (vt.emailClaim() == nil) || (read.EmailVerified != nil && *vt.emailClaim() != *read.EmailVerified) {
+			t.Fatalf("verified %+v (st-ev %v, nbf %v), want the claims %s", *s, vt.emailClaim(), vt.notBefore, want)
 		}
 	})
 }

@@ -216,7 +216,36 @@ func (a *Auth) newSessionClaim(factor string, sf *secondFactors, logins []store.
 	return mfaClaim{Done: done, Met: met(a.requiredFactors(sf, logins), done)}.encode()
 }
 
-// refreshedClaim is the claim a refresh carries: the session's, held to
+// factorsClaim is the st-mfa claim, in tokens while MFA is on, and
+// checked on every route unless its rules allow a pending session (and
+// FactorWithin is checked even while MFA is off, refusing every session).
+type factorsClaim struct{ a *Auth }
+
+func (factorsClaim) name() string { return "st-mfa" }
+
+func (c factorsClaim) inTokens() bool { return c.a.mfaOn() }
+
+// atSignIn is the claim the sign-in assessed, which the session keeps.
+func (factorsClaim) atSignIn(_ context.Context, s store.Session, _ store.Login, _ time.Time) []byte {
+	return s.Factors
+}
+
+func (factorsClaim) parse(raw json.RawMessage) (any, error) {
+	mc, err := decodeClaim(raw)
+	return &mc, err
+}
+
+func (c factorsClaim) checker(rules []Rule) claimCheck {
+	mr := c.a.mfaRulesOf(rules)
+	if mr.pendingMFA && len(mr.fresh) == 0 {
+		return nil
+	}
+	return func(w http.ResponseWriter, _ *http.Request, vt *verifiedToken, _ mode) bool {
+		return c.a.checkMFA(w, vt, mr)
+	}
+}
+
+// atRefresh is the claim a refresh carries: the session's, held to
 // what its user must complete as it is now, which may have grown since
 // the claim was last assessed (MFAConfig.Required set at a restart,
 // RequireFactors, a second factor set up from another session). It costs
@@ -224,8 +253,9 @@ func (a *Auth) newSessionClaim(factor string, sf *secondFactors, logins []store.
 // logins where passkeys are a second factor. A claim that
 // cannot be assessed is left out, and a token without one is refused by
 // protected routes until PUT /mfa/info assesses it: failing closed.
-func (a *Auth) refreshedClaim(ctx context.Context, s store.Session) []byte {
-	if !a.mfaOn() || len(s.Factors) == 0 {
+func (fc factorsClaim) atRefresh(ctx context.Context, s store.Session, _ time.Time) []byte {
+	a := fc.a
+	if len(s.Factors) == 0 {
 		return nil
 	}
 	c, err := decodeClaim(s.Factors)
@@ -269,7 +299,16 @@ func (a *Auth) requiredWith(ctx context.Context, userID string, sf *secondFactor
 // mfaMet reports whether a verified token's session has met its MFA
 // requirement. A token without the claim, made before MFA was on, has
 // not: the SDKs then ask PUT /mfa/info, which assesses it.
-func (vt *verifiedToken) mfaMet() bool { return vt.mfa != nil && vt.mfa.Met }
+func (vt *verifiedToken) mfaMet() bool {
+	c := vt.factorsClaim()
+	return c != nil && c.Met
+}
+
+// factorsClaim is the st-mfa claim that a verified token carries, or nil.
+func (vt *verifiedToken) factorsClaim() *mfaClaim {
+	c, _ := vt.parsed[claimMFA].(*mfaClaim)
+	return c
+}
 
 // completeFactor records that the session of vt completed factor now,
 // reassesses whether its user's requirement req is met (read after the
@@ -285,7 +324,7 @@ func (a *Auth) completeFactor(ctx context.Context, w http.ResponseWriter, r *htt
 		return err
 	}
 	a.emit(ctx, r, Event{Kind: EventFactorCompleted, UserID: vt.session.UserID, SessionHandle: vt.handle, Method: factor})
-	return a.rewriteAccess(ctx, w, vt, m, tokenClaims{ev: vt.ev, mfa: claim})
+	return a.rewriteAccess(ctx, w, vt, m, claimMFA, claim)
 }
 
 // updateClaim changes the claim of the session handle with change, a
@@ -414,18 +453,42 @@ type freshFactor struct {
 // for TOTP within five minutes asks a user who lost their app to set up
 // another.
 func FactorWithin(factor string, d time.Duration) Rule {
-	return Rule{fresh: []freshFactor{{factor, d}}}
+	return Rule{"st-mfa", freshFactor{factor, d}}
 }
 
 // AllowPendingMFA exempts a route from the MFA requirement, for the
 // pages a signed-in user must reach before completing it, such as one
 // that explains what to set up. SDK endpoints that set up and complete
 // factors are exempt already.
-func AllowPendingMFA() Rule { return Rule{pendingMFA: true} }
+func AllowPendingMFA() Rule { return Rule{"st-mfa", allowPending{}} }
+
+// allowPending is the argument of AllowPendingMFA's rule.
+type allowPending struct{}
+
+// mfaRules is what a route's rules ask of the st-mfa claim.
+type mfaRules struct {
+	pendingMFA bool          // let a session through before its requirement is met
+	fresh      []freshFactor // FactorWithin's
+}
+
+// mfaRulesOf reads a route's rules: a session is held to its requirement
+// while MFA is on, unless a rule allows it pending.
+func (a *Auth) mfaRulesOf(rules []Rule) mfaRules {
+	mr := mfaRules{pendingMFA: !a.mfaOn()}
+	for _, r := range rules {
+		switch arg := r.arg.(type) {
+		case freshFactor:
+			mr.fresh = append(mr.fresh, arg)
+		case allowPending:
+			mr.pendingMFA = true
+		}
+	}
+	return mr
+}
 
 // checkMFA lets a session through if it meets its MFA requirement and
 // the route's FactorWithin rules, and answers 403 otherwise.
-func (a *Auth) checkMFA(w http.ResponseWriter, vt *verifiedToken, rules sessionRules) bool {
+func (a *Auth) checkMFA(w http.ResponseWriter, vt *verifiedToken, rules mfaRules) bool {
 	if !rules.pendingMFA && !vt.mfaMet() {
 		writeMFAPending(w)
 		return false
@@ -437,8 +500,8 @@ func (a *Auth) checkMFA(w http.ResponseWriter, vt *verifiedToken, rules sessionR
 	for _, f := range rules.fresh {
 		var at int64
 		ok := false
-		if vt.mfa != nil {
-			at, ok = vt.mfa.Done[f.factor]
+		if c := vt.factorsClaim(); c != nil {
+			at, ok = c.Done[f.factor]
 		}
 		if !ok || now.Sub(time.Unix(at, 0)) > f.within {
 			writeClaimError(w, "st-mfa", claimReason{
@@ -456,13 +519,14 @@ func (a *Auth) checkMFA(w http.ResponseWriter, vt *verifiedToken, rules sessionR
 // beside one the user has already.
 const msgSetupNotAllowed = "Not allowed to setup factor that is not in the next set of unsatisfied factors"
 
-// mayAddFactor reports whether the session of vt may set up factor for
+// mayAddFactor reports whether a session, met if it has met its
+// requirement, may set up factor for
 // its user, whose second factors are sf and logins logins: it has met its
 // requirement, or factor is one the user may complete and the user has
 // set up none of those yet (so a stolen password cannot add a device to
 // pass in place of the one the user has).
-func (a *Auth) mayAddFactor(vt *verifiedToken, factor string, sf *secondFactors, logins []store.Login) bool {
-	if vt.mfaMet() {
+func (a *Auth) mayAddFactor(met bool, factor string, sf *secondFactors, logins []store.Login) bool {
+	if met {
 		return true
 	}
 	req := a.requiredFactors(sf, logins)
@@ -555,8 +619,8 @@ func (a *Auth) reassessed(w http.ResponseWriter, r *http.Request, vt *verifiedTo
 		a.fail(w, r, err)
 		return mfaClaim{}, false
 	}
-	if vt.mfaRaw == nil || string(claim) != string(vt.mfaRaw) {
-		if err := a.rewriteAccess(ctx, w, vt, m, tokenClaims{ev: vt.ev, mfa: claim}); err != nil {
+	if old := vt.claims[claimMFA]; old == nil || string(claim) != string(old) {
+		if err := a.rewriteAccess(ctx, w, vt, m, claimMFA, claim); err != nil {
 			a.fail(w, r, err)
 			return mfaClaim{}, false
 		}
@@ -582,7 +646,7 @@ func (a *Auth) factorsOf(c mfaClaim, req []string, sf *secondFactors, logins []s
 		f.AlreadySetup = []string{}
 	}
 	for _, id := range a.cfg.MFA.Factors {
-		if a.mayAddFactor(&verifiedToken{mfa: &c}, id, sf, logins) {
+		if a.mayAddFactor(c.Met, id, sf, logins) {
 			f.AllowedToSetup = append(f.AllowedToSetup, id)
 		}
 	}

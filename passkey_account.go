@@ -139,7 +139,7 @@ func (a *Auth) handleAddPasskey(w http.ResponseWriter, r *http.Request) {
 func (a *Auth) passkeyAdder(w http.ResponseWriter, r *http.Request) (*verifiedToken, mode, []store.Login, *secondFactors, bool) {
 	if a.mfaOn() {
 		vt, m, logins, sf, ok := a.sessionForFactors(w, r)
-		if ok && !a.mayAddFactor(vt, FactorWebAuthn, sf, logins) {
+		if ok && !a.mayAddFactor(vt.mfaMet(), FactorWebAuthn, sf, logins) {
 			writeClaimError(w, "st-mfa", msgSetupNotAllowed)
 			ok = false
 		}
@@ -503,7 +503,7 @@ func (a *Auth) passkeySignUpAsFactor(w http.ResponseWriter, r *http.Request, req
 	if !ok {
 		return
 	}
-	if !a.mayAddFactor(vt, FactorWebAuthn, sf, logins) {
+	if !a.mayAddFactor(vt.mfaMet(), FactorWebAuthn, sf, logins) {
 		writeClaimError(w, "st-mfa", msgSetupNotAllowed)
 		return
 	}

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"time"
 
@@ -88,8 +87,8 @@ func (a *Auth) handleRefresh(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	t, err := a.issueAccess(key, s, now, now.Add(a.cfg.AccessTokenLifetime),
-		tokenClaims{ev: a.refreshedEmailClaim(ctx, s, now), mfa: a.refreshedClaim(ctx, s)})
+	claims := a.claimsAtRefresh(ctx, s, now)
+	t, err := a.issueAccess(key, s, now, now.Add(a.cfg.AccessTokenLifetime), &claims)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -268,24 +267,6 @@ func (a *Auth) repeatSuccessor(ctx context.Context, presented string, res store.
 	s := res.Session
 	tok, _, err := refreshtoken.MintSuccessor(key, s.Handle, s.Generation, s.ExpiresAt, presented)
 	return tok, err
-}
-
-// refreshedEmailClaim reads the st-ev claim of a session anew at each
-// refresh (SuperTokens copies it), so that a change of the email's state
-// reaches the token within one access-token lifetime. The rotation has
-// committed by now: if the read fails the claim is left out, and a missing
-// claim is read again by the first check that needs it.
-func (a *Auth) refreshedEmailClaim(ctx context.Context, s store.Session, now time.Time) *emailClaim {
-	if !a.verifying() {
-		return nil
-	}
-	l, err := a.loginOf(ctx, s.UserID, s.LoginID)
-	if err != nil {
-		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: refresh without the email claim",
-			slog.String("user_id", s.UserID), slog.String("error", err.Error()))
-		return nil
-	}
-	return a.emailClaimOf(l, now)
 }
 
 // tokenHash is the SHA-256 of a token, as the store keeps it. A token of

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -144,7 +143,7 @@ func (a *Auth) checkSession(ctx context.Context, handle string) error {
 // body, and FactorWithin asks for a factor completed recently;
 // AllowPendingMFA exempts a route.
 func (a *Auth) RequireSession(next http.Handler, rules ...Rule) http.Handler {
-	return a.sessionMiddleware(next, true, a.rulesOf(rules))
+	return a.sessionMiddleware(next, true, a.checksOf(rules))
 }
 
 // OptionalSession is RequireSession for pages that also serve signed-out
@@ -154,67 +153,12 @@ func (a *Auth) RequireSession(next http.Handler, rules ...Rule) http.Handler {
 // session is held to the email verification rule, and to rules, as
 // RequireSession holds it.
 func (a *Auth) OptionalSession(next http.Handler, rules ...Rule) http.Handler {
-	return a.sessionMiddleware(next, false, a.rulesOf(rules))
+	return a.sessionMiddleware(next, false, a.checksOf(rules))
 }
 
-// A Rule changes what a route asks of a session, given to RequireSession
-// or OptionalSession. Rules compose: each concerns one thing, and of two
-// rules about the same thing the stricter holds; FactorWithin rules all
-// hold.
-type Rule struct {
-	email      emailRule
-	fresh      []freshFactor
-	pendingMFA bool
-}
-
-// sessionRules is what a route's rules ask of a session, together.
-type sessionRules struct {
-	email      emailRule
-	fresh      []freshFactor
-	pendingMFA bool
-}
-
-// rulesOf composes the rules of a route.
-func (a *Auth) rulesOf(rules []Rule) sessionRules {
-	sr := sessionRules{email: a.emailRuleOf(rules), pendingMFA: true}
-	for _, r := range rules {
-		sr.fresh = append(sr.fresh, r.fresh...)
-	}
-	if a.mfaOn() {
-		sr.pendingMFA = slices.ContainsFunc(rules, func(r Rule) bool { return r.pendingMFA })
-	}
-	return sr
-}
-
-// VerifiedEmail requires a verified email on a route whatever
-// Config.EmailVerification's mode: a session whose email is not verified
-// is refused 403 with the SDKs' "invalid claim" body. With verification
-// off, access tokens carry no claim, so the route reads the store for
-// every request.
-func VerifiedEmail() Rule { return Rule{email: emailRequired} }
-
-// AllowUnverifiedEmail exempts a route from required email verification,
-// for the pages a user with an unverified email must still reach, such as
-// one that asks them to verify it or to change it.
-func AllowUnverifiedEmail() Rule { return Rule{email: emailAnyState} }
-
-// emailRuleOf is the email rule that rules leave for a route: the mode's
-// by default, and VerifiedEmail over AllowUnverifiedEmail.
-func (a *Auth) emailRuleOf(rules []Rule) emailRule {
-	rule := a.defaultEmailRule()
-	for _, r := range rules {
-		switch r.email {
-		case emailRequired:
-			return emailRequired
-		case emailAnyState:
-			rule = emailAnyState
-		}
-	}
-	return rule
-}
-
-func (a *Auth) sessionMiddleware(next http.Handler, required bool, rules sessionRules) http.Handler {
-	mfa := !rules.pendingMFA || len(rules.fresh) > 0
+// sessionMiddleware serves next to requests with a session that passes
+// checks, and to those without a session unless one is required.
+func (a *Auth) sessionMiddleware(next http.Handler, required bool, checks []claimCheck) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 			w.WriteHeader(http.StatusNoContent)
@@ -227,11 +171,10 @@ func (a *Auth) sessionMiddleware(next http.Handler, required bool, rules session
 				writeMessage(w, http.StatusForbidden, "cross-origin request refused: add the page's origin to Config.AllowedOrigins")
 				return
 			}
-			if rules.email == emailRequired && !a.emailVerifiedNoPanic(w, r, vt, m) {
-				return
-			}
-			if mfa && !a.checkMFA(w, vt, rules) {
-				return
+			for _, check := range checks {
+				if !a.checkNoPanic(w, r, vt, m, check) {
+					return
+				}
 			}
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, vt.session)))
 		case !required && err == errNoToken:
@@ -258,16 +201,16 @@ func (a *Auth) verifyNoPanic(w http.ResponseWriter, r *http.Request) (vt *verifi
 	return a.verifyRequest(r)
 }
 
-// emailVerifiedNoPanic is checkEmailClaim for the middleware, for the
-// same reason as verifyNoPanic.
-func (a *Auth) emailVerifiedNoPanic(w http.ResponseWriter, r *http.Request, vt *verifiedToken, m mode) (ok bool) {
+// checkNoPanic runs a claim's check for the middleware, for the same
+// reason as verifyNoPanic: a check may read the store.
+func (a *Auth) checkNoPanic(w http.ResponseWriter, r *http.Request, vt *verifiedToken, m mode, check claimCheck) (ok bool) {
 	defer func() {
 		if v := recover(); v != nil {
 			a.answerPanic(w, r, v)
 			ok = false
 		}
 	}()
-	return a.checkEmailClaim(w, r, vt, m)
+	return check(w, r, vt, m)
 }
 
 // createSession starts a session for a user who just signed up or in with
@@ -299,7 +242,8 @@ func (a *Auth) createSession(ctx context.Context, w http.ResponseWriter, r *http
 	if err != nil {
 		return store.Session{}, bodyTokens{}, err
 	}
-	t, err := a.issueAccess(key, s, now, now.Add(a.cfg.AccessTokenLifetime), tokenClaims{ev: a.emailClaimOf(by, now), mfa: factors})
+	claims := a.claimsAtSignIn(ctx, s, by, now)
+	t, err := a.issueAccess(key, s, now, now.Add(a.cfg.AccessTokenLifetime), &claims)
 	if err != nil {
 		return store.Session{}, bodyTokens{}, err
 	}
@@ -357,18 +301,20 @@ func (a *Auth) loginOf(ctx context.Context, userID, loginID string) (store.Login
 }
 
 // rewriteAccess replaces the access token of a request's session with one
-// that carries ev and keeps the old token's expiry, written in the
+// whose claim i is v, the others as the old token's, and that keeps its expiry, written in the
 // request's transfer mode with a new front-token. The refresh token is
 // untouched. Body mode has no body of ours to carry it on every route, so
 // it gets the st-access-token header, as header mode does.
-func (a *Auth) rewriteAccess(ctx context.Context, w http.ResponseWriter, vt *verifiedToken, m mode, tc tokenClaims) error {
+func (a *Auth) rewriteAccess(ctx context.Context, w http.ResponseWriter, vt *verifiedToken, m mode, i int, v []byte) error {
 	key, err := a.keys.signer(ctx)
 	if err != nil {
 		return err
 	}
 	s := vt.session
 	now := a.cfg.Now()
-	t, err := a.issueAccess(key, store.Session{Handle: s.Handle, UserID: s.UserID, LoginID: s.LoginID}, now, s.ExpiresAt, tc)
+	claims := vt.claims
+	claims[i] = v
+	t, err := a.issueAccess(key, store.Session{Handle: s.Handle, UserID: s.UserID, LoginID: s.LoginID}, now, s.ExpiresAt, &claims)
 	if err != nil {
 		return err
 	}

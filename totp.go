@@ -50,7 +50,7 @@ func (a *Auth) handleCreateTOTPDevice(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if !a.mayAddFactor(vt, FactorTOTP, sf, logins) {
+	if !a.mayAddFactor(vt.mfaMet(), FactorTOTP, sf, logins) {
 		writeClaimError(w, "st-mfa", msgSetupNotAllowed)
 		return
 	}
@@ -412,7 +412,7 @@ func (a *Auth) handleVerifyTOTPDevice(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if i := sf.device(device); (i < 0 || !sf.TOTP[i].Verified) && !a.mayAddFactor(vt, FactorTOTP, sf, logins) {
+	if i := sf.device(device); (i < 0 || !sf.TOTP[i].Verified) && !a.mayAddFactor(vt.mfaMet(), FactorTOTP, sf, logins) {
 		writeClaimError(w, "st-mfa", msgSetupNotAllowed)
 		return
 	}

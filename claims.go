@@ -1,0 +1,180 @@
+package auth
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/latchkit/auth/store"
+)
+
+// maxClaims is how many claims the features may register. A token's
+// claim values live in a fixed array, so that making a token allocates
+// nothing for them.
+const maxClaims = 4
+
+// A tokenClaim is a value a feature keeps in every access token of a
+// session, under its own name in the token's payload: email
+// verification's st-ev and MFA's st-mfa. The kernel asks for the value at
+// sign-in and at each refresh, carries it into every token it rewrites,
+// reads it once when it verifies a token, and runs the feature's check,
+// with the route's rules, in RequireSession. A feature never writes a
+// token itself, so a claim added later cannot be left out of one of them.
+type tokenClaim interface {
+	// name is the claim's key in the payload: plain ASCII, unlike any
+	// other key of the token.
+	name() string
+	// inTokens reports whether the feature is on, so that its value goes
+	// into tokens; its check runs either way.
+	inTokens() bool
+	// atSignIn is the claim's JSON value for the new session s, started
+	// with the login by; nil leaves it out.
+	atSignIn(ctx context.Context, s store.Session, by store.Login, now time.Time) []byte
+	// atRefresh is the value for s at a refresh that has committed, so
+	// it cannot fail: nil leaves the claim out, and the check that needs
+	// it reads the store.
+	atRefresh(ctx context.Context, s store.Session, now time.Time) []byte
+	// parse reads a value that a verified token carries; the check gets
+	// it from verifiedToken.parsed. It runs once per token, as the token
+	// cache keeps the result.
+	parse(raw json.RawMessage) (any, error)
+	// checker is what a route's rules ask of the claim, or nil for
+	// nothing.
+	checker(rules []Rule) claimCheck
+}
+
+// A claimCheck lets the session of a request through, or answers the
+// request and returns false.
+type claimCheck func(w http.ResponseWriter, r *http.Request, vt *verifiedToken, m mode) bool
+
+// The kernel's claims, registered by New in this order, which is the
+// order of their checks.
+const (
+	claimEV  = iota // st-ev, email verification's
+	claimMFA        // st-mfa, MFA's
+)
+
+// claimValues are the JSON values of a token's claims, at their claims'
+// indexes in Auth.claims; nil where the token has none.
+type claimValues [maxClaims][]byte
+
+// A Rule changes what a route asks of a session, given to RequireSession
+// or OptionalSession. Rules compose: each concerns one thing, and of two
+// rules about the same thing the stricter holds; FactorWithin rules all
+// hold.
+type Rule struct {
+	claim string // the name of the claim whose check reads the rule
+	arg   any    // what that check makes of it
+}
+
+// registerClaim adds c to the claims of every token and every check of
+// RequireSession, which runs the checks in the order of registration, and
+// returns its index in claimValues.
+func (a *Auth) registerClaim(c tokenClaim) int {
+	name := c.name()
+	if len(a.claims) == maxClaims || name == "" || strings.ContainsAny(name, "\"\\") || isStandardClaim(name) {
+		panic(fmt.Sprintf("auth: claim %q cannot be registered", name))
+	}
+	a.claims = append(a.claims, c)
+	a.claimNames = append(a.claimNames, name)
+	a.claimsInTokens = a.claimsInTokens || c.inTokens()
+	return len(a.claims) - 1
+}
+
+// isStandardClaim reports whether name is a key of accessClaims.
+func isStandardClaim(name string) bool {
+	switch name {
+	case "sub", "rsub", "sessionHandle", "tId", "tokenType", "iss", "iat", "exp", "nbf", "jti":
+		return true
+	}
+	return false
+}
+
+// claimsAtSignIn are the claims of a session's first access token.
+func (a *Auth) claimsAtSignIn(ctx context.Context, s store.Session, by store.Login, now time.Time) (v claimValues) {
+	for i, c := range a.claims {
+		if c.inTokens() {
+			v[i] = c.atSignIn(ctx, s, by, now)
+		}
+	}
+	return v
+}
+
+// claimsAtRefresh are the claims of the access token a refresh issues.
+func (a *Auth) claimsAtRefresh(ctx context.Context, s store.Session, now time.Time) (v claimValues) {
+	for i, c := range a.claims {
+		if c.inTokens() {
+			v[i] = c.atRefresh(ctx, s, now)
+		}
+	}
+	return v
+}
+
+// checksOf are the checks that a route's rules ask for, in the order
+// the claims were registered.
+func (a *Auth) checksOf(rules []Rule) []claimCheck {
+	var checks []claimCheck
+	for _, c := range a.claims {
+		if check := c.checker(rules); check != nil {
+			checks = append(checks, check)
+		}
+	}
+	return checks
+}
+
+// namedClaims are the claims of one token with their names, as the
+// token's encoder reads them.
+type namedClaims struct {
+	names  []string     // Auth.claimNames
+	values *claimValues // nil for none
+}
+
+// appendJSON appends the claims that have values as ,"name":value pairs.
+func (nc namedClaims) appendJSON(b []byte) []byte {
+	if nc.values == nil {
+		return b
+	}
+	for i, name := range nc.names {
+		if v := nc.values[i]; v != nil {
+			b = append(b, `,"`...)
+			b = append(b, name...)
+			b = append(b, `":`...)
+			b = append(b, v...)
+		}
+	}
+	return b
+}
+
+// readClaims fills in the claims of a verified token from its payload.
+// Only a token of a configuration with claims pays for the second
+// decoding of its payload.
+func (a *Auth) readClaims(vt *verifiedToken, tok string) error {
+	if !a.claimsInTokens {
+		return nil
+	}
+	dot := strings.IndexByte(tok, '.')
+	end := strings.LastIndexByte(tok, '.')
+	payload, err := base64.RawURLEncoding.DecodeString(tok[dot+1 : end])
+	if err != nil {
+		return err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(payload, &all); err != nil {
+		return err
+	}
+	for i, c := range a.claims {
+		raw, ok := all[c.name()]
+		if !ok || !c.inTokens() || string(raw) == "null" {
+			continue
+		}
+		if vt.parsed[i], err = c.parse(raw); err != nil {
+			return fmt.Errorf("claim %s: %w", c.name(), err)
+		}
+		vt.claims[i] = raw
+	}
+	return nil
+}
