@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
 )
@@ -123,5 +124,29 @@ func BenchmarkParseAccess(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkParseAccessClaims is BenchmarkParseAccess for a token with
+// st-ev and st-mfa, which a second decoding of the payload reads.
+func BenchmarkParseAccessClaims(b *testing.B) {
+	a, key := tokenAuth(b, Config{AppURL: "https://app.example",
+		Email:             EmailConfig{Mailer: mailer.Func(func(context.Context, mailer.Message) error { return nil })},
+		EmailVerification: EmailVerificationConfig{Mode: EmailVerificationOptional},
+		MFA:               MFAConfig{Factors: []string{FactorTOTP}}})
+	now := time.Now()
+	s := store.Session{Handle: "h4nd1e", UserID: "8c1f0a9e-7a43-4d33-9f5e-2b1f1f0c9d11", ExpiresAt: now.Add(time.Hour),
+		Factors: mfaClaim{Done: map[string]int64{FactorTOTP: now.Unix()}, Met: true}.encode()}
+	claims := a.claimsAtSignIn(b.Context(), s, store.Login{Email: "a@example.com", EmailVerified: true}, now)
+	t, err := a.issueAccess(key, s, now, now.Add(time.Hour), &claims)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		vt, err := a.parseAccess(b.Context(), t.access)
+		if err != nil || !vt.mfaMet() || !vt.emailClaim().Verified {
+			b.Fatal(err)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 
@@ -39,6 +40,7 @@ type Auth struct {
 	claims         []tokenClaim
 	claimNames     []string
 	claimsInTokens bool
+	claimFields    reflect.Type                 // see readClaims
 	providers      map[string]provider.Provider // Config.ThirdParty.Providers by id
 	// frontendOrigins are the origins of AppURL and AllowedOrigins, where
 	// third-party sign-in may send the browser back to.

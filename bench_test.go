@@ -182,11 +182,24 @@ func BenchmarkGolangJWTParse(b *testing.B) {
 // BenchmarkRefresh rotates a session's refresh token on memstore and
 // signs a new access token: the signing cost of each algorithm shows here.
 func BenchmarkRefresh(b *testing.B) {
-	for _, alg := range []string{auth.HS256, auth.EdDSA} {
-		b.Run(alg, func(b *testing.B) {
-			a, _, refresh := signedUp(b, auth.Config{SigningAlgorithm: alg,
-				// One session refreshes b.N times: past its allowance.
-				RateLimits: auth.RateLimits{SessionRefreshes: auth.Rate{Burst: 1 << 30, Every: time.Nanosecond}}})
+	// One session refreshes b.N times: past its allowance.
+	limits := auth.RateLimits{SessionRefreshes: auth.Rate{Burst: 1 << 30, Every: time.Nanosecond}}
+	for _, c := range []struct {
+		name string
+		cfg  auth.Config
+	}{
+		{auth.HS256, auth.Config{SigningAlgorithm: auth.HS256, RateLimits: limits}},
+		{auth.EdDSA, auth.Config{SigningAlgorithm: auth.EdDSA, RateLimits: limits}},
+		// A session that completed TOTP: each refresh carries its st-mfa
+		// claim, reassessed against the user's second factors.
+		{"HS256+MFA", auth.Config{SigningAlgorithm: auth.HS256, RateLimits: limits,
+			MFA: auth.MFAConfig{Required: []string{auth.FactorTOTP}}}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			a, access, refresh := signedUp(b, c.cfg)
+			if len(c.cfg.MFA.Required) > 0 {
+				benchTOTP(b, a, access)
+			}
 			w := &discard{h: http.Header{}}
 			b.ReportAllocs()
 			for b.Loop() {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -82,6 +84,7 @@ func (a *Auth) registerClaim(c tokenClaim) int {
 	a.claims = append(a.claims, c)
 	a.claimNames = append(a.claimNames, name)
 	a.claimsInTokens = a.claimsInTokens || c.inTokens()
+	a.claimFields = claimFieldsOf(a.claimNames)
 	return len(a.claims) - 1
 }
 
@@ -151,7 +154,9 @@ func (nc namedClaims) appendJSON(b []byte) []byte {
 
 // readClaims fills in the claims of a verified token from its payload.
 // Only a token of a configuration with claims pays for the second
-// decoding of its payload.
+// decoding of its payload, into a struct with a field for each claim
+// (claimFields), so that encoding/json skips the token's other keys
+// without a copy.
 func (a *Auth) readClaims(vt *verifiedToken, tok string) error {
 	if !a.claimsInTokens {
 		return nil
@@ -162,13 +167,13 @@ func (a *Auth) readClaims(vt *verifiedToken, tok string) error {
 	if err != nil {
 		return err
 	}
-	var all map[string]json.RawMessage
-	if err := json.Unmarshal(payload, &all); err != nil {
+	fields := reflect.New(a.claimFields)
+	if err := json.Unmarshal(payload, fields.Interface()); err != nil {
 		return err
 	}
 	for i, c := range a.claims {
-		raw, ok := all[c.name()]
-		if !ok || !c.inTokens() || string(raw) == "null" {
+		raw := json.RawMessage(fields.Elem().Field(i).Bytes())
+		if raw == nil || !c.inTokens() || string(raw) == "null" {
 			continue
 		}
 		if vt.parsed[i], err = c.parse(raw); err != nil {
@@ -177,4 +182,18 @@ func (a *Auth) readClaims(vt *verifiedToken, tok string) error {
 		vt.claims[i] = raw
 	}
 	return nil
+}
+
+// claimFieldsOf is a struct type with a json.RawMessage field for each of
+// the names, as readClaims decodes a payload into.
+func claimFieldsOf(names []string) reflect.Type {
+	fields := make([]reflect.StructField, len(names))
+	for i, name := range names {
+		fields[i] = reflect.StructField{
+			Name: "Claim" + strconv.Itoa(i),
+			Type: reflect.TypeFor[json.RawMessage](),
+			Tag:  reflect.StructTag(`json:"` + name + `"`),
+		}
+	}
+	return reflect.StructOf(fields)
 }
