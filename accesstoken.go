@@ -140,7 +140,7 @@ func (a *Auth) issueAccess(key *signingKey, s store.Session, now, exp time.Time,
 		IssuedAt:      jwt.NewNumericDate(now),
 		ExpiresAt:     jwt.NewNumericDate(exp),
 		ID:            string(base64.RawURLEncoding.AppendEncode(make([]byte, 0, 22), jti)),
-		Claims:        namedClaims{a.claimNames, cv},
+		Claims:        namedClaims{a.claimNames, *cv},
 	}
 	access, payload, err := signAccessToken(key, c, make([]byte, 0, 320))
 	if err != nil {

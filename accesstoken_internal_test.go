@@ -36,7 +36,7 @@ func (jc *jsonClaims) claims() accessClaims {
 		v[claimMFA] = jc.MFA
 	}
 	c := jc.accessClaims
-	c.Claims = namedClaims{kernelClaims, &v}
+	c.Claims = namedClaims{kernelClaims, v}
 	return c
 }
 

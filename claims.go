@@ -132,15 +132,12 @@ func (a *Auth) checksOf(rules []Rule) []claimCheck {
 // namedClaims are the claims of one token with their names, as the
 // token's encoder reads them.
 type namedClaims struct {
-	names  []string     // Auth.claimNames
-	values *claimValues // nil for none
+	names  []string // Auth.claimNames
+	values claimValues
 }
 
 // appendJSON appends the claims that have values as ,"name":value pairs.
-func (nc namedClaims) appendJSON(b []byte) []byte {
-	if nc.values == nil {
-		return b
-	}
+func (nc *namedClaims) appendJSON(b []byte) []byte {
 	for i, name := range nc.names {
 		if v := nc.values[i]; v != nil {
 			b = append(b, `,"`...)
