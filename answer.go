@@ -58,8 +58,12 @@ func writeNotAllowed(w http.ResponseWriter, status, reason string) {
 // writeMFAPending answers 403 to a session that has not met its MFA
 // requirement, as the SDKs' claim validators do.
 func writeMFAPending(w http.ResponseWriter) {
-	writeClaimError(w, "st-mfa", claimReason{Message: "MFA requirement for auth is not satisfied"})
+	writeClaimError(w, errMFAPending.claim, errMFAPending.reason)
 }
+
+// errMFAPending is the refusal of a session that has not met its MFA
+// requirement.
+var errMFAPending = &claimFailure{"st-mfa", claimReason{Message: "MFA requirement for auth is not satisfied"}}
 
 // claimReason is the reason of a failed claim in a 403 "invalid claim".
 type claimReason struct {

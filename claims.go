@@ -49,9 +49,30 @@ type tokenClaim interface {
 	checker(rules []Rule) claimCheck
 }
 
-// A claimCheck lets the session of a request through, or answers the
-// request and returns false.
-type claimCheck func(w http.ResponseWriter, r *http.Request, vt *verifiedToken, m mode) bool
+// A claimCheck passes the session of a verified token, or says why not:
+// a *claimFailure, or the store's error, or errRevoked for a session
+// whose user or login is gone. fresh is the claim's value as read while
+// checking, for a new access token, or nil. A check answers nothing
+// itself: RequireSession answers for every claim alike.
+type claimCheck func(ctx context.Context, vt *verifiedToken) (fresh []byte, err error)
+
+// A routeCheck is a claimCheck that a route's rules asked for, with the
+// index of its claim.
+type routeCheck struct {
+	claim int
+	check claimCheck
+}
+
+// A claimFailure is a session refused by a claim's check, answered 403
+// with the SDKs' "invalid claim" body.
+type claimFailure struct {
+	claim  string
+	reason claimReason
+}
+
+func (f *claimFailure) Error() string {
+	return "auth: claim " + f.claim + " refused: " + f.reason.Message
+}
 
 // The kernel's claims, registered by New in this order, which is the
 // order of their checks.
@@ -119,14 +140,26 @@ func (a *Auth) claimsAtRefresh(ctx context.Context, s store.Session, now time.Ti
 
 // checksOf are the checks that a route's rules ask for, in the order
 // the claims were registered.
-func (a *Auth) checksOf(rules []Rule) []claimCheck {
-	var checks []claimCheck
-	for _, c := range a.claims {
+func (a *Auth) checksOf(rules []Rule) []routeCheck {
+	var checks []routeCheck
+	for i, c := range a.claims {
 		if check := c.checker(rules); check != nil {
-			checks = append(checks, check)
+			checks = append(checks, routeCheck{i, check})
 		}
 	}
 	return checks
+}
+
+// runCheck runs a route's check on the session of vt, and writes the
+// claim's fresh value, if the check read one, into a new access token.
+func (a *Auth) runCheck(ctx context.Context, w http.ResponseWriter, vt *verifiedToken, m mode, c routeCheck) error {
+	fresh, err := c.check(ctx, vt)
+	if fresh != nil {
+		if err := a.rewriteAccess(ctx, w, vt, m, c.claim, fresh); err != nil {
+			return err
+		}
+	}
+	return err
 }
 
 // namedClaims are the claims of one token with their names, as the

@@ -143,43 +143,35 @@ func (a *Auth) sessionLogin(ctx context.Context, s *Session) (store.Login, error
 	return a.loginOf(ctx, s.UserID, s.LoginID)
 }
 
-// checkEmailClaim lets a session through if its email is verified, and
-// answers 403 "invalid claim" otherwise. A claim that says so is trusted;
-// a missing one, or a false one older than claimRefetchAfter, is read
-// again from the store, and a changed value is written into the response
-// (a new access token with the old one's expiry), so the client's claim
-// follows without a refresh.
-func (a *Auth) checkEmailClaim(w http.ResponseWriter, r *http.Request, vt *verifiedToken, m mode) bool {
+// checkEmailClaim passes a session whose email is verified. A claim that
+// says so is trusted; a missing one, or a false one older than
+// claimRefetchAfter, is read again from the store, and a changed value is
+// returned fresh, to be written into the response (a new access token with
+// the old one's expiry), so the client's claim follows without a refresh.
+func (a *Auth) checkEmailClaim(ctx context.Context, vt *verifiedToken) (fresh []byte, err error) {
 	ev := vt.emailClaim()
 	if ev != nil && ev.Verified {
-		return true
+		return nil, nil
 	}
 	now := a.cfg.Now()
 	if ev == nil || now.Sub(time.UnixMilli(ev.Time)) > claimRefetchAfter {
-		l, err := a.sessionLogin(r.Context(), vt.session)
+		l, err := a.sessionLogin(ctx, vt.session)
 		if errors.Is(err, store.ErrNotFound) {
-			a.clearTokens(w, true, true)
-			a.fail(w, r, errRevoked)
-			return false
+			return nil, errRevoked
 		} else if err != nil {
-			a.fail(w, r, err)
-			return false
+			return nil, err
 		}
-		fresh := &emailClaim{Verified: emailVerified(l), Time: now.UnixMilli()}
-		if a.verifying() && (ev == nil || ev.Verified != fresh.Verified) {
-			if err := a.rewriteAccess(r.Context(), w, vt, m, claimEV, fresh.encode()); err != nil {
-				a.fail(w, r, err)
-				return false
-			}
+		read := emailClaim{Verified: emailVerified(l), Time: now.UnixMilli()}
+		if a.verifying() && (ev == nil || ev.Verified != read.Verified) {
+			fresh = read.encode()
 		}
-		ev = fresh
+		ev = &read
 	}
 	if ev.Verified {
-		return true
+		return fresh, nil
 	}
 	expected, actual := true, false
-	writeClaimError(w, "st-ev", claimReason{Message: "wrong value", ExpectedValue: &expected, ActualValue: &actual})
-	return false
+	return fresh, &claimFailure{"st-ev", claimReason{Message: "wrong value", ExpectedValue: &expected, ActualValue: &actual}}
 }
 
 // refreshEmailClaim writes the session's current state into its claim if

@@ -181,9 +181,12 @@ func (e badRequest) Error() string { return string(e) }
 // clients get a safe message, the log gets the cause.
 func (a *Auth) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var bad badRequest
+	var refused *claimFailure
 	switch {
 	case errors.As(err, &bad):
 		writeMessage(w, http.StatusBadRequest, string(bad))
+	case errors.As(err, &refused):
+		writeClaimError(w, refused.claim, refused.reason)
 	case errors.Is(err, errBodyTooLarge):
 		// Close rather than drain what is left of the body.
 		w.Header().Set("Connection", "close")

@@ -240,8 +240,8 @@ func (c factorsClaim) checker(rules []Rule) claimCheck {
 	if mr.pendingMFA && len(mr.fresh) == 0 {
 		return nil
 	}
-	return func(w http.ResponseWriter, _ *http.Request, vt *verifiedToken, _ mode) bool {
-		return c.a.checkMFA(w, vt, mr)
+	return func(_ context.Context, vt *verifiedToken) ([]byte, error) {
+		return nil, c.a.checkMFA(vt, mr)
 	}
 }
 
@@ -486,15 +486,11 @@ func (a *Auth) mfaRulesOf(rules []Rule) mfaRules {
 	return mr
 }
 
-// checkMFA lets a session through if it meets its MFA requirement and
-// the route's FactorWithin rules, and answers 403 otherwise.
-func (a *Auth) checkMFA(w http.ResponseWriter, vt *verifiedToken, rules mfaRules) bool {
+// checkMFA passes a session that meets its MFA requirement and the
+// route's FactorWithin rules.
+func (a *Auth) checkMFA(vt *verifiedToken, rules mfaRules) error {
 	if !rules.pendingMFA && !vt.mfaMet() {
-		writeMFAPending(w)
-		return false
-	}
-	if len(rules.fresh) == 0 {
-		return true
+		return errMFAPending
 	}
 	now := a.cfg.Now()
 	for _, f := range rules.fresh {
@@ -504,14 +500,13 @@ func (a *Auth) checkMFA(w http.ResponseWriter, vt *verifiedToken, rules mfaRules
 			at, ok = c.Done[f.factor]
 		}
 		if !ok || now.Sub(time.Unix(at, 0)) > f.within {
-			writeClaimError(w, "st-mfa", claimReason{
+			return &claimFailure{"st-mfa", claimReason{
 				Message:  "Factor validation failed: " + f.factor + " not completed within " + strconv.Itoa(int(f.within/time.Second)) + " seconds",
 				FactorID: f.factor,
-			})
-			return false
+			}}
 		}
 	}
-	return true
+	return nil
 }
 
 // msgSetupNotAllowed is the 403 reason for a factor set up by a session

@@ -158,24 +158,22 @@ func (a *Auth) OptionalSession(next http.Handler, rules ...Rule) http.Handler {
 
 // sessionMiddleware serves next to requests with a session that passes
 // checks, and to those without a session unless one is required.
-func (a *Auth) sessionMiddleware(next http.Handler, required bool, checks []claimCheck) http.Handler {
+func (a *Auth) sessionMiddleware(next http.Handler, required bool, checks []routeCheck) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
 		vt, m, err := a.verifyNoPanic(w, r)
+		if err == nil && m == modeCookie && !a.cfg.Cookie.InsecureSkipOriginCheck && a.xorigin.Check(r) != nil {
+			writeMessage(w, http.StatusForbidden, "cross-origin request refused: add the page's origin to Config.AllowedOrigins")
+			return
+		}
+		if err == nil {
+			err = a.checkNoPanic(w, r, vt, m, checks)
+		}
 		switch {
 		case err == nil:
-			if m == modeCookie && !a.cfg.Cookie.InsecureSkipOriginCheck && a.xorigin.Check(r) != nil {
-				writeMessage(w, http.StatusForbidden, "cross-origin request refused: add the page's origin to Config.AllowedOrigins")
-				return
-			}
-			for _, check := range checks {
-				if !a.checkNoPanic(w, r, vt, m, check) {
-					return
-				}
-			}
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, vt.session)))
 		case !required && err == errNoToken:
 			next.ServeHTTP(w, r)
@@ -192,25 +190,29 @@ func (a *Auth) sessionMiddleware(next http.Handler, required bool, checks []clai
 // verifyNoPanic is verifyRequest for the middleware, where a panicking
 // Store must not take down the application's own handler chain.
 func (a *Auth) verifyNoPanic(w http.ResponseWriter, r *http.Request) (vt *verifiedToken, m mode, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			a.answerPanic(w, r, v)
-			vt, err = nil, errAnswered
-		}
-	}()
+	defer a.recoverAnswered(w, r, &err)
 	return a.verifyRequest(r)
 }
 
-// checkNoPanic runs a claim's check for the middleware, for the same
-// reason as verifyNoPanic: a check may read the store.
-func (a *Auth) checkNoPanic(w http.ResponseWriter, r *http.Request, vt *verifiedToken, m mode, check claimCheck) (ok bool) {
-	defer func() {
-		if v := recover(); v != nil {
-			a.answerPanic(w, r, v)
-			ok = false
+// checkNoPanic runs the route's checks on the session of vt for the
+// middleware, for the same reason: a check may read the store.
+func (a *Auth) checkNoPanic(w http.ResponseWriter, r *http.Request, vt *verifiedToken, m mode, checks []routeCheck) (err error) {
+	defer a.recoverAnswered(w, r, &err)
+	for _, c := range checks {
+		if err := a.runCheck(r.Context(), w, vt, m, c); err != nil {
+			return err
 		}
-	}()
-	return check(w, r, vt, m)
+	}
+	return nil
+}
+
+// recoverAnswered answers a panic of the middleware's work, and sets
+// *err to errAnswered.
+func (a *Auth) recoverAnswered(w http.ResponseWriter, r *http.Request, err *error) {
+	if v := recover(); v != nil {
+		a.answerPanic(w, r, v)
+		*err = errAnswered
+	}
 }
 
 // createSession starts a session for a user who just signed up or in with
