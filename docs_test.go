@@ -47,7 +47,7 @@ func TestReadmeReasons(t *testing.T) {
 		got = append(got, backticked(row[0])...)
 	}
 	compareLists(t, "README's table of reasons", got, "errors.go's Reason constants", want)
-	listedOnce(t, readme, section, "reason", want)
+	listedOnce(t, "README", readme, section, "reason", want)
 }
 
 func TestReadmeEvents(t *testing.T) {
@@ -74,7 +74,7 @@ func TestReadmeEvents(t *testing.T) {
 	for name := range kinds {
 		names = append(names, name)
 	}
-	listedOnce(t, readme, section, "event kind", names)
+	listedOnce(t, "README", readme, section, "event kind", names)
 }
 
 // TestReadmeEventSignUp checks the meaning the README gives
@@ -142,31 +142,20 @@ func TestReadmeEventSignUp(t *testing.T) {
 	}
 }
 
-// TestReadmeRoutes checks the README's table of endpoints against the
-// routes the handler with every feature on serves: each listed route
-// answers OPTIONS naming its method.
-func TestReadmeRoutes(t *testing.T) {
+// TestDocsRoutes checks PROTOCOL.md's tables of endpoints against the
+// routes the handler with every feature on serves: each route has one
+// row, and each listed route answers OPTIONS naming its method. The
+// README keeps no table of them: it points at PROTOCOL.md.
+func TestDocsRoutes(t *testing.T) {
 	want := codeRoutes(t)
-	readme := readFile(t, "README.md")
-	section := markdownSection(t, readme, "### Endpoints")
-	var got []string
-	for _, row := range tableRows(section) {
-		for _, cell := range backticked(row[0]) {
-			m := readmeRoute.FindStringSubmatch(cell)
-			if m == nil {
-				t.Errorf("README's endpoint %q: want METHOD /auth/path", cell)
-				continue
-			}
-			got = append(got, m[1]+" "+m[2])
-		}
-	}
-	compareLists(t, "README's table of endpoints", got, "the handler", want)
+	got := protocolRoutes(t, readFile(t, "PROTOCOL.md"))
+	compareLists(t, "PROTOCOL.md's tables of endpoints", got, "the handler", want)
 	var paths []string
 	for _, r := range want {
 		_, path, _ := strings.Cut(r, " ")
-		paths = append(paths, "/auth"+path)
+		paths = append(paths, path, "/auth"+path)
 	}
-	listedOnce(t, readme, section, "endpoint", paths)
+	listedOnce(t, "README", readFile(t, "README.md"), "", "endpoint", paths)
 
 	fake := authtest.NewProvider(t)
 	relay := callbackPoster{fake.Provider()}
@@ -194,9 +183,27 @@ func TestReadmeRoutes(t *testing.T) {
 		path = "/auth" + strings.ReplaceAll(path, "<id>", relay.ID())
 		code, methods := allow(path)
 		if code != http.StatusNoContent || !slices.Contains(strings.Split(methods, ", "), method) {
-			t.Errorf("README lists %s %s, but OPTIONS answered %d with Allow %q", method, path, code, methods)
+			t.Errorf("PROTOCOL.md lists %s %s, but OPTIONS answered %d with Allow %q", method, path, code, methods)
 		}
 	}
+}
+
+// protocolRoutes returns the endpoints of the rows of PROTOCOL.md's
+// tables, as "METHOD /path" under the base path, in the order listed.
+func protocolRoutes(t *testing.T, protocol string) []string {
+	t.Helper()
+	var got []string
+	for _, row := range tableRows(protocol) {
+		for _, cell := range backticked(row[0]) {
+			m := protocolRoute.FindStringSubmatch(cell)
+			if m == nil {
+				t.Errorf("PROTOCOL.md's endpoint %q: want METHOD /path", cell)
+				continue
+			}
+			got = append(got, m[1]+" "+m[2])
+		}
+	}
+	return got
 }
 
 // TestPackageDocRoutes checks the routes that doc.go's package comment
@@ -251,9 +258,9 @@ func TestPackageDocStatuses(t *testing.T) {
 	compareLists(t, "doc.go's HTTP statuses", got, "the package's code", want)
 }
 
-// TestReadmeLoginMethods checks that the README's row for
+// TestDocsLoginMethods checks that PROTOCOL.md's row for
 // /loginmethods names each key of its answer, and no other.
-func TestReadmeLoginMethods(t *testing.T) {
+func TestDocsLoginMethods(t *testing.T) {
 	s := authtest.NewServer(t, auth.Config{})
 	res := s.NewClient(authtest.Header).Get("/auth/loginmethods")
 	if res.Status != "OK" {
@@ -265,13 +272,13 @@ func TestReadmeLoginMethods(t *testing.T) {
 			want = append(want, key)
 		}
 	}
-	section := markdownSection(t, readFile(t, "README.md"), "### Endpoints")
-	i := slices.IndexFunc(tableRows(section), func(row []string) bool { return row[0] == "`GET /auth/loginmethods`" })
+	rows := tableRows(markdownSection(t, readFile(t, "PROTOCOL.md"), "## Endpoints"))
+	i := slices.IndexFunc(rows, func(row []string) bool { return row[0] == "`GET /loginmethods`" })
 	if i < 0 {
-		t.Fatal("README's table of endpoints has no row for GET /auth/loginmethods")
+		t.Fatal("PROTOCOL.md's table of endpoints has no row for GET /loginmethods")
 	}
-	row := tableRows(section)[i]
-	compareLists(t, "README's row for /loginmethods", backticked(row[len(row)-1]), "its answer's keys", want)
+	row := rows[i]
+	compareLists(t, "PROTOCOL.md's row for /loginmethods", backticked(row[len(row)-1]), "its answer's keys", want)
 }
 
 // TestDocsGoAPI checks the lists of the Go API in the README and the
@@ -440,7 +447,7 @@ func TestDocsNameFilesThatExist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, doc := range []string{"README.md", "CONTRIBUTING.md", "SECURITY.md"} {
+	for _, doc := range []string{"README.md", "CONTRIBUTING.md", "SECURITY.md", "PROTOCOL.md"} {
 		for _, span := range backticked(fence.ReplaceAllString(readFile(t, doc), "")) {
 			top, _, _ := strings.Cut(span, "/")
 			named := strings.HasSuffix(span, ".go") || slices.ContainsFunc(entries, func(e os.DirEntry) bool { return e.Name() == top })
@@ -590,9 +597,9 @@ func firstLine(s string) string {
 }
 
 var (
-	// readmeRoute is an endpoint as the README's table writes it:
-	// METHOD /auth/path, maybe with a query.
-	readmeRoute = regexp.MustCompile(`^(GET|POST|PUT|PATCH|DELETE) /auth(/[^?\s]+)`)
+	// protocolRoute is an endpoint as PROTOCOL.md's tables write it:
+	// METHOD /path under the base path, maybe with a query.
+	protocolRoute = regexp.MustCompile(`^(GET|POST|PUT|PATCH|DELETE) (/[^?\s]+)(?:\?\S*)?$`)
 	// docRoute is an endpoint as doc.go writes it, under the base path.
 	docRoute = regexp.MustCompile(`\b(GET|POST|PUT|PATCH|DELETE)\s+(/\S+)`)
 	// docFlag is a flag's line in the demo's doc: a tab, then -name.
@@ -837,16 +844,17 @@ func compareLists(t *testing.T, gotName string, got []string, wantName string, w
 	}
 }
 
-// listedOnce reports a table row outside section whose first cell names
-// one of entries: each list has one table in the README.
-func listedOnce(t *testing.T, doc, section, what string, entries []string) {
+// listedOnce reports a table row of doc, named docName, outside section
+// whose first cell names one of entries: each list has one table in the
+// documents, and an empty section means that doc has none of it.
+func listedOnce(t *testing.T, docName, doc, section, what string, entries []string) {
 	t.Helper()
 	rest := strings.Replace(doc, section, "", 1)
 	for _, row := range tableRows(rest) {
 		for _, span := range backticked(row[0]) {
 			for _, e := range entries {
 				if span == e || strings.HasPrefix(span, e+"?") || strings.HasSuffix(span, " "+e) || strings.Contains(span, " "+e+"?") {
-					t.Errorf("README has a row for %s %q outside its table: %q", what, e, row)
+					t.Errorf("%s has a row for %s %q outside its table: %q", docName, what, e, row)
 				}
 			}
 		}
