@@ -230,8 +230,9 @@ type Config struct {
 	Now func() time.Time
 
 	// Logger receives a record of every auth outcome and of internal
-	// errors. Never tokens or passwords. Refreshes are logged at Debug,
-	// token theft at Warn, every other outcome at Info. Default: discard.
+	// errors. Never tokens or passwords. Refreshes and refused sessions
+	// (EventSessionRefused) are logged at Debug, token theft at Warn,
+	// every other outcome at Info. Default: discard.
 	Logger *slog.Logger
 
 	// Metrics, if set, receives a count of every event and the time
