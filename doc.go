@@ -338,6 +338,77 @@
 // A revoked session's refresh token stops at once; its access tokens at
 // once with [Config.CheckSessionInStore], or else when they expire.
 //
+// # Events, logs and metrics
+//
+// [Config.Logger] records every outcome, never a token or password:
+// refreshes and refused sessions at Debug, token theft at Warn, the rest
+// at Info. [Config.OnEvent] gets each [Event], and [Config.Metrics] counts
+// them (examples/metrics exports the counts for Prometheus). Each event
+// carries the client's RemoteAddr and UserAgent (its first 256 bytes),
+// both empty for Go API calls; the user agent is not logged. An account
+// page can keep those of [EventSignIn] to show where each session
+// started, as the demo's does. A user agent is the client's claim: show
+// it, do not decide on it.
+//
+// The kinds of [EventKind]:
+//
+//   - [EventSignUp] (sign_up): a user signed up, by any login method
+//     ([Event.Method]); [EventSignIn] follows;
+//   - [EventSignIn] (sign_in): a session started;
+//   - [EventSignInFailed] (sign_in_failed): an unknown email or a wrong
+//     password, a wrong or expired passwordless code or link, or a passkey
+//     refused;
+//   - [EventSignInThrottled] (sign_in_throttled): a sign-in refused by
+//     [RateLimits] before the password (or code) check, or a passwordless
+//     send to an address past its limit;
+//   - [EventRefresh] (refresh): a session refreshed;
+//   - [EventRefreshThrottled] (refresh_throttled): a session past
+//     [RateLimits.SessionRefreshes];
+//   - [EventSignOut] (sign_out): a user signed out;
+//   - [EventSessionRevoked] (session_revoked): a session ended by the Go
+//     API, a password reset, passkey recovery, account linking, or the
+//     removal of the passkey it started with;
+//   - [EventTokenTheft] (token_theft): a superseded refresh token came back;
+//     [Event.Reason] says which;
+//   - [EventSessionRefused] (session_refused): every 401 of refresh or a
+//     protected route; [Event.Reason] says why;
+//   - [EventResetEmailSent] (reset_email_sent): a password reset or passkey
+//     recovery email was sent;
+//   - [EventPasswordReset] (password_reset): a password was reset;
+//   - [EventMailFailed] (mail_failed): an email was not sent; the log says
+//     why;
+//   - [EventEmailVerificationSent] (email_verification_sent): a verification
+//     email was sent;
+//   - [EventEmailVerified] (email_verified): an email was verified, by a
+//     link or [Auth.SetEmailVerified];
+//   - [EventAccountLinked] (account_linked): a new login method joined an
+//     existing user;
+//   - [EventUserDeleted] (user_deleted): [Auth.DeleteUser] removed a user;
+//   - [EventPasswordlessCodeSent] (passwordless_code_sent): a passwordless
+//     code or link was sent;
+//   - [EventPasskeyAdded] (passkey_added): a passkey was added to an
+//     existing user, or by recovery;
+//   - [EventPasskeyRemoved] (passkey_removed): a user removed a passkey;
+//   - [EventPasskeyCloneSuspected] (passkey_clone_suspected): a passkey
+//     sign-in refused because its counter did not grow: the key may be
+//     cloned;
+//   - [EventFactorCompleted] (factor_completed): a session completed a
+//     second factor; [Event.Method] names it;
+//   - [EventFactorFailed] (factor_failed): a wrong TOTP or recovery code, or
+//     another user's passkey;
+//   - [EventFactorAdded] (factor_added): a TOTP device set up, or a passkey
+//     added as a second factor;
+//   - [EventFactorRemoved] (factor_removed): a TOTP device removed, by its
+//     user or [Auth.ResetSecondFactors];
+//   - [EventFactorsRequired] (factors_required): [Auth.RequireFactors]
+//     changed what a user must complete;
+//   - [EventMFALocked] (mfa_locked): five wrong codes in a row locked a
+//     user's TOTP for 15 minutes;
+//   - [EventRecoveryCodesCreated] (recovery_codes_created): a new set of
+//     recovery codes, which voids the old;
+//   - [EventRecoveryCodeUsed] (recovery_code_used): a recovery code
+//     completed a second factor.
+//
 // # Security model
 //
 // Passwords are hashed with argon2id (OWASP parameters by default) in PHC

@@ -50,38 +50,40 @@ func TestReadmeReasons(t *testing.T) {
 	listedOnce(t, "README", readme, section, "reason", want)
 }
 
-func TestReadmeEvents(t *testing.T) {
+// TestPackageDocEvents checks doc.go's list of event kinds, each written
+// "[EventName] (value): meaning", against events.go's constants; the
+// README keeps no table of them.
+func TestPackageDocEvents(t *testing.T) {
 	kinds := constsOfType(t, "events.go", "EventKind")
-	readme := readFile(t, "README.md")
-	section := markdownSection(t, readme, "## Events, logs and metrics")
+	section := packageDocSection(t, "# Events, logs and metrics")
 	var got, want []string
-	for _, row := range tableRows(section) {
-		if len(row) < 2 {
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(line), "- [Event") {
 			continue
 		}
-		names, vals := backticked(row[0]), backticked(row[1])
-		if len(names) != 1 || len(vals) != 1 {
-			t.Errorf("README's row %q: want one `EventName` and one `value`", row)
+		m := docEvent.FindStringSubmatch(line)
+		if m == nil {
+			t.Errorf("doc.go's event %q: want [EventName] (value): meaning", strings.TrimSpace(line))
 			continue
 		}
-		got = append(got, names[0]+" = "+vals[0])
+		got = append(got, m[1]+" = "+m[2])
 	}
 	for name, v := range kinds {
 		want = append(want, name+" = "+v)
 	}
-	compareLists(t, "README's table of event kinds", got, "events.go's EventKind constants", want)
+	compareLists(t, "doc.go's list of event kinds", got, "events.go's EventKind constants", want)
 	var names []string
 	for name := range kinds {
 		names = append(names, name)
 	}
-	listedOnce(t, "README", readme, section, "event kind", names)
+	listedOnce(t, "README", readFile(t, "README.md"), "", "event kind", names)
 }
 
-// TestReadmeEventSignUp checks the meaning the README gives
-// EventSignUp: a sign-up by any login method reports it, naming the
-// method, and then EventSignIn. The login methods are package store's,
+// TestDocsEventSignUp checks the meaning the docs give EventSignUp: a
+// sign-up by any login method reports it, naming the method, and then
+// EventSignIn. The login methods are package store's,
 // less the record of second factors, which signs nobody in.
-func TestReadmeEventSignUp(t *testing.T) {
+func TestDocsEventSignUp(t *testing.T) {
 	fake := authtest.NewProvider(t)
 	var mu sync.Mutex
 	var events []auth.Event
@@ -602,6 +604,8 @@ var (
 	protocolRoute = regexp.MustCompile(`^(GET|POST|PUT|PATCH|DELETE) (/[^?\s]+)(?:\?\S*)?$`)
 	// docRoute is an endpoint as doc.go writes it, under the base path.
 	docRoute = regexp.MustCompile(`\b(GET|POST|PUT|PATCH|DELETE)\s+(/\S+)`)
+	// docEvent is an event kind's item in doc.go's list of them.
+	docEvent = regexp.MustCompile(`^\s+- \[(Event\w+)\] \(([a-z_]+)\): \S`)
 	// docFlag is a flag's line in the demo's doc: a tab, then -name.
 	docFlag = regexp.MustCompile(`(?m)^\t-([a-z][a-z-]*)\b`)
 	demoEnv = regexp.MustCompile(`^DEMO_[A-Z_]+$`)
