@@ -97,6 +97,34 @@
 //   - 303: the relay of a provider's form-post callback (Apple);
 //   - 500: an error the library did not expect, logged with its cause.
 //
+// # Password reset
+//
+// With [Config.Email].Mailer (and [Config.AppURL], where the links point),
+// the handler serves the two reset endpoints. The request endpoint answers
+// at once, the same bytes for every email, and mails from a bounded queue
+// with retries ([EmailConfig]); a failure is reported as
+// [EventMailFailed]. The link opens [EmailConfig].ResetPasswordURL, by
+// default <AppURL>/auth/reset-password, the SuperTokens UI's page. Its
+// token is 256 random bits, stored as SHA-256, valid for
+// [EmailConfig].ResetTokenLifetime (an hour), and works once even when
+// submissions race: one atomic Store operation sets the password, voids
+// the user's other reset tokens, ends every session of the user and
+// verifies the email. The reset starts no session.
+//
+// # Sign-in with a provider
+//
+// With [Config.ThirdParty].Providers, from package provider, the server
+// keeps no state between the two steps of a sign-in: the PKCE verifier it
+// hands the SDK carries its provider, redirect URI and a 15-minute expiry
+// under a MAC. A redirect URI is the SDK's callback page on the origin of
+// [Config.AppURL] or one of [Config.AllowedOrigins], or is listed in
+// [ThirdPartyConfig].RedirectURIs, compared as spelt. A code is redeemed
+// once: it is remembered in the [Limiter] for 10 minutes, before the
+// provider sees it. ID tokens are checked for signature, iss, aud, azp,
+// exp, iat and nonce. A provider that fails, stalls
+// ([ThirdPartyConfig].Timeout, 10 seconds) or lies gets the client
+// GENERAL_ERROR, never a 5xx. SECURITY.md lists each rule with its test.
+//
 // # Email verification
 //
 // Verification belongs to a login method's email. A sign-up with a
@@ -308,8 +336,10 @@
 // password login a stranger made with an address is taken over by its
 // owner's reset, and a stranger's account at a provider stays theirs,
 // with the address unproven. A user is a primary user (isPrimaryUser) once
-// it owns an email or has several login methods; its sessions name it in
-// "sub" and the login method that signed in in "rsub" ([Session.LoginID]).
+// it owns an email or has several login methods, and the user object
+// lists every method in loginMethods, each with its own recipeUserId; its
+// sessions name it in "sub" and the login method that signed in in "rsub"
+// ([Session.LoginID]).
 // A password reset acts only on email and password logins: a user who has
 // none gets no reset email, and a reset never creates one.
 //
@@ -335,8 +365,18 @@
 // [Auth.NewRecoveryCodes], [Auth.ResetSecondFactors]), and deletes them
 // ([Auth.DeleteUser]).
 //
-// A revoked session's refresh token stops at once; its access tokens at
-// once with [Config.CheckSessionInStore], or else when they expire.
+// Each refresh returns a new pair and moves the session's end to now plus
+// [Config.RefreshTokenLifetime]. Of concurrent refreshes with one token
+// exactly one wins and the others are theft: clients serialise their
+// refreshes, as the SDKs do across tabs, or turn on
+// [Config.RefreshReuseWindow], in which the token just exchanged gets the
+// very same successor again.
+//
+// A session that ends (sign-out, a reset, theft, [Auth.RevokeSession],
+// [Auth.RevokeAllSessions]) loses its refresh token at once. Its access
+// tokens stop at once with [Config.CheckSessionInStore], for a store read
+// per request (on other instances, within [Config.SessionCheckCache]), or
+// else when they expire.
 //
 // # Events, logs and metrics
 //
@@ -420,12 +460,15 @@
 // A session is a lineage of refresh tokens. A refresh token names its
 // session and its generation, holds 128 secret bits and carries a MAC made
 // with a refresh key kept in the Store; the Store keeps only the current
-// token's SHA-256 and the session's generation, a fixed amount however
-// often it refreshes. A token works exactly once: each refresh atomically
-// replaces it. Presenting a token that was already exchanged (its
-// generation is behind its session's) means it was copied, so the whole
-// session ends and the answer is 401 "token theft detected". Forged,
-// unknown and expired tokens are refused without touching any session.
+// token's SHA-256, the session's generation, when the token was issued and
+// the session's refresh allowance, a fixed amount however often it
+// refreshes, and a read of it yields no token that works. A token works
+// exactly once: each refresh atomically replaces it. Presenting a token
+// that was already exchanged (its generation is behind its session's)
+// means it was copied, so the whole session ends and the answer is 401
+// "token theft detected", however long ago the token was superseded
+// (SuperTokens waits for the new token's first use). Forged, unknown and
+// expired tokens are refused without touching any session.
 //
 // Access tokens are JWTs (HS256 by default, EdDSA optionally) checked with
 // an explicit algorithm, a required expiry, issuer and token type, and keys
