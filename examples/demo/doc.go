@@ -35,7 +35,9 @@
 //		hosts (# Hosts).
 //	-db store (DEMO_DB; default sqlite:auth.db)
 //		sqlite:PATH, postgres://..., mysql://user:pass@host:port/db or
-//		memory; migrated at start.
+//		memory; migrated at start. Through a proxy that may pool
+//		transactions (PgBouncer), postgres:// gets pgx's
+//		default_query_exec_mode=exec unless the URL names a mode.
 //	-access-ttl duration (DEMO_ACCESS_TTL; default 1h)
 //		the access token lifetime.
 //	-refresh-ttl duration (DEMO_REFRESH_TTL; default 2400h, 100 days)
