@@ -79,6 +79,21 @@ func TestPackageDocEvents(t *testing.T) {
 	listedOnce(t, "README", readFile(t, "README.md"), "", "event kind", names)
 }
 
+// TestReadmeLength holds the README to a tour: what the library is, how
+// to run it, and a short stop at each feature with a pointer onward. The
+// details have homes of their own, so that each fact is written once.
+func TestReadmeLength(t *testing.T) {
+	const limit = 500
+	lines := len(strings.Split(strings.TrimSuffix(readFile(t, "README.md"), "\n"), "\n"))
+	if lines >= limit {
+		t.Errorf("README.md has %d lines, want fewer than %d: it is a tour. Move detail to its home and link to it: "+
+			"a feature's settings, routes, events and limits to the package doc (doc.go, read by go doc) or the doc of its field or type; "+
+			"what each endpoint answers on the wire to PROTOCOL.md; promises and the tests that show them to SECURITY.md; "+
+			"figures to BENCHMARKS.md; the demo's flags and pages to examples/demo/doc.go",
+			lines, limit)
+	}
+}
+
 // TestDocsEventSignUp checks the meaning the docs give EventSignUp: a
 // sign-up by any login method reports it, naming the method, and then
 // EventSignIn. The login methods are package store's,
