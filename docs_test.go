@@ -9,7 +9,8 @@ package auth_test
 // a built handler where the list is what it serves or answers. A
 // list that no test holds is not repeated: the documentation points at
 // go doc instead. The last tests check what the documents point at: the
-// files they name, and the doc links of the package's comments.
+// files they name, their Markdown links, and the doc links of the
+// package's comments.
 
 import (
 	"context"
@@ -30,6 +31,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode"
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
@@ -512,6 +514,67 @@ func TestDocLinks(t *testing.T) {
 	}
 }
 
+// TestDocsMarkdownLinks checks the links of the repository's top-level
+// Markdown files: each relative link names a file that exists, and each
+// #fragment a heading of the file it points into, as GitHub spells its
+// anchors. A section moved from one document to another would otherwise
+// leave its links pointing nowhere.
+func TestDocsMarkdownLinks(t *testing.T) {
+	docs, err := filepath.Glob("*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchors := map[string][]string{}
+	anchorsOf := func(doc string) []string {
+		if a, ok := anchors[doc]; ok {
+			return a
+		}
+		var a []string
+		for _, l := range strings.Split(fence.ReplaceAllString(readFile(t, doc), ""), "\n") {
+			if m := mdHeading.FindStringSubmatch(l); m != nil {
+				a = append(a, headingAnchor(m[1]))
+			}
+		}
+		anchors[doc] = a
+		return a
+	}
+	for _, doc := range docs {
+		for _, m := range mdLink.FindAllStringSubmatch(fence.ReplaceAllString(readFile(t, doc), ""), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			file, frag, _ := strings.Cut(target, "#")
+			if file == "" {
+				file = doc
+			}
+			if _, err := os.Stat(file); err != nil {
+				t.Errorf("%s links to %s, which does not exist", doc, target)
+				continue
+			}
+			if frag != "" && strings.HasSuffix(file, ".md") && !slices.Contains(anchorsOf(file), frag) {
+				t.Errorf("%s links to %s, but %s has no heading with that anchor", doc, target, file)
+			}
+		}
+	}
+}
+
+// headingAnchor is the anchor GitHub gives a Markdown heading: lower
+// case, spaces to hyphens, and punctuation other than hyphens and
+// underscores dropped.
+func headingAnchor(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
 // docPackage is a package of the module as go doc reads it: the parser
 // that resolves its doc links, and its doc comments.
 type docPackage struct {
@@ -829,6 +892,10 @@ var (
 	tableRule = regexp.MustCompile(`^\|\s*:?-{3}`)
 	fence     = regexp.MustCompile("(?s)```.*?```")
 	backtick  = regexp.MustCompile("`([^`]+)`")
+	// mdLink is the target of a Markdown link, [text](target).
+	mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	// mdHeading is a Markdown heading line.
+	mdHeading = regexp.MustCompile(`^#{1,6} (.+)$`)
 )
 
 // backticked returns the code spans in s.
