@@ -13,6 +13,7 @@ import (
 	"github.com/latchkit/auth/internal/password"
 	"github.com/latchkit/auth/internal/seal"
 	"github.com/latchkit/auth/internal/tokencache"
+	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
 )
@@ -199,7 +200,7 @@ func (a *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer a.recoverPanic(w, r)
 	rest, ok := strings.CutPrefix(r.URL.Path, a.cfg.BasePath)
 	if !ok || (rest != "" && rest[0] != '/') {
-		writeMessage(w, http.StatusNotFound, "not found")
+		wire.Message(w, http.StatusNotFound, "not found")
 		return
 	}
 	// The SDKs put a tenant id after the base path for tenants other than
@@ -210,7 +211,7 @@ func (a *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt, ok := a.routes[rest]
 	switch {
 	case !ok:
-		writeMessage(w, http.StatusNotFound, "not found")
+		wire.Message(w, http.StatusNotFound, "not found")
 	case r.Method == http.MethodOptions:
 		w.Header().Set("Allow", rt.allow())
 		w.WriteHeader(http.StatusNoContent)
@@ -218,9 +219,9 @@ func (a *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rt.get(w, r)
 	case r.Method != rt.method && !(rt.method == http.MethodGet && r.Method == http.MethodHead):
 		w.Header().Set("Allow", rt.allow())
-		writeMessage(w, http.StatusMethodNotAllowed, "method not allowed")
+		wire.Message(w, http.StatusMethodNotAllowed, "method not allowed")
 	case !rt.crossSite && a.xorigin.Check(r) != nil:
-		writeMessage(w, http.StatusForbidden, "cross-origin request refused: add the page's origin to Config.AllowedOrigins")
+		wire.Message(w, http.StatusForbidden, "cross-origin request refused: add the page's origin to Config.AllowedOrigins")
 	default:
 		rt.handle(w, r)
 	}

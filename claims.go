@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
 )
 
@@ -67,7 +68,7 @@ type routeCheck struct {
 // with the SDKs' "invalid claim" body.
 type claimFailure struct {
 	claim  string
-	reason claimReason
+	reason wire.ClaimReason
 }
 
 func (f *claimFailure) Error() string {

@@ -18,6 +18,7 @@ func TestDependencies(t *testing.T) {
 		"github.com/coreos/go-oidc/v3/oidc",
 		"github.com/golang-jwt/jwt/v5",
 		"github.com/google/uuid",
+		module + "/internal/address",
 		module + "/internal/argon2id",
 		module + "/internal/gcra",
 		module + "/internal/password",
@@ -25,6 +26,7 @@ func TestDependencies(t *testing.T) {
 		module + "/internal/seal",
 		module + "/internal/tokencache",
 		module + "/internal/totp",
+		module + "/internal/wire",
 		module + "/mailer",
 		module + "/provider",
 		module + "/store",
@@ -85,6 +87,10 @@ func TestInternalDependencies(t *testing.T) {
 		module + "/internal/tokencache": nil,
 		// TOTP codes (RFC 6238), the standard library's HMAC-SHA-1.
 		module + "/internal/totp": nil,
+		// Email addresses and phone numbers: Unicode normalisation.
+		module + "/internal/address": {"golang.org/x/text/unicode/norm"},
+		// The protocol's shared answers.
+		module + "/internal/wire": nil,
 	}
 	for _, imp := range nonStandardImports(t, module) {
 		if _, ok := mechanics[imp]; strings.HasPrefix(imp, module+"/internal/") && !ok {

@@ -13,6 +13,7 @@ import (
 	texttemplate "text/template"
 	"time"
 
+	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/mailer"
 )
 
@@ -188,7 +189,7 @@ func (a *Auth) queueAccountEmail(w http.ResponseWriter, r *http.Request, kind, e
 	ctx := r.Context()
 	perClient := limit{limitKey("reset-client", a.limitClient(r)), a.cfg.RateLimits.ClientResetRequests}
 	if wait := a.take(ctx, perClient); wait > 0 {
-		tooMany(w, wait)
+		wire.TooMany(w, wait)
 		return
 	}
 	perEmail := limit{limitKey(kind+"-email", email), a.cfg.RateLimits.ResetEmails}
@@ -197,7 +198,7 @@ func (a *Auth) queueAccountEmail(w http.ResponseWriter, r *http.Request, kind, e
 	} else {
 		a.outbox.enqueue(a, mailJob{kind, func(ctx context.Context) { send(ctx, email) }})
 	}
-	writeJSON(w, http.StatusOK, statusOK)
+	wire.JSON(w, http.StatusOK, wire.OK)
 }
 
 // linkWithToken adds a token and the tenant to a page's URL.

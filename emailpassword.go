@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/latchkit/auth/internal/address"
 	"github.com/latchkit/auth/internal/password"
+	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
 )
 
@@ -27,7 +29,7 @@ func (a *Auth) handleSignUp(w http.ResponseWriter, r *http.Request) {
 	// Taken before the email check too, so sign-up is no faster way to
 	// ask which emails have accounts than the email-exists endpoint.
 	if wait := a.take(ctx, a.newPasswordLimit(r)); wait > 0 {
-		tooMany(w, wait)
+		wire.TooMany(w, wait)
 		return
 	}
 	// A cheap check first, so a taken email costs no hash. CreateUser
@@ -46,7 +48,7 @@ func (a *Auth) handleSignUp(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	} else if refused {
-		writeNotAllowed(w, "SIGN_UP_NOT_ALLOWED", reasonEmailPasswordSignUp)
+		wire.NotAllowed(w, "SIGN_UP_NOT_ALLOWED", reasonEmailPasswordSignUp)
 		return
 	}
 	// Load the signing key before the user exists, so that a store
@@ -84,7 +86,7 @@ func (a *Auth) handleSignUp(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	} else if conflict {
-		writeNotAllowed(w, "SIGN_UP_NOT_ALLOWED", reasonEmailPasswordSignUp)
+		wire.NotAllowed(w, "SIGN_UP_NOT_ALLOWED", reasonEmailPasswordSignUp)
 		return
 	}
 	a.signedIn(w, r, u, []store.Login{l}, l, nil, FactorEmailPassword)
@@ -117,7 +119,7 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	att, wait := a.takeSignIn(ctx, c.email, a.limitClient(r))
 	if wait > 0 {
 		a.emit(ctx, r, Event{Kind: EventSignInThrottled, Method: store.MethodEmailPassword})
-		tooMany(w, wait)
+		wire.TooMany(w, wait)
 		return
 	}
 	u, logins, l, err := a.passwordUser(ctx, c.email)
@@ -140,9 +142,10 @@ func (a *Auth) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		// tell its user from an unknown email.
 		a.pad(ctx, a.checkCosts.floor(time.Now())-took)
 		a.emit(ctx, r, Event{Kind: EventSignInFailed, UserID: l.UserID, Method: store.MethodEmailPassword})
-		writeJSON(w, http.StatusOK, struct {
+		wire.JSON(w, http.StatusOK, struct {
 			Status string `json:"status"`
 		}{"WRONG_CREDENTIALS_ERROR"})
+
 		return
 	}
 	a.settleSignIn(ctx, att, attemptSucceeded)
@@ -161,7 +164,7 @@ func (a *Auth) passwordSignedIn(w http.ResponseWriter, r *http.Request, u store.
 		a.fail(w, r, err)
 		return
 	} else if conflict {
-		writeNotAllowed(w, "SIGN_IN_NOT_ALLOWED", reasonEmailPasswordSignIn)
+		wire.NotAllowed(w, "SIGN_IN_NOT_ALLOWED", reasonEmailPasswordSignIn)
 		return
 	}
 	if a.cfg.AccountLinking && l.EmailProven && !ownedWithin(logins, l.Email) {
@@ -237,15 +240,16 @@ func (a *Auth) handleEmailExists(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	email = normaliseEmail(email)
+	email = address.Normalise(email)
 	a.writeExists(w, r, store.EmailPasswordKey(email), checkEmail(email) == "")
 }
 
 func writeFieldErrors(w http.ResponseWriter, errs []fieldError) {
-	writeJSON(w, http.StatusOK, struct {
+	wire.JSON(w, http.StatusOK, struct {
 		Status     string       `json:"status"`
 		FormFields []fieldError `json:"formFields"`
 	}{"FIELD_ERROR", errs})
+
 }
 
 // passwordUser returns the email and password login of email that a

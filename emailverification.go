@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
 )
 
@@ -171,7 +172,7 @@ func (a *Auth) checkEmailClaim(ctx context.Context, vt *verifiedToken) (fresh []
 		return fresh, nil
 	}
 	expected, actual := true, false
-	return fresh, &claimFailure{"st-ev", claimReason{Message: "wrong value", ExpectedValue: &expected, ActualValue: &actual}}
+	return fresh, &claimFailure{"st-ev", wire.ClaimReason{Message: "wrong value", ExpectedValue: &expected, ActualValue: &actual}}
 }
 
 // refreshEmailClaim writes the session's current state into its claim if
@@ -223,7 +224,7 @@ func (a *Auth) handleSendVerification(w http.ResponseWriter, r *http.Request) {
 			a.fail(w, r, err)
 			return
 		}
-		writeStatus(w, "EMAIL_ALREADY_VERIFIED_ERROR")
+		wire.Status(w, "EMAIL_ALREADY_VERIFIED_ERROR")
 		return
 	}
 	// A claim that still says true (the email changed, or was marked
@@ -242,12 +243,13 @@ func (a *Auth) handleSendVerification(w http.ResponseWriter, r *http.Request) {
 		limits = append(limits, limit{limitKey("verify-address", l.Email), rate})
 	}
 	if wait := a.take(ctx, limits...); wait > 0 {
-		writeGeneralError(w, "A verification email was sent a moment ago. Please check your inbox, or try again in "+
+		wire.GeneralError(w, "A verification email was sent a moment ago. Please check your inbox, or try again in "+
 			strconv.Itoa(int((wait+time.Second-1)/time.Second))+" seconds.")
+
 		return
 	}
 	a.outbox.enqueue(a, mailJob{"verification", func(ctx context.Context) { a.sendVerificationEmail(ctx, l) }})
-	writeJSON(w, http.StatusOK, statusOK)
+	wire.JSON(w, http.StatusOK, wire.OK)
 }
 
 // sendVerificationEmail is the outbox's work for one request: issue a
@@ -307,7 +309,7 @@ func (a *Auth) handleVerifyEmail(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !wellFormedSecret(tok) {
-		writeStatus(w, "EMAIL_VERIFICATION_INVALID_TOKEN_ERROR")
+		wire.Status(w, "EMAIL_VERIFICATION_INVALID_TOKEN_ERROR")
 		return
 	}
 	ctx := r.Context()
@@ -316,7 +318,7 @@ func (a *Auth) handleVerifyEmail(w http.ResponseWriter, r *http.Request) {
 	// without proving it (store.Login.EmailProven).
 	l, err := a.store.VerifyEmail(ctx, sha256.Sum256([]byte(tok)), a.cfg.Now())
 	if errors.Is(err, store.ErrNotFound) {
-		writeStatus(w, "EMAIL_VERIFICATION_INVALID_TOKEN_ERROR")
+		wire.Status(w, "EMAIL_VERIFICATION_INVALID_TOKEN_ERROR")
 		return
 	} else if err != nil {
 		a.fail(w, r, err)
@@ -332,7 +334,7 @@ func (a *Auth) handleVerifyEmail(w http.ResponseWriter, r *http.Request) {
 				slog.String("error", err.Error()))
 		}
 	}
-	writeJSON(w, http.StatusOK, statusOK)
+	wire.JSON(w, http.StatusOK, wire.OK)
 }
 
 // sameLogin reports whether s was started with l.
@@ -356,8 +358,9 @@ func (a *Auth) handleIsVerified(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, struct {
+	wire.JSON(w, http.StatusOK, struct {
 		Status     string `json:"status"`
 		IsVerified bool   `json:"isVerified"`
 	}{"OK", verified})
+
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
 )
 
@@ -184,13 +185,13 @@ func (a *Auth) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var refused *claimFailure
 	switch {
 	case errors.As(err, &bad):
-		writeMessage(w, http.StatusBadRequest, string(bad))
+		wire.Message(w, http.StatusBadRequest, string(bad))
 	case errors.As(err, &refused):
-		writeClaimError(w, refused.claim, refused.reason)
+		wire.ClaimError(w, refused.claim, refused.reason)
 	case errors.Is(err, errBodyTooLarge):
 		// Close rather than drain what is left of the body.
 		w.Header().Set("Connection", "close")
-		writeMessage(w, http.StatusRequestEntityTooLarge, "request body too large")
+		wire.Message(w, http.StatusRequestEntityTooLarge, "request body too large")
 	case errors.Is(err, ErrUnauthorized):
 		a.refuse(w, r, err, "unauthorised")
 	case errors.Is(err, ErrTryRefreshToken):
@@ -199,18 +200,18 @@ func (a *Auth) fail(w http.ResponseWriter, r *http.Request, err error) {
 		a.refuse(w, r, err, "token theft detected")
 	case errors.Is(err, errOverloaded), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		w.Header().Set("Retry-After", "1")
-		writeMessage(w, http.StatusServiceUnavailable, errOverloaded.Error())
+		wire.Message(w, http.StatusServiceUnavailable, errOverloaded.Error())
 	case errors.Is(err, store.ErrUnavailable):
 		// The database is down or restarting: nothing was issued, and
 		// the same request may succeed in a moment.
 		a.cfg.Logger.LogAttrs(r.Context(), slog.LevelWarn, "auth: store unavailable",
 			slog.String("path", r.URL.Path), slog.String("error", err.Error()))
 		w.Header().Set("Retry-After", "1")
-		writeMessage(w, http.StatusServiceUnavailable, msgUnavailable)
+		wire.Message(w, http.StatusServiceUnavailable, msgUnavailable)
 	default:
 		a.cfg.Logger.LogAttrs(r.Context(), slog.LevelError, "auth: internal error",
 			slog.String("path", r.URL.Path), slog.String("error", err.Error()))
-		writeMessage(w, http.StatusInternalServerError, "internal error")
+		wire.Message(w, http.StatusInternalServerError, "internal error")
 	}
 }
 
@@ -224,10 +225,11 @@ func (a *Auth) refuse(w http.ResponseWriter, r *http.Request, err error, msg str
 	}
 	a.emit(r.Context(), r, Event{Kind: EventSessionRefused, Reason: reason})
 	w.Header().Set(ReasonHeader, string(reason))
-	writeJSON(w, http.StatusUnauthorized, struct {
+	wire.JSON(w, http.StatusUnauthorized, struct {
 		Message string `json:"message"`
 		Reason  Reason `json:"reason"`
 	}{msg, reason})
+
 }
 
 // recoverPanic, deferred, turns a panic below the handler (a Store or
@@ -248,12 +250,8 @@ func (a *Auth) answerPanic(w http.ResponseWriter, r *http.Request, v any) {
 	// The type only: a panic value may quote a token.
 	a.cfg.Logger.LogAttrs(r.Context(), slog.LevelError, "auth: panic",
 		slog.String("path", r.URL.Path), slog.String("type", fmt.Sprintf("%T", v)))
-	writeMessage(w, http.StatusInternalServerError, "internal error")
+	wire.Message(w, http.StatusInternalServerError, "internal error")
 }
 
 // errAnswered reports that the response has been written already.
 var errAnswered = errors.New("auth: answered")
-
-var statusOK = struct {
-	Status string `json:"status"`
-}{"OK"}

@@ -6,14 +6,11 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/mail"
-	"regexp"
 	"slices"
-	"strings"
-	"unicode"
 	"unicode/utf8"
 
-	"golang.org/x/text/unicode/norm"
+	"github.com/latchkit/auth/internal/address"
+	"github.com/latchkit/auth/internal/wire"
 )
 
 // The validation messages are the translation keys of the SuperTokens UI
@@ -31,14 +28,8 @@ const (
 // Limits on single values, far above any real input; they bound the work an
 // attacker can cause (a password is hashed) whatever the policy says.
 const (
-	maxEmailLen    = 256  // bytes; RFC 5321 allows 254
 	maxPasswordLen = 1024 // bytes
 )
-
-// emailPattern is the email check of the SuperTokens backends. JavaScript's
-// \s is Unicode-aware and Go's is not, so the whitespace class is spelled
-// out.
-var emailPattern = regexp.MustCompile(`^(([^<>()\[\]\\.,;:\s\x0B\p{Z}\x{FEFF}@"]+(\.[^<>()\[\]\\.,;:\s\x0B\p{Z}\x{FEFF}@"]+)*)|("[^\n\r\x{2028}\x{2029}]+"))@((\[[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\])|(([a-zA-Z\-0-9]+\.)+[a-zA-Z]{2,}))$`)
 
 // fieldError is one entry of a FIELD_ERROR answer.
 type fieldError struct {
@@ -175,74 +166,16 @@ func stringField(fields map[string]json.RawMessage, id string) (string, error) {
 	return s, nil
 }
 
-// normaliseEmail trims and lower-cases an email for validation and lookup.
-//
-// Emails are put in Unicode normalisation form C, so that an address typed
-// with a precomposed "é" and one with "e" and a combining accent are one
-// account. NFC, not NFKC: the compatibility mappings of NFKC (fullwidth
-// letters, ligatures) would change the mailbox the user typed, and mail
-// must reach it.
-func normaliseEmail(s string) string {
-	return norm.NFC.String(strings.ToLower(strings.TrimSpace(s)))
-}
-
-// providerEmail is normaliseEmail for an address a provider reports, or
-// "" when normalising would change it into the address of another
-// mailbox. The provider vouches for the address it sent; the library's
-// equivalences may carry that over to the normalised form only where they
-// are letter case, as they are for a user who types an address:
-// KATE@EXAMPLE.COM is kate@example.com, and ÉMILE@ is émile@. So, after
-// trimming spaces, an address is refused when
-//
-//   - it is not valid UTF-8, or not already in NFC: NFC maps the KELVIN
-//     SIGN U+212A onto K, the ANGSTROM SIGN U+212B onto Å, the OHM SIGN
-//     U+2126 onto Ω, and a decomposed á onto the precomposed one, and a
-//     mail server need not;
-//   - lower-casing turns a rune into a letter whose upper case is not that
-//     rune: U+0130 İ becomes i, whose upper case is I, so İrene@ would be
-//     irene@ (likewise the KELVIN SIGN's k, the capital sharp s and the
-//     title-case digraphs such as ǅ).
-func providerEmail(raw string) string {
-	s := strings.TrimSpace(raw)
-	if !utf8.ValidString(s) || !norm.NFC.IsNormalString(s) {
-		return ""
-	}
-	for _, r := range s {
-		if lower := unicode.ToLower(r); lower != r && unicode.ToUpper(lower) != r {
-			return ""
-		}
-	}
-	return normaliseEmail(s)
-}
-
-// checkEmail returns the field error for an email, or "". Beyond the
-// SuperTokens regex it refuses:
-//
-//   - invalid UTF-8 and control characters: no mailbox has them, and SQL
-//     stores cannot hold a NUL;
-//   - format characters (Unicode category Cf: zero-width spaces and
-//     joiners, the soft hyphen, bidi overrides), which render as nothing
-//     and so make look-alikes of other accounts;
-//   - what the library's own mailer would refuse to send to, such as a
-//     quoted local part or an address literal net/mail cannot read: a
-//     user with such an address could never get a reset email.
+// checkEmail returns the field error for an email, or "" for one that
+// address.Valid accepts.
 func checkEmail(email string) string {
 	switch {
 	case email == "":
 		return msgFieldNotOptional
-	case len(email) > maxEmailLen || !utf8.ValidString(email) ||
-		strings.ContainsFunc(email, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }) ||
-		!emailPattern.MatchString(email) || !mailable(email):
+	case !address.Valid(email):
 		return msgEmailInvalid
 	}
 	return ""
-}
-
-// mailable reports whether email is a bare address that net/mail reads
-// back unchanged, as mailer.Message requires of its recipients.
-func mailable(email string) bool {
-	a, err := mail.ParseAddress(email)
-	return err == nil && a.Name == "" && a.Address == email
 }
 
 // decodeCredentials reads the email and password of a sign-up or sign-in
@@ -267,7 +200,7 @@ func (a *Auth) decodeCredentials(w http.ResponseWriter, r *http.Request, newPass
 	if err != nil {
 		return credentials{}, nil, err
 	}
-	c := credentials{email: normaliseEmail(email), password: password}
+	c := credentials{email: address.Normalise(email), password: password}
 
 	// Password first, as the SuperTokens backends order them; clients
 	// match by id.
@@ -329,21 +262,6 @@ func (a *Auth) readSignInRequest(w http.ResponseWriter, r *http.Request, req int
 	return true
 }
 
-// isPhone tells a passwordless login's phone number from its email: an
-// email may begin with "+" too, but a normalised phone number is digits
-// after it.
-func isPhone(contact string) bool {
-	if len(contact) < 2 || contact[0] != '+' {
-		return false
-	}
-	for _, c := range contact[1:] {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 // maxParamLen caps the strings a request names things by (an id, a
 // provider's parameter), where the protocol sets no bound of its own.
 const maxParamLen = 2048
@@ -354,12 +272,12 @@ const maxParamLen = 2048
 func (a *Auth) lookupParam(w http.ResponseWriter, r *http.Request, name string) (string, bool) {
 	q := r.URL.Query()
 	if len(q[name]) != 1 {
-		writeMessage(w, http.StatusBadRequest, "Please provide the "+name+" as a GET param")
+		wire.Message(w, http.StatusBadRequest, "Please provide the "+name+" as a GET param")
 		return "", false
 	}
 	perClient := limit{limitKey("exists-client", a.limitClient(r)), a.cfg.RateLimits.ClientEmailChecks}
 	if wait := a.take(r.Context(), perClient); wait > 0 {
-		tooMany(w, wait)
+		wire.TooMany(w, wait)
 		return "", false
 	}
 	return q.Get(name), true

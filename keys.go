@@ -19,6 +19,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/latchkit/auth/internal/seal"
+	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
 )
 
@@ -473,5 +474,5 @@ func (a *Auth) serveJWKS(w http.ResponseWriter, r *http.Request) {
 		keys = append(keys, jwk{"OKP", "Ed25519", base64.RawURLEncoding.EncodeToString(pub), key.id, EdDSA, "sig"})
 	}
 	w.Header().Set("Cache-Control", "public, max-age="+strconv.Itoa(int(jwksMaxAge/time.Second)))
-	writeJSON(w, http.StatusOK, map[string]any{"keys": keys})
+	wire.JSON(w, http.StatusOK, map[string]any{"keys": keys})
 }

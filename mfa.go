@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/latchkit/auth/internal/address"
+	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
 )
 
@@ -500,7 +502,7 @@ func (a *Auth) checkMFA(vt *verifiedToken, rules mfaRules) error {
 			at, ok = c.Done[f.factor]
 		}
 		if !ok || now.Sub(time.Unix(at, 0)) > f.within {
-			return &claimFailure{"st-mfa", claimReason{
+			return &claimFailure{"st-mfa", wire.ClaimReason{
 				Message:  "Factor validation failed: " + f.factor + " not completed within " + strconv.Itoa(int(f.within/time.Second)) + " seconds",
 				FactorID: f.factor,
 			}}
@@ -594,12 +596,13 @@ func (a *Auth) handleMFAInfo(w http.ResponseWriter, r *http.Request) {
 	}
 	f := a.factorsOf(c, req, sf, logins)
 	emails, phones := contactsOf(logins)
-	writeJSON(w, http.StatusOK, struct {
+	wire.JSON(w, http.StatusOK, struct {
 		Status       string              `json:"status"`
 		Factors      mfaFactors          `json:"factors"`
 		Emails       map[string][]string `json:"emails"`
 		PhoneNumbers map[string][]string `json:"phoneNumbers"`
 	}{"OK", f, emails, phones})
+
 }
 
 // reassessed holds the session of vt to req, rewrites its access token if
@@ -671,7 +674,7 @@ func contactsOf(logins []store.Login) (emails, phones map[string][]string) {
 				}
 			}
 		}
-		if l.Method == store.MethodPasswordless && isPhone(l.Subject) {
+		if l.Method == store.MethodPasswordless && address.IsPhone(l.Subject) {
 			for f := range phones {
 				phones[f] = append(phones[f], l.Subject)
 			}

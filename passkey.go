@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/latchkit/auth/internal/address"
+	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
 )
 
@@ -216,7 +218,7 @@ const (
 func (a *Auth) passkeyLimit(w http.ResponseWriter, r *http.Request) bool {
 	perClient := limit{limitKey("passkey-client", a.limitClient(r)), a.cfg.RateLimits.ClientPasskeyCeremonies}
 	if wait := a.take(r.Context(), perClient); wait > 0 {
-		tooMany(w, wait)
+		wire.TooMany(w, wait)
 		return false
 	}
 	return true
@@ -246,7 +248,7 @@ func (a *Auth) handleRegisterOptions(w http.ResponseWriter, r *http.Request) {
 	if req.RecoverToken != nil {
 		tok, err := a.store.Code(ctx, store.CodePasskeyRecovery, sha256.Sum256([]byte(*req.RecoverToken)), now)
 		if errors.Is(err, store.ErrNotFound) || !wellFormedSecret(*req.RecoverToken) {
-			writeStatus(w, webauthnTokenInvalid)
+			wire.Status(w, webauthnTokenInvalid)
 			return
 		}
 		if err != nil {
@@ -259,12 +261,13 @@ func (a *Auth) handleRegisterOptions(w http.ResponseWriter, r *http.Request) {
 		// authenticator that refuses).
 		opts.UserID, opts.Email, handle = tok.UserID, tok.Email, []byte(tok.UserID)
 	} else {
-		opts.Email = normaliseEmail(*req.Email)
+		opts.Email = address.Normalise(*req.Email)
 		if msg := checkEmail(opts.Email); msg != "" {
-			writeJSON(w, http.StatusOK, struct {
+			wire.JSON(w, http.StatusOK, struct {
 				Status string `json:"status"`
 				Err    string `json:"err"`
 			}{"INVALID_EMAIL_ERROR", msg})
+
 			return
 		}
 	}
@@ -318,7 +321,7 @@ func (a *Auth) writeOptions(w http.ResponseWriter, r *http.Request, opts store.C
 	} {
 		members[k], _ = json.Marshal(v)
 	}
-	writeJSON(w, http.StatusOK, members)
+	wire.JSON(w, http.StatusOK, members)
 }
 
 // ceremonyRequest is the body of the endpoints that finish a ceremony.
@@ -389,7 +392,7 @@ func (a *Auth) verifierFailed(w http.ResponseWriter, r *http.Request, status str
 	case errors.Is(err, ErrPasskeyRefused):
 		a.cfg.Logger.LogAttrs(r.Context(), slog.LevelInfo, "auth: passkey refused", slog.String("error", err.Error()))
 		a.emit(r.Context(), r, Event{Kind: EventSignInFailed, Method: store.MethodWebAuthn})
-		writeStatus(w, status)
+		wire.Status(w, status)
 	default:
 		a.fail(w, r, err)
 	}
@@ -403,10 +406,10 @@ func (a *Auth) handlePasskeySignUp(w http.ResponseWriter, r *http.Request) {
 	case !ok:
 		return
 	case !found:
-		writeStatus(w, webauthnOptionsNotFound)
+		wire.Status(w, webauthnOptionsNotFound)
 		return
 	case opts.Email == "" || opts.UserID != "" || len(c.Handle) == 0:
-		writeStatus(w, webauthnInvalidOptions) // sign-in or recovery options
+		wire.Status(w, webauthnInvalidOptions) // sign-in or recovery options
 		return
 	case a.mfaOn() && linkingRequested(req.linkingField):
 		a.passkeySignUpAsFactor(w, r, req, opts, c)
@@ -432,7 +435,7 @@ func (a *Auth) handlePasskeySignUp(w http.ResponseWriter, r *http.Request) {
 func (a *Auth) emailFreeForPasskey(w http.ResponseWriter, r *http.Request, email string) (release func(), ok bool) {
 	turn, ok := a.signUpTurn(r.Context(), email)
 	if !ok {
-		writeGeneralError(w, "Another sign-up with this email is under way. Please try again.")
+		wire.GeneralError(w, "Another sign-up with this email is under way. Please try again.")
 		return nil, false
 	}
 	// The turn goes back on every way out but success, a panic included.
@@ -447,7 +450,7 @@ func (a *Auth) emailFreeForPasskey(w http.ResponseWriter, r *http.Request, email
 			a.fail(w, r, err)
 			return nil, false
 		}
-		writeStatus(w, "EMAIL_ALREADY_EXISTS_ERROR")
+		wire.Status(w, "EMAIL_ALREADY_EXISTS_ERROR")
 		return nil, false
 	}
 	free = true
@@ -463,7 +466,7 @@ func (a *Auth) passkeySignedUp(w http.ResponseWriter, r *http.Request, nl store.
 	if a.cfg.AccountLinking {
 		res, err = a.signInUpLinking(ctx, r, nl, newUser)
 		if err == nil && res.refusal != "" {
-			writeNotAllowed(w, "SIGN_UP_NOT_ALLOWED", reasonPasskeySignUp)
+			wire.NotAllowed(w, "SIGN_UP_NOT_ALLOWED", reasonPasskeySignUp)
 			return
 		}
 	} else {
@@ -494,7 +497,7 @@ func (a *Auth) newPasskey(w http.ResponseWriter, r *http.Request, req ceremonyRe
 	key := store.WebAuthnKey(rp.ID, base64.RawURLEncoding.EncodeToString(pk.CredentialID))
 	if _, err := a.store.Login(ctx, key); !errors.Is(err, store.ErrNotFound) {
 		if err == nil {
-			writeStatus(w, webauthnInvalidCredentials) // this credential is registered already
+			wire.Status(w, webauthnInvalidCredentials) // this credential is registered already
 			return store.Login{}, false
 		}
 		a.fail(w, r, err)
@@ -502,7 +505,7 @@ func (a *Auth) newPasskey(w http.ResponseWriter, r *http.Request, req ceremonyRe
 	}
 	if _, err := a.store.UseCeremony(ctx, store.CodePasskeyOptions, opts.Hash, a.cfg.Now(), nil); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			writeStatus(w, webauthnOptionsNotFound) // used meanwhile
+			wire.Status(w, webauthnOptionsNotFound) // used meanwhile
 			return store.Login{}, false
 		}
 		a.fail(w, r, err)
@@ -587,7 +590,7 @@ func (a *Auth) handlePasskeySignIn(w http.ResponseWriter, r *http.Request) {
 			a.fail(w, r, err)
 			return
 		}
-		writeNotAllowed(w, "SIGN_IN_NOT_ALLOWED", reasonPasskeySignIn)
+		wire.NotAllowed(w, "SIGN_IN_NOT_ALLOWED", reasonPasskeySignIn)
 		return
 	}
 	u, logins, err := a.user(r.Context(), login.UserID)
@@ -613,7 +616,7 @@ func (a *Auth) assertPasskey(w http.ResponseWriter, r *http.Request, req ceremon
 	case !ok:
 		return store.Login{}, false
 	case !found || opts.Email != "" || opts.UserID != "":
-		writeStatus(w, webauthnInvalidCredentials)
+		wire.Status(w, webauthnInvalidCredentials)
 		return store.Login{}, false
 	}
 	ctx := r.Context()
@@ -640,7 +643,7 @@ func (a *Auth) assertPasskey(w http.ResponseWriter, r *http.Request, req ceremon
 		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrConflict) {
 			// The options were used, or the passkey signed in, meanwhile.
 			a.emit(ctx, r, Event{Kind: EventSignInFailed, UserID: login.UserID, Method: store.MethodWebAuthn})
-			writeStatus(w, webauthnInvalidCredentials)
+			wire.Status(w, webauthnInvalidCredentials)
 			return store.Login{}, false
 		}
 		a.fail(w, r, err)
@@ -666,7 +669,7 @@ func (a *Auth) assertionTrusted(w http.ResponseWriter, r *http.Request, pk Passk
 	default:
 		return true
 	}
-	writeStatus(w, webauthnInvalidCredentials)
+	wire.Status(w, webauthnInvalidCredentials)
 	return false
 }
 
@@ -676,7 +679,7 @@ func (a *Auth) handlePasskeyEmailExists(w http.ResponseWriter, r *http.Request) 
 	if !ok {
 		return
 	}
-	email = normaliseEmail(email)
+	email = address.Normalise(email)
 	a.answerExists(w, r, checkEmail(email) == "", func(ctx context.Context) (bool, error) {
 		return a.passkeyEmailExists(ctx, email)
 	})

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/latchkit/auth/internal/address"
+	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
 )
 
@@ -52,10 +54,11 @@ func (a *Auth) handleListPasskeys(w http.ResponseWriter, r *http.Request) {
 			list = append(list, credential{l.Subject, l.ThirdParty, l.ID, l.CreatedAt.UnixMilli()})
 		}
 	}
-	writeJSON(w, http.StatusOK, struct {
+	wire.JSON(w, http.StatusOK, struct {
 		Status      string       `json:"status"`
 		Credentials []credential `json:"credentials"`
 	}{"OK", list})
+
 }
 
 // passkeySession verifies the request's session, or answers it.
@@ -94,19 +97,19 @@ func (a *Auth) handleAddPasskey(w http.ResponseWriter, r *http.Request) {
 	case !ok:
 		return
 	case !found:
-		writeStatus(w, webauthnOptionsNotFound)
+		wire.Status(w, webauthnOptionsNotFound)
 		return
 	case opts.Email == "" || opts.UserID != "" || len(c.Handle) == 0:
-		writeStatus(w, webauthnInvalidOptions)
+		wire.Status(w, webauthnInvalidOptions)
 		return
 	}
 	i := slices.IndexFunc(logins, func(l store.Login) bool { return l.ID == *req.RecipeUserID })
 	switch {
 	case i < 0:
-		writeGeneralError(w, "User not found")
+		wire.GeneralError(w, "User not found")
 		return
 	case logins[i].Email != opts.Email:
-		writeGeneralError(w, "Email mismatch")
+		wire.GeneralError(w, "Email mismatch")
 		return
 	}
 	var answer func(store.Login)
@@ -119,7 +122,7 @@ func (a *Auth) handleAddPasskey(w http.ResponseWriter, r *http.Request) {
 				a.fail(w, r, err)
 				return
 			}
-			writeJSON(w, http.StatusOK, statusOK)
+			wire.JSON(w, http.StatusOK, wire.OK)
 		}
 	}
 	a.registerPasskey(w, r, opts, c, req.Credential, store.Login{UserID: vt.session.UserID}, func(ctx context.Context, l store.Login) (string, error) {
@@ -140,7 +143,7 @@ func (a *Auth) passkeyAdder(w http.ResponseWriter, r *http.Request) (*verifiedTo
 	if a.mfaOn() {
 		vt, m, logins, sf, ok := a.sessionForFactors(w, r)
 		if ok && !a.mayAddFactor(vt.mfaMet(), FactorWebAuthn, sf, logins) {
-			writeClaimError(w, "st-mfa", msgSetupNotAllowed)
+			wire.ClaimError(w, "st-mfa", msgSetupNotAllowed)
 			ok = false
 		}
 		return vt, m, logins, sf, ok
@@ -178,7 +181,7 @@ func (a *Auth) registerPasskey(w http.ResponseWriter, r *http.Request, opts stor
 	nl.ID, nl.Material, nl.CreatedAt = uuid.NewString(), pk.Material, a.cfg.Now().Truncate(time.Millisecond)
 	if _, err := a.store.UseCeremony(ctx, store.CodePasskeyOptions, opts.Hash, a.cfg.Now(), nil); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			writeStatus(w, webauthnOptionsNotFound)
+			wire.Status(w, webauthnOptionsNotFound)
 			return
 		}
 		a.fail(w, r, err)
@@ -187,13 +190,13 @@ func (a *Auth) registerPasskey(w http.ResponseWriter, r *http.Request, opts stor
 	status, err := add(ctx, nl)
 	switch {
 	case errors.Is(err, store.ErrConflict):
-		writeStatus(w, webauthnInvalidCredentials) // registered already
+		wire.Status(w, webauthnInvalidCredentials) // registered already
 		return
 	case err != nil:
 		a.fail(w, r, fmt.Errorf("auth: adding a passkey: %w", err))
 		return
 	case status != "":
-		writeStatus(w, status)
+		wire.Status(w, status)
 		return
 	}
 	a.emit(ctx, r, Event{Kind: EventPasskeyAdded, UserID: nl.UserID, Method: store.MethodWebAuthn})
@@ -201,7 +204,7 @@ func (a *Auth) registerPasskey(w http.ResponseWriter, r *http.Request, opts stor
 		answer(nl)
 		return
 	}
-	writeJSON(w, http.StatusOK, statusOK)
+	wire.JSON(w, http.StatusOK, wire.OK)
 }
 
 // handleRemovePasskey removes a passkey of the session's user; the
@@ -233,19 +236,19 @@ func (a *Auth) handleRemovePasskey(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	case !found:
-		writeStatus(w, "CREDENTIAL_NOT_FOUND_ERROR")
+		wire.Status(w, "CREDENTIAL_NOT_FOUND_ERROR")
 		return
 	}
 	handles, err := a.removeLogin(ctx, l.UserID, l.ID)
 	switch {
 	case errors.Is(err, ErrLastFactor):
-		writeGeneralError(w, msgLastFactor)
+		wire.GeneralError(w, msgLastFactor)
 		return
 	case errors.Is(err, store.ErrLastLogin):
-		writeGeneralError(w, msgLastLogin)
+		wire.GeneralError(w, msgLastLogin)
 		return
 	case errors.Is(err, store.ErrNotFound):
-		writeStatus(w, "CREDENTIAL_NOT_FOUND_ERROR")
+		wire.Status(w, "CREDENTIAL_NOT_FOUND_ERROR")
 		return
 	case err != nil:
 		a.fail(w, r, err)
@@ -255,7 +258,7 @@ func (a *Auth) handleRemovePasskey(w http.ResponseWriter, r *http.Request) {
 		a.emit(ctx, r, Event{Kind: EventSessionRevoked, UserID: l.UserID, SessionHandle: h})
 	}
 	a.emit(ctx, r, Event{Kind: EventPasskeyRemoved, UserID: l.UserID, Method: store.MethodWebAuthn})
-	writeJSON(w, http.StatusOK, statusOK)
+	wire.JSON(w, http.StatusOK, wire.OK)
 }
 
 // passkeyOf finds the passkey of user userID whose credential id is id;
@@ -290,9 +293,9 @@ func (a *Auth) handleRecoveryRequest(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, badRequest("Please provide the email"))
 		return
 	}
-	email := normaliseEmail(*req.Email)
+	email := address.Normalise(*req.Email)
 	if msg := checkEmail(email); msg != "" {
-		writeGeneralError(w, msg)
+		wire.GeneralError(w, msg)
 		return
 	}
 	a.queueAccountEmail(w, r, "passkey recovery", email, a.sendRecoveryEmail)
@@ -372,10 +375,10 @@ func (a *Auth) handleRecoverAccount(w http.ResponseWriter, r *http.Request) {
 	case !ok:
 		return
 	case !found:
-		writeStatus(w, webauthnOptionsNotFound)
+		wire.Status(w, webauthnOptionsNotFound)
 		return
 	case opts.UserID != tok.UserID || opts.Email != tok.Email || len(c.Handle) == 0:
-		writeStatus(w, webauthnInvalidOptions)
+		wire.Status(w, webauthnInvalidOptions)
 		return
 	}
 	if _, allowed, err := a.recoverable(r.Context(), tok.Email); err != nil || !allowed {
@@ -383,7 +386,7 @@ func (a *Auth) handleRecoverAccount(w http.ResponseWriter, r *http.Request) {
 			a.fail(w, r, err)
 			return
 		}
-		writeNotAllowed(w, "RECOVER_ACCOUNT_NOT_ALLOWED", reasonPasskeyRecovery)
+		wire.NotAllowed(w, "RECOVER_ACCOUNT_NOT_ALLOWED", reasonPasskeyRecovery)
 		return
 	}
 	nl := store.Login{UserID: tok.UserID, Email: tok.Email, EmailVerified: true, EmailProven: true}
@@ -396,14 +399,14 @@ func (a *Auth) handleRecoverAccount(w http.ResponseWriter, r *http.Request) {
 // or answers the request.
 func (a *Auth) recoveryLink(w http.ResponseWriter, r *http.Request, token *string) (store.Code, [32]byte, bool) {
 	if token == nil || !wellFormedSecret(*token) {
-		writeStatus(w, webauthnTokenInvalid)
+		wire.Status(w, webauthnTokenInvalid)
 		return store.Code{}, [32]byte{}, false
 	}
 	hash := sha256.Sum256([]byte(*token))
 	tok, err := a.store.Code(r.Context(), store.CodePasskeyRecovery, hash, a.cfg.Now())
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		writeStatus(w, webauthnTokenInvalid)
+		wire.Status(w, webauthnTokenInvalid)
 		return store.Code{}, [32]byte{}, false
 	case err != nil:
 		a.fail(w, r, err)
@@ -504,7 +507,7 @@ func (a *Auth) passkeySignUpAsFactor(w http.ResponseWriter, r *http.Request, req
 		return
 	}
 	if !a.mayAddFactor(vt.mfaMet(), FactorWebAuthn, sf, logins) {
-		writeClaimError(w, "st-mfa", msgSetupNotAllowed)
+		wire.ClaimError(w, "st-mfa", msgSetupNotAllowed)
 		return
 	}
 	userID := vt.session.UserID

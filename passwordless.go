@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/latchkit/auth/internal/address"
+	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
 )
 
@@ -257,7 +259,7 @@ func (a *Auth) handleCreateCode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if msg != "" {
-		writeGeneralError(w, msg)
+		wire.GeneralError(w, msg)
 		return
 	}
 	if !a.allowSend(w, r, contact) {
@@ -277,12 +279,13 @@ func (a *Auth) handleCreateCode(w http.ResponseWriter, r *http.Request) {
 	if !a.sendCode(w, r, f, flow, now) {
 		return
 	}
-	writeJSON(w, http.StatusOK, struct {
+	wire.JSON(w, http.StatusOK, struct {
 		Status           string `json:"status"`
 		DeviceID         string `json:"deviceId"`
 		PreAuthSessionID string `json:"preAuthSessionId"`
 		FlowType         string `json:"flowType"`
 	}{"OK", f.deviceID(), f.preAuthSessionID(), a.cfg.Passwordless.Flow.wire()})
+
 }
 
 // handleResendCode sends another code for a flow. The codes sent before
@@ -303,13 +306,13 @@ func (a *Auth) handleResendCode(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	f, ok := flowOf(*req.DeviceID, *req.PreAuthSessionID)
 	if !ok || *req.DeviceID == "" {
-		writeStatus(w, passwordlessRestart)
+		wire.Status(w, passwordlessRestart)
 		return
 	}
 	now := a.cfg.Now()
 	flow, err := a.store.Code(ctx, store.CodePasswordlessFlow, f.hash, now)
 	if errors.Is(err, store.ErrNotFound) {
-		writeStatus(w, passwordlessRestart)
+		wire.Status(w, passwordlessRestart)
 		return
 	}
 	if err != nil {
@@ -320,7 +323,7 @@ func (a *Auth) handleResendCode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if a.sendCode(w, r, f, flow, now) {
-		writeJSON(w, http.StatusOK, statusOK)
+		wire.JSON(w, http.StatusOK, wire.OK)
 	}
 }
 
@@ -339,7 +342,7 @@ func (a *Auth) contactOf(req contactRequest) (contact, msg string, err error) {
 		}
 		return phone, "", nil
 	}
-	email := normaliseEmail(*req.Email)
+	email := address.Normalise(*req.Email)
 	return email, checkEmail(email), nil
 }
 
@@ -373,14 +376,15 @@ func (a *Auth) allowSend(w http.ResponseWriter, r *http.Request, contact string)
 	ctx := r.Context()
 	perClient := limit{limitKey("passwordless-client", a.limitClient(r)), a.cfg.RateLimits.ClientPasswordlessSends}
 	if wait := a.take(ctx, perClient); wait > 0 {
-		tooMany(w, wait)
+		wire.TooMany(w, wait)
 		return false
 	}
 	perAddress := limit{limitKey("passwordless-send", contact), a.cfg.RateLimits.PasswordlessSends}
 	if wait := a.take(ctx, perAddress); wait > 0 {
 		a.emit(ctx, r, Event{Kind: EventSignInThrottled, Method: store.MethodPasswordless})
-		writeGeneralError(w, "Several codes were sent to this address a moment ago. Please use the latest, or try again in "+
+		wire.GeneralError(w, "Several codes were sent to this address a moment ago. Please use the latest, or try again in "+
 			inWords(roundUp(wait))+".")
+
 		return false
 	}
 	return true
@@ -408,7 +412,7 @@ func (a *Auth) sendCode(w http.ResponseWriter, r *http.Request, f passwordlessFl
 		expires = flow.ExpiresAt
 	}
 	if expires.Sub(now) < time.Minute {
-		writeStatus(w, passwordlessRestart) // too late in the flow for a code worth sending
+		wire.Status(w, passwordlessRestart) // too late in the flow for a code worth sending
 		return false
 	}
 	m := TextMessage{ValidFor: inWords(expires.Sub(now))}
@@ -435,10 +439,10 @@ func (a *Auth) sendCode(w http.ResponseWriter, r *http.Request, f passwordlessFl
 	}
 	switch {
 	case errors.Is(err, store.ErrConflict):
-		writeGeneralError(w, msgCodeNotGenerated)
+		wire.GeneralError(w, msgCodeNotGenerated)
 		return false
 	case errors.Is(err, store.ErrNotFound):
-		writeStatus(w, passwordlessRestart) // the flow ended meanwhile
+		wire.Status(w, passwordlessRestart) // the flow ended meanwhile
 		return false
 	case err != nil:
 		a.fail(w, r, fmt.Errorf("auth: creating a passwordless code: %w", err))
@@ -452,7 +456,7 @@ func (a *Auth) sendCode(w http.ResponseWriter, r *http.Request, f passwordlessFl
 func (a *Auth) queueCode(contact string, m TextMessage) {
 	a.outbox.enqueue(a, mailJob{"passwordless", func(ctx context.Context) {
 		var err error
-		if isPhone(contact) {
+		if address.IsPhone(contact) {
 			m.To = contact
 			err = a.outbox.retry(ctx, func(ctx context.Context) error { return a.cfg.Passwordless.TextSender.SendText(ctx, m) })
 		} else {
@@ -502,7 +506,7 @@ func (a *Auth) handleConsumeCode(w http.ResponseWriter, r *http.Request) {
 	}
 	f, ok := flowOf(device, *req.PreAuthSessionID)
 	if !ok || byCode && device == "" {
-		writeStatus(w, passwordlessRestart)
+		wire.Status(w, passwordlessRestart)
 		return
 	}
 	if byCode {
@@ -539,7 +543,7 @@ func (a *Auth) consumeUserCode(w http.ResponseWriter, r *http.Request, f passwor
 	now := a.cfg.Now()
 	flow, err := a.store.Code(ctx, store.CodePasswordlessFlow, f.hash, now)
 	if errors.Is(err, store.ErrNotFound) {
-		writeStatus(w, passwordlessRestart)
+		wire.Status(w, passwordlessRestart)
 		return
 	}
 	if err != nil {
@@ -557,7 +561,7 @@ func (a *Auth) consumeUserCode(w http.ResponseWriter, r *http.Request, f passwor
 			msg = "Too many wrong codes were entered for this address. Please open the link in the latest email, or try again in " +
 				inWords(roundUp(wait)) + "."
 		}
-		writeGeneralError(w, msg)
+		wire.GeneralError(w, msg)
 		return
 	}
 	flow, err = a.store.UsePasswordlessCode(ctx, f.hash, f.typedHash(userCode), now, passwordlessAttempts)
@@ -568,21 +572,22 @@ func (a *Auth) consumeUserCode(w http.ResponseWriter, r *http.Request, f passwor
 	case errors.Is(err, store.ErrWrongCode), errors.Is(err, store.ErrCodeExpired):
 		a.emit(ctx, r, Event{Kind: EventSignInFailed, Method: store.MethodPasswordless})
 		if flow.Attempts >= passwordlessAttempts {
-			writeStatus(w, passwordlessRestart)
+			wire.Status(w, passwordlessRestart)
 			return
 		}
 		status := passwordlessWrong
 		if errors.Is(err, store.ErrCodeExpired) {
 			status = passwordlessExpired
 		}
-		writeJSON(w, http.StatusOK, struct {
+		wire.JSON(w, http.StatusOK, struct {
 			Status                      string `json:"status"`
 			FailedCodeInputAttemptCount int    `json:"failedCodeInputAttemptCount"`
 			MaximumCodeInputAttempts    int    `json:"maximumCodeInputAttempts"`
 		}{status, flow.Attempts, passwordlessAttempts})
+
 	case errors.Is(err, store.ErrNotFound):
 		a.refund(ctx, failures)
-		writeStatus(w, passwordlessRestart) // the flow ended meanwhile
+		wire.Status(w, passwordlessRestart) // the flow ended meanwhile
 	default:
 		a.refund(ctx, failures)
 		a.fail(w, r, err)
@@ -597,7 +602,7 @@ func (a *Auth) consumeLinkCode(w http.ResponseWriter, r *http.Request, f passwor
 		a.passwordlessSignedIn(w, r, flow.Email, true)
 	case errors.Is(err, store.ErrWrongCode), errors.Is(err, store.ErrCodeExpired), errors.Is(err, store.ErrNotFound):
 		a.emit(r.Context(), r, Event{Kind: EventSignInFailed, Method: store.MethodPasswordless})
-		writeStatus(w, passwordlessRestart)
+		wire.Status(w, passwordlessRestart)
 	default:
 		a.fail(w, r, err)
 	}
@@ -614,7 +619,7 @@ func (a *Auth) passwordlessSignedIn(w http.ResponseWriter, r *http.Request, cont
 	now := a.cfg.Now().Truncate(time.Millisecond)
 	newUser := store.User{ID: uuid.NewString(), TimeJoined: now}
 	nl := store.Login{LoginKey: store.PasswordlessKey(contact), CreatedAt: now}
-	if !isPhone(contact) {
+	if !address.IsPhone(contact) {
 		nl.Email, nl.EmailVerified, nl.EmailProven = contact, true, true
 	}
 	var (
@@ -624,7 +629,7 @@ func (a *Auth) passwordlessSignedIn(w http.ResponseWriter, r *http.Request, cont
 	if a.cfg.AccountLinking && nl.Email != "" {
 		res, err = a.signInUpLinking(ctx, r, nl, newUser)
 		if err == nil && res.refusal != "" {
-			writeNotAllowed(w, passwordlessNotAllow, reasonPasswordless)
+			wire.NotAllowed(w, passwordlessNotAllow, reasonPasswordless)
 			return
 		}
 	} else {
@@ -652,7 +657,7 @@ func (a *Auth) handlePasswordlessExists(param string) http.HandlerFunc {
 		if param == "phoneNumber" {
 			contact, ok = normalisePhone(contact)
 		} else {
-			contact = normaliseEmail(contact)
+			contact = address.Normalise(contact)
 			ok = checkEmail(contact) == ""
 		}
 		a.writeExists(w, r, store.PasswordlessKey(contact), ok)

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/latchkit/auth/internal/wire"
 )
 
 // Recovery codes stand in for a second factor once each, for a user who
@@ -84,10 +86,11 @@ func (a *Auth) handleNewRecoveryCodes(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.emit(r.Context(), r, Event{Kind: EventRecoveryCodesCreated, UserID: vt.session.UserID, SessionHandle: vt.handle})
-	writeJSON(w, http.StatusOK, struct {
+	wire.JSON(w, http.StatusOK, struct {
 		Status string   `json:"status"`
 		Codes  []string `json:"codes"`
 	}{"OK", codes})
+
 }
 
 // handleCountRecoveryCodes is GET /mfa/recovery-codes: how many unused
@@ -103,10 +106,11 @@ func (a *Auth) handleCountRecoveryCodes(w http.ResponseWriter, r *http.Request) 
 		writeMFAPending(w)
 		return
 	}
-	writeJSON(w, http.StatusOK, struct {
+	wire.JSON(w, http.StatusOK, struct {
 		Status    string `json:"status"`
 		Remaining int    `json:"remaining"`
 	}{"OK", len(sf.RecoveryCodes)})
+
 }
 
 // handleVerifyRecoveryCode is POST /mfa/recovery-code/verify: an unused
@@ -144,10 +148,11 @@ func (a *Auth) handleVerifyRecoveryCode(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	a.emit(r.Context(), r, Event{Kind: EventRecoveryCodeUsed, UserID: userID, SessionHandle: vt.handle})
-	writeJSON(w, http.StatusOK, struct {
+	wire.JSON(w, http.StatusOK, struct {
 		Status    string `json:"status"`
 		Remaining int    `json:"remaining"`
 	}{"OK", len(sf.RecoveryCodes)})
+
 }
 
 // spendRecoveryCode uses up the recovery code of hash, or counts it wrong

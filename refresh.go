@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/latchkit/auth/internal/refreshtoken"
+	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
 )
 
@@ -103,7 +104,7 @@ func (a *Auth) handleRefresh(w http.ResponseWriter, r *http.Request) {
 var refreshedAnswer = []byte(`{"status":"OK"}`)
 
 // writeRefreshed writes the answer of a refresh whose headers putTokens
-// has set, Content-Type included: byte for byte what writeJSON makes of
+// has set, Content-Type included: byte for byte what wire.JSON makes of
 // the status beside body, without encoding/json's reflection when the
 // tokens need no escaping, which the library's tokens never do.
 func writeRefreshed(w http.ResponseWriter, body bodyTokens) {
@@ -111,7 +112,7 @@ func writeRefreshed(w http.ResponseWriter, body bodyTokens) {
 	if body != (bodyTokens{}) {
 		var ok bool
 		if b, ok = appendRefreshedAnswer(make([]byte, 0, 48+len(body.AccessToken)+len(body.RefreshToken)), body); !ok {
-			writeJSON(w, http.StatusOK, refreshedJSON{"OK", body})
+			wire.JSON(w, http.StatusOK, refreshedJSON{"OK", body})
 			return
 		}
 	}
@@ -185,7 +186,7 @@ func (a *Auth) refuseRotation(w http.ResponseWriter, r *http.Request, res store.
 	switch {
 	case errors.Is(err, store.ErrRateLimited):
 		a.emit(ctx, r, Event{Kind: EventRefreshThrottled})
-		tooMany(w, a.cfg.RateLimits.SessionRefreshes.Every)
+		wire.TooMany(w, a.cfg.RateLimits.SessionRefreshes.Every)
 	case errors.Is(err, store.ErrTokenReused):
 		theft := theftError(res.Reuse)
 		s := res.Session

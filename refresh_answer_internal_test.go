@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store/memstore"
 )
 
@@ -20,7 +21,7 @@ import (
 // in for, kept here as it was.
 
 // referenceTokens is writeTokens, then the status beside the body, as the
-// library wrote them with http.Header.Set, expose and writeJSON.
+// library wrote them with http.Header.Set, expose and wire.JSON.
 func referenceTokens(a *Auth, w http.ResponseWriter, m mode, t issued) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
@@ -39,10 +40,11 @@ func referenceTokens(a *Auth, w http.ResponseWriter, m mode, t issued) {
 		body = bodyTokens{AccessToken: t.access, RefreshToken: t.refresh}
 	}
 	expose(h, exposed...)
-	writeJSON(w, http.StatusOK, struct {
+	wire.JSON(w, http.StatusOK, struct {
 		Status string `json:"status"`
 		bodyTokens
 	}{"OK", body})
+
 }
 
 // referenceFrontToken is frontToken as it was, with a buffer on the heap.

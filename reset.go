@@ -7,6 +7,8 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/latchkit/auth/internal/address"
+	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
 )
 
@@ -19,7 +21,7 @@ func (a *Auth) handleResetRequest(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	email = normaliseEmail(email)
+	email = address.Normalise(email)
 	if msg := checkEmail(email); msg != "" {
 		writeFieldErrors(w, []fieldError{{"email", msg}})
 		return
@@ -87,7 +89,7 @@ func (a *Auth) handleResetPassword(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	if wait := a.take(ctx, a.newPasswordLimit(r)); wait > 0 {
-		tooMany(w, wait)
+		wire.TooMany(w, wait)
 		return
 	}
 	// An unknown or expired token is refused before the new password is
@@ -121,7 +123,7 @@ func (a *Auth) handleResetPassword(w http.ResponseWriter, r *http.Request) {
 	for _, h := range handles {
 		a.emit(r.Context(), r, Event{Kind: EventSessionRevoked, UserID: l.UserID, SessionHandle: h})
 	}
-	writeJSON(w, http.StatusOK, statusOK)
+	wire.JSON(w, http.StatusOK, wire.OK)
 }
 
 // readOneField decodes a request whose formFields hold the single field
@@ -141,7 +143,8 @@ func (a *Auth) readOneField(w http.ResponseWriter, r *http.Request, id string) (
 }
 
 func writeInvalidResetToken(w http.ResponseWriter) {
-	writeJSON(w, http.StatusOK, struct {
+	wire.JSON(w, http.StatusOK, struct {
 		Status string `json:"status"`
 	}{"RESET_PASSWORD_INVALID_TOKEN_ERROR"})
+
 }

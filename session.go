@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/latchkit/auth/internal/refreshtoken"
+	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
 )
 
@@ -166,7 +167,7 @@ func (a *Auth) sessionMiddleware(next http.Handler, required bool, checks []rout
 		}
 		vt, m, err := a.verifyNoPanic(w, r)
 		if err == nil && m == modeCookie && !a.cfg.Cookie.InsecureSkipOriginCheck && a.xorigin.Check(r) != nil {
-			writeMessage(w, http.StatusForbidden, "cross-origin request refused: add the page's origin to Config.AllowedOrigins")
+			wire.Message(w, http.StatusForbidden, "cross-origin request refused: add the page's origin to Config.AllowedOrigins")
 			return
 		}
 		if err == nil {
@@ -281,7 +282,7 @@ func (a *Auth) handleSignOut(w http.ResponseWriter, r *http.Request) {
 	}
 	a.clearTokens(w, m == modeCookie, m != modeCookie)
 	a.emit(r.Context(), r, Event{Kind: EventSignOut, UserID: s.UserID, SessionHandle: s.Handle})
-	writeJSON(w, http.StatusOK, statusOK)
+	wire.JSON(w, http.StatusOK, wire.OK)
 }
 
 // loginOf finds the login id of user userID; an empty id names the

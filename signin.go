@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/latchkit/auth/internal/address"
+	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
 )
 
@@ -68,7 +70,7 @@ func (a *Auth) firstFactorAllowed(w http.ResponseWriter, factor string) bool {
 	if slices.Contains(a.firstFactors(), factor) {
 		return true
 	}
-	writeMessage(w, http.StatusUnauthorized, "A valid session is required to authenticate with secondary factors")
+	wire.Message(w, http.StatusUnauthorized, "A valid session is required to authenticate with secondary factors")
 	return false
 }
 
@@ -78,9 +80,9 @@ func factorOf(l store.Login, link bool) string {
 	switch l.Method {
 	case store.MethodPasswordless:
 		switch {
-		case isPhone(l.Subject) && link:
+		case address.IsPhone(l.Subject) && link:
 			return FactorLinkPhone
-		case isPhone(l.Subject):
+		case address.IsPhone(l.Subject):
 			return FactorOTPPhone
 		case link:
 			return FactorLinkEmail
@@ -115,7 +117,7 @@ func (a *Auth) signedIn(w http.ResponseWriter, r *http.Request, u store.User, lo
 		// have started is one the reset never saw.
 		a.cfg.Logger.LogAttrs(r.Context(), slog.LevelInfo, "auth: sign-in refused: the user's sessions were ended meanwhile",
 			slog.String("user_id", u.ID))
-		writeGeneralError(w, msgSessionsEnded)
+		wire.GeneralError(w, msgSessionsEnded)
 		return
 	}
 	if err != nil {
@@ -152,7 +154,7 @@ func (a *Auth) handleLoginMethods(w http.ResponseWriter, r *http.Request) {
 	pl := a.cfg.Passwordless
 	passkeys := a.cfg.Passkeys.Verifier != nil
 	factors := a.firstFactors()
-	writeJSON(w, http.StatusOK, struct {
+	wire.JSON(w, http.StatusOK, struct {
 		Status        string     `json:"status"`
 		EmailPassword enabled    `json:"emailPassword"`
 		ThirdParty    thirdParty `json:"thirdParty"`
@@ -160,4 +162,5 @@ func (a *Auth) handleLoginMethods(w http.ResponseWriter, r *http.Request) {
 		WebAuthn      enabled    `json:"webauthn"`
 		FirstFactors  []string   `json:"firstFactors"`
 	}{"OK", enabled{true}, tp, enabled{pl.Flow != PasswordlessOff}, enabled{passkeys}, factors})
+
 }

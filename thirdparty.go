@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/latchkit/auth/internal/address"
+	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
 )
@@ -55,10 +57,10 @@ func (a *Auth) handleAuthorisationURL(w http.ResponseWriter, r *http.Request) {
 	id, redirect := q.Get("thirdPartyId"), q.Get("redirectURIOnProviderDashboard")
 	switch {
 	case id == "":
-		writeMessage(w, http.StatusBadRequest, "Please provide the thirdPartyId as a GET param")
+		wire.Message(w, http.StatusBadRequest, "Please provide the thirdPartyId as a GET param")
 		return
 	case redirect == "":
-		writeMessage(w, http.StatusBadRequest, "Please provide the redirectURIOnProviderDashboard as a GET param")
+		wire.Message(w, http.StatusBadRequest, "Please provide the redirectURIOnProviderDashboard as a GET param")
 		return
 	}
 	p, err := a.thirdParty(id, redirect)
@@ -77,14 +79,15 @@ func (a *Auth) handleAuthorisationURL(w http.ResponseWriter, r *http.Request) {
 	u, err := p.AuthURL(ctx, provider.AuthRequest{RedirectURI: redirect, CodeChallenge: challengeOf(verifier), Nonce: nonceOf(verifier)})
 	if err != nil {
 		a.providerFailed(r.Context(), id, "authorisation URL", err)
-		writeGeneralError(w, msgProviderFailed)
+		wire.GeneralError(w, msgProviderFailed)
 		return
 	}
-	writeJSON(w, http.StatusOK, struct {
+	wire.JSON(w, http.StatusOK, struct {
 		Status           string `json:"status"`
 		URLWithParams    string `json:"urlWithQueryParams"`
 		PKCECodeVerifier string `json:"pkceCodeVerifier"`
 	}{"OK", u, verifier})
+
 }
 
 // signInUpRequest is the body of /signinup.
@@ -127,7 +130,7 @@ func (a *Auth) handleSignInUp(w http.ResponseWriter, r *http.Request) {
 	}
 	perClient := limit{limitKey("thirdparty-client", a.limitClient(r)), a.cfg.RateLimits.ClientThirdPartySignIns}
 	if wait := a.take(ctx, perClient); wait > 0 {
-		tooMany(w, wait)
+		wire.TooMany(w, wait)
 		return
 	}
 	ident, ok := a.redeem(w, r, p, in)
@@ -150,7 +153,7 @@ func (a *Auth) redeem(w http.ResponseWriter, r *http.Request, p provider.Provide
 			a.limiterFailed(ctx, err)
 		}
 		a.providerFailed(ctx, id, "exchange", errors.New("authorisation code presented before"))
-		writeGeneralError(w, msgProviderFailed)
+		wire.GeneralError(w, msgProviderFailed)
 		return provider.Identity{}, false
 	}
 	pctx, cancel := context.WithTimeout(ctx, a.cfg.ThirdParty.Timeout)
@@ -161,14 +164,15 @@ func (a *Auth) redeem(w http.ResponseWriter, r *http.Request, p provider.Provide
 	switch {
 	case errors.Is(err, provider.ErrNotAllowed):
 		a.providerFailed(ctx, id, "exchange", err)
-		writeJSON(w, http.StatusOK, struct {
+		wire.JSON(w, http.StatusOK, struct {
 			Status string `json:"status"`
 			Reason string `json:"reason"`
 		}{"SIGN_IN_UP_NOT_ALLOWED", reasonSignUpNotAllowed})
+
 		return ident, false
 	case err != nil:
 		a.providerFailed(ctx, id, "exchange", err)
-		writeGeneralError(w, msgProviderFailed)
+		wire.GeneralError(w, msgProviderFailed)
 		return ident, false
 	}
 	return ident, true
@@ -177,11 +181,12 @@ func (a *Auth) redeem(w http.ResponseWriter, r *http.Request, p provider.Provide
 // signInUpAs signs in, or up, the identity a provider vouched for.
 func (a *Auth) signInUpAs(w http.ResponseWriter, r *http.Request, id string, ident provider.Identity) {
 	ctx := r.Context()
-	email := providerEmail(ident.Email)
+	email := address.FromProvider(ident.Email)
 	if email == "" || checkEmail(email) != "" {
-		writeJSON(w, http.StatusOK, struct {
+		wire.JSON(w, http.StatusOK, struct {
 			Status string `json:"status"`
 		}{"NO_EMAIL_GIVEN_BY_PROVIDER"})
+
 		return
 	}
 	now := a.cfg.Now().Truncate(time.Millisecond)
@@ -200,7 +205,7 @@ func (a *Auth) signInUpAs(w http.ResponseWriter, r *http.Request, id string, ide
 	if a.cfg.AccountLinking {
 		res, err = a.signInUpLinking(ctx, r, nl, newUser)
 		if err == nil && res.refusal != "" {
-			writeNotAllowed(w, "SIGN_IN_UP_NOT_ALLOWED", res.refusal)
+			wire.NotAllowed(w, "SIGN_IN_UP_NOT_ALLOWED", res.refusal)
 			return
 		}
 	} else {
@@ -475,7 +480,7 @@ func (a *Auth) handleFormPostCallback(w http.ResponseWriter, r *http.Request) {
 			a.fail(w, r, errBodyTooLarge)
 			return
 		}
-		writeMessage(w, http.StatusBadRequest, "the callback must be a form")
+		wire.Message(w, http.StatusBadRequest, "the callback must be a form")
 		return
 	}
 	state := r.PostForm.Get("state")
@@ -487,12 +492,12 @@ func (a *Auth) handleFormPostCallback(w http.ResponseWriter, r *http.Request) {
 		FrontendRedirectURI string `json:"frontendRedirectURI"`
 	}
 	if err != nil || json.Unmarshal(raw, &s) != nil || s.FrontendRedirectURI == "" {
-		writeMessage(w, http.StatusBadRequest, "the state of the callback is not one the frontend made")
+		wire.Message(w, http.StatusBadRequest, "the state of the callback is not one the frontend made")
 		return
 	}
 	if !a.frontendCallback(s.FrontendRedirectURI, formPostID(r.URL.Path, a.cfg.BasePath)) &&
 		!slices.Contains(a.cfg.ThirdParty.RedirectURIs, s.FrontendRedirectURI) {
-		writeMessage(w, http.StatusBadRequest, "the state's frontendRedirectURI is not the frontend's /auth/callback page of this provider, nor listed in Config.ThirdParty.RedirectURIs")
+		wire.Message(w, http.StatusBadRequest, "the state's frontendRedirectURI is not the frontend's /auth/callback page of this provider, nor listed in Config.ThirdParty.RedirectURIs")
 		return
 	}
 	q := url.Values{}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/latchkit/auth/internal/totp"
+	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
 )
 
@@ -51,7 +52,7 @@ func (a *Auth) handleCreateTOTPDevice(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !a.mayAddFactor(vt.mfaMet(), FactorTOTP, sf, logins) {
-		writeClaimError(w, "st-mfa", msgSetupNotAllowed)
+		wire.ClaimError(w, "st-mfa", msgSetupNotAllowed)
 		return
 	}
 	secret := totp.NewSecret()
@@ -60,16 +61,17 @@ func (a *Auth) handleCreateTOTPDevice(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		a.fail(w, r, err)
 	case status == "GENERAL_ERROR":
-		writeGeneralError(w, fmt.Sprintf("You have %d authenticator apps already: remove one first.", maxTOTPDevices))
+		wire.GeneralError(w, fmt.Sprintf("You have %d authenticator apps already: remove one first.", maxTOTPDevices))
 	case status != "":
-		writeStatus(w, status)
+		wire.Status(w, status)
 	default:
-		writeJSON(w, http.StatusOK, struct {
+		wire.JSON(w, http.StatusOK, struct {
 			Status       string `json:"status"`
 			DeviceName   string `json:"deviceName"`
 			Secret       string `json:"secret"`
 			QRCodeString string `json:"qrCodeString"`
 		}{"OK", name, totp.Encode(secret), totp.URI(a.cfg.MFA.Issuer, primaryEmail(logins), secret, totpPeriod, totpDigits)})
+
 	}
 }
 
@@ -148,10 +150,11 @@ func (a *Auth) handleListTOTPDevices(w http.ResponseWriter, r *http.Request) {
 		}
 		devices = append(devices, device{d.Name, int(totpPeriod / time.Second), totpSkew, d.Verified})
 	}
-	writeJSON(w, http.StatusOK, struct {
+	wire.JSON(w, http.StatusOK, struct {
 		Status  string   `json:"status"`
 		Devices []device `json:"devices"`
 	}{"OK", devices})
+
 }
 
 // msgLastFactor answers the removal of the last second factor of a user
@@ -198,7 +201,7 @@ func (a *Auth) handleRemoveTOTPDevice(w http.ResponseWriter, r *http.Request) {
 	})
 	switch {
 	case errors.Is(err, ErrLastFactor):
-		writeGeneralError(w, msgLastFactor)
+		wire.GeneralError(w, msgLastFactor)
 		return
 	case err != nil:
 		a.fail(w, r, err)
@@ -210,10 +213,11 @@ func (a *Auth) handleRemoveTOTPDevice(w http.ResponseWriter, r *http.Request) {
 	if wasVerified {
 		a.emit(r.Context(), r, Event{Kind: EventFactorRemoved, UserID: vt.session.UserID, SessionHandle: vt.handle, Method: FactorTOTP})
 	}
-	writeJSON(w, http.StatusOK, struct {
+	wire.JSON(w, http.StatusOK, struct {
 		Status         string `json:"status"`
 		DidDeviceExist bool   `json:"didDeviceExist"`
 	}{"OK", existed})
+
 }
 
 // keepsRequiredFactor returns ErrLastFactor unless a user with second
@@ -345,25 +349,27 @@ func (a *Auth) answerTOTP(w http.ResponseWriter, r *http.Request, vt *verifiedTo
 	}
 	switch res.status {
 	case statusLimitReached:
-		writeJSON(w, http.StatusOK, struct {
+		wire.JSON(w, http.StatusOK, struct {
 			Status     string `json:"status"`
 			RetryAfter int64  `json:"retryAfterMs"`
 			Current    int    `json:"currentNumberOfFailedAttempts"`
 			Max        int    `json:"maxNumberOfFailedAttempts"`
 		}{statusLimitReached, res.retryAfter.Milliseconds(), res.failures, mfaMaxFailures})
+
 	case statusInvalidTOTP, statusInvalidRecoveryCode:
 		a.emit(r.Context(), r, Event{Kind: EventFactorFailed, UserID: userID, Method: factorOfStatus(res.status)})
 		if res.failures == mfaMaxFailures {
 			a.cfg.Logger.LogAttrs(r.Context(), slog.LevelWarn, "auth: TOTP locked after wrong codes", slog.String("user_id", userID))
 			a.emit(r.Context(), r, Event{Kind: EventMFALocked, UserID: userID})
 		}
-		writeJSON(w, http.StatusOK, struct {
+		wire.JSON(w, http.StatusOK, struct {
 			Status  string `json:"status"`
 			Current int    `json:"currentNumberOfFailedAttempts"`
 			Max     int    `json:"maxNumberOfFailedAttempts"`
 		}{res.status, res.failures, mfaMaxFailures})
+
 	default:
-		writeStatus(w, res.status)
+		wire.Status(w, res.status)
 	}
 }
 
@@ -413,7 +419,7 @@ func (a *Auth) handleVerifyTOTPDevice(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if i := sf.device(device); (i < 0 || !sf.TOTP[i].Verified) && !a.mayAddFactor(vt.mfaMet(), FactorTOTP, sf, logins) {
-		writeClaimError(w, "st-mfa", msgSetupNotAllowed)
+		wire.ClaimError(w, "st-mfa", msgSetupNotAllowed)
 		return
 	}
 	userID := vt.session.UserID
@@ -429,10 +435,11 @@ func (a *Auth) handleVerifyTOTPDevice(w http.ResponseWriter, r *http.Request) {
 				slog.String("user_id", userID), slog.String("error", err.Error()))
 		}
 	}
-	writeJSON(w, http.StatusOK, struct {
+	wire.JSON(w, http.StatusOK, struct {
 		Status             string `json:"status"`
 		WasAlreadyVerified bool   `json:"wasAlreadyVerified"`
 	}{"OK", !res.newlyProven})
+
 }
 
 // handleVerifyTOTP is POST /totp/verify: a code of any device the user
@@ -450,5 +457,5 @@ func (a *Auth) handleVerifyTOTP(w http.ResponseWriter, r *http.Request) {
 	if !a.codeChecked(w, r, vt, m, FactorTOTP, res, sf, logins, err) {
 		return
 	}
-	writeStatus(w, "OK")
+	wire.Status(w, "OK")
 }

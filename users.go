@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latchkit/auth/internal/address"
+	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
 )
 
@@ -110,7 +112,7 @@ func (a *Auth) UserByID(ctx context.Context, id string) (User, error) {
 // (the email compared after normalising it as sign-in does), or an error
 // matching ErrNotFound.
 func (a *Auth) UserByEmail(ctx context.Context, email string) (User, error) {
-	l, err := a.store.Login(ctx, store.EmailPasswordKey(normaliseEmail(email)))
+	l, err := a.store.Login(ctx, store.EmailPasswordKey(address.Normalise(email)))
 	if err != nil {
 		return User{}, err
 	}
@@ -390,7 +392,7 @@ func writeUser(w http.ResponseWriter, r *http.Request, u store.User, logins []st
 			case l.Method == store.MethodWebAuthn:
 				m.WebAuthn = &wireWebAuthn{CredentialIDs: []string{l.Subject}}
 				wu.WebAuthn.CredentialIDs = append(wu.WebAuthn.CredentialIDs, l.Subject)
-			case l.Method == store.MethodPasswordless && isPhone(l.Subject):
+			case l.Method == store.MethodPasswordless && address.IsPhone(l.Subject):
 				m.PhoneNumber = l.Subject
 				wu.PhoneNumbers = append(wu.PhoneNumbers, l.Subject)
 			}
@@ -399,28 +401,31 @@ func writeUser(w http.ResponseWriter, r *http.Request, u store.User, logins []st
 		user = wu
 	}
 	if created == nil {
-		writeJSON(w, http.StatusOK, struct {
+		wire.JSON(w, http.StatusOK, struct {
 			Status string `json:"status"`
 			User   any    `json:"user"`
 			bodyTokens
 		}{"OK", user, tokens})
+
 		return
 	}
 	if legacy {
-		writeJSON(w, http.StatusOK, struct {
+		wire.JSON(w, http.StatusOK, struct {
 			Status         string `json:"status"`
 			CreatedNewUser bool   `json:"createdNewUser"`
 			User           any    `json:"user"`
 			bodyTokens
 		}{"OK", *created, user, tokens})
+
 		return
 	}
-	writeJSON(w, http.StatusOK, struct {
+	wire.JSON(w, http.StatusOK, struct {
 		Status               string `json:"status"`
 		CreatedNewRecipeUser bool   `json:"createdNewRecipeUser"`
 		User                 any    `json:"user"`
 		bodyTokens
 	}{"OK", *created, user, tokens})
+
 }
 
 // legacyFDI reports whether the highest version in an fdi-version header is

@@ -1,0 +1,91 @@
+// Package wire writes the answers of the SuperTokens frontend driver
+// interface that every feature shares: the JSON shapes the SDKs read,
+// in one home, so that a feature cannot answer in a shape of its own.
+package wire
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// OK is the body of a plain success: {"status":"OK"}.
+var OK = struct {
+	Status string `json:"status"`
+}{"OK"}
+
+// JSON answers status with v encoded. Only the library's own types reach
+// it, and none fails to encode: a failure is a bug, and panics.
+func JSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// Message answers status with {"message": msg}, the shape of the
+// protocol's errors outside a 200.
+func Message(w http.ResponseWriter, status int, msg string) {
+	JSON(w, status, struct {
+		Message string `json:"message"`
+	}{msg})
+}
+
+// Status answers 200 with {"status": status}.
+func Status(w http.ResponseWriter, status string) {
+	JSON(w, http.StatusOK, struct {
+		Status string `json:"status"`
+	}{status})
+}
+
+// GeneralError answers 200 with the SDKs' GENERAL_ERROR, whose message
+// the prebuilt UI shows the user as it is.
+func GeneralError(w http.ResponseWriter, msg string) {
+	JSON(w, http.StatusOK, struct {
+		Status  string `json:"status"`
+		Message string `json:"message"`
+	}{"GENERAL_ERROR", msg})
+}
+
+// NotAllowed refuses a sign-up or sign-in for account linking's sake,
+// with the SDKs' status and reason.
+func NotAllowed(w http.ResponseWriter, status, reason string) {
+	JSON(w, http.StatusOK, struct {
+		Status string `json:"status"`
+		Reason string `json:"reason"`
+	}{status, reason})
+}
+
+// ClaimReason is the reason of a failed claim in a 403 "invalid claim".
+type ClaimReason struct {
+	Message       string `json:"message"`
+	ExpectedValue *bool  `json:"expectedValue,omitempty"`
+	ActualValue   *bool  `json:"actualValue,omitempty"`
+	FactorID      string `json:"factorId,omitempty"`
+}
+
+// ClaimError answers 403 with the SDKs' "invalid claim" body, which their
+// claim validators read. The reason is a ClaimReason, or a string where
+// the SDKs' own backends send one.
+func ClaimError(w http.ResponseWriter, claim string, reason any) {
+	type claimError struct {
+		ID     string `json:"id"`
+		Reason any    `json:"reason"`
+	}
+	JSON(w, http.StatusForbidden, struct {
+		Message string       `json:"message"`
+		Errors  []claimError `json:"claimValidationErrors"`
+	}{"invalid claim", []claimError{{claim, reason}}})
+}
+
+// TooMany answers a throttled request: 429 with Retry-After in whole
+// seconds, rounded up. The answer does not depend on whether an account
+// exists.
+func TooMany(w http.ResponseWriter, wait time.Duration) {
+	w.Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
+	Message(w, http.StatusTooManyRequests, "too many attempts, try again later")
+}
