@@ -15,12 +15,12 @@ import (
 // writeMFAPending answers 403 to a session that has not met its MFA
 // requirement, as the SDKs' claim validators do.
 func writeMFAPending(w http.ResponseWriter) {
-	wire.ClaimError(w, errMFAPending.claim, errMFAPending.reason)
+	wire.ClaimError(w, errMFAPending.Claim, errMFAPending.reason)
 }
 
 // errMFAPending is the refusal of a session that has not met its MFA
 // requirement.
-var errMFAPending = &claimFailure{"st-mfa", wire.ClaimReason{Message: "MFA requirement for auth is not satisfied"}}
+var errMFAPending = newClaimError("st-mfa", wire.ClaimReason{Message: "MFA requirement for auth is not satisfied"})
 
 // answerExists answers an exists endpoint with what found reports, or
 // false without asking for an address that is not well-formed.

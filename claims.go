@@ -51,7 +51,7 @@ type tokenClaim interface {
 }
 
 // A claimCheck passes the session of a verified token, or says why not:
-// a *claimFailure, or the store's error, or errRevoked for a session
+// a *ClaimError, or the store's error, or errRevoked for a session
 // whose user or login is gone. fresh is the claim's value as read while
 // checking, for a new access token, or nil. A check answers nothing
 // itself: RequireSession answers for every claim alike.
@@ -64,16 +64,26 @@ type routeCheck struct {
 	check claimCheck
 }
 
-// A claimFailure is a session refused by a claim's check, answered 403
-// with the SDKs' "invalid claim" body.
-type claimFailure struct {
-	claim  string
-	reason wire.ClaimReason
+// A ClaimError is a session that one of its claims refuses: its email is
+// not verified (st-ev), or it has not met its MFA requirement or a
+// FactorWithin rule (st-mfa). RequireSession answers it 403 with the
+// SDKs' "invalid claim" body; VerifyToken returns it.
+type ClaimError struct {
+	// Claim is the claim's name in the token: "st-ev" or "st-mfa".
+	Claim string
+	// Message says why, as the SDKs' body does.
+	Message string
+	// FactorID is, for a FactorWithin rule, the factor to complete again.
+	FactorID string
+
+	reason wire.ClaimReason // the SDKs' body
 }
 
-func (f *claimFailure) Error() string {
-	return "auth: claim " + f.claim + " refused: " + f.reason.Message
+func newClaimError(claim string, reason wire.ClaimReason) *ClaimError {
+	return &ClaimError{Claim: claim, Message: reason.Message, FactorID: reason.FactorID, reason: reason}
 }
+
+func (e *ClaimError) Error() string { return "auth: claim " + e.Claim + " refused: " + e.Message }
 
 // The kernel's claims, registered by New in this order, which is the
 // order of their checks.

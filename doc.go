@@ -365,6 +365,11 @@
 // [Auth.NewRecoveryCodes], [Auth.ResetSecondFactors]), and deletes them
 // ([Auth.DeleteUser]).
 //
+// [Auth.VerifyToken] checks an access token that comes without an HTTP
+// request (gRPC metadata, a WebSocket's first message, a queued job), with
+// RequireSession's rules and reasons; a session that a claim refuses is a
+// [*ClaimError].
+//
 // Each refresh returns a new pair and moves the session's end to now plus
 // [Config.RefreshTokenLifetime]. Of concurrent refreshes with one token
 // exactly one wins and the others are theft: clients serialise their

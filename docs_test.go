@@ -307,7 +307,7 @@ func TestDocsLoginMethods(t *testing.T) {
 // application's own code calls: every exported method but those of
 // notServed, which serve HTTP or stop the Auth.
 func TestDocsGoAPI(t *testing.T) {
-	notServed := []string{"ServeHTTP", "CORS", "RequireSession", "OptionalSession", "VerifyRequest", "Close"}
+	notServed := []string{"ServeHTTP", "CORS", "RequireSession", "OptionalSession", "VerifyRequest", "VerifyToken", "Close"}
 	typ := reflect.TypeFor[*auth.Auth]()
 	var want []string
 	for m := range typ.Methods() {

@@ -172,7 +172,7 @@ func (a *Auth) checkEmailClaim(ctx context.Context, vt *verifiedToken) (fresh []
 		return fresh, nil
 	}
 	expected, actual := true, false
-	return fresh, &claimFailure{"st-ev", wire.ClaimReason{Message: "wrong value", ExpectedValue: &expected, ActualValue: &actual}}
+	return fresh, newClaimError("st-ev", wire.ClaimReason{Message: "wrong value", ExpectedValue: &expected, ActualValue: &actual})
 }
 
 // refreshEmailClaim writes the session's current state into its claim if

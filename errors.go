@@ -182,12 +182,12 @@ func (e badRequest) Error() string { return string(e) }
 // clients get a safe message, the log gets the cause.
 func (a *Auth) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var bad badRequest
-	var refused *claimFailure
+	var refused *ClaimError
 	switch {
 	case errors.As(err, &bad):
 		wire.Message(w, http.StatusBadRequest, string(bad))
 	case errors.As(err, &refused):
-		wire.ClaimError(w, refused.claim, refused.reason)
+		wire.ClaimError(w, refused.Claim, refused.reason)
 	case errors.Is(err, errBodyTooLarge):
 		// Close rather than drain what is left of the body.
 		w.Header().Set("Connection", "close")

@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -150,4 +151,39 @@ func ExampleAuth_VerifyRequest_errors() {
 	// session
 	// unauthorized=false try-refresh=true reason=invalid jwt-expired=false
 	// unauthorized=false try-refresh=true reason=expired jwt-expired=true
+}
+
+// Check a token that arrives without an HTTP request: here, in a job that
+// a handler queued with the caller's access token. The worker holds the
+// token to the same rules as RequireSession; once the user signs out, the
+// token is refused (with CheckSessionInStore, at once).
+func ExampleAuth_VerifyToken() {
+	a, err := auth.New(auth.Config{Store: memstore.New(), CheckSessionInStore: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	call := func(path, token, body string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("POST", path, strings.NewReader(body))
+		req.Header.Set("st-auth-mode", "header")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		rec := httptest.NewRecorder()
+		a.ServeHTTP(rec, req)
+		return rec
+	}
+	access := call("/auth/signup", "", `{"formFields":[{"id":"email","value":"ada@example.com"},{"id":"password","value":"analytical engine 1"}]}`).
+		Header().Get("st-access-token")
+
+	job := struct{ Token string }{access} // what a queue would carry
+	s, err := a.VerifyToken(context.Background(), job.Token)
+	fmt.Println(s.UserID != "", err)
+
+	call("/auth/signout", access, "")
+	_, err = a.VerifyToken(context.Background(), job.Token)
+	var se *auth.SessionError
+	fmt.Println(errors.Is(err, auth.ErrUnauthorized), errors.As(err, &se) && se.Reason == auth.ReasonSignedOut)
+	// Output:
+	// true <nil>
+	// true true
 }

@@ -502,10 +502,10 @@ func (a *Auth) checkMFA(vt *verifiedToken, rules mfaRules) error {
 			at, ok = c.Done[f.factor]
 		}
 		if !ok || now.Sub(time.Unix(at, 0)) > f.within {
-			return &claimFailure{"st-mfa", wire.ClaimReason{
+			return newClaimError("st-mfa", wire.ClaimReason{
 				Message:  "Factor validation failed: " + f.factor + " not completed within " + strconv.Itoa(int(f.within/time.Second)) + " seconds",
 				FactorID: f.factor,
-			}}
+			})
 		}
 	}
 	return nil

@@ -69,21 +69,58 @@ func (a *Auth) verifyRequest(r *http.Request) (*verifiedToken, mode, error) {
 	case a.csrfFailed(r, m):
 		return nil, m, errMissingRID
 	}
-	vt, err := a.verifyAccess(r.Context(), tok)
+	vt, err := a.verifyToken(r.Context(), tok)
+	return vt, m, err
+}
+
+// VerifyToken checks an access token that comes without an HTTP request
+// (in gRPC metadata, a WebSocket's first message, a job's payload) as
+// RequireSession checks the session of a request: its signature and
+// expiry, the session in the store with Config.CheckSessionInStore, and
+// the claims that the configuration and rules ask for. It returns a
+// *SessionError, matching ErrUnauthorized or ErrTryRefreshToken as
+// VerifyRequest's do, for a token that is missing, malformed, expired,
+// forged or revoked; a *ClaimError for a session that a claim refuses;
+// or the store's error. With no response to carry a new token, a claim
+// read again from the store counts for this check only: the client's
+// token catches up at its next refresh or HTTP request.
+func (a *Auth) VerifyToken(ctx context.Context, token string, rules ...Rule) (Session, error) {
+	switch {
+	case token == "":
+		return Session{}, errNoToken
+	case len(token) > maxTokenLen:
+		return Session{}, errMalformed
+	}
+	vt, err := a.verifyToken(ctx, token)
 	if err != nil {
-		return nil, m, err
+		return Session{}, err
+	}
+	for _, c := range a.checksOf(rules) {
+		if _, err := c.check(ctx, vt); err != nil {
+			return Session{}, err
+		}
+	}
+	return *vt.session, nil
+}
+
+// verifyToken verifies an access token and that its session has not
+// ended where this instance or the store knows it.
+func (a *Auth) verifyToken(ctx context.Context, tok string) (*verifiedToken, error) {
+	vt, err := a.verifyAccess(ctx, tok)
+	if err != nil {
+		return nil, err
 	}
 	if now := a.cfg.Now(); a.deleted.Has(vt.session.UserID, now) || a.evicted.Has(vt.handle, now) {
-		return nil, m, errRevoked
+		return nil, errRevoked
 	}
 	// A cached token is checked here like a fresh one: a revoked session
 	// is refused even if its token is in the cache.
 	if a.cfg.CheckSessionInStore {
-		if err := a.checkSession(r.Context(), vt.handle); err != nil {
-			return nil, m, err
+		if err := a.checkSession(ctx, vt.handle); err != nil {
+			return nil, err
 		}
 	}
-	return vt, m, nil
+	return vt, nil
 }
 
 // checkSession confirms in the store that a session still exists, or
