@@ -156,3 +156,22 @@ func TestPasskeyDependencies(t *testing.T) {
 	walk(module)
 	walk(module + "/authtest")
 }
+
+// TestGRPCDependencies pins what package grpcauth imports: gRPC, which
+// the auth package never does (TestDependencies), so an application
+// without gRPC does not build it.
+func TestGRPCDependencies(t *testing.T) {
+	allowed := []string{
+		module,
+		module + "/store",
+		"google.golang.org/grpc",
+		"google.golang.org/grpc/codes",
+		"google.golang.org/grpc/metadata",
+		"google.golang.org/grpc/status",
+	}
+	for _, imp := range nonStandardImports(t, module+"/grpcauth") {
+		if !slices.Contains(allowed, imp) {
+			t.Errorf("grpcauth imports %s, which is not on its allowed list", imp)
+		}
+	}
+}

@@ -368,7 +368,7 @@
 // [Auth.VerifyToken] checks an access token that comes without an HTTP
 // request (gRPC metadata, a WebSocket's first message, a queued job), with
 // RequireSession's rules and reasons; a session that a claim refuses is a
-// [*ClaimError].
+// [*ClaimError]. Package grpcauth's interceptors check gRPC calls with it.
 //
 // Each refresh returns a new pair and moves the session's end to now plus
 // [Config.RefreshTokenLifetime]. Of concurrent refreshes with one token
