@@ -333,7 +333,7 @@ type EmailConfig struct {
 
 	// ResetEmail renders the password reset email. Default
 	// DefaultResetEmail().
-	ResetEmail *EmailTemplate
+	ResetEmail *mailer.Template
 
 	// ResetTokenLifetime is how long a password reset link works. Default
 	// one hour.
@@ -387,7 +387,7 @@ type EmailVerificationConfig struct {
 
 	// Email renders the verification email. Default
 	// DefaultVerificationEmail().
-	Email *EmailTemplate
+	Email *mailer.Template
 
 	// TokenLifetime is how long a verification link works. Default
 	// DefaultEmailVerificationTokenLifetime, one day.

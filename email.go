@@ -7,7 +7,6 @@ import (
 	htmltemplate "html/template"
 	"log/slog"
 	"net/http"
-	"net/mail"
 	"strconv"
 	"strings"
 	texttemplate "text/template"
@@ -16,18 +15,6 @@ import (
 	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/mailer"
 )
-
-// EmailTemplate renders an email. Each template is executed with the data
-// of the email it renders (ResetEmailData for the reset email,
-// VerificationEmailData for the verification email,
-// PasswordlessEmailData for the passwordless email,
-// PasskeyRecoveryEmailData for the passkey recovery email,
-// WrongCodeEmailData for the wrong-code notice).
-type EmailTemplate struct {
-	Subject *texttemplate.Template
-	Text    *texttemplate.Template // the plain-text body
-	HTML    *htmltemplate.Template // the HTML body; nil for text only
-}
 
 // ResetEmailData is what the reset email templates can show.
 type ResetEmailData struct {
@@ -51,85 +38,58 @@ var templateFS embed.FS
 // Auth, and each caller of the Default functions, gets its own copy, so
 // that no change made through one reaches another.
 var (
-	defaultResetEmail = EmailTemplate{
+	defaultResetEmail = mailer.Template{
 		Subject: texttemplate.Must(texttemplate.New("subject").Parse("Reset your password")),
 		Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/reset_password.txt")),
 		HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/reset_password.html")),
 	}
-	defaultVerificationEmail = EmailTemplate{
+	defaultVerificationEmail = mailer.Template{
 		Subject: texttemplate.Must(texttemplate.New("subject").Parse("Verify your email")),
 		Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/verify_email.txt")),
 		HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/verify_email.html")),
 	}
-	defaultPasskeyRecoveryEmail = EmailTemplate{
+	defaultPasskeyRecoveryEmail = mailer.Template{
 		Subject: texttemplate.Must(texttemplate.New("subject").Parse("Recover your account with a new passkey")),
 		Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/passkey_recovery.txt")),
 		HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/passkey_recovery.html")),
 	}
-	defaultWrongCodeEmail = EmailTemplate{
+	defaultWrongCodeEmail = mailer.Template{
 		Subject: texttemplate.Must(texttemplate.New("subject").Parse("A wrong code after a sign-in to your account")),
 		Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/wrong_code.txt")),
 		HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/wrong_code.html")),
 	}
-	defaultPasswordlessEmail = EmailTemplate{
+	defaultPasswordlessEmail = mailer.Template{
 		Subject: texttemplate.Must(texttemplate.New("subject").Parse("{{if .Code}}Your sign-in code{{else}}Your sign-in link{{end}}")),
 		Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/passwordless.txt")),
 		HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/passwordless.html")),
 	}
 )
 
+// mustClone is a copy of a default template, which is never executed and
+// so always clones.
+func mustClone(t mailer.Template) mailer.Template {
+	c, err := t.Clone()
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
 // DefaultResetEmail returns the reset email used when
 // Config.Email.ResetEmail is nil, as a starting point for one's own.
-func DefaultResetEmail() EmailTemplate { return defaultResetEmail.clone() }
+func DefaultResetEmail() mailer.Template { return mustClone(defaultResetEmail) }
 
 // DefaultVerificationEmail returns the verification email used when
 // Config.EmailVerification.Email is nil.
-func DefaultVerificationEmail() EmailTemplate { return defaultVerificationEmail.clone() }
+func DefaultVerificationEmail() mailer.Template { return mustClone(defaultVerificationEmail) }
 
 // DefaultPasswordlessEmail returns the passwordless email used when
 // Config.Passwordless.Email is nil.
-func DefaultPasswordlessEmail() EmailTemplate { return defaultPasswordlessEmail.clone() }
+func DefaultPasswordlessEmail() mailer.Template { return mustClone(defaultPasswordlessEmail) }
 
 // DefaultPasskeyRecoveryEmail returns the passkey recovery email used
 // when Config.Passkeys.RecoveryEmail is nil.
-func DefaultPasskeyRecoveryEmail() EmailTemplate { return defaultPasskeyRecoveryEmail.clone() }
-
-// clone copies t, its parsed templates included: a template's
-// definitions can be added to after parsing, and the copy's are its own.
-func (t EmailTemplate) clone() EmailTemplate {
-	out := EmailTemplate{
-		Subject: texttemplate.Must(t.Subject.Clone()),
-		Text:    texttemplate.Must(t.Text.Clone()),
-	}
-	if t.HTML != nil {
-		out.HTML = htmltemplate.Must(t.HTML.Clone())
-	}
-	return out
-}
-
-// render executes the templates of t with data.
-func (t *EmailTemplate) render(from, to string, data any) (mailer.Message, error) {
-	var subject, text, html strings.Builder
-	if err := t.Subject.Execute(&subject, data); err != nil {
-		return mailer.Message{}, err
-	}
-	if err := t.Text.Execute(&text, data); err != nil {
-		return mailer.Message{}, err
-	}
-	if t.HTML != nil {
-		if err := t.HTML.Execute(&html, data); err != nil {
-			return mailer.Message{}, err
-		}
-	}
-	m := mailer.Message{
-		To:      mailAddress(to),
-		Subject: strings.TrimSpace(subject.String()),
-		Text:    text.String(),
-		HTML:    html.String(),
-	}
-	m.From = mailAddress(from)
-	return m, nil
-}
+func DefaultPasskeyRecoveryEmail() mailer.Template { return mustClone(defaultPasskeyRecoveryEmail) }
 
 // inWords says a duration the way an email would: "1 hour", "30 minutes".
 func inWords(d time.Duration) string {
@@ -148,20 +108,11 @@ func inWords(d time.Duration) string {
 	return strconv.FormatInt(n, 10) + " " + unit
 }
 
-// mailAddress parses "Name <addr>" or a bare address; New has validated
-// the configured ones and emails are validated at sign-up.
-func mailAddress(s string) mail.Address {
-	if a, err := mail.ParseAddress(s); err == nil {
-		return *a
-	}
-	return mail.Address{Address: s}
-}
-
 // mail renders t with data for to and sends it through the outbox's
 // delivery (timeout and retries): every email the library sends goes
 // through here. Its error names the step that failed, for mailFailed.
-func (a *Auth) mail(ctx context.Context, t *EmailTemplate, to string, data any) error {
-	msg, err := t.render(a.cfg.Email.From, to, data)
+func (a *Auth) mail(ctx context.Context, t *mailer.Template, to string, data any) error {
+	msg, err := t.Render(a.cfg.Email.From, to, data)
 	if err != nil {
 		return fmt.Errorf("rendering the email: %w", err)
 	}

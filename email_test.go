@@ -78,7 +78,7 @@ func TestResetEmailConfig(t *testing.T) {
 			ResetPasswordURL:   "https://accounts.example.com/password?lang=en",
 			From:               "Example Support <support@example.com>",
 			ResetTokenLifetime: 30 * time.Minute,
-			ResetEmail: &auth.EmailTemplate{
+			ResetEmail: &mailer.Template{
 				Subject: template.Must(template.New("s").Parse("Password help for {{.Email}}")),
 				Text:    template.Must(template.New("t").Parse("Open {{.Link}} within {{.ValidFor}}.")),
 			},

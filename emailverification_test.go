@@ -425,7 +425,7 @@ func TestEmailVerificationConfig(t *testing.T) {
 		"negative lifetime": {AppURL: "https://app.example", Email: auth.EmailConfig{Mailer: authtest.NewMailbox()},
 			EmailVerification: auth.EmailVerificationConfig{Mode: auth.EmailVerificationOptional, TokenLifetime: -time.Hour}},
 		"template without text": {AppURL: "https://app.example", Email: auth.EmailConfig{Mailer: authtest.NewMailbox()},
-			EmailVerification: auth.EmailVerificationConfig{Mode: auth.EmailVerificationOptional, Email: &auth.EmailTemplate{}}},
+			EmailVerification: auth.EmailVerificationConfig{Mode: auth.EmailVerificationOptional, Email: &mailer.Template{}}},
 	} {
 		cfg.Store = memstore.New()
 		if _, err := auth.New(cfg); err == nil || !strings.Contains(err.Error(), "EmailVerification") {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/latchkit/auth/internal/address"
 	"github.com/latchkit/auth/internal/wire"
+	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/store"
 )
 
@@ -50,7 +51,7 @@ type MFAConfig struct {
 	// a wrong code follows a sign-in that has not yet completed its
 	// second factor: at most one in mfaLockout's 15 minutes. Default
 	// DefaultWrongCodeEmail().
-	WrongCodeEmail *EmailTemplate
+	WrongCodeEmail *mailer.Template
 }
 
 // The TOTP rules: RFC 6238's defaults, which every authenticator app

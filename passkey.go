@@ -20,6 +20,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/latchkit/auth/internal/address"
 	"github.com/latchkit/auth/internal/wire"
+	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/store"
 )
 
@@ -133,7 +134,7 @@ type PasskeyConfig struct {
 
 	// RecoveryEmail renders the recovery email. Default
 	// DefaultPasskeyRecoveryEmail().
-	RecoveryEmail *EmailTemplate
+	RecoveryEmail *mailer.Template
 
 	// RecoveryLifetime is how long a recovery link works. Default
 	// DefaultPasskeyRecoveryLifetime, one hour.

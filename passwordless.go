@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/latchkit/auth/internal/address"
 	"github.com/latchkit/auth/internal/wire"
+	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/store"
 )
 
@@ -73,7 +74,7 @@ type PasswordlessConfig struct {
 	LinkURL string
 
 	// Email renders the email. Default DefaultPasswordlessEmail().
-	Email *EmailTemplate
+	Email *mailer.Template
 
 	// CodeLifetime is how long a code or link works. Default
 	// DefaultPasswordlessCodeLifetime, 15 minutes.
