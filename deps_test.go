@@ -21,6 +21,7 @@ func TestDependencies(t *testing.T) {
 		module + "/internal/address",
 		module + "/internal/argon2id",
 		module + "/internal/gcra",
+		module + "/internal/onetime",
 		module + "/internal/password",
 		module + "/internal/refreshtoken",
 		module + "/internal/seal",
@@ -89,8 +90,10 @@ func TestInternalDependencies(t *testing.T) {
 		module + "/internal/totp": nil,
 		// Email addresses and phone numbers: Unicode normalisation.
 		module + "/internal/address": {"golang.org/x/text/unicode/norm"},
-		// The protocol's shared answers.
+		// The protocol's shared answers and request fields.
 		module + "/internal/wire": nil,
+		// One-time tokens, whose hash is a store.TokenHash.
+		module + "/internal/onetime": {module + "/store"},
 	}
 	for _, imp := range nonStandardImports(t, module) {
 		if _, ok := mechanics[imp]; strings.HasPrefix(imp, module+"/internal/") && !ok {

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"strings"
 	texttemplate "text/template"
 	"time"
 
@@ -150,19 +149,4 @@ func (a *Auth) queueAccountEmail(w http.ResponseWriter, r *http.Request, kind, e
 		a.outbox.enqueue(a, mailJob{kind, func(ctx context.Context) { send(ctx, email) }})
 	}
 	wire.JSON(w, http.StatusOK, wire.OK)
-}
-
-// linkWithToken adds a token and the tenant to a page's URL.
-func linkWithToken(page, tok string) string {
-	// The token is URL-safe base64: nothing to escape.
-	return withQuery(page, "token="+tok+"&tenantId=public")
-}
-
-// withQuery adds query parameters, already escaped, to a page's URL,
-// which may have a query of its own.
-func withQuery(page, query string) string {
-	if strings.Contains(page, "?") {
-		return page + "&" + query
-	}
-	return page + "?" + query
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/latchkit/auth/internal/onetime"
 	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
 )
@@ -255,7 +256,7 @@ func (a *Auth) handleSendVerification(w http.ResponseWriter, r *http.Request) {
 // sendVerificationEmail is the outbox's work for one request: issue a
 // token bound to the login and its email, and mail the link.
 func (a *Auth) sendVerificationEmail(ctx context.Context, l store.Login) {
-	tok, hash := newSecret()
+	tok, hash := onetime.New()
 	now := a.cfg.Now()
 	lifetime := a.cfg.EmailVerification.TokenLifetime
 	err := a.store.CreateCode(ctx, store.Code{
@@ -275,7 +276,7 @@ func (a *Auth) sendVerificationEmail(ctx context.Context, l store.Login) {
 	}
 	if err := a.mail(ctx, a.cfg.EmailVerification.Email, l.Email, VerificationEmailData{
 		Email:    l.Email,
-		Link:     linkWithToken(a.cfg.EmailVerification.URL, tok),
+		Link:     wire.LinkWithToken(a.cfg.EmailVerification.URL, tok),
 		ValidFor: inWords(lifetime),
 	}); err != nil {
 		a.mailFailed(ctx, "verification", l.UserID, "sending the verification email", err)
@@ -293,7 +294,7 @@ func (a *Auth) handleVerifyEmail(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	tok, err := tokenField(req, "email verification")
+	tok, err := wire.TokenField(req, "email verification")
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -308,7 +309,7 @@ func (a *Auth) handleVerifyEmail(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	if !wellFormedSecret(tok) {
+	if !onetime.WellFormed(tok) {
 		wire.Status(w, "EMAIL_VERIFICATION_INVALID_TOKEN_ERROR")
 		return
 	}

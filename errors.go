@@ -173,15 +173,10 @@ var (
 // database is out of reach (store.ErrUnavailable).
 const msgUnavailable = "service unavailable, try again shortly"
 
-// badRequest is malformed input, answered 400 with its message.
-type badRequest string
-
-func (e badRequest) Error() string { return string(e) }
-
 // fail answers an error. It is the one place that maps errors to HTTP;
 // clients get a safe message, the log gets the cause.
 func (a *Auth) fail(w http.ResponseWriter, r *http.Request, err error) {
-	var bad badRequest
+	var bad wire.BadRequest
 	var refused *ClaimError
 	switch {
 	case errors.As(err, &bad):

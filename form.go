@@ -64,23 +64,23 @@ func (a *Auth) decodeBody(w http.ResponseWriter, r *http.Request, v any, mayBeEm
 		if bodyTooLarge(err) {
 			return errBodyTooLarge
 		}
-		return badRequest("could not read the request body")
+		return wire.BadRequest("could not read the request body")
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		if mayBeEmpty {
 			return nil
 		}
-		return badRequest("the request body must be a JSON object")
+		return wire.BadRequest("the request body must be a JSON object")
 	}
 	if !utf8.Valid(body) {
-		return badRequest("the request body is not valid UTF-8")
+		return wire.BadRequest("the request body is not valid UTF-8")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(v); err != nil {
-		return badRequest("the request body must be a JSON object")
+		return wire.BadRequest("the request body must be a JSON object")
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return badRequest("unexpected data after the JSON object")
+		return wire.BadRequest("unexpected data after the JSON object")
 	}
 	return nil
 }
@@ -107,14 +107,14 @@ func bodyTooLarge(err error) bool {
 // backends.
 func formFields(raw json.RawMessage, wanted ...string) (map[string]json.RawMessage, error) {
 	if raw == nil || string(raw) == "null" {
-		return nil, badRequest("Missing input param: formFields")
+		return nil, wire.BadRequest("Missing input param: formFields")
 	}
 	var elems []json.RawMessage
 	if err := json.Unmarshal(raw, &elems); err != nil {
-		return nil, badRequest("formFields must be an array")
+		return nil, wire.BadRequest("formFields must be an array")
 	}
 	if len(elems) > len(wanted) {
-		return nil, badRequest("Are you sending too many formFields?")
+		return nil, wire.BadRequest("Are you sending too many formFields?")
 	}
 	out := make(map[string]json.RawMessage, len(wanted))
 	for _, e := range elems {
@@ -123,10 +123,10 @@ func formFields(raw json.RawMessage, wanted ...string) (map[string]json.RawMessa
 			return nil, err
 		}
 		if !slices.Contains(wanted, id) {
-			return nil, badRequest("formFields contains an unknown field id")
+			return nil, wire.BadRequest("formFields contains an unknown field id")
 		}
 		if _, dup := out[id]; dup {
-			return nil, badRequest("formFields contains a repeated field id")
+			return nil, wire.BadRequest("formFields contains a repeated field id")
 		}
 		out[id] = value
 	}
@@ -141,12 +141,12 @@ func formField(elem json.RawMessage) (id string, value json.RawMessage, err erro
 	// absent one.
 	var f map[string]json.RawMessage
 	if err := json.Unmarshal(elem, &f); err != nil || f == nil {
-		return "", nil, badRequest("All elements of formFields must be an object")
+		return "", nil, wire.BadRequest("All elements of formFields must be an object")
 	}
 	rawID, hasID := f["id"]
 	value, hasValue := f["value"]
 	if !hasID || !hasValue || !bytes.HasPrefix(rawID, []byte{'"'}) || json.Unmarshal(rawID, &id) != nil {
-		return "", nil, badRequest("All elements of formFields must contain an 'id' and 'value' field")
+		return "", nil, wire.BadRequest("All elements of formFields must contain an 'id' and 'value' field")
 	}
 	return id, value, nil
 }
@@ -161,7 +161,7 @@ func stringField(fields map[string]json.RawMessage, id string) (string, error) {
 	}
 	var s string
 	if err := json.Unmarshal(v, &s); err != nil {
-		return "", badRequest(id + " value must be a string")
+		return "", wire.BadRequest(id + " value must be a string")
 	}
 	return s, nil
 }
@@ -218,21 +218,6 @@ func (a *Auth) decodeCredentials(w http.ResponseWriter, r *http.Request, newPass
 	return c, errs, nil
 }
 
-// tokenField reads the "token" of a request that uses up a token sent by
-// email, with the SDKs' messages for a missing or non-string one; what
-// names the token ("password reset").
-func tokenField(req map[string]json.RawMessage, what string) (string, error) {
-	raw, ok := req["token"]
-	if !ok || string(raw) == "null" {
-		return "", badRequest("Please provide the " + what + " token")
-	}
-	var tok string
-	if err := json.Unmarshal(raw, &tok); err != nil {
-		return "", badRequest("The " + what + " token must be a string")
-	}
-	return tok, nil
-}
-
 // linkingField is shouldTryLinkingWithSessionUser, which the SDKs may send
 // with the sign-in requests of passwordless and passkeys, as a boolean;
 // readSignInRequest refuses anything else. Passwordless ignores it: its
@@ -252,7 +237,7 @@ func (a *Auth) readSignInRequest(w http.ResponseWriter, r *http.Request, req int
 	if raw := req.linking(); err == nil && raw != nil && string(raw) != "null" {
 		var b bool
 		if json.Unmarshal(raw, &b) != nil {
-			err = badRequest("shouldTryLinkingWithSessionUser must be a boolean")
+			err = wire.BadRequest("shouldTryLinkingWithSessionUser must be a boolean")
 		}
 	}
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/latchkit/auth/internal/onetime"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/store/memstore"
 )
@@ -37,7 +38,7 @@ func TestResetUnknownTokensCostNoHash(t *testing.T) {
 	h := &hashCounter{passwordHasher: a.passwords}
 	a.passwords = h
 	for range 20 {
-		tok, _ := newSecret()
+		tok, _ := onetime.New()
 		req := httptest.NewRequest("POST", "/auth/user/password/reset", strings.NewReader(
 			`{"formFields":[{"id":"password","value":"new password 1"}],"token":"`+tok+`"}`))
 		rec := httptest.NewRecorder()

@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/latchkit/auth/internal/address"
+	"github.com/latchkit/auth/internal/onetime"
 	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/store"
@@ -237,7 +238,7 @@ func (a *Auth) handleRegisterOptions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if (req.Email == nil) == (req.RecoverToken == nil) {
-		a.fail(w, r, badRequest("Please provide the email or the recoverAccountToken"))
+		a.fail(w, r, wire.BadRequest("Please provide the email or the recoverAccountToken"))
 		return
 	}
 	if !a.passkeyLimit(w, r) {
@@ -248,7 +249,7 @@ func (a *Auth) handleRegisterOptions(w http.ResponseWriter, r *http.Request) {
 	handle := []byte(uuid.NewString()) // a new account's id, should it be made
 	if req.RecoverToken != nil {
 		tok, err := a.store.Code(ctx, store.CodePasskeyRecovery, sha256.Sum256([]byte(*req.RecoverToken)), now)
-		if errors.Is(err, store.ErrNotFound) || !wellFormedSecret(*req.RecoverToken) {
+		if errors.Is(err, store.ErrNotFound) || !onetime.WellFormed(*req.RecoverToken) {
 			wire.Status(w, webauthnTokenInvalid)
 			return
 		}
@@ -353,11 +354,11 @@ func (a *Auth) readCeremonyBody(w http.ResponseWriter, r *http.Request) (req cer
 		return req, false
 	}
 	if req.OptionsID == nil || len(req.Credential) == 0 || string(req.Credential) == "null" {
-		a.fail(w, r, badRequest("Please provide the webauthnGeneratedOptionsId and the credential"))
+		a.fail(w, r, wire.BadRequest("Please provide the webauthnGeneratedOptionsId and the credential"))
 		return req, false
 	}
 	if req.Credential[0] != '{' {
-		a.fail(w, r, badRequest("the credential must be an object"))
+		a.fail(w, r, wire.BadRequest("the credential must be an object"))
 		return req, false
 	}
 	return req, true
@@ -389,7 +390,7 @@ func (a *Auth) ceremonyOptions(w http.ResponseWriter, r *http.Request, req cerem
 func (a *Auth) verifierFailed(w http.ResponseWriter, r *http.Request, status string, err error) {
 	switch {
 	case errors.Is(err, ErrPasskeyMalformed):
-		a.fail(w, r, badRequest("the credential is malformed"))
+		a.fail(w, r, wire.BadRequest("the credential is malformed"))
 	case errors.Is(err, ErrPasskeyRefused):
 		a.cfg.Logger.LogAttrs(r.Context(), slog.LevelInfo, "auth: passkey refused", slog.String("error", err.Error()))
 		a.emit(r.Context(), r, Event{Kind: EventSignInFailed, Method: store.MethodWebAuthn})

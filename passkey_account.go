@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/latchkit/auth/internal/address"
+	"github.com/latchkit/auth/internal/onetime"
 	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
 )
@@ -85,7 +86,7 @@ func (a *Auth) handleAddPasskey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.RecipeUserID == nil {
-		a.fail(w, r, badRequest("Please provide the recipeUserId"))
+		a.fail(w, r, wire.BadRequest("Please provide the recipeUserId"))
 		return
 	}
 	vt, m, logins, sf, ok := a.passkeyAdder(w, r)
@@ -218,7 +219,7 @@ func (a *Auth) handleRemovePasskey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.ID == nil || *req.ID == "" {
-		a.fail(w, r, badRequest("Please provide the webauthnCredentialId"))
+		a.fail(w, r, wire.BadRequest("Please provide the webauthnCredentialId"))
 		return
 	}
 	vt, ok := a.passkeySession(w, r)
@@ -290,7 +291,7 @@ func (a *Auth) handleRecoveryRequest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Email == nil {
-		a.fail(w, r, badRequest("Please provide the email"))
+		a.fail(w, r, wire.BadRequest("Please provide the email"))
 		return
 	}
 	email := address.Normalise(*req.Email)
@@ -341,7 +342,7 @@ func (a *Auth) sendRecoveryEmail(ctx context.Context, email string) {
 			slog.String("user_id", userID))
 		return
 	}
-	tok, hash := newSecret()
+	tok, hash := onetime.New()
 	now := a.cfg.Now()
 	lifetime := a.cfg.Passkeys.RecoveryLifetime
 	if err := a.store.CreateCode(ctx, store.Code{
@@ -351,7 +352,7 @@ func (a *Auth) sendRecoveryEmail(ctx context.Context, email string) {
 		return
 	}
 	if err := a.mail(ctx, a.cfg.Passkeys.RecoveryEmail, email, PasskeyRecoveryEmailData{
-		Email: email, Link: linkWithToken(a.cfg.Passkeys.RecoveryURL, tok), ValidFor: inWords(lifetime),
+		Email: email, Link: wire.LinkWithToken(a.cfg.Passkeys.RecoveryURL, tok), ValidFor: inWords(lifetime),
 	}); err != nil {
 		a.mailFailed(ctx, "passkey recovery", userID, "sending the recovery email", err)
 		return
@@ -398,7 +399,7 @@ func (a *Auth) handleRecoverAccount(w http.ResponseWriter, r *http.Request) {
 // recoveryLink finds the recovery link of token, and the token's hash,
 // or answers the request.
 func (a *Auth) recoveryLink(w http.ResponseWriter, r *http.Request, token *string) (store.Code, [32]byte, bool) {
-	if token == nil || !wellFormedSecret(*token) {
+	if token == nil || !onetime.WellFormed(*token) {
 		wire.Status(w, webauthnTokenInvalid)
 		return store.Code{}, [32]byte{}, false
 	}

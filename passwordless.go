@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/latchkit/auth/internal/address"
+	"github.com/latchkit/auth/internal/onetime"
 	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/store"
@@ -301,7 +302,7 @@ func (a *Auth) handleResendCode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.DeviceID == nil || req.PreAuthSessionID == nil {
-		a.fail(w, r, badRequest("Please provide a deviceId and a preAuthSessionId"))
+		a.fail(w, r, wire.BadRequest("Please provide a deviceId and a preAuthSessionId"))
 		return
 	}
 	ctx := r.Context()
@@ -333,9 +334,9 @@ func (a *Auth) handleResendCode(w http.ResponseWriter, r *http.Request) {
 func (a *Auth) contactOf(req contactRequest) (contact, msg string, err error) {
 	switch {
 	case (req.Email == nil) == (req.PhoneNumber == nil):
-		return "", "", badRequest("Please provide exactly one of email or phoneNumber")
+		return "", "", wire.BadRequest("Please provide exactly one of email or phoneNumber")
 	case req.PhoneNumber != nil && a.cfg.Passwordless.TextSender == nil:
-		return "", "", badRequest("this server signs in by email only: send email, not phoneNumber")
+		return "", "", wire.BadRequest("this server signs in by email only: send email, not phoneNumber")
 	case req.PhoneNumber != nil:
 		phone, ok := normalisePhone(*req.PhoneNumber)
 		if !ok {
@@ -433,10 +434,10 @@ func (a *Auth) sendCode(w http.ResponseWriter, r *http.Request, f passwordlessFl
 		}
 	}
 	if err == nil && cfg.Flow.links() {
-		link, _ := newSecret()
+		link, _ := onetime.New()
 		err = created(linkHash(link))
 		// Both ids are URL-safe base64: nothing to escape.
-		m.Link = withQuery(cfg.LinkURL, "preAuthSessionId="+f.preAuthSessionID()+"&tenantId=public") + "#" + link
+		m.Link = wire.WithQuery(cfg.LinkURL, "preAuthSessionId="+f.preAuthSessionID()+"&tenantId=public") + "#" + link
 	}
 	switch {
 	case errors.Is(err, store.ErrConflict):
@@ -524,15 +525,15 @@ func (a *Auth) checkConsumeBody(byCode bool, pre, device, userCode, link *string
 	flow := a.cfg.Passwordless.Flow
 	switch {
 	case pre == nil:
-		return badRequest("Please provide the preAuthSessionId")
+		return wire.BadRequest("Please provide the preAuthSessionId")
 	case byCode == (link != nil) || byCode && (userCode == nil || device == nil):
-		return badRequest("Please provide one of (linkCode) or (deviceId+userInputCode) and not both")
+		return wire.BadRequest("Please provide one of (linkCode) or (deviceId+userInputCode) and not both")
 	case byCode && !flow.codes():
-		return badRequest("this server signs in by link only: send the linkCode")
+		return wire.BadRequest("this server signs in by link only: send the linkCode")
 	case !byCode && !flow.links():
-		return badRequest("this server signs in by code only: send the deviceId and userInputCode")
+		return wire.BadRequest("this server signs in by code only: send the deviceId and userInputCode")
 	case byCode && len(*userCode) > maxParamLen || !byCode && len(*link) > maxParamLen:
-		return badRequest("a parameter is too long")
+		return wire.BadRequest("a parameter is too long")
 	}
 	return nil
 }

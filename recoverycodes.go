@@ -127,7 +127,7 @@ func (a *Auth) handleVerifyRecoveryCode(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	if req.Code == nil || len(*req.Code) > 64 {
-		a.fail(w, r, badRequest("Please provide the code, a recovery code"))
+		a.fail(w, r, wire.BadRequest("Please provide the code, a recovery code"))
 		return
 	}
 	vt, m, logins, _, ok := a.sessionForFactors(w, r)

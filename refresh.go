@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/latchkit/auth/internal/onetime"
 	"github.com/latchkit/auth/internal/refreshtoken"
 	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
@@ -51,7 +52,7 @@ func (a *Auth) handleRefresh(w http.ResponseWriter, r *http.Request) {
 		refused = errRefreshMalformed
 	case a.csrfFailed(r, m):
 		refused = errRefreshMissingRID
-	case wellFormedSecret(tok):
+	case onetime.WellFormed(tok):
 		rot.Handle, refused = a.legacySession(ctx, rot.Presented, now)
 	default:
 		presented, refused = a.authenticRefresh(ctx, tok)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/latchkit/auth/internal/address"
+	"github.com/latchkit/auth/internal/onetime"
 	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
 )
@@ -41,7 +42,7 @@ func (a *Auth) sendResetEmail(ctx context.Context, email string) {
 		a.mailFailed(ctx, "reset", l.UserID, "looking up the user", err)
 		return
 	}
-	tok, hash := newSecret()
+	tok, hash := onetime.New()
 	now := a.cfg.Now()
 	if err := a.store.CreateCode(ctx, store.Code{
 		Hash: hash, Kind: store.CodeReset, UserID: l.UserID, CreatedAt: now, ExpiresAt: now.Add(a.cfg.Email.ResetTokenLifetime),
@@ -63,7 +64,7 @@ func (a *Auth) sendResetEmail(ctx context.Context, email string) {
 // resetLink is the reset page's URL with the token and tenant in its query,
 // where the SuperTokens SDKs look for them.
 func (a *Auth) resetLink(tok string) string {
-	return linkWithToken(a.cfg.Email.ResetPasswordURL, tok)
+	return wire.LinkWithToken(a.cfg.Email.ResetPasswordURL, tok)
 }
 
 // handleResetPassword sets a new password with a reset token. Success ends
@@ -78,12 +79,12 @@ func (a *Auth) handleResetPassword(w http.ResponseWriter, r *http.Request) {
 		writeFieldErrors(w, []fieldError{{"password", msg}})
 		return
 	}
-	tok, err := tokenField(req, "password reset")
+	tok, err := wire.TokenField(req, "password reset")
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
-	if !wellFormedSecret(tok) {
+	if !onetime.WellFormed(tok) {
 		writeInvalidResetToken(w)
 		return
 	}

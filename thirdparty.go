@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/latchkit/auth/internal/address"
+	"github.com/latchkit/auth/internal/onetime"
 	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
@@ -125,7 +126,7 @@ func (a *Auth) handleSignInUp(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	if !a.ownVerifier(ctx, in.verifier, id, redirect) {
-		a.fail(w, r, badRequest("the pkceCodeVerifier was not issued for this sign-in, or has expired"))
+		a.fail(w, r, wire.BadRequest("the pkceCodeVerifier was not issued for this sign-in, or has expired"))
 		return
 	}
 	perClient := limit{limitKey("thirdparty-client", a.limitClient(r)), a.cfg.RateLimits.ClientThirdPartySignIns}
@@ -232,31 +233,31 @@ type signInUp struct {
 func (req signInUpRequest) parse() (signInUp, error) {
 	var in signInUp
 	if req.ThirdPartyID == nil || *req.ThirdPartyID == "" {
-		return in, badRequest("Please provide the thirdPartyId in request body")
+		return in, wire.BadRequest("Please provide the thirdPartyId in request body")
 	}
 	if req.OAuthTokens != nil && string(req.OAuthTokens) != "null" {
 		// Tokens from the client are not proof of anything the server
 		// can check as well as a code it redeems itself.
-		return in, badRequest("oAuthTokens are not accepted: send redirectURIInfo")
+		return in, wire.BadRequest("oAuthTokens are not accepted: send redirectURIInfo")
 	}
 	info := req.RedirectURIInfo
 	if info == nil {
-		return in, badRequest("Please provide one of redirectURIInfo or oAuthTokens in the request body")
+		return in, wire.BadRequest("Please provide one of redirectURIInfo or oAuthTokens in the request body")
 	}
 	if info.RedirectURI == nil || *info.RedirectURI == "" {
-		return in, badRequest("Please provide the redirectURIOnProviderDashboard in request body")
+		return in, wire.BadRequest("Please provide the redirectURIOnProviderDashboard in request body")
 	}
 	var err error
 	if in.code, in.iss, err = callbackParams(info.QueryParams); err != nil {
 		return in, err
 	}
 	if info.Verifier == nil || *info.Verifier == "" {
-		return in, badRequest("Please provide the pkceCodeVerifier in request body")
+		return in, wire.BadRequest("Please provide the pkceCodeVerifier in request body")
 	}
 	in.id, in.redirect, in.verifier = *req.ThirdPartyID, *info.RedirectURI, *info.Verifier
 	for _, s := range []string{in.id, in.redirect, in.code, in.iss, in.verifier} {
 		if len(s) > maxParamLen {
-			return in, badRequest("a parameter is too long")
+			return in, wire.BadRequest("a parameter is too long")
 		}
 	}
 	return in, nil
@@ -268,13 +269,13 @@ func (req signInUpRequest) parse() (signInUp, error) {
 func callbackParams(raw json.RawMessage) (code, iss string, err error) {
 	var params map[string]json.RawMessage
 	if json.Unmarshal(raw, &params) != nil || params == nil {
-		return "", "", badRequest("redirectURIQueryParams must be an object")
+		return "", "", wire.BadRequest("redirectURIQueryParams must be an object")
 	}
 	if code, err = stringParam(params, "code"); err != nil {
 		return "", "", err
 	}
 	if code == "" {
-		return "", "", badRequest("redirectURIQueryParams.code must be a non-empty string")
+		return "", "", wire.BadRequest("redirectURIQueryParams.code must be a non-empty string")
 	}
 	if iss, err = stringParam(params, "iss"); err != nil {
 		return "", "", err
@@ -291,7 +292,7 @@ func stringParam(params map[string]json.RawMessage, name string) (string, error)
 	}
 	var s string
 	if json.Unmarshal(raw, &s) != nil {
-		return "", badRequest("redirectURIQueryParams." + name + " must be a string")
+		return "", wire.BadRequest("redirectURIQueryParams." + name + " must be a string")
 	}
 	return s, nil
 }
@@ -300,15 +301,16 @@ func stringParam(params map[string]json.RawMessage, name string) (string, error)
 // it may send the browser to (PROTOCOL.md section 7.3).
 func (a *Auth) thirdParty(id, redirect string) (provider.Provider, error) {
 	if len(id) > maxParamLen || len(redirect) > maxParamLen {
-		return nil, badRequest("a parameter is too long")
+		return nil, wire.BadRequest("a parameter is too long")
 	}
 	p, ok := a.providers[id]
 	if !ok {
-		return nil, badRequest("the provider " + id + " could not be found in the configuration")
+		return nil, wire.BadRequest("the provider " + id + " could not be found in the configuration")
 	}
 	if !a.redirectAllowed(p, redirect) {
-		return nil, badRequest("the redirectURIOnProviderDashboard is not allowed: it must be the frontend's /auth/callback/" +
+		return nil, wire.BadRequest("the redirectURIOnProviderDashboard is not allowed: it must be the frontend's /auth/callback/" +
 			id + " on Config.AppURL's origin or one of Config.AllowedOrigins, or be listed in Config.ThirdParty.RedirectURIs")
+
 	}
 	return p, nil
 }
@@ -395,7 +397,7 @@ func (a *Auth) providerFailed(ctx context.Context, id, step string, err error) {
 // the provider and the redirect URI. Every instance shares the signing
 // keys, so any of them recognises it.
 func newVerifier(key *signingKey, id, redirect string, expires time.Time) string {
-	random, _ := newSecret()
+	random, _ := onetime.New()
 	body := random + "." + strconv.FormatInt(expires.Unix(), 36) + "." + key.id
 	return body + "." + base64.RawURLEncoding.EncodeToString(verifierMAC(key, body, id, redirect))
 }
@@ -412,7 +414,7 @@ func (a *Auth) ownVerifier(ctx context.Context, v, id, redirect string) bool {
 		return false
 	}
 	random, exp36, ok := strings.Cut(rest, ".")
-	if !ok || !wellFormedSecret(random) {
+	if !ok || !onetime.WellFormed(random) {
 		return false
 	}
 	exp, err := strconv.ParseInt(exp36, 36, 64)

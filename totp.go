@@ -44,7 +44,7 @@ func (a *Auth) handleCreateTOTPDevice(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.DeviceName != nil && (strings.TrimSpace(*req.DeviceName) == "" || len(*req.DeviceName) > 100) {
-		a.fail(w, r, badRequest("deviceName must be a non-empty string of at most 100 bytes"))
+		a.fail(w, r, wire.BadRequest("deviceName must be a non-empty string of at most 100 bytes"))
 		return
 	}
 	vt, _, logins, sf, ok := a.sessionForFactors(w, r)
@@ -173,7 +173,7 @@ func (a *Auth) handleRemoveTOTPDevice(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.DeviceName == nil || *req.DeviceName == "" {
-		a.fail(w, r, badRequest("Please provide the deviceName"))
+		a.fail(w, r, wire.BadRequest("Please provide the deviceName"))
 		return
 	}
 	vt, _, logins, _, ok := a.sessionForFactors(w, r)
@@ -390,9 +390,9 @@ func (a *Auth) readTOTPRequest(w http.ResponseWriter, r *http.Request, needDevic
 	switch {
 	case err != nil:
 	case needDevice && (req.DeviceName == nil || *req.DeviceName == ""):
-		err = badRequest("Please provide the deviceName")
+		err = wire.BadRequest("Please provide the deviceName")
 	case req.TOTP == nil:
-		err = badRequest("Please provide the totp")
+		err = wire.BadRequest("Please provide the totp")
 	}
 	if err != nil {
 		a.fail(w, r, err)

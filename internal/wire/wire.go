@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -88,4 +89,40 @@ func ClaimError(w http.ResponseWriter, claim string, reason any) {
 func TooMany(w http.ResponseWriter, wait time.Duration) {
 	w.Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
 	Message(w, http.StatusTooManyRequests, "too many attempts, try again later")
+}
+
+// BadRequest is malformed input, answered 400 with its message.
+type BadRequest string
+
+func (e BadRequest) Error() string { return string(e) }
+
+// TokenField reads the "token" of a request that uses up a token sent by
+// email, with the SDKs' messages for a missing or non-string one; what
+// names the token ("password reset").
+func TokenField(req map[string]json.RawMessage, what string) (string, error) {
+	raw, ok := req["token"]
+	if !ok || string(raw) == "null" {
+		return "", BadRequest("Please provide the " + what + " token")
+	}
+	var tok string
+	if err := json.Unmarshal(raw, &tok); err != nil {
+		return "", BadRequest("The " + what + " token must be a string")
+	}
+	return tok, nil
+}
+
+// LinkWithToken adds a token and the tenant to a page's URL, as the SDKs'
+// pages read them.
+func LinkWithToken(page, tok string) string {
+	// The token is URL-safe base64: nothing to escape.
+	return WithQuery(page, "token="+tok+"&tenantId=public")
+}
+
+// WithQuery adds query parameters, already escaped, to a page's URL,
+// which may have a query of its own.
+func WithQuery(page, query string) string {
+	if strings.Contains(page, "?") {
+		return page + "&" + query
+	}
+	return page + "?" + query
 }
