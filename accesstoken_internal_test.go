@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
@@ -132,7 +133,7 @@ func BenchmarkParseAccess(b *testing.B) {
 func BenchmarkParseAccessClaims(b *testing.B) {
 	a, key := tokenAuth(b, Config{AppURL: "https://app.example",
 		Email:             EmailConfig{Mailer: mailer.Func(func(context.Context, mailer.Message) error { return nil })},
-		EmailVerification: EmailVerificationConfig{Mode: EmailVerificationOptional},
+		EmailVerification: emailverification.Config{Mode: emailverification.Optional},
 		MFA:               MFAConfig{Factors: []string{FactorTOTP}}})
 	now := time.Now()
 	s := store.Session{Handle: "h4nd1e", UserID: "8c1f0a9e-7a43-4d33-9f5e-2b1f1f0c9d11", ExpiresAt: now.Add(time.Hour),

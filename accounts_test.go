@@ -44,6 +44,7 @@ import (
 	"time"
 
 	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
@@ -244,7 +245,7 @@ func newAccountWorld(t *testing.T, linking bool) *accountWorld {
 	cfg.Password.Hashing = auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1}
 	cfg.Password.InsecureWeakHashing = true
 	cfg.Email.Mailer = w.mail
-	cfg.EmailVerification.Mode = auth.EmailVerificationOptional
+	cfg.EmailVerification.Mode = emailverification.Optional
 	cfg.ThirdParty.Providers = providers
 	a, err := auth.New(cfg)
 	if err != nil {

@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"reflect"
 	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/latchkit/auth/emailverification"
+	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/password"
 	"github.com/latchkit/auth/internal/seal"
 	"github.com/latchkit/auth/internal/tokencache"
@@ -35,7 +38,10 @@ type Auth struct {
 	refreshPath string
 	outbox      *outbox
 	xorigin     *http.CrossOriginProtection
-	routes      map[string]route // built once by New
+	routes      map[string]kit.Route // built once by New
+	// The recipes in packages of their own that Config turns on; nil
+	// when off.
+	verification *emailverification.Recipe
 	// claims are the features' claims, registered by New; claimNames
 	// their names, and claimsInTokens whether any is on.
 	claims         []tokenClaim
@@ -74,6 +80,9 @@ func New(cfg Config) (*Auth, error) {
 	}
 	a.registerClaim(verifiedEmailClaim{a}) // claimEV
 	a.registerClaim(factorsClaim{a})       // claimMFA
+	if err := a.buildRecipes(); err != nil {
+		return nil, err
+	}
 	sealer, err := seal.New(cfg.Secrets)
 	if err != nil {
 		return nil, err
@@ -127,33 +136,20 @@ func New(cfg Config) (*Auth, error) {
 	return a, nil
 }
 
-// A route is an endpoint: the method it serves (GET also answers HEAD)
-// and its handler.
-type route struct {
-	method string
-	handle http.HandlerFunc
-	// crossSite exempts the route from the cross-origin check: a
-	// provider's form_post callback comes from the provider's site.
-	crossSite bool
-	// get, when set, serves GET (and HEAD) on a path whose method is
-	// another: the protocol puts two endpoints on one path.
-	get http.HandlerFunc
-}
-
-// allow is the route's Allow header.
-func (rt route) allow() string {
-	if rt.get != nil {
-		return rt.method + ", GET, OPTIONS"
+// allow is the Allow header of rt.
+func allow(rt kit.Route) string {
+	if rt.Get != nil {
+		return rt.Method + ", GET, OPTIONS"
 	}
-	return rt.method + ", OPTIONS"
+	return rt.Method + ", OPTIONS"
 }
 
 // routeTable maps the paths under the base path to the endpoints of the
 // features that are configured; the others are not served at all.
-func (a *Auth) routeTable() map[string]route {
-	post := func(h http.HandlerFunc) route { return route{method: http.MethodPost, handle: h} }
-	get := func(h http.HandlerFunc) route { return route{method: http.MethodGet, handle: h} }
-	routes := map[string]route{
+func (a *Auth) routeTable() map[string]kit.Route {
+	post := func(h http.HandlerFunc) kit.Route { return kit.Route{Method: http.MethodPost, Handle: h} }
+	get := func(h http.HandlerFunc) kit.Route { return kit.Route{Method: http.MethodGet, Handle: h} }
+	routes := map[string]kit.Route{
 		"/signup":          post(a.handleSignUp),
 		"/signin":          post(a.handleSignIn),
 		"/session/refresh": post(a.handleRefresh),
@@ -171,11 +167,8 @@ func (a *Auth) routeTable() map[string]route {
 	if a.cfg.SigningAlgorithm == EdDSA {
 		routes["/jwt/jwks.json"] = get(a.serveJWKS)
 	}
-	if a.verifying() {
-		// rid "emailverification": the three routes never enforce the
-		// claim they serve.
-		routes["/user/email/verify/token"] = post(a.handleSendVerification)
-		routes["/user/email/verify"] = route{method: http.MethodPost, handle: a.handleVerifyEmail, get: a.handleIsVerified}
+	if a.verification != nil {
+		maps.Copy(routes, a.verification.Routes())
 	}
 	a.passwordlessRoutes(routes)
 	a.passkeyRoutes(routes)
@@ -186,7 +179,7 @@ func (a *Auth) routeTable() map[string]route {
 		routes["/signinup"] = post(a.handleSignInUp)
 		for _, p := range a.cfg.ThirdParty.Providers {
 			if fp, ok := p.(provider.FormPoster); ok && fp.FormPost() {
-				routes["/callback/"+p.ID()] = route{method: http.MethodPost, handle: a.handleFormPostCallback, crossSite: true}
+				routes["/callback/"+p.ID()] = kit.Route{Method: http.MethodPost, Handle: a.handleFormPostCallback, CrossSite: true}
 			}
 		}
 	}
@@ -213,17 +206,17 @@ func (a *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case !ok:
 		wire.Message(w, http.StatusNotFound, "not found")
 	case r.Method == http.MethodOptions:
-		w.Header().Set("Allow", rt.allow())
+		w.Header().Set("Allow", allow(rt))
 		w.WriteHeader(http.StatusNoContent)
-	case rt.get != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead):
-		rt.get(w, r)
-	case r.Method != rt.method && !(rt.method == http.MethodGet && r.Method == http.MethodHead):
-		w.Header().Set("Allow", rt.allow())
+	case rt.Get != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+		rt.Get(w, r)
+	case r.Method != rt.Method && !(rt.Method == http.MethodGet && r.Method == http.MethodHead):
+		w.Header().Set("Allow", allow(rt))
 		wire.Message(w, http.StatusMethodNotAllowed, "method not allowed")
-	case !rt.crossSite && a.xorigin.Check(r) != nil:
+	case !rt.CrossSite && a.xorigin.Check(r) != nil:
 		wire.Message(w, http.StatusForbidden, "cross-origin request refused: add the page's origin to Config.AllowedOrigins")
 	default:
-		rt.handle(w, r)
+		rt.Handle(w, r)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/internal/password"
 	"github.com/latchkit/auth/internal/seal"
 	"github.com/latchkit/auth/mailer"
@@ -159,8 +160,8 @@ type Config struct {
 	ThirdParty ThirdPartyConfig
 
 	// EmailVerification configures the verification of users' email
-	// addresses. The zero value means off.
-	EmailVerification EmailVerificationConfig
+	// addresses (package emailverification). The zero value means off.
+	EmailVerification emailverification.Config
 
 	// Passwordless configures sign-in with one-time codes and links sent
 	// by email. The zero value means off.
@@ -352,77 +353,6 @@ type EmailConfig struct {
 	Attempts int
 }
 
-// EmailVerificationMode says what email verification does.
-type EmailVerificationMode string
-
-const (
-	// EmailVerificationOff, the zero value, serves no verification
-	// endpoints and puts no claim in access tokens.
-	EmailVerificationOff EmailVerificationMode = ""
-	// EmailVerificationOptional serves the verification endpoints and
-	// keeps the st-ev claim in access tokens; nothing is enforced, except
-	// by a route with the VerifiedEmail rule.
-	EmailVerificationOptional EmailVerificationMode = "optional"
-	// EmailVerificationRequired is EmailVerificationOptional, and
-	// RequireSession and OptionalSession refuse a session whose email is
-	// not verified: 403 with the SDKs' "invalid claim" body.
-	EmailVerificationRequired EmailVerificationMode = "required"
-)
-
-// DefaultEmailVerificationTokenLifetime is how long a verification link
-// works unless EmailVerificationConfig.TokenLifetime says otherwise.
-const DefaultEmailVerificationTokenLifetime = 24 * time.Hour
-
-// EmailVerificationConfig configures email verification. The zero value
-// means off. Verification mail goes through Config.Email, which needs a
-// Mailer.
-type EmailVerificationConfig struct {
-	// Mode is off (the zero value), optional or required.
-	Mode EmailVerificationMode
-
-	// URL is the page verification links open, with ?token=...&
-	// tenantId=public added. Default Config.AppURL + "/auth/verify-email",
-	// the page of the SuperTokens UI.
-	URL string
-
-	// Email renders the verification email. Default
-	// DefaultVerificationEmail().
-	Email *mailer.Template
-
-	// TokenLifetime is how long a verification link works. Default
-	// DefaultEmailVerificationTokenLifetime, one day.
-	TokenLifetime time.Duration
-}
-
-func (c *EmailVerificationConfig) setDefaults(appURL string, mailer bool) error {
-	switch c.Mode {
-	case EmailVerificationOff:
-		return nil
-	case EmailVerificationOptional, EmailVerificationRequired:
-	default:
-		return fmt.Errorf("auth: Config.EmailVerification.Mode %q is not one of \"\", %q and %q",
-			c.Mode, EmailVerificationOptional, EmailVerificationRequired)
-	}
-	if !mailer {
-		return errors.New("auth: Config.EmailVerification needs Config.Email.Mailer to send its links")
-	}
-	setDefault(&c.URL, strings.TrimRight(appURL, "/")+"/auth/verify-email")
-	if u, err := url.Parse(c.URL); err != nil || u.Host == "" {
-		return fmt.Errorf("auth: Config.EmailVerification.URL %q is not an absolute URL", c.URL)
-	}
-	if c.Email == nil {
-		t := DefaultVerificationEmail()
-		c.Email = &t
-	} else if c.Email.Subject == nil || c.Email.Text == nil {
-		return errors.New("auth: Config.EmailVerification.Email needs a Subject and a Text template")
-	}
-	setDefault(&c.TokenLifetime, DefaultEmailVerificationTokenLifetime)
-	if c.TokenLifetime < 0 {
-		return errors.New("auth: Config.EmailVerification.TokenLifetime must not be negative")
-	}
-	return nil
-}
-
 // CookieConfig configures the sAccessToken and sRefreshToken cookies. Both
 // are always HttpOnly; the refresh cookie is sent only to the refresh path.
 type CookieConfig struct {
@@ -530,9 +460,6 @@ func (cfg *Config) setFeatureDefaults() error {
 		return err
 	}
 	if err := cfg.ThirdParty.setDefaults(cfg.AppURL); err != nil {
-		return err
-	}
-	if err := cfg.EmailVerification.setDefaults(cfg.AppURL, cfg.Email.Mailer != nil); err != nil {
 		return err
 	}
 	if err := cfg.Passwordless.setDefaults(cfg.AppURL, cfg.Email.Mailer != nil); err != nil {

@@ -18,9 +18,11 @@ func TestDependencies(t *testing.T) {
 		"github.com/coreos/go-oidc/v3/oidc",
 		"github.com/golang-jwt/jwt/v5",
 		"github.com/google/uuid",
+		module + "/emailverification",
 		module + "/internal/address",
 		module + "/internal/argon2id",
 		module + "/internal/gcra",
+		module + "/internal/kit",
 		module + "/internal/onetime",
 		module + "/internal/password",
 		module + "/internal/refreshtoken",
@@ -92,6 +94,9 @@ func TestInternalDependencies(t *testing.T) {
 		module + "/internal/address": {"golang.org/x/text/unicode/norm"},
 		// The protocol's shared answers and request fields.
 		module + "/internal/wire": nil,
+		// The seam the recipes plug in through: their mail is a
+		// mailer.Template, their records the store's.
+		module + "/internal/kit": {module + "/mailer", module + "/store"},
 		// One-time tokens, whose hash is a store.TokenHash.
 		module + "/internal/onetime": {module + "/store"},
 	}

@@ -46,8 +46,9 @@
 //     and POST /callback/<id> for a provider that posts its callback
 //     (Apple);
 //   - email verification ("emailverification"), with
-//     [Config.EmailVerification].Mode: POST /user/email/verify/token, POST
-//     /user/email/verify, GET /user/email/verify;
+//     [Config.EmailVerification] (package emailverification): POST
+//     /user/email/verify/token, POST /user/email/verify, GET
+//     /user/email/verify;
 //   - passwordless sign-in ("passwordless"), with [Config.Passwordless].Flow:
 //     POST /signinup/code, POST /signinup/code/resend, POST
 //     /signinup/code/consume, and unless Config.DisableEmailExists GET
@@ -127,38 +128,16 @@
 //
 // # Email verification
 //
-// Verification belongs to a login method's email. A sign-up with a
-// password starts unverified; a provider that vouches for the address
-// (email_verified) starts verified, and a verified address stays verified
-// while the provider reports the same one. Completing a password reset
-// from the emailed link verifies that email too: the link proves the
-// inbox, and so the owner of an address that a stranger signed up with
-// can take the account back (the reset ends the stranger's sessions and
-// replaces the password). An address that changes is a new, unverified
-// one.
-//
-// With [Config.EmailVerification].Mode optional or required, access tokens
-// carry the SDKs' st-ev claim, {"v": verified, "t": when read}, for the
-// email of the login method that signed in. It is read at sign-in and at
-// every refresh, and the verification endpoints write a changed value into
-// the session at once (a new access token with the old one's expiry, in
-// the request's transfer mode; body mode gets it in the st-access-token
-// header). In required mode, [Auth.RequireSession] and
+// Verification belongs to a login method's email: package
+// emailverification, turned on by [Config.EmailVerification], mails the
+// links that verify it and documents its settings, routes and limits.
+// The st-ev claim it keeps in access tokens is the kernel's, and so are
+// the rules: in required mode [Auth.RequireSession] and
 // [Auth.OptionalSession] answer an unverified session 403 with the SDKs'
 // "invalid claim" body, after reading the store again if the claim is
-// missing or a false one is over 10 seconds old. Rules given to
-// RequireSession change that per route: [AllowUnverifiedEmail] exempts it,
-// [VerifiedEmail] requires a verified email on it in any mode.
-//
-// Links go through the same outbox as reset links, to
-// <AppURL>/auth/verify-email?token=…&tenantId=public. Their tokens are 256
-// random bits, stored as SHA-256, valid for a day
-// ([EmailVerificationConfig.TokenLifetime]), bound to the login method and
-// the address they were sent to, and work once even when submissions race.
-// Each user, and each address, gets one email a minute
-// ([RateLimits.VerificationEmails]): the SDKs ask at every load of their
-// "check your inbox" page, and several users may have one address
-// unverified.
+// missing or a false one is over 10 seconds old. [AllowUnverifiedEmail]
+// exempts a route; [VerifiedEmail] requires a verified email on it in any
+// mode, with verification off too (the route then reads the store).
 //
 // # Passwordless sign-in
 //

@@ -35,6 +35,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/passkey"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
@@ -180,7 +181,7 @@ func TestDocsRoutes(t *testing.T) {
 	relay := callbackPoster{fake.Provider()}
 	s := authtest.NewServer(t, auth.Config{
 		SigningAlgorithm:  auth.EdDSA,
-		EmailVerification: auth.EmailVerificationConfig{Mode: auth.EmailVerificationOptional},
+		EmailVerification: emailverification.Config{Mode: emailverification.Optional},
 		ThirdParty:        auth.ThirdPartyConfig{Providers: []provider.Provider{relay}},
 		Passwordless:      auth.PasswordlessConfig{Flow: auth.PasswordlessCodeAndLink},
 		Passkeys:          auth.PasskeyConfig{Verifier: passkey.New()},
@@ -724,6 +725,9 @@ func untypedConsts(t *testing.T, file, prefix string) map[string]string {
 	})
 }
 
+// kitFile declares the seam's constants.
+const kitFile = "internal/kit/kit.go"
+
 // stringConsts returns the constants declared in file that keep
 // accepts, by name, with their string values; what names them in a
 // failure.
@@ -742,9 +746,18 @@ func stringConsts(t *testing.T, file, what string, keep func(vs *ast.ValueSpec, 
 		for _, spec := range gd.Specs {
 			vs := spec.(*ast.ValueSpec)
 			for i, name := range vs.Names {
-				if keep(vs, name.Name) {
-					consts[name.Name] = stringLit(t, vs.Values[i])
+				if !keep(vs, name.Name) {
+					continue
 				}
+				// A kind a recipe reports is named by the seam's
+				// constant (internal/kit), which holds its value.
+				if sel, ok := vs.Values[i].(*ast.SelectorExpr); ok && file != kitFile {
+					if x, ok := sel.X.(*ast.Ident); ok && x.Name == "kit" {
+						consts[name.Name] = untypedConsts(t, kitFile, sel.Sel.Name)[sel.Sel.Name]
+						continue
+					}
+				}
+				consts[name.Name] = stringLit(t, vs.Values[i])
 			}
 		}
 	}

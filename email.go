@@ -7,10 +7,9 @@ import (
 	htmltemplate "html/template"
 	"log/slog"
 	"net/http"
-	"strconv"
 	texttemplate "text/template"
-	"time"
 
+	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/mailer"
 )
@@ -20,14 +19,6 @@ type ResetEmailData struct {
 	Email    string // the recipient, whose password the link resets
 	Link     string // the reset page, with the token in its query
 	ValidFor string // how long the link works, in words: "1 hour"
-}
-
-// VerificationEmailData is what the verification email templates can
-// show.
-type VerificationEmailData struct {
-	Email    string // the address to verify, and the recipient
-	Link     string // the verification page, with the token in its query
-	ValidFor string // how long the link works, in words: "1 day"
 }
 
 //go:embed templates
@@ -41,11 +32,6 @@ var (
 		Subject: texttemplate.Must(texttemplate.New("subject").Parse("Reset your password")),
 		Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/reset_password.txt")),
 		HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/reset_password.html")),
-	}
-	defaultVerificationEmail = mailer.Template{
-		Subject: texttemplate.Must(texttemplate.New("subject").Parse("Verify your email")),
-		Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/verify_email.txt")),
-		HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/verify_email.html")),
 	}
 	defaultPasskeyRecoveryEmail = mailer.Template{
 		Subject: texttemplate.Must(texttemplate.New("subject").Parse("Recover your account with a new passkey")),
@@ -78,10 +64,6 @@ func mustClone(t mailer.Template) mailer.Template {
 // Config.Email.ResetEmail is nil, as a starting point for one's own.
 func DefaultResetEmail() mailer.Template { return mustClone(defaultResetEmail) }
 
-// DefaultVerificationEmail returns the verification email used when
-// Config.EmailVerification.Email is nil.
-func DefaultVerificationEmail() mailer.Template { return mustClone(defaultVerificationEmail) }
-
 // DefaultPasswordlessEmail returns the passwordless email used when
 // Config.Passwordless.Email is nil.
 func DefaultPasswordlessEmail() mailer.Template { return mustClone(defaultPasswordlessEmail) }
@@ -89,23 +71,6 @@ func DefaultPasswordlessEmail() mailer.Template { return mustClone(defaultPasswo
 // DefaultPasskeyRecoveryEmail returns the passkey recovery email used
 // when Config.Passkeys.RecoveryEmail is nil.
 func DefaultPasskeyRecoveryEmail() mailer.Template { return mustClone(defaultPasskeyRecoveryEmail) }
-
-// inWords says a duration the way an email would: "1 hour", "30 minutes".
-func inWords(d time.Duration) string {
-	n, unit := int64(d/time.Second), "second"
-	switch {
-	case d >= 24*time.Hour && d%(24*time.Hour) == 0:
-		n, unit = int64(d/(24*time.Hour)), "day"
-	case d >= time.Hour && d%time.Hour == 0:
-		n, unit = int64(d/time.Hour), "hour"
-	case d >= time.Minute:
-		n, unit = int64(d/time.Minute), "minute"
-	}
-	if n != 1 {
-		unit += "s"
-	}
-	return strconv.FormatInt(n, 10) + " " + unit
-}
 
 // mail renders t with data for to and sends it through the outbox's
 // delivery (timeout and retries): every email the library sends goes
@@ -137,12 +102,12 @@ func (a *Auth) mailFailed(ctx context.Context, kind, userID, step string, err er
 // is answered as usual, without mail.
 func (a *Auth) queueAccountEmail(w http.ResponseWriter, r *http.Request, kind, email string, send func(context.Context, string)) {
 	ctx := r.Context()
-	perClient := limit{limitKey("reset-client", a.limitClient(r)), a.cfg.RateLimits.ClientResetRequests}
+	perClient := limit{kit.LimitKey("reset-client", a.limitClient(r)), a.cfg.RateLimits.ClientResetRequests}
 	if wait := a.take(ctx, perClient); wait > 0 {
 		wire.TooMany(w, wait)
 		return
 	}
-	perEmail := limit{limitKey(kind+"-email", email), a.cfg.RateLimits.ResetEmails}
+	perEmail := limit{kit.LimitKey(kind+"-email", email), a.cfg.RateLimits.ResetEmails}
 	if a.take(ctx, perEmail) > 0 {
 		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: "+kind+" email withheld", slog.String("reason", "rate limit"))
 	} else {

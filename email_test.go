@@ -18,6 +18,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/mailer"
 )
 
@@ -108,7 +109,7 @@ func TestDefaultEmailTemplatesNotShared(t *testing.T) {
 	mine := auth.DefaultResetEmail()
 	template.Must(mine.Text.Parse("hijacked {{.Link}}"))
 	mine.Subject = template.Must(template.New("subject").Parse("hijacked"))
-	v := auth.DefaultVerificationEmail()
+	v := emailverification.DefaultEmail()
 	template.Must(v.Text.Parse("hijacked"))
 
 	var fresh strings.Builder

@@ -15,6 +15,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store/memstore"
@@ -22,7 +23,7 @@ import (
 
 // newVerifying is a server with email verification in mode m, the routes
 // of addRoutes and /api/unverified-ok, which any session may reach.
-func newVerifying(t *testing.T, mode auth.EmailVerificationMode, cfg auth.Config) *authtest.Server {
+func newVerifying(t *testing.T, mode emailverification.Mode, cfg auth.Config) *authtest.Server {
 	t.Helper()
 	cfg.EmailVerification.Mode = mode
 	s := authtest.NewServer(t, cfg)
@@ -88,7 +89,7 @@ func TestEmailVerificationFlow(t *testing.T) {
 			t.Parallel()
 			var events eventLog
 			events.changed = make(chan struct{})
-			s := newVerifying(t, auth.EmailVerificationOptional, auth.Config{OnEvent: events.record})
+			s := newVerifying(t, emailverification.Optional, auth.Config{OnEvent: events.record})
 			c, u := s.SignedIn(m)
 			wantClaim(t, c, false)
 			if res := c.IsEmailVerified(); res.Status != "OK" || res.JSON["isVerified"] != false {
@@ -138,7 +139,7 @@ func TestEmailVerificationRequired(t *testing.T) {
 	for _, m := range authtest.Modes {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()
-			s := newVerifying(t, auth.EmailVerificationRequired, auth.Config{})
+			s := newVerifying(t, emailverification.Required, auth.Config{})
 			c, u := s.SignedIn(m)
 			wantClaim(t, c, false)
 			for _, path := range []string{"/api/session", "/api/any", "/api/optional", "/api/verified-only", "/api/both-rules", "/api/zero-rule"} {
@@ -188,7 +189,7 @@ func TestEmailVerificationRequired(t *testing.T) {
 // claim follows at the next refresh, and the send endpoint puts a stale
 // claim right at once.
 func TestEmailVerificationTakenBack(t *testing.T) {
-	s := newVerifying(t, auth.EmailVerificationRequired, auth.Config{})
+	s := newVerifying(t, emailverification.Required, auth.Config{})
 	c, u := s.SignedInVerified(authtest.Header)
 	wantClaim(t, c, true)
 	wantSession(t, c, u.ID)
@@ -219,7 +220,7 @@ func TestVerificationTokenRefused(t *testing.T) {
 	for _, m := range authtest.Modes {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()
-			s := newVerifying(t, auth.EmailVerificationOptional, auth.Config{})
+			s := newVerifying(t, emailverification.Optional, auth.Config{})
 			c, u := s.SignedIn(m)
 			tok := verificationToken(t, s, c, 1)
 			for name, bad := range map[string]string{
@@ -233,7 +234,7 @@ func TestVerificationTokenRefused(t *testing.T) {
 				}
 			}
 			// Expired at exactly its lifetime, one day by default.
-			s.Clock.Advance(auth.DefaultEmailVerificationTokenLifetime)
+			s.Clock.Advance(emailverification.DefaultTokenLifetime)
 			if res := c.Refresh(); res.Status != "OK" {
 				t.Fatalf("refresh: %s", res.Body)
 			}
@@ -252,7 +253,7 @@ func TestVerificationTokenRefused(t *testing.T) {
 // another address, the link verifies nothing.
 func TestVerificationTokenVoidedByEmailChange(t *testing.T) {
 	p := authtest.NewProvider(t)
-	s := newVerifying(t, auth.EmailVerificationOptional, auth.Config{ThirdParty: auth.ThirdPartyConfig{Providers: []provider.Provider{p.Provider()}}})
+	s := newVerifying(t, emailverification.Optional, auth.Config{ThirdParty: auth.ThirdPartyConfig{Providers: []provider.Provider{p.Provider()}}})
 	p.SetIdentity("sub-1", "old@example.com", false)
 	c := s.NewClient(authtest.Header)
 	if res := c.SignInWithProvider(p); res.Status != "OK" {
@@ -279,7 +280,7 @@ func TestVerificationTokenRace(t *testing.T) {
 			t.Parallel()
 			var events eventLog
 			events.changed = make(chan struct{})
-			s := newVerifying(t, auth.EmailVerificationOptional, auth.Config{OnEvent: events.record})
+			s := newVerifying(t, emailverification.Optional, auth.Config{OnEvent: events.record})
 			c, _ := s.SignedIn(m)
 			tok := verificationToken(t, s, c, 1)
 			const n = 16
@@ -317,7 +318,7 @@ func TestVerificationEmailCooldown(t *testing.T) {
 	for _, m := range authtest.Modes {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()
-			s := newVerifying(t, auth.EmailVerificationOptional, auth.Config{})
+			s := newVerifying(t, emailverification.Optional, auth.Config{})
 			c, _ := s.SignedIn(m)
 			verificationToken(t, s, c, 1)
 			res := c.SendVerificationEmail()
@@ -344,7 +345,7 @@ func TestThirdPartyVerifiedEmailNeedsNoMail(t *testing.T) {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()
 			p := authtest.NewProvider(t)
-			s := newVerifying(t, auth.EmailVerificationRequired, auth.Config{ThirdParty: auth.ThirdPartyConfig{Providers: []provider.Provider{p.Provider()}}})
+			s := newVerifying(t, emailverification.Required, auth.Config{ThirdParty: auth.ThirdPartyConfig{Providers: []provider.Provider{p.Provider()}}})
 			p.SetIdentity("sub-v", "v@example.com", true)
 			c := s.NewClient(m)
 			res := c.SignInWithProvider(p)
@@ -366,7 +367,7 @@ func TestThirdPartyVerifiedEmailNeedsNoMail(t *testing.T) {
 
 // Completing a password reset from the emailed link verifies the email.
 func TestResetVerifiesEmail(t *testing.T) {
-	s := newVerifying(t, auth.EmailVerificationRequired, auth.Config{})
+	s := newVerifying(t, emailverification.Required, auth.Config{})
 	_, u := s.SignedIn(authtest.Cookie)
 	tok := requestToken(t, s, u.Email, 1)
 	c := s.NewClient(authtest.Cookie)
@@ -397,7 +398,7 @@ func TestEmailVerificationOff(t *testing.T) {
 // VerifiedEmail works whatever the mode, off included: it reads
 // the store.
 func TestRequireVerifiedEmailWhenOff(t *testing.T) {
-	s := newVerifying(t, auth.EmailVerificationOff, auth.Config{})
+	s := newVerifying(t, emailverification.Off, auth.Config{})
 	c, u := s.SignedIn(authtest.Header)
 	for _, path := range []string{"/api/verified-only", "/api/both-rules"} {
 		if res := c.Get(path); res.StatusCode != http.StatusForbidden || string(res.Body) != invalidClaimBody {
@@ -418,14 +419,14 @@ func TestRequireVerifiedEmailWhenOff(t *testing.T) {
 
 func TestEmailVerificationConfig(t *testing.T) {
 	for name, cfg := range map[string]auth.Config{
-		"unknown mode": {EmailVerification: auth.EmailVerificationConfig{Mode: "sometimes"}},
-		"no mailer":    {AppURL: "https://app.example", EmailVerification: auth.EmailVerificationConfig{Mode: auth.EmailVerificationOptional}},
+		"unknown mode": {EmailVerification: emailverification.Config{Mode: "sometimes"}},
+		"no mailer":    {AppURL: "https://app.example", EmailVerification: emailverification.Config{Mode: emailverification.Optional}},
 		"bad URL": {AppURL: "https://app.example", Email: auth.EmailConfig{Mailer: authtest.NewMailbox()},
-			EmailVerification: auth.EmailVerificationConfig{Mode: auth.EmailVerificationOptional, URL: "/relative"}},
+			EmailVerification: emailverification.Config{Mode: emailverification.Optional, URL: "/relative"}},
 		"negative lifetime": {AppURL: "https://app.example", Email: auth.EmailConfig{Mailer: authtest.NewMailbox()},
-			EmailVerification: auth.EmailVerificationConfig{Mode: auth.EmailVerificationOptional, TokenLifetime: -time.Hour}},
+			EmailVerification: emailverification.Config{Mode: emailverification.Optional, TokenLifetime: -time.Hour}},
 		"template without text": {AppURL: "https://app.example", Email: auth.EmailConfig{Mailer: authtest.NewMailbox()},
-			EmailVerification: auth.EmailVerificationConfig{Mode: auth.EmailVerificationOptional, Email: &mailer.Template{}}},
+			EmailVerification: emailverification.Config{Mode: emailverification.Optional, Email: &mailer.Template{}}},
 	} {
 		cfg.Store = memstore.New()
 		if _, err := auth.New(cfg); err == nil || !strings.Contains(err.Error(), "EmailVerification") {
@@ -438,7 +439,7 @@ func TestEmailVerificationConfig(t *testing.T) {
 // neither sends mail nor verifies anything.
 func TestEmailVerificationBadInput(t *testing.T) {
 	st := memstore.New()
-	s := newVerifying(t, auth.EmailVerificationOptional, auth.Config{Store: st, MaxBodyBytes: 1024})
+	s := newVerifying(t, emailverification.Optional, auth.Config{Store: st, MaxBodyBytes: 1024})
 	c, u := s.SignedIn(authtest.Header)
 	bearer := "Bearer " + c.AccessToken
 	cases := []struct {
@@ -488,7 +489,7 @@ func TestEmailVerificationLogHygiene(t *testing.T) {
 	var logs logCapture
 	events := newEventLog()
 	failing := mailerFunc(func(context.Context, mailer.Message) error { return errors.New("smtp: 451 try later") })
-	s := newVerifying(t, auth.EmailVerificationOptional, auth.Config{Logger: logs.logger(), OnEvent: events.record})
+	s := newVerifying(t, emailverification.Optional, auth.Config{Logger: logs.logger(), OnEvent: events.record})
 	c, _ := s.SignedIn(authtest.Header)
 	tok := verificationToken(t, s, c, 1)
 	if res := c.VerifyEmail(tok); res.Status != "OK" {
@@ -497,7 +498,7 @@ func TestEmailVerificationLogHygiene(t *testing.T) {
 	access, refresh := c.Tokens()
 	logs.wantNoSecrets(t, tok, access, refresh)
 
-	broken := newVerifying(t, auth.EmailVerificationOptional, auth.Config{
+	broken := newVerifying(t, emailverification.Optional, auth.Config{
 		Logger: logs.logger(), OnEvent: events.record,
 		Email: auth.EmailConfig{Mailer: failing, Attempts: 1},
 	})

@@ -20,6 +20,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
@@ -463,7 +464,7 @@ func TestEnumerationEveryEndpoint(t *testing.T) {
 
 	t.Run("verification tokens", func(t *testing.T) {
 		t.Parallel()
-		s := authtest.NewServer(t, auth.Config{EmailVerification: auth.EmailVerificationConfig{Mode: auth.EmailVerificationOptional}})
+		s := authtest.NewServer(t, auth.Config{EmailVerification: emailverification.Config{Mode: emailverification.Optional}})
 		c1, _ := s.SignedIn(authtest.Header)
 		c2, _ := s.SignedIn(authtest.Header)
 		used := verificationToken(t, s, c1, 1)
@@ -471,7 +472,7 @@ func TestEnumerationEveryEndpoint(t *testing.T) {
 			t.Fatalf("verify: %s", res.Body)
 		}
 		expired := verificationToken(t, s, c2, 2)
-		s.Clock.Advance(auth.DefaultEmailVerificationTokenLifetime + time.Second)
+		s.Clock.Advance(emailverification.DefaultTokenLifetime + time.Second)
 		classes := []enumClass{
 			{"never issued", lhRandomToken()},
 			{"used up", used},

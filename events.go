@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/store"
 )
 
@@ -56,9 +57,9 @@ const (
 	EventPasswordReset    EventKind = "password_reset"
 	EventMailFailed       EventKind = "mail_failed" // an email was not sent: see the log for why
 
-	EventEmailVerificationSent EventKind = "email_verification_sent"
-	EventEmailVerified         EventKind = "email_verified" // by a link, or SetEmailVerified through the Go API
-	EventAccountLinked         EventKind = "account_linked" // a new login method joined an existing user
+	EventEmailVerificationSent EventKind = kit.EventEmailVerificationSent
+	EventEmailVerified         EventKind = kit.EventEmailVerified // by a link, or SetEmailVerified through the Go API
+	EventAccountLinked         EventKind = "account_linked"       // a new login method joined an existing user
 	EventUserDeleted           EventKind = "user_deleted"
 	EventPasswordlessCodeSent  EventKind = "passwordless_code_sent" // a passwordless code or link was sent
 	EventPasskeyAdded          EventKind = "passkey_added"          // a passkey was registered for an existing user, or by recovery

@@ -11,6 +11,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/store/memstore"
 )
 
@@ -23,7 +24,7 @@ func ExampleAllowUnverifiedEmail() {
 		Store:             memstore.New(),
 		AppURL:            "https://app.example",
 		Email:             auth.EmailConfig{Mailer: mailbox},
-		EmailVerification: auth.EmailVerificationConfig{Mode: auth.EmailVerificationRequired},
+		EmailVerification: emailverification.Config{Mode: emailverification.Required},
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -23,8 +23,8 @@ func Routes(a *Auth) []string {
 		if callbacks[path] {
 			path = "/callback/<id>"
 		}
-		out = append(out, rt.method+" "+path)
-		if rt.get != nil {
+		out = append(out, rt.Method+" "+path)
+		if rt.Get != nil {
 			out = append(out, "GET "+path)
 		}
 	}

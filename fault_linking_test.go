@@ -22,6 +22,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/internal/faultstore"
 	"github.com/latchkit/auth/store"
 )
@@ -220,7 +221,7 @@ func faultLinkingFlows() []faultFlow {
 	config := func(linking, sessionCheck bool) func(*auth.Config) {
 		return func(cfg *auth.Config) {
 			cfg.AccountLinking = linking
-			cfg.EmailVerification.Mode = auth.EmailVerificationOptional
+			cfg.EmailVerification.Mode = emailverification.Optional
 			cfg.CheckSessionInStore = sessionCheck
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/latchkit/auth/internal/address"
+	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/wire"
 )
 
@@ -260,7 +261,7 @@ func (a *Auth) lookupParam(w http.ResponseWriter, r *http.Request, name string) 
 		wire.Message(w, http.StatusBadRequest, "Please provide the "+name+" as a GET param")
 		return "", false
 	}
-	perClient := limit{limitKey("exists-client", a.limitClient(r)), a.cfg.RateLimits.ClientEmailChecks}
+	perClient := limit{kit.LimitKey("exists-client", a.limitClient(r)), a.cfg.RateLimits.ClientEmailChecks}
 	if wait := a.take(r.Context(), perClient); wait > 0 {
 		wire.TooMany(w, wait)
 		return "", false

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/mailer"
 )
 
@@ -60,7 +61,7 @@ func FuzzAccessTokenEncoding(f *testing.F) {
 	// Verification is on, so that st-ev is read from the tokens.
 	cfg := Config{Now: func() time.Time { return time.Unix(clock.Load(), 0) }, AppURL: "https://app.example",
 		Email:             EmailConfig{Mailer: mailer.Func(func(context.Context, mailer.Message) error { return nil })},
-		EmailVerification: EmailVerificationConfig{Mode: EmailVerificationOptional}}
+		EmailVerification: emailverification.Config{Mode: emailverification.Optional}}
 	auths := map[string]*Auth{}
 	keys := map[string]*signingKey{}
 	for _, alg := range []string{HS256, EdDSA} {

@@ -28,6 +28,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
@@ -801,7 +802,7 @@ func linkingServer(t *testing.T, linking bool, cfg auth.Config) (*authtest.Serve
 	t.Helper()
 	p := authtest.NewProvider(t)
 	cfg.AccountLinking = linking
-	cfg.EmailVerification.Mode = auth.EmailVerificationOptional
+	cfg.EmailVerification.Mode = emailverification.Optional
 	cfg.ThirdParty.Providers = append(cfg.ThirdParty.Providers, p.Provider())
 	return authtest.NewServer(t, cfg), p
 }

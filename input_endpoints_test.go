@@ -33,6 +33,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/passkey"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
@@ -263,7 +264,7 @@ func (idp *fakeIdP) withEverything(cfg auth.Config) auth.Config {
 		cfg.Passkeys.Verifier = passkey.New()
 	}
 	if cfg.EmailVerification.Mode == "" {
-		cfg.EmailVerification.Mode = auth.EmailVerificationOptional
+		cfg.EmailVerification.Mode = emailverification.Optional
 	}
 	if cfg.Passwordless.Flow == auth.PasswordlessOff {
 		cfg.Passwordless.Flow = auth.PasswordlessCodeAndLink

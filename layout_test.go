@@ -12,11 +12,11 @@ import (
 )
 
 // featureFiles are the root's files that belong to one feature, each to
-// become a package of its own; every other non-test file is the kernel.
+// become a package of its own (as recipePackages have); every other
+// non-test file is the kernel.
 var featureFiles = map[string][]string{
 	"emailpassword":     {"emailpassword.go", "reset.go"},
 	"thirdparty":        {"thirdparty.go"},
-	"emailverification": {"emailverification.go"},
 	"passwordless":      {"passwordless.go"},
 	"passkey":           {"passkey.go", "passkey_account.go"},
 	"mfa":               {"mfa.go", "totp.go", "recoverycodes.go", "secondfactors.go", "factornotice.go"},
@@ -72,5 +72,38 @@ func TestFeaturesKeepApart(t *testing.T) {
 	if len(list) > crossFeatureBudget {
 		t.Errorf("%d names cross between features, over the budget of %d: move what features share into the kernel's files",
 			len(list), crossFeatureBudget)
+	}
+}
+
+// recipePackages are the recipes that are packages of their own.
+var recipePackages = []string{"emailverification"}
+
+// seam is what a recipe package may import of the module: the kernel's
+// seam, the mechanics that need no Auth, and the public contracts.
+var seam = []string{
+	module + "/internal/address",
+	module + "/internal/kit",
+	module + "/internal/onetime",
+	module + "/internal/wire",
+	module + "/mailer",
+	module + "/store",
+}
+
+// TestRecipesImportOnlyTheSeam holds each recipe package to the seam: it
+// never imports package auth (which imports it) or another recipe, so a
+// recipe cannot lean on another's internals, and package auth builds each
+// through the same kit.Kernel.
+func TestRecipesImportOnlyTheSeam(t *testing.T) {
+	for _, name := range recipePackages {
+		for _, imp := range nonStandardImports(t, module+"/"+name) {
+			if strings.HasPrefix(imp, module) && !slices.Contains(seam, imp) {
+				t.Errorf("recipe %s imports %s; a recipe imports only %q", name, imp, seam)
+			}
+		}
+	}
+	for _, f := range slices.Sorted(maps.Keys(featureFiles)) {
+		if slices.Contains(recipePackages, f) {
+			t.Errorf("%s is a package of its own and still has files in the root's featureFiles", f)
+		}
 	}
 }

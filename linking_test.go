@@ -17,6 +17,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
@@ -329,7 +330,7 @@ func TestLinkPasswordSignInConflict(t *testing.T) {
 
 	after := authtest.NewServer(t, auth.Config{
 		Store: st, AccountLinking: true,
-		EmailVerification: auth.EmailVerificationConfig{Mode: auth.EmailVerificationOptional},
+		EmailVerification: emailverification.Config{Mode: emailverification.Optional},
 		ThirdParty:        auth.ThirdPartyConfig{Providers: []provider.Provider{p.Provider()}},
 	})
 	for _, m := range authtest.Modes {

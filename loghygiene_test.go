@@ -24,6 +24,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
@@ -82,7 +83,7 @@ func lhRunFlows(t *testing.T, m authtest.Mode, v lhVariant) {
 	f.idp = newFakeIdP(t)
 	cfg := v.cfg
 	cfg.ThirdParty.Providers = f.idp.providers
-	cfg.EmailVerification.Mode = auth.EmailVerificationOptional
+	cfg.EmailVerification.Mode = emailverification.Optional
 	cfg.Store = f.st
 	cfg.Logger = slog.New(&lhHandler{sink: f.sink})
 	cfg.OnEvent = f.events.record
@@ -607,7 +608,7 @@ func (f *lhFlow) verificationFlows(other, failing *authtest.Client, otherEmail s
 	f.secrets.add("password late", "Hygiene-late-pw-47")
 	lateTok := f.verificationLink(late, lateEmail)
 	f.events.waitFor(f.t, auth.EventEmailVerificationSent, sent+2, 10*time.Second)
-	f.s.Clock.Advance(2 * auth.DefaultEmailVerificationTokenLifetime)
+	f.s.Clock.Advance(2 * emailverification.DefaultTokenLifetime)
 	f.want(f.call(anon, anon.VerifyEmail(lateTok)), 200, "EMAIL_VERIFICATION_INVALID_TOKEN_ERROR")
 }
 

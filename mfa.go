@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/latchkit/auth/internal/address"
+	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/store"
@@ -685,17 +686,17 @@ func contactsOf(logins []store.Login) (emails, phones map[string][]string) {
 }
 
 // mfaRoutes adds the MFA endpoints to routes.
-func (a *Auth) mfaRoutes(routes map[string]route) {
+func (a *Auth) mfaRoutes(routes map[string]kit.Route) {
 	if !a.mfaOn() {
 		return
 	}
-	post := func(h http.HandlerFunc) route { return route{method: http.MethodPost, handle: h} }
-	routes["/mfa/info"] = route{method: http.MethodPut, handle: a.handleMFAInfo}
-	routes["/mfa/recovery-codes"] = route{method: http.MethodPost, handle: a.handleNewRecoveryCodes, get: a.handleCountRecoveryCodes}
+	post := func(h http.HandlerFunc) kit.Route { return kit.Route{Method: http.MethodPost, Handle: h} }
+	routes["/mfa/info"] = kit.Route{Method: http.MethodPut, Handle: a.handleMFAInfo}
+	routes["/mfa/recovery-codes"] = kit.Route{Method: http.MethodPost, Handle: a.handleNewRecoveryCodes, Get: a.handleCountRecoveryCodes}
 	routes["/mfa/recovery-code/verify"] = post(a.handleVerifyRecoveryCode)
 	if slices.Contains(a.cfg.MFA.Factors, FactorTOTP) {
 		routes["/totp/device"] = post(a.handleCreateTOTPDevice)
-		routes["/totp/device/list"] = route{method: http.MethodGet, handle: a.handleListTOTPDevices}
+		routes["/totp/device/list"] = kit.Route{Method: http.MethodGet, Handle: a.handleListTOTPDevices}
 		routes["/totp/device/remove"] = post(a.handleRemoveTOTPDevice)
 		routes["/totp/device/verify"] = post(a.handleVerifyTOTPDevice)
 		routes["/totp/verify"] = post(a.handleVerifyTOTP)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/latchkit/auth/internal/address"
+	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/onetime"
 	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/mailer"
@@ -218,7 +219,7 @@ const (
 
 // passkeyLimit is the client's allowance of ceremonies.
 func (a *Auth) passkeyLimit(w http.ResponseWriter, r *http.Request) bool {
-	perClient := limit{limitKey("passkey-client", a.limitClient(r)), a.cfg.RateLimits.ClientPasskeyCeremonies}
+	perClient := limit{kit.LimitKey("passkey-client", a.limitClient(r)), a.cfg.RateLimits.ClientPasskeyCeremonies}
 	if wait := a.take(r.Context(), perClient); wait > 0 {
 		wire.TooMany(w, wait)
 		return false
@@ -525,7 +526,7 @@ func (a *Auth) newPasskey(w http.ResponseWriter, r *http.Request, req ceremonyRe
 // process die first, after a minute). It reports false if the turn does
 // not come within two seconds.
 func (a *Auth) signUpTurn(ctx context.Context, email string) (release func(), ok bool) {
-	turn := limit{limitKey("passkey-signup", email), Rate{Burst: 1, Every: time.Minute}}
+	turn := limit{kit.LimitKey("passkey-signup", email), Rate{Burst: 1, Every: time.Minute}}
 	for deadline := time.Now().Add(2 * time.Second); ; {
 		wait, err := a.cfg.Limiter.Take(ctx, turn.key, turn.rate, a.cfg.Now())
 		if err != nil {
@@ -688,12 +689,12 @@ func (a *Auth) handlePasskeyEmailExists(w http.ResponseWriter, r *http.Request) 
 }
 
 // passkeyRoutes adds the passkey endpoints to routes.
-func (a *Auth) passkeyRoutes(routes map[string]route) {
+func (a *Auth) passkeyRoutes(routes map[string]kit.Route) {
 	if a.cfg.Passkeys.Verifier == nil {
 		return
 	}
-	post := func(h http.HandlerFunc) route { return route{method: http.MethodPost, handle: h} }
-	get := func(h http.HandlerFunc) route { return route{method: http.MethodGet, handle: h} }
+	post := func(h http.HandlerFunc) kit.Route { return kit.Route{Method: http.MethodPost, Handle: h} }
+	get := func(h http.HandlerFunc) kit.Route { return kit.Route{Method: http.MethodGet, Handle: h} }
 	routes["/webauthn/options/register"] = post(a.handleRegisterOptions)
 	routes["/webauthn/options/signin"] = post(a.handleSignInOptions)
 	routes["/webauthn/signup"] = post(a.handlePasskeySignUp)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/latchkit/auth/internal/address"
+	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/onetime"
 	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
@@ -352,7 +353,7 @@ func (a *Auth) sendRecoveryEmail(ctx context.Context, email string) {
 		return
 	}
 	if err := a.mail(ctx, a.cfg.Passkeys.RecoveryEmail, email, PasskeyRecoveryEmailData{
-		Email: email, Link: wire.LinkWithToken(a.cfg.Passkeys.RecoveryURL, tok), ValidFor: inWords(lifetime),
+		Email: email, Link: wire.LinkWithToken(a.cfg.Passkeys.RecoveryURL, tok), ValidFor: kit.InWords(lifetime),
 	}); err != nil {
 		a.mailFailed(ctx, "passkey recovery", userID, "sending the recovery email", err)
 		return

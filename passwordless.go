@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/latchkit/auth/internal/address"
+	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/onetime"
 	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/mailer"
@@ -376,16 +377,16 @@ func normalisePhone(s string) (string, bool) {
 // counted alike, known or not, so the limit tells nothing about accounts.
 func (a *Auth) allowSend(w http.ResponseWriter, r *http.Request, contact string) bool {
 	ctx := r.Context()
-	perClient := limit{limitKey("passwordless-client", a.limitClient(r)), a.cfg.RateLimits.ClientPasswordlessSends}
+	perClient := limit{kit.LimitKey("passwordless-client", a.limitClient(r)), a.cfg.RateLimits.ClientPasswordlessSends}
 	if wait := a.take(ctx, perClient); wait > 0 {
 		wire.TooMany(w, wait)
 		return false
 	}
-	perAddress := limit{limitKey("passwordless-send", contact), a.cfg.RateLimits.PasswordlessSends}
+	perAddress := limit{kit.LimitKey("passwordless-send", contact), a.cfg.RateLimits.PasswordlessSends}
 	if wait := a.take(ctx, perAddress); wait > 0 {
 		a.emit(ctx, r, Event{Kind: EventSignInThrottled, Method: store.MethodPasswordless})
 		wire.GeneralError(w, "Several codes were sent to this address a moment ago. Please use the latest, or try again in "+
-			inWords(roundUp(wait))+".")
+			kit.InWords(roundUp(wait))+".")
 
 		return false
 	}
@@ -417,7 +418,7 @@ func (a *Auth) sendCode(w http.ResponseWriter, r *http.Request, f passwordlessFl
 		wire.Status(w, passwordlessRestart) // too late in the flow for a code worth sending
 		return false
 	}
-	m := TextMessage{ValidFor: inWords(expires.Sub(now))}
+	m := TextMessage{ValidFor: kit.InWords(expires.Sub(now))}
 	created := func(hash store.TokenHash) error {
 		return a.store.CreateCode(ctx, store.Code{
 			Hash: hash, Kind: store.CodePasswordless, Flow: f.hash, CreatedAt: now, ExpiresAt: expires,
@@ -555,13 +556,13 @@ func (a *Auth) consumeUserCode(w http.ResponseWriter, r *http.Request, f passwor
 	// A guess is counted against the address before it is checked, and
 	// given back if it was right: so guesses spread over many flows meet
 	// one allowance, and none is checked past it.
-	failures := limit{limitKey("passwordless-failures", flow.Email), a.cfg.RateLimits.PasswordlessFailures}
+	failures := limit{kit.LimitKey("passwordless-failures", flow.Email), a.cfg.RateLimits.PasswordlessFailures}
 	if wait := a.take(ctx, failures); wait > 0 {
 		a.emit(ctx, r, Event{Kind: EventSignInThrottled, Method: store.MethodPasswordless})
-		msg := "Too many wrong codes were entered for this address. Please try again in " + inWords(roundUp(wait)) + "."
+		msg := "Too many wrong codes were entered for this address. Please try again in " + kit.InWords(roundUp(wait)) + "."
 		if a.cfg.Passwordless.Flow.links() {
 			msg = "Too many wrong codes were entered for this address. Please open the link in the latest email, or try again in " +
-				inWords(roundUp(wait)) + "."
+				kit.InWords(roundUp(wait)) + "."
 		}
 		wire.GeneralError(w, msg)
 		return
@@ -667,24 +668,24 @@ func (a *Auth) handlePasswordlessExists(param string) http.HandlerFunc {
 }
 
 // passwordlessRoutes adds the passwordless endpoints to routes.
-func (a *Auth) passwordlessRoutes(routes map[string]route) {
+func (a *Auth) passwordlessRoutes(routes map[string]kit.Route) {
 	if a.cfg.Passwordless.Flow == PasswordlessOff {
 		return
 	}
-	post := func(h http.HandlerFunc) route { return route{method: http.MethodPost, handle: h} }
+	post := func(h http.HandlerFunc) kit.Route { return kit.Route{Method: http.MethodPost, Handle: h} }
 	routes["/signinup/code"] = post(a.handleCreateCode)
 	routes["/signinup/code/resend"] = post(a.handleResendCode)
 	routes["/signinup/code/consume"] = post(a.handleConsumeCode)
 	if a.cfg.DisableEmailExists {
 		return
 	}
-	get := func(h http.HandlerFunc) route { return route{method: http.MethodGet, handle: h} }
+	get := func(h http.HandlerFunc) kit.Route { return kit.Route{Method: http.MethodGet, Handle: h} }
 	routes["/passwordless/email/exists"] = get(a.handlePasswordlessExists("email"))
 	routes["/passwordless/phonenumber/exists"] = get(a.handlePasswordlessExists("phoneNumber"))
 	// The SDKs' older path, which email and password shares: told apart
 	// by the rid header.
 	routes["/signup/phonenumber/exists"] = get(a.handlePasswordlessExists("phoneNumber"))
-	emailpassword := routes["/signup/email/exists"].handle
+	emailpassword := routes["/signup/email/exists"].Handle
 	passwordless := a.handlePasswordlessExists("email")
 	routes["/signup/email/exists"] = get(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("rid") == "passwordless" || emailpassword == nil {

@@ -2,14 +2,14 @@ package auth
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
 	"strings"
 	"time"
+
+	"github.com/latchkit/auth/internal/kit"
 )
 
 // Rate is an allowance: Burst attempts at once, then one per Every.
@@ -169,7 +169,7 @@ func (a *Auth) clientAddr(r *http.Request) string {
 // newPasswordLimit is the allowance of new password hashes (sign-ups and
 // reset submissions) of r's client.
 func (a *Auth) newPasswordLimit(r *http.Request) limit {
-	return limit{limitKey("new-password-client", a.limitClient(r)), a.cfg.RateLimits.ClientNewPasswords}
+	return limit{kit.LimitKey("new-password-client", a.limitClient(r)), a.cfg.RateLimits.ClientNewPasswords}
 }
 
 // limitClient is the client as rate limits count it: its address, or for
@@ -204,13 +204,6 @@ func (a *Auth) trusted(ip netip.Addr) bool {
 type limit struct {
 	key  string
 	rate Rate
-}
-
-// limitKey names an allowance without keeping emails or addresses in the
-// limiter's state.
-func limitKey(kind string, parts ...string) string {
-	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
-	return kind + ":" + hex.EncodeToString(h[:16])
 }
 
 // take spends one attempt of each of limits, in order. If one has none
@@ -282,9 +275,9 @@ const (
 // otherwise, and a success forgets the failures per email and address.
 func (a *Auth) takeSignIn(ctx context.Context, email, client string) (signInAttempt, time.Duration) {
 	rl := a.cfg.RateLimits
-	account := limit{limitKey("signin-account", email), rl.AccountSignInFailures}
-	perEmail := limit{limitKey("signin", email, client), rl.SignInFailures}
-	perClient := limit{limitKey("signin-client", client), rl.ClientSignInFailures}
+	account := limit{kit.LimitKey("signin-account", email), rl.AccountSignInFailures}
+	perEmail := limit{kit.LimitKey("signin", email, client), rl.SignInFailures}
+	perClient := limit{kit.LimitKey("signin-client", client), rl.ClientSignInFailures}
 	if sl, ok := a.cfg.Limiter.(storeLimiter); ok {
 		att, wait, err := sl.takeSignIn(ctx, account, perEmail, perClient, a.cfg.Now())
 		if err != nil {

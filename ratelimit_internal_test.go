@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/store/memstore"
 )
 
@@ -21,9 +22,9 @@ func TestStoreLimiterHoldsNothingOnceSettled(t *testing.T) {
 	for i := range 200 {
 		wg.Go(func() {
 			email := fmt.Sprintf("u%d@example.com", i%7)
-			account := limit{limitKey("signin-account", email), r}
-			perEmail := limit{limitKey("signin", email, "192.0.2.1"), r}
-			perClient := limit{limitKey("signin-client", "192.0.2.1"), r}
+			account := limit{kit.LimitKey("signin-account", email), r}
+			perEmail := limit{kit.LimitKey("signin", email, "192.0.2.1"), r}
+			perClient := limit{kit.LimitKey("signin-client", "192.0.2.1"), r}
 			att, wait, err := l.takeSignIn(ctx, account, perEmail, perClient, now)
 			if err != nil || wait > 0 {
 				t.Errorf("attempt %d: wait %v, error %v", i, wait, err)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/latchkit/auth/internal/address"
+	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/onetime"
 	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
@@ -53,7 +54,7 @@ func (a *Auth) sendResetEmail(ctx context.Context, email string) {
 	if err := a.mail(ctx, a.cfg.Email.ResetEmail, l.Email, ResetEmailData{
 		Email:    l.Email,
 		Link:     a.resetLink(tok),
-		ValidFor: inWords(a.cfg.Email.ResetTokenLifetime),
+		ValidFor: kit.InWords(a.cfg.Email.ResetTokenLifetime),
 	}); err != nil {
 		a.mailFailed(ctx, "reset", l.UserID, "sending the reset email", err)
 		return

@@ -14,6 +14,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/store/memstore"
 )
 
@@ -46,7 +47,7 @@ func newEndFixture(t *testing.T, m authtest.Mode, tc endCase) *endFixture {
 	f := &endFixture{clock: authtest.NewClock(authtest.Start)}
 	cfg := auth.Config{Store: memstore.New(), Now: f.clock.Now, CheckSessionInStore: tc.check, SessionCheckCache: tc.cache}
 	here, p := linkingServer(t, true, cfg)
-	cfg.EmailVerification.Mode = auth.EmailVerificationOptional
+	cfg.EmailVerification.Mode = emailverification.Optional
 	f.here, f.there = here, authtest.NewServer(t, cfg)
 
 	const email = "ada@example.com"

@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/latchkit/auth/internal/address"
+	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/onetime"
 	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/provider"
@@ -129,7 +130,7 @@ func (a *Auth) handleSignInUp(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, wire.BadRequest("the pkceCodeVerifier was not issued for this sign-in, or has expired"))
 		return
 	}
-	perClient := limit{limitKey("thirdparty-client", a.limitClient(r)), a.cfg.RateLimits.ClientThirdPartySignIns}
+	perClient := limit{kit.LimitKey("thirdparty-client", a.limitClient(r)), a.cfg.RateLimits.ClientThirdPartySignIns}
 	if wait := a.take(ctx, perClient); wait > 0 {
 		wire.TooMany(w, wait)
 		return
@@ -148,7 +149,7 @@ func (a *Auth) redeem(w http.ResponseWriter, r *http.Request, p provider.Provide
 	// A code is remembered before the provider sees it, so a replay never
 	// reaches the provider, even while the first use is in flight. A
 	// limiter that cannot say refuses: this check must not fail open.
-	codeKey := limitKey("oauth-code", id, in.code)
+	codeKey := kit.LimitKey("oauth-code", id, in.code)
 	if wait, err := a.cfg.Limiter.Take(ctx, codeKey, Rate{Burst: 1, Every: codeMemory}, a.cfg.Now()); err != nil || wait > 0 {
 		if err != nil {
 			a.limiterFailed(ctx, err)

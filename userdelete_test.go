@@ -11,6 +11,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/store/memstore"
 )
 
@@ -20,7 +21,7 @@ func TestDeleteUser(t *testing.T) {
 	st := memstore.New()
 	s := authtest.NewServer(t, auth.Config{
 		Store: st, OnEvent: events.record,
-		EmailVerification: auth.EmailVerificationConfig{Mode: auth.EmailVerificationOptional},
+		EmailVerification: emailverification.Config{Mode: emailverification.Optional},
 	})
 	// Another instance of the application on the same store, which reads
 	// the store for every session.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/latchkit/auth/internal/address"
+	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
 )
@@ -274,9 +275,9 @@ func (a *Auth) DeleteUser(ctx context.Context, userID string) error {
 	// The entries keyed by the user and their emails. Those keyed by
 	// an email and a client address together hold a hash of both, and
 	// expire on their own.
-	keys := []string{limitKey("verify-email", userID)}
+	keys := []string{kit.LimitKey("verify-email", userID)}
 	for _, l := range logins {
-		keys = append(keys, limitKey("signin-account", l.Email), limitKey("reset-email", l.Email))
+		keys = append(keys, kit.LimitKey("signin-account", l.Email), kit.LimitKey("reset-email", l.Email))
 	}
 	for _, key := range keys {
 		if err := a.cfg.Limiter.Reset(ctx, key); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/emailverification"
 )
 
 // wantSessionError checks that err is a *SessionError matching answer
@@ -73,7 +74,7 @@ func TestVerifyToken(t *testing.T) {
 // the rules ask for, as RequireSession does, and reads a stale claim from
 // the store.
 func TestVerifyTokenClaims(t *testing.T) {
-	s := newVerifying(t, auth.EmailVerificationRequired, auth.Config{})
+	s := newVerifying(t, emailverification.Required, auth.Config{})
 	c := s.NewClient(authtest.Header)
 	if res := c.SignUp("unverified@example.com", "a good password 1"); res.Status != "OK" {
 		t.Fatalf("sign-up: %s", res.Body)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
@@ -505,7 +506,7 @@ func TestAccountRules(t *testing.T) {
 	t.Parallel()
 	t.Run("unverified email", func(t *testing.T) {
 		t.Parallel()
-		s := authtest.NewServer(t, auth.Config{EmailVerification: auth.EmailVerificationConfig{Mode: auth.EmailVerificationRequired}})
+		s := authtest.NewServer(t, auth.Config{EmailVerification: emailverification.Config{Mode: emailverification.Required}})
 		mountAccount(s.Mux, s.Auth, newSessionPlaces(10))
 		c, u := s.SignedIn(authtest.Header)
 		if res := c.Get("/api/account"); res.StatusCode != http.StatusOK {

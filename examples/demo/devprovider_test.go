@@ -14,6 +14,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/emailverification"
 )
 
 // TestParseOptionsDev checks what -dev turns on, that the flags it sets
@@ -39,7 +40,7 @@ func TestParseOptionsDev(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if !o.dev || o.emailVerification != auth.EmailVerificationOptional || !o.accountLinking ||
+		if !o.dev || o.emailVerification != emailverification.Optional || !o.accountLinking ||
 			o.passwordless != auth.PasswordlessCodeAndLink || !o.passkeys || o.mfa != nil ||
 			!slices.Equal(o.mfaOffered, []string{auth.FactorTOTP, auth.FactorWebAuthn}) {
 			t.Errorf("%s: %+v; want verification optional, linking, code-and-link, passkeys, TOTP and passkeys offered, none required", name, o)
@@ -71,7 +72,7 @@ func TestParseOptionsDev(t *testing.T) {
 		{[]string{"-passwordless", "code"}, nil, func(o options) bool { return o.passwordless == auth.PasswordlessCode }},
 		{nil, map[string]string{"DEMO_PASSWORDLESS": "link"}, func(o options) bool { return o.passwordless == auth.PasswordlessLink }},
 		{[]string{"-email-verification", "required"}, nil, func(o options) bool {
-			return o.emailVerification == auth.EmailVerificationRequired
+			return o.emailVerification == emailverification.Required
 		}},
 		{[]string{"-account-linking=false"}, nil, func(o options) bool { return !o.accountLinking }},
 		{[]string{"-passkeys=false"}, nil, func(o options) bool {

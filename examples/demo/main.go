@@ -28,6 +28,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/passkey"
 	"github.com/latchkit/auth/provider"
@@ -70,7 +71,7 @@ type options struct {
 	providers []provider.Provider
 	// emailVerification is off, optional or required; accountLinking
 	// joins a new login method to the user with its verified email.
-	emailVerification auth.EmailVerificationMode
+	emailVerification emailverification.Mode
 	accountLinking    bool
 	// secrets seal the signing keys in the store (Config.Secrets); none
 	// keeps them in the clear.
@@ -249,11 +250,11 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	}
 	switch strings.ToLower(verification) {
 	case "off":
-		o.emailVerification = auth.EmailVerificationOff
+		o.emailVerification = emailverification.Off
 	case "optional":
-		o.emailVerification = auth.EmailVerificationOptional
+		o.emailVerification = emailverification.Optional
 	case "required":
-		o.emailVerification = auth.EmailVerificationRequired
+		o.emailVerification = emailverification.Required
 	default:
 		return o, fmt.Errorf("-email-verification %q: want off, optional or required", verification)
 	}
@@ -674,7 +675,7 @@ func newAuth(o options, st store.Store, m mailer.Mailer, stdout io.Writer, logge
 		ThirdParty: auth.ThirdPartyConfig{Providers: o.providers},
 		// Verification links go to <app-url>/auth/verify-email, a page
 		// of the demo, through the mailer of the reset emails.
-		EmailVerification: auth.EmailVerificationConfig{Mode: o.emailVerification},
+		EmailVerification: emailverification.Config{Mode: o.emailVerification},
 		AccountLinking:    o.accountLinking,
 		// Codes and links go through the same mailer; links open
 		// <app-url>/auth/verify, a page of the demo.
@@ -858,7 +859,7 @@ func newMux(a *auth.Auth, st store.Store, f features) *http.ServeMux {
 		mountAccount(mux, a, sessionStarts)
 	}
 	mux.HandleFunc("GET /auth/reset-password", page)
-	// Verification links open this page too (EmailVerificationConfig.URL's
+	// Verification links open this page too (emailverification.Config.URL's
 	// default); with verification off it says so.
 	mux.HandleFunc("GET /auth/verify-email", page)
 	// The providers send the browser back here, to finish the sign-in

@@ -20,6 +20,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store/memstore"
@@ -398,7 +399,7 @@ func TestParseOptionsVerification(t *testing.T) {
 	env := map[string]string{}
 	getenv := func(k string) string { return env[k] }
 	o, err := parseOptions(nil, getenv)
-	if err != nil || o.emailVerification != auth.EmailVerificationOff || o.accountLinking {
+	if err != nil || o.emailVerification != emailverification.Off || o.accountLinking {
 		t.Fatalf("defaults: verification %q, linking %v, %v; want off, false", o.emailVerification, o.accountLinking, err)
 	}
 	if f := o.features(); !reflect.DeepEqual(f, features{EmailVerification: "off"}) {
@@ -407,18 +408,18 @@ func TestParseOptionsVerification(t *testing.T) {
 	env["DEMO_EMAIL_VERIFICATION"] = "optional"
 	env["DEMO_ACCOUNT_LINKING"] = "true"
 	o, err = parseOptions(nil, getenv)
-	if err != nil || o.emailVerification != auth.EmailVerificationOptional || !o.accountLinking {
+	if err != nil || o.emailVerification != emailverification.Optional || !o.accountLinking {
 		t.Errorf("env twins: verification %q, linking %v, %v", o.emailVerification, o.accountLinking, err)
 	}
 	o, err = parseOptions([]string{"-email-verification", "required", "-account-linking=false"}, getenv)
-	if err != nil || o.emailVerification != auth.EmailVerificationRequired || o.accountLinking {
+	if err != nil || o.emailVerification != emailverification.Required || o.accountLinking {
 		t.Errorf("flags win: verification %q, linking %v, %v", o.emailVerification, o.accountLinking, err)
 	}
 	if f := o.features(); !reflect.DeepEqual(f, features{EmailVerification: "required", Account: true}) {
 		t.Errorf("features() = %+v", f)
 	}
 	o, err = parseOptions([]string{"-email-verification", "Off", "-account-linking"}, func(string) string { return "" })
-	if err != nil || o.emailVerification != auth.EmailVerificationOff || !o.accountLinking {
+	if err != nil || o.emailVerification != emailverification.Off || !o.accountLinking {
 		t.Errorf("-email-verification Off -account-linking: verification %q, linking %v, %v", o.emailVerification, o.accountLinking, err)
 	}
 

@@ -1,0 +1,160 @@
+// Package kit is what the kernel, package auth, offers the recipes: the
+// one seam through which a recipe in a package of its own serves its
+// routes, reads the session of a request, takes allowances, sends mail
+// and reports events. A recipe imports kit, never package auth and never
+// another recipe; package auth builds each recipe that its Config turns
+// on, handing it a Kernel, and mounts the routes the recipe returns.
+//
+// A recipe never starts or rewrites a session itself: the kernel owns
+// tokens, claims and the one sign-in path, so that a recipe added later
+// cannot issue a token that skips a check.
+package kit
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/latchkit/auth/mailer"
+	"github.com/latchkit/auth/store"
+)
+
+// Kernel is the kernel as a recipe sees it.
+type Kernel interface {
+	Store() store.Store
+	Now() time.Time
+	Logger() *slog.Logger
+
+	// ReadJSON decodes the JSON body of a request into v, within the
+	// kernel's bound on a body's size; ReadOptionalJSON accepts an empty
+	// body too.
+	ReadJSON(w http.ResponseWriter, r *http.Request, v any) error
+	ReadOptionalJSON(w http.ResponseWriter, r *http.Request, v any) error
+	// Fail answers a request with the protocol's answer for err.
+	Fail(w http.ResponseWriter, r *http.Request, err error)
+
+	// Session verifies the session of a request without holding it to
+	// any claim, and reads the login it was started with. When either
+	// fails it answers the request itself (clearing the tokens of a
+	// session that has ended) and returns false.
+	Session(w http.ResponseWriter, r *http.Request) (Session, store.Login, bool)
+	// OptionalSession is Session for a request that may come without a
+	// session: nil then. It reads no login.
+	OptionalSession(w http.ResponseWriter, r *http.Request) (Session, bool)
+	// SetEmailClaim writes verified into the email claim (st-ev) of the
+	// session's token, in a new access token on w, unless the token says
+	// so already and always is false.
+	SetEmailClaim(ctx context.Context, w http.ResponseWriter, s Session, verified, always bool) error
+	// EmailVerified records, for account linking, that l's email was
+	// just verified.
+	EmailVerified(ctx context.Context, l store.Login)
+
+	// Take takes one from each allowance, in order. If one is spent, it
+	// gives back those it took and returns how long that one must wait.
+	Take(ctx context.Context, limits ...Limit) time.Duration
+
+	// Enqueue runs job off the request's path, in the kernel's outbox;
+	// kind names it in logs ("verification").
+	Enqueue(kind string, job func(context.Context))
+	// Mail renders t with data for to and sends it through the outbox's
+	// delivery; its error names the step that failed, for MailFailed.
+	Mail(ctx context.Context, t *mailer.Template, to string, data any) error
+	// MailFailed logs and reports an email of kind that was not sent.
+	MailFailed(ctx context.Context, kind, userID, step string, err error)
+
+	// Emit logs an event and passes it to the application's hook; r is
+	// the request it happened in, or nil.
+	Emit(ctx context.Context, r *http.Request, e Event)
+}
+
+// A Session is the verified session of a request, as the kernel keeps it.
+type Session interface {
+	UserID() string
+	// LoginID is the login method the session was started with.
+	LoginID() string
+}
+
+// A Route is an endpoint a recipe serves under the base path.
+type Route struct {
+	Method string           // the one it serves; GET also answers HEAD
+	Handle http.HandlerFunc // serves Method
+	// Get, when set, serves GET (and HEAD) on a path whose Method is
+	// another: the protocol puts two endpoints on one path.
+	Get http.HandlerFunc
+	// CrossSite exempts the route from the cross-origin check: a
+	// provider's form_post callback comes from the provider's site.
+	CrossSite bool
+}
+
+// Rate is an allowance: Burst attempts at once, then one every Every.
+type Rate struct {
+	Burst int
+	Every time.Duration
+}
+
+// A Limit is one allowance to take from: Key names whose (LimitKey makes
+// one), Rate how much.
+type Limit struct {
+	Key  string
+	Rate Rate
+}
+
+// LimitKey names an allowance of kind for parts (a user id, an address)
+// without keeping emails or addresses in the limiter's state.
+func LimitKey(kind string, parts ...string) string {
+	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return kind + ":" + hex.EncodeToString(h[:16])
+}
+
+// An Event is what happened, for the application's hook: package auth
+// reports it as an auth.Event of the same kind.
+type Event struct {
+	Kind          string
+	UserID        string
+	SessionHandle string
+	Method        string // the login method, a store.Login's
+	ThirdPartyID  string // the provider, for store.MethodThirdParty
+}
+
+// EventOf is an event of kind about the login l.
+func EventOf(kind string, l store.Login) Event {
+	e := Event{Kind: kind, UserID: l.UserID, Method: l.Method}
+	if l.Method == store.MethodThirdParty {
+		e.ThirdPartyID = l.ThirdParty
+	}
+	return e
+}
+
+// The kinds of event the recipes report. Package auth names each as an
+// auth.EventKind, where the list of every kind is documented.
+const (
+	EventEmailVerificationSent = "email_verification_sent"
+	EventEmailVerified         = "email_verified"
+)
+
+// InWords says a duration the way an email would: "1 hour", "30 minutes".
+func InWords(d time.Duration) string {
+	n, unit := int64(d/time.Second), "second"
+	switch {
+	case d >= 24*time.Hour && d%(24*time.Hour) == 0:
+		n, unit = int64(d/(24*time.Hour)), "day"
+	case d >= time.Hour && d%time.Hour == 0:
+		n, unit = int64(d/time.Hour), "hour"
+	case d >= time.Minute:
+		n, unit = int64(d/time.Minute), "minute"
+	}
+	if n != 1 {
+		unit += "s"
+	}
+	return strconv.FormatInt(n, 10) + " " + unit
+}
+
+// EmailVerified reports whether a login's email is known to be its
+// user's. A login without an email has nothing to verify, and counts as
+// verified, so that it is never locked out.
+func EmailVerified(l store.Login) bool { return l.Email == "" || l.EmailVerified }

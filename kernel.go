@@ -1,0 +1,123 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/latchkit/auth/emailverification"
+	"github.com/latchkit/auth/internal/kit"
+	"github.com/latchkit/auth/mailer"
+	"github.com/latchkit/auth/store"
+)
+
+// buildRecipes makes the recipes in packages of their own that the Config
+// turns on, each with the kernel as its seam.
+func (a *Auth) buildRecipes() error {
+	if a.cfg.EmailVerification.Mode != emailverification.Off {
+		var err error
+		a.verification, err = emailverification.New(kernel{a}, a.cfg.EmailVerification, a.cfg.AppURL,
+			a.cfg.Email.Mailer != nil, kit.Rate(a.cfg.RateLimits.VerificationEmails))
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// kernel is the Auth as a recipe sees it (kit.Kernel).
+type kernel struct{ a *Auth }
+
+// kitSession is a verified session as a recipe sees it: the token, and
+// the transfer mode of the request it came with, for a rewrite.
+type kitSession struct {
+	vt *verifiedToken
+	m  mode
+}
+
+func (s kitSession) UserID() string  { return s.vt.session.UserID }
+func (s kitSession) LoginID() string { return s.vt.session.LoginID }
+
+func (k kernel) Store() store.Store                                     { return k.a.store }
+func (k kernel) Now() time.Time                                         { return k.a.cfg.Now() }
+func (k kernel) Logger() *slog.Logger                                   { return k.a.cfg.Logger }
+func (k kernel) Fail(w http.ResponseWriter, r *http.Request, err error) { k.a.fail(w, r, err) }
+
+func (k kernel) ReadJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	return k.a.readJSON(w, r, v)
+}
+
+func (k kernel) ReadOptionalJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	return k.a.readOptionalJSON(w, r, v)
+}
+
+func (k kernel) Session(w http.ResponseWriter, r *http.Request) (kit.Session, store.Login, bool) {
+	vt, m, err := k.a.verifyRequest(r)
+	if err == nil {
+		var l store.Login
+		l, err = k.a.loginOf(r.Context(), vt.session.UserID, vt.session.LoginID)
+		if errors.Is(err, store.ErrNotFound) {
+			err = errRevoked // the user, or the login, is gone
+		}
+		if err == nil {
+			return kitSession{vt, m}, l, true
+		}
+	}
+	k.refuse(w, r, err)
+	return nil, store.Login{}, false
+}
+
+func (k kernel) OptionalSession(w http.ResponseWriter, r *http.Request) (kit.Session, bool) {
+	vt, m, err := k.a.verifyRequest(r)
+	switch err {
+	case nil:
+		return kitSession{vt, m}, true
+	case errNoToken:
+		return nil, true
+	}
+	k.refuse(w, r, err)
+	return nil, false
+}
+
+// refuse answers a request whose session failed, clearing the tokens of
+// one that has ended.
+func (k kernel) refuse(w http.ResponseWriter, r *http.Request, err error) {
+	if sessionEnded(err) {
+		k.a.clearTokens(w, true, true)
+	}
+	k.a.fail(w, r, err)
+}
+
+func (k kernel) SetEmailClaim(ctx context.Context, w http.ResponseWriter, s kit.Session, verified, always bool) error {
+	ks := s.(kitSession)
+	return k.a.refreshEmailClaim(ctx, w, ks.vt, ks.m, verified, always)
+}
+
+func (k kernel) EmailVerified(ctx context.Context, l store.Login) { k.a.afterVerified(ctx, l) }
+
+func (k kernel) Take(ctx context.Context, limits ...kit.Limit) time.Duration {
+	ls := make([]limit, len(limits))
+	for i, l := range limits {
+		ls[i] = limit{l.Key, Rate(l.Rate)}
+	}
+	return k.a.take(ctx, ls...)
+}
+
+func (k kernel) Enqueue(kind string, job func(context.Context)) {
+	k.a.outbox.enqueue(k.a, mailJob{kind, job})
+}
+
+func (k kernel) Mail(ctx context.Context, t *mailer.Template, to string, data any) error {
+	return k.a.mail(ctx, t, to, data)
+}
+
+func (k kernel) MailFailed(ctx context.Context, kind, userID, step string, err error) {
+	k.a.mailFailed(ctx, kind, userID, step, err)
+}
+
+func (k kernel) Emit(ctx context.Context, r *http.Request, e kit.Event) {
+	k.a.emit(ctx, r, Event{Kind: EventKind(e.Kind), UserID: e.UserID, SessionHandle: e.SessionHandle,
+		Method: e.Method, ThirdPartyID: e.ThirdPartyID})
+}
