@@ -15,11 +15,11 @@ import (
 // become a package of its own (as recipePackages have); every other
 // non-test file is the kernel.
 var featureFiles = map[string][]string{
-	"emailpassword":     {"emailpassword.go", "reset.go"},
-	"thirdparty":        {"thirdparty.go"},
-	"passwordless":      {"passwordless.go"},
-	"passkey":           {"passkey.go", "passkey_account.go"},
-	"mfa":               {"mfa.go", "totp.go", "recoverycodes.go", "secondfactors.go", "factornotice.go"},
+	"emailpassword": {"emailpassword.go", "reset.go"},
+	"thirdparty":    {"thirdparty.go"},
+	"passwordless":  {"passwordless.go"},
+	"passkey":       {"passkey.go", "passkey_account.go"},
+	"mfa":           {"mfa.go", "totp.go", "recoverycodes.go", "secondfactors.go", "factornotice.go"},
 }
 
 // crossFeatureBudget is how many names one feature's files may use that
