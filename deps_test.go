@@ -92,8 +92,9 @@ func TestInternalDependencies(t *testing.T) {
 		module + "/internal/totp": nil,
 		// Email addresses and phone numbers: Unicode normalisation.
 		module + "/internal/address": {"golang.org/x/text/unicode/norm"},
-		// The protocol's shared answers and request fields.
-		module + "/internal/wire": nil,
+		// The protocol's shared answers and request fields; an email
+		// field is checked by internal/address.
+		module + "/internal/wire": {module + "/internal/address"},
 		// The seam the recipes plug in through: their mail is a
 		// mailer.Template, their records the store's.
 		module + "/internal/kit": {module + "/mailer", module + "/store"},

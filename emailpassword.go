@@ -241,7 +241,7 @@ func (a *Auth) handleEmailExists(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	email = address.Normalise(email)
-	a.writeExists(w, r, store.EmailPasswordKey(email), checkEmail(email) == "")
+	a.writeExists(w, r, store.EmailPasswordKey(email), wire.CheckEmail(email) == "")
 }
 
 func writeFieldErrors(w http.ResponseWriter, errs []fieldError) {

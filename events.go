@@ -43,10 +43,10 @@ type EventKind string
 
 // The kinds of Event.
 const (
-	EventSignUp           EventKind = "sign_up"
+	EventSignUp           EventKind = kit.EventSignUp
 	EventSignIn           EventKind = "sign_in"
-	EventSignInFailed     EventKind = "sign_in_failed"
-	EventSignInThrottled  EventKind = "sign_in_throttled" // refused by RateLimits before checking the password or code, or a passwordless send
+	EventSignInFailed     EventKind = kit.EventSignInFailed
+	EventSignInThrottled  EventKind = kit.EventSignInThrottled // refused by RateLimits before checking the password or code, or a passwordless send
 	EventRefresh          EventKind = "refresh"
 	EventRefreshThrottled EventKind = "refresh_throttled" // a session past RateLimits.SessionRefreshes
 	EventSignOut          EventKind = "sign_out"
@@ -61,8 +61,8 @@ const (
 	EventEmailVerified         EventKind = kit.EventEmailVerified // by a link, or SetEmailVerified through the Go API
 	EventAccountLinked         EventKind = "account_linked"       // a new login method joined an existing user
 	EventUserDeleted           EventKind = "user_deleted"
-	EventPasswordlessCodeSent  EventKind = "passwordless_code_sent" // a passwordless code or link was sent
-	EventPasskeyAdded          EventKind = "passkey_added"          // a passkey was registered for an existing user, or by recovery
+	EventPasswordlessCodeSent  EventKind = kit.EventPasswordlessCodeSent // a passwordless code or link was sent
+	EventPasskeyAdded          EventKind = "passkey_added"               // a passkey was registered for an existing user, or by recovery
 	EventPasskeyRemoved        EventKind = "passkey_removed"
 	EventPasskeyCloneSuspected EventKind = "passkey_clone_suspected" // a sign-in refused: the passkey's counter did not grow
 	EventFactorCompleted       EventKind = "factor_completed"        // a session completed a second factor: see Method

@@ -17,8 +17,6 @@ import (
 // The validation messages are the translation keys of the SuperTokens UI
 // components: they must stay byte-identical.
 const (
-	msgFieldNotOptional = "Field is not optional"
-	msgEmailInvalid     = "Email is invalid"
 	msgEmailTaken       = "This email already exists. Please sign in instead."
 	msgPasswordShort    = "Password must contain at least 8 characters, including a number"
 	msgPasswordLong     = "Password's length must be lesser than 100 characters"
@@ -167,18 +165,6 @@ func stringField(fields map[string]json.RawMessage, id string) (string, error) {
 	return s, nil
 }
 
-// checkEmail returns the field error for an email, or "" for one that
-// address.Valid accepts.
-func checkEmail(email string) string {
-	switch {
-	case email == "":
-		return msgFieldNotOptional
-	case !address.Valid(email):
-		return msgEmailInvalid
-	}
-	return ""
-}
-
 // decodeCredentials reads the email and password of a sign-up or sign-in
 // request. It returns field errors for values that fail validation. The
 // password policy applies to a new password (sign-up), not at sign-in,
@@ -207,35 +193,23 @@ func (a *Auth) decodeCredentials(w http.ResponseWriter, r *http.Request, newPass
 	// match by id.
 	var errs []fieldError
 	if password == "" {
-		errs = append(errs, fieldError{"password", msgFieldNotOptional})
+		errs = append(errs, fieldError{"password", wire.MsgFieldNotOptional})
 	} else if newPassword {
 		if msg := a.checkNewPassword(password); msg != "" {
 			errs = append(errs, fieldError{"password", msg})
 		}
 	}
-	if msg := checkEmail(c.email); msg != "" {
+	if msg := wire.CheckEmail(c.email); msg != "" {
 		errs = append(errs, fieldError{"email", msg})
 	}
 	return c, errs, nil
 }
 
-// linkingField is shouldTryLinkingWithSessionUser, which the SDKs may send
-// with the sign-in requests of passwordless and passkeys, as a boolean;
-// readSignInRequest refuses anything else. Passwordless ignores it: its
-// sign-ins start a session of their own. Passkeys act on it with
-// Config.MFA (linkingRequested): true registers or asserts a passkey as
-// a second factor of the session's user, in that session.
-type linkingField struct {
-	LinkSession json.RawMessage `json:"shouldTryLinkingWithSessionUser"`
-}
-
-func (f *linkingField) linking() json.RawMessage { return f.LinkSession }
-
 // readSignInRequest reads the JSON body of a passwordless or passkey
 // request into req, or answers the request itself and reports false.
-func (a *Auth) readSignInRequest(w http.ResponseWriter, r *http.Request, req interface{ linking() json.RawMessage }) bool {
+func (a *Auth) readSignInRequest(w http.ResponseWriter, r *http.Request, req kit.SignInRequest) bool {
 	err := a.readJSON(w, r, req)
-	if raw := req.linking(); err == nil && raw != nil && string(raw) != "null" {
+	if raw := req.Linking(); err == nil && raw != nil && string(raw) != "null" {
 		var b bool
 		if json.Unmarshal(raw, &b) != nil {
 			err = wire.BadRequest("shouldTryLinkingWithSessionUser must be a boolean")
@@ -247,10 +221,6 @@ func (a *Auth) readSignInRequest(w http.ResponseWriter, r *http.Request, req int
 	}
 	return true
 }
-
-// maxParamLen caps the strings a request names things by (an id, a
-// provider's parameter), where the protocol sets no bound of its own.
-const maxParamLen = 2048
 
 // lookupParam reads the one query parameter of an exists endpoint, and
 // spends a lookup of the client's allowance, or answers the request

@@ -98,11 +98,16 @@ func (k kernel) SetEmailClaim(ctx context.Context, w http.ResponseWriter, s kit.
 func (k kernel) EmailVerified(ctx context.Context, l store.Login) { k.a.afterVerified(ctx, l) }
 
 func (k kernel) Take(ctx context.Context, limits ...kit.Limit) time.Duration {
+	return k.a.take(ctx, limitsOf(limits)...)
+}
+
+// limitsOf are a recipe's allowances as the kernel's.
+func limitsOf(limits []kit.Limit) []limit {
 	ls := make([]limit, len(limits))
 	for i, l := range limits {
 		ls[i] = limit{l.Key, Rate(l.Rate)}
 	}
-	return k.a.take(ctx, ls...)
+	return ls
 }
 
 func (k kernel) Enqueue(kind string, job func(context.Context)) {
@@ -120,4 +125,28 @@ func (k kernel) MailFailed(ctx context.Context, kind, userID, step string, err e
 func (k kernel) Emit(ctx context.Context, r *http.Request, e kit.Event) {
 	k.a.emit(ctx, r, Event{Kind: EventKind(e.Kind), UserID: e.UserID, SessionHandle: e.SessionHandle,
 		Method: e.Method, ThirdPartyID: e.ThirdPartyID})
+}
+
+func (k kernel) ReadSignInRequest(w http.ResponseWriter, r *http.Request, req kit.SignInRequest) bool {
+	return k.a.readSignInRequest(w, r, req)
+}
+
+func (k kernel) SignIn(w http.ResponseWriter, r *http.Request, s kit.SignIn) { k.a.signInUp(w, r, s) }
+
+func (k kernel) LookupParam(w http.ResponseWriter, r *http.Request, name string) (string, bool) {
+	return k.a.lookupParam(w, r, name)
+}
+
+func (k kernel) WriteExists(w http.ResponseWriter, r *http.Request, key store.LoginKey, valid bool) {
+	k.a.writeExists(w, r, key, valid)
+}
+
+func (k kernel) Client(r *http.Request) string { return k.a.limitClient(r) }
+
+func (k kernel) Refund(ctx context.Context, limits ...kit.Limit) {
+	k.a.refund(ctx, limitsOf(limits)...)
+}
+
+func (k kernel) Retry(ctx context.Context, send func(context.Context) error) error {
+	return k.a.outbox.retry(ctx, send)
 }

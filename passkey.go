@@ -265,7 +265,7 @@ func (a *Auth) handleRegisterOptions(w http.ResponseWriter, r *http.Request) {
 		opts.UserID, opts.Email, handle = tok.UserID, tok.Email, []byte(tok.UserID)
 	} else {
 		opts.Email = address.Normalise(*req.Email)
-		if msg := checkEmail(opts.Email); msg != "" {
+		if msg := wire.CheckEmail(opts.Email); msg != "" {
 			wire.JSON(w, http.StatusOK, struct {
 				Status string `json:"status"`
 				Err    string `json:"err"`
@@ -333,7 +333,7 @@ type ceremonyRequest struct {
 	Credential   json.RawMessage `json:"credential"`
 	RecipeUserID *string         `json:"recipeUserId"`
 	Token        *string         `json:"token"`
-	linkingField
+	kit.LinkingField
 }
 
 // readCeremony reads the body of an endpoint that finishes a ceremony,
@@ -414,7 +414,7 @@ func (a *Auth) handlePasskeySignUp(w http.ResponseWriter, r *http.Request) {
 	case opts.Email == "" || opts.UserID != "" || len(c.Handle) == 0:
 		wire.Status(w, webauthnInvalidOptions) // sign-in or recovery options
 		return
-	case a.mfaOn() && linkingRequested(req.linkingField):
+	case a.mfaOn() && linkingRequested(req.LinkingField):
 		a.passkeySignUpAsFactor(w, r, req, opts, c)
 		return
 	case !a.firstFactorAllowed(w, FactorWebAuthn):
@@ -571,7 +571,7 @@ func (a *Auth) handlePasskeySignIn(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if a.mfaOn() && linkingRequested(req.linkingField) {
+	if a.mfaOn() && linkingRequested(req.LinkingField) {
 		vt, m, logins, sf, ok := a.sessionForFactors(w, r)
 		if !ok {
 			return
@@ -683,7 +683,7 @@ func (a *Auth) handlePasskeyEmailExists(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	email = address.Normalise(email)
-	a.answerExists(w, r, checkEmail(email) == "", func(ctx context.Context) (bool, error) {
+	a.answerExists(w, r, wire.CheckEmail(email) == "", func(ctx context.Context) (bool, error) {
 		return a.passkeyEmailExists(ctx, email)
 	})
 }

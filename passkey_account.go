@@ -267,7 +267,7 @@ func (a *Auth) handleRemovePasskey(w http.ResponseWriter, r *http.Request) {
 // found is false where there is none, as for an id no credential has, or
 // another user's.
 func (a *Auth) passkeyOf(ctx context.Context, userID, id string) (l store.Login, found bool, err error) {
-	if _, err := base64.RawURLEncoding.Strict().DecodeString(id); err != nil || len(id) > maxParamLen {
+	if _, err := base64.RawURLEncoding.Strict().DecodeString(id); err != nil || len(id) > wire.MaxParamLen {
 		return store.Login{}, false, nil
 	}
 	l, err = a.store.Login(ctx, store.WebAuthnKey(a.cfg.Passkeys.RelyingPartyID, id))
@@ -296,7 +296,7 @@ func (a *Auth) handleRecoveryRequest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	email := address.Normalise(*req.Email)
-	if msg := checkEmail(email); msg != "" {
+	if msg := wire.CheckEmail(email); msg != "" {
 		wire.GeneralError(w, msg)
 		return
 	}
@@ -495,7 +495,7 @@ func (a *Auth) endUnprovenOf(ctx context.Context, r *http.Request, logins []stor
 // linkingRequested reports whether a sign-in asks to act on the session
 // it carries (shouldTryLinkingWithSessionUser true): the SDKs' MFA
 // screens send it, to complete a passkey as a second factor.
-func linkingRequested(f linkingField) bool { return string(f.LinkSession) == "true" }
+func linkingRequested(f kit.LinkingField) bool { return string(f.LinkSession) == "true" }
 
 // passkeySignUpAsFactor registers a passkey for the session's user as a
 // second factor, and completes it in the session: the SDKs' MFA screen

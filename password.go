@@ -10,6 +10,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/latchkit/auth/internal/password"
+	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
 	"golang.org/x/text/unicode/norm"
 )
@@ -133,7 +134,7 @@ func utf16Len(s string) int {
 func (a *Auth) checkNewPassword(pw string) string {
 	switch {
 	case pw == "":
-		return msgFieldNotOptional
+		return wire.MsgFieldNotOptional
 	case len(pw) > maxPasswordLen:
 		return msgPasswordLong
 	}

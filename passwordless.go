@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/latchkit/auth/internal/address"
 	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/onetime"
@@ -244,7 +243,7 @@ const (
 type contactRequest struct {
 	Email       *string `json:"email"`
 	PhoneNumber *string `json:"phoneNumber"`
-	linkingField
+	kit.LinkingField
 }
 
 // handleCreateCode starts a passwordless flow: it sends a code, a link or
@@ -297,7 +296,7 @@ func (a *Auth) handleResendCode(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		DeviceID         *string `json:"deviceId"`
 		PreAuthSessionID *string `json:"preAuthSessionId"`
-		linkingField
+		kit.LinkingField
 	}
 	if !a.readSignInRequest(w, r, &req) {
 		return
@@ -346,7 +345,7 @@ func (a *Auth) contactOf(req contactRequest) (contact, msg string, err error) {
 		return phone, "", nil
 	}
 	email := address.Normalise(*req.Email)
-	return email, checkEmail(email), nil
+	return email, wire.CheckEmail(email), nil
 }
 
 // normalisePhone returns a phone number in E.164 form: "+", then 8 to 15
@@ -491,7 +490,7 @@ func (a *Auth) handleConsumeCode(w http.ResponseWriter, r *http.Request) {
 		DeviceID         *string `json:"deviceId"`
 		UserInputCode    *string `json:"userInputCode"`
 		LinkCode         *string `json:"linkCode"`
-		linkingField
+		kit.LinkingField
 	}
 	if !a.readSignInRequest(w, r, &req) {
 		return
@@ -533,7 +532,7 @@ func (a *Auth) checkConsumeBody(byCode bool, pre, device, userCode, link *string
 		return wire.BadRequest("this server signs in by link only: send the linkCode")
 	case !byCode && !flow.links():
 		return wire.BadRequest("this server signs in by code only: send the deviceId and userInputCode")
-	case byCode && len(*userCode) > maxParamLen || !byCode && len(*link) > maxParamLen:
+	case byCode && len(*userCode) > wire.MaxParamLen || !byCode && len(*link) > wire.MaxParamLen:
 		return wire.BadRequest("a parameter is too long")
 	}
 	return nil
@@ -615,37 +614,12 @@ func (a *Auth) consumeLinkCode(w http.ResponseWriter, r *http.Request, f passwor
 // contact: the code reached them, so the address is theirs.
 // link tells a link from a typed code.
 func (a *Auth) passwordlessSignedIn(w http.ResponseWriter, r *http.Request, contact string, link bool) {
-	if !a.firstFactorAllowed(w, factorOf(store.Login{LoginKey: store.PasswordlessKey(contact)}, link)) {
-		return
-	}
-	ctx := r.Context()
-	now := a.cfg.Now().Truncate(time.Millisecond)
-	newUser := store.User{ID: uuid.NewString(), TimeJoined: now}
-	nl := store.Login{LoginKey: store.PasswordlessKey(contact), CreatedAt: now}
+	nl := store.Login{LoginKey: store.PasswordlessKey(contact)}
 	if !address.IsPhone(contact) {
 		nl.Email, nl.EmailVerified, nl.EmailProven = contact, true, true
 	}
-	var (
-		res linked
-		err error
-	)
-	if a.cfg.AccountLinking && nl.Email != "" {
-		res, err = a.signInUpLinking(ctx, r, nl, newUser)
-		if err == nil && res.refusal != "" {
-			wire.NotAllowed(w, passwordlessNotAllow, reasonPasswordless)
-			return
-		}
-	} else {
-		res, err = a.signInUpAlone(ctx, nl, newUser)
-	}
-	if err != nil {
-		a.fail(w, r, fmt.Errorf("auth: signing in without a password: %w", err))
-		return
-	}
-	if res.created && res.user.ID == newUser.ID {
-		a.emit(ctx, r, Event{Kind: EventSignUp, UserID: res.user.ID, Method: store.MethodPasswordless})
-	}
-	a.signedIn(w, r, res.user, res.logins, res.login, &res.created, factorOf(res.login, link))
+	a.signInUp(w, r, kit.SignIn{Login: nl, Factor: factorOf(nl, link),
+		NotAllowed: passwordlessNotAllow, Reason: reasonPasswordless, What: "signing in without a password"})
 }
 
 // handlePasswordlessExists tells whether an email (or a phone number) has
@@ -661,7 +635,7 @@ func (a *Auth) handlePasswordlessExists(param string) http.HandlerFunc {
 			contact, ok = normalisePhone(contact)
 		} else {
 			contact = address.Normalise(contact)
-			ok = checkEmail(contact) == ""
+			ok = wire.CheckEmail(contact) == ""
 		}
 		a.writeExists(w, r, store.PasswordlessKey(contact), ok)
 	}

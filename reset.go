@@ -24,7 +24,7 @@ func (a *Auth) handleResetRequest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	email = address.Normalise(email)
-	if msg := checkEmail(email); msg != "" {
+	if msg := wire.CheckEmail(email); msg != "" {
 		writeFieldErrors(w, []fieldError{{"email", msg}})
 		return
 	}

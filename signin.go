@@ -2,11 +2,15 @@ package auth
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
+	"time"
 
+	"github.com/google/uuid"
 	"github.com/latchkit/auth/internal/address"
+	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
 )
@@ -19,15 +23,15 @@ import (
 // keys of the st-mfa claim's "c"). FactorRecoveryCode is the library's
 // own: the SuperTokens frontends know no recovery codes.
 const (
-	FactorEmailPassword = "emailpassword"
-	FactorThirdParty    = "thirdparty"
-	FactorOTPEmail      = "otp-email"
-	FactorLinkEmail     = "link-email"
-	FactorOTPPhone      = "otp-phone"
-	FactorLinkPhone     = "link-phone"
-	FactorWebAuthn      = "webauthn"
-	FactorTOTP          = "totp"
-	FactorRecoveryCode  = "recovery-code"
+	FactorEmailPassword = kit.FactorEmailPassword
+	FactorThirdParty    = kit.FactorThirdParty
+	FactorOTPEmail      = kit.FactorOTPEmail
+	FactorLinkEmail     = kit.FactorLinkEmail
+	FactorOTPPhone      = kit.FactorOTPPhone
+	FactorLinkPhone     = kit.FactorLinkPhone
+	FactorWebAuthn      = kit.FactorWebAuthn
+	FactorTOTP          = kit.FactorTOTP
+	FactorRecoveryCode  = kit.FactorRecoveryCode
 )
 
 // firstFactorsAvailable are the factors of the configured sign-in
@@ -163,4 +167,39 @@ func (a *Auth) handleLoginMethods(w http.ResponseWriter, r *http.Request) {
 		FirstFactors  []string   `json:"firstFactors"`
 	}{"OK", enabled{true}, tp, enabled{pl.Flow != PasswordlessOff}, enabled{passkeys}, factors})
 
+}
+
+// signInUp signs in, or up, the holder of s.Login, whom a recipe has
+// checked, and answers the request: the one path by which a recipe in a
+// package of its own starts a session (kit.Kernel's SignIn).
+func (a *Auth) signInUp(w http.ResponseWriter, r *http.Request, s kit.SignIn) {
+	if !a.firstFactorAllowed(w, s.Factor) {
+		return
+	}
+	ctx := r.Context()
+	now := a.cfg.Now().Truncate(time.Millisecond)
+	newUser := store.User{ID: uuid.NewString(), TimeJoined: now}
+	nl := s.Login
+	nl.CreatedAt = now
+	var (
+		res linked
+		err error
+	)
+	if a.cfg.AccountLinking && nl.Email != "" {
+		res, err = a.signInUpLinking(ctx, r, nl, newUser)
+		if err == nil && res.refusal != "" {
+			wire.NotAllowed(w, s.NotAllowed, s.Reason)
+			return
+		}
+	} else {
+		res, err = a.signInUpAlone(ctx, nl, newUser)
+	}
+	if err != nil {
+		a.fail(w, r, fmt.Errorf("auth: %s: %w", s.What, err))
+		return
+	}
+	if res.created && res.user.ID == newUser.ID {
+		a.emit(ctx, r, Event{Kind: EventSignUp, UserID: res.user.ID, Method: nl.Method})
+	}
+	a.signedIn(w, r, res.user, res.logins, res.login, &res.created, s.Factor)
 }

@@ -184,7 +184,7 @@ func (a *Auth) redeem(w http.ResponseWriter, r *http.Request, p provider.Provide
 func (a *Auth) signInUpAs(w http.ResponseWriter, r *http.Request, id string, ident provider.Identity) {
 	ctx := r.Context()
 	email := address.FromProvider(ident.Email)
-	if email == "" || checkEmail(email) != "" {
+	if email == "" || wire.CheckEmail(email) != "" {
 		wire.JSON(w, http.StatusOK, struct {
 			Status string `json:"status"`
 		}{"NO_EMAIL_GIVEN_BY_PROVIDER"})
@@ -257,7 +257,7 @@ func (req signInUpRequest) parse() (signInUp, error) {
 	}
 	in.id, in.redirect, in.verifier = *req.ThirdPartyID, *info.RedirectURI, *info.Verifier
 	for _, s := range []string{in.id, in.redirect, in.code, in.iss, in.verifier} {
-		if len(s) > maxParamLen {
+		if len(s) > wire.MaxParamLen {
 			return in, wire.BadRequest("a parameter is too long")
 		}
 	}
@@ -301,7 +301,7 @@ func stringParam(params map[string]json.RawMessage, name string) (string, error)
 // thirdParty returns the provider id names, if redirect is a redirect URI
 // it may send the browser to (PROTOCOL.md section 7.3).
 func (a *Auth) thirdParty(id, redirect string) (provider.Provider, error) {
-	if len(id) > maxParamLen || len(redirect) > maxParamLen {
+	if len(id) > wire.MaxParamLen || len(redirect) > wire.MaxParamLen {
 		return nil, wire.BadRequest("a parameter is too long")
 	}
 	p, ok := a.providers[id]

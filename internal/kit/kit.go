@@ -14,6 +14,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -70,6 +71,31 @@ type Kernel interface {
 	// Emit logs an event and passes it to the application's hook; r is
 	// the request it happened in, or nil.
 	Emit(ctx context.Context, r *http.Request, e Event)
+
+	// ReadSignInRequest reads the JSON body of a sign-in request into
+	// req, or answers the request itself and returns false.
+	ReadSignInRequest(w http.ResponseWriter, r *http.Request, req SignInRequest) bool
+	// SignIn signs in, or up, the holder of s.Login: the factor must be
+	// one that may start a session; account linking joins the user who
+	// owns the email where it may; the session starts through the one
+	// sign-in path, with its claims and events. It answers the request.
+	SignIn(w http.ResponseWriter, r *http.Request, s SignIn)
+	// LookupParam reads the one query parameter of an exists endpoint,
+	// and spends a lookup of the client's allowance, or answers the
+	// request itself and returns false.
+	LookupParam(w http.ResponseWriter, r *http.Request, name string) (string, bool)
+	// WriteExists answers an exists endpoint: whether the login with key
+	// exists, which for an address that is not well-formed (valid false)
+	// it does not.
+	WriteExists(w http.ResponseWriter, r *http.Request, key store.LoginKey, valid bool)
+	// Client names the client of a request for its allowances: its
+	// address, or its IPv6 network.
+	Client(r *http.Request) string
+	// Refund gives back one to each allowance.
+	Refund(ctx context.Context, limits ...Limit)
+	// Retry calls send with the outbox's timeout and retries, for a
+	// message the recipe sends itself (a text message).
+	Retry(ctx context.Context, send func(context.Context) error) error
 }
 
 // A Session is the verified session of a request, as the kernel keeps it.
@@ -133,9 +159,62 @@ func EventOf(kind string, l store.Login) Event {
 // The kinds of event the recipes report. Package auth names each as an
 // auth.EventKind, where the list of every kind is documented.
 const (
+	EventSignUp                = "sign_up"
+	EventSignInFailed          = "sign_in_failed"
+	EventSignInThrottled       = "sign_in_throttled"
 	EventEmailVerificationSent = "email_verification_sent"
 	EventEmailVerified         = "email_verified"
+	EventPasswordlessCodeSent  = "passwordless_code_sent"
 )
+
+// The factors a session can complete, named as the SDKs name them (the
+// keys of the st-mfa claim's "c"). Package auth names each as
+// auth.Factor...; FactorRecoveryCode is the library's own.
+const (
+	FactorEmailPassword = "emailpassword"
+	FactorThirdParty    = "thirdparty"
+	FactorOTPEmail      = "otp-email"
+	FactorLinkEmail     = "link-email"
+	FactorOTPPhone      = "otp-phone"
+	FactorLinkPhone     = "link-phone"
+	FactorWebAuthn      = "webauthn"
+	FactorTOTP          = "totp"
+	FactorRecoveryCode  = "recovery-code"
+)
+
+// LinkingField is shouldTryLinkingWithSessionUser, which the SDKs may send
+// with the sign-in requests of passwordless and passkeys, as a boolean;
+// Kernel.ReadSignInRequest refuses anything else. Passwordless ignores it:
+// its sign-ins start a session of their own. Passkeys act on it with MFA:
+// true registers or asserts a passkey as a second factor of the session's
+// user, in that session.
+type LinkingField struct {
+	LinkSession json.RawMessage `json:"shouldTryLinkingWithSessionUser"`
+}
+
+// Linking is the field as sent, or nil.
+func (f *LinkingField) Linking() json.RawMessage { return f.LinkSession }
+
+// A SignInRequest is the body of a sign-in request: a struct that embeds
+// LinkingField.
+type SignInRequest interface{ Linking() json.RawMessage }
+
+// A SignIn is a sign-in, or sign-up, that a recipe has checked: whoever
+// sent the request holds Login.
+type SignIn struct {
+	// Login is the login as a sign-up would create it: its key, and its
+	// email with what the sign-in proved of it (EmailVerified,
+	// EmailProven).
+	Login store.Login
+	// Factor is the factor the sign-in completes (FactorOTPEmail, ...).
+	Factor string
+	// NotAllowed and Reason are the status and reason to answer when
+	// account linking refuses the sign-in.
+	NotAllowed, Reason string
+	// What names the sign-in in an error: "signing in without a
+	// password".
+	What string
+}
 
 // InWords says a duration the way an email would: "1 hour", "30 minutes".
 func InWords(d time.Duration) string {

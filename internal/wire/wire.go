@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/latchkit/auth/internal/address"
 )
 
 // OK is the body of a plain success: {"status":"OK"}.
@@ -126,3 +128,27 @@ func WithQuery(page, query string) string {
 	}
 	return page + "?" + query
 }
+
+// The validation messages of email fields are the translation keys of the
+// SuperTokens UI components: they must stay byte-identical.
+const (
+	MsgFieldNotOptional = "Field is not optional"
+	MsgEmailInvalid     = "Email is invalid"
+)
+
+// CheckEmail returns the field error for a normalised email, or "" for
+// one that address.Valid accepts.
+func CheckEmail(email string) string {
+	switch {
+	case email == "":
+		return MsgFieldNotOptional
+	case !address.Valid(email):
+		return MsgEmailInvalid
+	}
+	return ""
+}
+
+// MaxParamLen caps the strings a request names things by (an id, a
+// provider's parameter, a code), where the protocol sets no bound of its
+// own.
+const MaxParamLen = 2048
