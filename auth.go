@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"maps"
 	"net/http"
 	"reflect"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/latchkit/auth/internal/seal"
 	"github.com/latchkit/auth/internal/tokencache"
 	"github.com/latchkit/auth/internal/wire"
+	"github.com/latchkit/auth/passwordless"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
 )
@@ -42,6 +42,7 @@ type Auth struct {
 	// The recipes in packages of their own that Config turns on; nil
 	// when off.
 	verification *emailverification.Recipe
+	passwordless *passwordless.Recipe
 	// claims are the features' claims, registered by New; claimNames
 	// their names, and claimsInTokens whether any is on.
 	claims         []tokenClaim
@@ -168,9 +169,11 @@ func (a *Auth) routeTable() map[string]kit.Route {
 		routes["/jwt/jwks.json"] = get(a.serveJWKS)
 	}
 	if a.verification != nil {
-		maps.Copy(routes, a.verification.Routes())
+		mount(routes, "emailverification", a.verification.Routes())
 	}
-	a.passwordlessRoutes(routes)
+	if a.passwordless != nil {
+		mount(routes, "passwordless", a.passwordless.Routes())
+	}
 	a.passkeyRoutes(routes)
 	a.mfaRoutes(routes)
 	routes["/loginmethods"] = get(a.handleLoginMethods)
@@ -184,6 +187,27 @@ func (a *Auth) routeTable() map[string]kit.Route {
 		}
 	}
 	return routes
+}
+
+// mount adds the routes of the recipe rid to routes. A path that two
+// recipes share (the SDKs' older /signup/email/exists, of email and
+// password and of passwordless) goes to the recipe that the request's rid
+// header names, and to the one mounted first otherwise.
+func mount(routes map[string]kit.Route, rid string, add map[string]kit.Route) {
+	for path, rt := range add {
+		first, shared := routes[path]
+		if shared {
+			theirs, ours := first.Handle, rt.Handle
+			rt.Handle = func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("rid") == rid {
+					ours(w, r)
+					return
+				}
+				theirs(w, r)
+			}
+		}
+		routes[path] = rt
+	}
 }
 
 // ServeHTTP serves the endpoints under the base path. Unknown paths get

@@ -22,6 +22,7 @@ import (
 	"github.com/latchkit/auth/authtest"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/passkey"
+	"github.com/latchkit/auth/passwordless"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store/memstore"
 )
@@ -406,7 +407,7 @@ func BenchmarkPasswordless(b *testing.B) {
 			}
 			return nil
 		}), QueueSize: 1 << 20},
-		Passwordless: auth.PasswordlessConfig{Flow: auth.PasswordlessCodeAndLink},
+		Passwordless: passwordless.Config{Flow: passwordless.CodeAndLink},
 		// The request path only: no allowance runs out.
 		RateLimits: auth.RateLimits{
 			PasswordlessSends:       auth.Rate{Burst: 1 << 30, Every: time.Nanosecond},

@@ -17,6 +17,7 @@ import (
 	"github.com/latchkit/auth/internal/password"
 	"github.com/latchkit/auth/internal/seal"
 	"github.com/latchkit/auth/mailer"
+	"github.com/latchkit/auth/passwordless"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
 )
@@ -165,7 +166,7 @@ type Config struct {
 
 	// Passwordless configures sign-in with one-time codes and links sent
 	// by email. The zero value means off.
-	Passwordless PasswordlessConfig
+	Passwordless passwordless.Config
 
 	// Passkeys configures sign-in with passkeys (WebAuthn). The zero
 	// value means off.
@@ -460,9 +461,6 @@ func (cfg *Config) setFeatureDefaults() error {
 		return err
 	}
 	if err := cfg.ThirdParty.setDefaults(cfg.AppURL); err != nil {
-		return err
-	}
-	if err := cfg.Passwordless.setDefaults(cfg.AppURL, cfg.Email.Mailer != nil); err != nil {
 		return err
 	}
 	if err := cfg.Passkeys.setDefaults(cfg); err != nil {

@@ -19,6 +19,7 @@ func TestDependencies(t *testing.T) {
 		"github.com/golang-jwt/jwt/v5",
 		"github.com/google/uuid",
 		module + "/emailverification",
+		module + "/passwordless",
 		module + "/internal/address",
 		module + "/internal/argon2id",
 		module + "/internal/gcra",
@@ -97,7 +98,7 @@ func TestInternalDependencies(t *testing.T) {
 		module + "/internal/wire": {module + "/internal/address"},
 		// The seam the recipes plug in through: their mail is a
 		// mailer.Template, their records the store's.
-		module + "/internal/kit": {module + "/mailer", module + "/store"},
+		module + "/internal/kit": {module + "/internal/address", module + "/mailer", module + "/store"},
 		// One-time tokens, whose hash is a store.TokenHash.
 		module + "/internal/onetime": {module + "/store"},
 	}

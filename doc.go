@@ -49,11 +49,11 @@
 //     [Config.EmailVerification] (package emailverification): POST
 //     /user/email/verify/token, POST /user/email/verify, GET
 //     /user/email/verify;
-//   - passwordless sign-in ("passwordless"), with [Config.Passwordless].Flow:
-//     POST /signinup/code, POST /signinup/code/resend, POST
-//     /signinup/code/consume, and unless Config.DisableEmailExists GET
-//     /passwordless/email/exists, GET /passwordless/phonenumber/exists and
-//     GET /signup/phonenumber/exists;
+//   - passwordless sign-in ("passwordless"), with [Config.Passwordless]
+//     (package passwordless): POST /signinup/code, POST
+//     /signinup/code/resend, POST /signinup/code/consume, and unless
+//     Config.DisableEmailExists GET /passwordless/email/exists, GET
+//     /passwordless/phonenumber/exists and GET /signup/phonenumber/exists;
 //   - passkeys ("webauthn"), with [Config.Passkeys].Verifier: POST
 //     /webauthn/options/register, POST /webauthn/options/signin, POST
 //     /webauthn/signup, POST /webauthn/signin, GET
@@ -141,35 +141,12 @@
 //
 // # Passwordless sign-in
 //
-// With [Config.Passwordless].Flow, a person signs in, or up, with a code
-// or a link sent to an email address (or, with a [TextSender], a phone
-// number). Asking for one starts a flow: the browser gets a random device
-// id that only it holds, the store a record of the flow known by the id's
-// hash. Each send is six digits from crypto/rand, a link with a random
-// 256-bit code, or both; the store keeps a hash of the link code, and of
-// the digits' HMAC under the device id, so a copy of the database tells no
-// code. The link code is not derived from the digits: whoever started a
-// flow could then try the million candidates as links, uncounted. A code
-// and its link work for [PasswordlessConfig.CodeLifetime] (15 minutes),
-// once; a resend adds a code to the flow and the earlier ones keep working
-// until they expire; a flow lasts four code lifetimes.
-//
-// A typed code needs the device id, so it works only in the browser that
-// asked for it. A wrong or expired one counts against the flow, which ends
-// at the fifth (RESTART_FLOW_ERROR: the person asks again), and against
-// the address across all its flows ([RateLimits.PasswordlessFailures]),
-// before it is checked: whoever starts flows to guess in meets one
-// allowance. A link code is 256 bits and is not counted; one that does not
-// work ends nothing. Success ends every flow of the address. Sends are
-// limited per address and per client ([RateLimits.PasswordlessSends],
-// [RateLimits.ClientPasswordlessSends]), alike for known and unknown
-// addresses. A server whose Flow sends only links refuses typed codes, and
-// one that sends only codes refuses link codes.
-//
-// A passwordless login proves its address (see # Account linking): new
-// users are created with it verified. A passwordless sign-in always
-// starts a session of its own; shouldTryLinkingWithSessionUser is
-// accepted and ignored.
+// Package passwordless, turned on by [Config.Passwordless], signs people
+// in, or up, with a code or a link sent to an email address or a phone
+// number, and documents its flows, codes, limits and events. A
+// passwordless login proves its address (see # Account linking): new
+// users are created with it verified, and its sign-ins start sessions
+// through the same path as every other way to sign in.
 //
 // # Passkeys
 //

@@ -37,6 +37,7 @@ import (
 	"github.com/latchkit/auth/authtest"
 	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/passkey"
+	"github.com/latchkit/auth/passwordless"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
 )
@@ -108,7 +109,7 @@ func TestDocsEventSignUp(t *testing.T) {
 	s := authtest.NewServer(t, auth.Config{
 		AppURL:       "https://app.example.com",
 		ThirdParty:   auth.ThirdPartyConfig{Providers: []provider.Provider{fake.Provider()}},
-		Passwordless: auth.PasswordlessConfig{Flow: auth.PasswordlessCode},
+		Passwordless: passwordless.Config{Flow: passwordless.Code},
 		Passkeys:     auth.PasskeyConfig{Verifier: passkey.New()},
 		OnEvent: func(_ context.Context, e auth.Event) {
 			if e.Kind == auth.EventSignUp || e.Kind == auth.EventSignIn {
@@ -183,7 +184,7 @@ func TestDocsRoutes(t *testing.T) {
 		SigningAlgorithm:  auth.EdDSA,
 		EmailVerification: emailverification.Config{Mode: emailverification.Optional},
 		ThirdParty:        auth.ThirdPartyConfig{Providers: []provider.Provider{relay}},
-		Passwordless:      auth.PasswordlessConfig{Flow: auth.PasswordlessCodeAndLink},
+		Passwordless:      passwordless.Config{Flow: passwordless.CodeAndLink},
 		Passkeys:          auth.PasskeyConfig{Verifier: passkey.New()},
 		MFA:               auth.MFAConfig{Required: []string{auth.FactorTOTP, auth.FactorWebAuthn}},
 		// Browsers refuse WebAuthn on IP addresses, so passkeys need a

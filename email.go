@@ -43,11 +43,6 @@ var (
 		Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/wrong_code.txt")),
 		HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/wrong_code.html")),
 	}
-	defaultPasswordlessEmail = mailer.Template{
-		Subject: texttemplate.Must(texttemplate.New("subject").Parse("{{if .Code}}Your sign-in code{{else}}Your sign-in link{{end}}")),
-		Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/passwordless.txt")),
-		HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/passwordless.html")),
-	}
 )
 
 // mustClone is a copy of a default template, which is never executed and
@@ -63,10 +58,6 @@ func mustClone(t mailer.Template) mailer.Template {
 // DefaultResetEmail returns the reset email used when
 // Config.Email.ResetEmail is nil, as a starting point for one's own.
 func DefaultResetEmail() mailer.Template { return mustClone(defaultResetEmail) }
-
-// DefaultPasswordlessEmail returns the passwordless email used when
-// Config.Passwordless.Email is nil.
-func DefaultPasswordlessEmail() mailer.Template { return mustClone(defaultPasswordlessEmail) }
 
 // DefaultPasskeyRecoveryEmail returns the passkey recovery email used
 // when Config.Passkeys.RecoveryEmail is nil.

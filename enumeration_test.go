@@ -22,6 +22,7 @@ import (
 	"github.com/latchkit/auth/authtest"
 	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/mailer"
+	"github.com/latchkit/auth/passwordless"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
@@ -541,7 +542,7 @@ func TestEnumerationPasswordless(t *testing.T) {
 		t.Run(fmt.Sprintf("linking %v", linking), func(t *testing.T) {
 			t.Parallel()
 			s, p := linkingServer(t, linking, auth.Config{TrustedProxies: loopbackProxy,
-				Passwordless: auth.PasswordlessConfig{Flow: auth.PasswordlessCodeAndLink}})
+				Passwordless: passwordless.Config{Flow: passwordless.CodeAndLink}})
 			plUser := "enum-passwordless@example.com"
 			plWantUser(t, plSignIn(t, s, s.NewClient(authtest.Header), plUser), plUser, true)
 			_, pwUser := s.SignedIn(authtest.Header)
@@ -673,7 +674,7 @@ func TestEnumerationPasskeys(t *testing.T) {
 			t.Parallel()
 			p := authtest.NewProvider(t)
 			s := pkServer(t, auth.Config{AccountLinking: linking, TrustedProxies: loopbackProxy,
-				Passwordless: auth.PasswordlessConfig{Flow: auth.PasswordlessCode},
+				Passwordless: passwordless.Config{Flow: passwordless.Code},
 				ThirdParty:   auth.ThirdPartyConfig{Providers: []provider.Provider{p.Provider()}}})
 			pkSignUp(t, s, authtest.Header, "enum-pk@example.com")
 			pkSignUp(t, s, authtest.Header, "enum-pk-held@example.com")

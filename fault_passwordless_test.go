@@ -24,6 +24,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/passwordless"
 	"github.com/latchkit/auth/store"
 )
 
@@ -225,7 +226,7 @@ func (e *faultEnv) checkContacts() {
 func faultPasswordlessFlows() []faultFlow {
 	config := func(linking bool) func(*auth.Config) {
 		return func(cfg *auth.Config) {
-			cfg.Passwordless.Flow = auth.PasswordlessCodeAndLink
+			cfg.Passwordless.Flow = passwordless.CodeAndLink
 			cfg.AccountLinking = linking
 			cfg.CheckSessionInStore = linking
 		}

@@ -35,6 +35,7 @@ import (
 	"github.com/latchkit/auth/authtest"
 	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/passkey"
+	"github.com/latchkit/auth/passwordless"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
@@ -266,8 +267,8 @@ func (idp *fakeIdP) withEverything(cfg auth.Config) auth.Config {
 	if cfg.EmailVerification.Mode == "" {
 		cfg.EmailVerification.Mode = emailverification.Optional
 	}
-	if cfg.Passwordless.Flow == auth.PasswordlessOff {
-		cfg.Passwordless.Flow = auth.PasswordlessCodeAndLink
+	if cfg.Passwordless.Flow == passwordless.Off {
+		cfg.Passwordless.Flow = passwordless.CodeAndLink
 	}
 	if cfg.Passwordless.TextSender == nil {
 		cfg.Passwordless.TextSender = newPLTexts()
@@ -1556,16 +1557,16 @@ func TestInputPasswordlessExists(t *testing.T) {
 // phone number: 400s with a message, nothing written.
 func TestInputPasswordlessWrongKind(t *testing.T) {
 	for _, tc := range []struct {
-		flow       auth.PasswordlessFlow
+		flow       passwordless.Flow
 		path, body string
 		msg        string
 	}{
-		{auth.PasswordlessCode, "/auth/signinup/code/consume", byLinkBody, "this server signs in by code only: send the deviceId and userInputCode"},
-		{auth.PasswordlessLink, "/auth/signinup/code/consume", byCodeBody, "this server signs in by link only: send the linkCode"},
-		{auth.PasswordlessCodeAndLink, "/auth/signinup/code", `{"phoneNumber":"+14155550100"}`, "this server signs in by email only: send email, not phoneNumber"},
+		{passwordless.Code, "/auth/signinup/code/consume", byLinkBody, "this server signs in by code only: send the deviceId and userInputCode"},
+		{passwordless.Link, "/auth/signinup/code/consume", byCodeBody, "this server signs in by link only: send the linkCode"},
+		{passwordless.CodeAndLink, "/auth/signinup/code", `{"phoneNumber":"+14155550100"}`, "this server signs in by email only: send email, not phoneNumber"},
 	} {
 		t.Run(string(tc.flow)+tc.path, func(t *testing.T) {
-			f := newInFixture(t, auth.Config{Passwordless: auth.PasswordlessConfig{Flow: tc.flow}})
+			f := newInFixture(t, auth.Config{Passwordless: passwordless.Config{Flow: tc.flow}})
 			r := f.send(t, "POST", tc.path, strings.NewReader(tc.body), hdr("Content-Type", "application/json", "rid", "passwordless"))
 			r.wantMessage(t, http.StatusBadRequest, tc.msg)
 			wantNoTokens(t, r.response())

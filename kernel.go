@@ -10,17 +10,25 @@ import (
 	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/mailer"
+	"github.com/latchkit/auth/passwordless"
 	"github.com/latchkit/auth/store"
 )
 
 // buildRecipes makes the recipes in packages of their own that the Config
 // turns on, each with the kernel as its seam.
 func (a *Auth) buildRecipes() error {
-	if a.cfg.EmailVerification.Mode != emailverification.Off {
-		var err error
-		a.verification, err = emailverification.New(kernel{a}, a.cfg.EmailVerification, a.cfg.AppURL,
-			a.cfg.Email.Mailer != nil, kit.Rate(a.cfg.RateLimits.VerificationEmails))
-		if err != nil {
+	cfg, k := &a.cfg, kernel{a}
+	setup := kit.Setup{AppURL: cfg.AppURL, CanMail: cfg.Email.Mailer != nil, DisableEmailExists: cfg.DisableEmailExists}
+	var err error
+	if cfg.EmailVerification.Mode != emailverification.Off {
+		if a.verification, err = emailverification.New(k, cfg.EmailVerification, setup, kit.Rate(cfg.RateLimits.VerificationEmails)); err != nil {
+			return err
+		}
+	}
+	if cfg.Passwordless.Flow != passwordless.Off {
+		limits := passwordless.Limits{Sends: kit.Rate(cfg.RateLimits.PasswordlessSends),
+			ClientSends: kit.Rate(cfg.RateLimits.ClientPasswordlessSends), Failures: kit.Rate(cfg.RateLimits.PasswordlessFailures)}
+		if a.passwordless, err = passwordless.New(k, cfg.Passwordless, setup, limits); err != nil {
 			return err
 		}
 	}

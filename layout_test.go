@@ -17,7 +17,6 @@ import (
 var featureFiles = map[string][]string{
 	"emailpassword": {"emailpassword.go", "reset.go"},
 	"thirdparty":    {"thirdparty.go"},
-	"passwordless":  {"passwordless.go"},
 	"passkey":       {"passkey.go", "passkey_account.go"},
 	"mfa":           {"mfa.go", "totp.go", "recoverycodes.go", "secondfactors.go", "factornotice.go"},
 }
@@ -76,7 +75,7 @@ func TestFeaturesKeepApart(t *testing.T) {
 }
 
 // recipePackages are the recipes that are packages of their own.
-var recipePackages = []string{"emailverification"}
+var recipePackages = []string{"emailverification", "passwordless"}
 
 // seam is what a recipe package may import of the module: the kernel's
 // seam, the mechanics that need no Auth, and the public contracts.

@@ -26,6 +26,7 @@ import (
 	"github.com/latchkit/auth/authtest"
 	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/mailer"
+	"github.com/latchkit/auth/passwordless"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
 )
@@ -1185,10 +1186,10 @@ func testLogHygieneDetector(t *testing.T) {
 // provider refusing the number would, for numbers that end in 666.
 type lhTexts struct {
 	mu   sync.Mutex
-	msgs []auth.TextMessage
+	msgs []passwordless.TextMessage
 }
 
-func (p *lhTexts) SendText(_ context.Context, m auth.TextMessage) error {
+func (p *lhTexts) SendText(_ context.Context, m passwordless.TextMessage) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.msgs = append(p.msgs, m)
@@ -1205,7 +1206,7 @@ func (p *lhTexts) count() int {
 }
 
 // waitFor waits until n messages have come and returns the nth.
-func (p *lhTexts) waitFor(t testing.TB, n int) auth.TextMessage {
+func (p *lhTexts) waitFor(t testing.TB, n int) passwordless.TextMessage {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		p.mu.Lock()
@@ -1217,7 +1218,7 @@ func (p *lhTexts) waitFor(t testing.TB, n int) auth.TextMessage {
 		p.mu.Unlock()
 	}
 	t.Fatalf("fewer than %d text messages after 10s", n)
-	return auth.TextMessage{}
+	return passwordless.TextMessage{}
 }
 
 func (s *lhStore) UsePasswordlessCode(ctx context.Context, flow, code store.TokenHash, now time.Time, maxAttempts int) (store.Code, error) {
@@ -1276,7 +1277,7 @@ func lhPasswordless(t *testing.T, m authtest.Mode, linking bool) {
 	cfg := auth.Config{
 		Store: f.st, Logger: slog.New(&lhHandler{sink: f.sink}), OnEvent: f.events.record,
 		AccountLinking: linking, CheckSessionInStore: linking,
-		Passwordless: auth.PasswordlessConfig{Flow: auth.PasswordlessCodeAndLink, TextSender: texts},
+		Passwordless: passwordless.Config{Flow: passwordless.CodeAndLink, TextSender: texts},
 	}
 	cfg.Email.Mailer = f.mail
 	cfg.Email.Attempts = 2
@@ -1358,7 +1359,7 @@ func lhPasswordless(t *testing.T, m authtest.Mode, linking bool) {
 	email = name + "-late@example.com"
 	c = f.s.NewClient(m)
 	fl, code, _ = start(c, email)
-	f.s.Clock.Advance(auth.DefaultPasswordlessCodeLifetime + time.Second)
+	f.s.Clock.Advance(passwordless.DefaultCodeLifetime + time.Second)
 	f.want(f.call(c, plConsume(c, fl, code)), 200, "EXPIRED_USER_INPUT_CODE_ERROR")
 	code, _ = resent(c, fl, email)
 	f.want(f.call(c, plConsume(c, fl, code)), 200, "OK")
@@ -1545,7 +1546,7 @@ func testLogHygienePLDetector(t *testing.T) {
 		{"code in the message", func(l *slog.Logger) { l.Info("sent " + code) }, true},
 		{"code as a number", func(l *slog.Logger) { l.Info("x", "code", 482913) }, true},
 		{"code in JSON", func(l *slog.Logger) { l.Debug("x", "body", `{"userInputCode":"`+code+`"}`) }, true},
-		{"code in a text message", func(l *slog.Logger) { l.Info("x", "msg", auth.TextMessage{Code: code}) }, true},
+		{"code in a text message", func(l *slog.Logger) { l.Info("x", "msg", passwordless.TextMessage{Code: code}) }, true},
 		{"device id bytes", func(l *slog.Logger) { l.Info("x", "device", device) }, true},
 		{"device id", func(l *slog.Logger) { l.Info("x", "device", base64.StdEncoding.EncodeToString(device)) }, true},
 		{"link", func(l *slog.Logger) { l.Warn("x", "error", fmt.Errorf("sending %s: refused", link)) }, true},

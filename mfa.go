@@ -352,7 +352,7 @@ func (a *Auth) updateClaim(ctx context.Context, handle string, change func(*mfaC
 		}
 		if len(c.Done) == 0 {
 			if l, err := a.loginOf(ctx, s.UserID, s.LoginID); err == nil {
-				c.Done[factorOf(l, false)] = s.CreatedAt.Unix()
+				c.Done[kit.FactorOf(l, false)] = s.CreatedAt.Unix()
 			}
 		}
 		change(&c)
@@ -549,7 +549,7 @@ func factorsSetUp(sf *secondFactors, logins []store.Login) []string {
 		}
 	}
 	for _, l := range logins {
-		add(factorOf(l, false))
+		add(kit.FactorOf(l, false))
 	}
 	if sf.verifiedTOTP() {
 		add(FactorTOTP)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/passwordless"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
 )
@@ -957,7 +958,7 @@ func TestMFAFirstFactors(t *testing.T) {
 	mfModes(t, func(t *testing.T, m authtest.Mode) {
 		s := mfServer(t, auth.Config{
 			MFA:          auth.MFAConfig{Required: []string{auth.FactorTOTP}, FirstFactors: []string{auth.FactorEmailPassword}},
-			Passwordless: auth.PasswordlessConfig{Flow: auth.PasswordlessCode},
+			Passwordless: passwordless.Config{Flow: passwordless.Code},
 		})
 		c := s.NewClient(m)
 		res := c.SignInWithCode(s.NewEmail())

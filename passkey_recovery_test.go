@@ -21,6 +21,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/passwordless"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
@@ -194,7 +195,7 @@ func pkDrain(t testing.TB, s *authtest.Server) []string {
 // passkey added in a session (it has no address of its own).
 func TestPasskeyRecoveryMailedToPasskeyUsers(t *testing.T) {
 	t.Parallel()
-	s := pkServer(t, auth.Config{Passwordless: auth.PasswordlessConfig{Flow: auth.PasswordlessCode}})
+	s := pkServer(t, auth.Config{Passwordless: passwordless.Config{Flow: passwordless.Code}})
 	pkSignUp(t, s, authtest.Header, "pk-user@example.com")
 	pw, pwUser := s.SignedIn(authtest.Header)
 	if res := pw.AddPasskey(s.NewAuthenticator()); res.Status != "OK" {
@@ -285,7 +286,7 @@ func TestPasskeyRecoveryHeldByOther(t *testing.T) {
 				st := memstore.New()
 				p := authtest.NewProvider(t)
 				s := pkServer(t, auth.Config{Store: st, AccountLinking: linking,
-					Passwordless: auth.PasswordlessConfig{Flow: auth.PasswordlessCode},
+					Passwordless: passwordless.Config{Flow: passwordless.Code},
 					ThirdParty:   auth.ThirdPartyConfig{Providers: append([]provider.Provider(nil), p.Provider())}})
 				const email = "held@example.com"
 				pkc, a, u := pkSignUp(t, s, authtest.Header, email)
@@ -340,7 +341,7 @@ func TestPasskeyRecoveryHeldByOther(t *testing.T) {
 func TestPasskeyRecoveryUnderLinking(t *testing.T) {
 	t.Parallel()
 	st := memstore.New()
-	s := pkServer(t, auth.Config{Store: st, AccountLinking: true, Passwordless: auth.PasswordlessConfig{Flow: auth.PasswordlessCode}})
+	s := pkServer(t, auth.Config{Store: st, AccountLinking: true, Passwordless: passwordless.Config{Flow: passwordless.Code}})
 	const email = "linked-recovery@example.com"
 	_, a, u := pkSignUp(t, s, authtest.Header, email)
 	if l := pkLogin(t, st, pkCredID(a)); l.OwnsEmail || l.EmailProven {
@@ -430,7 +431,7 @@ func TestPasskeySignUpUnderLinking(t *testing.T) {
 			st := memstore.New()
 			p := authtest.NewProvider(t)
 			s := pkServer(t, auth.Config{Store: st, AccountLinking: linking,
-				Passwordless: auth.PasswordlessConfig{Flow: auth.PasswordlessCode},
+				Passwordless: passwordless.Config{Flow: passwordless.Code},
 				ThirdParty:   auth.ThirdPartyConfig{Providers: append([]provider.Provider(nil), p.Provider())}})
 			if res := plSignIn(t, s, s.NewClient(authtest.Header), "pl-owner@example.com"); res.Status != "OK" {
 				t.Fatalf("passwordless sign-up: %s", res.Body)

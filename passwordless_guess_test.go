@@ -21,6 +21,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/passwordless"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
 )
@@ -140,7 +141,7 @@ func (a *plAttack) try(hour int) bool {
 			break
 		}
 	}
-	live := fl.live(a.s.Clock.Now(), auth.DefaultPasswordlessCodeLifetime)
+	live := fl.live(a.s.Clock.Now(), passwordless.DefaultCodeLifetime)
 	res := plConsume(a.client(), fl.f, code)
 	if res.IssuedTokens() || res.Status == "OK" {
 		a.t.Fatalf("a wrong code signed in: %s", res.Body)
@@ -172,7 +173,7 @@ func (a *plAttack) try(hour int) bool {
 
 // newPLAttack starts a server with the default limits behind a trusted
 // proxy, and an attacker on it.
-func newPLAttack(t *testing.T, flow auth.PasswordlessFlow) *plAttack {
+func newPLAttack(t *testing.T, flow passwordless.Flow) *plAttack {
 	t.Helper()
 	st := &plCountingStore{Store: memstore.New()}
 	s := plServer(t, flow, auth.Config{Store: st, TrustedProxies: loopbackProxy})
@@ -257,7 +258,7 @@ func (a *plAttack) report(name string, hours int) (checks, covered int) {
 // an hour). The test logs the figures for SECURITY.md.
 func TestPasswordlessGuessingBound(t *testing.T) {
 	const hours = 4
-	greedy := newPLAttack(t, auth.PasswordlessCode)
+	greedy := newPLAttack(t, passwordless.Code)
 	greedy.greedy(hours)
 	for h := range hours {
 		want := 10
@@ -276,7 +277,7 @@ func TestPasswordlessGuessingBound(t *testing.T) {
 	}
 	greedy.report("greedy", hours)
 
-	patient := newPLAttack(t, auth.PasswordlessCode)
+	patient := newPLAttack(t, passwordless.Code)
 	patient.patient(hours)
 	checks, covered := patient.report("patient", hours)
 	for h := 1; h < hours; h++ {
@@ -305,7 +306,7 @@ func btoi(b bool) int {
 // addresses, exactly 10 are checked.
 func TestPasswordlessGuessingAllAtOnce(t *testing.T) {
 	st := &plCountingStore{Store: memstore.New()}
-	s := plServer(t, auth.PasswordlessCode, auth.Config{Store: st, TrustedProxies: loopbackProxy,
+	s := plServer(t, passwordless.Code, auth.Config{Store: st, TrustedProxies: loopbackProxy,
 		// Eight flows at once: the send allowance is not what this is about.
 		RateLimits: auth.RateLimits{PasswordlessSends: auth.Rate{Burst: 8, Every: 5 * time.Minute}}})
 	var flows []plFlow
@@ -350,7 +351,7 @@ func TestPasswordlessGuessingAllAtOnce(t *testing.T) {
 // email, which the attacker had sent to a flow it has not spent, still
 // signs the victim in, as the refusal says.
 func TestPasswordlessGuessingVictimKeepsLinks(t *testing.T) {
-	a := newPLAttack(t, auth.PasswordlessCodeAndLink)
+	a := newPLAttack(t, passwordless.CodeAndLink)
 	// Two flows spent with five wrong codes each, the ten the failure
 	// allowance has; a third, with two resends, takes the rest of the
 	// five sends.

@@ -24,6 +24,7 @@ import (
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
 	"github.com/latchkit/auth/mailer"
+	"github.com/latchkit/auth/passwordless"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
 )
@@ -31,7 +32,7 @@ import (
 // ---- the helpers of the passwordless tests ----
 
 // plServer starts a server that signs in by flow, with cfg besides.
-func plServer(t testing.TB, flow auth.PasswordlessFlow, cfg auth.Config) *authtest.Server {
+func plServer(t testing.TB, flow passwordless.Flow, cfg auth.Config) *authtest.Server {
 	t.Helper()
 	cfg.Passwordless.Flow = flow
 	return authtest.NewServer(t, cfg)
@@ -95,10 +96,10 @@ func plStarted(t testing.TB, res *authtest.Response) plFlow {
 }
 
 // plFlowType is the flowType the SDKs know each flow by.
-var plFlowType = map[auth.PasswordlessFlow]string{
-	auth.PasswordlessCode:        "USER_INPUT_CODE",
-	auth.PasswordlessLink:        "MAGIC_LINK",
-	auth.PasswordlessCodeAndLink: "USER_INPUT_CODE_AND_MAGIC_LINK",
+var plFlowType = map[passwordless.Flow]string{
+	passwordless.Code:        "USER_INPUT_CODE",
+	passwordless.Link:        "MAGIC_LINK",
+	passwordless.CodeAndLink: "USER_INPUT_CODE_AND_MAGIC_LINK",
 }
 
 func plResend(c *authtest.Client, f plFlow) *authtest.Response {
@@ -283,7 +284,7 @@ func TestPasswordlessSignUpAndSignIn(t *testing.T) {
 		for _, by := range []string{"code", "link"} {
 			t.Run(m.String()+"/"+by, func(t *testing.T) {
 				events := newEventLog()
-				s := plServer(t, auth.PasswordlessCodeAndLink, auth.Config{OnEvent: events.record})
+				s := plServer(t, passwordless.CodeAndLink, auth.Config{OnEvent: events.record})
 				email := s.NewEmail()
 				signIn := func(created bool) string {
 					t.Helper()
@@ -355,16 +356,16 @@ func TestPasswordlessFlowTypes(t *testing.T) {
 			}
 			msg := plMail(t, s, email, before)
 			hasCode, hasLink := plCodeLine.MatchString(msg.Text), strings.Contains(msg.Text, "preAuthSessionId=")
-			if hasCode != (flow != auth.PasswordlessLink) || hasLink != (flow != auth.PasswordlessCode) {
+			if hasCode != (flow != passwordless.Link) || hasLink != (flow != passwordless.Code) {
 				t.Errorf("message of %s: code %v, link %v:\n%s", flow, hasCode, hasLink, msg.Text)
 			}
 			switch flow {
-			case auth.PasswordlessCode:
+			case passwordless.Code:
 				// A link code is refused, and the code signs in.
 				res := plPost(c, "/signinup/code/consume", map[string]any{"preAuthSessionId": f.pre, "linkCode": strings.Repeat("A", 43)})
 				wantMessage(t, res, http.StatusBadRequest, "this server signs in by code only: send the deviceId and userInputCode")
 				plWantUser(t, plConsume(c, f, plCodeOf(t, msg)), email, true)
-			case auth.PasswordlessLink:
+			case passwordless.Link:
 				res := plConsume(c, f, "123456")
 				wantMessage(t, res, http.StatusBadRequest, "this server signs in by link only: send the linkCode")
 				plWantUser(t, plOpen(t, c, plLinkOf(t, msg)), email, true)
@@ -380,7 +381,7 @@ func TestPasswordlessFlowTypes(t *testing.T) {
 // Four wrong codes are counted out of five; the fifth ends the flow, and
 // then nothing of it works, not even its right code or its link.
 func TestPasswordlessWrongCodes(t *testing.T) {
-	s := plServer(t, auth.PasswordlessCodeAndLink, auth.Config{})
+	s := plServer(t, passwordless.CodeAndLink, auth.Config{})
 	c := s.NewClient(authtest.Header)
 	email := s.NewEmail()
 	f, msg := plStart(t, s, c, email)
@@ -411,19 +412,19 @@ func TestPasswordlessWrongCodes(t *testing.T) {
 // An expired code counts as a failure of its flow, which lives on; so
 // does an expired link, which counts nothing.
 func TestPasswordlessExpiredCode(t *testing.T) {
-	s := plServer(t, auth.PasswordlessCodeAndLink, auth.Config{})
+	s := plServer(t, passwordless.CodeAndLink, auth.Config{})
 	c := s.NewClient(authtest.Header)
 
 	// Just inside the lifetime, the code works.
 	inside := s.NewEmail()
 	f, msg := plStart(t, s, c, inside)
-	s.Clock.Advance(auth.DefaultPasswordlessCodeLifetime - time.Second)
+	s.Clock.Advance(passwordless.DefaultCodeLifetime - time.Second)
 	plWantUser(t, plConsume(c, f, plCodeOf(t, msg)), inside, true)
 
 	email := s.NewEmail()
 	f, msg = plStart(t, s, c, email)
 	code, link := plCodeOf(t, msg), plLinkOf(t, msg)
-	s.Clock.Advance(auth.DefaultPasswordlessCodeLifetime)
+	s.Clock.Advance(passwordless.DefaultCodeLifetime)
 	plWantStatus(t, "the expired code", plConsume(c, f, code), plExpired(1))
 	plWantStatus(t, "the expired link", plOpen(t, s.NewClient(authtest.Header), link), plRestart)
 	plWantStatus(t, "a wrong code after them", plConsume(c, f, plOther(code)), plWrong(2))
@@ -438,7 +439,7 @@ func TestPasswordlessExpiredCode(t *testing.T) {
 // wrong code there, and the flow it belongs to still takes it. Ids that
 // do not belong together name no flow.
 func TestPasswordlessCodeOfAnotherFlow(t *testing.T) {
-	s := plServer(t, auth.PasswordlessCodeAndLink, auth.Config{})
+	s := plServer(t, passwordless.CodeAndLink, auth.Config{})
 	email := s.NewEmail()
 	ca, cb := s.NewClient(authtest.Header), s.NewClient(authtest.Header)
 	a, ma := plStart(t, s, ca, email)
@@ -467,7 +468,7 @@ func TestPasswordlessCodeOfAnotherFlow(t *testing.T) {
 
 // A link works once, in any browser.
 func TestPasswordlessLinkReplay(t *testing.T) {
-	s := plServer(t, auth.PasswordlessCodeAndLink, auth.Config{})
+	s := plServer(t, passwordless.CodeAndLink, auth.Config{})
 	email := s.NewEmail()
 	starter := s.NewClient(authtest.Cookie)
 	f, msg := plStart(t, s, starter, email)
@@ -486,7 +487,7 @@ func TestPasswordlessLinkReplay(t *testing.T) {
 // A sign-in ends every flow of its address: their codes, links and
 // resends are refused. Flows of other addresses carry on.
 func TestPasswordlessSuccessEndsOtherFlows(t *testing.T) {
-	s := plServer(t, auth.PasswordlessCodeAndLink, auth.Config{})
+	s := plServer(t, passwordless.CodeAndLink, auth.Config{})
 	email, other := s.NewEmail(), s.NewEmail()
 	var flows []plFlow
 	var msgs []mailer.Message
@@ -511,7 +512,7 @@ func TestPasswordlessSuccessEndsOtherFlows(t *testing.T) {
 // until it expires, and the flow's first success ends them all. A flow
 // that ended, or expired, takes no resend.
 func TestPasswordlessResend(t *testing.T) {
-	s := plServer(t, auth.PasswordlessCodeAndLink, auth.Config{})
+	s := plServer(t, passwordless.CodeAndLink, auth.Config{})
 	c := s.NewClient(authtest.Header)
 
 	// resent starts a flow for a new address and resends once; it returns
@@ -559,10 +560,10 @@ func TestPasswordlessResend(t *testing.T) {
 	email = s.NewEmail()
 	f, _ = plStart(t, s, c, email)
 	for range 3 {
-		s.Clock.Advance(auth.DefaultPasswordlessCodeLifetime)
+		s.Clock.Advance(passwordless.DefaultCodeLifetime)
 		plWantStatus(t, "resend inside the flow's hour", plResend(c, f), okBody)
 	}
-	s.Clock.Advance(auth.DefaultPasswordlessCodeLifetime)
+	s.Clock.Advance(passwordless.DefaultCodeLifetime)
 	plWantStatus(t, "resend of a flow past its hour", plResend(c, f), plRestart)
 
 	// A resend needs the device id, as the typed code does.
@@ -681,7 +682,7 @@ func plRaceServers(t *testing.T, n int, cfg auth.Config) ([]*authtest.Server, *p
 	st := newPLGatedStore()
 	mb := authtest.NewMailbox()
 	cfg.Store, cfg.Now, cfg.Email.Mailer = st, authtest.NewClock(authtest.Start).Now, mb
-	cfg.Passwordless.Flow = auth.PasswordlessCodeAndLink
+	cfg.Passwordless.Flow = passwordless.CodeAndLink
 	var servers []*authtest.Server
 	for range n {
 		servers = append(servers, authtest.NewServer(t, cfg))
@@ -802,7 +803,7 @@ func TestPasswordlessConcurrentConsumeAtTheAllowance(t *testing.T) {
 // wait, whoever asks and however; the wait is what RateLimits.
 // PasswordlessSends says, and nothing is mailed past it.
 func TestPasswordlessSendsPerAddress(t *testing.T) {
-	s := plServer(t, auth.PasswordlessCodeAndLink, auth.Config{TrustedProxies: loopbackProxy})
+	s := plServer(t, passwordless.CodeAndLink, auth.Config{TrustedProxies: loopbackProxy})
 	email := s.NewEmail()
 	c := fromClient(s.NewClient(authtest.Header), "198.51.100.1")
 	f := plCreate(t, c, email)
@@ -858,7 +859,7 @@ func TestPasswordlessSendsPerAddress(t *testing.T) {
 // to any addresses: the next is a 429 with Retry-After, sends nothing,
 // and other clients carry on.
 func TestPasswordlessSendsPerClient(t *testing.T) {
-	s := plServer(t, auth.PasswordlessCode, auth.Config{TrustedProxies: loopbackProxy})
+	s := plServer(t, passwordless.Code, auth.Config{TrustedProxies: loopbackProxy})
 	c := fromClient(s.NewClient(authtest.Header), "203.0.113.7")
 	var last plFlow
 	for i := range 20 {
@@ -902,7 +903,7 @@ func TestPasswordlessSendsPerClient(t *testing.T) {
 // anything. With linking off, it makes a user of its own.
 func TestPasswordlessLinking(t *testing.T) {
 	t.Run("linking on, unproven password login", func(t *testing.T) {
-		s := plServer(t, auth.PasswordlessCodeAndLink, auth.Config{AccountLinking: true, CheckSessionInStore: true})
+		s := plServer(t, passwordless.CodeAndLink, auth.Config{AccountLinking: true, CheckSessionInStore: true})
 		email := s.NewEmail()
 		pw, uid := signUpWith(t, s, authtest.Header, email, authtest.Password)
 		second := s.NewClient(authtest.Cookie)
@@ -952,7 +953,7 @@ func TestPasswordlessLinking(t *testing.T) {
 	})
 
 	t.Run("linking on, proven password login", func(t *testing.T) {
-		s := plServer(t, auth.PasswordlessCodeAndLink, auth.Config{AccountLinking: true, CheckSessionInStore: true})
+		s := plServer(t, passwordless.CodeAndLink, auth.Config{AccountLinking: true, CheckSessionInStore: true})
 		pw, u := s.SignedInVerified(authtest.Header)
 		res := plSignIn(t, s, s.NewClient(authtest.Header), u.Email)
 		if got := wantOK(t, "passwordless sign-in", res); got != u.ID || res.JSON["createdNewRecipeUser"] != true {
@@ -963,7 +964,7 @@ func TestPasswordlessLinking(t *testing.T) {
 	})
 
 	t.Run("linking on, provider login", func(t *testing.T) {
-		s, p := linkingServer(t, true, auth.Config{Passwordless: auth.PasswordlessConfig{Flow: auth.PasswordlessCode}})
+		s, p := linkingServer(t, true, auth.Config{Passwordless: passwordless.Config{Flow: passwordless.Code}})
 		email := s.NewEmail()
 		p.SetIdentity("pl-provider", email, true)
 		tp := s.NewClient(authtest.Header)
@@ -976,7 +977,7 @@ func TestPasswordlessLinking(t *testing.T) {
 	})
 
 	t.Run("linking off", func(t *testing.T) {
-		s := plServer(t, auth.PasswordlessCodeAndLink, auth.Config{})
+		s := plServer(t, passwordless.CodeAndLink, auth.Config{})
 		email := s.NewEmail()
 		pw, uid := signUpWith(t, s, authtest.Header, email, authtest.Password)
 		c := s.NewClient(authtest.Header)
@@ -1002,20 +1003,20 @@ func TestPasswordlessLinking(t *testing.T) {
 // plTexts is a TextSender that keeps every message.
 type plTexts struct {
 	mu   sync.Mutex
-	msgs []auth.TextMessage
+	msgs []passwordless.TextMessage
 	sent chan struct{}
 }
 
 func newPLTexts() *plTexts { return &plTexts{sent: make(chan struct{}, 100)} }
 
 // all returns the messages sent so far.
-func (p *plTexts) all() []auth.TextMessage {
+func (p *plTexts) all() []passwordless.TextMessage {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return slices.Clone(p.msgs)
 }
 
-func (p *plTexts) SendText(_ context.Context, m auth.TextMessage) error {
+func (p *plTexts) SendText(_ context.Context, m passwordless.TextMessage) error {
 	p.mu.Lock()
 	p.msgs = append(p.msgs, m)
 	p.mu.Unlock()
@@ -1027,7 +1028,7 @@ func (p *plTexts) SendText(_ context.Context, m auth.TextMessage) error {
 }
 
 // next waits for the next message.
-func (p *plTexts) next(t testing.TB) auth.TextMessage {
+func (p *plTexts) next(t testing.TB) passwordless.TextMessage {
 	t.Helper()
 	select {
 	case <-p.sent:
@@ -1044,7 +1045,7 @@ func (p *plTexts) next(t testing.TB) auth.TextMessage {
 // mailed, and the user has the number and no email.
 func TestPasswordlessPhone(t *testing.T) {
 	texts := newPLTexts()
-	s := plServer(t, auth.PasswordlessCodeAndLink, auth.Config{Passwordless: auth.PasswordlessConfig{TextSender: texts}})
+	s := plServer(t, passwordless.CodeAndLink, auth.Config{Passwordless: passwordless.Config{TextSender: texts}})
 	const number = "+14155550100"
 	c := s.NewClient(authtest.Body)
 	f := plStarted(t, plPost(c, "/signinup/code", map[string]any{"phoneNumber": "+1 (415) 555-0100"}))
@@ -1084,7 +1085,7 @@ func TestPasswordlessPhone(t *testing.T) {
 // Without a TextSender a phone number is a bad request, and nothing is
 // sent.
 func TestPasswordlessPhoneWithoutSender(t *testing.T) {
-	s := plServer(t, auth.PasswordlessCodeAndLink, auth.Config{})
+	s := plServer(t, passwordless.CodeAndLink, auth.Config{})
 	res := plPost(s.NewClient(authtest.Header), "/signinup/code", map[string]any{"phoneNumber": "+14155550100"})
 	wantMessage(t, res, http.StatusBadRequest, "this server signs in by email only: send email, not phoneNumber")
 }
@@ -1092,7 +1093,7 @@ func TestPasswordlessPhoneWithoutSender(t *testing.T) {
 // The exists endpoints answer for passwordless logins only: an address
 // with a password login alone has none.
 func TestPasswordlessExists(t *testing.T) {
-	s := plServer(t, auth.PasswordlessCode, auth.Config{})
+	s := plServer(t, passwordless.Code, auth.Config{})
 	_, pwUser := s.SignedIn(authtest.Header)
 	email := s.NewEmail()
 	c := s.NewClient(authtest.Header)
@@ -1129,7 +1130,7 @@ func TestPasswordlessEmailStartingWithPlus(t *testing.T) {
 			if withTexts {
 				cfg.Passwordless.TextSender = texts
 			}
-			s := plServer(t, auth.PasswordlessCodeAndLink, cfg)
+			s := plServer(t, passwordless.CodeAndLink, cfg)
 			const email = "+alice@example.com"
 			c := s.NewClient(authtest.Header)
 			f := plCreate(t, c, email)
@@ -1161,7 +1162,7 @@ func TestPasswordlessEmailStartingWithPlus(t *testing.T) {
 // than a minute is left, a resend is refused, and the person starts a new
 // flow.
 func TestPasswordlessResendLateInTheFlow(t *testing.T) {
-	s := plServer(t, auth.PasswordlessCodeAndLink, auth.Config{})
+	s := plServer(t, passwordless.CodeAndLink, auth.Config{})
 	c := s.NewClient(authtest.Header)
 	email := s.NewEmail()
 	f, _ := plStart(t, s, c, email)
@@ -1184,8 +1185,8 @@ func TestPasswordlessResendLateInTheFlow(t *testing.T) {
 // TestPasswordlessLinkURLWithQuery: a LinkURL with a query of its own
 // keeps it, and the link's parameters follow it.
 func TestPasswordlessLinkURLWithQuery(t *testing.T) {
-	s := plServer(t, auth.PasswordlessLink, auth.Config{
-		AppURL: "https://app.example.com", Passwordless: auth.PasswordlessConfig{LinkURL: "https://app.example.com/verify?lang=fr"},
+	s := plServer(t, passwordless.Link, auth.Config{
+		AppURL: "https://app.example.com", Passwordless: passwordless.Config{LinkURL: "https://app.example.com/verify?lang=fr"},
 	})
 	c := s.NewClient(authtest.Header)
 	email := s.NewEmail()

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/latchkit/auth/internal/address"
 	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
@@ -41,19 +40,7 @@ func (cfg *Config) firstFactorsAvailable() []string {
 	if len(cfg.ThirdParty.Providers) > 0 {
 		factors = append(factors, FactorThirdParty)
 	}
-	pl := cfg.Passwordless
-	if pl.Flow.codes() {
-		factors = append(factors, FactorOTPEmail)
-	}
-	if pl.Flow.links() {
-		factors = append(factors, FactorLinkEmail)
-	}
-	if pl.TextSender != nil && pl.Flow.codes() {
-		factors = append(factors, FactorOTPPhone)
-	}
-	if pl.TextSender != nil && pl.Flow.links() {
-		factors = append(factors, FactorLinkPhone)
-	}
+	factors = append(factors, cfg.Passwordless.FirstFactors()...)
 	if cfg.Passkeys.Verifier != nil {
 		factors = append(factors, FactorWebAuthn)
 	}
@@ -76,28 +63,6 @@ func (a *Auth) firstFactorAllowed(w http.ResponseWriter, factor string) bool {
 	}
 	wire.Message(w, http.StatusUnauthorized, "A valid session is required to authenticate with secondary factors")
 	return false
-}
-
-// factorOf is the factor a sign-in with l completes: for passwordless,
-// link tells a link from a typed code.
-func factorOf(l store.Login, link bool) string {
-	switch l.Method {
-	case store.MethodPasswordless:
-		switch {
-		case address.IsPhone(l.Subject) && link:
-			return FactorLinkPhone
-		case address.IsPhone(l.Subject):
-			return FactorOTPPhone
-		case link:
-			return FactorLinkEmail
-		}
-		return FactorOTPEmail
-	case store.MethodWebAuthn:
-		return FactorWebAuthn
-	case store.MethodThirdParty:
-		return FactorThirdParty
-	}
-	return FactorEmailPassword
 }
 
 // signedIn starts a session for u, who has just proved who they are with
@@ -155,7 +120,6 @@ func (a *Auth) handleLoginMethods(w http.ResponseWriter, r *http.Request) {
 		tp.Providers = append(tp.Providers, wireProvider{p.ID(), p.Name()})
 	}
 	tp.Enabled = len(tp.Providers) > 0
-	pl := a.cfg.Passwordless
 	passkeys := a.cfg.Passkeys.Verifier != nil
 	factors := a.firstFactors()
 	wire.JSON(w, http.StatusOK, struct {
@@ -165,7 +129,7 @@ func (a *Auth) handleLoginMethods(w http.ResponseWriter, r *http.Request) {
 		Passwordless  enabled    `json:"passwordless"`
 		WebAuthn      enabled    `json:"webauthn"`
 		FirstFactors  []string   `json:"firstFactors"`
-	}{"OK", enabled{true}, tp, enabled{pl.Flow != PasswordlessOff}, enabled{passkeys}, factors})
+	}{"OK", enabled{true}, tp, enabled{a.passwordless != nil}, enabled{passkeys}, factors})
 
 }
 

@@ -159,19 +159,18 @@ func DefaultEmail() mailer.Template {
 	return t
 }
 
-// withDefaults is c with its defaults filled in, or why c will not do;
-// appURL is the application's, and canMail whether a Mailer is set.
-func (c Config) withDefaults(appURL string, canMail bool) (Config, error) {
+// withDefaults is c with its defaults filled in, or why c will not do.
+func (c Config) withDefaults(setup kit.Setup) (Config, error) {
 	switch c.Mode {
 	case Optional, Required:
 	default:
 		return c, fmt.Errorf("auth: Config.EmailVerification.Mode %q is not one of \"\", %q and %q", c.Mode, Optional, Required)
 	}
-	if !canMail {
+	if !setup.CanMail {
 		return c, errors.New("auth: Config.EmailVerification needs Config.Email.Mailer to send its links")
 	}
 	if c.URL == "" {
-		c.URL = strings.TrimRight(appURL, "/") + "/auth/verify-email"
+		c.URL = strings.TrimRight(setup.AppURL, "/") + "/auth/verify-email"
 	}
 	if u, err := url.Parse(c.URL); err != nil || u.Host == "" {
 		return c, fmt.Errorf("auth: Config.EmailVerification.URL %q is not an absolute URL", c.URL)
@@ -199,10 +198,9 @@ type Recipe struct {
 }
 
 // New is for package auth: the recipe of c, with its defaults, for the
-// kernel k. appURL is the application's, canMail whether the Auth has a
-// Mailer, and emails the allowance of verification emails.
-func New(k kit.Kernel, c Config, appURL string, canMail bool, emails kit.Rate) (*Recipe, error) {
-	c, err := c.withDefaults(appURL, canMail)
+// kernel k; emails is the allowance of verification emails.
+func New(k kit.Kernel, c Config, setup kit.Setup, emails kit.Rate) (*Recipe, error) {
+	c, err := c.withDefaults(setup)
 	if err != nil {
 		return nil, err
 	}

@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/internal/devoidc"
+	"github.com/latchkit/auth/passwordless"
 	"github.com/latchkit/auth/provider"
 )
 
@@ -48,7 +48,7 @@ func printDev(w io.Writer, o options) {
 	if o.devProvider != nil {
 		methods = append(methods, "the development OpenID provider")
 	}
-	if o.passwordless != auth.PasswordlessOff {
+	if o.passwordless != passwordless.Off {
 		methods = append(methods, "passwordless by email ("+string(o.passwordless)+")")
 	}
 	if o.passkeys {

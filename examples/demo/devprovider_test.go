@@ -15,6 +15,7 @@ import (
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
 	"github.com/latchkit/auth/emailverification"
+	"github.com/latchkit/auth/passwordless"
 )
 
 // TestParseOptionsDev checks what -dev turns on, that the flags it sets
@@ -41,7 +42,7 @@ func TestParseOptionsDev(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if !o.dev || o.emailVerification != emailverification.Optional || !o.accountLinking ||
-			o.passwordless != auth.PasswordlessCodeAndLink || !o.passkeys || o.mfa != nil ||
+			o.passwordless != passwordless.CodeAndLink || !o.passkeys || o.mfa != nil ||
 			!slices.Equal(o.mfaOffered, []string{auth.FactorTOTP, auth.FactorWebAuthn}) {
 			t.Errorf("%s: %+v; want verification optional, linking, code-and-link, passkeys, TOTP and passkeys offered, none required", name, o)
 		}
@@ -69,8 +70,8 @@ func TestParseOptionsDev(t *testing.T) {
 			return slices.Equal(o.mfa, []string{auth.FactorTOTP}) && o.mfaOffered == nil
 		}},
 		{[]string{"-mfa", "off"}, nil, func(o options) bool { return o.mfa == nil && o.mfaOffered == nil }},
-		{[]string{"-passwordless", "code"}, nil, func(o options) bool { return o.passwordless == auth.PasswordlessCode }},
-		{nil, map[string]string{"DEMO_PASSWORDLESS": "link"}, func(o options) bool { return o.passwordless == auth.PasswordlessLink }},
+		{[]string{"-passwordless", "code"}, nil, func(o options) bool { return o.passwordless == passwordless.Code }},
+		{nil, map[string]string{"DEMO_PASSWORDLESS": "link"}, func(o options) bool { return o.passwordless == passwordless.Link }},
 		{[]string{"-email-verification", "required"}, nil, func(o options) bool {
 			return o.emailVerification == emailverification.Required
 		}},

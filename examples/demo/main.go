@@ -31,6 +31,7 @@ import (
 	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/passkey"
+	"github.com/latchkit/auth/passwordless"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
@@ -77,8 +78,8 @@ type options struct {
 	// keeps them in the clear.
 	secrets []string
 	// passwordless is what a passwordless sign-in emails: a code, a link
-	// or both; auth.PasswordlessOff serves no passwordless routes.
-	passwordless auth.PasswordlessFlow
+	// or both; passwordless.Off serves no passwordless routes.
+	passwordless passwordless.Flow
 	// passkeys turns on sign-in with passkeys (WebAuthn); the relying
 	// party is the host of appURL, which must be a domain name.
 	passkeys bool
@@ -107,7 +108,7 @@ func main() {
 func parseOptions(args []string, getenv func(string) string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	var origins, sameSite, refreshes, verification, secrets, passwordless string
+	var origins, sameSite, refreshes, verification, secrets, passwordlessFlow string
 	var oidc provider.OIDCConfig
 	var google provider.GoogleConfig
 	var github provider.GitHubConfig
@@ -147,7 +148,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	fs.StringVar(&verification, "email-verification", env("DEMO_EMAIL_VERIFICATION", "off"), "email verification: off, optional (the session says whether the email is verified) or required (also /api/me refuses an unverified one); links are emailed as reset links are (env DEMO_EMAIL_VERIFICATION)")
 	var mfa string
 	fs.StringVar(&mfa, "mfa", env("DEMO_MFA", "off"), "second factor every user must complete after signing in: off, totp, or totp,webauthn (one of them; webauthn needs -passkeys); the page sets up an authenticator app and shows recovery codes (env DEMO_MFA)")
-	fs.StringVar(&passwordless, "passwordless", env("DEMO_PASSWORDLESS", "off"), "passwordless sign-in by email: off, code (a six-digit code to type), link (a link to open) or code-and-link; emailed as reset links are, links open <app-url>/auth/verify (env DEMO_PASSWORDLESS)")
+	fs.StringVar(&passwordlessFlow, "passwordless", env("DEMO_PASSWORDLESS", "off"), "passwordless sign-in by email: off, code (a six-digit code to type), link (a link to open) or code-and-link; emailed as reset links are, links open <app-url>/auth/verify (env DEMO_PASSWORDLESS)")
 	// Not defaulted from the environment like the others, so that -h
 	// does not print the secret.
 	fs.StringVar(&secrets, "secret", "", "secret that seals the signing keys in the store, at least 32 random bytes (openssl rand -base64 32); comma-separated to rotate: the first seals, all open; unset: keys in the clear; prefer the env twin (env DEMO_SECRET)")
@@ -202,7 +203,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 			o.accountLinking = true
 		}
 		if !said("passwordless", "DEMO_PASSWORDLESS") {
-			passwordless = string(auth.PasswordlessCodeAndLink)
+			passwordlessFlow = string(passwordless.CodeAndLink)
 		}
 		if !said("passkeys", "DEMO_PASSKEYS") {
 			o.passkeys = true
@@ -258,13 +259,13 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	default:
 		return o, fmt.Errorf("-email-verification %q: want off, optional or required", verification)
 	}
-	switch flow := auth.PasswordlessFlow(strings.ToLower(passwordless)); flow {
+	switch flow := passwordless.Flow(strings.ToLower(passwordlessFlow)); flow {
 	case "off":
-		o.passwordless = auth.PasswordlessOff
-	case auth.PasswordlessCode, auth.PasswordlessLink, auth.PasswordlessCodeAndLink:
+		o.passwordless = passwordless.Off
+	case passwordless.Code, passwordless.Link, passwordless.CodeAndLink:
 		o.passwordless = flow
 	default:
-		return o, fmt.Errorf("-passwordless %q: want off, code, link or code-and-link", passwordless)
+		return o, fmt.Errorf("-passwordless %q: want off, code, link or code-and-link", passwordlessFlow)
 	}
 	if o.mfa, err = parseMFA(mfa, o.passkeys); err != nil {
 		return o, err
@@ -611,7 +612,7 @@ func run(args []string, getenv func(string) string) error {
 	if f := o.features(); f.EmailVerification != "off" || f.AccountLinking {
 		fmt.Printf("demo: email verification %s, account linking %s\n", f.EmailVerification, onOff(f.AccountLinking))
 	}
-	if o.passwordless != auth.PasswordlessOff {
+	if o.passwordless != passwordless.Off {
 		fmt.Printf("demo: passwordless sign-in by email: %s\n", o.passwordless)
 	}
 	if o.passkeys {
@@ -679,7 +680,7 @@ func newAuth(o options, st store.Store, m mailer.Mailer, stdout io.Writer, logge
 		AccountLinking:    o.accountLinking,
 		// Codes and links go through the same mailer; links open
 		// <app-url>/auth/verify, a page of the demo.
-		Passwordless: auth.PasswordlessConfig{Flow: o.passwordless},
+		Passwordless: passwordless.Config{Flow: o.passwordless},
 		// With -passkeys, the relying party is the host of -app-url;
 		// recovery links go through the same mailer and open
 		// <app-url>/auth/webauthn/recover, a page of the demo (and of
@@ -867,10 +868,10 @@ func newMux(a *auth.Auth, st store.Store, f features) *http.ServeMux {
 	// auth handler, which redirects here).
 	mux.HandleFunc("GET /auth/callback/{thirdPartyId}", page)
 	// Passwordless sign-in links open this page too
-	// (PasswordlessConfig.LinkURL's default). It spends nothing by being
+	// (passwordless.Config.LinkURL's default). It spends nothing by being
 	// opened: its script posts the link's code, at once in the browser
 	// that asked for the link, after a click in any other.
-	if f.Passwordless == string(auth.PasswordlessLink) || f.Passwordless == string(auth.PasswordlessCodeAndLink) {
+	if f.Passwordless == string(passwordless.Link) || f.Passwordless == string(passwordless.CodeAndLink) {
 		mux.HandleFunc("GET /auth/verify", page)
 	}
 	// Passkey recovery links open this page too

@@ -22,6 +22,7 @@ import (
 	"github.com/latchkit/auth/authtest"
 	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/mailer"
+	"github.com/latchkit/auth/passwordless"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store/memstore"
 )
@@ -768,15 +769,15 @@ func TestParseOptionsPasswordless(t *testing.T) {
 	env := map[string]string{}
 	getenv := func(k string) string { return env[k] }
 	o, err := parseOptions(nil, getenv)
-	if err != nil || o.passwordless != auth.PasswordlessOff {
+	if err != nil || o.passwordless != passwordless.Off {
 		t.Fatalf("default: %q, %v; want off", o.passwordless, err)
 	}
 	if f := o.features(); !reflect.DeepEqual(f, features{EmailVerification: "off"}) {
 		t.Errorf("features() with passwordless off = %+v", f)
 	}
-	for arg, want := range map[string]auth.PasswordlessFlow{
-		"off": auth.PasswordlessOff, "code": auth.PasswordlessCode, "link": auth.PasswordlessLink,
-		"code-and-link": auth.PasswordlessCodeAndLink, "Code-And-Link": auth.PasswordlessCodeAndLink,
+	for arg, want := range map[string]passwordless.Flow{
+		"off": passwordless.Off, "code": passwordless.Code, "link": passwordless.Link,
+		"code-and-link": passwordless.CodeAndLink, "Code-And-Link": passwordless.CodeAndLink,
 	} {
 		o, err := parseOptions([]string{"-passwordless", arg}, getenv)
 		if err != nil || o.passwordless != want {
@@ -784,10 +785,10 @@ func TestParseOptionsPasswordless(t *testing.T) {
 		}
 	}
 	env["DEMO_PASSWORDLESS"] = "link"
-	if o, err := parseOptions(nil, getenv); err != nil || o.passwordless != auth.PasswordlessLink || o.features().Passwordless != "link" {
+	if o, err := parseOptions(nil, getenv); err != nil || o.passwordless != passwordless.Link || o.features().Passwordless != "link" {
 		t.Errorf("DEMO_PASSWORDLESS=link: %q, %v", o.passwordless, err)
 	}
-	if o, err := parseOptions([]string{"-passwordless", "off"}, getenv); err != nil || o.passwordless != auth.PasswordlessOff {
+	if o, err := parseOptions([]string{"-passwordless", "off"}, getenv); err != nil || o.passwordless != passwordless.Off {
 		t.Errorf("-passwordless off over DEMO_PASSWORDLESS=link: %q, %v", o.passwordless, err)
 	}
 	for _, bad := range []struct {

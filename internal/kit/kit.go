@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/latchkit/auth/internal/address"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/store"
 )
@@ -105,6 +106,13 @@ type Session interface {
 	LoginID() string
 }
 
+// Setup is what every recipe is built with, beside its own Config.
+type Setup struct {
+	AppURL             string // auth.Config's
+	CanMail            bool   // whether auth.Config's Email has a Mailer
+	DisableEmailExists bool   // auth.Config's: serve no exists endpoints
+}
+
 // A Route is an endpoint a recipe serves under the base path.
 type Route struct {
 	Method string           // the one it serves; GET also answers HEAD
@@ -181,6 +189,29 @@ const (
 	FactorTOTP          = "totp"
 	FactorRecoveryCode  = "recovery-code"
 )
+
+// FactorOf is the factor a sign-in with l completes: for passwordless,
+// link tells a link from a typed code.
+func FactorOf(l store.Login, link bool) string {
+	switch l.Method {
+	case store.MethodPasswordless:
+		phone := address.IsPhone(l.Subject)
+		switch {
+		case phone && link:
+			return FactorLinkPhone
+		case phone:
+			return FactorOTPPhone
+		case link:
+			return FactorLinkEmail
+		}
+		return FactorOTPEmail
+	case store.MethodWebAuthn:
+		return FactorWebAuthn
+	case store.MethodThirdParty:
+		return FactorThirdParty
+	}
+	return FactorEmailPassword
+}
 
 // LinkingField is shouldTryLinkingWithSessionUser, which the SDKs may send
 // with the sign-in requests of passwordless and passkeys, as a boolean;

@@ -1,17 +1,81 @@
-package auth
+// Package passwordless is the passwordless recipe: a person signs in, or
+// up, with a code or a link sent to an email address, or, with a
+// TextSender, to a phone number, for the SuperTokens frontend's
+// Passwordless recipe. Turn it on with auth.Config's Passwordless field:
+//
+//	auth.Config{
+//		Store:        st,
+//		Email:        auth.EmailConfig{Mailer: m},
+//		Passwordless: passwordless.Config{Flow: passwordless.CodeAndLink},
+//	}
+//
+// # Routes
+//
+// Under the Auth's base path ("passwordless" in the SDKs): POST
+// /signinup/code starts a flow, POST /signinup/code/resend sends another
+// code in it, POST /signinup/code/consume signs in with a typed code or a
+// link's code; and unless auth.Config's DisableEmailExists, GET
+// /passwordless/email/exists, GET /passwordless/phonenumber/exists, GET
+// /signup/phonenumber/exists and, told apart from email and password's by
+// the rid header "passwordless", GET /signup/email/exists.
+//
+// # Flows and codes
+//
+// Asking for a code starts a flow: the browser gets a random device id
+// that only it holds, the store a record of the flow known by the id's
+// hash. Each send is six digits from crypto/rand, a link with a random
+// 256-bit code, or both; the store keeps a hash of the link code, and of
+// the digits' HMAC under the device id, so a copy of the database tells no
+// code. The link code is not derived from the digits: whoever started a
+// flow could then try the million candidates as links, uncounted. A code
+// and its link work for [Config].CodeLifetime (15 minutes), once; a
+// resend adds a code to the flow and the earlier ones keep working until
+// they expire; a flow lasts four code lifetimes.
+//
+// A typed code needs the device id, so it works only in the browser that
+// asked for it. A wrong or expired one counts against the flow, which
+// ends at the fifth (RESTART_FLOW_ERROR: the person asks again), and
+// against the address across all its flows (auth.RateLimits'
+// PasswordlessFailures), before it is checked: whoever starts flows to
+// guess in meets one allowance. A link code is 256 bits and is not
+// counted; one that does not work ends nothing. Success ends every flow of
+// the address. Sends are limited per address and per client
+// (PasswordlessSends, ClientPasswordlessSends), alike for known and
+// unknown addresses. A server whose Flow sends only links refuses typed
+// codes, and one that sends only codes refuses link codes.
+//
+// # Accounts
+//
+// A passwordless login proves its address (store.Login.EmailProven): new
+// users are created with it verified, and under auth.Config's
+// AccountLinking a sign-in joins the user who owns the address. A
+// passwordless sign-in always starts a session of its own, through the
+// kernel's one sign-in path; shouldTryLinkingWithSessionUser is accepted
+// and ignored. The factors it completes are otp-email, link-email,
+// otp-phone and link-phone.
+//
+// # Events
+//
+// passwordless_code_sent when a code or link goes out; sign_in_failed for
+// a wrong or expired code, sign_in_throttled past an allowance, sign_up
+// and sign_in as for every way to sign in.
+package passwordless
 
 import (
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"embed"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	htmltemplate "html/template"
 	"math/big"
 	"net/http"
 	"net/url"
 	"strings"
+	texttemplate "text/template"
 	"time"
 
 	"github.com/latchkit/auth/internal/address"
@@ -22,25 +86,25 @@ import (
 	"github.com/latchkit/auth/store"
 )
 
-// PasswordlessFlow says what a passwordless sign-in sends: a code to type,
+// Flow says what a passwordless sign-in sends: a code to type,
 // a link to open, or both.
-type PasswordlessFlow string
+type Flow string
 
 const (
-	// PasswordlessOff, the zero value, serves no passwordless endpoints.
-	PasswordlessOff PasswordlessFlow = ""
-	// PasswordlessCode sends a six-digit code, typed into the page that
+	// Off, the zero value, serves no passwordless endpoints.
+	Off Flow = ""
+	// Code sends a six-digit code, typed into the page that
 	// asked for it.
-	PasswordlessCode PasswordlessFlow = "code"
-	// PasswordlessLink sends a link that signs in when opened.
-	PasswordlessLink PasswordlessFlow = "link"
-	// PasswordlessCodeAndLink sends both; either signs in.
-	PasswordlessCodeAndLink PasswordlessFlow = "code-and-link"
+	Code Flow = "code"
+	// Link sends a link that signs in when opened.
+	Link Flow = "link"
+	// CodeAndLink sends both; either signs in.
+	CodeAndLink Flow = "code-and-link"
 )
 
-// DefaultPasswordlessCodeLifetime is how long a passwordless code or link
-// works unless PasswordlessConfig.CodeLifetime says otherwise.
-const DefaultPasswordlessCodeLifetime = 15 * time.Minute
+// DefaultCodeLifetime is how long a passwordless code or link
+// works unless Config.CodeLifetime says otherwise.
+const DefaultCodeLifetime = 15 * time.Minute
 
 const (
 	// passwordlessAttempts is how many wrong or expired codes a flow takes
@@ -55,16 +119,16 @@ const (
 	passwordlessCodeTries = 3
 )
 
-// PasswordlessConfig configures sign-in with one-time codes and links sent
+// Config configures sign-in with one-time codes and links sent
 // by email, and by text message with a TextSender. The zero value means
 // off. A passwordless sign-in proves the address (store.Login.EmailProven):
 // its users are created with a verified email, and under
 // Config.AccountLinking it joins the user who owns the address. Its email
 // goes through Config.Email, which needs a Mailer.
-type PasswordlessConfig struct {
-	// Flow is what is sent: PasswordlessCode, PasswordlessLink or
-	// PasswordlessCodeAndLink. Default off.
-	Flow PasswordlessFlow
+type Config struct {
+	// Flow is what is sent: Code, Link or
+	// CodeAndLink. Default off.
+	Flow Flow
 
 	// LinkURL is the page links open, with ?preAuthSessionId=...&
 	// tenantId=public and the link code in the fragment added. Default
@@ -74,11 +138,11 @@ type PasswordlessConfig struct {
 	// sign anyone in or use it up.
 	LinkURL string
 
-	// Email renders the email. Default DefaultPasswordlessEmail().
+	// Email renders the email. Default DefaultEmail().
 	Email *mailer.Template
 
 	// CodeLifetime is how long a code or link works. Default
-	// DefaultPasswordlessCodeLifetime, 15 minutes.
+	// DefaultCodeLifetime, 15 minutes.
 	CodeLifetime time.Duration
 
 	// TextSender, if set, lets people sign in with a phone number, which
@@ -86,6 +150,71 @@ type PasswordlessConfig struct {
 	// refused (400). The library ships no sender: use your SMS
 	// provider's API.
 	TextSender TextSender
+}
+
+//go:embed templates
+var templateFS embed.FS
+
+// defaultEmail is parsed once and never handed out: each caller of
+// DefaultEmail, and each Auth, gets its own copy.
+var defaultEmail = mailer.Template{
+	Subject: texttemplate.Must(texttemplate.New("subject").Parse("{{if .Code}}Your sign-in code{{else}}Your sign-in link{{end}}")),
+	Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/passwordless.txt")),
+	HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/passwordless.html")),
+}
+
+// DefaultEmail returns the passwordless email used when Config.Email is
+// nil, as a starting point for one's own.
+func DefaultEmail() mailer.Template {
+	t, err := defaultEmail.Clone()
+	if err != nil {
+		panic(err) // never executed, so it always clones
+	}
+	return t
+}
+
+// FirstFactors are the factors c lets a session start with, as the SDKs
+// name them: otp-email and link-email as its Flow sends codes and links,
+// and their phone counterparts with a TextSender.
+func (c Config) FirstFactors() []string {
+	var factors []string
+	if c.Flow.codes() {
+		factors = append(factors, kit.FactorOTPEmail)
+	}
+	if c.Flow.links() {
+		factors = append(factors, kit.FactorLinkEmail)
+	}
+	if c.TextSender != nil && c.Flow.codes() {
+		factors = append(factors, kit.FactorOTPPhone)
+	}
+	if c.TextSender != nil && c.Flow.links() {
+		factors = append(factors, kit.FactorLinkPhone)
+	}
+	return factors
+}
+
+// Limits are the allowances of the recipe, from auth.RateLimits.
+type Limits struct {
+	Sends, ClientSends, Failures kit.Rate
+}
+
+// Recipe is passwordless sign-in as one Auth serves it. Package auth
+// makes it with New from its Config; an application does not.
+type Recipe struct {
+	k      kit.Kernel
+	cfg    Config
+	setup  kit.Setup
+	limits Limits
+}
+
+// New is for package auth: the recipe of c, with its defaults, for the
+// kernel k.
+func New(k kit.Kernel, c Config, setup kit.Setup, limits Limits) (*Recipe, error) {
+	c, err := c.withDefaults(setup)
+	if err != nil {
+		return nil, err
+	}
+	return &Recipe{k: k, cfg: c, setup: setup, limits: limits}, nil
 }
 
 // A TextSender sends passwordless codes and links by text message.
@@ -98,58 +227,61 @@ type TextSender interface {
 // TextMessage is a passwordless code or link to send by text message.
 type TextMessage struct {
 	To       string // the phone number, in E.164 form ("+14155550100")
-	Code     string // the code to type; "" when Flow is PasswordlessLink
-	Link     string // the link to open; "" when Flow is PasswordlessCode
+	Code     string // the code to type; "" when Flow is Link
+	Link     string // the link to open; "" when Flow is Code
 	ValidFor string // how long they work, in words: "15 minutes"
 }
 
-// PasswordlessEmailData is what the passwordless email templates can
+// EmailData is what the passwordless email templates can
 // show.
-type PasswordlessEmailData struct {
+type EmailData struct {
 	Email    string // the recipient, who signs in
-	Code     string // the code to type; "" when Flow is PasswordlessLink
-	Link     string // the link to open; "" when Flow is PasswordlessCode
+	Code     string // the code to type; "" when Flow is Link
+	Link     string // the link to open; "" when Flow is Code
 	ValidFor string // how long they work, in words: "15 minutes"
 }
 
-func (c *PasswordlessConfig) setDefaults(appURL string, mailer bool) error {
+// withDefaults is c with its defaults filled in, or why c will not do.
+func (c Config) withDefaults(setup kit.Setup) (Config, error) {
 	switch c.Flow {
-	case PasswordlessOff:
-		return nil
-	case PasswordlessCode, PasswordlessLink, PasswordlessCodeAndLink:
+	case Code, Link, CodeAndLink:
 	default:
-		return fmt.Errorf("auth: Config.Passwordless.Flow %q is not one of \"\", %q, %q and %q",
-			c.Flow, PasswordlessCode, PasswordlessLink, PasswordlessCodeAndLink)
+		return c, fmt.Errorf("auth: Config.Passwordless.Flow %q is not one of \"\", %q, %q and %q",
+			c.Flow, Code, Link, CodeAndLink)
 	}
-	if !mailer {
-		return errors.New("auth: Config.Passwordless needs Config.Email.Mailer to send its codes")
+	if !setup.CanMail {
+		return c, errors.New("auth: Config.Passwordless needs Config.Email.Mailer to send its codes")
 	}
-	setDefault(&c.LinkURL, strings.TrimRight(appURL, "/")+"/auth/verify")
+	if c.LinkURL == "" {
+		c.LinkURL = strings.TrimRight(setup.AppURL, "/") + "/auth/verify"
+	}
 	if u, err := url.Parse(c.LinkURL); err != nil || u.Host == "" || u.Fragment != "" {
-		return fmt.Errorf("auth: Config.Passwordless.LinkURL %q is not an absolute URL without a fragment", c.LinkURL)
+		return c, fmt.Errorf("auth: Config.Passwordless.LinkURL %q is not an absolute URL without a fragment", c.LinkURL)
 	}
 	if c.Email == nil {
-		t := DefaultPasswordlessEmail()
+		t := DefaultEmail()
 		c.Email = &t
 	} else if c.Email.Subject == nil || c.Email.Text == nil {
-		return errors.New("auth: Config.Passwordless.Email needs a Subject and a Text template")
+		return c, errors.New("auth: Config.Passwordless.Email needs a Subject and a Text template")
 	}
-	setDefault(&c.CodeLifetime, DefaultPasswordlessCodeLifetime)
+	if c.CodeLifetime == 0 {
+		c.CodeLifetime = DefaultCodeLifetime
+	}
 	if c.CodeLifetime < time.Minute {
-		return errors.New("auth: Config.Passwordless.CodeLifetime must be at least a minute")
+		return c, errors.New("auth: Config.Passwordless.CodeLifetime must be at least a minute")
 	}
-	return nil
+	return c, nil
 }
 
-func (f PasswordlessFlow) codes() bool { return f == PasswordlessCode || f == PasswordlessCodeAndLink }
-func (f PasswordlessFlow) links() bool { return f == PasswordlessLink || f == PasswordlessCodeAndLink }
+func (f Flow) codes() bool { return f == Code || f == CodeAndLink }
+func (f Flow) links() bool { return f == Link || f == CodeAndLink }
 
 // wire is the flowType the SDKs know the flow by.
-func (f PasswordlessFlow) wire() string {
+func (f Flow) wire() string {
 	switch f {
-	case PasswordlessCode:
+	case Code:
 		return "USER_INPUT_CODE"
-	case PasswordlessLink:
+	case Link:
 		return "MAGIC_LINK"
 	}
 	return "USER_INPUT_CODE_AND_MAGIC_LINK"
@@ -250,35 +382,35 @@ type contactRequest struct {
 // both to an email address (or a phone number, with a TextSender) and
 // tells the browser the flow's ids. The answer is the same whether the
 // address has an account or not.
-func (a *Auth) handleCreateCode(w http.ResponseWriter, r *http.Request) {
+func (rc *Recipe) handleCreateCode(w http.ResponseWriter, r *http.Request) {
 	var req contactRequest
-	if !a.readSignInRequest(w, r, &req) {
+	if !rc.k.ReadSignInRequest(w, r, &req) {
 		return
 	}
-	contact, msg, err := a.contactOf(req)
+	contact, msg, err := rc.contactOf(req)
 	if err != nil {
-		a.fail(w, r, err)
+		rc.k.Fail(w, r, err)
 		return
 	}
 	if msg != "" {
 		wire.GeneralError(w, msg)
 		return
 	}
-	if !a.allowSend(w, r, contact) {
+	if !rc.allowSend(w, r, contact) {
 		return
 	}
 	ctx := r.Context()
-	now := a.cfg.Now()
+	now := rc.k.Now()
 	f := newPasswordlessFlow()
 	flow := store.Code{
 		Hash: f.hash, Kind: store.CodePasswordlessFlow, Email: contact,
-		CreatedAt: now, ExpiresAt: now.Add(passwordlessFlowCodes * a.cfg.Passwordless.CodeLifetime),
+		CreatedAt: now, ExpiresAt: now.Add(passwordlessFlowCodes * rc.cfg.CodeLifetime),
 	}
-	if err := a.store.CreateCode(ctx, flow); err != nil {
-		a.fail(w, r, fmt.Errorf("auth: starting a passwordless flow: %w", err))
+	if err := rc.k.Store().CreateCode(ctx, flow); err != nil {
+		rc.k.Fail(w, r, fmt.Errorf("auth: starting a passwordless flow: %w", err))
 		return
 	}
-	if !a.sendCode(w, r, f, flow, now) {
+	if !rc.sendCode(w, r, f, flow, now) {
 		return
 	}
 	wire.JSON(w, http.StatusOK, struct {
@@ -286,23 +418,23 @@ func (a *Auth) handleCreateCode(w http.ResponseWriter, r *http.Request) {
 		DeviceID         string `json:"deviceId"`
 		PreAuthSessionID string `json:"preAuthSessionId"`
 		FlowType         string `json:"flowType"`
-	}{"OK", f.deviceID(), f.preAuthSessionID(), a.cfg.Passwordless.Flow.wire()})
+	}{"OK", f.deviceID(), f.preAuthSessionID(), rc.cfg.Flow.wire()})
 
 }
 
 // handleResendCode sends another code for a flow. The codes sent before
 // keep working until they expire.
-func (a *Auth) handleResendCode(w http.ResponseWriter, r *http.Request) {
+func (rc *Recipe) handleResendCode(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		DeviceID         *string `json:"deviceId"`
 		PreAuthSessionID *string `json:"preAuthSessionId"`
 		kit.LinkingField
 	}
-	if !a.readSignInRequest(w, r, &req) {
+	if !rc.k.ReadSignInRequest(w, r, &req) {
 		return
 	}
 	if req.DeviceID == nil || req.PreAuthSessionID == nil {
-		a.fail(w, r, wire.BadRequest("Please provide a deviceId and a preAuthSessionId"))
+		rc.k.Fail(w, r, wire.BadRequest("Please provide a deviceId and a preAuthSessionId"))
 		return
 	}
 	ctx := r.Context()
@@ -311,31 +443,31 @@ func (a *Auth) handleResendCode(w http.ResponseWriter, r *http.Request) {
 		wire.Status(w, passwordlessRestart)
 		return
 	}
-	now := a.cfg.Now()
-	flow, err := a.store.Code(ctx, store.CodePasswordlessFlow, f.hash, now)
+	now := rc.k.Now()
+	flow, err := rc.k.Store().Code(ctx, store.CodePasswordlessFlow, f.hash, now)
 	if errors.Is(err, store.ErrNotFound) {
 		wire.Status(w, passwordlessRestart)
 		return
 	}
 	if err != nil {
-		a.fail(w, r, err)
+		rc.k.Fail(w, r, err)
 		return
 	}
-	if !a.allowSend(w, r, flow.Email) {
+	if !rc.allowSend(w, r, flow.Email) {
 		return
 	}
-	if a.sendCode(w, r, f, flow, now) {
+	if rc.sendCode(w, r, f, flow, now) {
 		wire.JSON(w, http.StatusOK, wire.OK)
 	}
 }
 
 // contactOf reads the email or phone number of a /signinup/code body: the
 // normalised address, or the message a GENERAL_ERROR shows, or a 400.
-func (a *Auth) contactOf(req contactRequest) (contact, msg string, err error) {
+func (rc *Recipe) contactOf(req contactRequest) (contact, msg string, err error) {
 	switch {
 	case (req.Email == nil) == (req.PhoneNumber == nil):
 		return "", "", wire.BadRequest("Please provide exactly one of email or phoneNumber")
-	case req.PhoneNumber != nil && a.cfg.Passwordless.TextSender == nil:
+	case req.PhoneNumber != nil && rc.cfg.TextSender == nil:
 		return "", "", wire.BadRequest("this server signs in by email only: send email, not phoneNumber")
 	case req.PhoneNumber != nil:
 		phone, ok := normalisePhone(*req.PhoneNumber)
@@ -374,16 +506,16 @@ func normalisePhone(s string) (string, bool) {
 // allowSend spends a send of the client's allowance and of the address's,
 // or answers the request itself and reports false. Every address is
 // counted alike, known or not, so the limit tells nothing about accounts.
-func (a *Auth) allowSend(w http.ResponseWriter, r *http.Request, contact string) bool {
+func (rc *Recipe) allowSend(w http.ResponseWriter, r *http.Request, contact string) bool {
 	ctx := r.Context()
-	perClient := limit{kit.LimitKey("passwordless-client", a.limitClient(r)), a.cfg.RateLimits.ClientPasswordlessSends}
-	if wait := a.take(ctx, perClient); wait > 0 {
+	perClient := kit.Limit{Key: kit.LimitKey("passwordless-client", rc.k.Client(r)), Rate: rc.limits.ClientSends}
+	if wait := rc.k.Take(ctx, perClient); wait > 0 {
 		wire.TooMany(w, wait)
 		return false
 	}
-	perAddress := limit{kit.LimitKey("passwordless-send", contact), a.cfg.RateLimits.PasswordlessSends}
-	if wait := a.take(ctx, perAddress); wait > 0 {
-		a.emit(ctx, r, Event{Kind: EventSignInThrottled, Method: store.MethodPasswordless})
+	perAddress := kit.Limit{Key: kit.LimitKey("passwordless-send", contact), Rate: rc.limits.Sends}
+	if wait := rc.k.Take(ctx, perAddress); wait > 0 {
+		rc.k.Emit(ctx, r, kit.Event{Kind: kit.EventSignInThrottled, Method: store.MethodPasswordless})
 		wire.GeneralError(w, "Several codes were sent to this address a moment ago. Please use the latest, or try again in "+
 			kit.InWords(roundUp(wait))+".")
 
@@ -406,9 +538,9 @@ func roundUp(d time.Duration) time.Duration {
 // its email or text message, or answers the request itself and reports
 // false. A code works for CodeLifetime, or what is left of its flow's
 // life if that is shorter, and the message says which.
-func (a *Auth) sendCode(w http.ResponseWriter, r *http.Request, f passwordlessFlow, flow store.Code, now time.Time) bool {
+func (rc *Recipe) sendCode(w http.ResponseWriter, r *http.Request, f passwordlessFlow, flow store.Code, now time.Time) bool {
 	ctx := r.Context()
-	cfg := a.cfg.Passwordless
+	cfg := rc.cfg
 	expires := now.Add(cfg.CodeLifetime)
 	if flow.ExpiresAt.Before(expires) {
 		expires = flow.ExpiresAt
@@ -419,7 +551,7 @@ func (a *Auth) sendCode(w http.ResponseWriter, r *http.Request, f passwordlessFl
 	}
 	m := TextMessage{ValidFor: kit.InWords(expires.Sub(now))}
 	created := func(hash store.TokenHash) error {
-		return a.store.CreateCode(ctx, store.Code{
+		return rc.k.Store().CreateCode(ctx, store.Code{
 			Hash: hash, Kind: store.CodePasswordless, Flow: f.hash, CreatedAt: now, ExpiresAt: expires,
 		})
 	}
@@ -447,33 +579,33 @@ func (a *Auth) sendCode(w http.ResponseWriter, r *http.Request, f passwordlessFl
 		wire.Status(w, passwordlessRestart) // the flow ended meanwhile
 		return false
 	case err != nil:
-		a.fail(w, r, fmt.Errorf("auth: creating a passwordless code: %w", err))
+		rc.k.Fail(w, r, fmt.Errorf("auth: creating a passwordless code: %w", err))
 		return false
 	}
-	a.queueCode(flow.Email, m)
+	rc.queueCode(flow.Email, m)
 	return true
 }
 
 // queueCode sends m to contact off the request path.
-func (a *Auth) queueCode(contact string, m TextMessage) {
-	a.outbox.enqueue(a, mailJob{"passwordless", func(ctx context.Context) {
+func (rc *Recipe) queueCode(contact string, m TextMessage) {
+	rc.k.Enqueue("passwordless", func(ctx context.Context) {
 		var err error
 		if address.IsPhone(contact) {
 			m.To = contact
-			err = a.outbox.retry(ctx, func(ctx context.Context) error { return a.cfg.Passwordless.TextSender.SendText(ctx, m) })
+			err = rc.k.Retry(ctx, func(ctx context.Context) error { return rc.cfg.TextSender.SendText(ctx, m) })
 		} else {
-			err = a.mailCode(ctx, contact, m)
+			err = rc.mailCode(ctx, contact, m)
 		}
 		if err != nil {
-			a.mailFailed(ctx, "passwordless", "", "sending the code", err)
+			rc.k.MailFailed(ctx, "passwordless", "", "sending the code", err)
 			return
 		}
-		a.emit(ctx, nil, Event{Kind: EventPasswordlessCodeSent, Method: store.MethodPasswordless})
-	}})
+		rc.k.Emit(ctx, nil, kit.Event{Kind: kit.EventPasswordlessCodeSent, Method: store.MethodPasswordless})
+	})
 }
 
-func (a *Auth) mailCode(ctx context.Context, email string, m TextMessage) error {
-	return a.mail(ctx, a.cfg.Passwordless.Email, email, PasswordlessEmailData{
+func (rc *Recipe) mailCode(ctx context.Context, email string, m TextMessage) error {
+	return rc.k.Mail(ctx, rc.cfg.Email, email, EmailData{
 		Email: email, Code: m.Code, Link: m.Link, ValidFor: m.ValidFor,
 	})
 }
@@ -484,7 +616,7 @@ func (a *Auth) mailCode(ctx context.Context, email string, m TextMessage) error 
 // and against the address, across its flows (RateLimits.
 // PasswordlessFailures); a link code that does not work ends nothing and
 // is not counted, as it is 256 random bits.
-func (a *Auth) handleConsumeCode(w http.ResponseWriter, r *http.Request) {
+func (rc *Recipe) handleConsumeCode(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		PreAuthSessionID *string `json:"preAuthSessionId"`
 		DeviceID         *string `json:"deviceId"`
@@ -492,12 +624,12 @@ func (a *Auth) handleConsumeCode(w http.ResponseWriter, r *http.Request) {
 		LinkCode         *string `json:"linkCode"`
 		kit.LinkingField
 	}
-	if !a.readSignInRequest(w, r, &req) {
+	if !rc.k.ReadSignInRequest(w, r, &req) {
 		return
 	}
 	byCode := req.UserInputCode != nil || req.DeviceID != nil
-	if err := a.checkConsumeBody(byCode, req.PreAuthSessionID, req.DeviceID, req.UserInputCode, req.LinkCode); err != nil {
-		a.fail(w, r, err)
+	if err := rc.checkConsumeBody(byCode, req.PreAuthSessionID, req.DeviceID, req.UserInputCode, req.LinkCode); err != nil {
+		rc.k.Fail(w, r, err)
 		return
 	}
 	device, code := "", ""
@@ -512,17 +644,17 @@ func (a *Auth) handleConsumeCode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if byCode {
-		a.consumeUserCode(w, r, f, strings.TrimSpace(code))
+		rc.consumeUserCode(w, r, f, strings.TrimSpace(code))
 		return
 	}
-	a.consumeLinkCode(w, r, f, code)
+	rc.consumeLinkCode(w, r, f, code)
 }
 
 // checkConsumeBody refuses a consume request that names no flow, both or
 // neither of a link and a typed code, the kind of code this server does
 // not send, or an oversized code.
-func (a *Auth) checkConsumeBody(byCode bool, pre, device, userCode, link *string) error {
-	flow := a.cfg.Passwordless.Flow
+func (rc *Recipe) checkConsumeBody(byCode bool, pre, device, userCode, link *string) error {
+	flow := rc.cfg.Flow
 	switch {
 	case pre == nil:
 		return wire.BadRequest("Please provide the preAuthSessionId")
@@ -540,39 +672,39 @@ func (a *Auth) checkConsumeBody(byCode bool, pre, device, userCode, link *string
 
 // consumeUserCode checks a typed code against the flow f, counting a
 // wrong one against the flow and the address.
-func (a *Auth) consumeUserCode(w http.ResponseWriter, r *http.Request, f passwordlessFlow, userCode string) {
+func (rc *Recipe) consumeUserCode(w http.ResponseWriter, r *http.Request, f passwordlessFlow, userCode string) {
 	ctx := r.Context()
-	now := a.cfg.Now()
-	flow, err := a.store.Code(ctx, store.CodePasswordlessFlow, f.hash, now)
+	now := rc.k.Now()
+	flow, err := rc.k.Store().Code(ctx, store.CodePasswordlessFlow, f.hash, now)
 	if errors.Is(err, store.ErrNotFound) {
 		wire.Status(w, passwordlessRestart)
 		return
 	}
 	if err != nil {
-		a.fail(w, r, err)
+		rc.k.Fail(w, r, err)
 		return
 	}
 	// A guess is counted against the address before it is checked, and
 	// given back if it was right: so guesses spread over many flows meet
 	// one allowance, and none is checked past it.
-	failures := limit{kit.LimitKey("passwordless-failures", flow.Email), a.cfg.RateLimits.PasswordlessFailures}
-	if wait := a.take(ctx, failures); wait > 0 {
-		a.emit(ctx, r, Event{Kind: EventSignInThrottled, Method: store.MethodPasswordless})
+	failures := kit.Limit{Key: kit.LimitKey("passwordless-failures", flow.Email), Rate: rc.limits.Failures}
+	if wait := rc.k.Take(ctx, failures); wait > 0 {
+		rc.k.Emit(ctx, r, kit.Event{Kind: kit.EventSignInThrottled, Method: store.MethodPasswordless})
 		msg := "Too many wrong codes were entered for this address. Please try again in " + kit.InWords(roundUp(wait)) + "."
-		if a.cfg.Passwordless.Flow.links() {
+		if rc.cfg.Flow.links() {
 			msg = "Too many wrong codes were entered for this address. Please open the link in the latest email, or try again in " +
 				kit.InWords(roundUp(wait)) + "."
 		}
 		wire.GeneralError(w, msg)
 		return
 	}
-	flow, err = a.store.UsePasswordlessCode(ctx, f.hash, f.typedHash(userCode), now, passwordlessAttempts)
+	flow, err = rc.k.Store().UsePasswordlessCode(ctx, f.hash, f.typedHash(userCode), now, passwordlessAttempts)
 	switch {
 	case err == nil:
-		a.refund(ctx, failures)
-		a.passwordlessSignedIn(w, r, flow.Email, false)
+		rc.k.Refund(ctx, failures)
+		rc.passwordlessSignedIn(w, r, flow.Email, false)
 	case errors.Is(err, store.ErrWrongCode), errors.Is(err, store.ErrCodeExpired):
-		a.emit(ctx, r, Event{Kind: EventSignInFailed, Method: store.MethodPasswordless})
+		rc.k.Emit(ctx, r, kit.Event{Kind: kit.EventSignInFailed, Method: store.MethodPasswordless})
 		if flow.Attempts >= passwordlessAttempts {
 			wire.Status(w, passwordlessRestart)
 			return
@@ -588,46 +720,46 @@ func (a *Auth) consumeUserCode(w http.ResponseWriter, r *http.Request, f passwor
 		}{status, flow.Attempts, passwordlessAttempts})
 
 	case errors.Is(err, store.ErrNotFound):
-		a.refund(ctx, failures)
+		rc.k.Refund(ctx, failures)
 		wire.Status(w, passwordlessRestart) // the flow ended meanwhile
 	default:
-		a.refund(ctx, failures)
-		a.fail(w, r, err)
+		rc.k.Refund(ctx, failures)
+		rc.k.Fail(w, r, err)
 	}
 }
 
 // consumeLinkCode signs in with a link's code.
-func (a *Auth) consumeLinkCode(w http.ResponseWriter, r *http.Request, f passwordlessFlow, link string) {
-	flow, err := a.store.UsePasswordlessCode(r.Context(), f.hash, linkHash(link), a.cfg.Now(), 0)
+func (rc *Recipe) consumeLinkCode(w http.ResponseWriter, r *http.Request, f passwordlessFlow, link string) {
+	flow, err := rc.k.Store().UsePasswordlessCode(r.Context(), f.hash, linkHash(link), rc.k.Now(), 0)
 	switch {
 	case err == nil:
-		a.passwordlessSignedIn(w, r, flow.Email, true)
+		rc.passwordlessSignedIn(w, r, flow.Email, true)
 	case errors.Is(err, store.ErrWrongCode), errors.Is(err, store.ErrCodeExpired), errors.Is(err, store.ErrNotFound):
-		a.emit(r.Context(), r, Event{Kind: EventSignInFailed, Method: store.MethodPasswordless})
+		rc.k.Emit(r.Context(), r, kit.Event{Kind: kit.EventSignInFailed, Method: store.MethodPasswordless})
 		wire.Status(w, passwordlessRestart)
 	default:
-		a.fail(w, r, err)
+		rc.k.Fail(w, r, err)
 	}
 }
 
 // passwordlessSignedIn signs in, or up, whoever completed a flow for
 // contact: the code reached them, so the address is theirs.
 // link tells a link from a typed code.
-func (a *Auth) passwordlessSignedIn(w http.ResponseWriter, r *http.Request, contact string, link bool) {
+func (rc *Recipe) passwordlessSignedIn(w http.ResponseWriter, r *http.Request, contact string, link bool) {
 	nl := store.Login{LoginKey: store.PasswordlessKey(contact)}
 	if !address.IsPhone(contact) {
 		nl.Email, nl.EmailVerified, nl.EmailProven = contact, true, true
 	}
-	a.signInUp(w, r, kit.SignIn{Login: nl, Factor: factorOf(nl, link),
+	rc.k.SignIn(w, r, kit.SignIn{Login: nl, Factor: kit.FactorOf(nl, link),
 		NotAllowed: passwordlessNotAllow, Reason: reasonPasswordless, What: "signing in without a password"})
 }
 
 // handlePasswordlessExists tells whether an email (or a phone number) has
 // a passwordless login: the SDKs' /passwordless/email/exists and
 // /passwordless/phonenumber/exists.
-func (a *Auth) handlePasswordlessExists(param string) http.HandlerFunc {
+func (rc *Recipe) handlePasswordlessExists(param string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		contact, ok := a.lookupParam(w, r, param)
+		contact, ok := rc.k.LookupParam(w, r, param)
 		if !ok {
 			return
 		}
@@ -637,35 +769,27 @@ func (a *Auth) handlePasswordlessExists(param string) http.HandlerFunc {
 			contact = address.Normalise(contact)
 			ok = wire.CheckEmail(contact) == ""
 		}
-		a.writeExists(w, r, store.PasswordlessKey(contact), ok)
+		rc.k.WriteExists(w, r, store.PasswordlessKey(contact), ok)
 	}
 }
 
-// passwordlessRoutes adds the passwordless endpoints to routes.
-func (a *Auth) passwordlessRoutes(routes map[string]kit.Route) {
-	if a.cfg.Passwordless.Flow == PasswordlessOff {
-		return
-	}
+// Routes are the recipe's endpoints, by their path under the base path.
+// The SDKs' older /signup/email/exists, which email and password shares,
+// is among them: the kernel tells the two apart by the rid header.
+func (rc *Recipe) Routes() map[string]kit.Route {
 	post := func(h http.HandlerFunc) kit.Route { return kit.Route{Method: http.MethodPost, Handle: h} }
-	routes["/signinup/code"] = post(a.handleCreateCode)
-	routes["/signinup/code/resend"] = post(a.handleResendCode)
-	routes["/signinup/code/consume"] = post(a.handleConsumeCode)
-	if a.cfg.DisableEmailExists {
-		return
+	routes := map[string]kit.Route{
+		"/signinup/code":         post(rc.handleCreateCode),
+		"/signinup/code/resend":  post(rc.handleResendCode),
+		"/signinup/code/consume": post(rc.handleConsumeCode),
+	}
+	if rc.setup.DisableEmailExists {
+		return routes
 	}
 	get := func(h http.HandlerFunc) kit.Route { return kit.Route{Method: http.MethodGet, Handle: h} }
-	routes["/passwordless/email/exists"] = get(a.handlePasswordlessExists("email"))
-	routes["/passwordless/phonenumber/exists"] = get(a.handlePasswordlessExists("phoneNumber"))
-	// The SDKs' older path, which email and password shares: told apart
-	// by the rid header.
-	routes["/signup/phonenumber/exists"] = get(a.handlePasswordlessExists("phoneNumber"))
-	emailpassword := routes["/signup/email/exists"].Handle
-	passwordless := a.handlePasswordlessExists("email")
-	routes["/signup/email/exists"] = get(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("rid") == "passwordless" || emailpassword == nil {
-			passwordless(w, r)
-			return
-		}
-		emailpassword(w, r)
-	})
+	routes["/passwordless/email/exists"] = get(rc.handlePasswordlessExists("email"))
+	routes["/passwordless/phonenumber/exists"] = get(rc.handlePasswordlessExists("phoneNumber"))
+	routes["/signup/phonenumber/exists"] = get(rc.handlePasswordlessExists("phoneNumber"))
+	routes["/signup/email/exists"] = get(rc.handlePasswordlessExists("email"))
+	return routes
 }
