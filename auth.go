@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"reflect"
 	"strings"
 	"time"
@@ -17,8 +18,8 @@ import (
 	"github.com/latchkit/auth/internal/tokencache"
 	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/passwordless"
-	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
+	"github.com/latchkit/auth/thirdparty"
 )
 
 // Auth serves the authentication endpoints and verifies sessions. Create it
@@ -43,13 +44,13 @@ type Auth struct {
 	// when off.
 	verification *emailverification.Recipe
 	passwordless *passwordless.Recipe
+	thirdParty   *thirdparty.Recipe
 	// claims are the features' claims, registered by New; claimNames
 	// their names, and claimsInTokens whether any is on.
 	claims         []tokenClaim
 	claimNames     []string
 	claimsInTokens bool
-	claimFields    reflect.Type                 // see readClaims
-	providers      map[string]provider.Provider // Config.ThirdParty.Providers by id
+	claimFields    reflect.Type // see readClaims
 	// frontendOrigins are the origins of AppURL and AllowedOrigins, where
 	// third-party sign-in may send the browser back to.
 	frontendOrigins map[string]bool
@@ -81,6 +82,7 @@ func New(cfg Config) (*Auth, error) {
 	}
 	a.registerClaim(verifiedEmailClaim{a}) // claimEV
 	a.registerClaim(factorsClaim{a})       // claimMFA
+	a.frontendOrigins = frontendOrigins(cfg)
 	if err := a.buildRecipes(); err != nil {
 		return nil, err
 	}
@@ -127,11 +129,6 @@ func New(cfg Config) (*Auth, error) {
 	a.dummyHash = a.passwords.hash("not a password of anyone")
 	a.checkCosts.observe(hashKind(a.dummyHash), time.Since(start), time.Now())
 	a.pad = sleep
-	a.providers = make(map[string]provider.Provider, len(cfg.ThirdParty.Providers))
-	for _, p := range cfg.ThirdParty.Providers {
-		a.providers[p.ID()] = p
-	}
-	a.frontendOrigins = frontendOrigins(cfg)
 	a.rp = relyingParty(cfg.Passkeys, a.frontendOrigins)
 	a.routes = a.routeTable()
 	return a, nil
@@ -177,14 +174,8 @@ func (a *Auth) routeTable() map[string]kit.Route {
 	a.passkeyRoutes(routes)
 	a.mfaRoutes(routes)
 	routes["/loginmethods"] = get(a.handleLoginMethods)
-	if len(a.cfg.ThirdParty.Providers) > 0 {
-		routes["/authorisationurl"] = get(a.handleAuthorisationURL)
-		routes["/signinup"] = post(a.handleSignInUp)
-		for _, p := range a.cfg.ThirdParty.Providers {
-			if fp, ok := p.(provider.FormPoster); ok && fp.FormPost() {
-				routes["/callback/"+p.ID()] = kit.Route{Method: http.MethodPost, Handle: a.handleFormPostCallback, CrossSite: true}
-			}
-		}
+	if a.thirdParty != nil {
+		mount(routes, "thirdparty", a.thirdParty.Routes())
 	}
 	return routes
 }
@@ -208,6 +199,18 @@ func mount(routes map[string]kit.Route, rid string, add map[string]kit.Route) {
 		}
 		routes[path] = rt
 	}
+}
+
+// frontendOrigins is the set of the origins of AppURL and AllowedOrigins.
+func frontendOrigins(cfg Config) map[string]bool {
+	set := make(map[string]bool, len(cfg.AllowedOrigins)+1)
+	if app, err := url.Parse(cfg.AppURL); err == nil && app.Host != "" {
+		set[app.Scheme+"://"+app.Host] = true
+	}
+	for _, o := range cfg.AllowedOrigins {
+		set[o] = true
+	}
+	return set
 }
 
 // ServeHTTP serves the endpoints under the base path. Unknown paths get

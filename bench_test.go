@@ -25,6 +25,7 @@ import (
 	"github.com/latchkit/auth/passwordless"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store/memstore"
+	"github.com/latchkit/auth/thirdparty"
 )
 
 // Run with:
@@ -333,7 +334,7 @@ func BenchmarkSignInUp(b *testing.B) {
 			a, err := auth.New(auth.Config{
 				Store:      memstore.New(),
 				AppURL:     app,
-				ThirdParty: auth.ThirdPartyConfig{Providers: []provider.Provider{&instant{}}},
+				ThirdParty: thirdparty.Config{Providers: []provider.Provider{&instant{}}},
 				RateLimits: auth.RateLimits{ClientThirdPartySignIns: auth.Rate{Burst: 1 << 30, Every: time.Nanosecond}},
 			})
 			if err != nil {

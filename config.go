@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"net/url"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,8 +19,8 @@ import (
 	"github.com/latchkit/auth/internal/seal"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/passwordless"
-	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
+	"github.com/latchkit/auth/thirdparty"
 )
 
 // Defaults for the zero values of Config.
@@ -158,7 +159,7 @@ type Config struct {
 
 	// ThirdParty configures sign-in with third-party providers. The zero
 	// value means none.
-	ThirdParty ThirdPartyConfig
+	ThirdParty thirdparty.Config
 
 	// EmailVerification configures the verification of users' email
 	// addresses (package emailverification). The zero value means off.
@@ -249,37 +250,6 @@ type Config struct {
 	// for lack of capacity (503) report nothing. Keep it fast; hand slow
 	// work to a goroutine.
 	OnEvent func(context.Context, Event)
-}
-
-// ThirdPartyConfig configures sign-in with third-party identity providers
-// (Google, GitHub, any OpenID Connect provider: see package provider).
-// Unless Config.AccountLinking is set, every sign-up through a provider
-// makes a new user: a provider's user and an email and password user with
-// the same email are two users.
-type ThirdPartyConfig struct {
-	// Providers are the providers users may sign in with. Their IDs must
-	// be unique; they are the thirdPartyId the frontend SDK sends.
-	Providers []provider.Provider
-
-	// RedirectURIs are redirect URIs the frontend may ask for besides the
-	// SDK's callback page, <origin>/auth/callback/<thirdPartyId> on the
-	// origin of Config.AppURL or one of Config.AllowedOrigins, which is
-	// always allowed; for a provider that posts its callback (Apple), the
-	// frontend pages the relay may send its code to besides that page.
-	// Exact strings, as registered at the providers: absolute http(s)
-	// URLs with a lower-case scheme, no userinfo and no fragment (not
-	// even an empty one); New refuses others.
-	RedirectURIs []string
-
-	// APIURL is the public URL of the server this handler runs on, such
-	// as "https://api.example.com": a provider that posts its callback
-	// (Apple) is sent to <APIURL><BasePath>/callback/<id>, which relays
-	// it to the frontend. Default Config.AppURL.
-	APIURL string
-
-	// Timeout bounds each call to a provider (discovery, code exchange,
-	// user API). Default provider.Timeout (10 seconds).
-	Timeout time.Duration
 }
 
 // PasswordConfig configures email and password logins. The zero value
@@ -460,9 +430,11 @@ func (cfg *Config) setFeatureDefaults() error {
 	if err := cfg.Email.setDefaults(cfg.AppURL); err != nil {
 		return err
 	}
-	if err := cfg.ThirdParty.setDefaults(cfg.AppURL); err != nil {
-		return err
-	}
+	// The recipes' own settings are checked as auth.New builds them;
+	// the lists are copied here, so that the Config kept and the
+	// recipe's agree whatever the caller does with its slices.
+	cfg.ThirdParty.Providers = slices.Clone(cfg.ThirdParty.Providers)
+	cfg.ThirdParty.RedirectURIs = slices.Clone(cfg.ThirdParty.RedirectURIs)
 	if err := cfg.Passkeys.setDefaults(cfg); err != nil {
 		return err
 	}
@@ -602,58 +574,4 @@ func setDefault[T comparable](v *T, def T) {
 	if *v == zero {
 		*v = def
 	}
-}
-
-func (c *ThirdPartyConfig) setDefaults(appURL string) error {
-	c.Providers = append([]provider.Provider(nil), c.Providers...)
-	c.RedirectURIs = append([]string(nil), c.RedirectURIs...)
-	if len(c.Providers) == 0 {
-		return nil
-	}
-	if err := checkProviderIDs(c.Providers); err != nil {
-		return err
-	}
-	for _, uri := range c.RedirectURIs {
-		if !exactRedirectURI(uri) {
-			return fmt.Errorf("auth: Config.ThirdParty.RedirectURIs: %q must be an absolute http or https URL with a lower-case scheme, no userinfo and no fragment", uri)
-		}
-	}
-	if _, ok := httpURL(appURL); !ok {
-		return fmt.Errorf("auth: Config.AppURL %q must be an http or https URL with ThirdParty.Providers: the redirect URIs are checked against it", appURL)
-	}
-	setDefault(&c.APIURL, appURL)
-	c.APIURL = strings.TrimRight(c.APIURL, "/")
-	if _, ok := httpURL(c.APIURL); !ok {
-		return fmt.Errorf("auth: Config.ThirdParty.APIURL %q must be an http or https URL", c.APIURL)
-	}
-	if c.Timeout < 0 {
-		return errors.New("auth: Config.ThirdParty.Timeout must not be negative")
-	}
-	setDefault(&c.Timeout, provider.Timeout)
-	return nil
-}
-
-// exactRedirectURI reports whether uri is spelt as a provider compares it:
-// a lower-case http(s) scheme, a host, no userinfo and no fragment, not
-// even an empty "#", which a provider would pass on byte for byte.
-func exactRedirectURI(uri string) bool {
-	u, err := url.Parse(uri)
-	return err == nil && (strings.HasPrefix(uri, "https://") || strings.HasPrefix(uri, "http://")) &&
-		u.Host != "" && u.User == nil && !strings.Contains(uri, "#")
-}
-
-// checkProviderIDs checks that every provider has an ID of its own: the
-// ID is how the frontend names the provider.
-func checkProviderIDs(ps []provider.Provider) error {
-	seen := map[string]bool{}
-	for _, p := range ps {
-		if p == nil || p.ID() == "" {
-			return errors.New("auth: Config.ThirdParty.Providers: a provider is nil or has no ID")
-		}
-		if seen[p.ID()] {
-			return fmt.Errorf("auth: Config.ThirdParty.Providers: two providers have the ID %q", p.ID())
-		}
-		seen[p.ID()] = true
-	}
-	return nil
 }

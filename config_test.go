@@ -8,6 +8,7 @@ import (
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store/memstore"
+	"github.com/latchkit/auth/thirdparty"
 )
 
 func TestNewRefusesBadConfig(t *testing.T) {
@@ -24,24 +25,24 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		"RS256 not offered":            {Store: st, SigningAlgorithm: "RS256"},
 		"partial hashing parameters":   {Store: st, Password: auth.PasswordConfig{Hashing: auth.PasswordHashing{Memory: 64 * 1024}}},
 		"SameSite=None without Secure": {Store: st, Cookie: auth.CookieConfig{SameSite: http.SameSiteNoneMode, InsecureAllowHTTP: true}},
-		"providers without AppURL":     {Store: st, ThirdParty: auth.ThirdPartyConfig{Providers: []provider.Provider{idp("a")}}},
+		"providers without AppURL":     {Store: st, ThirdParty: thirdparty.Config{Providers: []provider.Provider{idp("a")}}},
 		"two providers with one id": {Store: st, AppURL: "https://app.example.com",
-			ThirdParty: auth.ThirdPartyConfig{Providers: []provider.Provider{idp("a"), idp("a")}}},
+			ThirdParty: thirdparty.Config{Providers: []provider.Provider{idp("a"), idp("a")}}},
 		"a nil provider": {Store: st, AppURL: "https://app.example.com",
-			ThirdParty: auth.ThirdPartyConfig{Providers: []provider.Provider{nil}}},
+			ThirdParty: thirdparty.Config{Providers: []provider.Provider{nil}}},
 		"a provider without an id": {Store: st, AppURL: "https://app.example.com",
-			ThirdParty: auth.ThirdPartyConfig{Providers: []provider.Provider{idp("")}}},
+			ThirdParty: thirdparty.Config{Providers: []provider.Provider{idp("")}}},
 		"APIURL not a URL": {Store: st, AppURL: "https://app.example.com",
-			ThirdParty: auth.ThirdPartyConfig{Providers: []provider.Provider{idp("a")}, APIURL: "api.example.com"}},
+			ThirdParty: thirdparty.Config{Providers: []provider.Provider{idp("a")}, APIURL: "api.example.com"}},
 		"negative provider timeout": {Store: st, AppURL: "https://app.example.com",
-			ThirdParty: auth.ThirdPartyConfig{Providers: []provider.Provider{idp("a")}, Timeout: -time.Second}},
+			ThirdParty: thirdparty.Config{Providers: []provider.Provider{idp("a")}, Timeout: -time.Second}},
 	} {
 		if _, err := auth.New(cfg); err == nil {
 			t.Errorf("%s: New accepted %+v", name, cfg)
 		}
 	}
 	if _, err := auth.New(auth.Config{Store: st, AppURL: "https://app.example.com",
-		ThirdParty: auth.ThirdPartyConfig{Providers: []provider.Provider{idp("a"), idp("b")}}}); err != nil {
+		ThirdParty: thirdparty.Config{Providers: []provider.Provider{idp("a"), idp("b")}}}); err != nil {
 		t.Errorf("two providers: %v", err)
 	}
 	if _, err := auth.New(auth.Config{Store: st, BasePath: "/api/auth/"}); err != nil {

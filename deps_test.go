@@ -20,6 +20,7 @@ func TestDependencies(t *testing.T) {
 		"github.com/google/uuid",
 		module + "/emailverification",
 		module + "/passwordless",
+		module + "/thirdparty",
 		module + "/internal/address",
 		module + "/internal/argon2id",
 		module + "/internal/gcra",

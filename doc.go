@@ -42,9 +42,9 @@
 //   - sessions ("session"): POST /session/refresh, POST /signout;
 //   - with [Config.SigningAlgorithm] [EdDSA]: GET /jwt/jwks.json;
 //   - third-party providers ("thirdparty"), with
-//     [Config.ThirdParty].Providers: GET /authorisationurl, POST /signinup,
-//     and POST /callback/<id> for a provider that posts its callback
-//     (Apple);
+//     [Config.ThirdParty].Providers (package thirdparty): GET
+//     /authorisationurl, POST /signinup, and POST /callback/<id> for a
+//     provider that posts its callback (Apple);
 //   - email verification ("emailverification"), with
 //     [Config.EmailVerification] (package emailverification): POST
 //     /user/email/verify/token, POST /user/email/verify, GET
@@ -114,17 +114,12 @@
 //
 // # Sign-in with a provider
 //
-// With [Config.ThirdParty].Providers, from package provider, the server
-// keeps no state between the two steps of a sign-in: the PKCE verifier it
-// hands the SDK carries its provider, redirect URI and a 15-minute expiry
-// under a MAC. A redirect URI is the SDK's callback page on the origin of
-// [Config.AppURL] or one of [Config.AllowedOrigins], or is listed in
-// [ThirdPartyConfig].RedirectURIs, compared as spelt. A code is redeemed
-// once: it is remembered in the [Limiter] for 10 minutes, before the
-// provider sees it. ID tokens are checked for signature, iss, aud, azp,
-// exp, iat and nonce. A provider that fails, stalls
-// ([ThirdPartyConfig].Timeout, 10 seconds) or lies gets the client
-// GENERAL_ERROR, never a 5xx. SECURITY.md lists each rule with its test.
+// Package thirdparty, turned on by [Config.ThirdParty] with providers from
+// package provider, redeems each authorisation code once, checks ID tokens
+// and redirect URIs, and documents its settings and checks: the server
+// keeps no state between the two steps of a sign-in, and a provider that
+// fails, stalls or lies gets the client GENERAL_ERROR, never a 5xx.
+// SECURITY.md lists each rule with its test.
 //
 // # Email verification
 //

@@ -40,6 +40,7 @@ import (
 	"github.com/latchkit/auth/passwordless"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
+	"github.com/latchkit/auth/thirdparty"
 )
 
 func TestReadmeReasons(t *testing.T) {
@@ -108,7 +109,7 @@ func TestDocsEventSignUp(t *testing.T) {
 	var events []auth.Event
 	s := authtest.NewServer(t, auth.Config{
 		AppURL:       "https://app.example.com",
-		ThirdParty:   auth.ThirdPartyConfig{Providers: []provider.Provider{fake.Provider()}},
+		ThirdParty:   thirdparty.Config{Providers: []provider.Provider{fake.Provider()}},
 		Passwordless: passwordless.Config{Flow: passwordless.Code},
 		Passkeys:     auth.PasskeyConfig{Verifier: passkey.New()},
 		OnEvent: func(_ context.Context, e auth.Event) {
@@ -183,7 +184,7 @@ func TestDocsRoutes(t *testing.T) {
 	s := authtest.NewServer(t, auth.Config{
 		SigningAlgorithm:  auth.EdDSA,
 		EmailVerification: emailverification.Config{Mode: emailverification.Optional},
-		ThirdParty:        auth.ThirdPartyConfig{Providers: []provider.Provider{relay}},
+		ThirdParty:        thirdparty.Config{Providers: []provider.Provider{relay}},
 		Passwordless:      passwordless.Config{Flow: passwordless.CodeAndLink},
 		Passkeys:          auth.PasskeyConfig{Verifier: passkey.New()},
 		MFA:               auth.MFAConfig{Required: []string{auth.FactorTOTP, auth.FactorWebAuthn}},
@@ -252,6 +253,9 @@ func TestPackageDocStatuses(t *testing.T) {
 	var want []string
 	files := sourceFiles(t, token.NewFileSet(), "*.go")
 	maps.Copy(files, sourceFiles(t, token.NewFileSet(), "internal/wire/*.go")) // the answers every route shares
+	for _, recipe := range recipePackages {
+		maps.Copy(files, sourceFiles(t, token.NewFileSet(), recipe+"/*.go"))
+	}
 	for name, f := range files {
 		ast.Inspect(f, func(n ast.Node) bool {
 			sel, ok := n.(*ast.SelectorExpr)

@@ -19,6 +19,7 @@ import (
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store/memstore"
+	"github.com/latchkit/auth/thirdparty"
 )
 
 // newVerifying is a server with email verification in mode m, the routes
@@ -253,7 +254,7 @@ func TestVerificationTokenRefused(t *testing.T) {
 // another address, the link verifies nothing.
 func TestVerificationTokenVoidedByEmailChange(t *testing.T) {
 	p := authtest.NewProvider(t)
-	s := newVerifying(t, emailverification.Optional, auth.Config{ThirdParty: auth.ThirdPartyConfig{Providers: []provider.Provider{p.Provider()}}})
+	s := newVerifying(t, emailverification.Optional, auth.Config{ThirdParty: thirdparty.Config{Providers: []provider.Provider{p.Provider()}}})
 	p.SetIdentity("sub-1", "old@example.com", false)
 	c := s.NewClient(authtest.Header)
 	if res := c.SignInWithProvider(p); res.Status != "OK" {
@@ -345,7 +346,7 @@ func TestThirdPartyVerifiedEmailNeedsNoMail(t *testing.T) {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()
 			p := authtest.NewProvider(t)
-			s := newVerifying(t, emailverification.Required, auth.Config{ThirdParty: auth.ThirdPartyConfig{Providers: []provider.Provider{p.Provider()}}})
+			s := newVerifying(t, emailverification.Required, auth.Config{ThirdParty: thirdparty.Config{Providers: []provider.Provider{p.Provider()}}})
 			p.SetIdentity("sub-v", "v@example.com", true)
 			c := s.NewClient(m)
 			res := c.SignInWithProvider(p)

@@ -26,6 +26,7 @@ import (
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
+	"github.com/latchkit/auth/thirdparty"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -675,7 +676,7 @@ func TestEnumerationPasskeys(t *testing.T) {
 			p := authtest.NewProvider(t)
 			s := pkServer(t, auth.Config{AccountLinking: linking, TrustedProxies: loopbackProxy,
 				Passwordless: passwordless.Config{Flow: passwordless.Code},
-				ThirdParty:   auth.ThirdPartyConfig{Providers: []provider.Provider{p.Provider()}}})
+				ThirdParty:   thirdparty.Config{Providers: []provider.Provider{p.Provider()}}})
 			pkSignUp(t, s, authtest.Header, "enum-pk@example.com")
 			pkSignUp(t, s, authtest.Header, "enum-pk-held@example.com")
 			if res := plSignIn(t, s, s.NewClient(authtest.Header), "enum-pk-held@example.com"); res.Status != "OK" {

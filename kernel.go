@@ -9,17 +9,26 @@ import (
 
 	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/internal/kit"
+	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/passwordless"
 	"github.com/latchkit/auth/store"
+	"github.com/latchkit/auth/thirdparty"
 )
 
 // buildRecipes makes the recipes in packages of their own that the Config
 // turns on, each with the kernel as its seam.
 func (a *Auth) buildRecipes() error {
 	cfg, k := &a.cfg, kernel{a}
-	setup := kit.Setup{AppURL: cfg.AppURL, CanMail: cfg.Email.Mailer != nil, DisableEmailExists: cfg.DisableEmailExists}
+	setup := kit.Setup{AppURL: cfg.AppURL, BasePath: cfg.BasePath, CanMail: cfg.Email.Mailer != nil,
+		DisableEmailExists: cfg.DisableEmailExists, AccountLinking: cfg.AccountLinking,
+		FrontendOrigins: a.frontendOrigins, InsecureHTTP: cfg.Cookie.InsecureAllowHTTP}
 	var err error
+	if len(cfg.ThirdParty.Providers) > 0 {
+		if a.thirdParty, err = thirdparty.New(k, cfg.ThirdParty, setup, kit.Rate(cfg.RateLimits.ClientThirdPartySignIns)); err != nil {
+			return err
+		}
+	}
 	if cfg.EmailVerification.Mode != emailverification.Off {
 		if a.verification, err = emailverification.New(k, cfg.EmailVerification, setup, kit.Rate(cfg.RateLimits.VerificationEmails)); err != nil {
 			return err
@@ -157,4 +166,49 @@ func (k kernel) Refund(ctx context.Context, limits ...kit.Limit) {
 
 func (k kernel) Retry(ctx context.Context, send func(context.Context) error) error {
 	return k.a.outbox.retry(ctx, send)
+}
+
+func (k kernel) FirstFactorAllowed(w http.ResponseWriter, factor string) bool {
+	return k.a.firstFactorAllowed(w, factor)
+}
+
+func (k kernel) FirstUse(ctx context.Context, key string, memory time.Duration) bool {
+	wait, err := k.a.cfg.Limiter.Take(ctx, key, Rate{Burst: 1, Every: memory}, k.a.cfg.Now())
+	if err != nil {
+		k.a.limiterFailed(ctx, err)
+		return false
+	}
+	return wait == 0
+}
+
+func (k kernel) MACKey(ctx context.Context, purpose string) (string, []byte, error) {
+	key, err := k.a.keys.signer(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	return key.id, key.derived(purpose), nil
+}
+
+func (k kernel) MACKeyByID(ctx context.Context, id, purpose string) ([]byte, bool) {
+	key, ok := k.a.keys.verifier(ctx, id)
+	if !ok {
+		return nil, false
+	}
+	return key.derived(purpose), true
+}
+
+func (k kernel) ReadForm(w http.ResponseWriter, r *http.Request, msg string) bool {
+	if err := k.a.capBody(w, r); err != nil {
+		k.a.fail(w, r, err)
+		return false
+	}
+	if err := r.ParseForm(); err != nil {
+		if bodyTooLarge(err) {
+			k.a.fail(w, r, errBodyTooLarge)
+			return false
+		}
+		wire.Message(w, http.StatusBadRequest, msg)
+		return false
+	}
+	return true
 }

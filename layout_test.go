@@ -16,7 +16,6 @@ import (
 // non-test file is the kernel.
 var featureFiles = map[string][]string{
 	"emailpassword": {"emailpassword.go", "reset.go"},
-	"thirdparty":    {"thirdparty.go"},
 	"passkey":       {"passkey.go", "passkey_account.go"},
 	"mfa":           {"mfa.go", "totp.go", "recoverycodes.go", "secondfactors.go", "factornotice.go"},
 }
@@ -75,7 +74,7 @@ func TestFeaturesKeepApart(t *testing.T) {
 }
 
 // recipePackages are the recipes that are packages of their own.
-var recipePackages = []string{"emailverification", "passwordless"}
+var recipePackages = []string{"emailverification", "passwordless", "thirdparty"}
 
 // seam is what a recipe package may import of the module: the kernel's
 // seam, the mechanics that need no Auth, and the public contracts.
@@ -85,6 +84,7 @@ var seam = []string{
 	module + "/internal/onetime",
 	module + "/internal/wire",
 	module + "/mailer",
+	module + "/provider",
 	module + "/store",
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
+	"github.com/latchkit/auth/thirdparty"
 )
 
 // A provider that would redeem a code twice gets it at most once from all
@@ -30,7 +31,7 @@ func TestDefaultLimiterCodeOnceAcrossInstances(t *testing.T) {
 	// scripted redeems any code, as often as it is asked.
 	p := &scripted{id: "idp", identity: provider.Identity{Subject: "sub-1", Email: "someone@example.com", EmailVerified: true}}
 	const app = "https://app.example.com"
-	cfg := auth.Config{Store: st, AppURL: app, ThirdParty: auth.ThirdPartyConfig{Providers: []provider.Provider{p}}}
+	cfg := auth.Config{Store: st, AppURL: app, ThirdParty: thirdparty.Config{Providers: []provider.Provider{p}}}
 	one, two := authtest.NewServer(t, cfg), authtest.NewServer(t, cfg)
 	redirect := app + "/auth/callback/idp"
 

@@ -21,6 +21,7 @@ import (
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
+	"github.com/latchkit/auth/thirdparty"
 )
 
 // The refusals of account linking, as the SDKs show them.
@@ -331,7 +332,7 @@ func TestLinkPasswordSignInConflict(t *testing.T) {
 	after := authtest.NewServer(t, auth.Config{
 		Store: st, AccountLinking: true,
 		EmailVerification: emailverification.Config{Mode: emailverification.Optional},
-		ThirdParty:        auth.ThirdPartyConfig{Providers: []provider.Provider{p.Provider()}},
+		ThirdParty:        thirdparty.Config{Providers: []provider.Provider{p.Provider()}},
 	})
 	for _, m := range authtest.Modes {
 		res := after.NewClient(m).SignIn(email, authtest.Password)
@@ -624,7 +625,7 @@ func TestLinkConcurrentFirstSignIns(t *testing.T) {
 	b := &scripted{id: "idp2"}
 	s := authtest.NewServer(t, auth.Config{
 		Store: gate, AccountLinking: true,
-		ThirdParty: auth.ThirdPartyConfig{Providers: []provider.Provider{a, b}},
+		ThirdParty: thirdparty.Config{Providers: []provider.Provider{a, b}},
 		RateLimits: auth.RateLimits{ClientThirdPartySignIns: auth.Rate{Burst: 1000, Every: time.Millisecond}},
 	})
 	for round := range 16 {
@@ -691,7 +692,7 @@ func TestLinkConcurrentPasswordAndProvider(t *testing.T) {
 	p := &scripted{id: "idp"}
 	s := authtest.NewServer(t, auth.Config{
 		Store: gate, AccountLinking: true,
-		ThirdParty: auth.ThirdPartyConfig{Providers: []provider.Provider{p}},
+		ThirdParty: thirdparty.Config{Providers: []provider.Provider{p}},
 		RateLimits: auth.RateLimits{
 			ClientThirdPartySignIns: auth.Rate{Burst: 1000, Every: time.Millisecond},
 			ClientNewPasswords:      auth.Rate{Burst: 1000, Every: time.Millisecond},

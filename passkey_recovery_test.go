@@ -25,6 +25,7 @@ import (
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
+	"github.com/latchkit/auth/thirdparty"
 )
 
 // pkRequestRecovery asks for a recovery link for email with c, as the
@@ -287,7 +288,7 @@ func TestPasskeyRecoveryHeldByOther(t *testing.T) {
 				p := authtest.NewProvider(t)
 				s := pkServer(t, auth.Config{Store: st, AccountLinking: linking,
 					Passwordless: passwordless.Config{Flow: passwordless.Code},
-					ThirdParty:   auth.ThirdPartyConfig{Providers: append([]provider.Provider(nil), p.Provider())}})
+					ThirdParty:   thirdparty.Config{Providers: append([]provider.Provider(nil), p.Provider())}})
 				const email = "held@example.com"
 				pkc, a, u := pkSignUp(t, s, authtest.Header, email)
 				c := s.NewClient(authtest.Header)
@@ -432,7 +433,7 @@ func TestPasskeySignUpUnderLinking(t *testing.T) {
 			p := authtest.NewProvider(t)
 			s := pkServer(t, auth.Config{Store: st, AccountLinking: linking,
 				Passwordless: passwordless.Config{Flow: passwordless.Code},
-				ThirdParty:   auth.ThirdPartyConfig{Providers: append([]provider.Provider(nil), p.Provider())}})
+				ThirdParty:   thirdparty.Config{Providers: append([]provider.Provider(nil), p.Provider())}})
 			if res := plSignIn(t, s, s.NewClient(authtest.Header), "pl-owner@example.com"); res.Status != "OK" {
 				t.Fatalf("passwordless sign-up: %s", res.Body)
 			}

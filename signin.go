@@ -152,7 +152,11 @@ func (a *Auth) signInUp(w http.ResponseWriter, r *http.Request, s kit.SignIn) {
 	if a.cfg.AccountLinking && nl.Email != "" {
 		res, err = a.signInUpLinking(ctx, r, nl, newUser)
 		if err == nil && res.refusal != "" {
-			wire.NotAllowed(w, s.NotAllowed, s.Reason)
+			reason := s.Reason
+			if reason == "" {
+				reason = res.refusal
+			}
+			wire.NotAllowed(w, s.NotAllowed, reason)
 			return
 		}
 	} else {
@@ -163,7 +167,7 @@ func (a *Auth) signInUp(w http.ResponseWriter, r *http.Request, s kit.SignIn) {
 		return
 	}
 	if res.created && res.user.ID == newUser.ID {
-		a.emit(ctx, r, Event{Kind: EventSignUp, UserID: res.user.ID, Method: nl.Method})
+		a.emit(ctx, r, Event{Kind: EventSignUp, UserID: res.user.ID, Method: nl.Method, ThirdPartyID: nl.ThirdParty})
 	}
 	a.signedIn(w, r, res.user, res.logins, res.login, &res.created, s.Factor)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
+	"github.com/latchkit/auth/thirdparty"
 )
 
 // relayed is what the form_post relay answered: its status, Location and
@@ -60,7 +61,7 @@ func TestFormPostRelaysOnlyToCallbackPage(t *testing.T) {
 	google := &scripted{id: "google"}
 	s := authtest.NewServer(t, auth.Config{
 		AllowedOrigins: []string{other},
-		ThirdParty:     auth.ThirdPartyConfig{Providers: []provider.Provider{apple, google}},
+		ThirdParty:     thirdparty.Config{Providers: []provider.Provider{apple, google}},
 	})
 	app := s.AuthConfig.AppURL
 
@@ -186,7 +187,7 @@ func TestFormPostRelaysToListedPage(t *testing.T) {
 	apple := &scripted{id: "apple", formPost: true}
 	s := authtest.NewServer(t, auth.Config{
 		AppURL:     "https://app.example.com",
-		ThirdParty: auth.ThirdPartyConfig{Providers: []provider.Provider{apple}, RedirectURIs: []string{"https://app.example.com/login/callback/apple"}},
+		ThirdParty: thirdparty.Config{Providers: []provider.Provider{apple}, RedirectURIs: []string{"https://app.example.com/login/callback/apple"}},
 	})
 	got := postCallback(t, s, "apple", "good-code", "https://app.example.com/login/callback/apple")
 	if loc, err := url.Parse(got.location); got.status != http.StatusSeeOther || err != nil || loc.Path != "/login/callback/apple" || loc.Query().Get("code") != "good-code" {
@@ -208,7 +209,7 @@ func TestFormPostRelaysToListedPage(t *testing.T) {
 		_, err := auth.New(auth.Config{
 			Store:      memstore.New(),
 			AppURL:     "https://app.example.com",
-			ThirdParty: auth.ThirdPartyConfig{Providers: []provider.Provider{apple}, RedirectURIs: []string{uri}},
+			ThirdParty: thirdparty.Config{Providers: []provider.Provider{apple}, RedirectURIs: []string{uri}},
 		})
 		if err == nil || !strings.Contains(err.Error(), "RedirectURIs") {
 			t.Errorf("New with RedirectURIs [%q]: %v, want an error naming Config.ThirdParty.RedirectURIs", uri, err)

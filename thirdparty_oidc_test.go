@@ -11,6 +11,7 @@ import (
 	"github.com/latchkit/auth/authtest"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store/memstore"
+	"github.com/latchkit/auth/thirdparty"
 )
 
 // oidcServer is a server whose one provider is a fake OpenID provider,
@@ -78,7 +79,7 @@ func TestOIDCProviderMisbehaves(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			st := memstore.New()
-			s, fake := oidcServer(t, auth.Config{Store: st, ThirdParty: auth.ThirdPartyConfig{Timeout: 500 * time.Millisecond}})
+			s, fake := oidcServer(t, auth.Config{Store: st, ThirdParty: thirdparty.Config{Timeout: 500 * time.Millisecond}})
 			fake.SetFault(tc.fault)
 			start := time.Now()
 			res := s.NewClient(authtest.Header).SignInWithProvider(fake)
@@ -126,7 +127,7 @@ func TestThirdPartyLogHygiene(t *testing.T) {
 	s, p := tpServer(t, auth.Config{Logger: logger})
 	fake := authtest.NewProvider(t)
 	fake.SetIdentity("ada-1", "ada@example.com", true)
-	s2 := authtest.NewServer(t, auth.Config{Logger: logger, ThirdParty: auth.ThirdPartyConfig{Providers: []provider.Provider{fake.Provider()}}})
+	s2 := authtest.NewServer(t, auth.Config{Logger: logger, ThirdParty: thirdparty.Config{Providers: []provider.Provider{fake.Provider()}}})
 
 	var secrets []string
 	c := s.NewClient(authtest.Header)

@@ -21,6 +21,7 @@ import (
 	"github.com/latchkit/auth/authtest"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store/memstore"
+	"github.com/latchkit/auth/thirdparty"
 )
 
 // scripted is a provider whose Exchange answers with the identity (or the
@@ -313,7 +314,7 @@ func TestThirdPartyCodeReplay(t *testing.T) {
 func TestThirdPartyVerifier(t *testing.T) {
 	t.Parallel()
 	other := &scripted{id: "other", identity: provider.Identity{Subject: "x", Email: "x@example.com"}}
-	s, p := tpServer(t, auth.Config{ThirdParty: auth.ThirdPartyConfig{Providers: []provider.Provider{other}}})
+	s, p := tpServer(t, auth.Config{ThirdParty: thirdparty.Config{Providers: []provider.Provider{other}}})
 	c := s.NewClient(authtest.Header)
 	redirect := callbackURL(s, "idp")
 	v := authorisationURL(t, c, "idp", redirect)
@@ -445,7 +446,7 @@ func TestLoginMethods(t *testing.T) {
 func TestFormPostCallback(t *testing.T) {
 	t.Parallel()
 	apple := &scripted{id: "apple", formPost: true}
-	s := authtest.NewServer(t, auth.Config{ThirdParty: auth.ThirdPartyConfig{Providers: []provider.Provider{apple}}})
+	s := authtest.NewServer(t, auth.Config{ThirdParty: thirdparty.Config{Providers: []provider.Provider{apple}}})
 	front := s.AuthConfig.AppURL + "/auth/callback/apple"
 	state := base64.StdEncoding.EncodeToString([]byte(`{"frontendRedirectURI":"` + front + `","stateForAuthProvider":"xyz"}`))
 	post := func(form url.Values, site string) *http.Response {
@@ -559,7 +560,7 @@ func TestThirdPartyLimitedPerClient(t *testing.T) {
 func TestThirdPartyListedRedirectURI(t *testing.T) {
 	t.Parallel()
 	const listed = "https://mobile.example.net/oauth/done"
-	s, _ := tpServer(t, auth.Config{ThirdParty: auth.ThirdPartyConfig{RedirectURIs: []string{listed}}})
+	s, _ := tpServer(t, auth.Config{ThirdParty: thirdparty.Config{RedirectURIs: []string{listed}}})
 	c := s.NewClient(authtest.Header)
 	v := authorisationURL(t, c, "idp", listed)
 	if res := c.Do("POST", "/auth/signinup", signInUpBody("idp", listed, "code-1", v)); res.Status != "OK" {

@@ -19,6 +19,7 @@ import (
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
+	"github.com/latchkit/auth/thirdparty"
 )
 
 const (
@@ -36,7 +37,7 @@ func accountServer(t *testing.T) (*authtest.Server, *authtest.Provider) {
 	s := authtest.NewServer(t, auth.Config{
 		OnEvent:        places.record,
 		AccountLinking: true,
-		ThirdParty:     auth.ThirdPartyConfig{Providers: []provider.Provider{p.Provider()}},
+		ThirdParty:     thirdparty.Config{Providers: []provider.Provider{p.Provider()}},
 	})
 	mountAccount(s.Mux, s.Auth, places)
 	return s, p

@@ -36,6 +36,7 @@ import (
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
 	"github.com/latchkit/auth/store/sqlstore"
+	"github.com/latchkit/auth/thirdparty"
 )
 
 // static holds the web front end: index.html and app.js, built from web/
@@ -673,7 +674,7 @@ func newAuth(o options, st store.Store, m mailer.Mailer, stdout io.Writer, logge
 		RateLimits:           auth.RateLimits{SessionRefreshes: o.refreshes},
 		// Each provider sends the browser back to the page at
 		// <app-url>/auth/callback/<id>, the redirect URI to register.
-		ThirdParty: auth.ThirdPartyConfig{Providers: o.providers},
+		ThirdParty: thirdparty.Config{Providers: o.providers},
 		// Verification links go to <app-url>/auth/verify-email, a page
 		// of the demo, through the mailer of the reset emails.
 		EmailVerification: emailverification.Config{Mode: o.emailVerification},

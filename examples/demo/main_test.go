@@ -25,6 +25,7 @@ import (
 	"github.com/latchkit/auth/passwordless"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store/memstore"
+	"github.com/latchkit/auth/thirdparty"
 )
 
 func TestParseOptions(t *testing.T) {
@@ -313,7 +314,7 @@ func TestMeThirdParty(t *testing.T) {
 	a, err := auth.New(auth.Config{
 		Store:      st,
 		AppURL:     "http://" + ln.Addr().String(),
-		ThirdParty: auth.ThirdPartyConfig{Providers: []provider.Provider{fake.Provider()}},
+		ThirdParty: thirdparty.Config{Providers: []provider.Provider{fake.Provider()}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -97,6 +98,25 @@ type Kernel interface {
 	// Retry calls send with the outbox's timeout and retries, for a
 	// message the recipe sends itself (a text message).
 	Retry(ctx context.Context, send func(context.Context) error) error
+
+	// FirstFactorAllowed reports whether factor may start a session, or
+	// answers the request itself (401) and returns false.
+	FirstFactorAllowed(w http.ResponseWriter, factor string) bool
+	// FirstUse reports whether key is seen for the first time in the last
+	// memory, across every instance sharing the limiter, and remembers
+	// it. A limiter that cannot say is logged and counts as a repeat: the
+	// check fails closed.
+	FirstUse(ctx context.Context, key string, memory time.Duration) bool
+	// MACKey is a key for purpose, derived from the current access-token
+	// signing key so that it is never a token's key, with that key's id;
+	// MACKeyByID is the key of id, while the keyring still verifies with
+	// it.
+	MACKey(ctx context.Context, purpose string) (id string, key []byte, err error)
+	MACKeyByID(ctx context.Context, id, purpose string) ([]byte, bool)
+	// ReadForm parses the form body of a request, within the kernel's
+	// bound on a body's size, or answers the request itself (413, or 400
+	// with msg) and returns false.
+	ReadForm(w http.ResponseWriter, r *http.Request, msg string) bool
 }
 
 // A Session is the verified session of a request, as the kernel keeps it.
@@ -109,8 +129,22 @@ type Session interface {
 // Setup is what every recipe is built with, beside its own Config.
 type Setup struct {
 	AppURL             string // auth.Config's
+	BasePath           string // auth.Config's: where the routes are served
 	CanMail            bool   // whether auth.Config's Email has a Mailer
 	DisableEmailExists bool   // auth.Config's: serve no exists endpoints
+	AccountLinking     bool   // auth.Config's
+	// FrontendOrigins are the origins of AppURL and AllowedOrigins.
+	FrontendOrigins map[string]bool
+	// InsecureHTTP is auth.Config's Cookie.InsecureAllowHTTP: http pages
+	// on hosts other than loopback ones are the frontend's too.
+	InsecureHTTP bool
+}
+
+// HTTPURL parses s and reports whether it is an absolute http or https
+// URL.
+func HTTPURL(s string) (*url.URL, bool) {
+	u, err := url.Parse(s)
+	return u, err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 // A Route is an endpoint a recipe serves under the base path.
@@ -240,7 +274,8 @@ type SignIn struct {
 	// Factor is the factor the sign-in completes (FactorOTPEmail, ...).
 	Factor string
 	// NotAllowed and Reason are the status and reason to answer when
-	// account linking refuses the sign-in.
+	// account linking refuses the sign-in; an empty Reason is account
+	// linking's own.
 	NotAllowed, Reason string
 	// What names the sign-in in an error: "signing in without a
 	// password".

@@ -1,4 +1,51 @@
-package auth
+// Package thirdparty is the third-party sign-in recipe: sign-in with
+// Google, GitHub, Apple or any OpenID Connect provider (package provider
+// talks to them), for the SuperTokens frontend's ThirdParty recipe, rid
+// "thirdparty" (PROTOCOL.md section 7). Turn it on with auth.Config's
+// ThirdParty field:
+//
+//	auth.Config{
+//		Store:      st,
+//		AppURL:     "https://app.example.com",
+//		ThirdParty: thirdparty.Config{Providers: []provider.Provider{google}},
+//	}
+//
+// # Routes
+//
+// Under the Auth's base path: GET /authorisationurl answers the
+// provider's authorisation URL and a PKCE verifier; POST /signinup redeems
+// the code the provider sent the browser back with and signs the user in,
+// or up; POST /callback/<id> relays the form_post callback of a provider
+// that posts it (Apple) to the frontend, starting no session.
+//
+// # Checks
+//
+// The server keeps no state between the two steps of a sign-in: the PKCE
+// verifier it hands the SDK carries its provider, redirect URI and a
+// 15-minute expiry under a MAC, with a key derived from the access-token
+// signing key, so every instance recognises its own verifiers and nothing
+// else; the OpenID nonce is derived from it. A redirect URI is the SDK's
+// callback page on the origin of auth.Config's AppURL or one of its
+// AllowedOrigins, or is listed in [Config].RedirectURIs, compared as
+// spelt. A code is redeemed once: it is remembered in the Limiter for 10
+// minutes before the provider sees it, and a limiter that cannot say
+// refuses it. ID tokens are checked for signature, iss, aud, azp, exp,
+// iat and nonce. A provider that fails, stalls ([Config].Timeout, 10
+// seconds) or lies gets the client GENERAL_ERROR, never a 5xx; an email
+// the provider does not give, or one normalising would change into
+// another mailbox's, is NO_EMAIL_GIVEN_BY_PROVIDER. Each client gets
+// auth.RateLimits' ClientThirdPartySignIns.
+//
+// # Accounts
+//
+// A provider that vouches for the address (email_verified) proves it
+// (store.Login.EmailProven); under auth.Config's AccountLinking a
+// sign-in with a proven address joins the user who owns it. Without
+// AccountLinking, every sign-up through a provider makes a new user: a
+// provider's user and an email and password user with the same email are
+// two users. The sign-in completes the factor thirdparty and starts its
+// session through the kernel's one sign-in path.
+package thirdparty
 
 import (
 	"context"
@@ -18,7 +65,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/latchkit/auth/internal/address"
 	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/onetime"
@@ -26,15 +72,6 @@ import (
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
 )
-
-// Third-party sign-in: the rid "thirdparty" of the SuperTokens frontend
-// driver interface (PROTOCOL.md section 7). A provider.Provider does the
-// talking to the provider; this file speaks to the frontend.
-//
-// The server keeps no state between the two steps of a sign-in. The PKCE
-// verifier it hands the frontend names its provider, redirect URI and
-// expiry under a MAC, so /signinup recognises its own verifiers and
-// nothing else; the OpenID nonce is derived from it.
 
 const (
 	// verifierLifetime is how long a sign-in may take between the
@@ -52,9 +89,105 @@ const (
 	reasonSignUpNotAllowed = "Cannot sign in / up due to security reasons. Please try a different login method or contact support. (ERR_CODE_006)"
 )
 
+// Config configures sign-in with third-party identity providers. The zero
+// value means none.
+type Config struct {
+	// Providers are the providers users may sign in with. Their IDs must
+	// be unique; they are the thirdPartyId the frontend SDK sends.
+	Providers []provider.Provider
+
+	// RedirectURIs are redirect URIs the frontend may ask for besides the
+	// SDK's callback page, <origin>/auth/callback/<thirdPartyId> on the
+	// origin of auth.Config's AppURL or one of its AllowedOrigins, which
+	// is always allowed; for a provider that posts its callback (Apple),
+	// the frontend pages the relay may send its code to besides that
+	// page. Exact strings, as registered at the providers: absolute
+	// http(s) URLs with a lower-case scheme, no userinfo and no fragment
+	// (not even an empty one); auth.New refuses others.
+	RedirectURIs []string
+
+	// APIURL is the public URL of the server this handler runs on, such
+	// as "https://api.example.com": a provider that posts its callback
+	// (Apple) is sent to <APIURL><BasePath>/callback/<id>, which relays
+	// it to the frontend. Default auth.Config's AppURL.
+	APIURL string
+
+	// Timeout bounds each call to a provider (discovery, code exchange,
+	// user API). Default provider.Timeout (10 seconds).
+	Timeout time.Duration
+}
+
+// withDefaults is c with its defaults filled in, or why c will not do.
+func (c Config) withDefaults(setup kit.Setup) (Config, error) {
+	if err := checkProviderIDs(c.Providers); err != nil {
+		return c, err
+	}
+	for _, uri := range c.RedirectURIs {
+		if !exactRedirectURI(uri) {
+			return c, fmt.Errorf("auth: Config.ThirdParty.RedirectURIs: %q must be an absolute http or https URL with a lower-case scheme, no userinfo and no fragment", uri)
+		}
+	}
+	if _, ok := kit.HTTPURL(setup.AppURL); !ok {
+		return c, fmt.Errorf("auth: Config.AppURL %q must be an http or https URL with ThirdParty.Providers: the redirect URIs are checked against it", setup.AppURL)
+	}
+	if c.APIURL == "" {
+		c.APIURL = setup.AppURL
+	}
+	c.APIURL = strings.TrimRight(c.APIURL, "/")
+	if _, ok := kit.HTTPURL(c.APIURL); !ok {
+		return c, fmt.Errorf("auth: Config.ThirdParty.APIURL %q must be an http or https URL", c.APIURL)
+	}
+	if c.Timeout < 0 {
+		return c, errors.New("auth: Config.ThirdParty.Timeout must not be negative")
+	}
+	if c.Timeout == 0 {
+		c.Timeout = provider.Timeout
+	}
+	return c, nil
+}
+
+// Recipe is third-party sign-in as one Auth serves it. Package auth makes
+// it with New from its Config; an application does not.
+type Recipe struct {
+	k             kit.Kernel
+	cfg           Config
+	setup         kit.Setup
+	providers     map[string]provider.Provider // by id
+	clientSignIns kit.Rate                     // each client's allowance of sign-ins
+}
+
+// New is for package auth: the recipe of c, with its defaults, for the
+// kernel k; clientSignIns is each client's allowance of sign-ins.
+func New(k kit.Kernel, c Config, setup kit.Setup, clientSignIns kit.Rate) (*Recipe, error) {
+	c, err := c.withDefaults(setup)
+	if err != nil {
+		return nil, err
+	}
+	rc := &Recipe{k: k, cfg: c, setup: setup, clientSignIns: clientSignIns,
+		providers: make(map[string]provider.Provider, len(c.Providers))}
+	for _, p := range c.Providers {
+		rc.providers[p.ID()] = p
+	}
+	return rc, nil
+}
+
+// Routes are the recipe's endpoints, by their path under the base path.
+func (rc *Recipe) Routes() map[string]kit.Route {
+	routes := map[string]kit.Route{
+		"/authorisationurl": {Method: http.MethodGet, Handle: rc.handleAuthorisationURL},
+		"/signinup":         {Method: http.MethodPost, Handle: rc.handleSignInUp},
+	}
+	for _, p := range rc.cfg.Providers {
+		if fp, ok := p.(provider.FormPoster); ok && fp.FormPost() {
+			routes["/callback/"+p.ID()] = kit.Route{Method: http.MethodPost, Handle: rc.handleFormPostCallback, CrossSite: true}
+		}
+	}
+	return routes
+}
+
 // handleAuthorisationURL answers the provider's authorisation URL and the
 // PKCE verifier the frontend keeps until /signinup.
-func (a *Auth) handleAuthorisationURL(w http.ResponseWriter, r *http.Request) {
+func (rc *Recipe) handleAuthorisationURL(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	id, redirect := q.Get("thirdPartyId"), q.Get("redirectURIOnProviderDashboard")
 	switch {
@@ -65,22 +198,22 @@ func (a *Auth) handleAuthorisationURL(w http.ResponseWriter, r *http.Request) {
 		wire.Message(w, http.StatusBadRequest, "Please provide the redirectURIOnProviderDashboard as a GET param")
 		return
 	}
-	p, err := a.thirdParty(id, redirect)
+	p, err := rc.thirdParty(id, redirect)
 	if err != nil {
-		a.fail(w, r, err)
+		rc.k.Fail(w, r, err)
 		return
 	}
-	key, err := a.keys.signer(r.Context())
+	kid, key, err := rc.k.MACKey(r.Context(), verifierPurpose)
 	if err != nil {
-		a.fail(w, r, err)
+		rc.k.Fail(w, r, err)
 		return
 	}
-	verifier := newVerifier(key, id, redirect, a.cfg.Now().Add(verifierLifetime))
-	ctx, cancel := context.WithTimeout(r.Context(), a.cfg.ThirdParty.Timeout)
+	verifier := newVerifier(kid, key, id, redirect, rc.k.Now().Add(verifierLifetime))
+	ctx, cancel := context.WithTimeout(r.Context(), rc.cfg.Timeout)
 	defer cancel()
 	u, err := p.AuthURL(ctx, provider.AuthRequest{RedirectURI: redirect, CodeChallenge: challengeOf(verifier), Nonce: nonceOf(verifier)})
 	if err != nil {
-		a.providerFailed(r.Context(), id, "authorisation URL", err)
+		rc.providerFailed(r.Context(), id, "authorisation URL", err)
 		wire.GeneralError(w, msgProviderFailed)
 		return
 	}
@@ -105,67 +238,63 @@ type signInUpRequest struct {
 
 // handleSignInUp redeems the code the provider sent the browser back with,
 // and signs the user in, or up.
-func (a *Auth) handleSignInUp(w http.ResponseWriter, r *http.Request) {
-	if !a.firstFactorAllowed(w, FactorThirdParty) {
+func (rc *Recipe) handleSignInUp(w http.ResponseWriter, r *http.Request) {
+	if !rc.k.FirstFactorAllowed(w, kit.FactorThirdParty) {
 		return
 	}
 	var req signInUpRequest
-	if err := a.readJSON(w, r, &req); err != nil {
-		a.fail(w, r, err)
+	if err := rc.k.ReadJSON(w, r, &req); err != nil {
+		rc.k.Fail(w, r, err)
 		return
 	}
 	in, err := req.parse()
 	if err != nil {
-		a.fail(w, r, err)
+		rc.k.Fail(w, r, err)
 		return
 	}
 	id, redirect := in.id, in.redirect
-	p, err := a.thirdParty(id, redirect)
+	p, err := rc.thirdParty(id, redirect)
 	if err != nil {
-		a.fail(w, r, err)
+		rc.k.Fail(w, r, err)
 		return
 	}
 	ctx := r.Context()
-	if !a.ownVerifier(ctx, in.verifier, id, redirect) {
-		a.fail(w, r, wire.BadRequest("the pkceCodeVerifier was not issued for this sign-in, or has expired"))
+	if !rc.ownVerifier(ctx, in.verifier, id, redirect) {
+		rc.k.Fail(w, r, wire.BadRequest("the pkceCodeVerifier was not issued for this sign-in, or has expired"))
 		return
 	}
-	perClient := limit{kit.LimitKey("thirdparty-client", a.limitClient(r)), a.cfg.RateLimits.ClientThirdPartySignIns}
-	if wait := a.take(ctx, perClient); wait > 0 {
+	perClient := kit.Limit{Key: kit.LimitKey("thirdparty-client", rc.k.Client(r)), Rate: rc.clientSignIns}
+	if wait := rc.k.Take(ctx, perClient); wait > 0 {
 		wire.TooMany(w, wait)
 		return
 	}
-	ident, ok := a.redeem(w, r, p, in)
+	ident, ok := rc.redeem(w, r, p, in)
 	if !ok {
 		return
 	}
-	a.signInUpAs(w, r, id, ident)
+	rc.signInUpAs(w, r, id, ident)
 }
 
 // redeem exchanges the code of a /signinup at the provider and returns who
 // signed in, or answers the request itself and reports false.
-func (a *Auth) redeem(w http.ResponseWriter, r *http.Request, p provider.Provider, in signInUp) (provider.Identity, bool) {
+func (rc *Recipe) redeem(w http.ResponseWriter, r *http.Request, p provider.Provider, in signInUp) (provider.Identity, bool) {
 	ctx, id := r.Context(), in.id
 	// A code is remembered before the provider sees it, so a replay never
 	// reaches the provider, even while the first use is in flight. A
 	// limiter that cannot say refuses: this check must not fail open.
-	codeKey := kit.LimitKey("oauth-code", id, in.code)
-	if wait, err := a.cfg.Limiter.Take(ctx, codeKey, Rate{Burst: 1, Every: codeMemory}, a.cfg.Now()); err != nil || wait > 0 {
-		if err != nil {
-			a.limiterFailed(ctx, err)
-		}
-		a.providerFailed(ctx, id, "exchange", errors.New("authorisation code presented before"))
+	if !rc.k.FirstUse(ctx, kit.LimitKey("oauth-code", id, in.code), codeMemory) {
+		rc.providerFailed(ctx, id, "exchange", errors.New("authorisation code presented before"))
 		wire.GeneralError(w, msgProviderFailed)
 		return provider.Identity{}, false
 	}
-	pctx, cancel := context.WithTimeout(ctx, a.cfg.ThirdParty.Timeout)
+	pctx, cancel := context.WithTimeout(ctx, rc.cfg.Timeout)
 	ident, err := p.Exchange(pctx, provider.ExchangeRequest{
 		Code: in.code, RedirectURI: in.redirect, CodeVerifier: in.verifier, Nonce: nonceOf(in.verifier), Issuer: in.iss,
 	})
 	cancel()
 	switch {
 	case errors.Is(err, provider.ErrNotAllowed):
-		a.providerFailed(ctx, id, "exchange", err)
+		rc.providerFailed(ctx, id, "exchange", err)
 		wire.JSON(w, http.StatusOK, struct {
 			Status string `json:"status"`
 			Reason string `json:"reason"`
@@ -173,7 +302,7 @@ func (a *Auth) redeem(w http.ResponseWriter, r *http.Request, p provider.Provide
 
 		return ident, false
 	case err != nil:
-		a.providerFailed(ctx, id, "exchange", err)
+		rc.providerFailed(ctx, id, "exchange", err)
 		wire.GeneralError(w, msgProviderFailed)
 		return ident, false
 	}
@@ -181,8 +310,7 @@ func (a *Auth) redeem(w http.ResponseWriter, r *http.Request, p provider.Provide
 }
 
 // signInUpAs signs in, or up, the identity a provider vouched for.
-func (a *Auth) signInUpAs(w http.ResponseWriter, r *http.Request, id string, ident provider.Identity) {
-	ctx := r.Context()
+func (rc *Recipe) signInUpAs(w http.ResponseWriter, r *http.Request, id string, ident provider.Identity) {
 	email := address.FromProvider(ident.Email)
 	if email == "" || wire.CheckEmail(email) != "" {
 		wire.JSON(w, http.StatusOK, struct {
@@ -191,37 +319,17 @@ func (a *Auth) signInUpAs(w http.ResponseWriter, r *http.Request, id string, ide
 
 		return
 	}
-	now := a.cfg.Now().Truncate(time.Millisecond)
-	newUser := store.User{ID: uuid.NewString(), TimeJoined: now}
-	nl := store.Login{
-		LoginKey:      store.LoginKey{Method: store.MethodThirdParty, ThirdParty: id, Subject: ident.Subject},
-		Email:         email,
-		EmailVerified: ident.EmailVerified,
-		EmailProven:   ident.EmailVerified, // the provider vouches for whoever signed in
-		CreatedAt:     now,
-	}
-	var (
-		res linked
-		err error
-	)
-	if a.cfg.AccountLinking {
-		res, err = a.signInUpLinking(ctx, r, nl, newUser)
-		if err == nil && res.refusal != "" {
-			wire.NotAllowed(w, "SIGN_IN_UP_NOT_ALLOWED", res.refusal)
-			return
-		}
-	} else {
-		res, err = a.signInUpAlone(ctx, nl, newUser)
-	}
-	l, u, logins, created := res.login, res.user, res.logins, res.created
-	if err != nil {
-		a.fail(w, r, fmt.Errorf("auth: signing in with %s: %w", id, err))
-		return
-	}
-	if created && u.ID == newUser.ID {
-		a.emit(ctx, r, Event{Kind: EventSignUp, UserID: u.ID, Method: l.Method, ThirdPartyID: id})
-	}
-	a.signedIn(w, r, u, logins, l, &created, FactorThirdParty)
+	rc.k.SignIn(w, r, kit.SignIn{
+		Login: store.Login{
+			LoginKey:      store.LoginKey{Method: store.MethodThirdParty, ThirdParty: id, Subject: ident.Subject},
+			Email:         email,
+			EmailVerified: ident.EmailVerified,
+			EmailProven:   ident.EmailVerified, // the provider vouches for whoever signed in
+		},
+		Factor:     kit.FactorThirdParty,
+		NotAllowed: "SIGN_IN_UP_NOT_ALLOWED",
+		What:       "signing in with " + id,
+	})
 }
 
 // signInUp is what a /signinup body names: the provider, the redirect
@@ -300,15 +408,15 @@ func stringParam(params map[string]json.RawMessage, name string) (string, error)
 
 // thirdParty returns the provider id names, if redirect is a redirect URI
 // it may send the browser to (PROTOCOL.md section 7.3).
-func (a *Auth) thirdParty(id, redirect string) (provider.Provider, error) {
+func (rc *Recipe) thirdParty(id, redirect string) (provider.Provider, error) {
 	if len(id) > wire.MaxParamLen || len(redirect) > wire.MaxParamLen {
 		return nil, wire.BadRequest("a parameter is too long")
 	}
-	p, ok := a.providers[id]
+	p, ok := rc.providers[id]
 	if !ok {
 		return nil, wire.BadRequest("the provider " + id + " could not be found in the configuration")
 	}
-	if !a.redirectAllowed(p, redirect) {
+	if !rc.redirectAllowed(p, redirect) {
 		return nil, wire.BadRequest("the redirectURIOnProviderDashboard is not allowed: it must be the frontend's /auth/callback/" +
 			id + " on Config.AppURL's origin or one of Config.AllowedOrigins, or be listed in Config.ThirdParty.RedirectURIs")
 
@@ -320,15 +428,15 @@ func (a *Auth) thirdParty(id, redirect string) (provider.Provider, error) {
 // to redirect: a URI listed in the configuration, or for a provider that
 // posts its callback (Apple) this handler's own relay, or else the SDK's
 // callback page on an origin of the frontend.
-func (a *Auth) redirectAllowed(p provider.Provider, redirect string) bool {
-	if slices.Contains(a.cfg.ThirdParty.RedirectURIs, redirect) {
+func (rc *Recipe) redirectAllowed(p provider.Provider, redirect string) bool {
+	if slices.Contains(rc.cfg.RedirectURIs, redirect) {
 		return true
 	}
 	if fp, ok := p.(provider.FormPoster); ok && fp.FormPost() {
 		u, err := url.Parse(redirect)
-		return err == nil && a.frontendURL(u) && redirect == a.cfg.ThirdParty.APIURL+a.cfg.BasePath+"/callback/"+p.ID()
+		return err == nil && rc.frontendURL(u) && redirect == rc.cfg.APIURL+rc.setup.BasePath+"/callback/"+p.ID()
 	}
-	return a.frontendCallback(redirect, p.ID())
+	return rc.frontendCallback(redirect, p.ID())
 }
 
 // frontendCallback reports whether redirect is the SDK's callback page of
@@ -338,19 +446,19 @@ func (a *Auth) redirectAllowed(p provider.Provider, redirect string) bool {
 // string is compared whole, not its parsed parts, because it travels on
 // byte for byte, to the provider or in a Location header: a spelling that
 // parses to the same page is still another string.
-func (a *Auth) frontendCallback(redirect, id string) bool {
+func (rc *Recipe) frontendCallback(redirect, id string) bool {
 	u, err := url.Parse(redirect)
-	if err != nil || !a.frontendURL(u) {
+	if err != nil || !rc.frontendURL(u) {
 		return false
 	}
 	origin := u.Scheme + "://" + u.Host
-	return a.frontendOrigin(origin) && redirect == origin+"/auth/callback/"+url.PathEscape(id)
+	return rc.frontendOrigin(origin) && redirect == origin+"/auth/callback/"+url.PathEscape(id)
 }
 
 // frontendURL reports whether u is an absolute http(s) URL without
 // userinfo or fragment, and https unless its host is a loopback address
 // or localhost, or Cookie.InsecureAllowHTTP is set.
-func (a *Auth) frontendURL(u *url.URL) bool {
+func (rc *Recipe) frontendURL(u *url.URL) bool {
 	if u.User != nil || u.Fragment != "" || u.Host == "" || u.Opaque != "" {
 		return false
 	}
@@ -358,7 +466,7 @@ func (a *Auth) frontendURL(u *url.URL) bool {
 	case "https":
 		return true
 	case "http":
-		if a.cfg.Cookie.InsecureAllowHTTP || u.Hostname() == "localhost" {
+		if rc.setup.InsecureHTTP || u.Hostname() == "localhost" {
 			return true
 		}
 		ip, err := netip.ParseAddr(u.Hostname())
@@ -369,26 +477,14 @@ func (a *Auth) frontendURL(u *url.URL) bool {
 
 // frontendOrigin reports whether origin is AppURL's or one of
 // AllowedOrigins.
-func (a *Auth) frontendOrigin(origin string) bool {
-	return a.frontendOrigins[origin]
-}
-
-// frontendOrigins is the set of the origins of AppURL and AllowedOrigins.
-func frontendOrigins(cfg Config) map[string]bool {
-	set := make(map[string]bool, len(cfg.AllowedOrigins)+1)
-	if app, err := url.Parse(cfg.AppURL); err == nil && app.Host != "" {
-		set[app.Scheme+"://"+app.Host] = true
-	}
-	for _, o := range cfg.AllowedOrigins {
-		set[o] = true
-	}
-	return set
+func (rc *Recipe) frontendOrigin(origin string) bool {
+	return rc.setup.FrontendOrigins[origin]
 }
 
 // providerFailed logs why a provider step failed. The error text of the
 // provider package holds no code, token or response body.
-func (a *Auth) providerFailed(ctx context.Context, id, step string, err error) {
-	a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: third-party sign-in failed",
+func (rc *Recipe) providerFailed(ctx context.Context, id, step string, err error) {
+	rc.k.Logger().LogAttrs(ctx, slog.LevelWarn, "auth: third-party sign-in failed",
 		slog.String("third_party", id), slog.String("step", step), slog.String("error", err.Error()))
 }
 
@@ -397,15 +493,15 @@ func (a *Auth) providerFailed(ctx context.Context, id, step string, err error) {
 // bits, its expiry and the id of the signing key whose MAC binds them to
 // the provider and the redirect URI. Every instance shares the signing
 // keys, so any of them recognises it.
-func newVerifier(key *signingKey, id, redirect string, expires time.Time) string {
+func newVerifier(kid string, key []byte, id, redirect string, expires time.Time) string {
 	random, _ := onetime.New()
-	body := random + "." + strconv.FormatInt(expires.Unix(), 36) + "." + key.id
+	body := random + "." + strconv.FormatInt(expires.Unix(), 36) + "." + kid
 	return body + "." + base64.RawURLEncoding.EncodeToString(verifierMAC(key, body, id, redirect))
 }
 
 // ownVerifier reports whether v is a verifier newVerifier made for id and
 // redirect that has not expired.
-func (a *Auth) ownVerifier(ctx context.Context, v, id, redirect string) bool {
+func (rc *Recipe) ownVerifier(ctx context.Context, v, id, redirect string) bool {
 	body, mac64, ok := cutLast(v, ".")
 	if !ok {
 		return false
@@ -419,14 +515,14 @@ func (a *Auth) ownVerifier(ctx context.Context, v, id, redirect string) bool {
 		return false
 	}
 	exp, err := strconv.ParseInt(exp36, 36, 64)
-	if err != nil || !a.cfg.Now().Before(time.Unix(exp, 0)) {
+	if err != nil || !rc.k.Now().Before(time.Unix(exp, 0)) {
 		return false
 	}
 	mac, err := base64.RawURLEncoding.Strict().DecodeString(mac64)
 	if err != nil {
 		return false
 	}
-	key, ok := a.keys.verifier(ctx, kid)
+	key, ok := rc.k.MACKeyByID(ctx, kid, verifierPurpose)
 	return ok && hmac.Equal(mac, verifierMAC(key, body, id, redirect))
 }
 
@@ -438,11 +534,15 @@ func cutLast(s, sep string) (before, after string, found bool) {
 	return s[:i], s[i+len(sep):], true
 }
 
-// verifierMAC is the MAC of a verifier's body, provider and redirect URI,
-// under a key derived from the signing key's material, so that it is
-// never the key of an access token.
-func verifierMAC(key *signingKey, body, id, redirect string) []byte {
-	m := hmac.New(sha256.New, key.derived("latchkit/auth pkce verifier"))
+// verifierPurpose names the key of verifiers' MACs, derived from the
+// signing key's material (kit.Kernel's MACKey), so that it is never the
+// key of an access token.
+const verifierPurpose = "latchkit/auth pkce verifier"
+
+// verifierMAC is the MAC of a verifier's body, provider and redirect URI
+// under key.
+func verifierMAC(key []byte, body, id, redirect string) []byte {
+	m := hmac.New(sha256.New, key)
 	for _, part := range []string{body, id, redirect} {
 		m.Write(binary.AppendUvarint(nil, uint64(len(part))))
 		m.Write([]byte(part))
@@ -473,17 +573,8 @@ func nonceOf(verifier string) string {
 // whoever built that URL chose it, so any other page of the frontend,
 // one that forwards its query or shows its URL to a script, would hand
 // them the code.
-func (a *Auth) handleFormPostCallback(w http.ResponseWriter, r *http.Request) {
-	if err := a.capBody(w, r); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	if err := r.ParseForm(); err != nil {
-		if bodyTooLarge(err) {
-			a.fail(w, r, errBodyTooLarge)
-			return
-		}
-		wire.Message(w, http.StatusBadRequest, "the callback must be a form")
+func (rc *Recipe) handleFormPostCallback(w http.ResponseWriter, r *http.Request) {
+	if !rc.k.ReadForm(w, r, "the callback must be a form") {
 		return
 	}
 	state := r.PostForm.Get("state")
@@ -498,8 +589,8 @@ func (a *Auth) handleFormPostCallback(w http.ResponseWriter, r *http.Request) {
 		wire.Message(w, http.StatusBadRequest, "the state of the callback is not one the frontend made")
 		return
 	}
-	if !a.frontendCallback(s.FrontendRedirectURI, formPostID(r.URL.Path, a.cfg.BasePath)) &&
-		!slices.Contains(a.cfg.ThirdParty.RedirectURIs, s.FrontendRedirectURI) {
+	if !rc.frontendCallback(s.FrontendRedirectURI, formPostID(r.URL.Path, rc.setup.BasePath)) &&
+		!slices.Contains(rc.cfg.RedirectURIs, s.FrontendRedirectURI) {
 		wire.Message(w, http.StatusBadRequest, "the state's frontendRedirectURI is not the frontend's /auth/callback page of this provider, nor listed in Config.ThirdParty.RedirectURIs")
 		return
 	}
@@ -523,4 +614,29 @@ func (a *Auth) handleFormPostCallback(w http.ResponseWriter, r *http.Request) {
 func formPostID(path, basePath string) string {
 	rest := strings.TrimPrefix(strings.TrimPrefix(path, basePath), "/public")
 	return strings.TrimPrefix(rest, "/callback/")
+}
+
+// exactRedirectURI reports whether uri is spelt as a provider compares it:
+// a lower-case http(s) scheme, a host, no userinfo and no fragment, not
+// even an empty "#", which a provider would pass on byte for byte.
+func exactRedirectURI(uri string) bool {
+	u, err := url.Parse(uri)
+	return err == nil && (strings.HasPrefix(uri, "https://") || strings.HasPrefix(uri, "http://")) &&
+		u.Host != "" && u.User == nil && !strings.Contains(uri, "#")
+}
+
+// checkProviderIDs checks that every provider has an ID of its own: the
+// ID is how the frontend names the provider.
+func checkProviderIDs(ps []provider.Provider) error {
+	seen := map[string]bool{}
+	for _, p := range ps {
+		if p == nil || p.ID() == "" {
+			return errors.New("auth: Config.ThirdParty.Providers: a provider is nil or has no ID")
+		}
+		if seen[p.ID()] {
+			return fmt.Errorf("auth: Config.ThirdParty.Providers: two providers have the ID %q", p.ID())
+		}
+		seen[p.ID()] = true
+	}
+	return nil
 }
