@@ -42,8 +42,13 @@
 //     (internal/cmd/betterauth/server.mjs, after npm ci there), with users
 //     signed up first: the peer of signin. -phases signin,signin-betterauth
 //     alternates the two; the report gives the ratio over all their turns.
-//   - burst: in a fresh demo process, 500 sign-ins at once; it counts the
-//     answers that are 200, or 503 with Retry-After.
+//   - burst: in a fresh demo process, 500 users signed up, then their
+//     500 sign-ins at once, each from a loopback address of its own
+//     (127.1.0.1, 127.1.0.2, ...), as many people at their own machines:
+//     from one address the rate limits would refuse most of them. It
+//     counts the answers that are 200, or 503 with Retry-After, and on
+//     PostgreSQL the demo's connections to the server at their peak and
+//     a second after the burst.
 //
 // A phase may be named more than once: -phases ping,me,ping,me,ping,me
 // interleaves the two, and its row, and the ratio of me to ping, are over

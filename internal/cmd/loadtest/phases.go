@@ -3,15 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -371,21 +375,53 @@ func runOnce(ctx context.Context, cfg config, bin, dir, runID string, n int) (*r
 }
 
 // burst starts a fresh demo, so that its peak memory is the burst's own,
-// and sends burstSize sign-ins at once, each on its own connection.
+// signs up burstSize users and sends their sign-ins at once, each on its
+// own connection from a loopback address of its own (see burstClient):
+// as many people signing in at the same moment from their own machines,
+// not one client that the rate limits would turn away past its allowance.
+// On PostgreSQL it also counts the demo's connections to the server,
+// during the burst and a second after it.
 func burst(ctx context.Context, rp *report, bin, dir, runID string) error {
 	log("phase burst: starting a fresh demo")
-	s, err := startDemo(bin, rp.cfg.db, dir, "demo-burst")
+	db, app := rp.cfg.db, ""
+	if isPostgres(db) {
+		// A name of the demo's own, to count its connections only.
+		var err error
+		app = "loadtest-burst-" + runID
+		if db, err = withApplicationName(db, app); err != nil {
+			return err
+		}
+	}
+	s, err := startDemo(bin, db, dir, "demo-burst")
 	if err != nil {
 		return err
 	}
 	defer s.stop()
-	cl := newClient(s.base, burstSize, 30*time.Second)
-	users, err := signUp(ctx, cl, runID+"-burst", 1)
+	clients := make([]*client, burstSize)
+	for i := range clients {
+		clients[i] = burstClient(s.base, i)
+	}
+	log(fmt.Sprintf("phase burst: signing up %d users", burstSize))
+	emails := make([]string, burstSize)
+	err = fewAtATime(burstSize, func(i int) error {
+		emails[i] = fmt.Sprintf("%s-burst-%d@example.com", runID, i)
+		a, err := clients[i].do(ctx, "POST", "/auth/signup", "", credentials(emails[i]))
+		if o := expect200(a, err, true); o.err != "" {
+			return fmt.Errorf("sign-up %s: %s %s %v", emails[i], o.err, bytes.TrimSpace(a.body), err)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
+	var conns *connCounter
+	if app != "" {
+		if conns, err = countConnections(ctx, rp.cfg.db, app); err != nil {
+			return err
+		}
+		defer conns.db.Close()
+	}
 	before, _ := s.memoryString()
-	body := credentials(users[0].email)
 	var (
 		mu      sync.Mutex
 		lat     []time.Duration
@@ -395,7 +431,7 @@ func burst(ctx context.Context, rp *report, bin, dir, runID string) error {
 		wg      sync.WaitGroup
 	)
 	gate := make(chan struct{})
-	for range burstSize {
+	for i := range burstSize {
 		started.Add(1)
 		wg.Add(1)
 		go func() {
@@ -403,7 +439,7 @@ func burst(ctx context.Context, rp *report, bin, dir, runID string) error {
 			started.Done()
 			<-gate
 			t0 := time.Now()
-			a, err := cl.do(ctx, "POST", "/auth/signin", "", body)
+			a, err := clients[i].do(ctx, "POST", "/auth/signin", "", credentials(emails[i]))
 			d := time.Since(t0)
 			mu.Lock()
 			defer mu.Unlock()
@@ -431,6 +467,9 @@ func burst(ctx context.Context, rp *report, bin, dir, runID string) error {
 	}
 	started.Wait()
 	start := time.Now()
+	if conns != nil {
+		conns.start()
+	}
 	close(gate)
 	wg.Wait()
 	r := result{name: fmt.Sprintf("burst (%d at once, fresh server)", burstSize), n: len(lat), elapsed: time.Since(start), lat: lat, errs: errs}
@@ -446,6 +485,11 @@ func burst(ctx context.Context, rp *report, bin, dir, runID string) error {
 		detail: fmt.Sprintf("%d ok, %d 503 with Retry-After, %d other (%s)",
 			codes[http.StatusOK], errs["503"], burstSize-answered, formatErrs(errs, "503")),
 	})
+	rp.figures = append(rp.figures, figure{
+		what:  fmt.Sprintf("burst of %d sign-ins answered 200", burstSize),
+		value: float64(codes[http.StatusOK]), format: "%.0f", unit: " ok", worstRun: true,
+		detail: fmt.Sprintf("%d ok of %d", codes[http.StatusOK], burstSize),
+	})
 	peak := math.Inf(1) // unread
 	if r.hwm > 0 {
 		peak = float64(r.hwm) / (1 << 20)
@@ -455,7 +499,114 @@ func burst(ctx context.Context, rp *report, bin, dir, runID string) error {
 		value: peak, higherIsWorse: true, worstRun: true, format: "%.1f", unit: " MiB",
 		detail: "VmHWM " + mib(r.hwm),
 	})
+	if conns != nil {
+		// The pool gives back what it does not keep as the requests
+		// end; a second is ample for the server to see them closed.
+		time.Sleep(time.Second)
+		peak, after, err := conns.stop(ctx)
+		if err != nil {
+			return err
+		}
+		rp.figures = append(rp.figures, figure{
+			what:  "burst peak PostgreSQL connections of the server",
+			value: float64(peak), higherIsWorse: true, worstRun: true, format: "%.0f", unit: " connections",
+			detail: fmt.Sprintf("%d at most, sampled every 5 ms", peak),
+		})
+		rp.figures = append(rp.figures, figure{
+			what:  "PostgreSQL connections of the server a second after the burst",
+			value: float64(after), higherIsWorse: true, worstRun: true, format: "%.0f", unit: " connections",
+			detail: fmt.Sprintf("%d open", after),
+		})
+	}
 	return nil
+}
+
+// burstClient is a client for the burst's request i, whose connections
+// come from a loopback address of its own (127.1.0.1, 127.1.0.2, ...):
+// Linux answers the whole of 127.0.0.0/8 on the loopback interface, and
+// the demo counts each address's sign-ins and sign-ups apart.
+func burstClient(base string, i int) *client {
+	c := newClient(base, 1, 30*time.Second)
+	local := &net.TCPAddr{IP: net.IPv4(127, 1, byte(i/250), byte(i%250+1))}
+	c.hc.Transport.(*http.Transport).DialContext = (&net.Dialer{Timeout: 10 * time.Second, LocalAddr: local}).DialContext
+	return c
+}
+
+// withApplicationName sets application_name in a postgres:// URL.
+func withApplicationName(db, app string) (string, error) {
+	u, err := url.Parse(db)
+	if err != nil {
+		return "", err
+	}
+	q := u.Query()
+	q.Set("application_name", app)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+// A connCounter counts the PostgreSQL connections of one application
+// name, from pg_stat_activity, every 5 ms between start and stop.
+type connCounter struct {
+	db    *sql.DB
+	app   string
+	peak  atomic.Int64
+	quit  chan struct{}
+	done  chan struct{}
+	first error
+}
+
+func countConnections(ctx context.Context, db, app string) (*connCounter, error) {
+	sqldb, _, _, err := openSQL(db)
+	if err != nil {
+		return nil, err
+	}
+	sqldb.SetMaxOpenConns(1)
+	c := &connCounter{db: sqldb, app: app, quit: make(chan struct{}), done: make(chan struct{})}
+	if _, err := c.count(ctx); err != nil {
+		sqldb.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *connCounter) count(ctx context.Context) (int64, error) {
+	var n int64
+	err := c.db.QueryRowContext(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", c.app).Scan(&n)
+	return n, err
+}
+
+func (c *connCounter) start() {
+	go func() {
+		defer close(c.done)
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			n, err := c.count(context.Background())
+			if err != nil {
+				c.first = err
+				return
+			}
+			if n > c.peak.Load() {
+				c.peak.Store(n)
+			}
+			select {
+			case <-c.quit:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+// stop ends the sampling and returns the peak, and the count now.
+func (c *connCounter) stop(ctx context.Context) (peak, now int64, err error) {
+	close(c.quit)
+	<-c.done
+	if c.first != nil {
+		return 0, 0, c.first
+	}
+	now, err = c.count(ctx)
+	return max(c.peak.Load(), now), now, err
 }
 
 // turns says how many turns of phases a and b a run had, when more than
