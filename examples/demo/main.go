@@ -462,9 +462,9 @@ func openStore(ctx context.Context, db string) (store.Store, func() error, error
 		return nil, nil, err
 	}
 	// The pool is left to sqlstore.New, which bounds an unbounded one:
-	// at most sqlstore.DefaultMaxOpenConns (25) connections per instance,
-	// all kept between requests, each closed after a minute unused. Three
-	// instances fit in PostgreSQL's default of 100 connections.
+	// at most sqlstore.DefaultMaxOpenConns (9) connections per instance,
+	// opened as the load needs them, each closed after 30 seconds unused.
+	// Ten instances fit in PostgreSQL's default of 100 connections.
 	st, err := sqlstore.New(sqldb, dialect)
 	if err == nil {
 		err = st.Migrate(ctx)

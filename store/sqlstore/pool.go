@@ -9,22 +9,33 @@ import (
 )
 
 // The connection pool New sets up on a *sql.DB whose number of open
-// connections the application left unbounded (database/sql's default).
-// Three instances at the bound, however hard a burst presses, hold 75
-// connections: within PostgreSQL's default max_connections of 100, less
-// the 3 it reserves for superusers. An application that sets its own
-// bound with SetMaxOpenConns before calling New keeps its settings.
+// connections the application left unbounded (database/sql's default):
+// connections opened as the load needs them, up to a bound, and closed
+// again once the load no longer uses them. A statement of the store holds
+// a connection for well under a millisecond, so a few connections serve a
+// busy instance, and the bound keeps ten instances, however hard a burst
+// presses, within PostgreSQL's default max_connections of 100, less the 3
+// it reserves for superusers. An application that sets its own bound with
+// SetMaxOpenConns before calling New keeps its settings. The package doc
+// ("Connection pool") says which settings an operator may change, and
+// why.
 const (
 	// DefaultMaxOpenConns bounds the connections one Store opens. Requests
 	// beyond it wait for a connection, up to their context's deadline.
-	DefaultMaxOpenConns = 25
-	// DefaultMaxIdleConns is how many connections stay open between
-	// requests: all of them, so that a steady load does not open and
-	// close connections, which costs PostgreSQL a process each.
+	DefaultMaxOpenConns = 9
+	// DefaultMaxIdleConns is how many connections may stay open between
+	// requests: as many as may be open, so that a steady load, whose
+	// concurrency rises and falls from one moment to the next, does not
+	// close connections as it gives them back only to open them again a
+	// moment later (a process each, for PostgreSQL). It is
+	// DefaultConnMaxIdleTime that closes what the load stopped using.
 	DefaultMaxIdleConns = DefaultMaxOpenConns
-	// DefaultConnMaxIdleTime closes a connection unused this long, so a
-	// pool shrinks back after a burst.
-	DefaultConnMaxIdleTime = time.Minute
+	// DefaultConnMaxIdleTime closes a connection unused this long.
+	// database/sql hands out the connection given back last, so a light
+	// load keeps reusing the same few connections, and the others, opened
+	// for a burst, go this long after it: the pool holds about as many
+	// connections as the load of the last half-minute used at once.
+	DefaultConnMaxIdleTime = 30 * time.Second
 )
 
 // boundPool applies the defaults above to db if its open connections are
