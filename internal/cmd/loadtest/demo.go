@@ -114,6 +114,13 @@ func (s *server) memory() (hwm, rss int64, err error) {
 	return hwm, rss, nil
 }
 
+// resetPeak sets the server's peak RSS (VmHWM) back to its RSS now, so
+// that the peak read next is of what follows, and reports whether it
+// could (Linux 4.0 and later, clear_refs).
+func (s *server) resetPeak() bool {
+	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", s.cmd.Process.Pid), []byte("5"), 0) == nil
+}
+
 func (s *server) memoryString() (string, int64) {
 	hwm, rss, err := s.memory()
 	if err != nil {

@@ -46,9 +46,12 @@
 //     500 sign-ins at once, each from a loopback address of its own
 //     (127.1.0.1, 127.1.0.2, ...), as many people at their own machines:
 //     from one address the rate limits would refuse most of them. It
-//     counts the answers that are 200, or 503 with Retry-After, and on
-//     PostgreSQL the demo's connections to the server at their peak and
-//     a second after the burst.
+//     counts the answers that are 200, or 503 with Retry-After; its peak
+//     RSS is the burst's own (after the sign-ups, as Linux can reset it).
+//     On PostgreSQL it counts the demo's connections to the server at
+//     their peak, a second after the burst and again after
+//     sqlstore.DefaultConnMaxIdleTime, which makes the phase half a
+//     minute longer.
 //
 // A phase may be named more than once: -phases ping,me,ping,me,ping,me
 // interleaves the two, and its row, and the ratio of me to ping, are over
