@@ -409,9 +409,10 @@
 //
 // Passwords are hashed with argon2id (OWASP parameters by default) in PHC
 // strings, under a concurrency limit so a burst of sign-ins cannot exhaust
-// memory; past a queue deadline the answer is 503 with Retry-After. Unknown
-// emails cost the same hash as known ones, and sign-in answers both with the
-// same bytes.
+// memory: the sign-ins beyond it wait their turn, holding no hashing memory,
+// and past Password.HashQueueTimeout or their request's deadline the answer
+// is 503 with Retry-After. Unknown emails cost the same hash as known ones,
+// and sign-in answers both with the same bytes.
 //
 // A session is a lineage of refresh tokens. A refresh token names its
 // session and its generation, holds 128 secret bits and carries a MAC made

@@ -176,7 +176,7 @@ type Metrics interface {
 	// CountEvent): how many users are signed out, and why.
 	CountRefusal(reason Reason)
 	// ObserveHashWait records how long a password hash waited for a free
-	// slot: zero when one was free, up to HashQueueTimeout when the
-	// request was turned away.
+	// slot: zero when one was free, up to HashQueueTimeout (or the
+	// request's deadline) when the request was turned away.
 	ObserveHashWait(d time.Duration)
 }

@@ -29,30 +29,45 @@ func (a *Auth) upgradeHash(ctx context.Context, l store.Login, pw string) {
 }
 
 // withHashSlot runs f, a password hash, once one of the
-// Config.Password.MaxConcurrentHashes slots is free. Waiting longer than
-// Config.Password.HashQueueTimeout fails with errOverloaded, answered 503.
+// Config.Password.MaxConcurrentHashes slots is free. When none is, it
+// waits its turn (see waitHashSlot). Only f holds hashing memory: the
+// argon2id work area is taken inside it and given back at its end, so
+// the requests waiting hold none.
 func (a *Auth) withHashSlot(ctx context.Context, f func()) error {
 	select {
 	case a.hashSlots <- struct{}{}:
 		a.observeHashWait(0)
 	default:
-		// Real time, not Config.Now: this is a wait in this process.
-		start := time.Now()
-		t := time.NewTimer(a.cfg.Password.HashQueueTimeout)
-		defer t.Stop()
-		select {
-		case a.hashSlots <- struct{}{}:
-			a.observeHashWait(time.Since(start))
-		case <-t.C:
-			a.observeHashWait(time.Since(start))
-			return errOverloaded
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := a.waitHashSlot(ctx); err != nil {
+			return err
 		}
 	}
 	defer func() { <-a.hashSlots }()
 	f()
 	return nil
+}
+
+// waitHashSlot waits for a hashing slot behind the requests that came
+// before (the runtime wakes the senders blocked on a channel in the order
+// they came), until it takes one, Config.Password.HashQueueTimeout passes
+// (then errOverloaded), or ctx ends, at the request's deadline or when
+// its client goes (then ctx's error). Both errors are answered 503 with
+// Retry-After.
+func (a *Auth) waitHashSlot(ctx context.Context) error {
+	// Real time, not Config.Now: this is a wait in this process.
+	start := time.Now()
+	t := time.NewTimer(a.cfg.Password.HashQueueTimeout)
+	defer t.Stop()
+	var err error
+	select {
+	case a.hashSlots <- struct{}{}:
+	case <-t.C:
+		err = errOverloaded
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	a.observeHashWait(time.Since(start))
+	return err
 }
 
 func (a *Auth) observeHashWait(d time.Duration) {
