@@ -465,6 +465,35 @@
 // The demo (examples/demo, hosts.go) does this whenever it listens on
 // loopback.
 //
+// # Recipes and the kernel
+//
+// Package auth is the kernel: sessions, tokens and their keys, the
+// transfer modes, the claims tokens carry, the account model (linking),
+// the one sign-in path, the protocol's answers, mail, limits, events and
+// the Go API. Each way to sign in, and what comes after sign-in, is a
+// recipe. Email verification, passwordless and third-party sign-in are
+// packages of their own (emailverification, passwordless, thirdparty);
+// email and password, passkeys and MFA are still files of the kernel.
+//
+// A recipe package imports an internal seam (internal/kit), never
+// package auth and never another recipe; [New] builds each recipe its
+// Config field turns on, handing it the seam, and mounts the routes it
+// returns under [Config.BasePath]. Through the seam a recipe reads
+// sessions, takes allowances, sends mail and reports events, and it starts
+// a session only by its SignIn: that checks the factor may start one,
+// applies account linking, adds the claims every token carries and emits
+// the sign-up and sign-in events, so a recipe added later cannot issue a
+// token that skips a check. The claims (st-ev, st-mfa) are registered
+// with the kernel, which asks each for its value at sign-in and at every
+// refresh, carries it into every token it rewrites, and runs its check,
+// with the route's [Rule] values, in [Auth.RequireSession] and
+// [Auth.VerifyToken].
+//
+// The next recipe, roles and permissions, plugs in the same way: a
+// package with its Config field and routes, and a claim registered with
+// the kernel that puts the session's roles into its tokens and checks a
+// route's rules against them.
+//
 // # Testing
 //
 // Package authtest runs an Auth on a test server with a manual clock and a
