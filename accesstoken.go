@@ -122,7 +122,7 @@ func (c *accessClaims) Validate() error {
 
 // issueAccess signs an access token for s with key, valid until exp, and
 // returns the pair's access half and front-token; the caller fills in the
-// refresh half, with the claims cv.
+// refresh half, with the claims cv (nil for none).
 func (a *Auth) issueAccess(key *signingKey, s store.Session, now, exp time.Time, cv *claimValues) (issued, error) {
 	jti := make([]byte, 16)
 	rand.Read(jti)
@@ -140,7 +140,10 @@ func (a *Auth) issueAccess(key *signingKey, s store.Session, now, exp time.Time,
 		IssuedAt:      jwt.NewNumericDate(now),
 		ExpiresAt:     jwt.NewNumericDate(exp),
 		ID:            string(base64.RawURLEncoding.AppendEncode(make([]byte, 0, 22), jti)),
-		Claims:        namedClaims{a.claimNames, *cv},
+		Claims:        namedClaims{names: a.claimNames},
+	}
+	if cv != nil {
+		c.Claims.values = *cv
 	}
 	access, payload, err := signAccessToken(key, c, make([]byte, 0, 320))
 	if err != nil {
