@@ -45,23 +45,13 @@ var (
 	}
 )
 
-// mustClone is a copy of a default template, which is never executed and
-// so always clones.
-func mustClone(t mailer.Template) mailer.Template {
-	c, err := t.Clone()
-	if err != nil {
-		panic(err)
-	}
-	return c
-}
-
 // DefaultResetEmail returns the reset email used when
 // Config.Email.ResetEmail is nil, as a starting point for one's own.
-func DefaultResetEmail() mailer.Template { return mustClone(defaultResetEmail) }
+func DefaultResetEmail() mailer.Template { return kit.MustClone(defaultResetEmail) }
 
 // DefaultPasskeyRecoveryEmail returns the passkey recovery email used
 // when Config.Passkeys.RecoveryEmail is nil.
-func DefaultPasskeyRecoveryEmail() mailer.Template { return mustClone(defaultPasskeyRecoveryEmail) }
+func DefaultPasskeyRecoveryEmail() mailer.Template { return kit.MustClone(defaultPasskeyRecoveryEmail) }
 
 // mail renders t with data for to and sends it through the outbox's
 // delivery (timeout and retries): every email the library sends goes

@@ -210,6 +210,16 @@ func (a *Auth) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
+// failSession answers a request whose session could not be used, and
+// clears the tokens of one that has ended (errRevoked included), so that
+// the client stops sending them.
+func (a *Auth) failSession(w http.ResponseWriter, r *http.Request, err error) {
+	if sessionEnded(err) {
+		a.clearTokens(w, true, true)
+	}
+	a.fail(w, r, err)
+}
+
 // refuse answers a 401 with the protocol's message and, beside it, the
 // reason, and counts the refusal.
 func (a *Auth) refuse(w http.ResponseWriter, r *http.Request, err error, msg string) {

@@ -9,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/latchkit/auth/internal/kit"
-	"github.com/latchkit/auth/store"
 )
 
 // Event reports an authentication outcome to Config.OnEvent. A sign-up
@@ -74,15 +73,6 @@ const (
 	EventRecoveryCodesCreated  EventKind = "recovery_codes_created"  // a new set, which voids the old
 	EventRecoveryCodeUsed      EventKind = "recovery_code_used"
 )
-
-// providerOf is the provider of a third-party login, for Event.ThirdPartyID,
-// or "": a passkey's ThirdParty is its relying party, not a provider.
-func providerOf(l store.Login) string {
-	if l.Method != store.MethodThirdParty {
-		return ""
-	}
-	return l.ThirdParty
-}
 
 // emit logs an event and passes it to the hook.
 func (a *Auth) emit(ctx context.Context, r *http.Request, e Event) {

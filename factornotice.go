@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/store"
 )
@@ -19,7 +20,7 @@ type WrongCodeEmailData struct {
 
 // DefaultWrongCodeEmail returns the notice used when
 // Config.MFA.WrongCodeEmail is nil.
-func DefaultWrongCodeEmail() mailer.Template { return mustClone(defaultWrongCodeEmail) }
+func DefaultWrongCodeEmail() mailer.Template { return kit.MustClone(defaultWrongCodeEmail) }
 
 // sendWrongCodeNotice tells the user of session s, by the address of the
 // login s signed in with, that a wrong code followed that sign-in. A

@@ -82,7 +82,7 @@ func (k kernel) Session(w http.ResponseWriter, r *http.Request) (kit.Session, st
 			return kitSession{vt, m}, l, true
 		}
 	}
-	k.refuse(w, r, err)
+	k.a.failSession(w, r, err)
 	return nil, store.Login{}, false
 }
 
@@ -94,17 +94,8 @@ func (k kernel) OptionalSession(w http.ResponseWriter, r *http.Request) (kit.Ses
 	case errNoToken:
 		return nil, true
 	}
-	k.refuse(w, r, err)
+	k.a.failSession(w, r, err)
 	return nil, false
-}
-
-// refuse answers a request whose session failed, clearing the tokens of
-// one that has ended.
-func (k kernel) refuse(w http.ResponseWriter, r *http.Request, err error) {
-	if sessionEnded(err) {
-		k.a.clearTokens(w, true, true)
-	}
-	k.a.fail(w, r, err)
 }
 
 func (k kernel) SetEmailClaim(ctx context.Context, w http.ResponseWriter, s kit.Session, verified, always bool) error {

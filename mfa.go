@@ -574,10 +574,7 @@ func (a *Auth) sessionForFactors(w http.ResponseWriter, r *http.Request) (vt *ve
 		err = errRevoked // the user is gone
 	}
 	if err != nil {
-		if sessionEnded(err) || errors.Is(err, errRevoked) {
-			a.clearTokens(w, true, true)
-		}
-		a.fail(w, r, err)
+		a.failSession(w, r, err)
 		return nil, 0, nil, nil, false
 	}
 	return vt, m, logins, sf, true
@@ -613,10 +610,7 @@ func (a *Auth) reassessed(w http.ResponseWriter, r *http.Request, vt *verifiedTo
 	ctx := r.Context()
 	claim, err := a.updateClaim(ctx, vt.handle, func(c *mfaClaim) { c.Met = met(req, c.Done) })
 	if err != nil {
-		if sessionEnded(err) || errors.Is(err, errRevoked) {
-			a.clearTokens(w, true, true)
-		}
-		a.fail(w, r, err)
+		a.failSession(w, r, err)
 		return mfaClaim{}, false
 	}
 	if old := vt.claims[claimMFA]; old == nil || string(claim) != string(old) {

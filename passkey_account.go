@@ -67,10 +67,7 @@ func (a *Auth) handleListPasskeys(w http.ResponseWriter, r *http.Request) {
 func (a *Auth) passkeySession(w http.ResponseWriter, r *http.Request) (*verifiedToken, bool) {
 	vt, _, err := a.verifyRequest(r)
 	if err != nil {
-		if sessionEnded(err) {
-			a.clearTokens(w, true, true)
-		}
-		a.fail(w, r, err)
+		a.failSession(w, r, err)
 		return nil, false
 	}
 	return vt, true
@@ -156,10 +153,7 @@ func (a *Auth) passkeyAdder(w http.ResponseWriter, r *http.Request) (*verifiedTo
 		logins, err = a.store.Logins(r.Context(), vt.session.UserID)
 	}
 	if err != nil {
-		if sessionEnded(err) {
-			a.clearTokens(w, true, true)
-		}
-		a.fail(w, r, err)
+		a.failSession(w, r, err)
 		return nil, 0, nil, nil, false
 	}
 	return vt, m, logins, &secondFactors{}, true
@@ -547,10 +541,7 @@ func (a *Auth) passkeyFactorAdded(r *http.Request, vt *verifiedToken, sf *second
 func (a *Auth) factorAnswer(w http.ResponseWriter, r *http.Request, vt *verifiedToken, m mode, req []string, by store.Login) {
 	ctx := r.Context()
 	if err := a.completeFactor(ctx, w, r, vt, m, FactorWebAuthn, req); err != nil {
-		if sessionEnded(err) || errors.Is(err, errRevoked) {
-			a.clearTokens(w, true, true)
-		}
-		a.fail(w, r, err)
+		a.failSession(w, r, err)
 		return
 	}
 	u, logins, err := a.user(ctx, vt.session.UserID)

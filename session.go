@@ -217,10 +217,7 @@ func (a *Auth) sessionMiddleware(next http.Handler, required bool, checks []rout
 			next.ServeHTTP(w, r)
 		case err == errAnswered:
 		default:
-			if sessionEnded(err) {
-				a.clearTokens(w, true, true)
-			}
-			a.fail(w, r, err)
+			a.failSession(w, r, err)
 		}
 	})
 }
@@ -306,10 +303,7 @@ func (a *Auth) createSession(ctx context.Context, w http.ResponseWriter, r *http
 func (a *Auth) handleSignOut(w http.ResponseWriter, r *http.Request) {
 	vt, m, err := a.verifyRequest(r)
 	if err != nil {
-		if sessionEnded(err) {
-			a.clearTokens(w, true, true)
-		}
-		a.fail(w, r, err)
+		a.failSession(w, r, err)
 		return
 	}
 	s := vt.session

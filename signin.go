@@ -93,7 +93,7 @@ func (a *Auth) signedIn(w http.ResponseWriter, r *http.Request, u store.User, lo
 		a.fail(w, r, err)
 		return
 	}
-	a.emit(r.Context(), r, Event{Kind: EventSignIn, UserID: u.ID, SessionHandle: s.Handle, Method: by.Method, ThirdPartyID: providerOf(by)})
+	a.emit(r.Context(), r, Event{Kind: EventSignIn, UserID: u.ID, SessionHandle: s.Handle, Method: by.Method, ThirdPartyID: kit.ProviderOf(by)})
 	writeUser(w, r, u, logins, by, created, tokens, a.cfg.AccountLinking && primary(logins))
 }
 

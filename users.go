@@ -179,7 +179,7 @@ func (a *Auth) SetEmailVerified(ctx context.Context, loginID string, verified bo
 		return err
 	}
 	if verified {
-		a.emit(ctx, nil, Event{Kind: EventEmailVerified, UserID: l.UserID, Method: l.Method, ThirdPartyID: providerOf(l)})
+		a.emit(ctx, nil, Event{Kind: EventEmailVerified, UserID: l.UserID, Method: l.Method, ThirdPartyID: kit.ProviderOf(l)})
 		a.afterVerified(ctx, l)
 	}
 	return nil

@@ -151,13 +151,7 @@ var defaultEmail = mailer.Template{
 
 // DefaultEmail returns the verification email used when Config.Email is
 // nil, as a starting point for one's own.
-func DefaultEmail() mailer.Template {
-	t, err := defaultEmail.Clone()
-	if err != nil {
-		panic(err) // never executed, so it always clones
-	}
-	return t
-}
+func DefaultEmail() mailer.Template { return kit.MustClone(defaultEmail) }
 
 // withDefaults is c with its defaults filled in, or why c will not do.
 func (c Config) withDefaults(setup kit.Setup) (Config, error) {

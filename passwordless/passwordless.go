@@ -165,13 +165,7 @@ var defaultEmail = mailer.Template{
 
 // DefaultEmail returns the passwordless email used when Config.Email is
 // nil, as a starting point for one's own.
-func DefaultEmail() mailer.Template {
-	t, err := defaultEmail.Clone()
-	if err != nil {
-		panic(err) // never executed, so it always clones
-	}
-	return t
-}
+func DefaultEmail() mailer.Template { return kit.MustClone(defaultEmail) }
 
 // FirstFactors are the factors c lets a session start with, as the SDKs
 // name them: otp-email and link-email as its Flow sends codes and links,
@@ -437,20 +431,14 @@ func (rc *Recipe) handleResendCode(w http.ResponseWriter, r *http.Request) {
 		rc.k.Fail(w, r, wire.BadRequest("Please provide a deviceId and a preAuthSessionId"))
 		return
 	}
-	ctx := r.Context()
 	f, ok := flowOf(*req.DeviceID, *req.PreAuthSessionID)
 	if !ok || *req.DeviceID == "" {
 		wire.Status(w, passwordlessRestart)
 		return
 	}
 	now := rc.k.Now()
-	flow, err := rc.k.Store().Code(ctx, store.CodePasswordlessFlow, f.hash, now)
-	if errors.Is(err, store.ErrNotFound) {
-		wire.Status(w, passwordlessRestart)
-		return
-	}
-	if err != nil {
-		rc.k.Fail(w, r, err)
+	flow, ok := rc.flowRecord(w, r, f, now)
+	if !ok {
 		return
 	}
 	if !rc.allowSend(w, r, flow.Email) {
@@ -670,18 +658,28 @@ func (rc *Recipe) checkConsumeBody(byCode bool, pre, device, userCode, link *str
 	return nil
 }
 
+// flowRecord reads the record of the flow f, or answers the request
+// itself: RESTART_FLOW_ERROR for a flow that has ended.
+func (rc *Recipe) flowRecord(w http.ResponseWriter, r *http.Request, f passwordlessFlow, now time.Time) (store.Code, bool) {
+	flow, err := rc.k.Store().Code(r.Context(), store.CodePasswordlessFlow, f.hash, now)
+	if errors.Is(err, store.ErrNotFound) {
+		wire.Status(w, passwordlessRestart)
+		return store.Code{}, false
+	}
+	if err != nil {
+		rc.k.Fail(w, r, err)
+		return store.Code{}, false
+	}
+	return flow, true
+}
+
 // consumeUserCode checks a typed code against the flow f, counting a
 // wrong one against the flow and the address.
 func (rc *Recipe) consumeUserCode(w http.ResponseWriter, r *http.Request, f passwordlessFlow, userCode string) {
 	ctx := r.Context()
 	now := rc.k.Now()
-	flow, err := rc.k.Store().Code(ctx, store.CodePasswordlessFlow, f.hash, now)
-	if errors.Is(err, store.ErrNotFound) {
-		wire.Status(w, passwordlessRestart)
-		return
-	}
-	if err != nil {
-		rc.k.Fail(w, r, err)
+	flow, ok := rc.flowRecord(w, r, f, now)
+	if !ok {
 		return
 	}
 	// A guess is counted against the address before it is checked, and
@@ -698,7 +696,7 @@ func (rc *Recipe) consumeUserCode(w http.ResponseWriter, r *http.Request, f pass
 		wire.GeneralError(w, msg)
 		return
 	}
-	flow, err = rc.k.Store().UsePasswordlessCode(ctx, f.hash, f.typedHash(userCode), now, passwordlessAttempts)
+	flow, err := rc.k.Store().UsePasswordlessCode(ctx, f.hash, f.typedHash(userCode), now, passwordlessAttempts)
 	switch {
 	case err == nil:
 		rc.k.Refund(ctx, failures)

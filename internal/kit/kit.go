@@ -191,11 +191,27 @@ type Event struct {
 
 // EventOf is an event of kind about the login l.
 func EventOf(kind string, l store.Login) Event {
-	e := Event{Kind: kind, UserID: l.UserID, Method: l.Method}
-	if l.Method == store.MethodThirdParty {
-		e.ThirdPartyID = l.ThirdParty
+	return Event{Kind: kind, UserID: l.UserID, Method: l.Method, ThirdPartyID: ProviderOf(l)}
+}
+
+// ProviderOf is the provider of a third-party login, for an event's
+// ThirdPartyID, or "" for a login of another method.
+func ProviderOf(l store.Login) string {
+	if l.Method != store.MethodThirdParty {
+		return ""
 	}
-	return e
+	return l.ThirdParty
+}
+
+// MustClone is a copy of a default email template, which is never
+// executed and so always clones: what a Default...Email function hands
+// out, so that no change made through one copy reaches another.
+func MustClone(t mailer.Template) mailer.Template {
+	c, err := t.Clone()
+	if err != nil {
+		panic(err)
+	}
+	return c
 }
 
 // The kinds of event the recipes report. Package auth names each as an
