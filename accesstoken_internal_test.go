@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/latchkit/auth/emailpassword"
 	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/store"
@@ -74,7 +75,7 @@ func TestAccessClaimsJSON(t *testing.T) {
 func tokenAuth(tb testing.TB, cfg Config) (*Auth, *signingKey) {
 	tb.Helper()
 	cfg.Store = memstore.New()
-	cfg.Password = PasswordConfig{Hashing: PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1}, InsecureWeakHashing: true}
+	cfg.EmailPassword = emailpassword.Config{Hashing: emailpassword.Hashing{Memory: 64, Iterations: 1, Parallelism: 1}, InsecureWeakHashing: true}
 	a, err := New(cfg)
 	if err != nil {
 		tb.Fatal(err)

@@ -44,6 +44,7 @@ import (
 	"time"
 
 	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/emailpassword"
 	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/provider"
@@ -242,8 +243,8 @@ func newAccountWorld(t *testing.T, linking bool) *accountWorld {
 			ClientThirdPartySignIns: lots, VerificationEmails: lots,
 		},
 	}
-	cfg.Password.Hashing = auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1}
-	cfg.Password.InsecureWeakHashing = true
+	cfg.EmailPassword.Hashing = emailpassword.Hashing{Memory: 64, Iterations: 1, Parallelism: 1}
+	cfg.EmailPassword.InsecureWeakHashing = true
 	cfg.Email.Mailer = w.mail
 	cfg.EmailVerification.Mode = emailverification.Optional
 	cfg.ThirdParty.Providers = providers

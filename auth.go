@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/latchkit/auth/emailpassword"
 	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/internal/kit"
-	"github.com/latchkit/auth/internal/password"
 	"github.com/latchkit/auth/internal/seal"
 	"github.com/latchkit/auth/internal/tokencache"
 	"github.com/latchkit/auth/internal/wire"
@@ -30,21 +30,16 @@ type Auth struct {
 	keys        *keyring // access-token signing keys
 	refreshKeys *keyring // refresh-token MAC keys
 	parser      *jwt.Parser
-	passwords   passwordHasher
-	hashSlots   chan struct{}
-	hashParams  password.Params
-	dummyHash   string                               // verified for unknown users, so they cost as much as known ones
-	checkCosts  checkCosts                           // what refused sign-ins are padded to
-	pad         func(context.Context, time.Duration) // sleep; a test records instead
 	refreshPath string
 	outbox      *outbox
 	xorigin     *http.CrossOriginProtection
 	routes      map[string]kit.Route // built once by New
 	// The recipes in packages of their own that Config turns on; nil
-	// when off.
-	verification *emailverification.Recipe
-	passwordless *passwordless.Recipe
-	thirdParty   *thirdparty.Recipe
+	// when off. Email and password is always on.
+	emailPassword *emailpassword.Recipe
+	verification  *emailverification.Recipe
+	passwordless  *passwordless.Recipe
+	thirdParty    *thirdparty.Recipe
 	// claims are the features' claims, registered by New; claimNames
 	// their names, and claimsInTokens whether any is on.
 	claims         []tokenClaim
@@ -75,7 +70,6 @@ func New(cfg Config) (*Auth, error) {
 	a := &Auth{
 		cfg:         cfg,
 		store:       cfg.Store,
-		hashSlots:   make(chan struct{}, cfg.Password.MaxConcurrentHashes),
 		refreshPath: cfg.BasePath + "/session/refresh",
 		outbox:      newOutbox(cfg.Email.QueueSize, cfg.Email.Attempts, cfg.Email.Timeout, time.Second),
 		xorigin:     xorigin,
@@ -123,12 +117,6 @@ func New(cfg Config) (*Auth, error) {
 		jwt.WithStrictDecoding(),
 		jwt.WithTimeFunc(cfg.Now),
 	)
-	a.hashParams = cfg.Password.params()
-	a.passwords = argon2id{a.hashParams}
-	start := time.Now()
-	a.dummyHash = a.passwords.hash("not a password of anyone")
-	a.checkCosts.observe(hashKind(a.dummyHash), time.Since(start), time.Now())
-	a.pad = sleep
 	a.rp = relyingParty(cfg.Passkeys, a.frontendOrigins)
 	a.routes = a.routeTable()
 	return a, nil
@@ -148,20 +136,12 @@ func (a *Auth) routeTable() map[string]kit.Route {
 	post := func(h http.HandlerFunc) kit.Route { return kit.Route{Method: http.MethodPost, Handle: h} }
 	get := func(h http.HandlerFunc) kit.Route { return kit.Route{Method: http.MethodGet, Handle: h} }
 	routes := map[string]kit.Route{
-		"/signup":          post(a.handleSignUp),
-		"/signin":          post(a.handleSignIn),
 		"/session/refresh": post(a.handleRefresh),
 		"/signout":         post(a.handleSignOut),
 	}
-	if !a.cfg.DisableEmailExists {
-		// Two paths: FDI 1.16 and later, and older SDKs.
-		routes["/emailpassword/email/exists"] = get(a.handleEmailExists)
-		routes["/signup/email/exists"] = get(a.handleEmailExists)
-	}
-	if a.cfg.Email.Mailer != nil {
-		routes["/user/password/reset/token"] = post(a.handleResetRequest)
-		routes["/user/password/reset"] = post(a.handleResetPassword)
-	}
+	// First: the older /signup/email/exists is email and password's
+	// unless the rid header names passwordless.
+	mount(routes, "emailpassword", a.emailPassword.Routes())
 	if a.cfg.SigningAlgorithm == EdDSA {
 		routes["/jwt/jwks.json"] = get(a.serveJWKS)
 	}

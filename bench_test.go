@@ -20,6 +20,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/emailpassword"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/passkey"
 	"github.com/latchkit/auth/passwordless"
@@ -52,9 +53,9 @@ func signedUp(b *testing.B, cfg auth.Config) (a *auth.Auth, access, refresh stri
 	if cfg.Store == nil {
 		cfg.Store = memstore.New()
 	}
-	if cfg.Password.Hashing == (auth.PasswordHashing{}) {
-		cfg.Password.Hashing = auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1}
-		cfg.Password.InsecureWeakHashing = true
+	if cfg.EmailPassword.Hashing == (emailpassword.Hashing{}) {
+		cfg.EmailPassword.Hashing = emailpassword.Hashing{Memory: 64, Iterations: 1, Parallelism: 1}
+		cfg.EmailPassword.InsecureWeakHashing = true
 	}
 	a, err := auth.New(cfg)
 	if err != nil {
@@ -222,7 +223,7 @@ func BenchmarkRefresh(b *testing.B) {
 // BenchmarkSignIn uses the default argon2id parameters: the hash is the
 // cost of a sign-in.
 func BenchmarkSignIn(b *testing.B) {
-	a, _, _ := signedUp(b, auth.Config{Password: auth.PasswordConfig{Hashing: auth.PasswordHashing{Memory: 19 * 1024, Iterations: 2, Parallelism: 1}}})
+	a, _, _ := signedUp(b, auth.Config{EmailPassword: emailpassword.Config{Hashing: emailpassword.Hashing{Memory: 19 * 1024, Iterations: 2, Parallelism: 1}}})
 	w := &discard{h: http.Header{}}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -239,7 +240,7 @@ func BenchmarkSignIn(b *testing.B) {
 // BenchmarkSignUp is a sign-up with the default argon2id parameters: the
 // hash, the user, the session and the answer.
 func BenchmarkSignUp(b *testing.B) {
-	a, _, _ := signedUp(b, auth.Config{Password: auth.PasswordConfig{Hashing: auth.PasswordHashing{Memory: 19 * 1024, Iterations: 2, Parallelism: 1}}})
+	a, _, _ := signedUp(b, auth.Config{EmailPassword: emailpassword.Config{Hashing: emailpassword.Hashing{Memory: 19 * 1024, Iterations: 2, Parallelism: 1}}})
 	w := &discard{h: http.Header{}}
 	b.ReportAllocs()
 	i := 0

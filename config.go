@@ -9,13 +9,12 @@ import (
 	"net/mail"
 	"net/netip"
 	"net/url"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/latchkit/auth/emailpassword"
 	"github.com/latchkit/auth/emailverification"
-	"github.com/latchkit/auth/internal/password"
 	"github.com/latchkit/auth/internal/seal"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/passwordless"
@@ -29,9 +28,7 @@ const (
 	DefaultIssuer               = "latchkit/auth"
 	DefaultAccessTokenLifetime  = time.Hour
 	DefaultRefreshTokenLifetime = 100 * 24 * time.Hour
-	DefaultResetTokenLifetime   = time.Hour
 	DefaultSigningKeyLifetime   = 30 * 24 * time.Hour
-	DefaultHashQueueTimeout     = 10 * time.Second
 	DefaultMaxBodyBytes         = 16 << 10
 	DefaultMailQueueSize        = 1000
 	DefaultMailTimeout          = 10 * time.Second
@@ -42,9 +39,9 @@ const (
 )
 
 // Config configures an Auth. The zero value of every field except Store
-// means the documented default. Each feature has its own group (Password,
-// Email, ThirdParty, EmailVerification, Passwordless, Passkeys, Cookie,
-// RateLimits), whose zero
+// means the documented default. Each feature has its own group
+// (EmailPassword, Email, ThirdParty, EmailVerification, Passwordless,
+// Passkeys, Cookie, RateLimits), whose zero
 // value means the feature's defaults, or the feature off.
 type Config struct {
 	// Store keeps users, sessions and signing keys. Required. Every
@@ -149,9 +146,10 @@ type Config struct {
 	// Cookie configures the session cookies.
 	Cookie CookieConfig
 
-	// Password configures email and password sign-up and sign-in: the
-	// password policy and how passwords are hashed.
-	Password PasswordConfig
+	// EmailPassword configures email and password sign-up, sign-in and
+	// reset (package emailpassword): the password policy, how passwords
+	// are hashed, and the reset links. It is always on.
+	EmailPassword emailpassword.Config
 
 	// Email configures outgoing mail. With a Mailer set, the password
 	// reset endpoints are served.
@@ -252,53 +250,9 @@ type Config struct {
 	OnEvent func(context.Context, Event)
 }
 
-// PasswordConfig configures email and password logins. The zero value
-// means DefaultPasswordPolicy and the OWASP hashing parameters.
-type PasswordConfig struct {
-	// Policy checks new passwords. Default DefaultPasswordPolicy.
-	Policy PasswordPolicy
-
-	// Hashing sets the argon2id parameters of new password hashes. The
-	// zero value means the OWASP recommendation (19 MiB, 2 iterations, 1
-	// thread); weaker parameters are refused unless InsecureWeakHashing is
-	// set. Hashes made with other parameters are upgraded at the next
-	// successful sign-in.
-	Hashing PasswordHashing
-
-	// InsecureWeakHashing allows Hashing below the OWASP minimum. Only for
-	// tests, where hashing would dominate run time.
-	InsecureWeakHashing bool
-
-	// MaxConcurrentHashes bounds how many password hashes run at once, and
-	// so the memory they take (19 MiB each by default): a sign-in, sign-up
-	// or password reset that finds them all running waits its turn (see
-	// HashQueueTimeout), and holds no hashing memory while it waits.
-	// Default GOMAXPROCS.
-	MaxConcurrentHashes int
-
-	// HashQueueTimeout is how long a sign-in, sign-up or password reset
-	// waits for a hashing slot. It waits its turn, behind the requests
-	// that came before it, until a slot frees, HashQueueTimeout passes or
-	// its request's context ends (the client goes, or a deadline the
-	// application or its server set passes), whichever comes first;
-	// past the wait it is answered 503 with Retry-After. Default
-	// DefaultHashQueueTimeout (10 seconds): on two cores, at about 25 ms
-	// a hash, a burst of 500 sign-ins is answered within about 6.5
-	// seconds, every one. Set it lower to turn a burst away sooner, and
-	// give an HTTP server's WriteTimeout, or a proxy's, room for the wait.
-	HashQueueTimeout time.Duration
-}
-
-// PasswordHashing holds argon2id parameters.
-type PasswordHashing struct {
-	Memory      uint32 // KiB
-	Iterations  uint32
-	Parallelism uint8
-}
-
-// EmailConfig configures outgoing mail and the password reset flow it
-// enables. The zero value means no mail: the reset endpoints are not
-// served.
+// EmailConfig configures outgoing mail, which the password reset flow
+// (EmailPassword's) and others need. The zero value means no mail: the
+// reset endpoints are not served.
 type EmailConfig struct {
 	// Mailer sends email. Without one the reset endpoints are not served.
 	// Config.AppURL is required with a Mailer.
@@ -307,19 +261,6 @@ type EmailConfig struct {
 	// From is the sender of email, "Name <address>" or an address.
 	// Default "no-reply@" + the host of Config.AppURL.
 	From string
-
-	// ResetPasswordURL is the page reset links open, with ?token=...&
-	// tenantId=public added. Default Config.AppURL +
-	// "/auth/reset-password", the page of the SuperTokens UI.
-	ResetPasswordURL string
-
-	// ResetEmail renders the password reset email. Default
-	// DefaultResetEmail().
-	ResetEmail *mailer.Template
-
-	// ResetTokenLifetime is how long a password reset link works. Default
-	// one hour.
-	ResetTokenLifetime time.Duration
 
 	// QueueSize bounds the emails waiting to be sent; requests past it
 	// are answered as usual but their email is dropped, logged and
@@ -434,9 +375,6 @@ func (cfg *Config) setLifetimesAndLimits() error {
 // setFeatureDefaults fills in and checks the groups of the optional
 // features. Email verification needs the mailer that Email settles.
 func (cfg *Config) setFeatureDefaults() error {
-	if err := cfg.Password.setDefaults(); err != nil {
-		return err
-	}
 	if err := cfg.Email.setDefaults(cfg.AppURL); err != nil {
 		return err
 	}
@@ -500,67 +438,27 @@ func (cfg *Config) setClientDefaults() {
 	}
 }
 
-func (p *PasswordConfig) setDefaults() error {
-	if p.Policy == nil {
-		p.Policy = DefaultPasswordPolicy
-	}
-	setDefault(&p.HashQueueTimeout, DefaultHashQueueTimeout)
-	setDefault(&p.MaxConcurrentHashes, runtime.GOMAXPROCS(0))
-	if p.HashQueueTimeout < 0 || p.MaxConcurrentHashes < 0 {
-		return errors.New("auth: Config.Password limits must not be negative")
-	}
-	hp := p.params()
-	if hp.Memory == 0 || hp.Time == 0 || hp.Threads == 0 {
-		return errors.New("auth: Config.Password.Hashing needs Memory, Iterations and Parallelism")
-	}
-	// OWASP lists equivalent argon2id settings from 46 MiB x 1 down to
-	// 7 MiB x 5; all do at least this much work.
-	if !p.InsecureWeakHashing && (hp.Memory < 7*1024 || uint64(hp.Memory)*uint64(hp.Time) < 35*1024) {
-		return errors.New("auth: Config.Password.Hashing is below the OWASP minimum (19 MiB, 2 iterations)")
-	}
-	return nil
-}
-
-// params are the argon2id parameters of new hashes.
-func (p *PasswordConfig) params() password.Params {
-	if p.Hashing == (PasswordHashing{}) {
-		return password.Default
-	}
-	return password.Params{Memory: p.Hashing.Memory, Time: p.Hashing.Iterations, Threads: p.Hashing.Parallelism}
-}
-
 func (e *EmailConfig) setDefaults(appURL string) error {
 	if e.Mailer != nil {
 		if err := e.setSenderDefaults(appURL); err != nil {
 			return err
 		}
 	}
-	if e.ResetEmail == nil {
-		t := DefaultResetEmail()
-		e.ResetEmail = &t
-	} else if e.ResetEmail.Subject == nil || e.ResetEmail.Text == nil {
-		return errors.New("auth: Config.Email.ResetEmail needs a Subject and a Text template")
-	}
-	setDefault(&e.ResetTokenLifetime, DefaultResetTokenLifetime)
 	setDefault(&e.QueueSize, DefaultMailQueueSize)
 	setDefault(&e.Timeout, DefaultMailTimeout)
 	setDefault(&e.Attempts, DefaultMailAttempts)
-	if e.ResetTokenLifetime < 0 || e.QueueSize < 0 || e.Timeout < 0 || e.Attempts < 0 {
+	if e.QueueSize < 0 || e.Timeout < 0 || e.Attempts < 0 {
 		return errors.New("auth: Config.Email durations and limits must not be negative")
 	}
 	return nil
 }
 
-// setSenderDefaults fills in and checks what a mailer needs: the links'
-// page on the app and the sender, both derived from appURL.
+// setSenderDefaults fills in and checks what a mailer needs: the app the
+// links point to, and the sender, derived from appURL.
 func (e *EmailConfig) setSenderDefaults(appURL string) error {
 	app, ok := httpURL(appURL)
 	if !ok {
 		return fmt.Errorf("auth: Config.AppURL %q must be an http or https URL when a Mailer is set", appURL)
-	}
-	setDefault(&e.ResetPasswordURL, strings.TrimRight(appURL, "/")+"/auth/reset-password")
-	if u, err := url.Parse(e.ResetPasswordURL); err != nil || u.Host == "" {
-		return fmt.Errorf("auth: Config.Email.ResetPasswordURL %q is not an absolute URL", e.ResetPasswordURL)
 	}
 	setDefault(&e.From, "no-reply@"+app.Hostname())
 	if _, err := mail.ParseAddress(e.From); err != nil {

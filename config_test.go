@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/emailpassword"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store/memstore"
 	"github.com/latchkit/auth/thirdparty"
@@ -23,7 +24,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		"negative reuse window":        {Store: st, RefreshReuseWindow: -time.Second},
 		"unknown algorithm":            {Store: st, SigningAlgorithm: "none"},
 		"RS256 not offered":            {Store: st, SigningAlgorithm: "RS256"},
-		"partial hashing parameters":   {Store: st, Password: auth.PasswordConfig{Hashing: auth.PasswordHashing{Memory: 64 * 1024}}},
+		"partial hashing parameters":   {Store: st, EmailPassword: emailpassword.Config{Hashing: emailpassword.Hashing{Memory: 64 * 1024}}},
 		"SameSite=None without Secure": {Store: st, Cookie: auth.CookieConfig{SameSite: http.SameSiteNoneMode, InsecureAllowHTTP: true}},
 		"providers without AppURL":     {Store: st, ThirdParty: thirdparty.Config{Providers: []provider.Provider{idp("a")}}},
 		"two providers with one id": {Store: st, AppURL: "https://app.example.com",

@@ -18,6 +18,7 @@ func TestDependencies(t *testing.T) {
 		"github.com/coreos/go-oidc/v3/oidc",
 		"github.com/golang-jwt/jwt/v5",
 		"github.com/google/uuid",
+		module + "/emailpassword",
 		module + "/emailverification",
 		module + "/passwordless",
 		module + "/thirdparty",

@@ -14,13 +14,6 @@ import (
 	"github.com/latchkit/auth/mailer"
 )
 
-// ResetEmailData is what the reset email templates can show.
-type ResetEmailData struct {
-	Email    string // the recipient, whose password the link resets
-	Link     string // the reset page, with the token in its query
-	ValidFor string // how long the link works, in words: "1 hour"
-}
-
 //go:embed templates
 var templateFS embed.FS
 
@@ -28,11 +21,6 @@ var templateFS embed.FS
 // Auth, and each caller of the Default functions, gets its own copy, so
 // that no change made through one reaches another.
 var (
-	defaultResetEmail = mailer.Template{
-		Subject: texttemplate.Must(texttemplate.New("subject").Parse("Reset your password")),
-		Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/reset_password.txt")),
-		HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/reset_password.html")),
-	}
 	defaultPasskeyRecoveryEmail = mailer.Template{
 		Subject: texttemplate.Must(texttemplate.New("subject").Parse("Recover your account with a new passkey")),
 		Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/passkey_recovery.txt")),
@@ -44,10 +32,6 @@ var (
 		HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/wrong_code.html")),
 	}
 )
-
-// DefaultResetEmail returns the reset email used when
-// Config.Email.ResetEmail is nil, as a starting point for one's own.
-func DefaultResetEmail() mailer.Template { return kit.MustClone(defaultResetEmail) }
 
 // DefaultPasskeyRecoveryEmail returns the passkey recovery email used
 // when Config.Passkeys.RecoveryEmail is nil.

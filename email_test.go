@@ -18,6 +18,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/emailpassword"
 	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/mailer"
 )
@@ -75,9 +76,9 @@ func TestResetEmailConfig(t *testing.T) {
 	t.Parallel()
 	s := authtest.NewServer(t, auth.Config{
 		AppURL: "https://app.example.com",
-		Email: auth.EmailConfig{
+		Email:  auth.EmailConfig{From: "Example Support <support@example.com>"},
+		EmailPassword: emailpassword.Config{
 			ResetPasswordURL:   "https://accounts.example.com/password?lang=en",
-			From:               "Example Support <support@example.com>",
 			ResetTokenLifetime: 30 * time.Minute,
 			ResetEmail: &mailer.Template{
 				Subject: template.Must(template.New("s").Parse("Password help for {{.Email}}")),
@@ -106,14 +107,14 @@ func TestResetEmailConfig(t *testing.T) {
 // the default.
 func TestDefaultEmailTemplatesNotShared(t *testing.T) {
 	t.Parallel()
-	mine := auth.DefaultResetEmail()
+	mine := emailpassword.DefaultResetEmail()
 	template.Must(mine.Text.Parse("hijacked {{.Link}}"))
 	mine.Subject = template.Must(template.New("subject").Parse("hijacked"))
 	v := emailverification.DefaultEmail()
 	template.Must(v.Text.Parse("hijacked"))
 
 	var fresh strings.Builder
-	if err := auth.DefaultResetEmail().Text.Execute(&fresh, auth.ResetEmailData{Email: "a@example.com", Link: "https://x/y", ValidFor: "1 hour"}); err != nil {
+	if err := emailpassword.DefaultResetEmail().Text.Execute(&fresh, emailpassword.ResetEmailData{Email: "a@example.com", Link: "https://x/y", ValidFor: "1 hour"}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(fresh.String(), "hijacked") {

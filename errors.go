@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
 )
@@ -166,7 +167,7 @@ func theftError(reuse store.Reuse) *SessionError {
 // Failures of a request that are not session answers.
 var (
 	errBodyTooLarge = errors.New("request body too large")
-	errOverloaded   = errors.New("too many requests, try again shortly")
+	errOverloaded   = kit.ErrOverloaded
 )
 
 // msgUnavailable answers a request the store could not serve because the

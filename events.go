@@ -49,11 +49,11 @@ const (
 	EventRefresh          EventKind = "refresh"
 	EventRefreshThrottled EventKind = "refresh_throttled" // a session past RateLimits.SessionRefreshes
 	EventSignOut          EventKind = "sign_out"
-	EventSessionRevoked   EventKind = "session_revoked"
+	EventSessionRevoked   EventKind = kit.EventSessionRevoked
 	EventTokenTheft       EventKind = "token_theft"
 	EventSessionRefused   EventKind = "session_refused" // a 401 from refresh or a protected route: see Reason
-	EventResetEmailSent   EventKind = "reset_email_sent"
-	EventPasswordReset    EventKind = "password_reset"
+	EventResetEmailSent   EventKind = kit.EventResetEmailSent
+	EventPasswordReset    EventKind = kit.EventPasswordReset
 	EventMailFailed       EventKind = "mail_failed" // an email was not sent: see the log for why
 
 	EventEmailVerificationSent EventKind = kit.EventEmailVerificationSent

@@ -12,6 +12,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/emailpassword"
 	"github.com/latchkit/auth/store/memstore"
 )
 
@@ -60,7 +61,7 @@ func mfExampleMux(a *auth.Auth, rules ...auth.Rule) *http.ServeMux {
 
 // mfCheapHashing is for the examples only: the real parameters would make
 // them slow.
-var mfCheapHashing = auth.PasswordConfig{Hashing: auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1}, InsecureWeakHashing: true}
+var mfCheapHashing = emailpassword.Config{Hashing: emailpassword.Hashing{Memory: 64, Iterations: 1, Parallelism: 1}, InsecureWeakHashing: true}
 
 // Every user must complete TOTP after their password. A new user's
 // session is refused by protected routes, with the st-mfa claim error the
@@ -70,10 +71,10 @@ var mfCheapHashing = auth.PasswordConfig{Hashing: auth.PasswordHashing{Memory: 6
 func ExampleMFAConfig() {
 	clock := authtest.NewClock(time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC))
 	a, err := auth.New(auth.Config{
-		Store:    memstore.New(),
-		Now:      clock.Now,
-		Password: mfCheapHashing,
-		MFA:      auth.MFAConfig{Required: []string{auth.FactorTOTP}, Issuer: "Example"},
+		Store:         memstore.New(),
+		Now:           clock.Now,
+		EmailPassword: mfCheapHashing,
+		MFA:           auth.MFAConfig{Required: []string{auth.FactorTOTP}, Issuer: "Example"},
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -110,10 +111,10 @@ func ExampleMFAConfig() {
 func ExampleFactorWithin() {
 	clock := authtest.NewClock(time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC))
 	a, err := auth.New(auth.Config{
-		Store:    memstore.New(),
-		Now:      clock.Now,
-		Password: mfCheapHashing,
-		MFA:      auth.MFAConfig{Required: []string{auth.FactorTOTP}},
+		Store:         memstore.New(),
+		Now:           clock.Now,
+		EmailPassword: mfCheapHashing,
+		MFA:           auth.MFAConfig{Required: []string{auth.FactorTOTP}},
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -141,9 +142,9 @@ func ExampleFactorWithin() {
 // user: their next sign-in must complete it, and may set it up.
 func ExampleAuth_RequireFactors() {
 	a, err := auth.New(auth.Config{
-		Store:    memstore.New(),
-		Password: mfCheapHashing,
-		MFA:      auth.MFAConfig{Factors: []string{auth.FactorTOTP}},
+		Store:         memstore.New(),
+		EmailPassword: mfCheapHashing,
+		MFA:           auth.MFAConfig{Factors: []string{auth.FactorTOTP}},
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -179,9 +180,9 @@ func ExampleAuth_RequireFactors() {
 // Go API, shows them once, and lists what the user has set up.
 func ExampleAuth_NewRecoveryCodes() {
 	a, err := auth.New(auth.Config{
-		Store:    memstore.New(),
-		Password: mfCheapHashing,
-		MFA:      auth.MFAConfig{Factors: []string{auth.FactorTOTP}},
+		Store:         memstore.New(),
+		EmailPassword: mfCheapHashing,
+		MFA:           auth.MFAConfig{Factors: []string{auth.FactorTOTP}},
 	})
 	if err != nil {
 		log.Fatal(err)

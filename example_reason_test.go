@@ -8,6 +8,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/emailpassword"
 	"github.com/latchkit/auth/store/memstore"
 )
 
@@ -17,7 +18,7 @@ import (
 func ExampleReasonHeader() {
 	a, err := auth.New(auth.Config{Store: memstore.New(),
 		// Cheap hashing, for the example only.
-		Password: auth.PasswordConfig{Hashing: auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1}, InsecureWeakHashing: true}})
+		EmailPassword: emailpassword.Config{Hashing: emailpassword.Hashing{Memory: 64, Iterations: 1, Parallelism: 1}, InsecureWeakHashing: true}})
 	if err != nil {
 		log.Fatal(err)
 	}

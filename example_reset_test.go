@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/emailpassword"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/store/memstore"
 )
@@ -81,10 +82,10 @@ func ExampleConfig_smtp() {
 		Store:  memstore.New(),
 		AppURL: "https://app.example.com",
 		Email: auth.EmailConfig{
-			Mailer:           m,
-			ResetPasswordURL: "https://app.example.com/account/new-password",
-			From:             "Example <no-reply@example.com>",
+			Mailer: m,
+			From:   "Example <no-reply@example.com>",
 		},
+		EmailPassword: emailpassword.Config{ResetPasswordURL: "https://app.example.com/account/new-password"},
 	})
 	if err != nil {
 		log.Fatal(err)

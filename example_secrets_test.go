@@ -11,6 +11,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/emailpassword"
 	"github.com/latchkit/auth/store/memstore"
 )
 
@@ -28,9 +29,9 @@ func ExampleConfig_secrets() {
 	oldSecret, newerSecret := newSecret(), newSecret()
 	st := memstore.New()
 	// Cheap hashing, for the example only.
-	cheap := auth.PasswordConfig{Hashing: auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1}, InsecureWeakHashing: true}
+	cheap := emailpassword.Config{Hashing: emailpassword.Hashing{Memory: 64, Iterations: 1, Parallelism: 1}, InsecureWeakHashing: true}
 
-	a, err := auth.New(auth.Config{Store: st, Password: cheap, Secrets: []string{oldSecret}})
+	a, err := auth.New(auth.Config{Store: st, EmailPassword: cheap, Secrets: []string{oldSecret}})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func ExampleConfig_secrets() {
 	access := rec.Header().Get("st-access-token")
 
 	// Rotation: the new secret seals from now on, the old one still opens.
-	b, err := auth.New(auth.Config{Store: st, Password: cheap, Secrets: []string{newerSecret, oldSecret}})
+	b, err := auth.New(auth.Config{Store: st, EmailPassword: cheap, Secrets: []string{newerSecret, oldSecret}})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func ExampleConfig_secrets() {
 	fmt.Println("old session after the rotation:", err == nil)
 
 	// Dropping the old secret too early: New refuses to start.
-	_, err = auth.New(auth.Config{Store: st, Password: cheap, Secrets: []string{newerSecret}})
+	_, err = auth.New(auth.Config{Store: st, EmailPassword: cheap, Secrets: []string{newerSecret}})
 	fmt.Println("without the old secret:", strings.Contains(fmt.Sprint(err), "wrong secret"))
 	// Output:
 	// old session after the rotation: true

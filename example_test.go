@@ -15,6 +15,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/emailpassword"
 	"github.com/latchkit/auth/store/memstore"
 )
 
@@ -107,7 +108,7 @@ func ExampleAuth_VerifyRequest_errors() {
 		Store: memstore.New(),
 		Now:   clock.Now,
 		// Cheap hashing, for the example only.
-		Password: auth.PasswordConfig{Hashing: auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1}, InsecureWeakHashing: true},
+		EmailPassword: emailpassword.Config{Hashing: emailpassword.Hashing{Memory: 64, Iterations: 1, Parallelism: 1}, InsecureWeakHashing: true},
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -31,10 +31,3 @@ func Routes(a *Auth) []string {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
-
-// HoldHashSlot takes one of a's password hashing slots, as a hash in
-// progress would, until the returned function is called.
-func HoldHashSlot(a *Auth) (release func()) {
-	a.hashSlots <- struct{}{}
-	return func() { <-a.hashSlots }
-}

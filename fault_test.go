@@ -727,7 +727,7 @@ func faultFlows() []faultFlow {
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		p := e.cfg.Password.Hashing
+		p := e.cfg.EmailPassword.Hashing
 		current := fmt.Sprintf("$argon2id$v=19$m=%d,t=%d,p=%d$", p.Memory, p.Iterations, p.Parallelism)
 		if upgraded := e.committed("UpdatePasswordHash"); upgraded != strings.HasPrefix(u.PasswordHash, current) {
 			e.violation("hash upgrade committed: %v, but the stored hash is %.40s", upgraded, u.PasswordHash)

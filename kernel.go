@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/latchkit/auth/emailpassword"
 	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/wire"
@@ -24,6 +25,10 @@ func (a *Auth) buildRecipes() error {
 		DisableEmailExists: cfg.DisableEmailExists, AccountLinking: cfg.AccountLinking,
 		FrontendOrigins: a.frontendOrigins, InsecureHTTP: cfg.Cookie.InsecureAllowHTTP}
 	var err error
+	if a.emailPassword, err = emailpassword.New(k, cfg.EmailPassword, setup,
+		emailpassword.Limits{ClientNewPasswords: kit.Rate(cfg.RateLimits.ClientNewPasswords)}); err != nil {
+		return err
+	}
 	if len(cfg.ThirdParty.Providers) > 0 {
 		if a.thirdParty, err = thirdparty.New(k, cfg.ThirdParty, setup, kit.Rate(cfg.RateLimits.ClientThirdPartySignIns)); err != nil {
 			return err
@@ -202,4 +207,42 @@ func (k kernel) ReadForm(w http.ResponseWriter, r *http.Request, msg string) boo
 		return false
 	}
 	return true
+}
+
+func (k kernel) TakeSignIn(r *http.Request, email string) (func(kit.AttemptOutcome), time.Duration) {
+	ctx := r.Context()
+	att, wait := k.a.takeSignIn(ctx, email, k.a.limitClient(r))
+	return func(o kit.AttemptOutcome) { k.a.settleSignIn(ctx, att, o) }, wait
+}
+
+func (k kernel) SignUpAllowed(w http.ResponseWriter, r *http.Request, email, notAllowed, reason string) bool {
+	ctx := r.Context()
+	if refused, err := k.a.signUpRefused(ctx, email); err != nil {
+		k.a.fail(w, r, err)
+		return false
+	} else if refused {
+		wire.NotAllowed(w, notAllowed, reason)
+		return false
+	}
+	// Load the signing key before the user exists, so that a store
+	// failure there cannot leave an account without its first session.
+	if _, err := k.a.keys.signer(ctx); err != nil {
+		k.a.fail(w, r, err)
+		return false
+	}
+	return true
+}
+
+func (k kernel) PasswordSignedIn(w http.ResponseWriter, r *http.Request, p kit.PasswordSignIn) {
+	k.a.passwordSignedIn(w, r, p)
+}
+
+func (k kernel) QueueAccountEmail(w http.ResponseWriter, r *http.Request, kind, email string, send func(context.Context, string)) {
+	k.a.queueAccountEmail(w, r, kind, email, send)
+}
+
+func (k kernel) ObserveHashWait(d time.Duration) {
+	if k.a.cfg.Metrics != nil {
+		k.a.cfg.Metrics.ObserveHashWait(d)
+	}
 }

@@ -15,9 +15,8 @@ import (
 // become a package of its own (as recipePackages have); every other
 // non-test file is the kernel.
 var featureFiles = map[string][]string{
-	"emailpassword": {"emailpassword.go", "reset.go"},
-	"passkey":       {"passkey.go", "passkey_account.go"},
-	"mfa":           {"mfa.go", "totp.go", "recoverycodes.go", "secondfactors.go", "factornotice.go"},
+	"passkey": {"passkey.go", "passkey_account.go"},
+	"mfa":     {"mfa.go", "totp.go", "recoverycodes.go", "secondfactors.go", "factornotice.go"},
 }
 
 // crossFeatureBudget is how many names one feature's files may use that
@@ -74,7 +73,7 @@ func TestFeaturesKeepApart(t *testing.T) {
 }
 
 // recipePackages are the recipes that are packages of their own.
-var recipePackages = []string{"emailverification", "passwordless", "thirdparty"}
+var recipePackages = []string{"emailpassword", "emailverification", "passwordless", "thirdparty"}
 
 // seam is what a recipe package may import of the module: the kernel's
 // seam, the mechanics that need no Auth, and the public contracts.
@@ -82,6 +81,7 @@ var seam = []string{
 	module + "/internal/address",
 	module + "/internal/kit",
 	module + "/internal/onetime",
+	module + "/internal/password",
 	module + "/internal/wire",
 	module + "/mailer",
 	module + "/provider",

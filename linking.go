@@ -13,10 +13,8 @@ import (
 
 // The SDKs' reasons for refusing a sign-up or sign-in under account
 // linking. The UI shows them as they are, and keys its translations on
-// them: keep them byte-identical.
+// them: keep them byte-identical. Email and password's are its package's.
 const (
-	reasonEmailPasswordSignUp  = "Cannot sign up due to security reasons. Please try logging in, use a different login method or contact support. (ERR_CODE_007)"
-	reasonEmailPasswordSignIn  = "Cannot sign in due to security reasons. Please try resetting your password, use a different login method or contact support. (ERR_CODE_008)"
 	reasonThirdPartySignUp     = "Cannot sign in / up due to security reasons. Please try a different login method or contact support. (ERR_CODE_006)"
 	reasonThirdPartySignIn     = "Cannot sign in / up due to security reasons. Please try a different login method or contact support. (ERR_CODE_004)"
 	reasonThirdPartyEmailTaken = "Cannot sign in / up because new email cannot be applied to existing account. Please contact support. (ERR_CODE_005)"
@@ -286,6 +284,16 @@ func (a *Auth) linkedSignIn(ctx context.Context, old, nl store.Login, newUser st
 		}
 	}
 	return linked{login: l, user: u, logins: logins}, err
+}
+
+// signUpRefused reports whether account linking refuses a password
+// sign-up with email: a login owns the address or proves it, and the new
+// login, which proves nothing, would be refused at every sign-in.
+func (a *Auth) signUpRefused(ctx context.Context, email string) (bool, error) {
+	if !a.cfg.AccountLinking {
+		return false, nil
+	}
+	return a.heldByOther(ctx, email, "")
 }
 
 // ownedWithin reports whether one of logins owns email.

@@ -45,7 +45,7 @@ type RateLimits struct {
 	ClientResetRequests Rate
 	// ClientNewPasswords bounds sign-ups and reset submissions from one
 	// client address: each hashes a new password, and without a bound
-	// one client could take every hash slot (Password.MaxConcurrentHashes)
+	// one client could take every hash slot (EmailPassword.MaxConcurrentHashes)
 	// from other users. Default 30, then 1 every 30 seconds (120 an
 	// hour), room for a classroom behind one NAT.
 	ClientNewPasswords Rate
@@ -166,12 +166,6 @@ func (a *Auth) clientAddr(r *http.Request) string {
 	return peer.String()
 }
 
-// newPasswordLimit is the allowance of new password hashes (sign-ups and
-// reset submissions) of r's client.
-func (a *Auth) newPasswordLimit(r *http.Request) limit {
-	return limit{kit.LimitKey("new-password-client", a.limitClient(r)), a.cfg.RateLimits.ClientNewPasswords}
-}
-
 // limitClient is the client as rate limits count it: its address, or for
 // IPv6 its RateLimits.IPv6Prefix.
 func (a *Auth) limitClient(r *http.Request) string {
@@ -251,16 +245,17 @@ type signInAttempt struct {
 	recorded bool
 }
 
-// attemptOutcome is how a password attempt ended.
-type attemptOutcome int
+// attemptOutcome is how a password attempt ended, as the recipe that
+// checked it tells (kit.Kernel's TakeSignIn).
+type attemptOutcome = kit.AttemptOutcome
 
 const (
 	// attemptAbandoned: it never got to its password (a store failure).
-	attemptAbandoned attemptOutcome = iota
+	attemptAbandoned = kit.AttemptAbandoned
 	// attemptFailed: a wrong password, or an unknown email.
-	attemptFailed
+	attemptFailed = kit.AttemptFailed
 	// attemptSucceeded: the right password.
-	attemptSucceeded
+	attemptSucceeded = kit.AttemptSucceeded
 )
 
 // takeSignIn takes a sign-in attempt for email from client from its

@@ -30,6 +30,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/emailpassword"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
@@ -395,7 +396,7 @@ func TestResetTokenExpiry(t *testing.T) {
 	} {
 		t.Run(tc.words, func(t *testing.T) {
 			t.Parallel()
-			s := authtest.NewServer(t, auth.Config{Email: auth.EmailConfig{ResetTokenLifetime: tc.lifetime}})
+			s := authtest.NewServer(t, auth.Config{EmailPassword: emailpassword.Config{ResetTokenLifetime: tc.lifetime}})
 			_, u := s.SignedIn(authtest.Header)
 
 			tok := requestToken(t, s, u.Email, 1)
@@ -631,8 +632,8 @@ func TestResetWithoutMailer(t *testing.T) {
 	t.Parallel()
 	a, err := auth.New(auth.Config{
 		Store: memstore.New(),
-		Password: auth.PasswordConfig{
-			Hashing:             auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1},
+		EmailPassword: emailpassword.Config{
+			Hashing:             emailpassword.Hashing{Memory: 64, Iterations: 1, Parallelism: 1},
 			InsecureWeakHashing: true,
 		},
 	})

@@ -19,6 +19,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/emailpassword"
 	"github.com/latchkit/auth/internal/sqltest"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
@@ -41,8 +42,8 @@ func sealConfig(st store.Store, clock *authtest.Clock, secrets ...string) auth.C
 		Now:                clock.Now,
 		Secrets:            secrets,
 		SigningKeyLifetime: 24 * time.Hour,
-		Password: auth.PasswordConfig{
-			Hashing:             auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1},
+		EmailPassword: emailpassword.Config{
+			Hashing:             emailpassword.Hashing{Memory: 64, Iterations: 1, Parallelism: 1},
 			InsecureWeakHashing: true,
 		},
 	}

@@ -171,3 +171,31 @@ func (a *Auth) signInUp(w http.ResponseWriter, r *http.Request, s kit.SignIn) {
 	}
 	a.signedIn(w, r, res.user, res.logins, res.login, &res.created, s.Factor)
 }
+
+// passwordSignedIn starts the session of a password that checked out,
+// unless account linking refuses the login (it does not prove an address
+// another user holds): kit.Kernel's PasswordSignedIn.
+func (a *Auth) passwordSignedIn(w http.ResponseWriter, r *http.Request, p kit.PasswordSignIn) {
+	ctx := r.Context()
+	u, logins, l := p.User, p.Logins, p.Login
+	if conflict, err := a.signInConflicts(ctx, l); err != nil {
+		a.fail(w, r, err)
+		return
+	} else if conflict {
+		wire.NotAllowed(w, p.NotAllowed, p.Reason)
+		return
+	}
+	if a.cfg.AccountLinking && l.EmailProven && !ownedWithin(logins, l.Email) {
+		// A reset proved the address but could not claim it (a fault,
+		// or another owner since gone): claim it now, as a provider's
+		// sign-in would.
+		if owned := a.afterVerified(ctx, l); owned.OwnsEmail {
+			var err error
+			if u, logins, err = a.user(ctx, l.UserID); err != nil {
+				a.fail(w, r, err)
+				return
+			}
+		}
+	}
+	a.signedIn(w, r, u, logins, l, nil, FactorEmailPassword)
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/emailpassword"
 	"github.com/latchkit/auth/store/memstore"
 )
 
@@ -62,9 +63,9 @@ func NewServer(tb testing.TB, cfg auth.Config) *Server {
 		s.Clock = NewClock(Start)
 		cfg.Now = s.Clock.Now
 	}
-	if cfg.Password.Hashing == (auth.PasswordHashing{}) {
-		cfg.Password.Hashing = auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1}
-		cfg.Password.InsecureWeakHashing = true
+	if cfg.EmailPassword.Hashing == (emailpassword.Hashing{}) {
+		cfg.EmailPassword.Hashing = emailpassword.Hashing{Memory: 64, Iterations: 1, Parallelism: 1}
+		cfg.EmailPassword.InsecureWeakHashing = true
 	}
 	s.Server = httptest.NewUnstartedServer(s.Mux)
 	// Clients of a closing test server abandon TLS handshakes; that is

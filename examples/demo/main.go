@@ -28,6 +28,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/emailpassword"
 	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/passkey"
@@ -171,7 +172,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	for _, err := range []error{
 		dur(&o.accessTTL, "access-ttl", "DEMO_ACCESS_TTL", auth.DefaultAccessTokenLifetime, "access token lifetime"),
 		dur(&o.refreshTTL, "refresh-ttl", "DEMO_REFRESH_TTL", auth.DefaultRefreshTokenLifetime, "session lifetime without a refresh"),
-		dur(&o.resetTTL, "reset-ttl", "DEMO_RESET_TTL", auth.DefaultResetTokenLifetime, "password reset token lifetime"),
+		dur(&o.resetTTL, "reset-ttl", "DEMO_RESET_TTL", emailpassword.DefaultResetTokenLifetime, "password reset token lifetime"),
 	} {
 		if err != nil {
 			return o, err
@@ -666,7 +667,8 @@ func newAuth(o options, st store.Store, m mailer.Mailer, stdout io.Writer, logge
 		Store:                st,
 		AccessTokenLifetime:  o.accessTTL,
 		RefreshTokenLifetime: o.refreshTTL,
-		Email:                auth.EmailConfig{Mailer: m, ResetTokenLifetime: o.resetTTL},
+		Email:                auth.EmailConfig{Mailer: m},
+		EmailPassword:        emailpassword.Config{ResetTokenLifetime: o.resetTTL},
 		AppURL:               o.appURL,
 		Logger:               logger,
 		OnEvent:              eventHooks(tellMailFailures(stdout), sessionStarts.record), // see account.go

@@ -15,6 +15,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -117,7 +118,71 @@ type Kernel interface {
 	// bound on a body's size, or answers the request itself (413, or 400
 	// with msg) and returns false.
 	ReadForm(w http.ResponseWriter, r *http.Request, msg string) bool
+
+	// The password steps, which are the kernel's because its rate limits,
+	// account linking and metrics hold them.
+
+	// TakeSignIn takes a password sign-in attempt for email, from the
+	// request's client, from the kernel's allowances of failed sign-ins,
+	// before the password is checked; or returns how long to wait,
+	// having taken nothing. settle ends the attempt once its outcome is
+	// known: a failure stays counted, anything else is given back, and a
+	// success forgets the failures for the email from that client.
+	TakeSignIn(r *http.Request, email string) (settle func(AttemptOutcome), wait time.Duration)
+	// SignUpAllowed reports whether a sign-up may create a user whose
+	// login has email and proves no inbox (a password): under account
+	// linking, not where another user owns or proves the address (then it
+	// answers notAllowed with reason). It loads the signing key as well,
+	// so that a store failure there cannot leave a new user without a
+	// first session. When it returns false it has answered the request.
+	SignUpAllowed(w http.ResponseWriter, r *http.Request, email, notAllowed, reason string) bool
+	// PasswordSignedIn starts the session of a password login that
+	// checked out (or was just made, at sign-up), through the one
+	// sign-in path, and answers the request. Under account linking it
+	// refuses a login that proves no address another user holds (p's
+	// NotAllowed and Reason), and makes a login whose email a reset
+	// proved own it first, if it does not yet.
+	PasswordSignedIn(w http.ResponseWriter, r *http.Request, p PasswordSignIn)
+	// QueueAccountEmail answers a request for an email of kind ("reset")
+	// to an address, which send, run in the outbox, looks up and mails.
+	// It takes from the client's allowance of such requests (429 past
+	// it) and from the address's allowance of emails (past it the answer
+	// is the same, and nothing is sent), alike for every address, known
+	// or not.
+	QueueAccountEmail(w http.ResponseWriter, r *http.Request, kind, email string, send func(ctx context.Context, email string))
+	// ObserveHashWait reports how long a password hash waited for a
+	// slot to the application's metrics.
+	ObserveHashWait(d time.Duration)
 }
+
+// AttemptOutcome is how a password sign-in attempt ended, for
+// Kernel.TakeSignIn's settle.
+type AttemptOutcome int
+
+const (
+	// AttemptAbandoned: it never got to its password (a store failure).
+	AttemptAbandoned AttemptOutcome = iota
+	// AttemptFailed: a wrong password, or an unknown email.
+	AttemptFailed
+	// AttemptSucceeded: the right password.
+	AttemptSucceeded
+)
+
+// A PasswordSignIn is a password that checked out, for
+// Kernel.PasswordSignedIn.
+type PasswordSignIn struct {
+	User   store.User
+	Logins []store.Login // the user's
+	Login  store.Login   // the email and password login, one of Logins
+	// NotAllowed and Reason answer the request when account linking
+	// refuses the login.
+	NotAllowed, Reason string
+}
+
+// ErrOverloaded is the error a recipe hands Kernel.Fail for work turned
+// away for lack of capacity (no password hashing slot in time): 503 with
+// Retry-After.
+var ErrOverloaded = errors.New("too many requests, try again shortly")
 
 // A Session is the verified session of a request, as the kernel keeps it.
 type Session interface {
@@ -223,6 +288,9 @@ const (
 	EventEmailVerificationSent = "email_verification_sent"
 	EventEmailVerified         = "email_verified"
 	EventPasswordlessCodeSent  = "passwordless_code_sent"
+	EventResetEmailSent        = "reset_email_sent"
+	EventPasswordReset         = "password_reset"
+	EventSessionRevoked        = "session_revoked"
 )
 
 // The factors a session can complete, named as the SDKs name them (the

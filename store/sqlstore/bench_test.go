@@ -18,6 +18,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/emailpassword"
 	"github.com/latchkit/auth/internal/sqltest"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/sqlstore"
@@ -246,8 +247,8 @@ func signIn(b *testing.B, a *auth.Auth, email string) {
 func newAuth(b *testing.B, st store.Store) *auth.Auth {
 	a, err := auth.New(auth.Config{
 		Store: st,
-		Password: auth.PasswordConfig{
-			Hashing:             auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1},
+		EmailPassword: emailpassword.Config{
+			Hashing:             emailpassword.Hashing{Memory: 64, Iterations: 1, Parallelism: 1},
 			InsecureWeakHashing: true,
 		},
 		// As the load harness runs the demo: a benchmark refreshes each

@@ -1,24 +1,23 @@
-package auth
+package emailpassword
 
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/password"
 	"github.com/latchkit/auth/store"
-	"github.com/latchkit/auth/store/memstore"
 	"golang.org/x/crypto/bcrypt"
 )
 
 // countingHasher records every hash verified.
 type countingHasher struct {
-	passwordHasher
+	hasher
 	mu       sync.Mutex
 	verified []string
 }
@@ -27,28 +26,23 @@ func (h *countingHasher) verify(pw, phc string) (bool, bool, error) {
 	h.mu.Lock()
 	h.verified = append(h.verified, phc)
 	h.mu.Unlock()
-	return h.passwordHasher.verify(pw, phc)
+	return h.hasher.verify(pw, phc)
 }
 
 // The unknown-user path costs exactly one verification, against a hash
 // made with the real parameters, like a known user's wrong password.
 func TestUnknownUserCostsARealHash(t *testing.T) {
-	st := memstore.New()
-	a, err := New(Config{Store: st}) // the default, OWASP parameters
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &countingHasher{passwordHasher: a.passwords}
-	a.passwords = h
+	p, k := newTestRecipe(t, Config{}, kit.Setup{}) // the default, OWASP parameters
+	st := k.st
+	h := &countingHasher{hasher: p.passwords}
+	p.passwords = h
 	const real = "$argon2id$v=19$m=19456,t=2,p=1$"
-	if !strings.HasPrefix(a.dummyHash, real) {
-		t.Fatalf("dummy hash %q is not made with the configured parameters", a.dummyHash)
+	if !strings.HasPrefix(p.dummyHash, real) {
+		t.Fatalf("dummy hash %q is not made with the configured parameters", p.dummyHash)
 	}
 	signUp := func(email string) {
-		req := httptest.NewRequest("POST", "/auth/signup", strings.NewReader(
-			`{"formFields":[{"id":"email","value":"`+email+`"},{"id":"password","value":"right password 1"}]}`))
-		rec := httptest.NewRecorder()
-		a.ServeHTTP(rec, req)
+		rec := serveRecipe(t.Context(), p, "", "/auth/signup",
+			`{"formFields":[{"id":"email","value":"`+email+`"},{"id":"password","value":"right password 1"}]}`)
 		if rec.Code != http.StatusOK {
 			t.Fatalf("sign-up: %d %s", rec.Code, rec.Body)
 		}
@@ -62,10 +56,8 @@ func TestUnknownUserCostsARealHash(t *testing.T) {
 		h.mu.Lock()
 		h.verified = nil
 		h.mu.Unlock()
-		req := httptest.NewRequest("POST", "/auth/signin", strings.NewReader(
-			`{"formFields":[{"id":"email","value":"`+email+`"},{"id":"password","value":"wrong password 1"}]}`))
-		rec := httptest.NewRecorder()
-		a.ServeHTTP(rec, req)
+		rec := serveRecipe(t.Context(), p, "", "/auth/signin",
+			`{"formFields":[{"id":"email","value":"`+email+`"},{"id":"password","value":"wrong password 1"}]}`)
 		if !strings.Contains(rec.Body.String(), "WRONG_CREDENTIALS_ERROR") {
 			t.Fatalf("sign-in %s: %s", email, rec.Body)
 		}
@@ -86,15 +78,12 @@ func TestUnknownUserCostsARealHash(t *testing.T) {
 // verification this instance has made lately, so a costlier stored hash
 // is not slower to refuse either (security review F15).
 func TestNonCurrentHashCostsAsMuch(t *testing.T) {
-	st := memstore.New()
-	a, err := New(Config{Store: st, Password: PasswordConfig{Hashing: PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1}, InsecureWeakHashing: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &countingHasher{passwordHasher: a.passwords}
-	a.passwords = h
+	p, k := newTestRecipe(t, cheap, kit.Setup{})
+	st := k.st
+	h := &countingHasher{hasher: p.passwords}
+	p.passwords = h
 	var padded []time.Duration
-	a.pad = func(ctx context.Context, d time.Duration) { padded = append(padded, d) }
+	p.pad = func(ctx context.Context, d time.Duration) { padded = append(padded, d) }
 	const current = "$argon2id$v=19$m=64,t=1,p=1$"
 	bh, err := bcrypt.GenerateFromPassword([]byte("imported pass 1"), bcrypt.MinCost)
 	if err != nil {
@@ -119,10 +108,8 @@ func TestNonCurrentHashCostsAsMuch(t *testing.T) {
 		h.verified = nil
 		h.mu.Unlock()
 		padded = nil
-		req := httptest.NewRequest("POST", "/auth/signin", strings.NewReader(
-			`{"formFields":[{"id":"email","value":"`+tc.email+`"},{"id":"password","value":"`+tc.password+`"}]}`))
-		rec := httptest.NewRecorder()
-		a.ServeHTTP(rec, req)
+		rec := serveRecipe(t.Context(), p, "", "/auth/signin",
+			`{"formFields":[{"id":"email","value":"`+tc.email+`"},{"id":"password","value":"`+tc.password+`"}]}`)
 		if !strings.Contains(rec.Body.String(), "WRONG_CREDENTIALS_ERROR") {
 			t.Fatalf("sign-in %s: %s", tc.email, rec.Body)
 		}

@@ -1,4 +1,4 @@
-package auth
+package emailpassword
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf16"
 
+	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/password"
 	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
@@ -17,73 +18,67 @@ import (
 
 // upgradeHash replaces a hash made with old parameters. Failure only means
 // the upgrade waits for the next sign-in.
-func (a *Auth) upgradeHash(ctx context.Context, l store.Login, pw string) {
+func (p *Recipe) upgradeHash(ctx context.Context, l store.Login, pw string) {
 	var hash string
-	if err := a.withHashSlot(ctx, func() { hash = a.passwords.hash(pw) }); err != nil {
+	if err := p.withHashSlot(ctx, func() { hash = p.passwords.hash(pw) }); err != nil {
 		return
 	}
-	if err := a.store.UpdatePasswordHash(ctx, l.UserID, l.PasswordHash, hash); err != nil && !errors.Is(err, store.ErrConflict) {
-		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: upgrading a password hash",
+	if err := p.k.Store().UpdatePasswordHash(ctx, l.UserID, l.PasswordHash, hash); err != nil && !errors.Is(err, store.ErrConflict) {
+		p.k.Logger().LogAttrs(ctx, slog.LevelWarn, "auth: upgrading a password hash",
 			slog.String("user_id", l.UserID), slog.String("error", err.Error()))
 	}
 }
 
 // withHashSlot runs f, a password hash, once one of the
-// Config.Password.MaxConcurrentHashes slots is free. When none is, it
+// Config.MaxConcurrentHashes slots is free. When none is, it
 // waits its turn (see waitHashSlot). Only f holds hashing memory: the
 // argon2id work area is taken inside it and given back at its end, so
 // the requests waiting hold none.
-func (a *Auth) withHashSlot(ctx context.Context, f func()) error {
+func (p *Recipe) withHashSlot(ctx context.Context, f func()) error {
 	select {
-	case a.hashSlots <- struct{}{}:
-		a.observeHashWait(0)
+	case p.slots <- struct{}{}:
+		p.k.ObserveHashWait(0)
 	default:
-		if err := a.waitHashSlot(ctx); err != nil {
+		if err := p.waitHashSlot(ctx); err != nil {
 			return err
 		}
 	}
-	defer func() { <-a.hashSlots }()
+	defer func() { <-p.slots }()
 	f()
 	return nil
 }
 
 // waitHashSlot waits for a hashing slot behind the requests that came
 // before (the runtime wakes the senders blocked on a channel in the order
-// they came), until it takes one, Config.Password.HashQueueTimeout passes
-// (then errOverloaded), or ctx ends, at the request's deadline or when
+// they came), until it takes one, Config.HashQueueTimeout passes (then
+// kit.ErrOverloaded), or ctx ends, at the request's deadline or when
 // its client goes (then ctx's error). Both errors are answered 503 with
 // Retry-After.
-func (a *Auth) waitHashSlot(ctx context.Context) error {
-	// Real time, not Config.Now: this is a wait in this process.
+func (p *Recipe) waitHashSlot(ctx context.Context) error {
+	// Real time, not the kernel's Now: this is a wait in this process.
 	start := time.Now()
-	t := time.NewTimer(a.cfg.Password.HashQueueTimeout)
+	t := time.NewTimer(p.cfg.HashQueueTimeout)
 	defer t.Stop()
 	var err error
 	select {
-	case a.hashSlots <- struct{}{}:
+	case p.slots <- struct{}{}:
 	case <-t.C:
-		err = errOverloaded
+		err = kit.ErrOverloaded
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	a.observeHashWait(time.Since(start))
+	p.k.ObserveHashWait(time.Since(start))
 	return err
 }
 
-func (a *Auth) observeHashWait(d time.Duration) {
-	if a.cfg.Metrics != nil {
-		a.cfg.Metrics.ObserveHashWait(d)
-	}
-}
-
-// passwordHasher hashes and verifies passwords; an interface so that a
-// test inside the package can count the calls each path makes.
-type passwordHasher interface {
+// hasher hashes and verifies passwords; an interface so that a test
+// inside the package can count the calls each path makes.
+type hasher interface {
 	hash(pw string) string
 	verify(pw, phc string) (ok, rehash bool, err error)
 }
 
-// argon2id is the passwordHasher of every Auth. It hashes passwords in
+// argon2id is the hasher of every Recipe. It hashes passwords in
 // their normalised form (see normalisePassword).
 type argon2id struct{ params password.Params }
 
@@ -111,15 +106,15 @@ func (h argon2id) verify(pw, phc string) (ok, rehash bool, err error) {
 // see they typed.
 func normalisePassword(pw string) string { return norm.NFKC.String(pw) }
 
-// A PasswordPolicy checks a new password at sign-up (and password reset).
-// It returns nil to accept it, or an error whose message is shown to the
+// A Policy checks a new password at sign-up (and password reset). It
+// returns nil to accept it, or an error whose message is shown to the
 // user as the field error. Sign-in never applies the policy.
-type PasswordPolicy func(password string) error
+type Policy func(password string) error
 
-// DefaultPasswordPolicy requires 8 to 99 characters (counted in UTF-16
+// DefaultPolicy requires 8 to 99 characters (counted in UTF-16
 // units, as browsers count them) with at least one ASCII letter and one
 // digit.
-func DefaultPasswordPolicy(password string) error {
+func DefaultPolicy(password string) error {
 	n := utf16Len(password)
 	switch {
 	case n < 8:
@@ -146,14 +141,14 @@ func utf16Len(s string) int {
 
 // checkNewPassword returns the field error for a password being set, or "".
 // The hard length cap holds whatever the policy allows: it bounds hashing.
-func (a *Auth) checkNewPassword(pw string) string {
+func (p *Recipe) checkNewPassword(pw string) string {
 	switch {
 	case pw == "":
 		return wire.MsgFieldNotOptional
 	case len(pw) > maxPasswordLen:
 		return msgPasswordLong
 	}
-	if err := a.cfg.Password.Policy(normalisePassword(pw)); err != nil {
+	if err := p.cfg.Policy(normalisePassword(pw)); err != nil {
 		return err.Error()
 	}
 	return ""
