@@ -34,10 +34,11 @@
 // The handler serves the routes of each configured feature under
 // [Config.BasePath] ("/auth"), and nothing else:
 //
-//   - email and password ("emailpassword"): POST /signup, POST /signin,
-//     GET /emailpassword/email/exists and its older path GET
-//     /signup/email/exists (unless [Config.DisableEmailExists]);
-//   - password reset, with [Config.Email].Mailer: POST
+//   - email and password ("emailpassword"), always, set by
+//     [Config.EmailPassword] (package [emailpassword]): POST /signup, POST
+//     /signin, GET /emailpassword/email/exists and its older path GET
+//     /signup/email/exists (unless [Config.DisableEmailExists]), and the
+//     password reset, with [Config.Email].Mailer: POST
 //     /user/password/reset/token, POST /user/password/reset;
 //   - sessions ("session"): POST /session/refresh, POST /signout;
 //   - with [Config.SigningAlgorithm] [EdDSA]: GET /jwt/jwks.json;
@@ -98,19 +99,17 @@
 //   - 303: the relay of a provider's form-post callback (Apple);
 //   - 500: an error the library did not expect, logged with its cause.
 //
-// # Password reset
+// # Email and password
 //
-// With [Config.Email].Mailer (and [Config.AppURL], where the links point),
-// the handler serves the two reset endpoints. The request endpoint answers
-// at once, the same bytes for every email, and mails from a bounded queue
-// with retries ([EmailConfig]); a failure is reported as
-// [EventMailFailed]. The link opens [EmailConfig].ResetPasswordURL, by
-// default <AppURL>/auth/reset-password, the SuperTokens UI's page. Its
-// token is 256 random bits, stored as SHA-256, valid for
-// [EmailConfig].ResetTokenLifetime (an hour), and works once even when
-// submissions race: one atomic Store operation sets the password, voids
-// the user's other reset tokens, ends every session of the user and
-// verifies the email. The reset starts no session.
+// Package [emailpassword], set by [Config.EmailPassword], serves sign-up
+// and sign-in with a password and the password reset, and documents its
+// settings (the policy, argon2id hashing and its concurrency, the reset
+// links), routes, limits and events, and why a refused sign-in takes as
+// long for an unknown email as for a wrong password. The reset needs
+// [Config.Email].Mailer (and [Config.AppURL], where the links point): its
+// mail goes from a bounded queue with retries ([EmailConfig]), and a
+// failure is reported as [EventMailFailed]. A reset ends every session of
+// the user and starts none.
 //
 // # Sign-in with a provider
 //
@@ -410,9 +409,10 @@
 // Passwords are hashed with argon2id (OWASP parameters by default) in PHC
 // strings, under a concurrency limit so a burst of sign-ins cannot exhaust
 // memory: the sign-ins beyond it wait their turn, holding no hashing memory,
-// and past Password.HashQueueTimeout or their request's deadline the answer
-// is 503 with Retry-After. Unknown emails cost the same hash as known ones,
-// and sign-in answers both with the same bytes.
+// and past EmailPassword.HashQueueTimeout or their request's deadline the
+// answer is 503 with Retry-After. Unknown emails cost the same hash as
+// known ones, and sign-in answers both with the same bytes (see
+// [emailpassword]).
 //
 // A session is a lineage of refresh tokens. A refresh token names its
 // session and its generation, holds 128 secret bits and carries a MAC made
@@ -471,9 +471,10 @@
 // transfer modes, the claims tokens carry, the account model (linking),
 // the one sign-in path, the protocol's answers, mail, limits, events and
 // the Go API. Each way to sign in, and what comes after sign-in, is a
-// recipe. Email verification, passwordless and third-party sign-in are
-// packages of their own (emailverification, passwordless, thirdparty);
-// email and password, passkeys and MFA are still files of the kernel.
+// recipe. Email and password, email verification, passwordless and
+// third-party sign-in are packages of their own (emailpassword,
+// emailverification, passwordless, thirdparty); passkeys and MFA are
+// still files of the kernel.
 //
 // A recipe package imports an internal seam (internal/kit), never
 // package auth and never another recipe; [New] builds each recipe its
