@@ -246,12 +246,11 @@ type signInAttempt struct {
 }
 
 // attemptOutcome is how a password attempt ended, as the recipe that
-// checked it tells (kit.Kernel's TakeSignIn).
+// checked it tells (kit.Kernel's TakeSignIn): kit.AttemptAbandoned when
+// it never got to its password (a store failure), or one of these.
 type attemptOutcome = kit.AttemptOutcome
 
 const (
-	// attemptAbandoned: it never got to its password (a store failure).
-	attemptAbandoned = kit.AttemptAbandoned
 	// attemptFailed: a wrong password, or an unknown email.
 	attemptFailed = kit.AttemptFailed
 	// attemptSucceeded: the right password.
