@@ -54,7 +54,7 @@ type Auth struct {
 	// frontendOrigins are the origins of AppURL and AllowedOrigins, where
 	// third-party sign-in may send the browser back to.
 	frontendOrigins map[string]bool
-	rp              RelyingParty // of Config.Passkeys
+	passkeyRoutes   map[string]kit.Route // of Config.Passkeys
 
 	liveSessions tokencache.Sessions // for Config.SessionCheckCache
 	deleted      ended               // users this instance deleted, until their access tokens expire
@@ -129,7 +129,6 @@ func New(cfg Config) (*Auth, error) {
 	a.dummyHash = a.passwords.hash("not a password of anyone")
 	a.checkCosts.observe(hashKind(a.dummyHash), time.Since(start), time.Now())
 	a.pad = sleep
-	a.rp = relyingParty(cfg.Passkeys, a.frontendOrigins)
 	a.routes = a.routeTable()
 	return a, nil
 }
@@ -171,7 +170,7 @@ func (a *Auth) routeTable() map[string]kit.Route {
 	if a.passwordless != nil {
 		mount(routes, "passwordless", a.passwordless.Routes())
 	}
-	a.passkeyRoutes(routes)
+	mount(routes, "webauthn", a.passkeyRoutes)
 	a.mfaRoutes(routes)
 	routes["/loginmethods"] = get(a.handleLoginMethods)
 	if a.thirdParty != nil {

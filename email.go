@@ -33,11 +33,6 @@ var (
 		Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/reset_password.txt")),
 		HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/reset_password.html")),
 	}
-	defaultPasskeyRecoveryEmail = mailer.Template{
-		Subject: texttemplate.Must(texttemplate.New("subject").Parse("Recover your account with a new passkey")),
-		Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/passkey_recovery.txt")),
-		HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/passkey_recovery.html")),
-	}
 	defaultWrongCodeEmail = mailer.Template{
 		Subject: texttemplate.Must(texttemplate.New("subject").Parse("A wrong code after a sign-in to your account")),
 		Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/wrong_code.txt")),
@@ -48,10 +43,6 @@ var (
 // DefaultResetEmail returns the reset email used when
 // Config.Email.ResetEmail is nil, as a starting point for one's own.
 func DefaultResetEmail() mailer.Template { return kit.MustClone(defaultResetEmail) }
-
-// DefaultPasskeyRecoveryEmail returns the passkey recovery email used
-// when Config.Passkeys.RecoveryEmail is nil.
-func DefaultPasskeyRecoveryEmail() mailer.Template { return kit.MustClone(defaultPasskeyRecoveryEmail) }
 
 // mail renders t with data for to and sends it through the outbox's
 // delivery (timeout and retries): every email the library sends goes

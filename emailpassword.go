@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/latchkit/auth/internal/address"
+	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/password"
 	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
@@ -167,7 +168,7 @@ func (a *Auth) passwordSignedIn(w http.ResponseWriter, r *http.Request, u store.
 		wire.NotAllowed(w, "SIGN_IN_NOT_ALLOWED", reasonEmailPasswordSignIn)
 		return
 	}
-	if a.cfg.AccountLinking && l.EmailProven && !ownedWithin(logins, l.Email) {
+	if a.cfg.AccountLinking && l.EmailProven && !kit.OwnedWithin(logins, l.Email) {
 		// A reset proved the address but could not claim it (a fault,
 		// or another owner since gone): claim it now, as a provider's
 		// sign-in would.

@@ -16,7 +16,6 @@ import (
 // non-test file is the kernel.
 var featureFiles = map[string][]string{
 	"emailpassword": {"emailpassword.go", "reset.go"},
-	"passkey":       {"passkey.go", "passkey_account.go"},
 	"mfa":           {"mfa.go", "totp.go", "recoverycodes.go", "secondfactors.go", "factornotice.go"},
 }
 
@@ -74,7 +73,7 @@ func TestFeaturesKeepApart(t *testing.T) {
 }
 
 // recipePackages are the recipes that are packages of their own.
-var recipePackages = []string{"emailverification", "passwordless", "thirdparty"}
+var recipePackages = []string{"emailverification", "passkey", "passwordless", "thirdparty"}
 
 // seam is what a recipe package may import of the module: the kernel's
 // seam, the mechanics that need no Auth, and the public contracts.
