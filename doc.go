@@ -458,6 +458,17 @@
 // (passkey.New, a [Recipe]) rather than a Config of its type, so that
 // package auth does not import go-webauthn.
 //
+// MFA stays in the kernel by design: it is the policy every other part
+// consults, not a way to sign in beside them. Each sign-in asks it which
+// factors the session must complete (the st-mfa claim), each refresh
+// reassesses them, the removal of a login asks whether it is the last
+// required factor, and [FactorWithin] and [AllowPendingMFA] read it. A
+// package of its own would need the kernel to call back into it at each
+// of those steps, a seam as wide as MFA itself. What the factors offer
+// the recipes is in the seam instead: a session that sets up or
+// completes a factor, a factor added, a factor completed in the session,
+// and the refusal of the last one; passkeys use it to be a second factor.
+//
 // A recipe package imports an internal seam (internal/kit), never
 // package auth and never another recipe; [New] builds each recipe its
 // Config field turns on, handing it the seam, and mounts the routes it
