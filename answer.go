@@ -12,15 +12,9 @@ import (
 // The protocol's answers that need the Auth; the others are in
 // internal/wire.
 
-// writeMFAPending answers 403 to a session that has not met its MFA
-// requirement, as the SDKs' claim validators do.
-func writeMFAPending(w http.ResponseWriter) {
-	wire.ClaimError(w, errMFAPending.Claim, errMFAPending.reason)
-}
-
 // errMFAPending is the refusal of a session that has not met its MFA
 // requirement.
-var errMFAPending = newClaimError("st-mfa", wire.ClaimReason{Message: "MFA requirement for auth is not satisfied"})
+var errMFAPending = newClaimError("st-mfa", wire.MFAPendingReason)
 
 // answerExists answers an exists endpoint with what found reports, or
 // false without asking for an address that is not well-formed.

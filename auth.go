@@ -49,7 +49,7 @@ type Auth struct {
 	// frontendOrigins are the origins of AppURL and AllowedOrigins, where
 	// third-party sign-in may send the browser back to.
 	frontendOrigins map[string]bool
-	rp              RelyingParty // of Config.Passkeys
+	passkeyRoutes   map[string]kit.Route // of Config.Passkeys
 
 	liveSessions tokencache.Sessions // for Config.SessionCheckCache
 	deleted      ended               // users this instance deleted, until their access tokens expire
@@ -117,7 +117,6 @@ func New(cfg Config) (*Auth, error) {
 		jwt.WithStrictDecoding(),
 		jwt.WithTimeFunc(cfg.Now),
 	)
-	a.rp = relyingParty(cfg.Passkeys, a.frontendOrigins)
 	a.routes = a.routeTable()
 	return a, nil
 }
@@ -151,7 +150,7 @@ func (a *Auth) routeTable() map[string]kit.Route {
 	if a.passwordless != nil {
 		mount(routes, "passwordless", a.passwordless.Routes())
 	}
-	a.passkeyRoutes(routes)
+	mount(routes, "webauthn", a.passkeyRoutes)
 	a.mfaRoutes(routes)
 	routes["/loginmethods"] = get(a.handleLoginMethods)
 	if a.thirdParty != nil {

@@ -502,7 +502,7 @@ func BenchmarkPasskeySignIn(b *testing.B) {
 	a, err := auth.New(auth.Config{
 		Store:      memstore.New(),
 		AppURL:     app,
-		Passkeys:   auth.PasskeyConfig{Verifier: passkey.New()},
+		Passkeys:   passkey.New(passkey.Config{}),
 		RateLimits: auth.RateLimits{ClientPasskeyCeremonies: auth.Rate{Burst: 1 << 30, Every: time.Nanosecond}},
 	})
 	if err != nil {

@@ -167,9 +167,10 @@ type Config struct {
 	// by email. The zero value means off.
 	Passwordless passwordless.Config
 
-	// Passkeys configures sign-in with passkeys (WebAuthn). The zero
-	// value means off.
-	Passkeys PasskeyConfig
+	// Passkeys turns on sign-in with passkeys (WebAuthn):
+	// passkey.New(passkey.Config{...}), from package passkey, whose
+	// documentation holds its settings and routes. Default nil: off.
+	Passkeys Recipe
 
 	// MFA configures multi-factor authentication: TOTP and passkeys as
 	// second factors, recovery codes. The zero value means off.
@@ -383,9 +384,6 @@ func (cfg *Config) setFeatureDefaults() error {
 	// recipe's agree whatever the caller does with its slices.
 	cfg.ThirdParty.Providers = slices.Clone(cfg.ThirdParty.Providers)
 	cfg.ThirdParty.RedirectURIs = slices.Clone(cfg.ThirdParty.RedirectURIs)
-	if err := cfg.Passkeys.setDefaults(cfg); err != nil {
-		return err
-	}
 	return cfg.MFA.setDefaults(cfg)
 }
 

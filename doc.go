@@ -55,9 +55,9 @@
 //     /signinup/code/resend, POST /signinup/code/consume, and unless
 //     Config.DisableEmailExists GET /passwordless/email/exists, GET
 //     /passwordless/phonenumber/exists and GET /signup/phonenumber/exists;
-//   - passkeys ("webauthn"), with [Config.Passkeys].Verifier: POST
-//     /webauthn/options/register, POST /webauthn/options/signin, POST
-//     /webauthn/signup, POST /webauthn/signin, GET
+//   - passkeys ("webauthn"), with [Config.Passkeys] (package passkey):
+//     POST /webauthn/options/register, POST /webauthn/options/signin,
+//     POST /webauthn/signup, POST /webauthn/signin, GET
 //     /webauthn/credential/list, POST /webauthn/credential, POST
 //     /webauthn/credential/remove, unless Config.DisableEmailExists GET
 //     /webauthn/email/exists, and with Config.Email.Mailer POST
@@ -144,32 +144,12 @@
 //
 // # Passkeys
 //
-// With [Config.Passkeys].Verifier (passkey.New(), from package passkey,
-// which alone imports go-webauthn), a person signs up and in with a
-// discoverable passkey. The relying party is the host of [Config.AppURL]
-// unless [PasskeyConfig.RelyingPartyID] names a parent domain of it; New
-// refuses one that is not the host or a parent of every allowed origin, or
-// is an IP address, which browsers refuse.
-//
-// A ceremony's options are a one-time record: the step that accepts a
-// sign-in deletes them together with the passkey's new counter (a
-// compare-and-swap), and sign-up, recovery and adding a passkey delete
-// them before they write, so an assertion answers one ceremony once, even
-// signed again with a higher counter. A counter that does not grow, where
-// the authenticator keeps one, refuses the sign-in and reports
-// [EventPasskeyCloneSuspected]; synced passkeys, whose counter stays 0,
-// sign in. One email has one passkey user: racing sign-ups take turns
-// through the [Limiter].
-//
-// A passkey proves nothing about its email (whoever made it need not read
-// the inbox): passkey users start unverified and, under account linking,
-// join nobody. A passkey a signed-in user adds has no email of its own.
-// Recovery by a mailed link (an hour, once; withheld where another user
-// holds the address) proves the inbox and works as a reset: the new
-// passkey proves and owns the address, every session ends, every earlier
-// passkey goes, and the user's other logins with the address that prove
-// nothing go (a password one is voided). The link is used up last, so a
-// retry with it finishes a recovery that failed part-way.
+// Package passkey, turned on by [Config.Passkeys] = passkey.New(...),
+// signs people up and in with discoverable passkeys, and alone imports
+// go-webauthn; it documents its relying party, ceremonies, recovery,
+// limits and events. A passkey proves nothing about its email: passkey
+// users start unverified and, under account linking, join nobody; a
+// recovery link proves the inbox and works as a password reset does.
 //
 // # Multi-factor authentication
 //
@@ -471,10 +451,23 @@
 // transfer modes, the claims tokens carry, the account model (linking),
 // the one sign-in path, the protocol's answers, mail, limits, events and
 // the Go API. Each way to sign in, and what comes after sign-in, is a
-// recipe. Email and password, email verification, passwordless and
-// third-party sign-in are packages of their own (emailpassword,
-// emailverification, passwordless, thirdparty); passkeys and MFA are
-// still files of the kernel.
+// recipe. Email and password, email verification, passwordless,
+// third-party sign-in and passkeys are packages of their own
+// (emailpassword, emailverification, passwordless, thirdparty, passkey);
+// MFA is files of the kernel. Passkeys plug in by a value of their package
+// (passkey.New, a [Recipe]) rather than a Config of its type, so that
+// package auth does not import go-webauthn.
+//
+// MFA stays in the kernel by design: it is the policy every other part
+// consults, not a way to sign in beside them. Each sign-in asks it which
+// factors the session must complete (the st-mfa claim), each refresh
+// reassesses them, the removal of a login asks whether it is the last
+// required factor, and [FactorWithin] and [AllowPendingMFA] read it. A
+// package of its own would need the kernel to call back into it at each
+// of those steps, a seam as wide as MFA itself. What the factors offer
+// the recipes is in the seam instead: a session that sets up or
+// completes a factor, a factor added, a factor completed in the session,
+// and the refusal of the last one; passkeys use it to be a second factor.
 //
 // A recipe package imports an internal seam (internal/kit), never
 // package auth and never another recipe; [New] builds each recipe its

@@ -111,7 +111,7 @@ func TestDocsEventSignUp(t *testing.T) {
 		AppURL:       "https://app.example.com",
 		ThirdParty:   thirdparty.Config{Providers: []provider.Provider{fake.Provider()}},
 		Passwordless: passwordless.Config{Flow: passwordless.Code},
-		Passkeys:     auth.PasskeyConfig{Verifier: passkey.New()},
+		Passkeys:     passkey.New(passkey.Config{}),
 		OnEvent: func(_ context.Context, e auth.Event) {
 			if e.Kind == auth.EventSignUp || e.Kind == auth.EventSignIn {
 				mu.Lock()
@@ -186,7 +186,7 @@ func TestDocsRoutes(t *testing.T) {
 		EmailVerification: emailverification.Config{Mode: emailverification.Optional},
 		ThirdParty:        thirdparty.Config{Providers: []provider.Provider{relay}},
 		Passwordless:      passwordless.Config{Flow: passwordless.CodeAndLink},
-		Passkeys:          auth.PasskeyConfig{Verifier: passkey.New()},
+		Passkeys:          passkey.New(passkey.Config{}),
 		MFA:               auth.MFAConfig{Required: []string{auth.FactorTOTP, auth.FactorWebAuthn}},
 		// Browsers refuse WebAuthn on IP addresses, so passkeys need a
 		// host name; the requests below go to the handler directly.

@@ -21,21 +21,12 @@ var templateFS embed.FS
 // Auth, and each caller of the Default functions, gets its own copy, so
 // that no change made through one reaches another.
 var (
-	defaultPasskeyRecoveryEmail = mailer.Template{
-		Subject: texttemplate.Must(texttemplate.New("subject").Parse("Recover your account with a new passkey")),
-		Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/passkey_recovery.txt")),
-		HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/passkey_recovery.html")),
-	}
 	defaultWrongCodeEmail = mailer.Template{
 		Subject: texttemplate.Must(texttemplate.New("subject").Parse("A wrong code after a sign-in to your account")),
 		Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/wrong_code.txt")),
 		HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/wrong_code.html")),
 	}
 )
-
-// DefaultPasskeyRecoveryEmail returns the passkey recovery email used
-// when Config.Passkeys.RecoveryEmail is nil.
-func DefaultPasskeyRecoveryEmail() mailer.Template { return kit.MustClone(defaultPasskeyRecoveryEmail) }
 
 // mail renders t with data for to and sends it through the outbox's
 // delivery (timeout and retries): every email the library sends goes

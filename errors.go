@@ -39,7 +39,7 @@ var ErrLastLogin = store.ErrLastLogin
 // those the application requires (Config.MFA.Required, RequireFactors):
 // without it, whoever holds the password would set up their own. Over
 // HTTP it is the SDKs' GENERAL_ERROR, "This is your last second factor".
-var ErrLastFactor = errors.New("auth: the user's last required second factor")
+var ErrLastFactor = kit.ErrLastFactor
 
 // A Reason says why a session was refused: a frontend can tell the user
 // why they were signed out, and an operator can count each kind. Over HTTP

@@ -61,16 +61,16 @@ const (
 	EventAccountLinked         EventKind = "account_linked"       // a new login method joined an existing user
 	EventUserDeleted           EventKind = "user_deleted"
 	EventPasswordlessCodeSent  EventKind = kit.EventPasswordlessCodeSent // a passwordless code or link was sent
-	EventPasskeyAdded          EventKind = "passkey_added"               // a passkey was registered for an existing user, or by recovery
-	EventPasskeyRemoved        EventKind = "passkey_removed"
-	EventPasskeyCloneSuspected EventKind = "passkey_clone_suspected" // a sign-in refused: the passkey's counter did not grow
-	EventFactorCompleted       EventKind = "factor_completed"        // a session completed a second factor: see Method
-	EventFactorFailed          EventKind = "factor_failed"           // a wrong TOTP or recovery code, or another user's passkey
-	EventFactorAdded           EventKind = "factor_added"            // a TOTP device set up, or a passkey added as a second factor
-	EventFactorRemoved         EventKind = "factor_removed"          // a TOTP device removed, by its user or ResetSecondFactors
-	EventFactorsRequired       EventKind = "factors_required"        // RequireFactors changed what a user must complete
-	EventMFALocked             EventKind = "mfa_locked"              // wrong codes in a row locked a user's TOTP
-	EventRecoveryCodesCreated  EventKind = "recovery_codes_created"  // a new set, which voids the old
+	EventPasskeyAdded          EventKind = kit.EventPasskeyAdded         // a passkey was registered for an existing user, or by recovery
+	EventPasskeyRemoved        EventKind = kit.EventPasskeyRemoved
+	EventPasskeyCloneSuspected EventKind = kit.EventPasskeyCloneSuspected // a sign-in refused: the passkey's counter did not grow
+	EventFactorCompleted       EventKind = "factor_completed"             // a session completed a second factor: see Method
+	EventFactorFailed          EventKind = kit.EventFactorFailed          // a wrong TOTP or recovery code, or another user's passkey
+	EventFactorAdded           EventKind = "factor_added"                 // a TOTP device set up, or a passkey added as a second factor
+	EventFactorRemoved         EventKind = "factor_removed"               // a TOTP device removed, by its user or ResetSecondFactors
+	EventFactorsRequired       EventKind = "factors_required"             // RequireFactors changed what a user must complete
+	EventMFALocked             EventKind = "mfa_locked"                   // wrong codes in a row locked a user's TOTP
+	EventRecoveryCodesCreated  EventKind = "recovery_codes_created"       // a new set, which voids the old
 	EventRecoveryCodeUsed      EventKind = "recovery_code_used"
 )
 

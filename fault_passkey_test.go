@@ -167,7 +167,7 @@ func faultPasskeyFlows() []faultFlow {
 	config := func(linking bool) func(*auth.Config) {
 		return func(cfg *auth.Config) {
 			cfg.AppURL = pkApp
-			cfg.Passkeys.Verifier = passkeyVerifier
+			cfg.Passkeys = passkeyRecipe
 			cfg.AccountLinking = linking
 			cfg.CheckSessionInStore = linking
 		}
@@ -496,9 +496,9 @@ func faultPasskeyFlows() []faultFlow {
 	}
 }
 
-// passkeyVerifier is the verifier of the sweep's servers: one for all, as
-// an application has.
-var passkeyVerifier = passkey.New()
+// passkeyRecipe turns passkeys on for the sweep's servers: one for all,
+// as an application has.
+var passkeyRecipe = passkey.New(passkey.Config{})
 
 // pkDecode decodes a credential id of the wire.
 func pkDecode(id string) []byte {

@@ -261,8 +261,8 @@ func (idp *fakeIdP) withEverything(cfg auth.Config) auth.Config {
 	if cfg.AppURL == "" {
 		cfg.AppURL = pkApp
 	}
-	if cfg.Passkeys.Verifier == nil {
-		cfg.Passkeys.Verifier = passkey.New()
+	if cfg.Passkeys == nil {
+		cfg.Passkeys = passkey.New(passkey.Config{})
 	}
 	if cfg.EmailVerification.Mode == "" {
 		cfg.EmailVerification.Mode = emailverification.Optional

@@ -23,7 +23,8 @@ func (a *Auth) buildRecipes() error {
 	cfg, k := &a.cfg, kernel{a}
 	setup := kit.Setup{AppURL: cfg.AppURL, BasePath: cfg.BasePath, CanMail: cfg.Email.Mailer != nil,
 		DisableEmailExists: cfg.DisableEmailExists, AccountLinking: cfg.AccountLinking,
-		FrontendOrigins: a.frontendOrigins, InsecureHTTP: cfg.Cookie.InsecureAllowHTTP}
+		FrontendOrigins: a.frontendOrigins, InsecureHTTP: cfg.Cookie.InsecureAllowHTTP,
+		MFA: a.mfaOn(), PasskeyFactor: a.passkeyFactor(), Rates: cfg.RateLimits.byName()}
 	var err error
 	if a.emailPassword, err = emailpassword.New(k, cfg.EmailPassword, setup,
 		emailpassword.Limits{ClientNewPasswords: kit.Rate(cfg.RateLimits.ClientNewPasswords)}); err != nil {
@@ -39,6 +40,11 @@ func (a *Auth) buildRecipes() error {
 			return err
 		}
 	}
+	if cfg.Passkeys != nil {
+		if a.passkeyRoutes, err = cfg.Passkeys.Build(k, setup); err != nil {
+			return err
+		}
+	}
 	if cfg.Passwordless.Flow != passwordless.Off {
 		limits := passwordless.Limits{Sends: kit.Rate(cfg.RateLimits.PasswordlessSends),
 			ClientSends: kit.Rate(cfg.RateLimits.ClientPasswordlessSends), Failures: kit.Rate(cfg.RateLimits.PasswordlessFailures)}
@@ -49,23 +55,58 @@ func (a *Auth) buildRecipes() error {
 	return nil
 }
 
+// A Recipe is a way to sign in that a package of its own builds, for a
+// Config field of this type: Config.Passkeys takes passkey.New(...). Its
+// method takes the kernel's internal seam, so only this module's
+// packages make one. New calls Build once, and mounts the routes it
+// returns.
+type Recipe interface {
+	Build(k kit.Kernel, setup kit.Setup) (map[string]kit.Route, error)
+}
+
 // kernel is the Auth as a recipe sees it (kit.Kernel).
 type kernel struct{ a *Auth }
 
 // kitSession is a verified session as a recipe sees it: the token, and
 // the transfer mode of the request it came with, for a rewrite.
 type kitSession struct {
-	vt *verifiedToken
-	m  mode
+	vt      *verifiedToken
+	m       mode
+	pending bool // MFA is on and the session has not met its requirement
 }
 
-func (s kitSession) UserID() string  { return s.vt.session.UserID }
-func (s kitSession) LoginID() string { return s.vt.session.LoginID }
+func (k kernel) session(vt *verifiedToken, m mode) kitSession {
+	return kitSession{vt, m, k.a.mfaOn() && !vt.mfaMet()}
+}
 
-func (k kernel) Store() store.Store                                     { return k.a.store }
-func (k kernel) Now() time.Time                                         { return k.a.cfg.Now() }
-func (k kernel) Logger() *slog.Logger                                   { return k.a.cfg.Logger }
-func (k kernel) Fail(w http.ResponseWriter, r *http.Request, err error) { k.a.fail(w, r, err) }
+func (s kitSession) UserID() string       { return s.vt.session.UserID }
+func (s kitSession) LoginID() string      { return s.vt.session.LoginID }
+func (s kitSession) FactorsPending() bool { return s.pending }
+
+// factorSession is a session that sets up or completes a second factor,
+// with its user's logins and second factors (empty with MFA off).
+type factorSession struct {
+	kitSession
+	a      *Auth
+	logins []store.Login
+	sf     *secondFactors
+}
+
+func (s *factorSession) Logins() []store.Login { return s.logins }
+
+func (s *factorSession) MayAdd(factor string) bool {
+	return !s.a.mfaOn() || s.a.mayAddFactor(!s.pending, factor, s.sf, s.logins)
+}
+
+func (k kernel) Store() store.Store   { return k.a.store }
+func (k kernel) Now() time.Time       { return k.a.cfg.Now() }
+func (k kernel) Logger() *slog.Logger { return k.a.cfg.Logger }
+func (k kernel) Fail(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, kit.ErrUserGone) {
+		err = errRevoked
+	}
+	k.a.fail(w, r, err)
+}
 
 func (k kernel) ReadJSON(w http.ResponseWriter, r *http.Request, v any) error {
 	return k.a.readJSON(w, r, v)
@@ -75,7 +116,16 @@ func (k kernel) ReadOptionalJSON(w http.ResponseWriter, r *http.Request, v any) 
 	return k.a.readOptionalJSON(w, r, v)
 }
 
-func (k kernel) Session(w http.ResponseWriter, r *http.Request) (kit.Session, store.Login, bool) {
+func (k kernel) Session(w http.ResponseWriter, r *http.Request) (kit.Session, bool) {
+	vt, m, err := k.a.verifyRequest(r)
+	if err != nil {
+		k.a.failSession(w, r, err)
+		return nil, false
+	}
+	return k.session(vt, m), true
+}
+
+func (k kernel) SessionLogin(w http.ResponseWriter, r *http.Request) (kit.Session, store.Login, bool) {
 	vt, m, err := k.a.verifyRequest(r)
 	if err == nil {
 		var l store.Login
@@ -84,18 +134,87 @@ func (k kernel) Session(w http.ResponseWriter, r *http.Request) (kit.Session, st
 			err = errRevoked // the user, or the login, is gone
 		}
 		if err == nil {
-			return kitSession{vt, m}, l, true
+			return k.session(vt, m), l, true
 		}
 	}
 	k.a.failSession(w, r, err)
 	return nil, store.Login{}, false
 }
 
+func (k kernel) FactorSession(w http.ResponseWriter, r *http.Request) (kit.FactorSession, bool) {
+	if k.a.mfaOn() {
+		vt, m, logins, sf, ok := k.a.sessionForFactors(w, r)
+		if !ok {
+			return nil, false
+		}
+		return &factorSession{k.session(vt, m), k.a, logins, sf}, true
+	}
+	vt, m, err := k.a.verifyRequest(r)
+	var logins []store.Login
+	if err == nil {
+		logins, err = k.a.store.Logins(r.Context(), vt.session.UserID)
+	}
+	if err != nil {
+		k.a.failSession(w, r, err)
+		return nil, false
+	}
+	return &factorSession{k.session(vt, m), k.a, logins, &secondFactors{}}, true
+}
+
+func (k kernel) FactorAdded(r *http.Request, s kit.FactorSession, l store.Login) {
+	fs := s.(*factorSession)
+	fs.logins = append(fs.logins, l)
+	k.a.factorAdded(r, fs.vt, k.a.requiredFactors(fs.sf, fs.logins))
+}
+
+func (k kernel) CompleteFactor(w http.ResponseWriter, r *http.Request, s kit.FactorSession, factor string, by *store.Login) {
+	fs := s.(*factorSession)
+	ctx := r.Context()
+	if err := k.a.completeFactor(ctx, w, r, fs.vt, fs.m, factor, k.a.requiredFactors(fs.sf, fs.logins)); err != nil {
+		k.a.failSession(w, r, err)
+		return
+	}
+	if by == nil {
+		wire.JSON(w, http.StatusOK, wire.OK)
+		return
+	}
+	u, logins, err := k.a.user(ctx, fs.vt.session.UserID)
+	if err != nil {
+		k.a.fail(w, r, err)
+		return
+	}
+	writeUser(w, r, u, logins, *by, nil, bodyTokens{}, k.a.cfg.AccountLinking && primary(logins))
+}
+
+func (k kernel) SignedIn(w http.ResponseWriter, r *http.Request, l store.Login, factor, reason string) {
+	k.a.existingSignedIn(w, r, l, factor, reason)
+}
+
+func (k kernel) RemoveLogin(ctx context.Context, r *http.Request, userID, loginID string) error {
+	handles, err := k.a.removeLogin(ctx, userID, loginID)
+	for _, h := range handles {
+		k.a.emit(ctx, r, Event{Kind: EventSessionRevoked, UserID: userID, SessionHandle: h})
+	}
+	return err
+}
+
+func (k kernel) Evict(ctx context.Context, r *http.Request, l store.Login) error {
+	return k.a.evict(ctx, r, l)
+}
+
+func (k kernel) QueueAccountEmail(w http.ResponseWriter, r *http.Request, kind, email string, send func(context.Context, string)) {
+	k.a.queueAccountEmail(w, r, kind, email, send)
+}
+
+func (k kernel) AnswerExists(w http.ResponseWriter, r *http.Request, valid bool, found func(context.Context) (bool, error)) {
+	k.a.answerExists(w, r, valid, found)
+}
+
 func (k kernel) OptionalSession(w http.ResponseWriter, r *http.Request) (kit.Session, bool) {
 	vt, m, err := k.a.verifyRequest(r)
 	switch err {
 	case nil:
-		return kitSession{vt, m}, true
+		return k.session(vt, m), true
 	case errNoToken:
 		return nil, true
 	}
@@ -235,10 +354,6 @@ func (k kernel) SignUpAllowed(w http.ResponseWriter, r *http.Request, email, not
 
 func (k kernel) PasswordSignedIn(w http.ResponseWriter, r *http.Request, p kit.PasswordSignIn) {
 	k.a.passwordSignedIn(w, r, p)
-}
-
-func (k kernel) QueueAccountEmail(w http.ResponseWriter, r *http.Request, kind, email string, send func(context.Context, string)) {
-	k.a.queueAccountEmail(w, r, kind, email, send)
 }
 
 func (k kernel) ObserveHashWait(d time.Duration) {

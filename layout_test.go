@@ -15,8 +15,7 @@ import (
 // become a package of its own (as recipePackages have); every other
 // non-test file is the kernel.
 var featureFiles = map[string][]string{
-	"passkey": {"passkey.go", "passkey_account.go"},
-	"mfa":     {"mfa.go", "totp.go", "recoverycodes.go", "secondfactors.go", "factornotice.go"},
+	"mfa": {"mfa.go", "totp.go", "recoverycodes.go", "secondfactors.go", "factornotice.go"},
 }
 
 // crossFeatureBudget is how many names one feature's files may use that
@@ -73,7 +72,7 @@ func TestFeaturesKeepApart(t *testing.T) {
 }
 
 // recipePackages are the recipes that are packages of their own.
-var recipePackages = []string{"emailpassword", "emailverification", "passwordless", "thirdparty"}
+var recipePackages = []string{"emailpassword", "emailverification", "passkey", "passwordless", "thirdparty"}
 
 // seam is what a recipe package may import of the module: the kernel's
 // seam, the mechanics that need no Auth, and the public contracts.

@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/google/uuid"
+	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/store"
 )
 
@@ -272,7 +273,7 @@ func (a *Auth) linkedSignIn(ctx context.Context, old, nl store.Login, newUser st
 		return linked{refusal: reasonThirdPartySignIn}, err
 	}
 	u, logins, err := a.user(ctx, l.UserID)
-	if err == nil && l.EmailProven && !ownedWithin(logins, l.Email) {
+	if err == nil && l.EmailProven && !kit.OwnedWithin(logins, l.Email) {
 		// An address it proves is its user's to own, if nobody's.
 		if owned := a.afterVerified(ctx, l); owned.OwnsEmail {
 			u, logins, err = a.user(ctx, l.UserID)
@@ -294,16 +295,6 @@ func (a *Auth) signUpRefused(ctx context.Context, email string) (bool, error) {
 		return false, nil
 	}
 	return a.heldByOther(ctx, email, "")
-}
-
-// ownedWithin reports whether one of logins owns email.
-func ownedWithin(logins []store.Login, email string) bool {
-	for _, l := range logins {
-		if l.OwnsEmail && l.Email == email {
-			return true
-		}
-	}
-	return false
 }
 
 // heldByOther reports whether a user other than userID holds email: one of

@@ -107,7 +107,7 @@ func (c *MFAConfig) checkFactors(cfg *Config) error {
 	for _, f := range c.Factors {
 		switch {
 		case f == FactorTOTP:
-		case f == FactorWebAuthn && cfg.Passkeys.Verifier != nil:
+		case f == FactorWebAuthn && cfg.Passkeys != nil:
 		case f == FactorWebAuthn:
 			return errors.New("auth: the second factor \"webauthn\" needs Config.Passkeys")
 		default:
@@ -513,11 +513,6 @@ func (a *Auth) checkMFA(vt *verifiedToken, rules mfaRules) error {
 	return nil
 }
 
-// msgSetupNotAllowed is the 403 reason for a factor set up by a session
-// that may not: one that has not met its requirement, setting up a factor
-// beside one the user has already.
-const msgSetupNotAllowed = "Not allowed to setup factor that is not in the next set of unsatisfied factors"
-
 // mayAddFactor reports whether a session, met if it has met its
 // requirement, may set up factor for
 // its user, whose second factors are sf and logins logins: it has met its
@@ -694,5 +689,17 @@ func (a *Auth) mfaRoutes(routes map[string]kit.Route) {
 		routes["/totp/device/remove"] = post(a.handleRemoveTOTPDevice)
 		routes["/totp/device/verify"] = post(a.handleVerifyTOTPDevice)
 		routes["/totp/verify"] = post(a.handleVerifyTOTP)
+	}
+}
+
+// factorAdded holds the user's other sessions to a factor that the
+// session of vt just added (a passkey), as a TOTP device set up is:
+// req is what the user must complete from now on.
+func (a *Auth) factorAdded(r *http.Request, vt *verifiedToken, req []string) {
+	ctx, userID := r.Context(), vt.session.UserID
+	a.emit(ctx, r, Event{Kind: EventFactorAdded, UserID: userID, SessionHandle: vt.handle, Method: FactorWebAuthn})
+	if err := a.reassessSessions(ctx, userID, vt.handle, req); err != nil {
+		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: could not hold the user's other sessions to their new factor",
+			slog.String("user_id", userID), slog.String("error", err.Error()))
 	}
 }

@@ -45,8 +45,8 @@ func pkServer(t testing.TB, cfg auth.Config) *authtest.Server {
 	if cfg.AppURL == "" {
 		cfg.AppURL = pkApp
 	}
-	if cfg.Passkeys.Verifier == nil {
-		cfg.Passkeys.Verifier = passkey.New()
+	if cfg.Passkeys == nil {
+		cfg.Passkeys = passkey.New(passkey.Config{})
 	}
 	if cfg.RateLimits.ClientPasskeyCeremonies == (auth.Rate{}) {
 		cfg.RateLimits.ClientPasskeyCeremonies = auth.Rate{Burst: 1 << 30, Every: time.Nanosecond}

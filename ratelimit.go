@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"reflect"
 	"strings"
 	"time"
 
@@ -136,6 +137,19 @@ func (l *RateLimits) rates() []Rate {
 		l.ResetEmails, l.ClientResetRequests, l.ClientNewPasswords, l.ClientEmailChecks, l.SessionRefreshes,
 		l.ClientThirdPartySignIns, l.VerificationEmails, l.PasswordlessSends, l.ClientPasswordlessSends,
 		l.PasswordlessFailures, l.ClientPasskeyCeremonies}
+}
+
+// byName are the allowances by field name, as kit.Setup hands them to a
+// recipe built from a value of its own package.
+func (l *RateLimits) byName() map[string]kit.Rate {
+	rates := map[string]kit.Rate{}
+	v := reflect.ValueOf(l).Elem()
+	for i := range v.NumField() {
+		if r, ok := v.Field(i).Interface().(Rate); ok {
+			rates[v.Type().Field(i).Name] = kit.Rate(r)
+		}
+	}
+	return rates
 }
 
 func (r Rate) valid() bool { return r.Burst > 0 && r.Every > 0 }

@@ -74,7 +74,7 @@ func (a *Auth) handleNewRecoveryCodes(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !vt.mfaMet() {
-		writeMFAPending(w)
+		wire.MFAPending(w)
 		return
 	}
 	codes, hashes := newRecoveryCodes()
@@ -103,7 +103,7 @@ func (a *Auth) handleCountRecoveryCodes(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	if !vt.mfaMet() {
-		writeMFAPending(w)
+		wire.MFAPending(w)
 		return
 	}
 	wire.JSON(w, http.StatusOK, struct {

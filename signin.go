@@ -41,7 +41,7 @@ func (cfg *Config) firstFactorsAvailable() []string {
 		factors = append(factors, FactorThirdParty)
 	}
 	factors = append(factors, cfg.Passwordless.FirstFactors()...)
-	if cfg.Passkeys.Verifier != nil {
+	if cfg.Passkeys != nil {
 		factors = append(factors, FactorWebAuthn)
 	}
 	return factors
@@ -120,7 +120,7 @@ func (a *Auth) handleLoginMethods(w http.ResponseWriter, r *http.Request) {
 		tp.Providers = append(tp.Providers, wireProvider{p.ID(), p.Name()})
 	}
 	tp.Enabled = len(tp.Providers) > 0
-	passkeys := a.cfg.Passkeys.Verifier != nil
+	passkeys := a.cfg.Passkeys != nil
 	factors := a.firstFactors()
 	wire.JSON(w, http.StatusOK, struct {
 		Status        string     `json:"status"`
@@ -142,7 +142,10 @@ func (a *Auth) signInUp(w http.ResponseWriter, r *http.Request, s kit.SignIn) {
 	}
 	ctx := r.Context()
 	now := a.cfg.Now().Truncate(time.Millisecond)
-	newUser := store.User{ID: uuid.NewString(), TimeJoined: now}
+	newUser := store.User{ID: s.UserID, TimeJoined: now}
+	if newUser.ID == "" {
+		newUser.ID = uuid.NewString()
+	}
 	nl := s.Login
 	nl.CreatedAt = now
 	var (
@@ -167,9 +170,38 @@ func (a *Auth) signInUp(w http.ResponseWriter, r *http.Request, s kit.SignIn) {
 		return
 	}
 	if res.created && res.user.ID == newUser.ID {
-		a.emit(ctx, r, Event{Kind: EventSignUp, UserID: res.user.ID, Method: nl.Method, ThirdPartyID: nl.ThirdParty})
+		a.emit(ctx, r, Event{Kind: EventSignUp, UserID: res.user.ID, Method: nl.Method, ThirdPartyID: kit.ProviderOf(nl)})
 	}
-	a.signedIn(w, r, res.user, res.logins, res.login, &res.created, s.Factor)
+	created := &res.created
+	if s.NoCreated {
+		created = nil
+	}
+	a.signedIn(w, r, res.user, res.logins, res.login, created, s.Factor)
+}
+
+// existingSignedIn starts a session for the holder of l, a login that
+// exists and has just proved itself, unless account linking refuses it
+// (it does not prove an address another user holds), and answers.
+func (a *Auth) existingSignedIn(w http.ResponseWriter, r *http.Request, l store.Login, factor, reason string) {
+	if conflict, err := a.signInConflicts(r.Context(), l); err != nil || conflict {
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		wire.NotAllowed(w, "SIGN_IN_NOT_ALLOWED", reason)
+		return
+	}
+	u, logins, err := a.user(r.Context(), l.UserID)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	for _, ul := range logins {
+		if ul.ID == l.ID {
+			l = ul
+		}
+	}
+	a.signedIn(w, r, u, logins, l, nil, factor)
 }
 
 // passwordSignedIn starts the session of a password that checked out,
@@ -185,7 +217,7 @@ func (a *Auth) passwordSignedIn(w http.ResponseWriter, r *http.Request, p kit.Pa
 		wire.NotAllowed(w, p.NotAllowed, p.Reason)
 		return
 	}
-	if a.cfg.AccountLinking && l.EmailProven && !ownedWithin(logins, l.Email) {
+	if a.cfg.AccountLinking && l.EmailProven && !kit.OwnedWithin(logins, l.Email) {
 		// A reset proved the address but could not claim it (a fault,
 		// or another owner since gone): claim it now, as a provider's
 		// sign-in would.

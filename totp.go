@@ -52,7 +52,7 @@ func (a *Auth) handleCreateTOTPDevice(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !a.mayAddFactor(vt.mfaMet(), FactorTOTP, sf, logins) {
-		wire.ClaimError(w, "st-mfa", msgSetupNotAllowed)
+		wire.ClaimError(w, "st-mfa", wire.MsgSetupNotAllowed)
 		return
 	}
 	secret := totp.NewSecret()
@@ -157,10 +157,6 @@ func (a *Auth) handleListTOTPDevices(w http.ResponseWriter, r *http.Request) {
 
 }
 
-// msgLastFactor answers the removal of the last second factor of a user
-// who must complete one.
-const msgLastFactor = "This is your last second factor: set up another before you remove it."
-
 // handleRemoveTOTPDevice is POST /totp/device/remove. A device set up
 // can be removed only by a session that has met its requirement, and not
 // if it is the last second factor of a user who must have one.
@@ -201,13 +197,13 @@ func (a *Auth) handleRemoveTOTPDevice(w http.ResponseWriter, r *http.Request) {
 	})
 	switch {
 	case errors.Is(err, ErrLastFactor):
-		wire.GeneralError(w, msgLastFactor)
+		wire.GeneralError(w, wire.MsgLastFactor)
 		return
 	case err != nil:
 		a.fail(w, r, err)
 		return
 	case refusal == "claim":
-		writeMFAPending(w)
+		wire.MFAPending(w)
 		return
 	}
 	if wasVerified {
@@ -419,7 +415,7 @@ func (a *Auth) handleVerifyTOTPDevice(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if i := sf.device(device); (i < 0 || !sf.TOTP[i].Verified) && !a.mayAddFactor(vt.mfaMet(), FactorTOTP, sf, logins) {
-		wire.ClaimError(w, "st-mfa", msgSetupNotAllowed)
+		wire.ClaimError(w, "st-mfa", wire.MsgSetupNotAllowed)
 		return
 	}
 	userID := vt.session.UserID

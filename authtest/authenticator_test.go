@@ -701,7 +701,7 @@ func newPasskeyServer(t *testing.T) *authtest.Server {
 	t.Helper()
 	return authtest.NewServer(t, auth.Config{
 		AppURL:   "https://app.example.com",
-		Passkeys: auth.PasskeyConfig{Verifier: passkey.New()},
+		Passkeys: passkey.New(passkey.Config{}),
 	})
 }
 

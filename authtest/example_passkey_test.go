@@ -19,7 +19,7 @@ func ExampleClient_SignInWithPasskey() {
 			// The relying party is AppURL's host: a domain name, which
 			// WebAuthn needs, not the test server's IP address.
 			AppURL:   "https://app.example.com",
-			Passkeys: auth.PasskeyConfig{Verifier: passkey.New()},
+			Passkeys: passkey.New(passkey.Config{}),
 		})
 		a := s.NewAuthenticator() // a device, on pages at https://app.example.com
 

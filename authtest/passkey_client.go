@@ -10,7 +10,7 @@ import (
 
 // Passkeys over HTTP: the SuperTokens WebAuthn recipe (rid "webauthn"),
 // with an Authenticator in the browser's place. The server needs
-// Config.Passkeys.Verifier (passkey.New()) and an AppURL on a domain
+// Config.Passkeys (passkey.New(passkey.Config{})) and an AppURL on a domain
 // name, which is the relying party: browsers refuse WebAuthn on an IP
 // address, and the test server's own URL is one.
 

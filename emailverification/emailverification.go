@@ -217,7 +217,7 @@ func (rc *Recipe) handleSend(w http.ResponseWriter, r *http.Request) {
 		rc.k.Fail(w, r, err)
 		return
 	}
-	s, l, ok := rc.k.Session(w, r)
+	s, l, ok := rc.k.SessionLogin(w, r)
 	if !ok {
 		return
 	}
@@ -347,7 +347,7 @@ func startedWith(s kit.Session, l store.Login) bool {
 // handleIsVerified tells whether the email of the session's login method
 // is verified, and writes the answer into the session's claim.
 func (rc *Recipe) handleIsVerified(w http.ResponseWriter, r *http.Request) {
-	s, l, ok := rc.k.Session(w, r)
+	s, l, ok := rc.k.SessionLogin(w, r)
 	if !ok {
 		return
 	}

@@ -12,14 +12,14 @@ import (
 	"github.com/latchkit/auth/store/memstore"
 )
 
-// Passkeys are on once Config.Passkeys has a verifier. The relying party
+// Passkeys are on once Config.Passkeys has the recipe. The relying party
 // is the site of AppURL; the options answer is what the SDKs hand to the
 // browser's WebAuthn call.
 func Example() {
 	a, err := auth.New(auth.Config{
 		Store:    memstore.New(),
 		AppURL:   "https://app.example.com",
-		Passkeys: auth.PasskeyConfig{Verifier: passkey.New()},
+		Passkeys: passkey.New(passkey.Config{}),
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -1,266 +1,271 @@
-// Package passkey checks WebAuthn ceremonies for passkey sign-in, on
-// github.com/go-webauthn/webauthn. Give New's Verifier to
-// auth.Config.Passkeys; the auth package serves the SuperTokens WebAuthn
-// recipe's endpoints and keeps the credentials, and calls this package for
-// the ceremonies' options and checks. It lives apart so that applications
-// without passkeys do not build go-webauthn and its dependencies.
+// Package passkey is the passkey recipe: sign-up and sign-in with a
+// discoverable WebAuthn credential, the SuperTokens WebAuthn recipe (rid
+// "webauthn"), with the relying party's checks on
+// github.com/go-webauthn/webauthn. Give New's Recipe to
+// auth.Config.Passkeys; the auth package does not import this one, so
+// that applications without passkeys do not build go-webauthn.
+//
+// # Settings
+//
+// [Config] holds them; its zero value is usable once auth.Config.AppURL
+// names the site the browser runs the ceremonies on.
 //
 // The options follow the SuperTokens backends, which the frontend SDKs
 // expect: discoverable credentials (resident keys required), user
-// verification preferred, no attestation, and the algorithms EdDSA, ES256
-// and RS256.
+// verification preferred, no attestation, and the algorithms EdDSA,
+// ES256 and RS256; the browser is asked to wait [Timeout] for the
+// authenticator, and a ceremony's options answer for five minutes.
+//
+// # Routes
+//
+// Under auth.Config.BasePath:
+//
+//   - POST /webauthn/options/register: options to register a passkey,
+//     for a new account's email or for the account a recovery link
+//     names (recoverAccountToken);
+//   - POST /webauthn/options/signin: options to sign in;
+//   - POST /webauthn/signup, POST /webauthn/signin: finish a ceremony
+//     (webauthnGeneratedOptionsId and the credential);
+//   - GET /webauthn/credential/list, POST /webauthn/credential, POST
+//     /webauthn/credential/remove: a signed-in user's passkeys;
+//   - GET /webauthn/email/exists, unless auth.Config.DisableEmailExists;
+//   - POST /user/webauthn/reset/token, POST /user/webauthn/reset: account
+//     recovery by a mailed link, with auth.Config.Email.Mailer.
+//
+// Every failure of a ceremony is INVALID_CREDENTIALS_ERROR, as the SDKs
+// expect; options that are gone are OPTIONS_NOT_FOUND_ERROR, and options
+// of the wrong kind INVALID_OPTIONS_ERROR.
+//
+// # Limits
+//
+// Each client's options, sign-ups and sign-ins come out of
+// auth.RateLimits.ClientPasskeyCeremonies (429 past it). Recovery
+// requests share the password reset's allowances
+// (auth.RateLimits.ClientResetRequests and ResetEmails).
+//
+// # Passkeys and accounts
+//
+// The relying party is the host of auth.Config.AppURL unless
+// [Config.RelyingPartyID] names a parent domain of it; auth.New refuses
+// one that is not the host, or a parent domain, of AppURL and of every
+// auth.Config.AllowedOrigins entry. A ceremony's options are used up by
+// the step that finishes it: sign-in deletes them together with the
+// passkey's new counter (a compare-and-swap), and sign-up, recovery and
+// adding a passkey delete them before adding the login. A sign-in whose
+// counter did not grow, where the authenticator keeps one, is refused
+// with auth.EventPasskeyCloneSuspected; synced passkeys, whose counter
+// stays 0, sign in. One email has one passkey user: racing sign-ups take
+// turns, for up to two seconds.
+//
+// A passkey proves nothing about its email (whoever made it need not
+// read the inbox): passkey users start unverified and, under account
+// linking, join nobody. A passkey a signed-in user adds has no email of
+// its own. A recovery link proves the inbox, so recovery does what a
+// password reset does: the new passkey proves and owns the address,
+// every session ends, every earlier passkey goes, and the user's other
+// logins with the address that prove nothing go too (a password among
+// them is voided, for a reset to set again). Recovery is refused, with
+// RECOVER_ACCOUNT_NOT_ALLOWED, where another user holds the address.
+//
+// With auth.Config.MFA on and webauthn among its factors, a passkey is a
+// second factor: the SDKs' MFA screens sign up or sign in with a session
+// and shouldTryLinkingWithSessionUser true, which registers or asserts a
+// passkey of the session's user and completes webauthn in that session.
+// A passkey added by POST /webauthn/credential completes it too, and the
+// user's other sessions are held to it from their next refresh.
+//
+// # Events
+//
+// auth.EventSignUp, auth.EventSignIn and auth.EventSignInFailed with
+// Method "webauthn"; auth.EventPasskeyAdded, auth.EventPasskeyRemoved,
+// auth.EventPasskeyCloneSuspected; auth.EventResetEmailSent (Method
+// "webauthn") for a recovery link; auth.EventFactorAdded and
+// auth.EventFactorFailed for a passkey as a second factor.
 package passkey
 
 import (
-	"encoding/json"
+	"embed"
 	"errors"
 	"fmt"
-	"sync"
+	htmltemplate "html/template"
+	"maps"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+	texttemplate "text/template"
 	"time"
 
-	"github.com/go-webauthn/webauthn/protocol"
-	"github.com/go-webauthn/webauthn/webauthn"
-	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/internal/kit"
+	"github.com/latchkit/auth/mailer"
 )
 
-// Timeout is how long a browser is asked to wait for the authenticator,
-// as the options say it.
-const Timeout = time.Minute
+// DefaultRecoveryLifetime is how long a recovery link works unless
+// Config.RecoveryLifetime says otherwise.
+const DefaultRecoveryLifetime = time.Hour
 
-// Verifier checks WebAuthn ceremonies. It implements
-// auth.PasskeyVerifier; the zero value is not usable, call New.
-type Verifier struct {
-	mu      sync.Mutex
-	parties map[string]*webauthn.WebAuthn // by relying party, built on first use
+// optionsLifetime is how long a ceremony's options can be answered: the
+// browser gives up after Timeout.
+const optionsLifetime = 5 * time.Minute
+
+// Config configures sign-in with passkeys.
+type Config struct {
+	// RelyingPartyID is the WebAuthn relying party id, which binds every
+	// passkey: changing it makes them all useless. Default the host of
+	// auth.Config.AppURL, the site the browser runs the ceremonies on
+	// (not the API's host, which may be another). It must be the host,
+	// or a parent domain, of AppURL and of every
+	// auth.Config.AllowedOrigins entry, and not an IP address: browsers
+	// refuse those.
+	RelyingPartyID string
+
+	// RelyingPartyName is the name authenticators show. Default the
+	// relying party id.
+	RelyingPartyName string
+
+	// RecoveryURL is the page recovery links open, with ?token=...&
+	// tenantId=public added. Default auth.Config.AppURL +
+	// "/auth/webauthn/recover", the page of the SuperTokens UI.
+	RecoveryURL string
+
+	// RecoveryEmail renders the recovery email. Default DefaultEmail().
+	RecoveryEmail *mailer.Template
+
+	// RecoveryLifetime is how long a recovery link works. Default
+	// DefaultRecoveryLifetime, one hour.
+	RecoveryLifetime time.Duration
 }
 
-var _ auth.PasskeyVerifier = (*Verifier)(nil)
-
-// New returns a Verifier.
-func New() *Verifier {
-	return &Verifier{parties: map[string]*webauthn.WebAuthn{}}
+// EmailData is what the recovery email templates can show.
+type EmailData struct {
+	Email    string // the recipient, whose account the link recovers
+	Link     string // the recovery page, with the token in its query
+	ValidFor string // how long the link works, in words: "1 hour"
 }
 
-// party returns the go-webauthn relying party of rp.
-func (v *Verifier) party(rp auth.RelyingParty) (*webauthn.WebAuthn, error) {
-	key := fmt.Sprintf("%q %q %q", rp.ID, rp.Name, rp.Origins)
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if w, ok := v.parties[key]; ok {
-		return w, nil
-	}
-	w, err := webauthn.New(&webauthn.Config{
-		RPID:                  rp.ID,
-		RPDisplayName:         rp.Name,
-		RPOrigins:             rp.Origins,
-		AttestationPreference: protocol.PreferNoAttestation,
-		AuthenticatorSelection: protocol.AuthenticatorSelection{
-			ResidentKey:        protocol.ResidentKeyRequirementRequired,
-			RequireResidentKey: protocol.ResidentKeyRequired(),
-			UserVerification:   protocol.VerificationPreferred,
-		},
-		Timeouts: webauthn.TimeoutsConfig{
-			Login:        webauthn.TimeoutConfig{Timeout: Timeout, TimeoutUVD: Timeout},
-			Registration: webauthn.TimeoutConfig{Timeout: Timeout, TimeoutUVD: Timeout},
-		},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("passkey: relying party %q: %w", rp.ID, err)
-	}
-	v.parties[key] = w
-	return w, nil
+//go:embed templates
+var templateFS embed.FS
+
+var defaultEmail = mailer.Template{
+	Subject: texttemplate.Must(texttemplate.New("subject").Parse("Recover your account with a new passkey")),
+	Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/passkey_recovery.txt")),
+	HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/passkey_recovery.html")),
 }
 
-// The algorithms offered, in the SuperTokens backends' order.
-var algorithms = []protocol.CredentialParameter{
-	{Type: protocol.PublicKeyCredentialType, Algorithm: -8},   // EdDSA
-	{Type: protocol.PublicKeyCredentialType, Algorithm: -7},   // ES256
-	{Type: protocol.PublicKeyCredentialType, Algorithm: -257}, // RS256
+// DefaultEmail returns the recovery email used when Config.RecoveryEmail
+// is nil, as a starting point for one's own.
+func DefaultEmail() mailer.Template { return kit.MustClone(defaultEmail) }
+
+// A Recipe turns passkeys on for the auth.Config whose Passkeys field it
+// is. One Recipe may serve several auth.Auth values, each with its own
+// state.
+type Recipe struct {
+	c Config
+	v *verifier
 }
 
-// BeginRegistration implements auth.PasskeyVerifier.
-func (v *Verifier) BeginRegistration(rp auth.RelyingParty, user auth.PasskeyUser, exclude [][]byte) (options, state []byte, err error) {
-	w, err := v.party(rp)
-	if err != nil {
-		return nil, nil, err
+// New returns the recipe configured by c.
+func New(c Config) *Recipe { return &Recipe{c: c, v: newVerifier()} }
+
+// Build makes the recipe's routes for one auth.Auth: auth.New calls it,
+// with the kernel's seam.
+func (p *Recipe) Build(k kit.Kernel, setup kit.Setup) (map[string]kit.Route, error) {
+	if p == nil {
+		return nil, errors.New("auth: Config.Passkeys is a nil *passkey.Recipe: use passkey.New")
 	}
-	var excluded []protocol.CredentialDescriptor
-	for _, id := range exclude {
-		excluded = append(excluded, protocol.CredentialDescriptor{Type: protocol.PublicKeyCredentialType, CredentialID: id})
+	c := p.c
+	if err := c.setDefaults(setup); err != nil {
+		return nil, err
 	}
-	creation, session, err := w.BeginRegistration(account{user: user},
-		webauthn.WithCredentialParameters(algorithms), webauthn.WithExclusions(excluded))
-	if err != nil {
-		return nil, nil, fmt.Errorf("passkey: %w", err)
-	}
-	// The SDKs hand the answer to @simplewebauthn/browser as it is: the
-	// options' members at the top level, not under "publicKey", and
-	// excludeCredentials always there, as the SDKs' types declare it
-	// (go-webauthn leaves an empty list out).
-	options, state, err = marshalPair(creation.Response, session)
-	if err != nil || len(creation.Response.CredentialExcludeList) > 0 {
-		return options, state, err
-	}
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(options, &members); err != nil {
-		return nil, nil, fmt.Errorf("passkey: %w", err)
-	}
-	members["excludeCredentials"] = json.RawMessage("[]")
-	options, err = json.Marshal(members)
-	return options, state, err
+	rc := &recipe{k: k, c: c, setup: setup, v: p.v, ceremonies: setup.Rates["ClientPasskeyCeremonies"],
+		rp: relyingParty{ID: c.RelyingPartyID, Name: c.RelyingPartyName, Origins: slices.Sorted(maps.Keys(setup.FrontendOrigins))}}
+	return rc.routes(), nil
 }
 
-// FinishRegistration implements auth.PasskeyVerifier.
-func (v *Verifier) FinishRegistration(rp auth.RelyingParty, user auth.PasskeyUser, state, response []byte) (auth.Passkey, error) {
-	w, session, err := v.resume(rp, state)
-	if err != nil {
-		return auth.Passkey{}, err
+func (c *Config) setDefaults(setup kit.Setup) error {
+	app, ok := kit.HTTPURL(setup.AppURL)
+	if !ok {
+		return fmt.Errorf("auth: Config.AppURL %q must be an http or https URL with Passkeys: the relying party is its site", setup.AppURL)
 	}
-	parsed, err := protocol.ParseCredentialCreationResponseBytes(response)
-	if err != nil {
-		return auth.Passkey{}, malformed(err)
+	if c.RelyingPartyID == "" {
+		c.RelyingPartyID = app.Hostname()
 	}
-	cred, err := w.CreateCredential(account{user: user}, session, parsed)
-	if err != nil {
-		return auth.Passkey{}, refused(err)
+	c.RelyingPartyID = strings.ToLower(c.RelyingPartyID)
+	if _, err := netip.ParseAddr(c.RelyingPartyID); err == nil || c.RelyingPartyID == "" {
+		return fmt.Errorf("auth: Config.Passkeys.RelyingPartyID %q must be a domain name: browsers refuse WebAuthn on IP addresses (open the app on localhost instead)", c.RelyingPartyID)
 	}
-	return passkeyOf(cred, user.Handle)
-}
-
-// resume returns the relying party and the state of a ceremony that a
-// Begin method started.
-func (v *Verifier) resume(rp auth.RelyingParty, state []byte) (*webauthn.WebAuthn, webauthn.SessionData, error) {
-	var session webauthn.SessionData
-	w, err := v.party(rp)
-	if err == nil {
-		if err = json.Unmarshal(state, &session); err != nil {
-			err = fmt.Errorf("passkey: ceremony state: %w", err)
+	for _, o := range slices.Sorted(maps.Keys(setup.FrontendOrigins)) {
+		u, ok := kit.HTTPURL(o)
+		if !ok || !hostWithin(u.Hostname(), c.RelyingPartyID) {
+			return fmt.Errorf("auth: Config.Passkeys.RelyingPartyID %q is not the host, or a parent domain, of %q: browsers would refuse its passkeys there", c.RelyingPartyID, o)
 		}
 	}
-	return w, session, err
+	if c.RelyingPartyName == "" {
+		c.RelyingPartyName = c.RelyingPartyID
+	}
+	return c.recoveryDefaults(setup)
 }
 
-// BeginSignIn implements auth.PasskeyVerifier.
-func (v *Verifier) BeginSignIn(rp auth.RelyingParty) (options, state []byte, err error) {
-	w, err := v.party(rp)
-	if err != nil {
-		return nil, nil, err
+// recoveryDefaults fills in and checks the settings of account recovery.
+func (c *Config) recoveryDefaults(setup kit.Setup) error {
+	if c.RecoveryURL == "" {
+		c.RecoveryURL = strings.TrimRight(setup.AppURL, "/") + "/auth/webauthn/recover"
 	}
-	assertion, session, err := w.BeginDiscoverableLogin()
-	if err != nil {
-		return nil, nil, fmt.Errorf("passkey: %w", err)
+	if u, err := url.Parse(c.RecoveryURL); err != nil || u.Host == "" {
+		return fmt.Errorf("auth: Config.Passkeys.RecoveryURL %q is not an absolute URL", c.RecoveryURL)
 	}
-	return marshalPair(assertion.Response, session)
+	if c.RecoveryEmail == nil {
+		t := DefaultEmail()
+		c.RecoveryEmail = &t
+	} else if c.RecoveryEmail.Subject == nil || c.RecoveryEmail.Text == nil {
+		return errors.New("auth: Config.Passkeys.RecoveryEmail needs a Subject and a Text template")
+	}
+	if c.RecoveryLifetime == 0 {
+		c.RecoveryLifetime = DefaultRecoveryLifetime
+	}
+	if c.RecoveryLifetime < 0 {
+		return errors.New("auth: Config.Passkeys.RecoveryLifetime must not be negative")
+	}
+	return nil
 }
 
-// FinishSignIn implements auth.PasskeyVerifier.
-func (v *Verifier) FinishSignIn(rp auth.RelyingParty, state, response []byte, find auth.FindPasskey) (auth.Passkey, error) {
-	w, session, err := v.resume(rp, state)
-	if err != nil {
-		return auth.Passkey{}, err
-	}
-	parsed, err := protocol.ParseCredentialRequestResponseBytes(response)
-	if err != nil {
-		return auth.Passkey{}, malformed(err)
-	}
-	var findErr error
-	handler := func(rawID, userHandle []byte) (webauthn.User, error) {
-		stored, err := find(rawID, userHandle)
-		if err != nil {
-			findErr = err
-			return nil, err
-		}
-		var m material
-		if err := json.Unmarshal(stored, &m); err != nil {
-			findErr = fmt.Errorf("passkey: stored credential: %w", err)
-			return nil, findErr
-		}
-		return account{user: auth.PasskeyUser{Handle: m.Handle}, creds: []webauthn.Credential{m.Credential}}, nil
-	}
-	_, cred, err := w.ValidatePasskeyLogin(handler, session, parsed)
-	if findErr != nil {
-		return auth.Passkey{}, findErr
-	}
-	if err != nil {
-		return auth.Passkey{}, refused(err)
-	}
-	p, err := passkeyOf(cred, parsed.Response.UserHandle)
-	if err != nil {
-		return auth.Passkey{}, err
-	}
-	// go-webauthn leaves the counter as it was when the authenticator's
-	// did not grow; the caller refuses such a sign-in, and stores nothing.
-	p.CloneWarning = cred.Authenticator.CloneWarning
-	return p, nil
+// hostWithin reports whether host is domain or a subdomain of it.
+func hostWithin(host, domain string) bool {
+	host = strings.ToLower(host)
+	return host == domain || strings.HasSuffix(host, "."+domain) && net.ParseIP(host) == nil
 }
 
-// material is what a passkey's login keeps: the credential as go-webauthn
-// records it, and the user handle it was registered under.
-type material struct {
-	Handle     []byte              `json:"handle"`
-	Credential webauthn.Credential `json:"credential"`
+// recipe is the passkey recipe of one auth.Auth.
+type recipe struct {
+	k          kit.Kernel
+	c          Config
+	setup      kit.Setup
+	v          *verifier
+	rp         relyingParty // made once, in one order: the verifier keeps its relying parties by value
+	ceremonies kit.Rate     // each client's
 }
 
-func passkeyOf(cred *webauthn.Credential, handle []byte) (auth.Passkey, error) {
-	stored := *cred
-	stored.Authenticator.CloneWarning = false
-	// The attestation is kept by go-webauthn for metadata checks this
-	// package does not make; without it a credential is a few hundred
-	// bytes.
-	stored.Attestation = webauthn.CredentialAttestation{}
-	b, err := json.Marshal(material{Handle: handle, Credential: stored})
-	if err != nil {
-		return auth.Passkey{}, fmt.Errorf("passkey: %w", err)
+// routes are the recipe's endpoints.
+func (rc *recipe) routes() map[string]kit.Route {
+	post := func(h http.HandlerFunc) kit.Route { return kit.Route{Method: http.MethodPost, Handle: h} }
+	get := func(h http.HandlerFunc) kit.Route { return kit.Route{Method: http.MethodGet, Handle: h} }
+	routes := map[string]kit.Route{
+		"/webauthn/options/register":  post(rc.handleRegisterOptions),
+		"/webauthn/options/signin":    post(rc.handleSignInOptions),
+		"/webauthn/signup":            post(rc.handleSignUp),
+		"/webauthn/signin":            post(rc.handleSignIn),
+		"/webauthn/credential/list":   get(rc.handleList),
+		"/webauthn/credential":        post(rc.handleAdd),
+		"/webauthn/credential/remove": post(rc.handleRemove),
 	}
-	return auth.Passkey{
-		CredentialID:   cred.ID,
-		UserHandle:     handle,
-		Material:       b,
-		SignCount:      cred.Authenticator.SignCount,
-		BackupEligible: cred.Flags.BackupEligible,
-	}, nil
-}
-
-func marshalPair(options any, session *webauthn.SessionData) ([]byte, []byte, error) {
-	o, err := json.Marshal(options)
-	if err != nil {
-		return nil, nil, fmt.Errorf("passkey: %w", err)
+	if !rc.setup.DisableEmailExists {
+		routes["/webauthn/email/exists"] = get(rc.handleEmailExists)
 	}
-	s, err := json.Marshal(session)
-	if err != nil {
-		return nil, nil, fmt.Errorf("passkey: %w", err)
+	if rc.setup.CanMail {
+		routes["/user/webauthn/reset/token"] = post(rc.handleRecoveryRequest)
+		routes["/user/webauthn/reset"] = post(rc.handleRecoverAccount)
 	}
-	return o, s, nil
+	return routes
 }
-
-// malformed reports a response that is not a credential at all.
-func malformed(err error) error {
-	return fmt.Errorf("%w: %s", auth.ErrPasskeyMalformed, detail(err))
-}
-
-// refused reports a credential that does not pass the checks.
-func refused(err error) error {
-	return fmt.Errorf("%w: %s", auth.ErrPasskeyRefused, detail(err))
-}
-
-// detail is an error's text without what the browser sent: go-webauthn's
-// protocol errors carry a developer-facing detail, which names the check
-// that failed.
-func detail(err error) string {
-	var pe *protocol.Error
-	if errors.As(err, &pe) {
-		return pe.Type + ": " + pe.Details
-	}
-	return err.Error()
-}
-
-// account is a user as go-webauthn sees one.
-type account struct {
-	user  auth.PasskeyUser
-	creds []webauthn.Credential
-}
-
-func (a account) WebAuthnID() []byte                         { return a.user.Handle }
-func (a account) WebAuthnName() string                       { return a.user.Name }
-func (a account) WebAuthnDisplayName() string                { return a.user.Name }
-func (a account) WebAuthnCredentials() []webauthn.Credential { return a.creds }

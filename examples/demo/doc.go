@@ -84,7 +84,7 @@
 //		code-and-link; off serves no passwordless routes.
 //	-passkeys (DEMO_PASSKEYS; default false)
 //		sign-in with passkeys (auth.Config.Passkeys, with
-//		passkey.New()); the relying party is the host of -app-url,
+//		passkey.New(passkey.Config{})); the relying party is the host of -app-url,
 //		which must be a domain name: browsers refuse WebAuthn on an IP
 //		address, so the demo refuses to start on one. Use -app-url
 //		http://localhost:8080 and open the page there.

@@ -727,11 +727,11 @@ func parseMFA(s string, passkeys bool) ([]string, error) {
 
 // passkeyConfig is the passkey configuration of the options: off unless
 // -passkeys.
-func passkeyConfig(o options) auth.PasskeyConfig {
+func passkeyConfig(o options) auth.Recipe {
 	if !o.passkeys {
-		return auth.PasskeyConfig{}
+		return nil
 	}
-	return auth.PasskeyConfig{Verifier: passkey.New()}
+	return passkey.New(passkey.Config{})
 }
 
 // me is the answer of GET /api/me and GET /api/verification.
@@ -878,7 +878,7 @@ func newMux(a *auth.Auth, st store.Store, f features) *http.ServeMux {
 		mux.HandleFunc("GET /auth/verify", page)
 	}
 	// Passkey recovery links open this page too
-	// (PasskeyConfig.RecoveryURL's default); it registers a new passkey
+	// (passkey.Config.RecoveryURL's default); it registers a new passkey
 	// after a click.
 	if f.Passkeys {
 		mux.HandleFunc("GET /auth/webauthn/recover", page)

@@ -1029,8 +1029,8 @@ func TestParseOptionsPasskeys(t *testing.T) {
 	if err != nil || o.passkeys {
 		t.Fatalf("default: %v, %v; want off", o.passkeys, err)
 	}
-	if c := passkeyConfig(o); c.Verifier != nil {
-		t.Errorf("passkeyConfig with -passkeys off: %+v, want the zero value", c)
+	if c := passkeyConfig(o); c != nil {
+		t.Errorf("passkeyConfig with -passkeys off: %+v, want nil", c)
 	}
 	for _, args := range [][]string{
 		{"-passkeys", "-app-url", "http://localhost:8080"},
@@ -1038,7 +1038,7 @@ func TestParseOptionsPasskeys(t *testing.T) {
 		{"-passkeys=true", "-app-url", "https://app.example.com", "-addr", "0.0.0.0:8080"},
 	} {
 		o, err := parseOptions(args, getenv)
-		if err != nil || !o.passkeys || passkeyConfig(o).Verifier == nil {
+		if err != nil || !o.passkeys || passkeyConfig(o) == nil {
 			t.Errorf("parseOptions(%q): passkeys %v, %v; want on", args, o.passkeys, err)
 		}
 	}

@@ -43,10 +43,12 @@ type Kernel interface {
 	Fail(w http.ResponseWriter, r *http.Request, err error)
 
 	// Session verifies the session of a request without holding it to
-	// any claim, and reads the login it was started with. When either
-	// fails it answers the request itself (clearing the tokens of a
-	// session that has ended) and returns false.
-	Session(w http.ResponseWriter, r *http.Request) (Session, store.Login, bool)
+	// any claim. When that fails it answers the request itself (clearing
+	// the tokens of a session that has ended) and returns false.
+	Session(w http.ResponseWriter, r *http.Request) (Session, bool)
+	// SessionLogin is Session that reads the login the session was
+	// started with too.
+	SessionLogin(w http.ResponseWriter, r *http.Request) (Session, store.Login, bool)
 	// OptionalSession is Session for a request that may come without a
 	// session: nil then. It reads no login.
 	OptionalSession(w http.ResponseWriter, r *http.Request) (Session, bool)
@@ -100,6 +102,44 @@ type Kernel interface {
 	// message the recipe sends itself (a text message).
 	Retry(ctx context.Context, send func(context.Context) error) error
 
+	// SignedIn starts a session for the holder of l, a login that exists
+	// and has just proved itself (factor), unless account linking
+	// refuses it (SIGN_IN_NOT_ALLOWED with reason). It answers the
+	// request.
+	SignedIn(w http.ResponseWriter, r *http.Request, l store.Login, factor, reason string)
+
+	// FactorSession verifies the session of a request, as a session that
+	// sets up or completes a second factor, and reads its user's logins
+	// and second factors, or answers the request itself.
+	FactorSession(w http.ResponseWriter, r *http.Request) (FactorSession, bool)
+	// FactorAdded records that l, just added to the session's user, is a
+	// second factor from now on: it holds the user's other sessions to
+	// it, as a TOTP device set up does.
+	FactorAdded(r *http.Request, s FactorSession, l store.Login)
+	// CompleteFactor completes factor in the session s, with a new access
+	// token on w, and answers OK, or, with by, the user signed in by by,
+	// as the SDKs' sign-in answers.
+	CompleteFactor(w http.ResponseWriter, r *http.Request, s FactorSession, factor string, by *store.Login)
+	// RemoveLogin removes the login loginID of user userID and ends the
+	// sessions it started. Its errors: store.ErrNotFound, store.ErrLastLogin
+	// and ErrLastFactor.
+	RemoveLogin(ctx context.Context, r *http.Request, userID, loginID string) error
+	// Evict voids the unproven login l with an address the user's holder
+	// has proven: the account model's step for a login a stranger may
+	// have made.
+	Evict(ctx context.Context, r *http.Request, l store.Login) error
+
+	// QueueAccountEmail answers a request for an email of kind
+	// ("reset", "passkey recovery") to email, which send, off the request path,
+	// looks up and mails: the answer is the same, and as fast, whoever
+	// the address belongs to. The client's and the address's allowances
+	// are the kernel's.
+	QueueAccountEmail(w http.ResponseWriter, r *http.Request, kind, email string, send func(context.Context, string))
+	// AnswerExists answers an exists endpoint with what found reports,
+	// or false without asking for an address that is not well-formed
+	// (valid false).
+	AnswerExists(w http.ResponseWriter, r *http.Request, valid bool, found func(context.Context) (bool, error))
+
 	// FirstFactorAllowed reports whether factor may start a session, or
 	// answers the request itself (401) and returns false.
 	FirstFactorAllowed(w http.ResponseWriter, factor string) bool
@@ -143,13 +183,6 @@ type Kernel interface {
 	// NotAllowed and Reason), and makes a login whose email a reset
 	// proved own it first, if it does not yet.
 	PasswordSignedIn(w http.ResponseWriter, r *http.Request, p PasswordSignIn)
-	// QueueAccountEmail answers a request for an email of kind ("reset")
-	// to an address, which send, run in the outbox, looks up and mails.
-	// It takes from the client's allowance of such requests (429 past
-	// it) and from the address's allowance of emails (past it the answer
-	// is the same, and nothing is sent), alike for every address, known
-	// or not.
-	QueueAccountEmail(w http.ResponseWriter, r *http.Request, kind, email string, send func(ctx context.Context, email string))
 	// ObserveHashWait reports how long a password hash waited for a
 	// slot to the application's metrics.
 	ObserveHashWait(d time.Duration)
@@ -189,7 +222,29 @@ type Session interface {
 	UserID() string
 	// LoginID is the login method the session was started with.
 	LoginID() string
+	// FactorsPending reports whether MFA is on and the session has not
+	// met its requirement yet.
+	FactorsPending() bool
 }
+
+// A FactorSession is a session that sets up or completes a second
+// factor, with its user's logins.
+type FactorSession interface {
+	Session
+	Logins() []store.Login
+	// MayAdd reports whether the session may set up factor now: with MFA
+	// on, a session that has not met its requirement sets up only a
+	// factor that would meet it.
+	MayAdd(factor string) bool
+}
+
+// ErrUserGone reports that the user of a session is gone: Kernel.Fail
+// answers it as a revoked session.
+var ErrUserGone = errors.New("auth: the session's user is gone")
+
+// ErrLastFactor reports that a login method or second factor was not
+// removed because it is the user's last required second factor.
+var ErrLastFactor = errors.New("auth: the user's last required second factor")
 
 // Setup is what every recipe is built with, beside its own Config.
 type Setup struct {
@@ -203,6 +258,23 @@ type Setup struct {
 	// InsecureHTTP is auth.Config's Cookie.InsecureAllowHTTP: http pages
 	// on hosts other than loopback ones are the frontend's too.
 	InsecureHTTP bool
+	// MFA is whether auth.Config's MFA is on, and PasskeyFactor whether
+	// webauthn is among its factors.
+	MFA, PasskeyFactor bool
+	// Rates are auth.Config's RateLimits, by field name
+	// ("ClientPasskeyCeremonies"), for a recipe built from a value of
+	// its own package.
+	Rates map[string]Rate
+}
+
+// OwnedWithin reports whether one of logins owns email.
+func OwnedWithin(logins []store.Login, email string) bool {
+	for _, l := range logins {
+		if l.OwnsEmail && l.Email == email {
+			return true
+		}
+	}
+	return false
 }
 
 // HTTPURL parses s and reports whether it is an absolute http or https
@@ -288,9 +360,13 @@ const (
 	EventEmailVerificationSent = "email_verification_sent"
 	EventEmailVerified         = "email_verified"
 	EventPasswordlessCodeSent  = "passwordless_code_sent"
+	EventSessionRevoked        = "session_revoked"
 	EventResetEmailSent        = "reset_email_sent"
 	EventPasswordReset         = "password_reset"
-	EventSessionRevoked        = "session_revoked"
+	EventPasskeyAdded          = "passkey_added"
+	EventPasskeyRemoved        = "passkey_removed"
+	EventPasskeyCloneSuspected = "passkey_clone_suspected"
+	EventFactorFailed          = "factor_failed"
 )
 
 // The factors a session can complete, named as the SDKs name them (the
@@ -364,6 +440,12 @@ type SignIn struct {
 	// What names the sign-in in an error: "signing in without a
 	// password".
 	What string
+	// UserID is the id of the user a sign-up makes: default a new UUID.
+	// A passkey's is the user handle it was registered under.
+	UserID string
+	// NoCreated leaves createdNewRecipeUser out of the answer, as the
+	// SDKs' passkey sign-up has none.
+	NoCreated bool
 }
 
 // InWords says a duration the way an email would: "1 hour", "30 minutes".

@@ -152,3 +152,22 @@ func CheckEmail(email string) string {
 // provider's parameter, a code), where the protocol sets no bound of its
 // own.
 const MaxParamLen = 2048
+
+// The SDKs' MFA answers that more than one feature gives.
+const (
+	// MsgSetupNotAllowed is the 403 reason for a factor set up by a
+	// session that must complete another first, as the SuperTokens
+	// backends word it.
+	MsgSetupNotAllowed = "Not allowed to setup factor that is not in the next set of unsatisfied factors"
+	// MsgLastFactor answers the removal of the last second factor of a
+	// user whom MFA requires one of.
+	MsgLastFactor = "This is your last second factor: set up another before you remove it."
+)
+
+// MFAPendingReason is the reason of a 403 to a session that has not met
+// its MFA requirement.
+var MFAPendingReason = ClaimReason{Message: "MFA requirement for auth is not satisfied"}
+
+// MFAPending answers 403 to a session that has not met its MFA
+// requirement, as the SDKs' claim validators do.
+func MFAPending(w http.ResponseWriter) { ClaimError(w, "st-mfa", MFAPendingReason) }
