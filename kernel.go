@@ -186,8 +186,8 @@ func (k kernel) CompleteFactor(w http.ResponseWriter, r *http.Request, s kit.Fac
 	writeUser(w, r, u, logins, *by, nil, bodyTokens{}, k.a.cfg.AccountLinking && primary(logins))
 }
 
-func (k kernel) SignedIn(w http.ResponseWriter, r *http.Request, l store.Login, factor, reason string) {
-	k.a.existingSignedIn(w, r, l, factor, reason)
+func (k kernel) SignedIn(w http.ResponseWriter, r *http.Request, p kit.Proven) {
+	k.a.provenSignedIn(w, r, p)
 }
 
 func (k kernel) RemoveLogin(ctx context.Context, r *http.Request, userID, loginID string) error {
@@ -350,10 +350,6 @@ func (k kernel) SignUpAllowed(w http.ResponseWriter, r *http.Request, email, not
 		return false
 	}
 	return true
-}
-
-func (k kernel) PasswordSignedIn(w http.ResponseWriter, r *http.Request, p kit.PasswordSignIn) {
-	k.a.passwordSignedIn(w, r, p)
 }
 
 func (k kernel) ObserveHashWait(d time.Duration) {

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -179,35 +180,11 @@ func (a *Auth) signInUp(w http.ResponseWriter, r *http.Request, s kit.SignIn) {
 	a.signedIn(w, r, res.user, res.logins, res.login, created, s.Factor)
 }
 
-// existingSignedIn starts a session for the holder of l, a login that
-// exists and has just proved itself, unless account linking refuses it
-// (it does not prove an address another user holds), and answers.
-func (a *Auth) existingSignedIn(w http.ResponseWriter, r *http.Request, l store.Login, factor, reason string) {
-	if conflict, err := a.signInConflicts(r.Context(), l); err != nil || conflict {
-		if err != nil {
-			a.fail(w, r, err)
-			return
-		}
-		wire.NotAllowed(w, "SIGN_IN_NOT_ALLOWED", reason)
-		return
-	}
-	u, logins, err := a.user(r.Context(), l.UserID)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	for _, ul := range logins {
-		if ul.ID == l.ID {
-			l = ul
-		}
-	}
-	a.signedIn(w, r, u, logins, l, nil, factor)
-}
-
-// passwordSignedIn starts the session of a password that checked out,
-// unless account linking refuses the login (it does not prove an address
-// another user holds): kit.Kernel's PasswordSignedIn.
-func (a *Auth) passwordSignedIn(w http.ResponseWriter, r *http.Request, p kit.PasswordSignIn) {
+// provenSignedIn starts a session for the holder of p.Login, a login
+// that exists and has just proved itself, unless account linking refuses
+// it (it does not prove an address another user holds), and answers:
+// kit.Kernel's SignedIn.
+func (a *Auth) provenSignedIn(w http.ResponseWriter, r *http.Request, p kit.Proven) {
 	ctx := r.Context()
 	u, logins, l := p.User, p.Logins, p.Login
 	if conflict, err := a.signInConflicts(ctx, l); err != nil {
@@ -217,17 +194,33 @@ func (a *Auth) passwordSignedIn(w http.ResponseWriter, r *http.Request, p kit.Pa
 		wire.NotAllowed(w, p.NotAllowed, p.Reason)
 		return
 	}
+	var err error
+	if logins == nil {
+		if u, logins, l, err = a.userOfLogin(ctx, l); err != nil {
+			a.fail(w, r, err)
+			return
+		}
+	}
 	if a.cfg.AccountLinking && l.EmailProven && !kit.OwnedWithin(logins, l.Email) {
 		// A reset proved the address but could not claim it (a fault,
 		// or another owner since gone): claim it now, as a provider's
 		// sign-in would.
 		if owned := a.afterVerified(ctx, l); owned.OwnsEmail {
-			var err error
-			if u, logins, err = a.user(ctx, l.UserID); err != nil {
+			if u, logins, l, err = a.userOfLogin(ctx, l); err != nil {
 				a.fail(w, r, err)
 				return
 			}
 		}
 	}
-	a.signedIn(w, r, u, logins, l, nil, FactorEmailPassword)
+	a.signedIn(w, r, u, logins, l, nil, p.Factor)
+}
+
+// userOfLogin reads the user of l and the user's logins, with l as
+// stored.
+func (a *Auth) userOfLogin(ctx context.Context, l store.Login) (store.User, []store.Login, store.Login, error) {
+	u, logins, err := a.user(ctx, l.UserID)
+	if i := slices.IndexFunc(logins, func(ul store.Login) bool { return ul.ID == l.ID }); i >= 0 {
+		l = logins[i]
+	}
+	return u, logins, l, err
 }

@@ -250,7 +250,7 @@ func (p *Recipe) handleSignUp(w http.ResponseWriter, r *http.Request) {
 	p.k.Emit(ctx, r, kit.Event{Kind: kit.EventSignUp, UserID: u.ID, Method: l.Method})
 	// Someone may have proven the address since the check above: then
 	// this login's sign-ins are refused from now on, and so is this one.
-	p.k.PasswordSignedIn(w, r, kit.PasswordSignIn{User: u, Logins: []store.Login{l}, Login: l,
+	p.k.SignedIn(w, r, kit.Proven{Login: l, Factor: kit.FactorEmailPassword, User: u, Logins: []store.Login{l},
 		NotAllowed: "SIGN_UP_NOT_ALLOWED", Reason: reasonSignUp})
 }
 
@@ -304,7 +304,7 @@ func (p *Recipe) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	if rehash {
 		p.upgradeHash(ctx, l, c.password)
 	}
-	p.k.PasswordSignedIn(w, r, kit.PasswordSignIn{User: u, Logins: logins, Login: l,
+	p.k.SignedIn(w, r, kit.Proven{Login: l, Factor: kit.FactorEmailPassword, User: u, Logins: logins,
 		NotAllowed: "SIGN_IN_NOT_ALLOWED", Reason: reasonSignIn})
 }
 

@@ -81,7 +81,7 @@ func (k *testKernel) SignUpAllowed(http.ResponseWriter, *http.Request, string, s
 	return true
 }
 
-func (k *testKernel) PasswordSignedIn(w http.ResponseWriter, _ *http.Request, _ kit.PasswordSignIn) {
+func (k *testKernel) SignedIn(w http.ResponseWriter, _ *http.Request, _ kit.Proven) {
 	wire.JSON(w, http.StatusOK, wire.OK)
 }
 

@@ -399,7 +399,7 @@ func (rc *recipe) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if login, ok := rc.assert(w, r, req, ""); ok {
-		rc.k.SignedIn(w, r, login, kit.FactorWebAuthn, reasonSignIn)
+		rc.k.SignedIn(w, r, kit.Proven{Login: login, Factor: kit.FactorWebAuthn, NotAllowed: "SIGN_IN_NOT_ALLOWED", Reason: reasonSignIn})
 	}
 }
 

@@ -102,11 +102,11 @@ type Kernel interface {
 	// message the recipe sends itself (a text message).
 	Retry(ctx context.Context, send func(context.Context) error) error
 
-	// SignedIn starts a session for the holder of l, a login that exists
-	// and has just proved itself (factor), unless account linking
-	// refuses it (SIGN_IN_NOT_ALLOWED with reason). It answers the
-	// request.
-	SignedIn(w http.ResponseWriter, r *http.Request, l store.Login, factor, reason string)
+	// SignedIn starts a session for the holder of p.Login, a login that
+	// exists and has just proved itself, unless account linking refuses
+	// it; a reset may have proved its email, which it then claims, as a
+	// provider's sign-in would. It answers the request.
+	SignedIn(w http.ResponseWriter, r *http.Request, p Proven)
 
 	// FactorSession verifies the session of a request, as a session that
 	// sets up or completes a second factor, and reads its user's logins
@@ -176,13 +176,6 @@ type Kernel interface {
 	// so that a store failure there cannot leave a new user without a
 	// first session. When it returns false it has answered the request.
 	SignUpAllowed(w http.ResponseWriter, r *http.Request, email, notAllowed, reason string) bool
-	// PasswordSignedIn starts the session of a password login that
-	// checked out (or was just made, at sign-up), through the one
-	// sign-in path, and answers the request. Under account linking it
-	// refuses a login that proves no address another user holds (p's
-	// NotAllowed and Reason), and makes a login whose email a reset
-	// proved own it first, if it does not yet.
-	PasswordSignedIn(w http.ResponseWriter, r *http.Request, p PasswordSignIn)
 	// ObserveHashWait reports how long a password hash waited for a
 	// slot to the application's metrics.
 	ObserveHashWait(d time.Duration)
@@ -201,12 +194,17 @@ const (
 	AttemptSucceeded
 )
 
-// A PasswordSignIn is a password that checked out, for
-// Kernel.PasswordSignedIn.
-type PasswordSignIn struct {
+// A Proven is a login that exists and has just proved itself (a password
+// that checked out, a passkey's assertion), for
+// Kernel.SignedIn.
+type Proven struct {
+	Login  store.Login
+	Factor string // the factor it completes
+	// User and Logins are the login's user and all the user's logins,
+	// where the recipe read them already; with Logins nil the kernel
+	// reads them.
 	User   store.User
-	Logins []store.Login // the user's
-	Login  store.Login   // the email and password login, one of Logins
+	Logins []store.Login
 	// NotAllowed and Reason answer the request when account linking
 	// refuses the login.
 	NotAllowed, Reason string
