@@ -317,25 +317,30 @@ func TestPoolOfTheApplication(t *testing.T) {
 	if err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 20 {
-		wg.Go(func() {
-			<-start
-			for range 20 {
-				if _, err := st.UserSessions(ctx, "nobody", time.Now()); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		})
+	// The application's code holds its whole bound, so that a store call
+	// must wait for a connection: a count of racing calls would depend on
+	// the scheduler.
+	var held []*sql.Conn
+	for range 3 {
+		c, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
 	}
-	close(start)
-	wg.Wait()
+	done := make(chan error, 1)
+	go func() {
+		_, err := st.UserSessions(ctx, "nobody", time.Now())
+		done <- err
+	}()
+	eventually(t, "a store call waiting for a connection", func() bool { return db.Stats().WaitCount > 0 })
+	for _, c := range held {
+		c.Close()
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 	s := db.Stats()
-	if s.WaitCount == 0 {
-		t.Errorf("no call waited for a connection: %+v", s)
-	}
 	// The bound was reached (a call waited), and all but the one the
 	// application keeps idle were closed as they were given back.
 	if s.OpenConnections != 1 || s.MaxIdleClosed < 2 {
