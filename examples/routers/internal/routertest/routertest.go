@@ -14,6 +14,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/emailpassword"
 )
 
 // Example is what Run needs of an example: its configuration for an API
@@ -37,8 +38,8 @@ func Run(t *testing.T, ex Example) {
 	// sets them up.
 	clock := authtest.NewClock(authtest.Start)
 	cfg.Now = clock.Now
-	cfg.Password.Hashing = auth.PasswordHashing{Memory: 64, Iterations: 1, Parallelism: 1}
-	cfg.Password.InsecureWeakHashing = true
+	cfg.EmailPassword.Hashing = emailpassword.Hashing{Memory: 64, Iterations: 1, Parallelism: 1}
+	cfg.EmailPassword.InsecureWeakHashing = true
 	cfg.Email.Mailer = authtest.NewMailbox()
 	a, err := auth.New(cfg)
 	if err != nil {
