@@ -74,8 +74,11 @@ func New(cfg Config) (*Auth, error) {
 		outbox:      newOutbox(cfg.Email.QueueSize, cfg.Email.Attempts, cfg.Email.Timeout, time.Second),
 		xorigin:     xorigin,
 	}
-	a.registerClaim(verifiedEmailClaim{a}) // claimEV
-	a.registerClaim(factorsClaim{a})       // claimMFA
+	for _, c := range []tokenClaim{verifiedEmailClaim{a}, factorsClaim{a}} { // claimEV, claimMFA
+		if err := a.registerClaim(c); err != nil {
+			panic(err) // the kernel's own claims
+		}
+	}
 	a.frontendOrigins = frontendOrigins(cfg)
 	if err := a.buildRecipes(); err != nil {
 		return nil, err

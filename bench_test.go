@@ -25,6 +25,7 @@ import (
 	"github.com/latchkit/auth/passkey"
 	"github.com/latchkit/auth/passwordless"
 	"github.com/latchkit/auth/provider"
+	"github.com/latchkit/auth/roles"
 	"github.com/latchkit/auth/store/memstore"
 	"github.com/latchkit/auth/thirdparty"
 )
@@ -77,23 +78,37 @@ func BenchmarkRequireSession(b *testing.B) {
 		name  string
 		cfg   auth.Config
 		rules []auth.Rule
+		roles bool // roles on, the user an admin
 	}{
-		{"HS256", auth.Config{SigningAlgorithm: auth.HS256}, nil},
-		{"EdDSA", auth.Config{SigningAlgorithm: auth.EdDSA}, nil},
+		{"HS256", auth.Config{SigningAlgorithm: auth.HS256}, nil, false},
+		{"EdDSA", auth.Config{SigningAlgorithm: auth.EdDSA}, nil, false},
 		// The revocation check against memstore, uncached and cached:
 		// what immediate revocation costs beyond the signature.
-		{"HS256+CheckSessionInStore", auth.Config{CheckSessionInStore: true}, nil},
-		{"HS256+CheckSessionInStore+Cache", auth.Config{CheckSessionInStore: true, SessionCheckCache: time.Second}, nil},
+		{"HS256+CheckSessionInStore", auth.Config{CheckSessionInStore: true}, nil, false},
+		{"HS256+CheckSessionInStore+Cache", auth.Config{CheckSessionInStore: true, SessionCheckCache: time.Second}, nil, false},
 		// A session that completed TOTP: its token carries the st-mfa
 		// claim, which the middleware checks; and a step-up route,
 		// which also asks how long ago TOTP was.
-		{"HS256+MFA", auth.Config{SigningAlgorithm: auth.HS256, MFA: mfa}, nil},
-		{"HS256+MFA+FactorWithin", auth.Config{SigningAlgorithm: auth.HS256, MFA: mfa}, []auth.Rule{auth.FactorWithin(auth.FactorTOTP, 5*time.Minute)}},
+		{"HS256+MFA", auth.Config{SigningAlgorithm: auth.HS256, MFA: mfa}, nil, false},
+		{"HS256+MFA+FactorWithin", auth.Config{SigningAlgorithm: auth.HS256, MFA: mfa}, []auth.Rule{auth.FactorWithin(auth.FactorTOTP, 5*time.Minute)}, false},
+		// A session whose token carries st-role and st-perm: without a
+		// rule, and on a route that asks for a permission.
+		{"HS256+Roles", auth.Config{SigningAlgorithm: auth.HS256}, nil, true},
+		{"HS256+Roles+RequirePermission", auth.Config{SigningAlgorithm: auth.HS256}, []auth.Rule{roles.RequirePermission("posts:write")}, true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			a, access, _ := signedUp(b, c.cfg)
+			cfg := c.cfg
+			var rr *roles.Recipe
+			if c.roles {
+				rr = roles.New(roles.Config{})
+				cfg.Roles = rr
+			}
+			a, access, refresh := signedUp(b, cfg)
 			if len(c.cfg.MFA.Required) > 0 {
 				access = benchTOTP(b, a, access)
+			}
+			if rr != nil {
+				access, _ = benchAdmin(b, a, rr, access, refresh)
 			}
 			h := a.RequireSession(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), c.rules...)
 			req := httptest.NewRequest("GET", "/api/me", nil)
@@ -133,6 +148,32 @@ func benchTOTP(b *testing.B, a *auth.Auth, access string) string {
 		b.Fatal("no access token after TOTP")
 	}
 	return access
+}
+
+// benchAdmin gives the session's user the role admin, with two
+// permissions, and refreshes the session, whose new tokens it returns.
+func benchAdmin(b *testing.B, a *auth.Auth, rr *roles.Recipe, access, refresh string) (string, string) {
+	b.Helper()
+	ctx := b.Context()
+	s, err := a.VerifyToken(ctx, access)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := rr.CreateRole(ctx, "admin", "posts:write", "posts:read"); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := rr.Give(ctx, s.UserID, "admin"); err != nil {
+		b.Fatal(err)
+	}
+	req := httptest.NewRequest("POST", "/auth/session/refresh", nil)
+	req.Header.Set("Authorization", "Bearer "+refresh)
+	req.Header.Set("st-auth-mode", "header")
+	rec := httptest.NewRecorder()
+	a.ServeHTTP(rec, req)
+	if rec.Code != 200 {
+		b.Fatalf("refresh: %d %s", rec.Code, rec.Body)
+	}
+	return rec.Header().Get("st-access-token"), rec.Header().Get("st-refresh-token")
 }
 
 // benchKey signs up on a fresh memstore with HS256 and returns a real
@@ -188,20 +229,32 @@ func BenchmarkRefresh(b *testing.B) {
 	// One session refreshes b.N times: past its allowance.
 	limits := auth.RateLimits{SessionRefreshes: auth.Rate{Burst: 1 << 30, Every: time.Nanosecond}}
 	for _, c := range []struct {
-		name string
-		cfg  auth.Config
+		name  string
+		cfg   auth.Config
+		roles bool // roles on, the user an admin
 	}{
-		{auth.HS256, auth.Config{SigningAlgorithm: auth.HS256, RateLimits: limits}},
-		{auth.EdDSA, auth.Config{SigningAlgorithm: auth.EdDSA, RateLimits: limits}},
+		{auth.HS256, auth.Config{SigningAlgorithm: auth.HS256, RateLimits: limits}, false},
+		{auth.EdDSA, auth.Config{SigningAlgorithm: auth.EdDSA, RateLimits: limits}, false},
 		// A session that completed TOTP: each refresh carries its st-mfa
 		// claim, reassessed against the user's second factors.
 		{"HS256+MFA", auth.Config{SigningAlgorithm: auth.HS256, RateLimits: limits,
-			MFA: auth.MFAConfig{Required: []string{auth.FactorTOTP}}}},
+			MFA: auth.MFAConfig{Required: []string{auth.FactorTOTP}}}, false},
+		// Each refresh reads the user's roles and permissions again.
+		{"HS256+Roles", auth.Config{SigningAlgorithm: auth.HS256, RateLimits: limits}, true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			a, access, refresh := signedUp(b, c.cfg)
+			cfg := c.cfg
+			var rr *roles.Recipe
+			if c.roles {
+				rr = roles.New(roles.Config{})
+				cfg.Roles = rr
+			}
+			a, access, refresh := signedUp(b, cfg)
 			if len(c.cfg.MFA.Required) > 0 {
 				benchTOTP(b, a, access)
+			}
+			if rr != nil {
+				_, refresh = benchAdmin(b, a, rr, access, refresh)
 			}
 			w := &discard{h: http.Header{}}
 			b.ReportAllocs()

@@ -7,18 +7,20 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
 )
 
-// maxClaims is how many claims the features may register. A token's
-// claim values live in a fixed array, so that making a token allocates
-// nothing for them.
-const maxClaims = 4
+// maxClaims is how many claims the kernel and the recipes may register.
+// A token's claim values live in a fixed array, so that making a token
+// allocates nothing for them.
+const maxClaims = 8
 
 // A tokenClaim is a value a feature keeps in every access token of a
 // session, under its own name in the token's payload: email
@@ -65,25 +67,16 @@ type routeCheck struct {
 }
 
 // A ClaimError is a session that one of its claims refuses: its email is
-// not verified (st-ev), or it has not met its MFA requirement or a
-// FactorWithin rule (st-mfa). RequireSession answers it 403 with the
-// SDKs' "invalid claim" body; VerifyToken returns it.
-type ClaimError struct {
-	// Claim is the claim's name in the token: "st-ev" or "st-mfa".
-	Claim string
-	// Message says why, as the SDKs' body does.
-	Message string
-	// FactorID is, for a FactorWithin rule, the factor to complete again.
-	FactorID string
-
-	reason wire.ClaimReason // the SDKs' body
-}
+// not verified (st-ev), it has not met its MFA requirement or a
+// FactorWithin rule (st-mfa), or it lacks a role or permission a rule of
+// package roles asks for (st-role, st-perm). RequireSession answers it
+// 403 with the SDKs' "invalid claim" body, whose entry for the claim has
+// Reason as its reason; VerifyToken returns it.
+type ClaimError = kit.ClaimError
 
 func newClaimError(claim string, reason wire.ClaimReason) *ClaimError {
-	return &ClaimError{Claim: claim, Message: reason.Message, FactorID: reason.FactorID, reason: reason}
+	return &ClaimError{Claim: claim, Message: reason.Message, FactorID: reason.FactorID, Reason: reason}
 }
-
-func (e *ClaimError) Error() string { return "auth: claim " + e.Claim + " refused: " + e.Message }
 
 // The kernel's claims, registered by New in this order, which is the
 // order of their checks.
@@ -97,28 +90,90 @@ const (
 type claimValues [maxClaims][]byte
 
 // A Rule changes what a route asks of a session, given to RequireSession
-// or OptionalSession. Rules compose: each concerns one thing, and of two
-// rules about the same thing the stricter holds; FactorWithin rules all
-// hold.
-type Rule struct {
-	claim string // the name of the claim whose check reads the rule
-	arg   any    // what that check makes of it
-}
+// or OptionalSession: this package's VerifiedEmail, AllowUnverifiedEmail,
+// FactorWithin and AllowPendingMFA, and package roles' rules. Rules
+// compose: each concerns one thing, and of two rules about the same
+// thing the stricter holds; FactorWithin rules all hold, and so do the
+// rules of package roles.
+type Rule = kit.Rule
 
 // registerClaim adds c to the claims of every token and every check of
-// RequireSession, which runs the checks in the order of registration, and
-// returns its index in claimValues.
-func (a *Auth) registerClaim(c tokenClaim) int {
+// RequireSession, which runs the checks in the order of registration, at
+// the next index of claimValues.
+func (a *Auth) registerClaim(c tokenClaim) error {
 	name := c.name()
-	if len(a.claims) == maxClaims || name == "" || strings.ContainsAny(name, "\"\\") || isStandardClaim(name) {
-		panic(fmt.Sprintf("auth: claim %q cannot be registered", name))
+	switch {
+	case len(a.claims) == maxClaims:
+		return fmt.Errorf("auth: claim %q: at most %d claims", name, maxClaims)
+	case !plainName(name) || isStandardClaim(name) || slices.Contains(a.claimNames, name):
+		return fmt.Errorf("auth: claim %q: the name is taken, or not a plain ASCII word", name)
 	}
 	a.claims = append(a.claims, c)
 	a.claimNames = append(a.claimNames, name)
 	a.claimsInTokens = a.claimsInTokens || c.inTokens()
 	a.claimFields = claimFieldsOf(a.claimNames)
-	return len(a.claims) - 1
+	return nil
 }
+
+// plainName reports whether name is 1 to 64 bytes of ASCII letters,
+// digits, '-', '_' and '.': a payload key the token's encoder writes as
+// it is.
+func plainName(name string) bool {
+	if name == "" || len(name) > 64 {
+		return false
+	}
+	for _, c := range []byte(name) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// recipeClaim is a claim a recipe registered through the seam, as the
+// kernel keeps its own.
+type recipeClaim struct {
+	c     kit.Claim
+	index int // in claimValues
+}
+
+func (rc recipeClaim) name() string   { return rc.c.Name() }
+func (rc recipeClaim) inTokens() bool { return true }
+
+func (rc recipeClaim) atSignIn(ctx context.Context, s store.Session, by store.Login, now time.Time) []byte {
+	return rc.c.AtSignIn(ctx, s, by, now)
+}
+
+func (rc recipeClaim) atRefresh(ctx context.Context, s store.Session, now time.Time) []byte {
+	return rc.c.AtRefresh(ctx, s, now)
+}
+
+func (rc recipeClaim) parse(raw json.RawMessage) (any, error) { return rc.c.Parse(raw) }
+
+func (rc recipeClaim) checker(rules []Rule) claimCheck {
+	var args []any
+	for _, r := range rules {
+		if r.Claim() == rc.c.Name() {
+			args = append(args, r.Arg())
+		}
+	}
+	check := rc.c.Check(args)
+	if check == nil {
+		return nil
+	}
+	return func(ctx context.Context, vt *verifiedToken) ([]byte, error) {
+		return check(ctx, claimSession{vt, rc.index})
+	}
+}
+
+// claimSession is a verified token as a recipe's claim check sees it.
+type claimSession struct {
+	vt    *verifiedToken
+	claim int
+}
+
+func (s claimSession) UserID() string { return s.vt.session.UserID }
+func (s claimSession) Value() any     { return s.vt.parsed[s.claim] }
 
 // isStandardClaim reports whether name is a key of accessClaims.
 func isStandardClaim(name string) bool {

@@ -172,6 +172,12 @@ type Config struct {
 	// documentation holds its settings and routes. Default nil: off.
 	Passkeys Recipe
 
+	// Roles turns on roles and permissions, carried in every access
+	// token: roles.New(roles.Config{}), from package roles, whose methods
+	// are the Go API and whose documentation holds the claims and the
+	// rules. Default nil: off.
+	Roles Recipe
+
 	// MFA configures multi-factor authentication: TOTP and passkeys as
 	// second factors, recovery codes. The zero value means off.
 	MFA MFAConfig

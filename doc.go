@@ -452,11 +452,12 @@
 // the one sign-in path, the protocol's answers, mail, limits, events and
 // the Go API. Each way to sign in, and what comes after sign-in, is a
 // recipe. Email and password, email verification, passwordless,
-// third-party sign-in and passkeys are packages of their own
-// (emailpassword, emailverification, passwordless, thirdparty, passkey);
-// MFA is files of the kernel. Passkeys plug in by a value of their package
-// (passkey.New, a [Recipe]) rather than a Config of its type, so that
-// package auth does not import go-webauthn.
+// third-party sign-in, passkeys and roles are packages of their own
+// (emailpassword, emailverification, passwordless, thirdparty, passkey,
+// roles); MFA is files of the kernel. Passkeys and roles plug in by a
+// value of their package (passkey.New, roles.New: a [Recipe]) rather than
+// a Config of its type: package auth does not import go-webauthn, and the
+// roles value is the Go API of the Auth it serves.
 //
 // MFA stays in the kernel by design: it is the policy every other part
 // consults, not a way to sign in beside them. Each sign-in asks it which
@@ -477,16 +478,27 @@
 // a session only by its SignIn: that checks the factor may start one,
 // applies account linking, adds the claims every token carries and emits
 // the sign-up and sign-in events, so a recipe added later cannot issue a
-// token that skips a check. The claims (st-ev, st-mfa) are registered
+// token that skips a check. The claims (the kernel's st-ev and st-mfa,
+// and the st-role and st-perm of package roles) are registered
 // with the kernel, which asks each for its value at sign-in and at every
 // refresh, carries it into every token it rewrites, and runs its check,
 // with the route's [Rule] values, in [Auth.RequireSession] and
 // [Auth.VerifyToken].
 //
-// The next recipe, roles and permissions, plugs in the same way: a
-// package with its Config field and routes, and a claim registered with
-// the kernel that puts the session's roles into its tokens and checks a
-// route's rules against them.
+// How a recipe plugs in, as roles does (package roles, about 450 lines,
+// and one Config field here):
+//
+//   - its package imports internal/kit and what the kernel shares
+//     (store, mailer, internal/wire), and New returns a value with a
+//     Build(kit.Kernel, kit.Setup) method, a [Recipe];
+//   - Build checks its settings, registers its claims with
+//     Kernel.RegisterClaim (a kit.Claim: its value at sign-in and at
+//     refresh, how a token's value is read, and the check a route's rules
+//     ask for) and returns its routes, which New mounts;
+//   - its rules are kit.NewRule values naming its claim, which the
+//     kernel hands to that claim's check; [Rule] is kit.Rule;
+//   - it starts a session only through Kernel.SignIn or Kernel.SignedIn,
+//     and refuses with a *[ClaimError], which the kernel answers 403.
 //
 // # Testing
 //

@@ -103,22 +103,22 @@ func (c verifiedEmailClaim) checker(rules []Rule) claimCheck {
 // is refused 403 with the SDKs' "invalid claim" body. With verification
 // off, access tokens carry no claim, so the route reads the store for
 // every request.
-func VerifiedEmail() Rule { return Rule{"st-ev", emailRequired} }
+func VerifiedEmail() Rule { return kit.NewRule("st-ev", emailRequired) }
 
 // AllowUnverifiedEmail exempts a route from required email verification,
 // for the pages a user with an unverified email must still reach, such as
 // one that asks them to verify it or to change it.
-func AllowUnverifiedEmail() Rule { return Rule{"st-ev", emailAnyState} }
+func AllowUnverifiedEmail() Rule { return kit.NewRule("st-ev", emailAnyState) }
 
 // emailRuleOf is the email rule that rules leave for a route: the mode's
 // by default, and VerifiedEmail over AllowUnverifiedEmail.
 func (a *Auth) emailRuleOf(rules []Rule) emailRule {
 	rule := a.defaultEmailRule()
 	for _, r := range rules {
-		if r.claim != "st-ev" {
+		if r.Claim() != "st-ev" {
 			continue
 		}
-		switch r.arg {
+		switch r.Arg() {
 		case emailRequired:
 			return emailRequired
 		case emailAnyState:

@@ -183,7 +183,7 @@ func (a *Auth) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.As(err, &bad):
 		wire.Message(w, http.StatusBadRequest, string(bad))
 	case errors.As(err, &refused):
-		wire.ClaimError(w, refused.Claim, refused.reason)
+		wire.ClaimError(w, refused.Claim, refused.Reason)
 	case errors.Is(err, errBodyTooLarge):
 		// Close rather than drain what is left of the body.
 		w.Header().Set("Connection", "close")

@@ -24,7 +24,8 @@ func (a *Auth) buildRecipes() error {
 	setup := kit.Setup{AppURL: cfg.AppURL, BasePath: cfg.BasePath, CanMail: cfg.Email.Mailer != nil,
 		DisableEmailExists: cfg.DisableEmailExists, AccountLinking: cfg.AccountLinking,
 		FrontendOrigins: a.frontendOrigins, InsecureHTTP: cfg.Cookie.InsecureAllowHTTP,
-		MFA: a.mfaOn(), PasskeyFactor: a.passkeyFactor(), Rates: cfg.RateLimits.byName()}
+		MFA: a.mfaOn(), PasskeyFactor: a.passkeyFactor(), Rates: cfg.RateLimits.byName(),
+		CheckSessionInStore: cfg.CheckSessionInStore}
 	var err error
 	if a.emailPassword, err = emailpassword.New(k, cfg.EmailPassword, setup,
 		emailpassword.Limits{ClientNewPasswords: kit.Rate(cfg.RateLimits.ClientNewPasswords)}); err != nil {
@@ -37,6 +38,11 @@ func (a *Auth) buildRecipes() error {
 	}
 	if cfg.EmailVerification.Mode != emailverification.Off {
 		if a.verification, err = emailverification.New(k, cfg.EmailVerification, setup, kit.Rate(cfg.RateLimits.VerificationEmails)); err != nil {
+			return err
+		}
+	}
+	if cfg.Roles != nil {
+		if _, err = cfg.Roles.Build(k, setup); err != nil {
 			return err
 		}
 	}
@@ -56,7 +62,8 @@ func (a *Auth) buildRecipes() error {
 }
 
 // A Recipe is a way to sign in that a package of its own builds, for a
-// Config field of this type: Config.Passkeys takes passkey.New(...). Its
+// Config field of this type: Config.Passkeys takes passkey.New(...),
+// Config.Roles roles.New(...). Its
 // method takes the kernel's internal seam, so only this module's
 // packages make one. New calls Build once, and mounts the routes it
 // returns.
@@ -310,6 +317,10 @@ func (k kernel) MACKeyByID(ctx context.Context, id, purpose string) ([]byte, boo
 		return nil, false
 	}
 	return key.derived(purpose), true
+}
+
+func (k kernel) RegisterClaim(c kit.Claim) error {
+	return k.a.registerClaim(recipeClaim{c, len(k.a.claims)})
 }
 
 func (k kernel) ReadForm(w http.ResponseWriter, r *http.Request, msg string) bool {

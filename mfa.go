@@ -457,14 +457,14 @@ type freshFactor struct {
 // for TOTP within five minutes asks a user who lost their app to set up
 // another.
 func FactorWithin(factor string, d time.Duration) Rule {
-	return Rule{"st-mfa", freshFactor{factor, d}}
+	return kit.NewRule("st-mfa", freshFactor{factor, d})
 }
 
 // AllowPendingMFA exempts a route from the MFA requirement, for the
 // pages a signed-in user must reach before completing it, such as one
 // that explains what to set up. SDK endpoints that set up and complete
 // factors are exempt already.
-func AllowPendingMFA() Rule { return Rule{"st-mfa", allowPending{}} }
+func AllowPendingMFA() Rule { return kit.NewRule("st-mfa", allowPending{}) }
 
 // allowPending is the argument of AllowPendingMFA's rule.
 type allowPending struct{}
@@ -480,7 +480,7 @@ type mfaRules struct {
 func (a *Auth) mfaRulesOf(rules []Rule) mfaRules {
 	mr := mfaRules{pendingMFA: !a.mfaOn()}
 	for _, r := range rules {
-		switch arg := r.arg.(type) {
+		switch arg := r.Arg().(type) {
 		case freshFactor:
 			mr.fresh = append(mr.fresh, arg)
 		case allowPending:

@@ -93,6 +93,11 @@
 //		(auth.Config.MFA.Required): off, totp (an authenticator app),
 //		or totp,webauthn (either; webauthn needs -passkeys). /api/me
 //		answers 403 st-mfa until the session has completed it.
+//	-admin email (DEMO_ADMIN, comma-separated; default none)
+//		repeatable: the user with this email gets the role admin, with
+//		every permission the demo defines (users:read, users:write), at
+//		start and at sign-up or sign-in (auth.Config.Roles, with
+//		roles.New). See # Roles.
 //	-account-linking (DEMO_ACCOUNT_LINKING; default false)
 //		join a new login method that proves its email to the user who
 //		owns it (auth.Config.AccountLinking).
@@ -285,6 +290,18 @@
 // passkey does instead.
 //
 //	go run ./examples/demo -db memory -mfa totp
+//
+// # Roles
+//
+// With -admin, access tokens carry the session's roles and permissions
+// (st-role, st-perm, as the SDKs read them). /api/me adds "roles" and
+// "permissions", the user's as the store has them; GET /api/admin answers
+// a session with the role admin, and any other the SDKs' 403 "invalid
+// claim" (st-role); GET /api/config adds "roles": true. An admin who signs
+// up has the role in the first session; one who existed at start has it
+// from the start. The start-up lines name the admins.
+//
+//	go run ./examples/demo -db memory -admin ada@example.com
 //
 // # Sign-in with a provider
 //

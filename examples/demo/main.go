@@ -34,6 +34,7 @@ import (
 	"github.com/latchkit/auth/passkey"
 	"github.com/latchkit/auth/passwordless"
 	"github.com/latchkit/auth/provider"
+	"github.com/latchkit/auth/roles"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
 	"github.com/latchkit/auth/store/sqlstore"
@@ -97,6 +98,10 @@ type options struct {
 	// devProvider is the development OpenID provider, also in providers;
 	// nil without -dev, or when a real provider is configured.
 	devProvider *devProvider
+	// admins are the emails of -admin, whose users get the role admin;
+	// roles is the roles recipe, on with -admin, nil otherwise.
+	admins []string
+	roles  *roles.Recipe
 }
 
 func main() {
@@ -168,6 +173,8 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	if err != nil {
 		return o, err
 	}
+	var admins []string
+	adminFlag(fs, &admins)
 	fs.BoolVar(&o.dev, "dev", dev, "development mode, to try everything offline: every sign-in method (email verification optional, account linking, passwordless code-and-link, passkeys, TOTP offered), a development OpenID provider at /dev/oidc and the emails sent at /dev/outbox; app URL http://localhost:PORT; other flags still win; loopback -addr only, answering only its own hosts (env DEMO_DEV)")
 	for _, err := range []error{
 		dur(&o.accessTTL, "access-ttl", "DEMO_ACCESS_TTL", auth.DefaultAccessTokenLifetime, "access token lifetime"),
@@ -219,6 +226,9 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	}
 	if o.appURL == "" {
 		o.appURL = "http://" + o.addr
+	}
+	if o.admins = parseAdmins(admins, getenv); len(o.admins) > 0 {
+		o.roles = roles.New(roles.Config{})
 	}
 	for _, origin := range strings.Split(origins, ",") {
 		if origin = strings.TrimSpace(origin); origin == "" {
@@ -627,6 +637,7 @@ func run(args []string, getenv func(string) string) error {
 	if len(o.mfaOffered) > 0 {
 		fmt.Printf("demo: MFA offered: users may set up %s, then complete it at each sign-in\n", strings.Join(o.mfaOffered, " or "))
 	}
+	fmt.Print(printAdmins(o))
 	if o.dev {
 		printDev(os.Stdout, o)
 	}
@@ -653,6 +664,9 @@ func run(args []string, getenv func(string) string) error {
 // and on loopback only for its own hosts (guardHosts).
 func handler(a *auth.Auth, st store.Store, o options, ob *outbox, addr net.Addr) http.Handler {
 	mux := newMux(a, st, o.features())
+	if o.roles != nil {
+		adminRoutes(mux, a)
+	}
 	devRoutes(mux, o, ob)
 	return guardHosts(a.CORS(mux), o.appURL, addr)
 }
@@ -663,7 +677,7 @@ func handler(a *auth.Auth, st store.Store, o options, ob *outbox, addr net.Addr)
 func newAuth(o options, st store.Store, m mailer.Mailer, stdout io.Writer, logger *slog.Logger) (*auth.Auth, error) {
 	// The library counts attempts in the store by default, so several
 	// demo instances on one database share the limits.
-	return auth.New(auth.Config{
+	a, err := auth.New(auth.Config{
 		Store:                st,
 		AccessTokenLifetime:  o.accessTTL,
 		RefreshTokenLifetime: o.refreshTTL,
@@ -671,7 +685,7 @@ func newAuth(o options, st store.Store, m mailer.Mailer, stdout io.Writer, logge
 		EmailPassword:        emailpassword.Config{ResetTokenLifetime: o.resetTTL},
 		AppURL:               o.appURL,
 		Logger:               logger,
-		OnEvent:              eventHooks(tellMailFailures(stdout), sessionStarts.record), // see account.go
+		OnEvent:              eventHooks(tellMailFailures(stdout), sessionStarts.record, grantAdmin(o, st)), // see account.go and admins.go
 		AllowedOrigins:       o.origins,
 		RateLimits:           auth.RateLimits{SessionRefreshes: o.refreshes},
 		// Each provider sends the browser back to the page at
@@ -689,6 +703,8 @@ func newAuth(o options, st store.Store, m mailer.Mailer, stdout io.Writer, logge
 		// <app-url>/auth/webauthn/recover, a page of the demo (and of
 		// the SuperTokens prebuilt UI).
 		Passkeys: passkeyConfig(o),
+		// With -admin, sessions carry their roles and permissions.
+		Roles: rolesOf(o),
 		// With -mfa, every user sets up an authenticator app (or, with
 		// totp,webauthn, a passkey) and completes it at each sign-in;
 		// /api/me answers 403 st-mfa until they do.
@@ -706,6 +722,10 @@ func newAuth(o options, st store.Store, m mailer.Mailer, stdout io.Writer, logge
 			InsecureAllowHTTP: !isLoopback(o.addr) && strings.HasPrefix(o.appURL, "http:"),
 		},
 	})
+	if err != nil {
+		return nil, err
+	}
+	return a, setUpAdmins(context.Background(), o, st)
 }
 
 // parseMFA reads -mfa: off, or the factors of which every user must
@@ -742,6 +762,10 @@ type me struct {
 	// session was started with is verified, read from the store; absent
 	// while email verification is off, in /api/me.
 	EmailVerified *bool `json:"emailVerified,omitempty"`
+	// Roles and Permissions are the user's, read from the store, with
+	// -admin (roles on); absent otherwise.
+	Roles       []string `json:"roles,omitempty"`
+	Permissions []string `json:"permissions,omitempty"`
 }
 
 // features is the answer of GET /api/config: what the page must know of
@@ -764,6 +788,9 @@ type features struct {
 	// demo is in development mode, with links to /dev/outbox and to the
 	// development provider.
 	Dev bool `json:"dev,omitempty"`
+	// Roles is true with -admin: /api/me lists the user's roles and
+	// permissions, and GET /api/admin needs the role admin.
+	Roles bool `json:"roles,omitempty"`
 	// Account is true where the demo serves the account page (/account,
 	// /api/account): with any feature beyond email and password, so that
 	// the minimal server serves what it always has.
@@ -771,7 +798,7 @@ type features struct {
 }
 
 func (o options) features() features {
-	f := features{EmailVerification: string(o.emailVerification), AccountLinking: o.accountLinking, Passwordless: string(o.passwordless), Passkeys: o.passkeys, MFA: o.mfa, Dev: o.dev}
+	f := features{EmailVerification: string(o.emailVerification), AccountLinking: o.accountLinking, Passwordless: string(o.passwordless), Passkeys: o.passkeys, MFA: o.mfa, Dev: o.dev, Roles: o.roles != nil}
 	if f.EmailVerification == "" {
 		f.EmailVerification = "off"
 	}
@@ -807,7 +834,7 @@ func newMux(a *auth.Auth, st store.Store, f features) *http.ServeMux {
 		if f.EmailVerification != "off" {
 			// The verification state can change at any moment: read it
 			// rather than cache it.
-			serveMe(w, r, a)
+			serveMe(w, r, a, st, f.Roles)
 			return
 		}
 		email, err := emails.email(r.Context(), s.UserID)
@@ -818,15 +845,20 @@ func newMux(a *auth.Auth, st store.Store, f features) *http.ServeMux {
 			http.Error(w, `{"message":"internal error"}`, http.StatusInternalServerError)
 			return
 		}
+		m := me{Email: email, UserID: s.UserID}
+		if err := withRoles(r.Context(), st, f.Roles, &m); err != nil {
+			http.Error(w, `{"message":"internal error"}`, http.StatusInternalServerError)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(me{Email: email, UserID: s.UserID})
+		json.NewEncoder(w).Encode(m)
 	})))
 	// GET /api/verification is /api/me for a session whose email is not
 	// verified, which required mode keeps out of /api/me: the page asks it
 	// who is signed in, to show whom it asks to verify. Any route that an
 	// unverified user must reach is wrapped the same way.
 	mux.Handle("GET /api/verification", a.RequireSession(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		serveMe(w, r, a)
+		serveMe(w, r, a, st, f.Roles)
 	}), auth.AllowUnverifiedEmail()))
 	// GET /api/config tells the page what it cannot learn from the SDK:
 	// whether to ask for a verified email, and how insistently.
@@ -890,7 +922,7 @@ func newMux(a *auth.Auth, st store.Store, f features) *http.ServeMux {
 
 // serveMe answers the session's user and whether the email of the login
 // method it was started with is verified, both read from the store.
-func serveMe(w http.ResponseWriter, r *http.Request, a *auth.Auth) {
+func serveMe(w http.ResponseWriter, r *http.Request, a *auth.Auth, st store.Store, withRoleList bool) {
 	s, _ := auth.SessionFromContext(r.Context())
 	u, err := a.UserByID(r.Context(), s.UserID)
 	if errors.Is(err, store.ErrNotFound) {
@@ -914,8 +946,13 @@ func serveMe(w http.ResponseWriter, r *http.Request, a *auth.Auth) {
 			verified = l.Email == "" || l.EmailVerified
 		}
 	}
+	m := me{Email: u.Email, UserID: u.ID, EmailVerified: &verified}
+	if err := withRoles(r.Context(), st, withRoleList, &m); err != nil {
+		http.Error(w, `{"message":"internal error"}`, http.StatusInternalServerError)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(me{Email: u.Email, UserID: u.ID, EmailVerified: &verified})
+	json.NewEncoder(w).Encode(m)
 }
 
 // callbackURL is the redirect URI to register at a provider: the page the

@@ -140,6 +140,11 @@ type Kernel interface {
 	// (valid false).
 	AnswerExists(w http.ResponseWriter, r *http.Request, valid bool, found func(context.Context) (bool, error))
 
+	// RegisterClaim adds c to every access token and its check to every
+	// RequireSession, while the recipe is built; it fails past the
+	// kernel's bound on claims, or for a name that is taken.
+	RegisterClaim(c Claim) error
+
 	// FirstFactorAllowed reports whether factor may start a session, or
 	// answers the request itself (401) and returns false.
 	FirstFactorAllowed(w http.ResponseWriter, factor string) bool
@@ -256,6 +261,9 @@ type Setup struct {
 	// InsecureHTTP is auth.Config's Cookie.InsecureAllowHTTP: http pages
 	// on hosts other than loopback ones are the frontend's too.
 	InsecureHTTP bool
+	// CheckSessionInStore is auth.Config's: a claim's check reads the
+	// store rather than trust a token's value.
+	CheckSessionInStore bool
 	// MFA is whether auth.Config's MFA is on, and PasskeyFactor whether
 	// webauthn is among its factors.
 	MFA, PasskeyFactor bool

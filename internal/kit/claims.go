@@ -1,0 +1,82 @@
+package kit
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/latchkit/auth/store"
+)
+
+// A Rule changes what a route asks of a session: auth.Rule. Each rule
+// names the claim whose check reads it; only the package of that claim
+// makes one, with NewRule.
+type Rule struct {
+	claim string
+	arg   any
+}
+
+// NewRule is a rule for the claim named claim, with what its check makes
+// of it.
+func NewRule(claim string, arg any) Rule { return Rule{claim, arg} }
+
+// Claim is the name of the claim whose check reads the rule.
+func (r Rule) Claim() string { return r.claim }
+
+// Arg is what the claim's check makes of the rule.
+func (r Rule) Arg() any { return r.arg }
+
+// A Claim is a value a recipe keeps in every access token of a session,
+// under its own name in the token's payload (st-role). The kernel asks
+// for the value at sign-in and at each refresh, carries it into every
+// token it rewrites, reads it once when it verifies a token, and runs the
+// claim's check, with a route's rules, in RequireSession and VerifyToken.
+// A recipe registers it with Kernel.RegisterClaim while it is built.
+type Claim interface {
+	// Name is the claim's key in the payload: plain ASCII, unlike any
+	// other key of the token.
+	Name() string
+	// AtSignIn is the claim's JSON value for the new session s, started
+	// with the login by; nil leaves it out.
+	AtSignIn(ctx context.Context, s store.Session, by store.Login, now time.Time) []byte
+	// AtRefresh is the value for s at a refresh that has committed, so it
+	// cannot fail: nil leaves the claim out, and a check that needs it
+	// reads the store.
+	AtRefresh(ctx context.Context, s store.Session, now time.Time) []byte
+	// Parse reads a value that a verified token carries, once per token.
+	Parse(raw json.RawMessage) (any, error)
+	// Check is what the args of a route's rules that name the claim ask
+	// of a session, or nil for nothing.
+	Check(args []any) ClaimCheck
+}
+
+// A ClaimCheck passes a session, or says why not: a *ClaimError, or the
+// store's error. fresh is the claim's value as read while checking, for a
+// new access token, or nil. A check answers nothing itself.
+type ClaimCheck func(ctx context.Context, s ClaimSession) (fresh []byte, err error)
+
+// A ClaimSession is the session of a verified token as a claim's check
+// sees it.
+type ClaimSession interface {
+	UserID() string
+	// Value is the claim's value as Parse read it from the token, or nil
+	// where the token has none.
+	Value() any
+}
+
+// A ClaimError is a session that one of its claims refuses: package auth
+// names it auth.ClaimError. The kernel answers it 403 with the SDKs'
+// "invalid claim" body, whose entry for the claim has Reason as its
+// reason.
+type ClaimError struct {
+	// Claim is the claim's name in the token: "st-ev", "st-role".
+	Claim string
+	// Message says why, as the SDKs' body does.
+	Message string
+	// FactorID is, for a FactorWithin rule, the factor to complete again.
+	FactorID string
+	// Reason is the SDKs' body's reason, encoded as it is.
+	Reason any
+}
+
+func (e *ClaimError) Error() string { return "auth: claim " + e.Claim + " refused: " + e.Message }

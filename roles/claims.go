@@ -1,0 +1,243 @@
+package roles
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/latchkit/auth/internal/kit"
+	"github.com/latchkit/auth/store"
+)
+
+// The claims' names, as the SDKs' UserRoleClaim and PermissionClaim read
+// them.
+const (
+	roleClaimName       = "st-role"
+	permissionClaimName = "st-perm"
+)
+
+// value is the value of either claim: {"v": [...], "t": <ms>}.
+type value struct {
+	V []string `json:"v"`
+	T int64    `json:"t"`
+}
+
+func encode(list []string, now time.Time) []byte {
+	if list == nil {
+		list = []string{}
+	}
+	b, _ := json.Marshal(value{list, now.UnixMilli()})
+	return b
+}
+
+func parse(raw json.RawMessage) (any, error) {
+	var v value
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	if v.V == nil {
+		return nil, errors.New("no list")
+	}
+	return &v, nil
+}
+
+// readings hand the permissions that the role claim read with the roles
+// to the permission claim, which the kernel asks next for the same
+// session, so that a sign-in or a refresh reads the store once.
+type readings struct {
+	mu    sync.Mutex
+	perms map[string][]string // by session handle
+}
+
+func (rs *readings) put(handle string, perms []string) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.perms == nil {
+		rs.perms = map[string][]string{}
+	}
+	rs.perms[handle] = perms
+}
+
+func (rs *readings) take(handle string) ([]string, bool) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	perms, ok := rs.perms[handle]
+	delete(rs.perms, handle)
+	return perms, ok
+}
+
+// roleClaim is st-role.
+type roleClaim struct {
+	p     *Recipe
+	reads *readings
+}
+
+func (roleClaim) Name() string                           { return roleClaimName }
+func (roleClaim) Parse(raw json.RawMessage) (any, error) { return parse(raw) }
+
+func (c roleClaim) AtSignIn(ctx context.Context, s store.Session, _ store.Login, now time.Time) []byte {
+	return c.AtRefresh(ctx, s, now)
+}
+
+func (c roleClaim) AtRefresh(ctx context.Context, s store.Session, now time.Time) []byte {
+	roles, perms, err := c.p.st.UserRoles(ctx, store.PublicTenant, s.UserID)
+	if err != nil {
+		return nil // the checks read the store
+	}
+	c.reads.put(s.Handle, perms)
+	return encode(roles, now)
+}
+
+func (c roleClaim) Check(args []any) kit.ClaimCheck {
+	return c.p.checkOf(args, func(ctx context.Context, userID string) ([]string, error) {
+		roles, _, err := c.p.st.UserRoles(ctx, store.PublicTenant, userID)
+		return roles, err
+	})
+}
+
+// permissionClaim is st-perm.
+type permissionClaim struct {
+	p     *Recipe
+	reads *readings
+}
+
+func (permissionClaim) Name() string                           { return permissionClaimName }
+func (permissionClaim) Parse(raw json.RawMessage) (any, error) { return parse(raw) }
+
+func (c permissionClaim) AtSignIn(ctx context.Context, s store.Session, _ store.Login, now time.Time) []byte {
+	return c.AtRefresh(ctx, s, now)
+}
+
+func (c permissionClaim) AtRefresh(ctx context.Context, s store.Session, now time.Time) []byte {
+	perms, ok := c.reads.take(s.Handle)
+	if !ok {
+		var err error
+		if _, perms, err = c.p.st.UserRoles(ctx, store.PublicTenant, s.UserID); err != nil {
+			return nil
+		}
+	}
+	return encode(perms, now)
+}
+
+func (c permissionClaim) Check(args []any) kit.ClaimCheck {
+	return c.p.checkOf(args, func(ctx context.Context, userID string) ([]string, error) {
+		_, perms, err := c.p.st.UserRoles(ctx, store.PublicTenant, userID)
+		return perms, err
+	})
+}
+
+// A rule is what one of the package's rules asks of a claim's list.
+type rule struct {
+	claim string
+	want  []string
+	all   bool // every one of want, else at least one; one wanted is either
+}
+
+// Require asks a route's session for the role role.
+func Require(role string) kit.Rule { return ruleOf(roleClaimName, true, role) }
+
+// RequireAll asks a route's session for every one of roles.
+func RequireAll(roles ...string) kit.Rule { return ruleOf(roleClaimName, true, roles...) }
+
+// RequireAny asks a route's session for at least one of roles.
+func RequireAny(roles ...string) kit.Rule { return ruleOf(roleClaimName, false, roles...) }
+
+// RequirePermission asks a route's session for the permission
+// permission, held through any of its roles.
+func RequirePermission(permission string) kit.Rule {
+	return ruleOf(permissionClaimName, true, permission)
+}
+
+// RequireAllPermissions asks a route's session for every one of
+// permissions.
+func RequireAllPermissions(permissions ...string) kit.Rule {
+	return ruleOf(permissionClaimName, true, permissions...)
+}
+
+// RequireAnyPermission asks a route's session for at least one of
+// permissions.
+func RequireAnyPermission(permissions ...string) kit.Rule {
+	return ruleOf(permissionClaimName, false, permissions...)
+}
+
+func ruleOf(claim string, all bool, want ...string) kit.Rule {
+	return kit.NewRule(claim, rule{claim, slices.Clone(want), all})
+}
+
+// checkOf is the check of a claim's rules: nil when there are none. A
+// token without the claim, or any token where the store is the judge
+// (p.fresh), has it read from the store, and a value read that is not
+// the token's goes into a new access token.
+func (p *Recipe) checkOf(args []any, read func(context.Context, string) ([]string, error)) kit.ClaimCheck {
+	var rules []rule
+	for _, a := range args {
+		if r, ok := a.(rule); ok {
+			rules = append(rules, r)
+		}
+	}
+	if len(rules) == 0 {
+		return nil
+	}
+	return func(ctx context.Context, s kit.ClaimSession) ([]byte, error) {
+		var have []string
+		var fresh []byte
+		v, ok := s.Value().(*value)
+		if ok {
+			have = v.V
+		}
+		if !ok || p.fresh {
+			list, err := read(ctx, s.UserID())
+			if err != nil {
+				return nil, err
+			}
+			if !ok || !slices.Equal(list, v.V) {
+				have, fresh = list, encode(list, p.k.Now())
+			}
+		}
+		for _, r := range rules {
+			if err := r.check(have); err != nil {
+				return fresh, err
+			}
+		}
+		return fresh, nil
+	}
+}
+
+// check passes a list that holds what r wants, or says why not in the
+// SDKs' words.
+func (r rule) check(have []string) error {
+	held := 0
+	for _, w := range r.want {
+		if slices.Contains(have, w) {
+			held++
+		}
+	}
+	if r.all && held == len(r.want) || !r.all && held > 0 {
+		return nil
+	}
+	why := reason{Message: "wrong value", ActualValue: have}
+	if why.ActualValue == nil {
+		why.ActualValue = []string{}
+	}
+	switch {
+	case len(r.want) == 1:
+		why.ExpectedToInclude = r.want[0]
+	case r.all:
+		why.ExpectedToInclude = r.want
+	default:
+		why.ExpectedToIncludeAtLeastOneOf = r.want
+	}
+	return &kit.ClaimError{Claim: r.claim, Message: why.Message, Reason: why}
+}
+
+// reason is the reason of a failed rule, as the SDKs' validators of a
+// list claim give it.
+type reason struct {
+	Message                       string   `json:"message"`
+	ExpectedToInclude             any      `json:"expectedToInclude,omitempty"`
+	ExpectedToIncludeAtLeastOneOf []string `json:"expectedToIncludeAtLeastOneOf,omitempty"`
+	ActualValue                   []string `json:"actualValue"`
+}
