@@ -527,7 +527,8 @@ type UserStore interface {
 	// user. Every token of
 	// the user stops working at once, and a session authorised before
 	// the deletion can no longer be created (CreateSession reports
-	// ErrNotFound).
+	// ErrNotFound). A store that is a RoleStore also takes from the user
+	// every role it holds, in every tenant.
 	DeleteUser(ctx context.Context, userID string) ([]string, error)
 
 	// UpdatePasswordHash replaces the password hash of the user's email

@@ -65,6 +65,9 @@ type Store struct {
 	limits map[string]time.Time
 	// limitsPruned is when a rate-limit write last dropped passed entries.
 	limitsPruned time.Time
+
+	// roles holds the roles and who holds them (see roles.go).
+	roles roleRecords
 }
 
 var _ store.RateLimitStore = (*Store)(nil)
@@ -135,6 +138,7 @@ func New() *Store {
 		limits:        make(map[string]time.Time),
 
 		emailRecoveries: make(map[string]map[store.TokenHash]struct{}),
+		roles:           newRoleRecords(),
 	}
 }
 
@@ -451,6 +455,7 @@ func (s *Store) DeleteUser(_ context.Context, userID string) ([]string, error) {
 	delete(s.userLogins, userID)
 	s.deleteResetTokens(userID)
 	s.deletePasskeyCodes(func(c store.Code) bool { return c.UserID == userID })
+	s.roles.dropUser(userID)
 	delete(s.users, userID)
 	return handles, nil
 }

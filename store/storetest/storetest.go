@@ -68,11 +68,18 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Concurrency", concurrencyTests},
 	}
 	// Optional parts of the contract are checked when the store has them.
-	if _, ok := newStore(t).(store.RateLimitStore); ok {
+	probe := newStore(t)
+	if _, ok := probe.(store.RateLimitStore); ok {
 		groups = append(groups, struct {
 			name  string
 			tests []test
 		}{"RateLimits", rateLimitTests})
+	}
+	if _, ok := probe.(store.RoleStore); ok {
+		groups = append(groups, struct {
+			name  string
+			tests []test
+		}{"Roles", roleTests})
 	}
 	for _, g := range groups {
 		// The group itself is not parallel: t.Run then waits for all of its
