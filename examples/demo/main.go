@@ -764,8 +764,8 @@ type me struct {
 	EmailVerified *bool `json:"emailVerified,omitempty"`
 	// Roles and Permissions are the user's, read from the store, with
 	// -admin (roles on); absent otherwise.
-	Roles       []string `json:"roles,omitempty"`
-	Permissions []string `json:"permissions,omitempty"`
+	Roles       []string `json:"roles,omitzero"`
+	Permissions []string `json:"permissions,omitzero"`
 }
 
 // features is the answer of GET /api/config: what the page must know of
