@@ -123,7 +123,9 @@ func plainName(name string) bool {
 		return false
 	}
 	for _, c := range []byte(name) {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_', c == '.':
+		default:
 			return false
 		}
 	}

@@ -140,7 +140,7 @@ func TestRolesReachSessionsAtRefresh(t *testing.T) {
 				map[string]any{"message": "wrong value", "expectedToInclude": "admin", "actualValue": []any{}})
 
 			// Deleted: every holder loses it at the next refresh.
-			rr.Give(ctx, user, "admin")
+			give(t, rr, user, "admin")
 			c.Refresh()
 			wantPass(t, "the role given again", c.Get("/admin"))
 			if existed, err := rr.DeleteRole(ctx, "admin"); !existed || err != nil {
@@ -164,12 +164,14 @@ func TestRolesPermissionChangesReachSessions(t *testing.T) {
 	c := s.NewClient(authtest.Header)
 	c.SignUp("ada@example.com", "a good password 1")
 	user := decodeFrontToken(t, c.FrontToken).UID
-	rr.Give(ctx, user, "editor")
+	give(t, rr, user, "editor")
 	c.Refresh()
 	if res := c.Get("/write"); res.StatusCode != http.StatusForbidden {
 		t.Errorf("an editor writing: %d, want 403", res.StatusCode)
 	}
-	rr.CreateRole(ctx, "editor", "posts:write")
+	if _, err := rr.CreateRole(ctx, "editor", "posts:write"); err != nil {
+		t.Fatal(err)
+	}
 	c.Refresh()
 	wantPass(t, "a permission added to the role", c.Get("/write"))
 	if err := rr.RemovePermissions(ctx, "editor"); err != nil {
@@ -204,7 +206,7 @@ func TestRolesAPI(t *testing.T) {
 	if got, err := rr.RolesWithPermission(ctx, "posts:read"); err != nil || !reflect.DeepEqual(got, []string{"admin", "editor"}) {
 		t.Errorf("roles with posts:read: %q, %v", got, err)
 	}
-	rr.Give(ctx, "u1", "editor")
+	give(t, rr, "u1", "editor")
 	if got, err := rr.UsersWithRole(ctx, "editor"); err != nil || !reflect.DeepEqual(got, []string{"u1"}) {
 		t.Errorf("editors: %q, %v", got, err)
 	}
@@ -236,7 +238,7 @@ func TestRolesAtOnceWithCheckSessionInStore(t *testing.T) {
 			c := s.NewClient(mode)
 			c.SignUp("ada@example.com", "a good password 1")
 			user := decodeFrontToken(t, c.FrontToken).UID
-			rr.Give(ctx, user, "admin")
+			give(t, rr, user, "admin")
 			res := c.Get("/admin")
 			wantPass(t, "the role given, at once", res)
 			if !res.IssuedTokens() {
@@ -267,7 +269,7 @@ func TestRolesTakenWhileRefreshing(t *testing.T) {
 	owner := s.NewClient(authtest.Header)
 	owner.SignUp("ada@example.com", "a good password 1")
 	user := decodeFrontToken(t, owner.FrontToken).UID
-	rr.Give(ctx, user, "admin")
+	give(t, rr, user, "admin")
 	for i := range clients {
 		clients[i] = s.NewClient(authtest.Header)
 		if res := clients[i].SignIn("ada@example.com", "a good password 1"); res.Status != "OK" {
@@ -275,7 +277,7 @@ func TestRolesTakenWhileRefreshing(t *testing.T) {
 		}
 	}
 	for round := range 5 {
-		rr.Give(ctx, user, "admin")
+		give(t, rr, user, "admin")
 		done := make(chan struct{})
 		var wg sync.WaitGroup
 		for _, c := range clients {
@@ -306,5 +308,13 @@ func TestRolesTakenWhileRefreshing(t *testing.T) {
 				t.Errorf("round %d, client %d: /admin after the role was taken: %d", round, i, res.StatusCode)
 			}
 		}
+	}
+}
+
+// give gives role to user, or fails the test.
+func give(t *testing.T, rr *roles.Recipe, user, role string) {
+	t.Helper()
+	if _, err := rr.Give(t.Context(), user, role); err != nil {
+		t.Fatal(err)
 	}
 }
