@@ -80,6 +80,9 @@ func New(cfg Config) (*Auth, error) {
 		}
 	}
 	a.frontendOrigins = frontendOrigins(cfg)
+	if err := a.registerTokenClaims(); err != nil {
+		return nil, err
+	}
 	if err := a.buildRecipes(); err != nil {
 		return nil, err
 	}

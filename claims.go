@@ -20,7 +20,7 @@ import (
 // maxClaims is how many claims the kernel and the recipes may register.
 // A token's claim values live in a fixed array, so that making a token
 // allocates nothing for them.
-const maxClaims = 8
+const maxClaims = 12
 
 // A tokenClaim is a value a feature keeps in every access token of a
 // session, under its own name in the token's payload: email

@@ -182,6 +182,10 @@ type Config struct {
 	// second factors, recovery codes. The zero value means off.
 	MFA MFAConfig
 
+	// TokenClaims adds claims of the application's own to every access
+	// token, from a function it gives. Default none.
+	TokenClaims TokenClaims
+
 	// AccountLinking lets a new login method that proves its email (a
 	// provider vouches for it) join the user who owns the address instead
 	// of making a second user; a method that proves nothing joins nobody
@@ -390,6 +394,9 @@ func (cfg *Config) setFeatureDefaults() error {
 	// recipe's agree whatever the caller does with its slices.
 	cfg.ThirdParty.Providers = slices.Clone(cfg.ThirdParty.Providers)
 	cfg.ThirdParty.RedirectURIs = slices.Clone(cfg.ThirdParty.RedirectURIs)
+	if err := cfg.TokenClaims.check(); err != nil {
+		return err
+	}
 	return cfg.MFA.setDefaults(cfg)
 }
 
