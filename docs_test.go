@@ -405,19 +405,37 @@ func TestReadmeConfigGroups(t *testing.T) {
 // variable.
 func TestDemoDocFlags(t *testing.T) {
 	fset := token.NewFileSet()
-	main, err := parser.ParseFile(fset, "examples/demo/main.go", nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var flags, envs []string
-	ast.Inspect(main, func(n ast.Node) bool {
+	for _, name := range []string{"examples/demo/main.go", "examples/demo/admins.go"} {
+		file, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		demoFlags(t, file, &flags, &envs)
+	}
+	if len(flags) == 0 || len(envs) == 0 {
+		t.Fatalf("read no flags (%d) or environment variables (%d) from main.go", len(flags), len(envs))
+	}
+	checkDemoDoc(t, fset, flags, envs)
+}
+
+// demoFlags adds to flags the names of the flags file defines, and to
+// envs the environment variables it names.
+func demoFlags(t *testing.T, file *ast.File, flags, envs *[]string) {
+	ast.Inspect(file, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.CallExpr:
-			// fs.StringVar(&v, "name", ...), fs.BoolVar, and the demo's
-			// dur(&v, "name", "ENV", ...) for durations.
+			// fs.StringVar(&v, "name", ...), fs.BoolVar, fs.Func("name",
+			// ...), and the demo's dur(&v, "name", "ENV", ...) for
+			// durations.
 			fun := ""
 			switch f := n.Fun.(type) {
 			case *ast.SelectorExpr:
+				if x, ok := f.X.(*ast.Ident); ok && x.Name == "fs" && f.Sel.Name == "Func" && len(n.Args) > 0 {
+					if lit, ok := n.Args[0].(*ast.BasicLit); ok {
+						*flags = append(*flags, stringLit(t, lit))
+					}
+				}
 				if x, ok := f.X.(*ast.Ident); ok && x.Name == "fs" && strings.HasSuffix(f.Sel.Name, "Var") {
 					fun = f.Sel.Name
 				}
@@ -431,20 +449,22 @@ func TestDemoDocFlags(t *testing.T) {
 			}
 			// Inside dur, fs.DurationVar forwards dur's parameter.
 			if lit, ok := n.Args[1].(*ast.BasicLit); ok {
-				flags = append(flags, stringLit(t, lit))
+				*flags = append(*flags, stringLit(t, lit))
 			}
 		case *ast.BasicLit:
 			if n.Kind == token.STRING {
 				if v, _ := strconv.Unquote(n.Value); demoEnv.MatchString(v) {
-					envs = append(envs, v)
+					*envs = append(*envs, v)
 				}
 			}
 		}
 		return true
 	})
-	if len(flags) == 0 || len(envs) == 0 {
-		t.Fatalf("read no flags (%d) or environment variables (%d) from main.go", len(flags), len(envs))
-	}
+}
+
+// checkDemoDoc compares the flags and environment variables of the demo
+// with its package doc.
+func checkDemoDoc(t *testing.T, fset *token.FileSet, flags, envs []string) {
 	doc, err := parser.ParseFile(fset, "examples/demo/doc.go", nil, parser.ParseComments|parser.PackageClauseOnly)
 	if err != nil {
 		t.Fatal(err)

@@ -37,6 +37,7 @@ import (
 	"github.com/latchkit/auth/passkey"
 	"github.com/latchkit/auth/passwordless"
 	"github.com/latchkit/auth/provider"
+	"github.com/latchkit/auth/roles"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
 )
@@ -255,7 +256,9 @@ func newFakeIdP(tb testing.TB) *fakeIdP {
 // numbers, passkeys, and MFA with TOTP and passkeys as second factors
 // that each user may set up (none required, so that a sign-in's session
 // passes protected routes as it does without MFA). Passkeys need the app
-// on a domain name, so the AppURL is pkApp unless cfg has one.
+// on a domain name, so the AppURL is pkApp unless cfg has one. Roles are
+// on where the store keeps them, with none given: every token carries
+// st-role and st-perm.
 func (idp *fakeIdP) withEverything(cfg auth.Config) auth.Config {
 	cfg.SigningAlgorithm = auth.EdDSA
 	if cfg.AppURL == "" {
@@ -276,6 +279,9 @@ func (idp *fakeIdP) withEverything(cfg auth.Config) auth.Config {
 	if cfg.MFA.Required == nil && cfg.MFA.Factors == nil {
 		cfg.MFA.Factors = []string{auth.FactorTOTP, auth.FactorWebAuthn}
 	}
+	if _, keeps := cfg.Store.(store.RoleStore); cfg.Roles == nil && (cfg.Store == nil || keeps) {
+		cfg.Roles = roles.New(roles.Config{})
+	}
 	cfg.ThirdParty.Providers = append(cfg.ThirdParty.Providers, idp.providers...)
 	return cfg
 }
@@ -284,7 +290,10 @@ func (idp *fakeIdP) withEverything(cfg auth.Config) auth.Config {
 // third-party, passwordless and passkey sign-in, and of second factors. What email verification writes
 // shows in the mail sent and in the logins' EmailVerified, which the
 // tests look at.
-type fullStore struct{ *textColumnStore }
+type fullStore struct {
+	*textColumnStore
+	store.RoleStore // the memory store's, uncounted: no request writes roles
+}
 
 func (s fullStore) SignInUp(ctx context.Context, l store.Login, newUser store.User) (store.Login, bool, error) {
 	got, created, err := s.textColumnStore.Store.SignInUp(ctx, l, newUser)
@@ -349,7 +358,7 @@ func newFullFixture(tb testing.TB, cfg auth.Config) *fullFixture {
 	cfg = idp.withEverything(cfg)
 	mem := memstore.New()
 	st := &textColumnStore{Store: mem}
-	cfg.Store = fullStore{st}
+	cfg.Store = fullStore{st, mem}
 	s := authtest.NewServer(tb, cfg)
 	hc := *s.Client()
 	hc.Timeout = 20 * time.Second
