@@ -255,9 +255,10 @@ func (s *Store) DeleteUser(ctx context.Context, userID string) ([]string, error)
 			return err
 		}
 		// Ended sessions and the tokens kept from before tokens named
-		// their session go too: nothing of the user stays.
+		// their session go too, and the roles it holds in every tenant:
+		// nothing of the user stays.
 		for _, query := range []string{s.q.deleteUserTokens, s.q.deleteUserSessions,
-			s.q.deleteUserCodes, s.q.deleteUserLogins, s.q.deleteUser} {
+			s.q.deleteUserCodes, s.q.deleteUserLogins, s.q.roles.deleteUser, s.q.deleteUser} {
 			if _, err := q.ExecContext(ctx, query, userID); err != nil {
 				return err
 			}

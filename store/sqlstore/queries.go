@@ -65,6 +65,8 @@ type queries struct {
 
 	deleteExpiredSessionTokens, deleteExpiredSessions, deleteExpiredTokens,
 	deleteExpiredCodes, deleteExpiredKeys, deleteExpiredLimits string
+
+	roles roleQueries // roles.go
 }
 
 func newQueries(d Dialect) queries {
@@ -308,6 +310,7 @@ func newQueries(d Dialect) queries {
 	if d == Postgres {
 		q.rebind()
 	}
+	q.roles = newRoleQueries(d)
 	return q
 }
 
