@@ -958,3 +958,86 @@ func TestUpgradeToSecondFactors(t *testing.T) {
 		})
 	}
 }
+
+// TestUpgradeToRoles builds a database at schema 13 with a user, its login
+// and a session as that release wrote them, migrates, and checks that
+// Migrations lists the step, that the user and the session are as they
+// were, that roles are created, given and listed beside them, and that
+// deleting the user takes its roles in every tenant. The tables' foreign
+// keys hold on SQLite with enforcement on too.
+func TestUpgradeToRoles(t *testing.T) {
+	for _, b := range append(slices.Clone(sqltest.Backends), sqliteForeignKeys) {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			steps, err := sqlstore.Migrations(b.Dialect)
+			if err != nil || len(steps) == 0 || steps[len(steps)-1].Version != 14 || steps[len(steps)-1].Name != "0014_roles.sql" {
+				t.Fatalf("Migrations(%v): the last step must be 14, 0014_roles.sql; got %d steps, %v", b.Dialect, len(steps), err)
+			}
+			st, old := storeAt(t, b, 13)
+			const email = "ada@example.com"
+			old.exec(t, `INSERT INTO auth_users (id, time_joined, session_epoch) VALUES ('u1', ?, 0)`, joined.UnixMilli())
+			old.exec(t, `INSERT INTO auth_logins (method, third_party, subject, id, user_id, email, email_verified, email_proven,
+				password_hash, created_at) VALUES (?, '', ?, 'u1', 'u1', ?, ?, ?, 'old-hash', ?)`,
+				store.MethodEmailPassword, email, email, true, true, joined.UnixMilli())
+			created, expires := authtest.Start.Add(-time.Hour).UnixMilli(), authtest.Start.Add(24*time.Hour).UnixMilli()
+			current := sha256.Sum256([]byte("s1/r0"))
+			old.exec(t, `INSERT INTO auth_sessions (handle, user_id, login_id, created_at, refreshed_at, expires_at, current_hash,
+				generation, current_key) VALUES ('s1', 'u1', 'u1', ?, ?, ?, ?, 0, 'k')`, created, created, expires, current[:])
+			for range 2 {
+				if err := st.Migrate(ctx); err != nil {
+					t.Fatalf("migrating: %v", err)
+				}
+			}
+			if b.Name == "sqlite-foreign-keys" {
+				var on bool
+				if err := old.db.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&on); err != nil || !on {
+					t.Errorf("foreign keys after the migration: %v, %v; want them still enforced", on, err)
+				}
+			}
+
+			now := authtest.Start
+			if u, err := st.UserByID(ctx, "u1"); err != nil || !u.TimeJoined.Equal(joined) {
+				t.Errorf("the user from before: %+v, %v", u, err)
+			}
+			if sess, err := st.Session(ctx, "s1", now); err != nil || sess.UserID != "u1" {
+				t.Errorf("the session from before: %+v, %v", sess, err)
+			}
+			if roles, err := st.Roles(ctx); err != nil || len(roles) != 0 {
+				t.Errorf("the roles after the migration: %q, %v; want none", roles, err)
+			}
+			if created, err := st.CreateRole(ctx, "editor", []string{"write", "read"}); err != nil || !created {
+				t.Fatalf("creating a role after the migration: %v, %v", created, err)
+			}
+			for _, tenant := range []string{store.PublicTenant, "a"} {
+				if had, err := st.GiveRole(ctx, tenant, "u1", "editor"); err != nil || had {
+					t.Fatalf("giving the user from before a role in tenant %q: %v, %v", tenant, had, err)
+				}
+			}
+			if roles, perms, err := st.UserRoles(ctx, "a", "u1"); err != nil || !slices.Equal(roles, []string{"editor"}) ||
+				!slices.Equal(perms, []string{"write", "read"}) {
+				t.Errorf("the roles of the user from before: %q, %q, %v", roles, perms, err)
+			}
+			if _, err := st.DeleteUser(ctx, "u1"); err != nil {
+				t.Fatalf("deleting the user from before: %v", err)
+			}
+			for _, tenant := range []string{store.PublicTenant, "a"} {
+				if users, err := st.UsersWithRole(ctx, tenant, "editor"); err != nil || len(users) != 0 {
+					t.Errorf("the holders of the role in tenant %q once its user is deleted: %q, %v; want none", tenant, users, err)
+				}
+			}
+			if existed, users, err := st.DeleteRole(ctx, "editor"); err != nil || !existed || len(users) != 0 {
+				t.Errorf("deleting the role: %v, %q, %v; want it existing, held by nobody", existed, users, err)
+			}
+			if b.Dialect != sqlstore.SQLite {
+				return
+			}
+			for _, table := range []string{"auth_role_permissions", "auth_user_roles"} {
+				var parent, onDelete string
+				err := old.db.QueryRowContext(ctx, `SELECT "table", on_delete FROM pragma_foreign_key_list(?)`, table).Scan(&parent, &onDelete)
+				if err != nil || parent != "auth_roles" || onDelete != "CASCADE" {
+					t.Errorf("the foreign key of %s: %q, %q, %v; want auth_roles, CASCADE", table, parent, onDelete, err)
+				}
+			}
+		})
+	}
+}
