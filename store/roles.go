@@ -46,7 +46,8 @@ type RoleStore interface {
 	// is no such role.
 	RolePermissions(ctx context.Context, role string) ([]string, error)
 
-	// RolesWithPermission lists the roles that have permission.
+	// RolesWithPermission lists the roles that have permission, in the
+	// order the roles were created, as Roles lists them.
 	RolesWithPermission(ctx context.Context, permission string) ([]string, error)
 
 	// GiveRole gives role to the user userID in tenant, and reports
@@ -63,7 +64,7 @@ type RoleStore interface {
 	// the roles and then of each role's permissions), in one read.
 	UserRoles(ctx context.Context, tenant, userID string) (roles, permissions []string, err error)
 
-	// UsersWithRole lists the users who hold role in tenant. ErrNotFound
-	// if there is no such role.
+	// UsersWithRole lists the users who hold role in tenant, in the order
+	// they were given it. ErrNotFound if there is no such role.
 	UsersWithRole(ctx context.Context, tenant, role string) ([]string, error)
 }
