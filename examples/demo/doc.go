@@ -297,7 +297,8 @@
 // (st-role, st-perm, as the SDKs read them). /api/me adds "roles" and
 // "permissions", the user's as the store has them; GET /api/admin answers
 // a session with the role admin, and any other the SDKs' 403 "invalid
-// claim" (st-role); GET /api/config adds "roles": true. An admin who signs
+// claim" (st-role); GET /api/config adds "roles": true. The account page
+// shows the roles the session's token carries. An admin who signs
 // up has the role in the first session; one who existed at start has it
 // from the start. The start-up lines name the admins.
 //

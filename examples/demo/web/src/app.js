@@ -1272,7 +1272,11 @@ async function showAccount(mfaDone = {}) {
   const info = await MultiFactorAuth.resyncSessionAndFetchMFAInfo().catch(() => null);
   mfaOffered = !!info && [...info.factors.allowedToSetup, ...info.factors.alreadySetup].includes("totp");
   const joined = new Date(account.user.timeJoined).toLocaleDateString();
-  $("account-who").textContent = `${account.user.email || "No email"} · member since ${joined}`;
+  // With -admin, the session's token carries its roles (st-role), as the
+  // SDKs read them.
+  const payload = await Session.getAccessTokenPayloadSecurely().catch(() => ({}));
+  const roles = Array.isArray(payload["st-role"]?.v) ? ` · roles: ${payload["st-role"].v.join(", ") || "none"}` : "";
+  $("account-who").textContent = `${account.user.email || "No email"} · member since ${joined}${roles}`;
   showLogins(methods);
   showSessions(methods);
   show("account");
