@@ -50,6 +50,7 @@ type Auth struct {
 	// third-party sign-in may send the browser back to.
 	frontendOrigins map[string]bool
 	passkeyRoutes   map[string]kit.Route // of Config.Passkeys
+	available       []string             // the first factors the recipes offer, in their order
 
 	liveSessions tokencache.Sessions // for Config.SessionCheckCache
 	deleted      ended               // users this instance deleted, until their access tokens expire

@@ -491,10 +491,11 @@
 //   - its package imports internal/kit and what the kernel shares
 //     (store, mailer, internal/wire), and New returns a value with a
 //     Build(kit.Kernel, kit.Setup) method, a [Recipe];
-//   - Build checks its settings, registers its claims with
-//     Kernel.RegisterClaim (a kit.Claim: its value at sign-in and at
-//     refresh, how a token's value is read, and the check a route's rules
-//     ask for) and returns its routes, which New mounts;
+//   - Build checks its settings, declares the first factors it offers
+//     with Kernel.FirstFactors (for /loginmethods and MFA), registers its
+//     claims with Kernel.RegisterClaim (a kit.Claim: its value at sign-in
+//     and at refresh, how a token's value is read, and the check a
+//     route's rules ask for) and returns its routes, which New mounts;
 //   - its rules are kit.NewRule values naming its claim, which the
 //     kernel hands to that claim's check; [Rule] is kit.Rule;
 //   - it starts a session only through Kernel.SignIn or Kernel.SignedIn,

@@ -36,6 +36,18 @@ func (a *Auth) buildRecipes() error {
 			return err
 		}
 	}
+	if cfg.Passwordless.Flow != passwordless.Off {
+		limits := passwordless.Limits{Sends: kit.Rate(cfg.RateLimits.PasswordlessSends),
+			ClientSends: kit.Rate(cfg.RateLimits.ClientPasswordlessSends), Failures: kit.Rate(cfg.RateLimits.PasswordlessFailures)}
+		if a.passwordless, err = passwordless.New(k, cfg.Passwordless, setup, limits); err != nil {
+			return err
+		}
+	}
+	if cfg.Passkeys != nil {
+		if a.passkeyRoutes, err = cfg.Passkeys.Build(k, setup); err != nil {
+			return err
+		}
+	}
 	if cfg.EmailVerification.Mode != emailverification.Off {
 		if a.verification, err = emailverification.New(k, cfg.EmailVerification, setup, kit.Rate(cfg.RateLimits.VerificationEmails)); err != nil {
 			return err
@@ -46,19 +58,7 @@ func (a *Auth) buildRecipes() error {
 			return err
 		}
 	}
-	if cfg.Passkeys != nil {
-		if a.passkeyRoutes, err = cfg.Passkeys.Build(k, setup); err != nil {
-			return err
-		}
-	}
-	if cfg.Passwordless.Flow != passwordless.Off {
-		limits := passwordless.Limits{Sends: kit.Rate(cfg.RateLimits.PasswordlessSends),
-			ClientSends: kit.Rate(cfg.RateLimits.ClientPasswordlessSends), Failures: kit.Rate(cfg.RateLimits.PasswordlessFailures)}
-		if a.passwordless, err = passwordless.New(k, cfg.Passwordless, setup, limits); err != nil {
-			return err
-		}
-	}
-	return nil
+	return a.cfg.MFA.checkFirstFactors(a.available)
 }
 
 // A Recipe is a way to sign in that a package of its own builds, for a
@@ -317,6 +317,10 @@ func (k kernel) MACKeyByID(ctx context.Context, id, purpose string) ([]byte, boo
 		return nil, false
 	}
 	return key.derived(purpose), true
+}
+
+func (k kernel) FirstFactors(factors ...string) {
+	k.a.available = append(k.a.available, factors...)
 }
 
 func (k kernel) RegisterClaim(c kit.Claim) error {

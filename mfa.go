@@ -101,8 +101,8 @@ func (c *MFAConfig) setDefaults(cfg *Config) error {
 }
 
 // checkFactors checks the second factors against what the library offers
-// and cfg configures, and the first factors against the sign-in methods
-// configured, defaulting to all of them.
+// and cfg configures; New checks the first factors once the recipes have
+// said which they offer (checkFirstFactors).
 func (c *MFAConfig) checkFactors(cfg *Config) error {
 	for _, f := range c.Factors {
 		switch {
@@ -114,9 +114,14 @@ func (c *MFAConfig) checkFactors(cfg *Config) error {
 			return fmt.Errorf("auth: %q is not a second factor: use %q or %q", f, FactorTOTP, FactorWebAuthn)
 		}
 	}
-	available := cfg.firstFactorsAvailable()
+	return nil
+}
+
+// checkFirstFactors checks the first factors against those the recipes
+// offer (available), which they are by default.
+func (c *MFAConfig) checkFirstFactors(available []string) error {
 	if c.FirstFactors == nil {
-		c.FirstFactors = available
+		c.FirstFactors = slices.Clone(available)
 	}
 	for _, f := range c.FirstFactors {
 		if !slices.Contains(available, f) {

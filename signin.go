@@ -34,26 +34,14 @@ const (
 	FactorRecoveryCode  = kit.FactorRecoveryCode
 )
 
-// firstFactorsAvailable are the factors of the configured sign-in
-// methods, as /loginmethods lists them.
-func (cfg *Config) firstFactorsAvailable() []string {
-	factors := []string{FactorEmailPassword}
-	if len(cfg.ThirdParty.Providers) > 0 {
-		factors = append(factors, FactorThirdParty)
-	}
-	factors = append(factors, cfg.Passwordless.FirstFactors()...)
-	if cfg.Passkeys != nil {
-		factors = append(factors, FactorWebAuthn)
-	}
-	return factors
-}
-
-// firstFactors are the factors that may start a session.
+// firstFactors are the factors that may start a session: those the
+// recipes offer (kit.Kernel's FirstFactors), or with MFA on the ones
+// among them that Config.MFA.FirstFactors names.
 func (a *Auth) firstFactors() []string {
 	if a.mfaOn() {
 		return a.cfg.MFA.FirstFactors
 	}
-	return a.cfg.firstFactorsAvailable()
+	return a.available
 }
 
 // firstFactorAllowed answers 401 and reports false when factor may not

@@ -163,6 +163,7 @@ func New(k kit.Kernel, c Config, setup kit.Setup, limits Limits) (*Recipe, error
 	start := time.Now()
 	p.dummyHash = p.passwords.hash("not a password of anyone")
 	p.costs.observe(hashKind(p.dummyHash), time.Since(start), time.Now())
+	k.FirstFactors(kit.FactorEmailPassword)
 	return p, nil
 }
 

@@ -69,6 +69,7 @@ func (k *testKernel) Fail(w http.ResponseWriter, _ *http.Request, err error) {
 }
 
 func (k *testKernel) FirstFactorAllowed(http.ResponseWriter, string) bool { return true }
+func (k *testKernel) FirstFactors(...string)                              {}
 func (k *testKernel) Take(context.Context, ...kit.Limit) time.Duration    { return 0 }
 func (k *testKernel) Client(r *http.Request) string                       { return r.RemoteAddr }
 func (k *testKernel) Emit(context.Context, *http.Request, kit.Event)      {}

@@ -179,6 +179,7 @@ func (p *Recipe) Build(k kit.Kernel, setup kit.Setup) (map[string]kit.Route, err
 	if err := c.setDefaults(setup); err != nil {
 		return nil, err
 	}
+	k.FirstFactors(kit.FactorWebAuthn)
 	rc := &recipe{k: k, c: c, setup: setup, v: p.v, ceremonies: setup.Rates["ClientPasskeyCeremonies"],
 		rp: relyingParty{ID: c.RelyingPartyID, Name: c.RelyingPartyName, Origins: slices.Sorted(maps.Keys(setup.FrontendOrigins))}}
 	return rc.routes(), nil

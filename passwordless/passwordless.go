@@ -167,10 +167,10 @@ var defaultEmail = mailer.Template{
 // nil, as a starting point for one's own.
 func DefaultEmail() mailer.Template { return kit.MustClone(defaultEmail) }
 
-// FirstFactors are the factors c lets a session start with, as the SDKs
+// firstFactors are the factors c lets a session start with, as the SDKs
 // name them: otp-email and link-email as its Flow sends codes and links,
 // and their phone counterparts with a TextSender.
-func (c Config) FirstFactors() []string {
+func (c Config) firstFactors() []string {
 	var factors []string
 	if c.Flow.codes() {
 		factors = append(factors, kit.FactorOTPEmail)
@@ -208,6 +208,7 @@ func New(k kit.Kernel, c Config, setup kit.Setup, limits Limits) (*Recipe, error
 	if err != nil {
 		return nil, err
 	}
+	k.FirstFactors(c.firstFactors()...)
 	return &Recipe{k: k, cfg: c, setup: setup, limits: limits}, nil
 }
 

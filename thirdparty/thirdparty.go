@@ -168,6 +168,7 @@ func New(k kit.Kernel, c Config, setup kit.Setup, clientSignIns kit.Rate) (*Reci
 	for _, p := range c.Providers {
 		rc.providers[p.ID()] = p
 	}
+	k.FirstFactors(kit.FactorThirdParty)
 	return rc, nil
 }
 

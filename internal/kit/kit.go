@@ -140,6 +140,11 @@ type Kernel interface {
 	// (valid false).
 	AnswerExists(w http.ResponseWriter, r *http.Request, valid bool, found func(context.Context) (bool, error))
 
+	// FirstFactors declares, while the recipe is built, the factors with
+	// which it starts sessions, in the order GET /loginmethods lists
+	// them: what auth.Config.MFA.FirstFactors may name, and its default.
+	FirstFactors(factors ...string)
+
 	// RegisterClaim adds c to every access token and its check to every
 	// RequireSession, while the recipe is built; it fails past the
 	// kernel's bound on claims, or for a name that is taken.
