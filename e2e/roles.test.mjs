@@ -38,8 +38,9 @@ const T = {
   LOG_OUT: "Log out", // LOGOUT
 };
 
-// The body of the demo's 403 for a session without the role admin, and
-// the failure web-js's validator reports for it on the client.
+// wrongValue is the reason of a failed includes(expected), the demo's and
+// web-js's validators' alike; INVALID_CLAIM the body of the demo's 403 for
+// a session without the role admin.
 const wrongValue = (expected, actual = []) => ({
   message: "wrong value",
   expectedToInclude: expected,
