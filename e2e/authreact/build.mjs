@@ -1,4 +1,4 @@
-// Bundles app.jsx (or another entry: mfa.jsx) with esbuild into
+// Bundles app.jsx (or another entry: mfa.jsx, roles.jsx) with esbuild into
 // outdir/<entry>.js.
 //
 //	node authreact/build.mjs [outdir] [entry]   (default authreact/dist, app)

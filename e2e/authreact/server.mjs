@@ -1,13 +1,15 @@
 // Serves the bundle: /app.js is the bundle, any other path is index.html
 // with the page's settings (see app.jsx) written in.
 //
-//	node authreact/server.mjs --api http://127.0.0.1:8080 [--port 3000] [--mode header] [--resend-gap 15] [--recipe webauthn|mfa]
+//	node authreact/server.mjs --api http://127.0.0.1:8080 [--port 3000] [--mode header] [--resend-gap 15] [--recipe webauthn|mfa|roles]
 //
 // builds the bundle into authreact/dist and serves it on 127.0.0.1. With
 // --recipe webauthn (passkeys), open it as http://localhost:PORT and give
 // --api as http://localhost:DEMO_PORT: browsers refuse WebAuthn on IP
 // addresses. --recipe mfa serves the other app, mfa.jsx (password, then
-// TOTP or a passkey), named localhost too.
+// TOTP or a passkey), named localhost too; --recipe roles the app of
+// roles.jsx (password, then a page for the role admin: run the demo with
+// -admin).
 import http from "node:http";
 import { once } from "node:events";
 import { readFile } from "node:fs/promises";
@@ -63,13 +65,13 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   });
   if (!values.api) {
     console.error(
-      "usage: node authreact/server.mjs --api http://127.0.0.1:8080 [--port 3000] [--mode header] [--resend-gap 15] [--recipe webauthn|mfa]",
+      "usage: node authreact/server.mjs --api http://127.0.0.1:8080 [--port 3000] [--mode header] [--resend-gap 15] [--recipe webauthn|mfa|roles]",
     );
     process.exit(2);
   }
   const { build } = await import("./build.mjs");
   const app = await serveApp(
-    await build(undefined, values.recipe === "mfa" ? "mfa" : "app"),
+    await build(undefined, values.recipe === "mfa" || values.recipe === "roles" ? values.recipe : "app"),
     {
       apiDomain: values.api,
       mode: values.mode,

@@ -301,6 +301,8 @@
 // shows the roles the session's token carries. An admin who signs
 // up has the role in the first session; one who existed at start has it
 // from the start. The start-up lines name the admins.
+// e2e/roles.test.mjs runs it in Chromium with supertokens-auth-react's
+// access-denied screen and web-js's validators.
 //
 //	go run ./examples/demo -db memory -admin ada@example.com
 //
