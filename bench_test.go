@@ -95,6 +95,8 @@ func BenchmarkRequireSession(b *testing.B) {
 		// rule, and on a route that asks for a permission.
 		{"HS256+Roles", auth.Config{SigningAlgorithm: auth.HS256}, nil, true},
 		{"HS256+Roles+RequirePermission", auth.Config{SigningAlgorithm: auth.HS256}, []auth.Rule{roles.RequirePermission("posts:write")}, true},
+		// And two claims of the application's own.
+		{"HS256+Roles+TokenClaims", auth.Config{SigningAlgorithm: auth.HS256, TokenClaims: benchTokenClaims}, nil, true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			cfg := c.cfg
@@ -148,6 +150,15 @@ func benchTOTP(b *testing.B, a *auth.Auth, access string) string {
 		b.Fatal("no access token after TOTP")
 	}
 	return access
+}
+
+// benchTokenClaims are two claims of the application's own, as a
+// subscription plan and an organisation might be.
+var benchTokenClaims = auth.TokenClaims{
+	Names: []string{"plan", "org"},
+	Values: func(context.Context, string, string) (map[string]any, error) {
+		return map[string]any{"plan": "pro", "org": map[string]any{"id": 42, "name": "Example Ltd"}}, nil
+	},
 }
 
 // benchAdmin gives the session's user the role admin, with two
@@ -241,6 +252,7 @@ func BenchmarkRefresh(b *testing.B) {
 			MFA: auth.MFAConfig{Required: []string{auth.FactorTOTP}}}, false},
 		// Each refresh reads the user's roles and permissions again.
 		{"HS256+Roles", auth.Config{SigningAlgorithm: auth.HS256, RateLimits: limits}, true},
+		{"HS256+Roles+TokenClaims", auth.Config{SigningAlgorithm: auth.HS256, RateLimits: limits, TokenClaims: benchTokenClaims}, true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			cfg := c.cfg

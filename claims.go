@@ -164,18 +164,9 @@ func (rc recipeClaim) checker(rules []Rule) claimCheck {
 		return nil
 	}
 	return func(ctx context.Context, vt *verifiedToken) ([]byte, error) {
-		return check(ctx, claimSession{vt, rc.index})
+		return check(ctx, vt.session.UserID, vt.parsed[rc.index])
 	}
 }
-
-// claimSession is a verified token as a recipe's claim check sees it.
-type claimSession struct {
-	vt    *verifiedToken
-	claim int
-}
-
-func (s claimSession) UserID() string { return s.vt.session.UserID }
-func (s claimSession) Value() any     { return s.vt.parsed[s.claim] }
 
 // isStandardClaim reports whether name is a key of accessClaims.
 func isStandardClaim(name string) bool {

@@ -181,15 +181,15 @@ func (p *Recipe) checkOf(args []any, read func(context.Context, string) ([]strin
 	if len(rules) == 0 {
 		return nil
 	}
-	return func(ctx context.Context, s kit.ClaimSession) ([]byte, error) {
+	return func(ctx context.Context, userID string, claim any) ([]byte, error) {
 		var have []string
 		var fresh []byte
-		v, ok := s.Value().(*value)
+		v, ok := claim.(*value)
 		if ok {
 			have = v.V
 		}
 		if !ok || p.fresh {
-			list, err := read(ctx, s.UserID())
+			list, err := read(ctx, userID)
 			if err != nil {
 				return nil, err
 			}

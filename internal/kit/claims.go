@@ -50,19 +50,12 @@ type Claim interface {
 	Check(args []any) ClaimCheck
 }
 
-// A ClaimCheck passes a session, or says why not: a *ClaimError, or the
-// store's error. fresh is the claim's value as read while checking, for a
-// new access token, or nil. A check answers nothing itself.
-type ClaimCheck func(ctx context.Context, s ClaimSession) (fresh []byte, err error)
-
-// A ClaimSession is the session of a verified token as a claim's check
-// sees it.
-type ClaimSession interface {
-	UserID() string
-	// Value is the claim's value as Parse read it from the token, or nil
-	// where the token has none.
-	Value() any
-}
+// A ClaimCheck passes the session of the user userID whose token has the
+// claim's value as Parse read it (nil where the token has none), or says
+// why not: a *ClaimError, or the store's error. fresh is the claim's
+// value as read while checking, for a new access token, or nil. A check
+// answers nothing itself.
+type ClaimCheck func(ctx context.Context, userID string, value any) (fresh []byte, err error)
 
 // A ClaimError is a session that one of its claims refuses: package auth
 // names it auth.ClaimError. The kernel answers it 403 with the SDKs'
