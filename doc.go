@@ -485,7 +485,7 @@
 // with the route's [Rule] values, in [Auth.RequireSession] and
 // [Auth.VerifyToken].
 //
-// How a recipe plugs in, as roles does (package roles, about 450 lines,
+// How a recipe plugs in, as roles does (package roles, about 550 lines,
 // and one Config field here):
 //
 //   - its package imports internal/kit and what the kernel shares
