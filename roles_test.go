@@ -1,11 +1,13 @@
 package auth_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -210,6 +212,12 @@ func TestRolesAPI(t *testing.T) {
 	if got, err := rr.UsersWithRole(ctx, "editor"); err != nil || !reflect.DeepEqual(got, []string{"u1"}) {
 		t.Errorf("editors: %q, %v", got, err)
 	}
+	if ok, err := rr.Permitted(ctx, "u1", " posts:read"); !ok || err != nil {
+		t.Errorf("an editor permitted posts:read: %v, %v", ok, err)
+	}
+	if ok, err := rr.Permitted(ctx, "u1", "posts:write"); ok || err != nil {
+		t.Errorf("an editor permitted posts:write: %v, %v", ok, err)
+	}
 	if had, _ := rr.Give(ctx, "u1", "editor"); !had {
 		t.Error("giving a role twice: the second did not report it held")
 	}
@@ -317,4 +325,51 @@ func give(t *testing.T, rr *roles.Recipe, user, role string) {
 	if _, err := rr.Give(t.Context(), user, role); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// flakyRoles is a store whose roles cannot be read while fail is set.
+type flakyRoles struct {
+	store.Store
+	store.RoleStore
+	fail atomic.Bool
+}
+
+func (f *flakyRoles) UserRoles(ctx context.Context, tenant, userID string) ([]string, []string, error) {
+	if f.fail.Load() {
+		return nil, nil, errors.New("the roles cannot be read")
+	}
+	return f.RoleStore.UserRoles(ctx, tenant, userID)
+}
+
+// A refresh that cannot read the roles issues a token without them, and
+// a route that asks for a role then reads the store: while it fails, the
+// route refuses; once it answers, its answer holds. A role lost is never
+// carried forward from the old token.
+func TestRolesUnreadable(t *testing.T) {
+	mem := memstore.New()
+	st := &flakyRoles{Store: mem, RoleStore: mem}
+	s, rr := rolesServer(t, auth.Config{Store: st})
+	ctx := t.Context()
+	c := s.NewClient(authtest.Header)
+	c.SignUp("ada@example.com", "a good password 1")
+	user := decodeFrontToken(t, c.FrontToken).UID
+	give(t, rr, user, "admin")
+	c.Refresh()
+	wantPass(t, "the role", c.Get("/admin"))
+	if _, err := rr.Take(ctx, user, "admin"); err != nil {
+		t.Fatal(err)
+	}
+	st.fail.Store(true)
+	if res := c.Refresh(); res.StatusCode != http.StatusOK {
+		t.Fatalf("a refresh while the roles cannot be read: %d %s", res.StatusCode, res.Body)
+	}
+	if up := decodeFrontToken(t, c.FrontToken).UP; up["st-role"] != nil || up["st-perm"] != nil {
+		t.Errorf("a refresh that could not read the roles carried %v, %v", up["st-role"], up["st-perm"])
+	}
+	if res := c.Get("/admin"); res.StatusCode == http.StatusOK || res.StatusCode < 500 {
+		t.Errorf("a route that cannot read the roles: %d %s, want a 5xx", res.StatusCode, res.Body)
+	}
+	st.fail.Store(false)
+	wantInvalidClaim(t, "the roles readable again", c.Get("/admin"), "st-role",
+		map[string]any{"message": "wrong value", "expectedToInclude": "admin", "actualValue": []any{}})
 }

@@ -43,7 +43,8 @@
 // [Require], [RequireAny] and [RequireAll] ask a route's session for
 // roles, [RequirePermission], [RequireAnyPermission] and
 // [RequireAllPermissions] for permissions; give them to
-// auth.Auth.RequireSession. Every rule given must hold. A session that
+// auth.Auth.RequireSession. Every rule given must hold. Inside a
+// handler, [Recipe.Permitted] asks the store instead. A session that
 // fails one is answered 403 with the SDKs' "invalid claim" body, whose
 // reason is the validator's: for Require("admin"),
 //
@@ -284,6 +285,14 @@ func (p *Recipe) UserRoles(ctx context.Context, userID string) (roles, permissio
 		return nil, nil, err
 	}
 	return st.UserRoles(ctx, store.PublicTenant, userID)
+}
+
+// Permitted reports whether the user userID holds permission through any
+// of their roles, as the store has it now: a check inside a handler,
+// where the rules check what the session's token carries.
+func (p *Recipe) Permitted(ctx context.Context, userID, permission string) (bool, error) {
+	_, permissions, err := p.UserRoles(ctx, userID)
+	return slices.Contains(permissions, strings.TrimSpace(permission)), err
 }
 
 // UsersWithRole lists the users who hold role. ErrUnknownRole if there
