@@ -59,7 +59,9 @@ func (c *TokenClaims) check() error {
 		return fmt.Errorf("auth: Config.TokenClaims names %d claims; at most %d", len(c.Names), MaxTokenClaims)
 	}
 	for _, name := range c.Names {
-		if strings.HasPrefix(name, "st-") || slices.Contains(reservedClaims, name) {
+		// encoding/json reads keys whatever their case.
+		if strings.HasPrefix(strings.ToLower(name), "st-") ||
+			slices.ContainsFunc(reservedClaims, func(r string) bool { return strings.EqualFold(r, name) }) {
 			return fmt.Errorf("auth: Config.TokenClaims: %q is a name the library or the SDKs use", name)
 		}
 	}

@@ -101,6 +101,12 @@ func TestTokenClaimsNames(t *testing.T) {
 		{Names: []string{""}, Values: values},
 		{Names: []string{"a", "b", "c", "d", "e", "f", "g"}, Values: values},
 		{Names: []string{"plan"}},
+		{Names: []string{"Sub"}, Values: values},
+		{Names: []string{"EXP"}, Values: values},
+		{Names: []string{"TID"}, Values: values},
+		{Names: []string{"ST-role"}, Values: values},
+		{Names: []string{"plan", "Plan"}, Values: values},
+		{Names: []string{"-"}, Values: values},
 	} {
 		if _, err := auth.New(auth.Config{Store: authtest.NewServer(t, auth.Config{}).AuthConfig.Store, TokenClaims: tc}); err == nil {
 			t.Errorf("New took TokenClaims names %q", tc.Names)

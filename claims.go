@@ -105,7 +105,10 @@ func (a *Auth) registerClaim(c tokenClaim) error {
 	switch {
 	case len(a.claims) == maxClaims:
 		return fmt.Errorf("auth: claim %q: at most %d claims", name, maxClaims)
-	case !plainName(name) || isStandardClaim(name) || slices.Contains(a.claimNames, name):
+	// encoding/json matches a payload's keys whatever their case, so a
+	// name that differs from another only in case would stand for it.
+	case !plainName(name) || name == "-" || isStandardClaim(strings.ToLower(name)) ||
+		slices.ContainsFunc(a.claimNames, func(n string) bool { return strings.EqualFold(n, name) }):
 		return fmt.Errorf("auth: claim %q: the name is taken, or not a plain ASCII word", name)
 	}
 	a.claims = append(a.claims, c)
@@ -171,7 +174,7 @@ func (rc recipeClaim) checker(rules []Rule) claimCheck {
 // isStandardClaim reports whether name is a key of accessClaims.
 func isStandardClaim(name string) bool {
 	switch name {
-	case "sub", "rsub", "sessionHandle", "tId", "tokenType", "iss", "iat", "exp", "nbf", "jti":
+	case "sub", "rsub", "sessionhandle", "tid", "tokentype", "iss", "iat", "exp", "nbf", "jti":
 		return true
 	}
 	return false
