@@ -7,9 +7,9 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/store"
 )
 
@@ -72,47 +72,24 @@ func (c *TokenClaims) check() error {
 // registerTokenClaims registers a claim for each of Config.TokenClaims'
 // names; registerClaim refuses the names taken.
 func (a *Auth) registerTokenClaims() error {
-	reads := &appReadings{values: map[string]map[string][]byte{}}
 	for i, name := range a.cfg.TokenClaims.Names {
-		if err := a.registerClaim(appClaim{a, name, i == 0, reads}); err != nil {
+		if err := a.registerClaim(appClaim{a, name, i == 0}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// appReadings hand the values that the first of the application's
-// claims asked for to the others, which the kernel asks next for the same
-// session: one call of TokenClaims.Values a token.
-type appReadings struct {
-	mu     sync.Mutex
-	values map[string]map[string][]byte // by session handle, then name
-}
-
-func (rs *appReadings) put(handle string, v map[string][]byte) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	rs.values[handle] = v
-}
-
-// take is the value of name for handle; the last of the names takes the
-// session's values away.
-func (rs *appReadings) take(handle, name string, last bool) []byte {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	v := rs.values[handle][name]
-	if last {
-		delete(rs.values, handle)
-	}
-	return v
-}
+// appValues is the key of the application's claims, encoded, in a token's
+// kit.Reading: the first of the claims asks TokenClaims.Values for them
+// all, so that a token calls it once.
+type appValues struct{}
 
 // appClaim is one of the application's claims.
 type appClaim struct {
 	a     *Auth
 	claim string
 	first bool // asks TokenClaims.Values for every name
-	reads *appReadings
 }
 
 func (c appClaim) name() string                           { return c.claim }
@@ -120,16 +97,17 @@ func (c appClaim) inTokens() bool                         { return true }
 func (c appClaim) parse(raw json.RawMessage) (any, error) { return raw, nil }
 func (c appClaim) checker([]Rule) claimCheck              { return nil }
 
-func (c appClaim) atSignIn(ctx context.Context, s store.Session, _ store.Login, now time.Time) []byte {
-	return c.atRefresh(ctx, s, now)
+func (c appClaim) atSignIn(ctx context.Context, s store.Session, _ store.Login, now time.Time, r *kit.Reading) []byte {
+	return c.atRefresh(ctx, s, now, r)
 }
 
-func (c appClaim) atRefresh(ctx context.Context, s store.Session, _ time.Time) []byte {
-	names := c.a.cfg.TokenClaims.Names
+func (c appClaim) atRefresh(ctx context.Context, s store.Session, _ time.Time, r *kit.Reading) []byte {
 	if c.first {
-		c.reads.put(s.Handle, c.a.appClaimValues(ctx, s))
+		r.Keep(appValues{}, c.a.appClaimValues(ctx, s))
 	}
-	return c.reads.take(s.Handle, c.claim, c.claim == names[len(names)-1])
+	values, _ := r.Kept(appValues{})
+	encoded, _ := values.(map[string][]byte)
+	return encoded[c.claim]
 }
 
 // appClaimValues asks TokenClaims.Values for the claims of s, encoded,

@@ -37,12 +37,12 @@ type tokenClaim interface {
 	// into tokens; its check runs either way.
 	inTokens() bool
 	// atSignIn is the claim's JSON value for the new session s, started
-	// with the login by; nil leaves it out.
-	atSignIn(ctx context.Context, s store.Session, by store.Login, now time.Time) []byte
+	// with the login by; nil leaves it out. r is the token's reading.
+	atSignIn(ctx context.Context, s store.Session, by store.Login, now time.Time, r *kit.Reading) []byte
 	// atRefresh is the value for s at a refresh that has committed, so
 	// it cannot fail: nil leaves the claim out, and the check that needs
 	// it reads the store.
-	atRefresh(ctx context.Context, s store.Session, now time.Time) []byte
+	atRefresh(ctx context.Context, s store.Session, now time.Time, r *kit.Reading) []byte
 	// parse reads a value that a verified token carries; the check gets
 	// it from verifiedToken.parsed. It runs once per token, as the token
 	// cache keeps the result.
@@ -145,12 +145,12 @@ type recipeClaim struct {
 func (rc recipeClaim) name() string   { return rc.c.Name() }
 func (rc recipeClaim) inTokens() bool { return true }
 
-func (rc recipeClaim) atSignIn(ctx context.Context, s store.Session, by store.Login, now time.Time) []byte {
-	return rc.c.AtSignIn(ctx, s, by, now)
+func (rc recipeClaim) atSignIn(ctx context.Context, s store.Session, by store.Login, now time.Time, r *kit.Reading) []byte {
+	return rc.c.AtSignIn(ctx, s, by, now, r)
 }
 
-func (rc recipeClaim) atRefresh(ctx context.Context, s store.Session, now time.Time) []byte {
-	return rc.c.AtRefresh(ctx, s, now)
+func (rc recipeClaim) atRefresh(ctx context.Context, s store.Session, now time.Time, r *kit.Reading) []byte {
+	return rc.c.AtRefresh(ctx, s, now, r)
 }
 
 func (rc recipeClaim) parse(raw json.RawMessage) (any, error) { return rc.c.Parse(raw) }
@@ -182,9 +182,10 @@ func isStandardClaim(name string) bool {
 
 // claimsAtSignIn are the claims of a session's first access token.
 func (a *Auth) claimsAtSignIn(ctx context.Context, s store.Session, by store.Login, now time.Time) (v claimValues) {
+	var r kit.Reading
 	for i, c := range a.claims {
 		if c.inTokens() {
-			v[i] = c.atSignIn(ctx, s, by, now)
+			v[i] = c.atSignIn(ctx, s, by, now, &r)
 		}
 	}
 	return v
@@ -192,9 +193,10 @@ func (a *Auth) claimsAtSignIn(ctx context.Context, s store.Session, by store.Log
 
 // claimsAtRefresh are the claims of the access token a refresh issues.
 func (a *Auth) claimsAtRefresh(ctx context.Context, s store.Session, now time.Time) (v claimValues) {
+	var r kit.Reading
 	for i, c := range a.claims {
 		if c.inTokens() {
-			v[i] = c.atRefresh(ctx, s, now)
+			v[i] = c.atRefresh(ctx, s, now, &r)
 		}
 	}
 	return v

@@ -67,7 +67,7 @@ func (verifiedEmailClaim) name() string { return "st-ev" }
 
 func (c verifiedEmailClaim) inTokens() bool { return c.a.verifying() }
 
-func (verifiedEmailClaim) atSignIn(_ context.Context, _ store.Session, by store.Login, now time.Time) []byte {
+func (verifiedEmailClaim) atSignIn(_ context.Context, _ store.Session, by store.Login, now time.Time, _ *kit.Reading) []byte {
 	return emailClaim{Verified: kit.EmailVerified(by), Time: now.UnixMilli()}.encode()
 }
 
@@ -75,14 +75,14 @@ func (verifiedEmailClaim) atSignIn(_ context.Context, _ store.Session, by store.
 // it), so that a change of the email's state reaches the token within
 // one access-token lifetime. If the read fails the claim is left out,
 // and a missing claim is read again by the first check that needs it.
-func (c verifiedEmailClaim) atRefresh(ctx context.Context, s store.Session, now time.Time) []byte {
+func (c verifiedEmailClaim) atRefresh(ctx context.Context, s store.Session, now time.Time, r *kit.Reading) []byte {
 	l, err := c.a.loginOf(ctx, s.UserID, s.LoginID)
 	if err != nil {
 		c.a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: refresh without the email claim",
 			slog.String("user_id", s.UserID), slog.String("error", err.Error()))
 		return nil
 	}
-	return c.atSignIn(ctx, s, l, now)
+	return c.atSignIn(ctx, s, l, now, r)
 }
 
 func (verifiedEmailClaim) parse(raw json.RawMessage) (any, error) {

@@ -235,7 +235,7 @@ func (factorsClaim) name() string { return "st-mfa" }
 func (c factorsClaim) inTokens() bool { return c.a.mfaOn() }
 
 // atSignIn is the claim the sign-in assessed, which the session keeps.
-func (factorsClaim) atSignIn(_ context.Context, s store.Session, _ store.Login, _ time.Time) []byte {
+func (factorsClaim) atSignIn(_ context.Context, s store.Session, _ store.Login, _ time.Time, _ *kit.Reading) []byte {
 	return s.Factors
 }
 
@@ -262,7 +262,7 @@ func (c factorsClaim) checker(rules []Rule) claimCheck {
 // logins where passkeys are a second factor. A claim that
 // cannot be assessed is left out, and a token without one is refused by
 // protected routes until PUT /mfa/info assesses it: failing closed.
-func (fc factorsClaim) atRefresh(ctx context.Context, s store.Session, _ time.Time) []byte {
+func (fc factorsClaim) atRefresh(ctx context.Context, s store.Session, _ time.Time, _ *kit.Reading) []byte {
 	a := fc.a
 	if len(s.Factors) == 0 {
 		return nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -372,4 +373,44 @@ func TestRolesUnreadable(t *testing.T) {
 	st.fail.Store(false)
 	wantInvalidClaim(t, "the roles readable again", c.Get("/admin"), "st-role",
 		map[string]any{"message": "wrong value", "expectedToInclude": "admin", "actualValue": []any{}})
+}
+
+// Refreshes of one session at once, each presenting the same refresh
+// token within the reuse window, each carry a whole reading: the roles'
+// two claims, and every one of the application's claims, come from the
+// same call for the same token.
+func TestClaimsOfRefreshesAtOnce(t *testing.T) {
+	var calls atomic.Int64
+	s, rr := rolesServer(t, auth.Config{
+		RefreshReuseWindow: auth.MaxRefreshReuseWindow,
+		RateLimits:         auth.RateLimits{SessionRefreshes: auth.Rate{Burst: 1 << 30, Every: time.Nanosecond}},
+		TokenClaims: auth.TokenClaims{Names: []string{"call", "same"}, Values: func(context.Context, string, string) (map[string]any, error) {
+			n := calls.Add(1)
+			return map[string]any{"call": n, "same": n}, nil
+		}},
+	})
+	owner := s.NewClient(authtest.Header)
+	owner.SignUp("ada@example.com", "a good password 1")
+	give(t, rr, decodeFrontToken(t, owner.FrontToken).UID, "admin")
+	access, refresh := owner.Tokens()
+	const n = 16
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			c := s.NewClient(authtest.Header)
+			c.SetTokens(access, refresh)
+			if res := c.Refresh(); res.StatusCode != http.StatusOK {
+				t.Errorf("refresh %d: %d %s", i, res.StatusCode, res.Body)
+				return
+			}
+			up := decodeFrontToken(t, c.FrontToken).UP
+			if up["call"] == nil || up["call"] != up["same"] {
+				t.Errorf("refresh %d: the application's claims are %v and %v", i, up["call"], up["same"])
+			}
+			if r, p := claimList(t, c, "st-role"), claimList(t, c, "st-perm"); !slices.Equal(r, []string{"admin"}) || len(p) != 2 {
+				t.Errorf("refresh %d: st-role %q, st-perm %q", i, r, p)
+			}
+		})
+	}
+	wg.Wait()
 }

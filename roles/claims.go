@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/latchkit/auth/internal/kit"
@@ -44,50 +43,32 @@ func parse(raw json.RawMessage) (any, error) {
 	return &v, nil
 }
 
-// readings hand the permissions that the role claim read with the roles
-// to the permission claim, which the kernel asks next for the same
-// session, so that a sign-in or a refresh reads the store once.
-type readings struct {
-	mu    sync.Mutex
-	perms map[string][]string // by session handle
-}
-
-func (rs *readings) put(handle string, perms []string) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if rs.perms == nil {
-		rs.perms = map[string][]string{}
-	}
-	rs.perms[handle] = perms
-}
-
-func (rs *readings) take(handle string) ([]string, bool) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	perms, ok := rs.perms[handle]
-	delete(rs.perms, handle)
-	return perms, ok
-}
+// permissionsRead is the key, in a token's kit.Reading, of the
+// permissions that the role claim read with the roles (nil when it could
+// not read): the permission claim, which the kernel asks next for the
+// same token, takes them, so that a sign-in or a refresh reads the store
+// once.
+type permissionsRead struct{}
 
 // roleClaim is st-role.
-type roleClaim struct {
-	p     *Recipe
-	reads *readings
-}
+type roleClaim struct{ p *Recipe }
 
 func (roleClaim) Name() string                           { return roleClaimName }
 func (roleClaim) Parse(raw json.RawMessage) (any, error) { return parse(raw) }
 
-func (c roleClaim) AtSignIn(ctx context.Context, s store.Session, _ store.Login, now time.Time) []byte {
-	return c.AtRefresh(ctx, s, now)
+func (c roleClaim) AtSignIn(ctx context.Context, s store.Session, _ store.Login, now time.Time, r *kit.Reading) []byte {
+	return c.AtRefresh(ctx, s, now, r)
 }
 
-func (c roleClaim) AtRefresh(ctx context.Context, s store.Session, now time.Time) []byte {
+func (c roleClaim) AtRefresh(ctx context.Context, s store.Session, now time.Time, r *kit.Reading) []byte {
 	roles, perms, err := c.p.st.UserRoles(ctx, store.PublicTenant, s.UserID)
 	if err != nil {
 		return nil // the checks read the store
 	}
-	c.reads.put(s.Handle, perms)
+	if perms == nil {
+		perms = []string{}
+	}
+	r.Keep(permissionsRead{}, perms)
 	return encode(roles, now)
 }
 
@@ -99,27 +80,23 @@ func (c roleClaim) Check(args []any) kit.ClaimCheck {
 }
 
 // permissionClaim is st-perm.
-type permissionClaim struct {
-	p     *Recipe
-	reads *readings
-}
+type permissionClaim struct{ p *Recipe }
 
 func (permissionClaim) Name() string                           { return permissionClaimName }
 func (permissionClaim) Parse(raw json.RawMessage) (any, error) { return parse(raw) }
 
-func (c permissionClaim) AtSignIn(ctx context.Context, s store.Session, _ store.Login, now time.Time) []byte {
-	return c.AtRefresh(ctx, s, now)
+func (c permissionClaim) AtSignIn(ctx context.Context, s store.Session, _ store.Login, now time.Time, r *kit.Reading) []byte {
+	return c.AtRefresh(ctx, s, now, r)
 }
 
-func (c permissionClaim) AtRefresh(ctx context.Context, s store.Session, now time.Time) []byte {
-	perms, ok := c.reads.take(s.Handle)
-	if !ok {
-		var err error
-		if _, perms, err = c.p.st.UserRoles(ctx, store.PublicTenant, s.UserID); err != nil {
-			return nil
-		}
+// AtRefresh leaves the claim out when the role claim could not read: the
+// two claims come from one reading or not at all.
+func (c permissionClaim) AtRefresh(ctx context.Context, s store.Session, now time.Time, r *kit.Reading) []byte {
+	read, _ := r.Kept(permissionsRead{})
+	if perms, _ := read.([]string); perms != nil {
+		return encode(perms, now)
 	}
-	return encode(perms, now)
+	return nil
 }
 
 func (c permissionClaim) Check(args []any) kit.ClaimCheck {

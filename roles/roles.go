@@ -112,8 +112,7 @@ func (p *Recipe) Build(k kit.Kernel, setup kit.Setup) (map[string]kit.Route, err
 	if p.k != nil {
 		return nil, errors.New("auth: this roles.Recipe serves another Auth already: make one for each")
 	}
-	reads := &readings{}
-	for _, c := range []kit.Claim{roleClaim{p, reads}, permissionClaim{p, reads}} {
+	for _, c := range []kit.Claim{roleClaim{p}, permissionClaim{p}} {
 		if err := k.RegisterClaim(c); err != nil {
 			return nil, err
 		}

@@ -38,16 +38,40 @@ type Claim interface {
 	Name() string
 	// AtSignIn is the claim's JSON value for the new session s, started
 	// with the login by; nil leaves it out.
-	AtSignIn(ctx context.Context, s store.Session, by store.Login, now time.Time) []byte
+	AtSignIn(ctx context.Context, s store.Session, by store.Login, now time.Time, r *Reading) []byte
 	// AtRefresh is the value for s at a refresh that has committed, so it
 	// cannot fail: nil leaves the claim out, and a check that needs it
 	// reads the store.
-	AtRefresh(ctx context.Context, s store.Session, now time.Time) []byte
+	AtRefresh(ctx context.Context, s store.Session, now time.Time, r *Reading) []byte
 	// Parse reads a value that a verified token carries, once per token.
 	Parse(raw json.RawMessage) (any, error)
 	// Check is what the args of a route's rules that name the claim ask
 	// of a session, or nil for nothing.
 	Check(args []any) ClaimCheck
+}
+
+// A Reading is what the claims of one access token have read while the
+// kernel asked for their values, so that claims a recipe registers
+// together read the store once a token: roles reads a user's roles and
+// their permissions in one call, for st-role and st-perm. The kernel
+// makes one for each token it fills; no two tokens share one, however
+// many fill at once for the same session.
+type Reading struct {
+	kept map[any]any
+}
+
+// Keep keeps v under key, a value of a type of the recipe's own.
+func (r *Reading) Keep(key, v any) {
+	if r.kept == nil {
+		r.kept = map[any]any{}
+	}
+	r.kept[key] = v
+}
+
+// Kept is what Keep kept under key.
+func (r *Reading) Kept(key any) (v any, ok bool) {
+	v, ok = r.kept[key]
+	return v, ok
 }
 
 // A ClaimCheck passes the session of the user userID whose token has the
