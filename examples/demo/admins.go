@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/roles"
 	"github.com/latchkit/auth/store"
 )
@@ -69,6 +70,9 @@ func setUpAdmins(ctx context.Context, o options, st store.Store) error {
 			return err
 		}
 		for _, l := range logins {
+			if !isAdmin(o, l) {
+				continue
+			}
 			if _, err := o.roles.Give(ctx, l.UserID, "admin"); err != nil {
 				return err
 			}
@@ -77,26 +81,37 @@ func setUpAdmins(ctx context.Context, o options, st store.Store) error {
 	return nil
 }
 
+// isAdmin reports whether the login l makes its user an admin: it has an
+// admin's email, and the email is verified unless the demo does not
+// verify emails. Where emails are verified, an address is not taken on
+// its word: whoever signs up first with an admin's email is not an admin
+// before opening the link mailed to it.
+func isAdmin(o options, l store.Login) bool {
+	return slices.Contains(o.admins, l.Email) && (l.EmailVerified || o.emailVerification == emailverification.Off)
+}
+
 // grantAdmin gives the role admin to a user who signs up or in with an
-// admin's email. A sign-up's session carries it at once (the event comes
-// before the session starts); a sign-in's from its next refresh, though
-// an admin who existed at start had it already.
+// admin's email, or verifies one. A sign-up's session carries it at once
+// (the event comes before the session starts); a sign-in's or a
+// verification's from its next refresh, though an admin who existed at
+// start had it already.
 func grantAdmin(o options, st store.Store) func(context.Context, auth.Event) {
 	return func(ctx context.Context, e auth.Event) {
-		if o.roles == nil || (e.Kind != auth.EventSignUp && e.Kind != auth.EventSignIn) {
+		switch {
+		case o.roles == nil:
+			return
+		case e.Kind == auth.EventSignUp, e.Kind == auth.EventSignIn, e.Kind == auth.EventEmailVerified:
+		default:
 			return
 		}
 		logins, err := st.Logins(ctx, e.UserID)
 		if err != nil {
 			return
 		}
-		for _, l := range logins {
-			if slices.Contains(o.admins, l.Email) {
-				// A failure leaves the role to the next sign-in, and
-				// /api/me shows it.
-				_, _ = o.roles.Give(ctx, e.UserID, "admin")
-				return
-			}
+		if slices.ContainsFunc(logins, func(l store.Login) bool { return isAdmin(o, l) }) {
+			// A failure leaves the role to the next sign-in, and /api/me
+			// shows it.
+			_, _ = o.roles.Give(ctx, e.UserID, "admin")
 		}
 	}
 }

@@ -79,3 +79,24 @@ func TestNoAdmin(t *testing.T) {
 		t.Errorf("/api/admin without -admin: %d", res.status)
 	}
 }
+
+// Where emails are verified, an admin's address gives the role only once
+// it is verified: a sign-up with it alone opens nothing.
+func TestAdminNeedsVerifiedEmail(t *testing.T) {
+	d := newTestDemo(t, nil, "-admin", "ada@example.com", "-email-verification", "optional")
+	access, refresh := okSession(t, "the sign-up", d.do("POST", "/auth/signup", "emailpassword", "", credentials("ada@example.com", authtest.Password)))
+	if res := d.do("GET", "/api/admin", "", access, nil); res.status != http.StatusForbidden {
+		t.Errorf("/api/admin with an unverified admin's email: %d %s, want 403", res.status, res.body)
+	}
+	if r := d.do("POST", "/auth/user/email/verify/token", "emailverification", access, nil); r.field("status") != "OK" {
+		t.Fatalf("send: %d %s", r.status, r.body)
+	}
+	token := d.verificationLink("ada@example.com").Query().Get("token")
+	if v := d.do("POST", "/auth/user/email/verify", "emailverification", "", map[string]string{"method": "token", "token": token}); v.field("status") != "OK" {
+		t.Fatalf("verify: %d %s", v.status, v.body)
+	}
+	access, _ = okSession(t, "the refresh", d.do("POST", "/auth/session/refresh", "session", refresh, nil))
+	if res := d.do("GET", "/api/admin", "", access, nil); res.status != http.StatusOK {
+		t.Errorf("/api/admin once verified and refreshed: %d %s", res.status, res.body)
+	}
+}

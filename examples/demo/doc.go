@@ -96,8 +96,9 @@
 //	-admin email (DEMO_ADMIN, comma-separated; default none)
 //		repeatable: the user with this email gets the role admin, with
 //		every permission the demo defines (users:read, users:write), at
-//		start and at sign-up or sign-in (auth.Config.Roles, with
-//		roles.New). See # Roles.
+//		start and at sign-up, sign-in or verification, once the email
+//		is verified where -email-verification is not off
+//		(auth.Config.Roles, with roles.New). See # Roles.
 //	-account-linking (DEMO_ACCOUNT_LINKING; default false)
 //		join a new login method that proves its email to the user who
 //		owns it (auth.Config.AccountLinking).
@@ -300,7 +301,11 @@
 // claim" (st-role); GET /api/config adds "roles": true. The account page
 // shows the roles the session's token carries. An admin who signs
 // up has the role in the first session; one who existed at start has it
-// from the start. The start-up lines name the admins.
+// from the start. With -email-verification optional or required, an
+// address is not taken on its word: the admin gets the role once the
+// email is verified, in the session's next token (a refresh), so whoever
+// signs up first with an admin's address gains nothing before opening
+// the link mailed to it. The start-up lines name the admins.
 // e2e/roles.test.mjs runs it in Chromium with supertokens-auth-react's
 // access-denied screen and web-js's validators.
 //
