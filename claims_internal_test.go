@@ -2,9 +2,12 @@ package auth
 
 import (
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
+	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/store"
 )
 
@@ -36,5 +39,17 @@ func TestClaimReadOnlyWhileOn(t *testing.T) {
 				t.Errorf("FactorWithin on a token with TOTP just completed: %v, want passing %v", err, c.passes)
 			}
 		})
+	}
+}
+
+// A recipe's proven login starts a session only with a first factor, as
+// a recipe's SignIn does, whatever the recipe checked itself.
+func TestSignedInHoldsFirstFactors(t *testing.T) {
+	a, _ := tokenAuth(t, Config{MFA: MFAConfig{Factors: []string{FactorTOTP}, FirstFactors: []string{FactorEmailPassword}}})
+	w := httptest.NewRecorder()
+	r := httptest.NewRequest(http.MethodPost, "/auth/signin", nil)
+	kernel{a}.SignedIn(w, r, kit.Proven{Login: store.Login{ID: "l1", UserID: "u1"}, Factor: kit.FactorWebAuthn})
+	if w.Code != http.StatusUnauthorized {
+		t.Errorf("a passkey's sign-in where only passwords start sessions: %d %s, want 401", w.Code, w.Body)
 	}
 }

@@ -171,8 +171,12 @@ func (a *Auth) signInUp(w http.ResponseWriter, r *http.Request, s kit.SignIn) {
 // provenSignedIn starts a session for the holder of p.Login, a login
 // that exists and has just proved itself, unless account linking refuses
 // it (it does not prove an address another user holds), and answers:
-// kit.Kernel's SignedIn.
+// kit.Kernel's SignedIn. Like signInUp, it holds the factor to the first
+// factors, whatever the recipe checked before its own work.
 func (a *Auth) provenSignedIn(w http.ResponseWriter, r *http.Request, p kit.Proven) {
+	if !a.firstFactorAllowed(w, p.Factor) {
+		return
+	}
 	ctx := r.Context()
 	u, logins, l := p.User, p.Logins, p.Login
 	if conflict, err := a.signInConflicts(ctx, l); err != nil {
