@@ -62,7 +62,10 @@ package auth_test
 // clone's assertion, adding one in a session, and recovery), and
 // multi-factor auth (fault_mfa_test.go: a TOTP device made and set up,
 // a code and a wrong code, recovery codes made and used, /mfa/info,
-// sign-in and refresh of sessions that must complete TOTP).
+// sign-in and refresh of sessions that must complete TOTP), and roles
+// (fault_roles_test.go: a refresh of a session a role authorises, and a
+// role taken, deleted or given and a permission removed while sessions
+// hold tokens from before, each held to the bound of a change).
 //
 // TestFaultBreakage shows that the sweep has teeth: each of the breakages
 // there (a store wrapper that breaks the contract, or a handler change
@@ -970,7 +973,7 @@ func faultFlows() []faultFlow {
 		signOut("signout-sessioncheck", true, faultModes),
 		resetRequest,
 		resetSubmit,
-	}, slices.Concat(faultLinkingFlows(), faultPasswordlessFlows(), faultPasskeyFlows(), faultMFAFlows())...)
+	}, slices.Concat(faultLinkingFlows(), faultPasswordlessFlows(), faultPasskeyFlows(), faultMFAFlows(), faultRolesFlows())...)
 }
 
 // faultSummary logs the tallies so far, over every fault test run.
@@ -1434,8 +1437,11 @@ func (e *faultEnv) ledger(calls []faultstore.Call) *faultLedger {
 		case "UserByID", "Login", "Logins", "UserByLogin", "ClaimEmail", "SetEmailVerified", "UpdatePasswordHash",
 			"Code", "UsePasswordlessCode", "UseCeremony", "Session", "UserSessions", "SigningKeys", "AddSigningKey", "DeleteExpired", "LegacyTokenSession",
 			"RateLimit", "TakeRateLimit", "RefundRateLimit", "ResetRateLimit",
-			"UpdateLoginMaterial", "UpdateSessionFactors":
-			// Nothing a session's tokens depend on.
+			"UpdateLoginMaterial", "UpdateSessionFactors",
+			"CreateRole", "RemovePermissions", "DeleteRole", "Roles", "RolePermissions", "RolesWithPermission",
+			"GiveRole", "TakeRole", "UserRoles", "UsersWithRole":
+			// Nothing a session's tokens depend on: roles decide what a
+			// session may do, not whether it lives (fault_roles_test.go).
 		case "CreateSession":
 			if !c.Committed() {
 				continue

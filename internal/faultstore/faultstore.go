@@ -137,14 +137,15 @@ type Call struct {
 // in the inner store whatever the caller saw.
 func (c Call) Committed() bool { return c.Delegated && c.Err == nil }
 
-// methods are the store.Store methods, which a Plan may name. They are
-// read from the interface so that a method added to the contract can be
-// armed as soon as it exists.
+// methods are the store.Store and store.RoleStore methods, which a Plan
+// may name. They are read from the interfaces so that a method added to
+// the contract can be armed as soon as it exists.
 var methods = func() map[string]bool {
 	m := make(map[string]bool)
-	st := reflect.TypeFor[store.Store]()
-	for i := range st.NumMethod() {
-		m[st.Method(i).Name] = true
+	for _, st := range []reflect.Type{reflect.TypeFor[store.Store](), reflect.TypeFor[store.RoleStore]()} {
+		for i := range st.NumMethod() {
+			m[st.Method(i).Name] = true
+		}
 	}
 	return m
 }()
@@ -163,7 +164,10 @@ type Store struct {
 	inFlight int
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store     = (*Store)(nil)
+	_ store.RoleStore = (*Store)(nil)
+)
 
 // New returns a Store that passes every call to inner until it is armed.
 func New(inner store.Store) *Store { return &Store{inner: inner} }
@@ -557,4 +561,103 @@ func (s *Store) AddSigningKey(ctx context.Context, k store.SigningKey) error {
 func (s *Store) DeleteExpired(ctx context.Context, now time.Time) error {
 	_, err := call(s, ctx, "DeleteExpired", []any{now}, func() (none, error) { return errOnly(s.inner.DeleteExpired(ctx, now)) })
 	return err
+}
+
+// errNoRoles is what the role methods answer when the inner store keeps
+// no roles.
+var errNoRoles = errors.New("faultstore: the inner store is not a store.RoleStore")
+
+// roleCall is call for a method of store.RoleStore, which the inner store
+// may not implement.
+func roleCall[T any](s *Store, ctx context.Context, method string, args []any, f func(store.RoleStore) (T, error)) (T, error) {
+	return call(s, ctx, method, args, func() (T, error) {
+		rs, ok := s.inner.(store.RoleStore)
+		if !ok {
+			var zero T
+			return zero, errNoRoles
+		}
+		return f(rs)
+	})
+}
+
+// CreateRole implements store.RoleStore.
+func (s *Store) CreateRole(ctx context.Context, role string, permissions []string) (bool, error) {
+	return roleCall(s, ctx, "CreateRole", []any{role, permissions}, func(rs store.RoleStore) (bool, error) {
+		return rs.CreateRole(ctx, role, permissions)
+	})
+}
+
+// RemovePermissions implements store.RoleStore.
+func (s *Store) RemovePermissions(ctx context.Context, role string, permissions []string) error {
+	_, err := roleCall(s, ctx, "RemovePermissions", []any{role, permissions}, func(rs store.RoleStore) (none, error) {
+		return errOnly(rs.RemovePermissions(ctx, role, permissions))
+	})
+	return err
+}
+
+// deleted is what DeleteRole answers.
+type deleted struct {
+	existed bool
+	users   []string
+}
+
+// DeleteRole implements store.RoleStore.
+func (s *Store) DeleteRole(ctx context.Context, role string) (bool, []string, error) {
+	d, err := roleCall(s, ctx, "DeleteRole", []any{role}, func(rs store.RoleStore) (deleted, error) {
+		existed, users, err := rs.DeleteRole(ctx, role)
+		return deleted{existed, users}, err
+	})
+	return d.existed, d.users, err
+}
+
+// Roles implements store.RoleStore.
+func (s *Store) Roles(ctx context.Context) ([]string, error) {
+	return roleCall(s, ctx, "Roles", nil, func(rs store.RoleStore) ([]string, error) { return rs.Roles(ctx) })
+}
+
+// RolePermissions implements store.RoleStore.
+func (s *Store) RolePermissions(ctx context.Context, role string) ([]string, error) {
+	return roleCall(s, ctx, "RolePermissions", []any{role}, func(rs store.RoleStore) ([]string, error) {
+		return rs.RolePermissions(ctx, role)
+	})
+}
+
+// RolesWithPermission implements store.RoleStore.
+func (s *Store) RolesWithPermission(ctx context.Context, permission string) ([]string, error) {
+	return roleCall(s, ctx, "RolesWithPermission", []any{permission}, func(rs store.RoleStore) ([]string, error) {
+		return rs.RolesWithPermission(ctx, permission)
+	})
+}
+
+// GiveRole implements store.RoleStore.
+func (s *Store) GiveRole(ctx context.Context, tenant, userID, role string) (bool, error) {
+	return roleCall(s, ctx, "GiveRole", []any{tenant, userID, role}, func(rs store.RoleStore) (bool, error) {
+		return rs.GiveRole(ctx, tenant, userID, role)
+	})
+}
+
+// TakeRole implements store.RoleStore.
+func (s *Store) TakeRole(ctx context.Context, tenant, userID, role string) (bool, error) {
+	return roleCall(s, ctx, "TakeRole", []any{tenant, userID, role}, func(rs store.RoleStore) (bool, error) {
+		return rs.TakeRole(ctx, tenant, userID, role)
+	})
+}
+
+// held is what UserRoles answers.
+type held struct{ roles, permissions []string }
+
+// UserRoles implements store.RoleStore.
+func (s *Store) UserRoles(ctx context.Context, tenant, userID string) ([]string, []string, error) {
+	h, err := roleCall(s, ctx, "UserRoles", []any{tenant, userID}, func(rs store.RoleStore) (held, error) {
+		roles, perms, err := rs.UserRoles(ctx, tenant, userID)
+		return held{roles, perms}, err
+	})
+	return h.roles, h.permissions, err
+}
+
+// UsersWithRole implements store.RoleStore.
+func (s *Store) UsersWithRole(ctx context.Context, tenant, role string) ([]string, error) {
+	return roleCall(s, ctx, "UsersWithRole", []any{tenant, role}, func(rs store.RoleStore) ([]string, error) {
+		return rs.UsersWithRole(ctx, tenant, role)
+	})
 }
