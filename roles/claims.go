@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -140,8 +141,24 @@ func RequireAnyPermission(permissions ...string) kit.Rule {
 	return ruleOf(permissionClaimName, false, permissions...)
 }
 
+// ruleOf is a rule that wants want of claim's list, trimmed as the Go
+// API trims names. A rule that wants nothing, or a name the Go API would
+// refuse, is a mistake in the application's routes, which it sees when
+// it builds them: ruleOf panics, as net/http does for a bad pattern,
+// rather than make a rule that passes every session.
 func ruleOf(claim string, all bool, want ...string) kit.Rule {
-	return kit.NewRule(claim, rule{claim, slices.Clone(want), all})
+	kind := "role"
+	if claim == permissionClaimName {
+		kind = "permission"
+	}
+	wanted, err := names(kind, want)
+	if err == nil && len(wanted) == 0 {
+		err = fmt.Errorf("roles: a rule that asks for no %s", kind)
+	}
+	if err != nil {
+		panic(err)
+	}
+	return kit.NewRule(claim, rule{claim, wanted, all})
 }
 
 // checkOf is the check of a claim's rules: nil when there are none. A

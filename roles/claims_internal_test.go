@@ -75,3 +75,28 @@ func reasonOf(t *testing.T, err error) any {
 	}
 	return ce.Reason
 }
+
+// A rule's names are trimmed as the Go API's are, and a rule that names
+// nothing, or a name the Go API refuses, panics where the route is made.
+func TestRuleNames(t *testing.T) {
+	if got := RequireAll(" admin ", "editor", "admin").Arg().(rule).want; !reflect.DeepEqual(got, []string{"admin", "editor"}) {
+		t.Errorf("RequireAll(\" admin \", \"editor\", \"admin\") wants %q", got)
+	}
+	for name, newRule := range map[string]func() kit.Rule{
+		"RequireAll()":               func() kit.Rule { return RequireAll() },
+		"RequireAny()":               func() kit.Rule { return RequireAny() },
+		"RequireAllPermissions()":    func() kit.Rule { return RequireAllPermissions() },
+		"Require(\" \")":             func() kit.Rule { return Require(" ") },
+		"RequirePermission(long)":    func() kit.Rule { return RequirePermission(string(make([]byte, maxName+1))) },
+		"RequireAnyPermission(\"\")": func() kit.Rule { return RequireAnyPermission("") },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s did not panic", name)
+				}
+			}()
+			newRule()
+		}()
+	}
+}

@@ -53,7 +53,9 @@
 //
 // RequireAll's expectedToInclude is the list, and RequireAny's reason
 // names expectedToIncludeAtLeastOneOf, as the SDKs' includesAll and
-// includesAny validators do.
+// includesAny validators do. A rule's names are trimmed as the Go API's
+// are; a rule that names none, or a name the Go API refuses, panics when
+// it is made, as a route's mistake, never a rule that passes everyone.
 //
 // # Routes
 //
