@@ -71,7 +71,8 @@ type routeCheck struct {
 // FactorWithin rule (st-mfa), or it lacks a role or permission a rule of
 // package roles asks for (st-role, st-perm). RequireSession answers it
 // 403 with the SDKs' "invalid claim" body, whose entry for the claim has
-// Reason as its reason; VerifyToken returns it.
+// Reason as its reason, one entry for each rule that refuses;
+// VerifyToken returns the first.
 type ClaimError = kit.ClaimError
 
 func newClaimError(claim string, reason wire.ClaimReason) *ClaimError {

@@ -183,7 +183,11 @@ func (a *Auth) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.As(err, &bad):
 		wire.Message(w, http.StatusBadRequest, string(bad))
 	case errors.As(err, &refused):
-		wire.ClaimError(w, refused.Claim, refused.Reason)
+		var refusals []wire.Refusal
+		for _, ce := range claimErrorsOf(err) {
+			refusals = append(refusals, wire.Refusal{ID: ce.Claim, Reason: ce.Reason})
+		}
+		wire.ClaimErrors(w, refusals)
 	case errors.Is(err, errBodyTooLarge):
 		// Close rather than drain what is left of the body.
 		w.Header().Set("Connection", "close")
@@ -209,6 +213,24 @@ func (a *Auth) fail(w http.ResponseWriter, r *http.Request, err error) {
 			slog.String("path", r.URL.Path), slog.String("error", err.Error()))
 		wire.Message(w, http.StatusInternalServerError, "internal error")
 	}
+}
+
+// claimErrorsOf are the claim errors in err, in order: err itself, or
+// those errors.Join put together.
+func claimErrorsOf(err error) []*ClaimError {
+	if ce, ok := err.(*ClaimError); ok {
+		return []*ClaimError{ce}
+	}
+	var out []*ClaimError
+	switch u := err.(type) {
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			out = append(out, claimErrorsOf(e)...)
+		}
+	case interface{ Unwrap() error }:
+		out = claimErrorsOf(u.Unwrap())
+	}
+	return out
 }
 
 // failSession answers a request whose session could not be used, and

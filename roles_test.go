@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -41,6 +42,7 @@ func rolesServer(t *testing.T, cfg auth.Config) (*authtest.Server, *roles.Recipe
 		"/write":     {roles.RequirePermission("posts:write")},
 		"/write-all": {roles.RequireAllPermissions("posts:write", "posts:delete")},
 		"/read-any":  {roles.RequireAnyPermission("posts:delete", "posts:read")},
+		"/three":     {roles.Require("owner"), roles.RequirePermission("posts:delete"), roles.Require("admin")},
 	} {
 		s.Mux.Handle("GET "+path, s.Auth.RequireSession(ok, rules...))
 	}
@@ -413,4 +415,27 @@ func TestClaimsOfRefreshesAtOnce(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// A route whose rules several refuse lists each (claim by claim, and
+// each claim's rules in the order given), as the SDKs' backends list
+// every failing validator; VerifyToken returns the first.
+func TestRulesRefusedTogether(t *testing.T) {
+	s, rr := rolesServer(t, auth.Config{})
+	c := s.NewClient(authtest.Header)
+	c.SignUp("ada@example.com", "a good password 1")
+	give(t, rr, decodeFrontToken(t, c.FrontToken).UID, "editor")
+	c.Refresh()
+	res := c.Get("/three")
+	want := `{"message":"invalid claim","claimValidationErrors":[` +
+		`{"id":"st-role","reason":{"message":"wrong value","expectedToInclude":"owner","actualValue":["editor"]}},` +
+		`{"id":"st-role","reason":{"message":"wrong value","expectedToInclude":"admin","actualValue":["editor"]}},` +
+		`{"id":"st-perm","reason":{"message":"wrong value","expectedToInclude":"posts:delete","actualValue":["posts:read"]}}]}`
+	if res.StatusCode != http.StatusForbidden || strings.TrimSpace(string(res.Body)) != want {
+		t.Errorf("/three: %d %s\nwant 403 %s", res.StatusCode, res.Body, want)
+	}
+	_, err := s.Auth.VerifyToken(t.Context(), c.AccessToken, roles.Require("owner"), roles.Require("admin"))
+	if ce, ok := err.(*auth.ClaimError); !ok || ce.Claim != "st-role" {
+		t.Errorf("VerifyToken with two refusing rules: %v, want the first *auth.ClaimError", err)
+	}
 }

@@ -97,6 +97,9 @@ func (a *Auth) VerifyToken(ctx context.Context, token string, rules ...Rule) (Se
 	}
 	for _, c := range a.checksOf(rules) {
 		if _, err := c.check(ctx, vt); err != nil {
+			if ces := claimErrorsOf(err); len(ces) > 0 {
+				err = ces[0]
+			}
 			return Session{}, err
 		}
 	}
@@ -230,15 +233,24 @@ func (a *Auth) verifyNoPanic(w http.ResponseWriter, r *http.Request) (vt *verifi
 }
 
 // checkNoPanic runs the route's checks on the session of vt for the
-// middleware, for the same reason: a check may read the store.
+// middleware, for the same reason: a check may read the store. Every
+// check runs, so that the answer lists each claim that refuses, as the
+// SDKs' backends do; any other error ends the checks.
 func (a *Auth) checkNoPanic(w http.ResponseWriter, r *http.Request, vt *verifiedToken, m mode, checks []routeCheck) (err error) {
 	defer a.recoverAnswered(w, r, &err)
+	var refused []error
 	for _, c := range checks {
-		if err := a.runCheck(r.Context(), w, vt, m, c); err != nil {
+		err := a.runCheck(r.Context(), w, vt, m, c)
+		var ce *ClaimError
+		switch {
+		case err == nil:
+		case errors.As(err, &ce):
+			refused = append(refused, err)
+		default:
 			return err
 		}
 	}
-	return nil
+	return errors.Join(refused...)
 }
 
 // recoverAnswered answers a panic of the middleware's work, and sets

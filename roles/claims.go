@@ -191,12 +191,13 @@ func (p *Recipe) checkOf(args []any, read func(context.Context, string) ([]strin
 				have, fresh = list, encode(list, p.k.Now())
 			}
 		}
+		var refused []error
 		for _, r := range rules {
 			if err := r.check(have); err != nil {
-				return fresh, err
+				refused = append(refused, err)
 			}
 		}
-		return fresh, nil
+		return fresh, errors.Join(refused...)
 	}
 }
 

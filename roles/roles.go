@@ -45,8 +45,9 @@
 // [RequireAllPermissions] for permissions; give them to
 // auth.Auth.RequireSession. Every rule given must hold. Inside a
 // handler, [Recipe.Permitted] asks the store instead. A session that
-// fails one is answered 403 with the SDKs' "invalid claim" body, whose
-// reason is the validator's: for Require("admin"),
+// fails one is answered 403 with the SDKs' "invalid claim" body, with an
+// entry for each rule that fails, whose reason is the validator's: for
+// Require("admin"),
 //
 //	{"message":"invalid claim","claimValidationErrors":[{"id":"st-role",
 //	 "reason":{"message":"wrong value","expectedToInclude":"admin","actualValue":["editor"]}}]}

@@ -76,7 +76,8 @@ func (r *Reading) Kept(key any) (v any, ok bool) {
 
 // A ClaimCheck passes the session of the user userID whose token has the
 // claim's value as Parse read it (nil where the token has none), or says
-// why not: a *ClaimError, or the store's error. fresh is the claim's
+// why not: a *ClaimError (several joined with errors.Join where several
+// rules refuse, each listed in the answer), or the store's error. fresh is the claim's
 // value as read while checking, for a new access token, or nil. A check
 // answers nothing itself.
 type ClaimCheck func(ctx context.Context, userID string, value any) (fresh []byte, err error)

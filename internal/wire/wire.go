@@ -75,14 +75,24 @@ type ClaimReason struct {
 // claim validators read. The reason is a ClaimReason, or a string where
 // the SDKs' own backends send one.
 func ClaimError(w http.ResponseWriter, claim string, reason any) {
-	type claimError struct {
-		ID     string `json:"id"`
-		Reason any    `json:"reason"`
-	}
+	ClaimErrors(w, []Refusal{{claim, reason}})
+}
+
+// A Refusal is one entry of an "invalid claim" body: a claim and why it
+// refused.
+type Refusal struct {
+	ID     string `json:"id"`
+	Reason any    `json:"reason"`
+}
+
+// ClaimErrors answers 403 with the "invalid claim" body of several
+// refusals, one entry each, as the SDKs' backends list every validator
+// that failed.
+func ClaimErrors(w http.ResponseWriter, refusals []Refusal) {
 	JSON(w, http.StatusForbidden, struct {
-		Message string       `json:"message"`
-		Errors  []claimError `json:"claimValidationErrors"`
-	}{"invalid claim", []claimError{{claim, reason}}})
+		Message string    `json:"message"`
+		Errors  []Refusal `json:"claimValidationErrors"`
+	}{"invalid claim", refusals})
 }
 
 // TooMany answers a throttled request: 429 with Retry-After in whole
