@@ -84,9 +84,6 @@ func New(cfg Config) (*Auth, error) {
 	if err := a.registerTokenClaims(); err != nil {
 		return nil, err
 	}
-	if err := a.buildRecipes(); err != nil {
-		return nil, err
-	}
 	sealer, err := seal.New(cfg.Secrets)
 	if err != nil {
 		return nil, err
@@ -124,6 +121,12 @@ func New(cfg Config) (*Auth, error) {
 		jwt.WithStrictDecoding(),
 		jwt.WithTimeFunc(cfg.Now),
 	)
+	// Last, as a recipe may bind itself to this Auth (roles serves one):
+	// New fails before it, so that a New tried again after a failure,
+	// such as a store out of reach at start, finds the recipes free.
+	if err := a.buildRecipes(); err != nil {
+		return nil, err
+	}
 	a.routes = a.routeTable()
 	return a, nil
 }

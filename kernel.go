@@ -53,12 +53,16 @@ func (a *Auth) buildRecipes() error {
 			return err
 		}
 	}
+	if err := a.cfg.MFA.checkFirstFactors(a.available); err != nil {
+		return err
+	}
+	// Last: the one recipe that binds itself to this Auth.
 	if cfg.Roles != nil {
 		if _, err = cfg.Roles.Build(k, setup); err != nil {
 			return err
 		}
 	}
-	return a.cfg.MFA.checkFirstFactors(a.available)
+	return nil
 }
 
 // A Recipe is a way to sign in that a package of its own builds, for a

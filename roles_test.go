@@ -439,3 +439,22 @@ func TestRulesRefusedTogether(t *testing.T) {
 		t.Errorf("VerifyToken with two refusing rules: %v, want the first *auth.ClaimError", err)
 	}
 }
+
+// A New that fails leaves the roles recipe free for the New an
+// application tries next, with its configuration mended.
+func TestRolesAfterNewFailed(t *testing.T) {
+	st := memstore.New()
+	rr := roles.New(roles.Config{})
+	bad := auth.MFAConfig{Factors: []string{auth.FactorTOTP}, FirstFactors: []string{auth.FactorOTPPhone}}
+	if _, err := auth.New(auth.Config{Store: st, Roles: rr, MFA: bad}); err == nil {
+		t.Fatal("New with a first factor nothing offers: nil error")
+	}
+	a, err := auth.New(auth.Config{Store: st, Roles: rr})
+	if err != nil {
+		t.Fatalf("New again: %v", err)
+	}
+	defer a.Close(t.Context())
+	if _, err := rr.CreateRole(t.Context(), "admin"); err != nil {
+		t.Errorf("the recipe after the second New: %v", err)
+	}
+}
