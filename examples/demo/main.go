@@ -667,6 +667,7 @@ func handler(a *auth.Auth, st store.Store, o options, ob *outbox, addr net.Addr)
 	if o.roles != nil {
 		adminRoutes(mux, a)
 	}
+	liveRoutes(mux, a, st, o)
 	devRoutes(mux, o, ob)
 	return guardHosts(a.CORS(mux), o.appURL, addr)
 }
@@ -685,7 +686,7 @@ func newAuth(o options, st store.Store, m mailer.Mailer, stdout io.Writer, logge
 		EmailPassword:        emailpassword.Config{ResetTokenLifetime: o.resetTTL},
 		AppURL:               o.appURL,
 		Logger:               logger,
-		OnEvent:              eventHooks(tellMailFailures(stdout), sessionStarts.record, grantAdmin(o, st)), // see account.go and admins.go
+		OnEvent:              eventHooks(tellMailFailures(stdout), sessionStarts.record, grantAdmin(o, st), liveUsers.notify), // see account.go, admins.go and live.go
 		AllowedOrigins:       o.origins,
 		RateLimits:           auth.RateLimits{SessionRefreshes: o.refreshes},
 		// Each provider sends the browser back to the page at
