@@ -883,8 +883,10 @@ func newMux(a *auth.Auth, st store.Store, f features) *http.ServeMux {
 		h.Set("Content-Type", "text/html; charset=utf-8")
 		h.Set("Cache-Control", "no-cache")
 		// connect-src allows other http(s) origins: a copy of the page may
-		// name an API on another origin (meta name="api-domain").
-		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self' http: https:; frame-ancestors 'none'")
+		// name an API on another origin (meta name="api-domain"); ws: and
+		// wss: for the account page's live list (live.go), which 'self'
+		// does not cover in every browser.
+		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self' http: https: ws: wss:; frame-ancestors 'none'")
 		h.Set("Referrer-Policy", "no-referrer") // reset and verification tokens are in the URL
 		h.Set("X-Content-Type-Options", "nosniff")
 		w.Write(indexPage)
