@@ -93,7 +93,8 @@ type totpView struct {
 }
 
 // show answers GET /api/account: the session's user, read with UserByID,
-// Sessions and SecondFactors.
+// Sessions and SecondFactors. GET /api/live (live.go) sends the same
+// sessions again whenever they change.
 func (acc *account) show(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	s, _ := auth.SessionFromContext(ctx)
@@ -102,7 +103,7 @@ func (acc *account) show(w http.ResponseWriter, r *http.Request) {
 		accountError(w, err)
 		return
 	}
-	sessions, err := acc.a.Sessions(ctx, s.UserID)
+	sessions, err := sessionViews(ctx, acc.a, acc.places, s.UserID, s.Handle)
 	if err != nil {
 		accountError(w, err)
 		return
@@ -121,21 +122,33 @@ func (acc *account) show(w http.ResponseWriter, r *http.Request) {
 			Verified: l.Email == "" || l.EmailVerified,
 			Current:  l.ID == loginIDOf(s), Created: l.CreatedAt.UnixMilli()})
 	}
-	v.Sessions = []sessionView{}
-	for _, si := range sessions {
-		sv := sessionView{Handle: si.Handle, LoginID: si.LoginID, Created: si.CreatedAt.UnixMilli(),
-			Refreshed: si.RefreshedAt.UnixMilli(), Expires: si.ExpiresAt.UnixMilli(), Current: si.Handle == s.Handle}
-		if p, ok := acc.places.of(si.Handle); ok {
-			sv.From = &placeView{Address: p.address, Device: deviceOf(p.userAgent)}
-		}
-		v.Sessions = append(v.Sessions, sv)
-	}
+	v.Sessions = sessions
 	v.SecondFactors.TOTP = []totpView{}
 	for _, d := range factors.TOTPDevices {
 		v.SecondFactors.TOTP = append(v.SecondFactors.TOTP, totpView{Name: d.Name, Verified: d.Verified, Created: d.CreatedAt.UnixMilli()})
 	}
 	v.SecondFactors.RecoveryCodes = factors.RecoveryCodes
 	writeAccountJSON(w, http.StatusOK, v)
+}
+
+// sessionViews lists the live sessions of a user, newest first, as the
+// account page shows them: current is the handle of the session asking,
+// GET /api/account's or the live connection's (live.go).
+func sessionViews(ctx context.Context, a *auth.Auth, places *sessionPlaces, userID, current string) ([]sessionView, error) {
+	sessions, err := a.Sessions(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	views := []sessionView{}
+	for _, si := range sessions {
+		sv := sessionView{Handle: si.Handle, LoginID: si.LoginID, Created: si.CreatedAt.UnixMilli(),
+			Refreshed: si.RefreshedAt.UnixMilli(), Expires: si.ExpiresAt.UnixMilli(), Current: si.Handle == current}
+		if p, ok := places.of(si.Handle); ok {
+			sv.From = &placeView{Address: p.address, Device: deviceOf(p.userAgent)}
+		}
+		views = append(views, sv)
+	}
+	return views, nil
 }
 
 // revokeSession answers POST /api/account/sessions/{handle}/revoke: it

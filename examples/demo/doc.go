@@ -187,7 +187,48 @@
 //	POST /api/account/sessions/revoke-others    ends every session but this one
 //	POST /api/account/logins/{id}/unlink        removes a login method (the last one: 409)
 //
-// A cross-site form post to them is refused by RequireSession. Passkeys,
+// A cross-site form post to them is refused by RequireSession.
+//
+// The page's list of sessions is live: GET /api/live (live.go) is a
+// WebSocket that sends {"type": "sessions", "sessions": [...]}, the
+// sessions as GET /api/account lists them (this connection's marked
+// current), when it opens and whenever they change: a sign-in elsewhere,
+// a sign-out, a session ended. It checks the session as the account
+// routes do, before the upgrade: the sAccessToken cookie, which the
+// browser sends with the handshake, or an Authorization header from a
+// client that is not a browser; a refused one is answered 401 or 403, as
+// by those routes, and not upgraded. A browser cannot set the
+// Authorization header of a WebSocket, so a handshake with no token is
+// upgraded and its first message must be the access token, as text,
+// checked with Auth.VerifyToken (the page in header mode sends it).
+// Nothing else may be sent (1008). A handshake from another origin than
+// the demo's and -allowed-origin's is refused 403: the cookies would come
+// along (cross-site WebSocket hijacking). The connection closes with
+//
+//	4001 "session ended" or "session ended: <reason>", <reason> as in an
+//	     Auth-Reason header: the session ended (signed out, ended from
+//	     another device, token theft, password reset, user deleted,
+//	     expired); "unauthorised": the first message had no token.
+//	     The page shows the signed-out view.
+//	4002 "access token expired": the token it was opened with expired;
+//	     "try refresh token": the first message's is expired or
+//	     malformed. The page refreshes the session over HTTP and
+//	     connects again.
+//	4003 "invalid claim": a claim refuses the first message's session
+//	     (a second factor to complete), as a 403 would.
+//	1013 "try again": the store could not be read; "too many live
+//	     connections": the user has 16 open.
+//
+// The events of this instance (Config.OnEvent) wake the user's
+// connections, which read the sessions again at once; each also reads
+// them every 5 seconds, for what another instance on the same store did.
+// So a connection outlives its session by at most 5 seconds and a store
+// read (given up after 5 seconds, which closes the connection 1013), and
+// its access token not at all: a client whose session goes on refreshes
+// and connects again. e2e/demo-live.test.mjs runs the page on
+// it in Chromium, in cookie and header mode.
+//
+// Passkeys,
 // authenticator apps, recovery codes and verification emails go through
 // the library's routes with the SDK. "Link <provider>" signs in with the
 // provider, and account linking joins it to the user when the provider
@@ -203,7 +244,8 @@
 // refreshes after a 401 "try refresh token"; ahead of time it refreshes
 // only when the page loads. After sign-out elsewhere or token theft, the
 // page's current access token works until it expires: the demo does not
-// set CheckSessionInStore. With -allowed-origin, a page on another port of
+// set CheckSessionInStore. The account page shows it within seconds, by
+// its live list of sessions (# The account page). With -allowed-origin, a page on another port of
 // the same host works in cookie mode with the default SameSite=Lax; across
 // sites, cookie mode needs -samesite none and a browser that accepts
 // third-party cookies, which Chromium blocks by default. The browser tests

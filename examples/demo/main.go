@@ -667,6 +667,7 @@ func handler(a *auth.Auth, st store.Store, o options, ob *outbox, addr net.Addr)
 	if o.roles != nil {
 		adminRoutes(mux, a)
 	}
+	liveRoutes(mux, a, st, o)
 	devRoutes(mux, o, ob)
 	return guardHosts(a.CORS(mux), o.appURL, addr)
 }
@@ -685,7 +686,7 @@ func newAuth(o options, st store.Store, m mailer.Mailer, stdout io.Writer, logge
 		EmailPassword:        emailpassword.Config{ResetTokenLifetime: o.resetTTL},
 		AppURL:               o.appURL,
 		Logger:               logger,
-		OnEvent:              eventHooks(tellMailFailures(stdout), sessionStarts.record, grantAdmin(o, st)), // see account.go and admins.go
+		OnEvent:              eventHooks(tellMailFailures(stdout), sessionStarts.record, grantAdmin(o, st), liveUsers.notify), // see account.go, admins.go and live.go
 		AllowedOrigins:       o.origins,
 		RateLimits:           auth.RateLimits{SessionRefreshes: o.refreshes},
 		// Each provider sends the browser back to the page at
@@ -882,8 +883,10 @@ func newMux(a *auth.Auth, st store.Store, f features) *http.ServeMux {
 		h.Set("Content-Type", "text/html; charset=utf-8")
 		h.Set("Cache-Control", "no-cache")
 		// connect-src allows other http(s) origins: a copy of the page may
-		// name an API on another origin (meta name="api-domain").
-		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self' http: https:; frame-ancestors 'none'")
+		// name an API on another origin (meta name="api-domain"); ws: and
+		// wss: for the account page's live list (live.go), which 'self'
+		// does not cover in every browser.
+		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self' http: https: ws: wss:; frame-ancestors 'none'")
 		h.Set("Referrer-Policy", "no-referrer") // reset and verification tokens are in the URL
 		h.Set("X-Content-Type-Options", "nosniff")
 		w.Write(indexPage)

@@ -36,7 +36,9 @@
 // passkeys, authenticator apps, recovery codes and verification emails
 // with the SDK and the library's routes. "Link <provider>" signs in with
 // the provider: account linking joins it when it vouches for the
-// account's verified email.
+// account's verified email. The list of sessions is live: a WebSocket to
+// GET /api/live (live.go) sends it again whenever it changes, and closes
+// when this session ends, when the page shows the signed-out view.
 // With -dev (GET /api/config's dev), a banner says so, with a link to
 // the outbox of the emails sent.
 //
@@ -1280,6 +1282,7 @@ async function showAccount(mfaDone = {}) {
   showLogins(methods);
   showSessions(methods);
   show("account");
+  startLive();
   await Promise.all([
     showAccountPasskeys((methods.firstFactors || []).includes("webauthn")),
     showMFAManage(mfaDone.codes, {
@@ -1475,6 +1478,90 @@ function sendAccountVerification() {
     await showAccount();
     say(res.status === "OK" ? "A verification link is on its way." : "Your email is already verified.");
   });
+}
+
+// ---- the live list of sessions ----
+
+// The account page keeps a WebSocket to GET /api/live open, which sends
+// the sessions whenever they change ({ type: "sessions", sessions }, as
+// in GET /api/account) and closes with LIVE_ENDED when this session ends
+// (signed out elsewhere, ended from another device, token theft): the
+// page then shows the signed-out view. It closes with LIVE_REFRESH when
+// the access token it was opened with expires: the page refreshes the
+// session and connects again. After any other close it connects again
+// once GET /api/account answers (the SDK refreshes the session on its
+// 401 if it must; a session gone shows the signed-out view), waiting
+// longer each time in a row, up to 30 seconds.
+const LIVE_ENDED = 4001;
+const LIVE_REFRESH = 4002;
+let live = null;
+let liveFailures = 0;
+const liveBackoff = () => Math.min(30_000, 1000 * 2 ** liveFailures++);
+
+function startLive() {
+  if (live || !window.WebSocket) return;
+  const url = new URL("/api/live", api);
+  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+  const ws = new WebSocket(url);
+  live = ws;
+  let heard = false;
+  ws.addEventListener("open", async () => {
+    // A browser cannot set the Authorization header of a WebSocket: in
+    // header mode the access token is the first message. In cookie mode
+    // the cookie came with the handshake.
+    if (mode === "header") ws.send((await Session.getAccessToken()) || "");
+  });
+  ws.addEventListener("message", async (e) => {
+    heard = true;
+    liveFailures = 0;
+    const msg = JSON.parse(e.data);
+    if (msg.type !== "sessions" || !account || $("account").hidden) return;
+    if (JSON.stringify(msg.sessions) === JSON.stringify(account.sessions)) return;
+    // A session of a login method the page does not know yet (just
+    // linked): the whole page again.
+    if (msg.sessions.some((s) => !account.logins.some((l) => l.id === s.loginId))) {
+      await showAccount().catch(() => {});
+      return;
+    }
+    account.sessions = msg.sessions;
+    showSessions(await loadLoginMethods().catch(() => ({ firstFactors: [], thirdParty: { providers: [] } })));
+  });
+  ws.addEventListener("close", (e) => {
+    if (live === ws) live = null;
+    if ($("account").hidden) return;
+    if (e.code === LIVE_ENDED) {
+      liveEnded(e.reason);
+      return;
+    }
+    const refresh = e.code === LIVE_REFRESH;
+    setTimeout(() => resumeLive(refresh), refresh && heard ? 0 : liveBackoff());
+  });
+}
+
+// liveEnded shows the signed-out view when the server closed the live
+// list because this session ended; reason is "session ended: <why>",
+// why as in an Auth-Reason header.
+async function liveEnded(reason) {
+  // The SDK forgets the session's tokens.
+  await Session.signOut().catch(() => {});
+  show("signed-out");
+  say(endedBecause[reason.split(": ")[1]] || "You were signed out.");
+}
+
+async function resumeLive(refresh) {
+  if (live || $("account").hidden) return;
+  try {
+    if (refresh) await Session.attemptRefreshingSession();
+    const res = await fetch(api + "/api/account", { credentials: "include" });
+    if (res.status === 401) {
+      signedOut(res);
+      return;
+    }
+    if (!res.ok) throw res;
+    startLive();
+  } catch (_) {
+    setTimeout(() => resumeLive(false), liveBackoff());
+  }
 }
 
 // ---- linking a provider ----
