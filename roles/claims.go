@@ -33,15 +33,28 @@ func encode(list []string, now time.Time) []byte {
 	return b
 }
 
+// parse reads a claim as the library writes it: anything else, a null in
+// the list included (which encoding/json would read as ""), is not the
+// claim, and the checks read the store.
 func parse(raw json.RawMessage) (any, error) {
-	var v value
-	if err := json.Unmarshal(raw, &v); err != nil {
+	var read struct {
+		V []*string `json:"v"`
+		T int64     `json:"t"`
+	}
+	if err := json.Unmarshal(raw, &read); err != nil {
 		return nil, err
 	}
-	if v.V == nil {
+	if read.V == nil {
 		return nil, errors.New("no list")
 	}
-	return &v, nil
+	v := &value{V: make([]string, len(read.V)), T: read.T}
+	for i, s := range read.V {
+		if s == nil {
+			return nil, errors.New("a null in the list")
+		}
+		v.V[i] = *s
+	}
+	return v, nil
 }
 
 // permissionsRead is the key, in a token's kit.Reading, of the

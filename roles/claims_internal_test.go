@@ -14,7 +14,7 @@ import (
 // back the same after encoding.
 func FuzzParse(f *testing.F) {
 	for _, seed := range []string{`{"v":["admin"],"t":1735689600000}`, `{"v":[],"t":0}`, `{"v":null}`, `{"v":[1]}`,
-		`[]`, `"admin"`, `{"v":["a","a"],"t":-1,"x":{}}`, `{"t":5}`, `null`} {
+		`[]`, `"admin"`, `{"v":["a","a"],"t":-1,"x":{}}`, `{"t":5}`, `null`, `{"v":["admin",null]}`} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
@@ -35,6 +35,11 @@ func FuzzParse(f *testing.F) {
 		}
 		if json.Unmarshal(raw, &generic) != nil || len(generic.V) != len(v.V) {
 			t.Fatalf("parse accepted %s, which is not a claim of strings", raw)
+		}
+		for _, e := range generic.V {
+			if _, ok := e.(string); !ok {
+				t.Fatalf("parse accepted %s, whose list holds %v", raw, e)
+			}
 		}
 	})
 }
