@@ -58,6 +58,16 @@
 // are; a rule that names none, or a name the Go API refuses, panics when
 // it is made, as a route's mistake, never a rule that passes everyone.
 //
+// # Cost
+//
+// A sign-in and a refresh each read the user's roles and permissions in
+// one Store call (store.RoleStore.UserRoles: one statement, a join, on
+// SQL), beside the rotation's own; that read is what lets a change reach
+// a session at its next refresh. A route checks a rule against the
+// token's claims and reads nothing, unless CheckSessionInStore is on (one
+// call a request) or the token has no claims. BENCHMARKS.md has the
+// figures.
+//
 // # Routes
 //
 // None: the SDKs have no routes for roles; they read the claims.
