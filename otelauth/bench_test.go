@@ -25,30 +25,40 @@ import (
 //
 // and compare with benchstat -col /otel.
 
+// The modes of a benchmark: otelauth off; on, with every span recorded;
+// on, with a sampler that records none (as for the requests a ratio
+// sampler leaves out).
+var benchModes = []string{"off", "on", "unsampled"}
+
 // benchSetup is an Auth for a benchmark, with otelauth installed or not.
 type benchSetup struct {
 	a *auth.Auth
 	// handler is the Auth, wrapped by otelauth's Handler when on.
 	handler http.Handler
-	// ctx is the context of the application's request: with a recording
-	// span when on, as otelhttp's would be.
+	// ctx is the context of the application's request: with a span when
+	// on, as otelhttp's would be.
 	ctx             context.Context
 	access, refresh string // header-mode tokens of a fresh session
 }
 
-// newBench makes an Auth from cfg on memstore with cheap hashing. With
-// on, otelauth is installed with the SDK's providers: spans batched to an
-// exporter that drops them (a production exporter's queue takes them off
-// the request path likewise), metrics to a reader never read.
-func newBench(b *testing.B, cfg auth.Config, on bool) *benchSetup {
+// newBench makes an Auth from cfg on memstore with cheap hashing. Unless
+// mode is off, otelauth is installed with the SDK's providers: spans
+// batched to an exporter that drops them (a production exporter's queue
+// takes them off the request path likewise), metrics to a reader never
+// read.
+func newBench(b *testing.B, cfg auth.Config, mode string) *benchSetup {
 	b.Helper()
 	cfg.Store = memstore.New()
 	cfg.EmailPassword.Hashing = emailpassword.Hashing{Memory: 64, Iterations: 1, Parallelism: 1}
 	cfg.EmailPassword.InsecureWeakHashing = true
 	bs := &benchSetup{ctx: context.Background()}
 	var tel *otelauth.Telemetry
-	if on {
-		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+	if mode != "off" {
+		sampler := sdktrace.AlwaysSample()
+		if mode == "unsampled" {
+			sampler = sdktrace.NeverSample()
+		}
+		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()), sdktrace.WithSampler(sampler))
 		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 		b.Cleanup(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -100,9 +110,9 @@ func (d *discard) WriteHeader(code int)        { d.code = code }
 func (d *discard) reset()                      { clear(d.h); d.code = http.StatusOK }
 
 // BenchmarkSessionCheck is RequireSession on a valid bearer token seen
-// before (the steady state), off and on: with otelauth installed and the
-// request in an application's recording span. A session check starts no
-// span of otelauth's; with CheckSessionInStore, its store read is one.
+// before (the steady state), with otelauth off and on (installed, the
+// request in an application's span). A session check starts no span of
+// otelauth's; with CheckSessionInStore, its store read is one.
 func BenchmarkSessionCheck(b *testing.B) {
 	for _, c := range []struct {
 		name string
@@ -111,13 +121,9 @@ func BenchmarkSessionCheck(b *testing.B) {
 		{"HS256", auth.Config{}},
 		{"HS256+CheckSessionInStore", auth.Config{CheckSessionInStore: true}},
 	} {
-		for _, on := range []bool{false, true} {
-			name := c.name + "/otel=off"
-			if on {
-				name = c.name + "/otel=on"
-			}
-			b.Run(name, func(b *testing.B) {
-				bs := newBench(b, c.cfg, on)
+		for _, mode := range benchModes {
+			b.Run(c.name+"/otel="+mode, func(b *testing.B) {
+				bs := newBench(b, c.cfg, mode)
 				h := bs.a.RequireSession(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 				req := httptest.NewRequestWithContext(bs.ctx, "GET", "/api/me", nil)
 				req.Header.Set("Authorization", "Bearer "+bs.access)
@@ -135,19 +141,15 @@ func BenchmarkSessionCheck(b *testing.B) {
 	}
 }
 
-// BenchmarkRefresh is a refresh through the handler, off and on: with
-// otelauth, a span for the request, one for each store call under it, and
+// BenchmarkRefresh is a refresh through the handler, with otelauth off
+// and on: a span for the request, one for each store call under it, and
 // the refresh event on it.
 func BenchmarkRefresh(b *testing.B) {
-	for _, on := range []bool{false, true} {
-		name := "otel=off"
-		if on {
-			name = "otel=on"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, mode := range benchModes {
+		b.Run("otel="+mode, func(b *testing.B) {
 			// One session refreshes b.N times: past its allowance.
 			limits := auth.RateLimits{SessionRefreshes: auth.Rate{Burst: 1 << 30, Every: time.Nanosecond}}
-			bs := newBench(b, auth.Config{RateLimits: limits}, on)
+			bs := newBench(b, auth.Config{RateLimits: limits}, mode)
 			refresh := bs.refresh
 			w := &discard{h: http.Header{}}
 			b.ReportAllocs()

@@ -20,20 +20,24 @@ import (
 func (t *Telemetry) Handler(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		kind := trace.SpanKindInternal
+		kind := internalSpan
 		if !trace.SpanContextFromContext(ctx).IsValid() {
 			ctx = t.propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
-			kind = trace.SpanKindServer
+			kind = serverSpan
 		}
-		method := methodOf(r.Method)
+		method, methodAttr := methodOf(r.Method)
 		route, ok := t.route(r.URL.Path)
 		name := "auth " + method
 		if ok {
 			name += " " + route
 		}
-		ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(kind),
-			trace.WithAttributes(attribute.String("http.request.method", method)))
+		ctx, span := t.tracer.Start(ctx, name, kind, methodAttr)
 		defer span.End()
+		if !span.IsRecording() {
+			// Sampled out: nothing to add to the span.
+			h.ServeHTTP(w, r.WithContext(ctx))
+			return
+		}
 		rs := &routeState{span: span}
 		ctx = context.WithValue(ctx, routeKey{}, rs)
 
@@ -41,7 +45,8 @@ func (t *Telemetry) Handler(h http.Handler) http.Handler {
 		h.ServeHTTP(sw, r.WithContext(ctx))
 
 		code := sw.status()
-		attrs := []attribute.KeyValue{attribute.Int("http.response.status_code", code)}
+		attrs := make([]attribute.KeyValue, 1, 4)
+		attrs[0] = attribute.Int("http.response.status_code", code)
 		switch {
 		case code == http.StatusNotFound && ok:
 			// The handler answers 404 to paths that are not routes
@@ -62,6 +67,20 @@ func (t *Telemetry) Handler(h http.Handler) http.Handler {
 		}
 	})
 }
+
+// The start options of request spans, made once.
+var (
+	serverSpan   = trace.WithSpanKind(trace.SpanKindServer)
+	internalSpan = trace.WithSpanKind(trace.SpanKindInternal)
+	methodAttrs  = func() map[string]trace.SpanStartOption {
+		attrs := map[string]trace.SpanStartOption{}
+		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+			http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace, otherMethod} {
+			attrs[m] = trace.WithAttributes(attribute.String("http.request.method", m))
+		}
+		return attrs
+	}()
+)
 
 // route returns the path after the base path as the handler routes it
 // (without the SDKs' "/public" tenant), and whether it could be a route:
@@ -88,15 +107,16 @@ func (t *Telemetry) route(path string) (string, bool) {
 	return rest, true
 }
 
-// methodOf is the request's method as a span names it: one of the
-// methods of HTTP, or _OTHER.
-func methodOf(m string) string {
-	switch m {
-	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
-		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
-		return m
+// otherMethod stands for a method HTTP does not define.
+const otherMethod = "_OTHER"
+
+// methodOf is the request's method as a span names it, one of the
+// methods of HTTP or _OTHER, and its attribute http.request.method.
+func methodOf(m string) (string, trace.SpanStartOption) {
+	if o, ok := methodAttrs[m]; ok {
+		return m, o
 	}
-	return "_OTHER"
+	return otherMethod, methodAttrs[otherMethod]
 }
 
 // routeKey is the context key of a request's routeState.

@@ -149,7 +149,10 @@ var outcomes = []struct {
 // values of a statement.
 func end(span trace.Span, err error) {
 	defer span.End()
-	if err == nil {
+	switch {
+	case !span.IsRecording():
+		return
+	case err == nil:
 		span.SetAttributes(outcomeOK)
 		return
 	}
