@@ -75,7 +75,10 @@
 // nothing more with this package installed (see BENCHMARKS.md). Calls of
 // the Go API (RevokeSession, DeleteUser, ...) report their events on the
 // span of the context they are given, if any. Email is sent apart from
-// any request: a mail_failed event has no span.
+// any request, after its answer, by a queue of the library's own: the
+// store calls that make an email (the lookup and the code of a reset, a
+// verification or a passwordless email) are spans of a trace of their
+// own, not the request's, and a mail_failed event is on no span.
 //
 // # Metrics
 //
