@@ -70,9 +70,10 @@
 // protected route is the application's, and the application's own span
 // for it (otelhttp's) is where a refusal's session_refused event lands,
 // with auth.outcome and auth.reason set on it, since the library reports
-// events with the request's context. With Config.CheckSessionInStore, the
-// check's Store call is a span under it. A session check otherwise costs
-// nothing more with this package installed (see BENCHMARKS.md). Calls of
+// events with the request's context. With
+// auth.Config.CheckSessionInStore, the check's Store call is a span under
+// it. A session check otherwise costs nothing more with this package
+// installed (see BENCHMARKS.md). Calls of
 // the Go API (RevokeSession, DeleteUser, ...) report their events on the
 // span of the context they are given, if any. Email is sent apart from
 // any request, after its answer, by a queue of the library's own: the
