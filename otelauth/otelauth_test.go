@@ -104,9 +104,9 @@ func (r *rig) do(send func()) request {
 	}
 }
 
-func isRoute(s tracetest.SpanStub) bool {
-	return strings.HasPrefix(s.Name, "auth ") && !strings.HasPrefix(s.Name, "auth.store ")
-}
+// isRoute reports whether s is a request's span, "auth POST /signin",
+// and not a store call's, "auth.store Login".
+func isRoute(s tracetest.SpanStub) bool { return strings.HasPrefix(s.Name, "auth ") }
 
 // attr returns the value of a span's attribute key, "" if it has none.
 func attr(attrs []attribute.KeyValue, key string) string {
