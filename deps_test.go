@@ -189,3 +189,44 @@ func TestGRPCDependencies(t *testing.T) {
 		}
 	}
 }
+
+// TestOTelDependencies pins what package otelauth imports: OpenTelemetry's
+// API, which the auth package and the stores never import (nor anything
+// they import), so an application without OpenTelemetry does not build
+// it. The SDK is for the tests and the demo alone.
+func TestOTelDependencies(t *testing.T) {
+	allowed := []string{
+		module,
+		module + "/store",
+		"go.opentelemetry.io/otel",
+		"go.opentelemetry.io/otel/attribute",
+		"go.opentelemetry.io/otel/codes",
+		"go.opentelemetry.io/otel/metric",
+		"go.opentelemetry.io/otel/propagation",
+		"go.opentelemetry.io/otel/trace",
+	}
+	for _, imp := range nonStandardImports(t, module+"/otelauth") {
+		if !slices.Contains(allowed, imp) {
+			t.Errorf("otelauth imports %s, which is not on its allowed list", imp)
+		}
+	}
+	seen := map[string]bool{}
+	var walk func(path string)
+	walk = func(path string) {
+		if seen[path] {
+			return
+		}
+		seen[path] = true
+		for _, imp := range nonStandardImports(t, path) {
+			if strings.HasPrefix(imp, "go.opentelemetry.io/") {
+				t.Errorf("%s imports %s: only package otelauth may", path, imp)
+			}
+			if strings.HasPrefix(imp, module+"/") {
+				walk(imp)
+			}
+		}
+	}
+	for _, root := range []string{module, module + "/store", module + "/store/memstore", module + "/store/sqlstore", module + "/authtest"} {
+		walk(root)
+	}
+}

@@ -26,15 +26,22 @@ import (
 	"github.com/latchkit/auth/authtest"
 	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/mailer"
+	"github.com/latchkit/auth/otelauth"
 	"github.com/latchkit/auth/passwordless"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // TestLogHygiene runs every flow of the library over HTTP, in every
-// transfer mode, with a Logger that keeps every record from Debug up, and
-// checks that no record holds a token any client ever held (or its
-// SHA-256), a password used in the test, or a password hash; nor any
+// transfer mode, with a Logger that keeps every record from Debug up and
+// otelauth installed, and checks that no record and no span holds a token
+// any client ever held (or its SHA-256), a password used in the test, or
+// a password hash (nor does a span hold an email address); nor any
 // secret of third-party sign-in (the authorisation codes, PKCE verifiers,
 // the client secret, the ID and access tokens the provider issued, an
 // id_token posted to the form_post relay) or of email verification (the
@@ -43,6 +50,7 @@ import (
 func TestLogHygiene(t *testing.T) {
 	t.Parallel()
 	t.Run("detector", testLogHygieneDetector)
+	t.Run("span detector", testSpanHygieneDetector)
 	for _, v := range []lhVariant{{
 		name: "HS256",
 		cfg:  auth.Config{},
@@ -90,7 +98,7 @@ func lhRunFlows(t *testing.T, m authtest.Mode, v lhVariant) {
 	cfg.OnEvent = f.events.record
 	cfg.Email.Mailer = f.mail
 	cfg.Email.Attempts = 2 // one retry, a second later, for the failing Mailer
-	f.s = authtest.NewServer(t, cfg)
+	f.s = f.withOTel(cfg, authtest.NewServer)
 	reuse := cfg.RefreshReuseWindow > 0
 
 	const (
@@ -327,6 +335,7 @@ type lhFlow struct {
 	events  *lhEvents
 	secrets *lhSecrets
 	mail    *lhMailer
+	spans   *tracetest.InMemoryExporter // otelauth's, by withOTel
 }
 
 // call takes the tokens a response hands out into the secrets, and
@@ -686,12 +695,94 @@ func (f *lhFlow) checkCoverage() {
 	f.t.Logf("%d log records %v; %d events %v; %d secrets", f.sink.count(), msgs, f.events.count(), seen, f.secrets.len())
 }
 
-// checkNoLeaks looks for every secret in every record.
+// checkNoLeaks looks for every secret in every record and span, and for
+// email addresses in spans.
 func (f *lhFlow) checkNoLeaks() {
 	f.t.Helper()
-	for _, leak := range lhLeaks(f.sink.since(0), f.secrets) {
+	spans := f.spanRecords()
+	for _, leak := range lhLeaks(append(f.sink.since(0), spans...), f.secrets) {
 		f.t.Error(leak)
 	}
+	routes := 0
+	for _, r := range spans {
+		if strings.Contains(r.JSON, "@") {
+			f.t.Errorf("%s holds an email address:\n%s", r.Message, r.JSON)
+		}
+		if strings.HasPrefix(r.Message, "span auth ") {
+			routes++
+		}
+	}
+	if f.s != nil && f.spans != nil {
+		if routes == 0 {
+			f.t.Errorf("no span of a request among %d spans: the flows did not go through otelauth", len(spans))
+		}
+		f.t.Logf("%d spans searched, %d of requests", len(spans), routes)
+	}
+}
+
+// withOTel makes the flow's server with newServer from cfg with otelauth
+// installed (store, metrics, events), the SDK's in-memory exporter
+// keeping its spans, and mounts the handler wrapped by otelauth over the
+// one the server mounted at /auth/: a pattern with a method is more
+// specific than one without, so these take every request the flows
+// send.
+func (f *lhFlow) withOTel(cfg auth.Config, newServer func(testing.TB, auth.Config) *authtest.Server) *authtest.Server {
+	f.t.Helper()
+	f.spans = tracetest.NewInMemoryExporter()
+	tel, err := otelauth.New(otelauth.Config{TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSyncer(f.spans))})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	cfg.Store = tel.Store(cfg.Store)
+	cfg.Metrics = tel.Metrics()
+	cfg.OnEvent = tel.OnEvent(cfg.OnEvent)
+	s := newServer(f.t, cfg)
+	h := tel.Handler(s.Auth)
+	for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"} {
+		s.Mux.Handle(m+" /auth/", h)
+	}
+	return s
+}
+
+// records is every log record and every span.
+func (f *lhFlow) records() []lhRecord {
+	return append(f.sink.since(0), f.spanRecords()...)
+}
+
+// spanRecords is every span of otelauth as a record whose JSON is all
+// the span holds that an exporter sends but ids and times: name,
+// attributes, events with theirs, links' attributes and status. It
+// closes the server first, so that every request's span has ended.
+func (f *lhFlow) spanRecords() []lhRecord {
+	f.t.Helper()
+	if f.spans == nil {
+		return nil
+	}
+	if f.s != nil {
+		f.s.Close()
+	}
+	var recs []lhRecord
+	for _, s := range f.spans.GetSpans() {
+		var b strings.Builder
+		b.WriteString(s.Name)
+		for _, a := range s.Attributes {
+			fmt.Fprintf(&b, "\n%s=%s", a.Key, a.Value.String())
+		}
+		for _, e := range s.Events {
+			b.WriteString("\nevent " + e.Name)
+			for _, a := range e.Attributes {
+				fmt.Fprintf(&b, " %s=%s", a.Key, a.Value.String())
+			}
+		}
+		for _, l := range s.Links {
+			for _, a := range l.Attributes {
+				fmt.Fprintf(&b, "\nlink %s=%s", a.Key, a.Value.String())
+			}
+		}
+		b.WriteString("\n" + s.Status.Description)
+		recs = append(recs, lhRecord{Message: "span " + s.Name, JSON: b.String()})
+	}
+	return recs
 }
 
 // lhGenericSecrets are prefixes of password hashes: no record may hold one,
@@ -1182,6 +1273,70 @@ func testLogHygieneDetector(t *testing.T) {
 	}
 }
 
+// testSpanHygieneDetector shows that the checks would see a secret
+// wherever a span carried it: its name, an attribute, an event's name or
+// attribute, a link's attribute, its status; and an email address in any
+// of them.
+func testSpanHygieneDetector(t *testing.T) {
+	t.Parallel()
+	tok := lhRandomToken()
+	sum := sha256.Sum256([]byte(tok))
+	const pw = "Detector-pw-48"
+	for _, tc := range []struct {
+		name string
+		span func(tr trace.Tracer)
+		want bool
+	}{
+		{"clean", func(tr trace.Tracer) {
+			_, s := tr.Start(context.Background(), "auth POST /signin", trace.WithAttributes(attribute.String("auth.outcome", "sign_in")))
+			s.AddEvent("sign_in", trace.WithAttributes(attribute.String("auth.method", "emailpassword")))
+			s.End()
+		}, false},
+		{"name", func(tr trace.Tracer) { _, s := tr.Start(context.Background(), "auth POST /"+tok); s.End() }, true},
+		{"attribute", func(tr trace.Tracer) {
+			_, s := tr.Start(context.Background(), "x", trace.WithAttributes(attribute.String("password", pw)))
+			s.End()
+		}, true},
+		{"hash attribute", func(tr trace.Tracer) {
+			_, s := tr.Start(context.Background(), "x", trace.WithAttributes(attribute.String("h", hex.EncodeToString(sum[:]))))
+			s.End()
+		}, true},
+		{"event", func(tr trace.Tracer) {
+			_, s := tr.Start(context.Background(), "x")
+			s.AddEvent("refresh " + tok)
+			s.End()
+		}, true},
+		{"event attribute", func(tr trace.Tracer) {
+			_, s := tr.Start(context.Background(), "x")
+			s.AddEvent("e", trace.WithAttributes(attribute.StringSlice("tokens", []string{"a", tok})))
+			s.End()
+		}, true},
+		{"link", func(tr trace.Tracer) {
+			_, s := tr.Start(context.Background(), "x", trace.WithLinks(trace.Link{Attributes: []attribute.KeyValue{attribute.String("t", tok)}}))
+			s.End()
+		}, true},
+		{"status", func(tr trace.Tracer) {
+			_, s := tr.Start(context.Background(), "x")
+			s.SetStatus(codes.Error, "bad token "+tok)
+			s.End()
+		}, true},
+		{"email", func(tr trace.Tracer) {
+			_, s := tr.Start(context.Background(), "x", trace.WithAttributes(attribute.String("user", "ada@example.com")))
+			s.End()
+		}, true},
+	} {
+		f := &lhFlow{t: t, secrets: &lhSecrets{byValue: map[string]string{}}, spans: tracetest.NewInMemoryExporter()}
+		f.secrets.token("token", tok)
+		f.secrets.add("password", pw)
+		tc.span(sdktrace.NewTracerProvider(sdktrace.WithSyncer(f.spans)).Tracer("detector"))
+		recs := f.spanRecords()
+		found := len(lhLeaks(recs, f.secrets)) > 0 || strings.Contains(recs[0].JSON, "@")
+		if found != tc.want {
+			t.Errorf("%s: found %v, want %v", tc.name, found, tc.want)
+		}
+	}
+}
+
 // lhTexts is a TextSender that keeps every message, and fails, as a
 // provider refusing the number would, for numbers that end in 666.
 type lhTexts struct {
@@ -1281,7 +1436,7 @@ func lhPasswordless(t *testing.T, m authtest.Mode, linking bool) {
 	}
 	cfg.Email.Mailer = f.mail
 	cfg.Email.Attempts = 2
-	f.s = authtest.NewServer(t, cfg)
+	f.s = f.withOTel(cfg, authtest.NewServer)
 	var codes []string
 	// start starts a flow for address with c and returns it with the code
 	// and link that came, all of which are secrets.
@@ -1496,7 +1651,7 @@ func lhPasswordless(t *testing.T, m authtest.Mode, linking bool) {
 	slices.Sort(codes)
 	for _, code := range slices.Compact(codes) {
 		re := lhPLCode(code)
-		for _, r := range f.sink.since(0) {
+		for _, r := range f.records() {
 			if re.MatchString(r.text()) {
 				t.Errorf("log record %q holds the code %s:\n%s", r.Message, code, r.JSON)
 			}
@@ -1655,7 +1810,7 @@ func lhPasskeys(t *testing.T, m authtest.Mode, linking bool) {
 	}
 	cfg.Email.Mailer = f.mail
 	cfg.Email.Attempts = 2
-	f.s = pkServer(t, cfg)
+	f.s = f.withOTel(cfg, pkServer)
 	ctx := t.Context()
 	name := "pk-" + m.String()
 	email := name + "@example.com"
@@ -2020,7 +2175,7 @@ func lhMFA(t *testing.T, m authtest.Mode, sealed bool) {
 		cfg.Secrets = []string{sealSecret(t)}
 	}
 	cfg.Email.Mailer = f.mail
-	f.s = authtest.NewServer(t, cfg)
+	f.s = f.withOTel(cfg, authtest.NewServer)
 	now := f.s.AuthConfig.Now
 	var codes []string // every TOTP code sent, right or wrong
 	code := func(secret string) string {
@@ -2170,7 +2325,7 @@ func lhMFA(t *testing.T, m authtest.Mode, sealed bool) {
 	slices.Sort(codes)
 	for _, code := range slices.Compact(codes) {
 		re := lhPLCode(code)
-		for _, r := range f.sink.since(0) {
+		for _, r := range f.records() {
 			if re.MatchString(r.text()) {
 				t.Errorf("log record %q holds the TOTP code %s:\n%s", r.Message, code, r.JSON)
 			}

@@ -106,6 +106,14 @@
 //		seals the signing keys in the store (auth.Config.Secrets);
 //		comma-separated to rotate, the first seals; unset, keys are kept
 //		in the clear.
+//	-otel mode (DEMO_OTEL; default off)
+//		OpenTelemetry, with package otelauth: off, or stdout, which writes
+//		a span for each request to the auth routes and each store call
+//		under it, with the request's events, to standard output as a line
+//		of JSON each; a request's traceparent header (W3C Trace Context)
+//		puts its span in the caller's trace. The spans hold no token,
+//		code, email or password. The library's metrics go to
+//		OpenTelemetry's global MeterProvider, which the demo leaves unset.
 //	-dev (DEMO_DEV; default false)
 //		development mode: -email-verification optional,
 //		-account-linking, -passwordless code-and-link, -passkeys, TOTP

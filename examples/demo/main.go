@@ -31,6 +31,7 @@ import (
 	"github.com/latchkit/auth/emailpassword"
 	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/mailer"
+	"github.com/latchkit/auth/otelauth"
 	"github.com/latchkit/auth/passkey"
 	"github.com/latchkit/auth/passwordless"
 	"github.com/latchkit/auth/provider"
@@ -102,6 +103,10 @@ type options struct {
 	// roles is the roles recipe, on with -admin, nil otherwise.
 	admins []string
 	roles  *roles.Recipe
+	// otel is -otel: "" (off) or stdout; tel is otelauth, set up by
+	// startOTel when on, nil otherwise.
+	otel string
+	tel  *otelauth.Telemetry
 }
 
 func main() {
@@ -115,7 +120,7 @@ func main() {
 func parseOptions(args []string, getenv func(string) string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	var origins, sameSite, refreshes, verification, secrets, passwordlessFlow string
+	var origins, sameSite, refreshes, verification, secrets, passwordlessFlow, otelMode string
 	var oidc provider.OIDCConfig
 	var google provider.GoogleConfig
 	var github provider.GitHubConfig
@@ -155,6 +160,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	fs.StringVar(&verification, "email-verification", env("DEMO_EMAIL_VERIFICATION", "off"), "email verification: off, optional (the session says whether the email is verified) or required (also /api/me refuses an unverified one); links are emailed as reset links are (env DEMO_EMAIL_VERIFICATION)")
 	var mfa string
 	fs.StringVar(&mfa, "mfa", env("DEMO_MFA", "off"), "second factor every user must complete after signing in: off, totp, or totp,webauthn (one of them; webauthn needs -passkeys); the page sets up an authenticator app and shows recovery codes (env DEMO_MFA)")
+	fs.StringVar(&otelMode, "otel", env("DEMO_OTEL", "off"), "OpenTelemetry: off, or stdout (a span for each auth request and store call, a line of JSON each on standard output; a traceparent header joins the caller's trace) (env DEMO_OTEL)")
 	fs.StringVar(&passwordlessFlow, "passwordless", env("DEMO_PASSWORDLESS", "off"), "passwordless sign-in by email: off, code (a six-digit code to type), link (a link to open) or code-and-link; emailed as reset links are, links open <app-url>/auth/verify (env DEMO_PASSWORDLESS)")
 	// Not defaulted from the environment like the others, so that -h
 	// does not print the secret.
@@ -280,6 +286,9 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 		return o, fmt.Errorf("-passwordless %q: want off, code, link or code-and-link", passwordlessFlow)
 	}
 	if o.mfa, err = parseMFA(mfa, o.passkeys); err != nil {
+		return o, err
+	}
+	if o.otel, err = parseOTel(otelMode); err != nil {
 		return o, err
 	}
 	if o.refreshes, err = parseRate(refreshes); err != nil {
@@ -584,6 +593,16 @@ func run(args []string, getenv func(string) string) error {
 		return err
 	}
 	defer closeStore()
+	stopOTel, err := startOTel(&o, os.Stdout)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := stopOTel(context.Background()); err != nil {
+			fmt.Fprintln(os.Stderr, "demo: -otel:", err)
+		}
+	}()
+	st = traceStore(o, st)
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	var m mailer.Mailer = mailer.NewLog(os.Stdout)
 	if o.smtp != "" {
@@ -669,7 +688,7 @@ func handler(a *auth.Auth, st store.Store, o options, ob *outbox, addr net.Addr)
 	}
 	liveRoutes(mux, a, st, o)
 	devRoutes(mux, o, ob)
-	return guardHosts(a.CORS(mux), o.appURL, addr)
+	return guardHosts(a.CORS(traceAuth(o, mux)), o.appURL, addr)
 }
 
 // newAuth configures the library as the options say: m sends the reset
@@ -686,7 +705,8 @@ func newAuth(o options, st store.Store, m mailer.Mailer, stdout io.Writer, logge
 		EmailPassword:        emailpassword.Config{ResetTokenLifetime: o.resetTTL},
 		AppURL:               o.appURL,
 		Logger:               logger,
-		OnEvent:              eventHooks(tellMailFailures(stdout), sessionStarts.record, grantAdmin(o, st), liveUsers.notify), // see account.go, admins.go and live.go
+		OnEvent:              traceEvents(o, eventHooks(tellMailFailures(stdout), sessionStarts.record, grantAdmin(o, st), liveUsers.notify)), // see account.go, admins.go, live.go and otel.go
+		Metrics:              metricsOf(o),
 		AllowedOrigins:       o.origins,
 		RateLimits:           auth.RateLimits{SessionRefreshes: o.refreshes},
 		// Each provider sends the browser back to the page at
