@@ -67,7 +67,7 @@ func (a *Auth) queueAccountEmail(w http.ResponseWriter, r *http.Request, kind, e
 	if a.take(ctx, perEmail) > 0 {
 		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: "+kind+" email withheld", slog.String("reason", "rate limit"))
 	} else {
-		a.outbox.enqueue(a, mailJob{kind, func(ctx context.Context) { send(ctx, email) }})
+		a.outbox.enqueue(a, mailJob{kind, context.WithoutCancel(ctx), func(ctx context.Context) { send(ctx, email) }})
 	}
 	wire.JSON(w, http.StatusOK, wire.OK)
 }

@@ -25,12 +25,12 @@ func DefaultWrongCodeEmail() mailer.Template { return kit.MustClone(defaultWrong
 // sendWrongCodeNotice tells the user of session s, by the address of the
 // login s signed in with, that a wrong code followed that sign-in. A
 // login with no address (a phone number) gets no notice.
-func (a *Auth) sendWrongCodeNotice(s *Session) {
+func (a *Auth) sendWrongCodeNotice(ctx context.Context, s *Session) {
 	if a.cfg.Email.Mailer == nil {
 		return
 	}
 	at := a.cfg.Now().UTC()
-	a.outbox.enqueue(a, mailJob{"wrong code notice", func(ctx context.Context) {
+	a.outbox.enqueue(a, mailJob{"wrong code notice", context.WithoutCancel(ctx), func(ctx context.Context) {
 		l, err := a.loginOf(ctx, s.UserID, s.LoginID)
 		if err != nil || l.Email == "" {
 			return // the login went, or has no address

@@ -253,8 +253,8 @@ func limitsOf(limits []kit.Limit) []limit {
 	return ls
 }
 
-func (k kernel) Enqueue(kind string, job func(context.Context)) {
-	k.a.outbox.enqueue(k.a, mailJob{kind, job})
+func (k kernel) Enqueue(ctx context.Context, kind string, job func(context.Context)) {
+	k.a.outbox.enqueue(k.a, mailJob{kind, context.WithoutCancel(ctx), job})
 }
 
 func (k kernel) Mail(ctx context.Context, t *mailer.Template, to string, data any) error {

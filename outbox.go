@@ -17,7 +17,10 @@ const outboxWorkers = 4
 // A mailJob prepares and sends one email: reset or verification.
 type mailJob struct {
 	kind string // "reset", "verification", "passwordless": names the email in logs
-	run  func(ctx context.Context)
+	// ctx is the request's context without its end: its values (a trace)
+	// reach the job's store calls and events, and the outbox's end ends it.
+	ctx context.Context
+	run func(ctx context.Context)
 }
 
 // outbox sends emails off the request path: a bounded queue drained by a
@@ -76,16 +79,19 @@ func (o *outbox) enqueue(a *Auth, job mailJob) {
 // loses this email, reported like any failure, and not the process: a
 // worker goroutine has no net/http recovery above it.
 func (o *outbox) send(a *Auth, job mailJob) {
+	ctx, cancel := context.WithCancel(job.ctx)
+	defer cancel()
+	defer context.AfterFunc(o.ctx, cancel)()
 	defer func() {
 		if p := recover(); p != nil {
 			// Only the type: a panic value may quote the message, link
 			// and token included.
-			a.cfg.Logger.LogAttrs(o.ctx, slog.LevelError, "auth: "+job.kind+" email not sent",
+			a.cfg.Logger.LogAttrs(ctx, slog.LevelError, "auth: "+job.kind+" email not sent",
 				slog.String("step", "panic"), slog.String("error", fmt.Sprintf("panic: %T", p)))
-			a.emit(o.ctx, nil, Event{Kind: EventMailFailed})
+			a.emit(ctx, nil, Event{Kind: EventMailFailed})
 		}
 	}()
-	job.run(o.ctx)
+	job.run(ctx)
 }
 
 // deliver sends m, retrying failed attempts with a growing pause.

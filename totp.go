@@ -341,7 +341,7 @@ func (a *Auth) codeChecked(w http.ResponseWriter, r *http.Request, vt *verifiedT
 func (a *Auth) answerTOTP(w http.ResponseWriter, r *http.Request, vt *verifiedToken, res totpCheck) {
 	userID := vt.session.UserID
 	if res.notify {
-		a.sendWrongCodeNotice(vt.session)
+		a.sendWrongCodeNotice(r.Context(), vt.session)
 	}
 	switch res.status {
 	case statusLimitReached:

@@ -238,7 +238,7 @@ func (rc *Recipe) handleSend(w http.ResponseWriter, r *http.Request) {
 			strconv.Itoa(int((wait+time.Second-1)/time.Second))+" seconds.")
 		return
 	}
-	rc.k.Enqueue("verification", func(ctx context.Context) { rc.send(ctx, l) })
+	rc.k.Enqueue(ctx, "verification", func(ctx context.Context) { rc.send(ctx, l) })
 	wire.JSON(w, http.StatusOK, wire.OK)
 }
 

@@ -73,13 +73,13 @@
 // events with the request's context. With
 // auth.Config.CheckSessionInStore, the check's Store call is a span under
 // it. A session check otherwise costs nothing more with this package
-// installed (see BENCHMARKS.md). Calls of
-// the Go API (RevokeSession, DeleteUser, ...) report their events on the
-// span of the context they are given, if any. Email is sent apart from
-// any request, after its answer, by a queue of the library's own: the
-// store calls that make an email (the lookup and the code of a reset, a
-// verification or a passwordless email) are spans of a trace of their
-// own, not the request's, and a mail_failed event is on no span.
+// installed (see BENCHMARKS.md). Calls of the Go API (RevokeSession,
+// DeleteUser, ...) report their events on the span of the context they
+// are given, if any. Email is sent by a queue of the library's own,
+// after the request's answer, with the request's context but not its
+// end: the store calls that make an email (the lookup and the code of a
+// reset, a verification or a passwordless email) are spans under the
+// request's span, ending after it, and so is a mail_failed event.
 //
 // # Metrics
 //

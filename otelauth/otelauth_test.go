@@ -450,3 +450,23 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("%d hash waits, want the sign-up's", hashWaits)
 	}
 }
+
+// The work a request leaves to the mail queue is in the request's trace:
+// a reset email's store calls are spans under the reset request's span,
+// though they run after it has been answered.
+func TestMailInRequestTrace(t *testing.T) {
+	r := newRig(t, auth.Config{})
+	c := r.s.NewClient(authtest.Header)
+	c.SignUp("ada@example.com", authtest.Password)
+	req := r.do(func() { c.RequestPasswordReset("ada@example.com") })
+	r.s.Mailbox.WaitFor(t, 1, 5*time.Second)
+	var under []string
+	for _, s := range r.spans.GetSpans() {
+		if s.Parent.SpanID() == req.route.SpanContext.SpanID() {
+			under = append(under, s.Name)
+		}
+	}
+	if !slices.Contains(under, "auth.store CreateCode") {
+		t.Errorf("spans under the reset request's: %q, want the reset code's CreateCode", under)
+	}
+}

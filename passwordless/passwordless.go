@@ -571,13 +571,13 @@ func (rc *Recipe) sendCode(w http.ResponseWriter, r *http.Request, f passwordles
 		rc.k.Fail(w, r, fmt.Errorf("auth: creating a passwordless code: %w", err))
 		return false
 	}
-	rc.queueCode(flow.Email, m)
+	rc.queueCode(ctx, flow.Email, m)
 	return true
 }
 
 // queueCode sends m to contact off the request path.
-func (rc *Recipe) queueCode(contact string, m TextMessage) {
-	rc.k.Enqueue("passwordless", func(ctx context.Context) {
+func (rc *Recipe) queueCode(ctx context.Context, contact string, m TextMessage) {
+	rc.k.Enqueue(ctx, "passwordless", func(ctx context.Context) {
 		var err error
 		if address.IsPhone(contact) {
 			m.To = contact

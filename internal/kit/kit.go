@@ -65,8 +65,10 @@ type Kernel interface {
 	Take(ctx context.Context, limits ...Limit) time.Duration
 
 	// Enqueue runs job off the request's path, in the kernel's outbox;
-	// kind names it in logs ("verification").
-	Enqueue(kind string, job func(context.Context))
+	// kind names it in logs ("verification"). The job's context has the
+	// values of ctx (a request's trace, say) but not its end: the job
+	// outlives the request, until the outbox closes.
+	Enqueue(ctx context.Context, kind string, job func(context.Context))
 	// Mail renders t with data for to and sends it through the outbox's
 	// delivery; its error names the step that failed, for MailFailed.
 	Mail(ctx context.Context, t *mailer.Template, to string, data any) error
