@@ -166,8 +166,8 @@ func runOnce(ctx context.Context, cfg config, bin, dir, runID string, n int) (*r
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if phase == "burst" {
-			if err := burst(ctx, rp, bin, dir, runID); err != nil {
+		if phase == "burst" || phase == "burst3" {
+			if err := burst(ctx, rp, bin, dir, runID, burstShapeOf(phase)); err != nil {
 				return nil, err
 			}
 			continue
