@@ -72,6 +72,17 @@ func TestBurstNames(t *testing.T) {
 
 // TestConnPeaks: the total peak is the most held at one moment, not the
 // sum of each one's peak.
+func TestAddFigureOnce(t *testing.T) {
+	rp := &report{}
+	limit := figure{what: "PostgreSQL max_connections, less superuser_reserved_connections", value: 97}
+	rp.addFigureOnce(limit)
+	rp.addFigureOnce(figure{what: "burst peak", value: 9})
+	rp.addFigureOnce(limit)
+	if len(rp.figures) != 2 {
+		t.Errorf("figures %+v, want max_connections once", rp.figures)
+	}
+}
+
 func TestConnPeaks(t *testing.T) {
 	var p connPeaks
 	for _, counts := range [][]int64{{0, 0, 0}, {9, 1, 0}, {2, 9, 3}, {0, 4, 9}, {1, 1, 1}} {
