@@ -11,6 +11,7 @@
 //	go run ./internal/cmd/loadtest -db memory -phases ping,me,signup -runs 3
 //	go run ./internal/cmd/loadtest -db memory -d 4s -phases ping,me,ping,me,ping,me -runs 3
 //	go run ./internal/cmd/loadtest -db 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable' -phases signin,signin-betterauth -runs 3 -betterauth internal/cmd/betterauth/server.mjs
+//	go run ./internal/cmd/loadtest -db 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable' -phases burst,burst3 -runs 3
 //
 // Phases, each at fixed concurrency for a fixed time; -phases picks them,
 // by default all but signup:
@@ -52,6 +53,17 @@
 //     their peak, a second after the burst and again after
 //     sqlstore.DefaultConnMaxIdleTime, which makes the phase half a
 //     minute longer.
+//   - burst3: the burst over three fresh demos on the same database, as
+//     three instances behind a load balancer: user i signs up and signs
+//     in at demo i mod 3. On PostgreSQL each demo connects with an
+//     application_name of its own, and one query every 5 ms counts the
+//     connections of each, so that their total is the most they held at
+//     one moment; the report gives it, each demo's peak, the sum of those
+//     peaks, the totals after the burst as for burst, and the server's
+//     max_connections less those reserved for superusers. Its peak RSS is
+//     the highest of the three. It needs memory (three stores, one per
+//     demo), PostgreSQL or MySQL: three processes on one SQLite file would
+//     measure SQLite's lock, not the burst.
 //
 // A phase may be named more than once: -phases ping,me,ping,me,ping,me
 // interleaves the two, and its row, and the ratio of me to ping, are over
@@ -95,10 +107,13 @@ import (
 
 const (
 	burstSize = 500
-	password  = "load test 1"
+	// burstInstances is how many demos the phase burst3 spreads its
+	// sign-ins over.
+	burstInstances = 3
+	password       = "load test 1"
 )
 
-var allPhases = []string{"ping", "me", "refresh", "refresh-floor", "signin", "signup", "burst", "signin-betterauth"}
+var allPhases = []string{"ping", "me", "refresh", "refresh-floor", "signin", "signup", "burst", "burst3", "signin-betterauth"}
 
 type config struct {
 	db     string
@@ -168,6 +183,9 @@ func parseFlags(args []string) (config, error) {
 	}
 	if slices.Contains(cfg.phases, "signin-betterauth") && (cfg.betterauth == "" || !isPostgres(cfg.db)) {
 		return cfg, errors.New("-phases signin-betterauth needs -betterauth SCRIPT and a postgres:// -db")
+	}
+	if slices.Contains(cfg.phases, "burst3") && strings.HasPrefix(cfg.db, "sqlite:") {
+		return cfg, errors.New("-phases burst3 needs memory, or a postgres:// or mysql:// -db: its three demos would share one SQLite file")
 	}
 	if slices.Contains(cfg.phases, "refresh-floor") && cfg.db == "memory" {
 		return cfg, errors.New("-phases refresh-floor needs a SQL -db: the floor is the bare rotate statement on it")
