@@ -489,8 +489,10 @@ func TestEmailVerificationBadInput(t *testing.T) {
 func TestEmailVerificationLogHygiene(t *testing.T) {
 	var logs logCapture
 	events := newEventLog()
+	traced := newSpanTrace(t)
 	failing := mailerFunc(func(context.Context, mailer.Message) error { return errors.New("smtp: 451 try later") })
-	s := newVerifying(t, emailverification.Optional, auth.Config{Logger: logs.logger(), OnEvent: events.record})
+	s := newVerifying(t, emailverification.Optional, traced.config(auth.Config{Logger: logs.logger(), OnEvent: events.record}))
+	traced.mount(s)
 	c, _ := s.SignedIn(authtest.Header)
 	tok := verificationToken(t, s, c, 1)
 	if res := c.VerifyEmail(tok); res.Status != "OK" {
@@ -499,10 +501,11 @@ func TestEmailVerificationLogHygiene(t *testing.T) {
 	access, refresh := c.Tokens()
 	logs.wantNoSecrets(t, tok, access, refresh)
 
-	broken := newVerifying(t, emailverification.Optional, auth.Config{
+	broken := newVerifying(t, emailverification.Optional, traced.config(auth.Config{
 		Logger: logs.logger(), OnEvent: events.record,
 		Email: auth.EmailConfig{Mailer: failing, Attempts: 1},
-	})
+	}))
+	traced.mount(broken)
 	c2, _ := broken.SignedIn(authtest.Cookie)
 	if res := c2.SendVerificationEmail(); res.Status != "OK" {
 		t.Fatalf("send: %s", res.Body)
@@ -510,6 +513,12 @@ func TestEmailVerificationLogHygiene(t *testing.T) {
 	events.waitFor(t, auth.EventMailFailed, 1, 5*time.Second)
 	if recs := logs.records(t, "auth: verification email not sent"); len(recs) != 1 || recs[0]["step"] != "sending the verification email" {
 		t.Errorf("log records of the failure: %v", recs)
+	}
+	spans := traced.text(t, s, broken)
+	for _, sec := range []string{tok, access, refresh, "@"} {
+		if strings.Contains(spans, sec) {
+			t.Errorf("a span holds %q:\n%s", sec[:min(len(sec), 12)], spans)
+		}
 	}
 }
 

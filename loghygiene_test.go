@@ -750,8 +750,7 @@ func (f *lhFlow) records() []lhRecord {
 }
 
 // spanRecords is every span of otelauth as a record whose JSON is all
-// the span holds that an exporter sends but ids and times: name,
-// attributes, events with theirs, links' attributes and status. It
+// the span holds that an exporter sends but ids and times (spanText). It
 // closes the server first, so that every request's span has ended.
 func (f *lhFlow) spanRecords() []lhRecord {
 	f.t.Helper()
@@ -763,26 +762,88 @@ func (f *lhFlow) spanRecords() []lhRecord {
 	}
 	var recs []lhRecord
 	for _, s := range f.spans.GetSpans() {
-		var b strings.Builder
-		b.WriteString(s.Name)
-		for _, a := range s.Attributes {
-			fmt.Fprintf(&b, "\n%s=%s", a.Key, a.Value.String())
-		}
-		for _, e := range s.Events {
-			b.WriteString("\nevent " + e.Name)
-			for _, a := range e.Attributes {
-				fmt.Fprintf(&b, " %s=%s", a.Key, a.Value.String())
-			}
-		}
-		for _, l := range s.Links {
-			for _, a := range l.Attributes {
-				fmt.Fprintf(&b, "\nlink %s=%s", a.Key, a.Value.String())
-			}
-		}
-		b.WriteString("\n" + s.Status.Description)
-		recs = append(recs, lhRecord{Message: "span " + s.Name, JSON: b.String()})
+		recs = append(recs, lhRecord{Message: "span " + s.Name, JSON: spanText(s)})
 	}
 	return recs
+}
+
+// spanText is what an exporter sends of s but its ids and times: name,
+// attributes, events with theirs, links' attributes and status.
+func spanText(s tracetest.SpanStub) string {
+	var b strings.Builder
+	b.WriteString(s.Name)
+	for _, a := range s.Attributes {
+		fmt.Fprintf(&b, "\n%s=%s", a.Key, a.Value.String())
+	}
+	for _, e := range s.Events {
+		b.WriteString("\nevent " + e.Name)
+		for _, a := range e.Attributes {
+			fmt.Fprintf(&b, " %s=%s", a.Key, a.Value.String())
+		}
+	}
+	for _, l := range s.Links {
+		for _, a := range l.Attributes {
+			fmt.Fprintf(&b, "\nlink %s=%s", a.Key, a.Value.String())
+		}
+	}
+	b.WriteString("\n" + s.Status.Description)
+	return b.String()
+}
+
+// spanTrace is otelauth installed on the servers of a hygiene test that
+// keeps its own log (third-party sign-in, email verification): config
+// wires it into a Config, mount over a server's handler, and text is
+// every span, for the test to search as it searches the log.
+type spanTrace struct {
+	spans *tracetest.InMemoryExporter
+	tel   *otelauth.Telemetry
+}
+
+func newSpanTrace(t *testing.T) *spanTrace {
+	t.Helper()
+	st := &spanTrace{spans: tracetest.NewInMemoryExporter()}
+	var err error
+	if st.tel, err = otelauth.New(otelauth.Config{TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSyncer(st.spans))}); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func (st *spanTrace) config(cfg auth.Config) auth.Config {
+	if cfg.Store == nil {
+		cfg.Store = memstore.New()
+	}
+	cfg.Store = st.tel.Store(cfg.Store)
+	cfg.Metrics = st.tel.Metrics()
+	cfg.OnEvent = st.tel.OnEvent(cfg.OnEvent)
+	return cfg
+}
+
+// mount puts the handler wrapped by otelauth over the one s mounted at
+// /auth/, as withOTel does.
+func (st *spanTrace) mount(s *authtest.Server) {
+	h := st.tel.Handler(s.Auth)
+	for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"} {
+		s.Mux.Handle(m+" /auth/", h)
+	}
+}
+
+// text is every span so far, closing servers first so that their
+// requests' spans have ended; it fails the test if no request's span is
+// among them.
+func (st *spanTrace) text(t *testing.T, servers ...*authtest.Server) string {
+	t.Helper()
+	for _, s := range servers {
+		s.Close()
+	}
+	var b strings.Builder
+	for _, s := range st.spans.GetSpans() {
+		b.WriteString(spanText(s) + "\n")
+	}
+	if !strings.Contains(b.String(), "auth POST ") {
+		t.Errorf("no span of a request: the flows did not go through otelauth")
+	}
+	return b.String()
 }
 
 // lhGenericSecrets are prefixes of password hashes: no record may hold one,

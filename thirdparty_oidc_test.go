@@ -124,10 +124,13 @@ func TestThirdPartyLogHygiene(t *testing.T) {
 	t.Parallel()
 	var buf logCapture
 	logger := buf.logger()
-	s, p := tpServer(t, auth.Config{Logger: logger})
+	traced := newSpanTrace(t)
+	s, p := tpServer(t, traced.config(auth.Config{Logger: logger}))
+	traced.mount(s)
 	fake := authtest.NewProvider(t)
 	fake.SetIdentity("ada-1", "ada@example.com", true)
-	s2 := authtest.NewServer(t, auth.Config{Logger: logger, ThirdParty: thirdparty.Config{Providers: []provider.Provider{fake.Provider()}}})
+	s2 := authtest.NewServer(t, traced.config(auth.Config{Logger: logger, ThirdParty: thirdparty.Config{Providers: []provider.Provider{fake.Provider()}}}))
+	traced.mount(s2)
 
 	var secrets []string
 	c := s.NewClient(authtest.Header)
@@ -151,9 +154,16 @@ func TestThirdPartyLogHygiene(t *testing.T) {
 	if !strings.Contains(log, "third-party sign-in failed") || !strings.Contains(log, `"method":"thirdparty"`) {
 		t.Fatalf("the flows did not log as planned:\n%s", log)
 	}
+	spans := traced.text(t, s, s2)
 	for _, sec := range secrets {
 		if sec != "" && strings.Contains(log, sec) {
 			t.Errorf("the log holds a secret %q", sec[:min(len(sec), 12)])
 		}
+		if sec != "" && strings.Contains(spans, sec) {
+			t.Errorf("a span holds a secret %q", sec[:min(len(sec), 12)])
+		}
+	}
+	if strings.Contains(spans, "@") {
+		t.Errorf("a span holds an email address:\n%s", spans)
 	}
 }
