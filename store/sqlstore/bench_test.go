@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -20,6 +21,7 @@ import (
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/emailpassword"
 	"github.com/latchkit/auth/internal/sqltest"
+	"github.com/latchkit/auth/roles"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/sqlstore"
 )
@@ -148,35 +150,62 @@ func BenchmarkRotate(b *testing.B) {
 }
 
 // BenchmarkRefresh is a whole refresh through the handler (no network):
-// rotation plus signing plus the HTTP answer.
+// rotation plus signing plus the HTTP answer; "+roles" has roles on and
+// the user an admin, so that each refresh also reads the user's roles and
+// permissions.
 func BenchmarkRefresh(b *testing.B) {
 	for _, be := range countedBackends {
-		for _, callers := range []int{1, 16} {
-			b.Run(fmt.Sprintf("%s/callers=%d", be.name, callers), func(b *testing.B) {
-				st, count := be.open(b)
-				a := newAuth(b, st)
-				var start int64
-				b.ResetTimer()
-				parallel(b, callers, func(pb nexter) {
-					refresh := signUp(b, a)
-					atomic.CompareAndSwapInt64(&start, 0, count.Load())
-					for pb.Next() {
-						req := httptest.NewRequest("POST", "/auth/session/refresh", nil)
-						req.Header.Set("Authorization", "Bearer "+refresh)
-						req.Header.Set("st-auth-mode", "header")
-						rec := httptest.NewRecorder()
-						a.ServeHTTP(rec, req)
-						if rec.Code != 200 {
-							b.Errorf("refresh: %d %s", rec.Code, rec.Body)
-							return
-						}
-						refresh = rec.Header().Get("st-refresh-token")
-					}
+		for _, withRoles := range []bool{false, true} {
+			for _, callers := range []int{1, 16} {
+				name := be.name
+				if withRoles {
+					name += "+roles"
+				}
+				b.Run(fmt.Sprintf("%s/callers=%d", name, callers), func(b *testing.B) {
+					benchRefresh(b, be, withRoles, callers)
 				})
-				b.ReportMetric(float64(count.Load()-start)/float64(b.N), "trips/op")
-			})
+			}
 		}
 	}
+}
+
+func benchRefresh(b *testing.B, be countedBackend, withRoles bool, callers int) {
+	st, count := be.open(b)
+	var rr *roles.Recipe
+	if withRoles {
+		rr = roles.New(roles.Config{})
+	}
+	a := newAuth(b, st, rr)
+	if rr != nil {
+		if _, err := rr.CreateRole(context.Background(), "admin", "posts:read", "posts:write"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var start int64
+	b.ResetTimer()
+	parallel(b, callers, func(pb nexter) {
+		refresh, userID := signUpUser(b, a, fmt.Sprintf("bench%d@example.com", seq.Add(1)))
+		if rr != nil {
+			if _, err := rr.Give(context.Background(), userID, "admin"); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+		atomic.CompareAndSwapInt64(&start, 0, count.Load())
+		for pb.Next() {
+			req := httptest.NewRequest("POST", "/auth/session/refresh", nil)
+			req.Header.Set("Authorization", "Bearer "+refresh)
+			req.Header.Set("st-auth-mode", "header")
+			rec := httptest.NewRecorder()
+			a.ServeHTTP(rec, req)
+			if rec.Code != 200 {
+				b.Errorf("refresh: %d %s", rec.Code, rec.Body)
+				return
+			}
+			refresh = rec.Header().Get("st-refresh-token")
+		}
+	})
+	b.ReportMetric(float64(count.Load()-start)/float64(b.N), "trips/op")
 }
 
 // BenchmarkSignUp is a sign-up through the handler with cheap hashing, so
@@ -186,7 +215,7 @@ func BenchmarkSignUp(b *testing.B) {
 		for _, callers := range []int{1, 16} {
 			b.Run(fmt.Sprintf("%s/callers=%d", be.name, callers), func(b *testing.B) {
 				st, count := be.open(b)
-				a := newAuth(b, st)
+				a := newAuth(b, st, nil)
 				a.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/auth/jwt/jwks.json", nil)) // make the signing key
 				signUp(b, a)
 				start := count.Load()
@@ -212,7 +241,7 @@ func BenchmarkSignIn(b *testing.B) {
 	for _, be := range countedBackends {
 		b.Run(be.name, func(b *testing.B) {
 			st, count := be.open(b)
-			a := newAuth(b, st)
+			a := newAuth(b, st, nil)
 			a.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/auth/jwt/jwks.json", nil)) // make the signing key
 			email := fmt.Sprintf("bench%d@example.com", seq.Add(1))
 			signUpAs(b, a, email)
@@ -244,8 +273,8 @@ func signIn(b *testing.B, a *auth.Auth, email string) {
 	}
 }
 
-func newAuth(b *testing.B, st store.Store) *auth.Auth {
-	a, err := auth.New(auth.Config{
+func newAuth(b *testing.B, st store.Store, rr *roles.Recipe) *auth.Auth {
+	cfg := auth.Config{
 		Store: st,
 		EmailPassword: emailpassword.Config{
 			Hashing:             emailpassword.Hashing{Memory: 64, Iterations: 1, Parallelism: 1},
@@ -257,7 +286,11 @@ func newAuth(b *testing.B, st store.Store) *auth.Auth {
 			SessionRefreshes:   auth.Rate{Burst: math.MaxInt32, Every: time.Millisecond},
 			ClientNewPasswords: auth.Rate{Burst: math.MaxInt32, Every: time.Millisecond},
 		},
-	})
+	}
+	if rr != nil {
+		cfg.Roles = rr
+	}
+	a, err := auth.New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -266,20 +299,33 @@ func newAuth(b *testing.B, st store.Store) *auth.Auth {
 
 // signUp signs a new user up in header mode and returns the refresh token.
 func signUp(b *testing.B, a *auth.Auth) string {
-	return signUpAs(b, a, fmt.Sprintf("bench%d@example.com", seq.Add(1)))
+	refresh, _ := signUpUser(b, a, fmt.Sprintf("bench%d@example.com", seq.Add(1)))
+	return refresh
 }
 
 // signUpAs signs email up in header mode and returns the refresh token.
 func signUpAs(b *testing.B, a *auth.Auth, email string) string {
+	refresh, _ := signUpUser(b, a, email)
+	return refresh
+}
+
+// signUpUser signs email up in header mode and returns the refresh token
+// and the user's id.
+func signUpUser(b *testing.B, a *auth.Auth, email string) (refresh, userID string) {
 	req := httptest.NewRequest("POST", "/auth/signup", strings.NewReader(
 		`{"formFields":[{"id":"email","value":"`+email+`"},{"id":"password","value":"bench password 1"}]}`))
 	req.Header.Set("st-auth-mode", "header")
 	rec := httptest.NewRecorder()
 	a.ServeHTTP(rec, req)
-	if rec.Code != http.StatusOK {
+	var answer struct {
+		User struct {
+			ID string `json:"id"`
+		} `json:"user"`
+	}
+	if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &answer) != nil {
 		b.Fatalf("sign-up: %d %s", rec.Code, rec.Body)
 	}
-	return rec.Header().Get("st-refresh-token")
+	return rec.Header().Get("st-refresh-token"), answer.User.ID
 }
 
 // BenchmarkSession is the read RequireSession makes per request with
