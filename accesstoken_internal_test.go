@@ -25,7 +25,7 @@ type jsonClaims struct {
 }
 
 // kernelClaims are the names of the claims New registers, in order.
-var kernelClaims = []string{"st-ev", "st-mfa"}
+var kernelClaims = []string{"st-ev", "st-mfa", "st-fresh"} // st-fresh is in no token
 
 // claims is jc's accessClaims carrying its claims, encoded as their
 // features encode them.

@@ -75,7 +75,7 @@ func New(cfg Config) (*Auth, error) {
 		outbox:      newOutbox(cfg.Email.QueueSize, cfg.Email.Attempts, cfg.Email.Timeout, time.Second),
 		xorigin:     xorigin,
 	}
-	for _, c := range []tokenClaim{verifiedEmailClaim{a}, factorsClaim{a}} { // claimEV, claimMFA
+	for _, c := range []tokenClaim{verifiedEmailClaim{a}, factorsClaim{a}, freshClaim{a}} { // claimEV, claimMFA, and st-fresh
 		if err := a.registerClaim(c); err != nil {
 			panic(err) // the kernel's own claims
 		}
@@ -162,6 +162,7 @@ func (a *Auth) routeTable() map[string]kit.Route {
 	}
 	mount(routes, "webauthn", a.passkeyRoutes)
 	a.mfaRoutes(routes)
+	a.accountRoutes(routes)
 	routes["/loginmethods"] = get(a.handleLoginMethods)
 	if a.thirdParty != nil {
 		mount(routes, "thirdparty", a.thirdParty.Routes())

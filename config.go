@@ -36,6 +36,11 @@ const (
 
 	// MaxRefreshReuseWindow is the longest reuse window New accepts.
 	MaxRefreshReuseWindow = time.Minute
+
+	// DefaultFreshSignIn is how recent a sign-in the account's sensitive
+	// routes ask for, and MaxFreshSignIn the longest New accepts.
+	DefaultFreshSignIn = 5 * time.Minute
+	MaxFreshSignIn     = 24 * time.Hour
 )
 
 // Config configures an Auth. The zero value of every field except Store
@@ -192,6 +197,25 @@ type Config struct {
 	// (see the package documentation, # Account linking). Default off:
 	// every sign-up makes a new user.
 	AccountLinking bool
+
+	// FreshSignIn is how recently a session must have completed a factor
+	// (signed in, or completed a second factor again) for the account's
+	// sensitive routes: adding a password, deleting the account, and the
+	// routes of the application's own that SignedInWithin(0) guards. Past
+	// it they answer 403 st-fresh, and the user signs in again. Default
+	// DefaultFreshSignIn (5 minutes); at most MaxFreshSignIn.
+	FreshSignIn time.Duration
+
+	// BeforeDeleteUser, if set, serves POST <BasePath>/user/delete, where
+	// a signed-in user deletes their own account after a fresh sign-in
+	// (FreshSignIn): it is called first, with the user's id, for the
+	// application to delete or detach its own data of the user, or to
+	// refuse. An error refuses the deletion, answered DELETE_NOT_ALLOWED
+	// with the error's message as the reason, which the frontend shows the
+	// user; nil lets it go ahead, as DeleteUser, whose EventUserDeleted
+	// follows. DeleteUser, the Go API, does not call it. Default nil: the
+	// route is not served, and users cannot delete their accounts.
+	BeforeDeleteUser func(ctx context.Context, userID string) error
 
 	// DisableEmailExists turns off the endpoint that tells whether an
 	// email has an account (the sign-up form uses it). It reveals which
@@ -373,6 +397,10 @@ func (cfg *Config) setLifetimesAndLimits() error {
 	}
 	if cfg.AccessTokenLifetime >= cfg.RefreshTokenLifetime {
 		return errors.New("auth: Config.AccessTokenLifetime must be shorter than RefreshTokenLifetime")
+	}
+	setDefault(&cfg.FreshSignIn, DefaultFreshSignIn)
+	if cfg.FreshSignIn < 0 || cfg.FreshSignIn > MaxFreshSignIn {
+		return fmt.Errorf("auth: Config.FreshSignIn must be between 0 and %v", MaxFreshSignIn)
 	}
 	if cfg.RefreshReuseWindow < 0 || cfg.RefreshReuseWindow > MaxRefreshReuseWindow {
 		return fmt.Errorf("auth: Config.RefreshReuseWindow must be between 0 and %v", MaxRefreshReuseWindow)

@@ -37,10 +37,12 @@
 //   - email and password ("emailpassword"), always, set by
 //     [Config.EmailPassword] (package [emailpassword]): POST /signup, POST
 //     /signin, GET /emailpassword/email/exists and its older path GET
-//     /signup/email/exists (unless [Config.DisableEmailExists]), and the
-//     password reset, with [Config.Email].Mailer: POST
-//     /user/password/reset/token, POST /user/password/reset;
-//   - sessions ("session"): POST /session/refresh, POST /signout;
+//     /signup/email/exists (unless [Config.DisableEmailExists]), POST
+//     /user/password/change, and the password reset, with
+//     [Config.Email].Mailer: POST /user/password/reset/token, POST
+//     /user/password/reset;
+//   - sessions ("session"): POST /session/refresh, POST /signout, and
+//     with [Config.BeforeDeleteUser] POST /user/delete;
 //   - with [Config.SigningAlgorithm] [EdDSA]: GET /jwt/jwks.json;
 //   - third-party providers ("thirdparty"), with
 //     [Config.ThirdParty].Providers (package thirdparty): GET
@@ -89,7 +91,9 @@
 //     protected route; and the SDKs' "invalid claim" body for a session
 //     whose email is unverified where verification is required (st-ev),
 //     or, with [Config.MFA], that has not completed its second factor or may
-//     not set up the one it asks to (st-mfa);
+//     not set up the one it asks to (st-mfa), and for a session that has
+//     not signed in recently where a route asks for it (st-fresh, see
+//     # Account self-service);
 //   - 400: a malformed request; 413: a body over [Config.MaxBodyBytes];
 //   - 404: a path that no configured feature serves; 405: a method that
 //     the path does not serve; 204: OPTIONS to the handler, and CORS
@@ -313,6 +317,41 @@
 // per request (on other instances, within [Config.SessionCheckCache]), or
 // else when they expire.
 //
+// # Account self-service
+//
+// A signed-in user changes their account through the library's own
+// routes (the SuperTokens frontends have none; PROTOCOL.md has their
+// bodies and answers), and none of them opens a takeover to whoever
+// holds a session, or a password, for a moment.
+//
+// The sensitive ones need a fresh sign-in, as GitHub's sudo mode does: a
+// factor completed within [Config.FreshSignIn] (5 minutes by default).
+// Without MFA that is the sign-in that started the session; with
+// [Config.MFA] it is the latest factor in the session's st-mfa claim, so
+// completing TOTP or a passkey again counts too, and a session that has
+// not met its requirement is refused for that first. Otherwise the answer
+// is 403 with the "invalid claim" body of st-fresh, which no token
+// carries: the frontend has the user sign in again (a sign-in with a
+// session replaces its tokens) and retries. [SignedInWithin] puts the
+// same rule on an application's own routes.
+//
+// POST /user/password/change (package [emailpassword]) changes the
+// password with the current one, which is itself the fresh factor, and
+// counts against the sign-in limits when it is wrong; a user without a
+// password adds one after a fresh sign-in, for the email they own under
+// account linking. POST /user/delete, served once [Config.BeforeDeleteUser]
+// is set, deletes the user after a fresh sign-in and the application's
+// consent, as [Auth.DeleteUser] does.
+//
+// A password changed ends every other session of the user in one step
+// with the sign-ins in flight, as a reset does (the user's session
+// epoch): the session that asked goes on under a new handle, with the
+// same login, factors and start, its new tokens in the answer. Its user
+// is mailed a notice.
+//
+// TOTP devices, recovery codes, passkeys and [Auth.Unlink] keep the rules
+// they had: a session that has met its MFA requirement.
+//
 // # Events, logs and metrics
 //
 // [Config.Logger] records every outcome, never a token or password:
@@ -350,6 +389,8 @@
 //   - [EventResetEmailSent] (reset_email_sent): a password reset or passkey
 //     recovery email was sent;
 //   - [EventPasswordReset] (password_reset): a password was reset;
+//   - [EventPasswordChanged] (password_changed): a user changed their
+//     password, or added one, at POST /user/password/change;
 //   - [EventMailFailed] (mail_failed): an email was not sent; the log says
 //     why;
 //   - [EventEmailVerificationSent] (email_verification_sent): a verification
@@ -358,7 +399,8 @@
 //     link or [Auth.SetEmailVerified];
 //   - [EventAccountLinked] (account_linked): a new login method joined an
 //     existing user;
-//   - [EventUserDeleted] (user_deleted): [Auth.DeleteUser] removed a user;
+//   - [EventUserDeleted] (user_deleted): [Auth.DeleteUser] removed a user,
+//     or a user deleted their account (POST /user/delete);
 //   - [EventPasswordlessCodeSent] (passwordless_code_sent): a passwordless
 //     code or link was sent;
 //   - [EventPasskeyAdded] (passkey_added): a passkey was added to an

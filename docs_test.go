@@ -188,6 +188,7 @@ func TestDocsRoutes(t *testing.T) {
 		Passwordless:      passwordless.Config{Flow: passwordless.CodeAndLink},
 		Passkeys:          passkey.New(passkey.Config{}),
 		MFA:               auth.MFAConfig{Required: []string{auth.FactorTOTP, auth.FactorWebAuthn}},
+		BeforeDeleteUser:  func(context.Context, string) error { return nil },
 		// Browsers refuse WebAuthn on IP addresses, so passkeys need a
 		// host name; the requests below go to the handler directly.
 		AppURL: "https://app.example.com",

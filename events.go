@@ -54,7 +54,8 @@ const (
 	EventSessionRefused   EventKind = "session_refused" // a 401 from refresh or a protected route: see Reason
 	EventResetEmailSent   EventKind = kit.EventResetEmailSent
 	EventPasswordReset    EventKind = kit.EventPasswordReset
-	EventMailFailed       EventKind = "mail_failed" // an email was not sent: see the log for why
+	EventPasswordChanged  EventKind = kit.EventPasswordChanged // by its user, with the password or a fresh sign-in; or added
+	EventMailFailed       EventKind = "mail_failed"            // an email was not sent: see the log for why
 
 	EventEmailVerificationSent EventKind = kit.EventEmailVerificationSent
 	EventEmailVerified         EventKind = kit.EventEmailVerified // by a link, or SetEmailVerified through the Go API

@@ -376,3 +376,33 @@ func (k kernel) ObserveHashWait(d time.Duration) {
 		k.a.cfg.Metrics.ObserveHashWait(d)
 	}
 }
+
+func (k kernel) AccountSession(w http.ResponseWriter, r *http.Request) (kit.FactorSession, bool) {
+	fs, ok := k.accountSession(w, r)
+	if !ok {
+		return nil, false
+	}
+	return fs, true
+}
+
+func (k kernel) SignedInRecently(w http.ResponseWriter, r *http.Request, s kit.Session) bool {
+	ks := kitSessionOf(s)
+	if err := k.a.checkFresh(r.Context(), ks.vt, k.a.cfg.FreshSignIn); err != nil {
+		k.a.failSession(w, r, err)
+		return false
+	}
+	return true
+}
+
+func (k kernel) EndOtherSessions(w http.ResponseWriter, r *http.Request, s kit.Session) {
+	ks := kitSessionOf(s)
+	k.a.carryOn(w, r, ks.vt, ks.m)
+}
+
+// kitSessionOf is the kernel's session behind one a recipe holds.
+func kitSessionOf(s kit.Session) kitSession {
+	if fs, ok := s.(*factorSession); ok {
+		return fs.kitSession
+	}
+	return s.(kitSession)
+}

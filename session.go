@@ -269,36 +269,10 @@ func (a *Auth) recoverAnswered(w http.ResponseWriter, r *http.Request, err *erro
 // revocation of every session has passed it since.
 // factors is the session's st-mfa claim, nil while MFA is off.
 func (a *Auth) createSession(ctx context.Context, w http.ResponseWriter, r *http.Request, userID string, by store.Login, factors []byte) (store.Session, bodyTokens, error) {
-	key, err := a.keys.signer(ctx)
+	s := store.Session{UserID: userID, LoginID: by.ID, CreatedAt: a.cfg.Now(), Factors: factors}
+	t, err := a.startSession(ctx, &s, by)
 	if err != nil {
 		return store.Session{}, bodyTokens{}, err
-	}
-	rkey, err := a.refreshKeys.signer(ctx)
-	if err != nil {
-		return store.Session{}, bodyTokens{}, err
-	}
-	now := a.cfg.Now()
-	s := store.Session{
-		Handle:      uuid.NewString(),
-		UserID:      userID,
-		LoginID:     by.ID,
-		CreatedAt:   now,
-		RefreshedAt: now,
-		ExpiresAt:   now.Add(a.cfg.RefreshTokenLifetime),
-		Factors:     factors,
-	}
-	refresh, hash, err := refreshtoken.Mint(rkey, s.Handle, 0, s.ExpiresAt, refreshtoken.FirstSecret())
-	if err != nil {
-		return store.Session{}, bodyTokens{}, err
-	}
-	claims := a.claimsAtSignIn(ctx, s, by, now)
-	t, err := a.issueAccess(key, s, now, now.Add(a.cfg.AccessTokenLifetime), &claims)
-	if err != nil {
-		return store.Session{}, bodyTokens{}, err
-	}
-	t.refresh = refresh
-	if err := a.store.CreateSession(ctx, s, hash, by.SessionEpoch); err != nil {
-		return store.Session{}, bodyTokens{}, fmt.Errorf("auth: creating a session: %w", err)
 	}
 	m := newSessionMode(r)
 	// Tokens of an earlier session in the other transport would shadow the
@@ -309,6 +283,37 @@ func (a *Auth) createSession(ctx context.Context, w http.ResponseWriter, r *http
 		a.clearTokens(w, false, true)
 	}
 	return s, a.writeTokens(w, m, t), nil
+}
+
+// startSession stores s, a session of the login by with a new handle,
+// from now, under by.SessionEpoch (see createSession), and issues its
+// first tokens. s.UserID, LoginID, CreatedAt and Factors are the
+// caller's.
+func (a *Auth) startSession(ctx context.Context, s *store.Session, by store.Login) (issued, error) {
+	key, err := a.keys.signer(ctx)
+	if err != nil {
+		return issued{}, err
+	}
+	rkey, err := a.refreshKeys.signer(ctx)
+	if err != nil {
+		return issued{}, err
+	}
+	now := a.cfg.Now()
+	s.Handle, s.RefreshedAt, s.ExpiresAt = uuid.NewString(), now, now.Add(a.cfg.RefreshTokenLifetime)
+	refresh, hash, err := refreshtoken.Mint(rkey, s.Handle, 0, s.ExpiresAt, refreshtoken.FirstSecret())
+	if err != nil {
+		return issued{}, err
+	}
+	claims := a.claimsAtSignIn(ctx, *s, by, now)
+	t, err := a.issueAccess(key, *s, now, now.Add(a.cfg.AccessTokenLifetime), &claims)
+	if err != nil {
+		return issued{}, err
+	}
+	t.refresh = refresh
+	if err := a.store.CreateSession(ctx, *s, hash, by.SessionEpoch); err != nil {
+		return issued{}, fmt.Errorf("auth: creating a session: %w", err)
+	}
+	return t, nil
 }
 
 // handleSignOut revokes the session of the request and clears its tokens.

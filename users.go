@@ -254,6 +254,12 @@ func (a *Auth) removeLogin(ctx context.Context, userID, loginID string) ([]strin
 // session. It returns an error matching ErrNotFound if there is no such
 // user.
 func (a *Auth) DeleteUser(ctx context.Context, userID string) error {
+	return a.deleteUser(ctx, nil, userID)
+}
+
+// deleteUser is DeleteUser, whose events name r, the request that asked
+// for it, or nil.
+func (a *Auth) deleteUser(ctx context.Context, r *http.Request, userID string) error {
 	logins, err := a.store.Logins(ctx, userID)
 	if err != nil {
 		return err
@@ -270,7 +276,7 @@ func (a *Auth) DeleteUser(ctx context.Context, userID string) error {
 		return err
 	}
 	for _, h := range handles {
-		a.emit(ctx, nil, Event{Kind: EventSessionRevoked, UserID: userID, SessionHandle: h})
+		a.emit(ctx, r, Event{Kind: EventSessionRevoked, UserID: userID, SessionHandle: h})
 	}
 	// The entries keyed by the user and their emails. Those keyed by
 	// an email and a client address together hold a hash of both, and
@@ -284,7 +290,7 @@ func (a *Auth) DeleteUser(ctx context.Context, userID string) error {
 			a.limiterFailed(ctx, err)
 		}
 	}
-	a.emit(ctx, nil, Event{Kind: EventUserDeleted, UserID: userID})
+	a.emit(ctx, r, Event{Kind: EventUserDeleted, UserID: userID})
 	return nil
 }
 

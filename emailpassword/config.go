@@ -69,6 +69,12 @@ type Config struct {
 	// ResetTokenLifetime is how long a password reset link works. Default
 	// DefaultResetTokenLifetime, one hour.
 	ResetTokenLifetime time.Duration
+
+	// PasswordChangedEmail renders the notice a user gets, with
+	// auth.Config's Email.Mailer, when their password is changed or
+	// added (POST /user/password/change), with PasswordChangedEmailData.
+	// Default DefaultPasswordChangedEmail().
+	PasswordChangedEmail *mailer.Template
 }
 
 // Hashing holds argon2id parameters.
@@ -119,6 +125,12 @@ func (c Config) withResetDefaults(setup kit.Setup) (Config, error) {
 		c.ResetEmail = &t
 	} else if c.ResetEmail.Subject == nil || c.ResetEmail.Text == nil {
 		return c, errors.New("auth: Config.EmailPassword.ResetEmail needs a Subject and a Text template")
+	}
+	if c.PasswordChangedEmail == nil {
+		t := DefaultPasswordChangedEmail()
+		c.PasswordChangedEmail = &t
+	} else if c.PasswordChangedEmail.Subject == nil || c.PasswordChangedEmail.Text == nil {
+		return c, errors.New("auth: Config.EmailPassword.PasswordChangedEmail needs a Subject and a Text template")
 	}
 	if c.ResetTokenLifetime == 0 {
 		c.ResetTokenLifetime = DefaultResetTokenLifetime

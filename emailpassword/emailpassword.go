@@ -26,7 +26,10 @@
 //   - with auth.Config's Email.Mailer: POST /user/password/reset/token
 //     mails a reset link, POST /user/password/reset sets a new password
 //     with its token (RESET_PASSWORD_INVALID_TOKEN_ERROR for a token that
-//     is unknown, used or expired).
+//     is unknown, used or expired);
+//   - POST /user/password/change, the library's own (the SDKs have no
+//     such route), changes the password of the session's user, or adds
+//     one: see # Changing the password.
 //
 // Sign-up and sign-in take a first factor (auth.Config's MFA may leave
 // "emailpassword" out, then they answer 401); the session starts through
@@ -82,12 +85,39 @@
 // holder sets one. A user without an email and password login gets none,
 // and a reset never creates one.
 //
+// # Changing the password
+//
+// POST /user/password/change takes the SDKs' formFields, oldPassword and
+// newPassword, with a session that has met its MFA requirement. The new
+// password passes the policy of sign-up (FIELD_ERROR with id newPassword
+// otherwise). A user with a password gives the current one, which is the
+// fresh factor the change needs whatever the session's age; it is checked
+// as a sign-in checks it, against the same limits (WRONG_CREDENTIALS_ERROR,
+// counted as a failed sign-in of the login's email; 429 past them). A
+// password that account linking voided matches nothing: a reset sets it.
+//
+// A user without a password (a provider, passwordless, a passkey) leaves
+// oldPassword out and needs a fresh sign-in (auth.Config's FreshSignIn;
+// 403 st-fresh otherwise). The password becomes an email and password
+// login for the email the user owns under account linking, joined to the
+// user as the account model joins a login that proves nothing; a user
+// who owns no email, as every user without linking, or whose address has
+// another user's password login, gets NO_EMAIL_FOR_PASSWORD_ERROR.
+//
+// Either way every other session of the user ends, in one step with any
+// sign-in in flight, and the session that asked goes on under a new
+// handle, with new tokens in the answer; with a Mailer the login's
+// address is sent [Config].PasswordChangedEmail, with a link to the reset
+// page in case the change was not its owner's.
+//
 // # Limits
 //
 // From auth.Config's RateLimits: failed sign-ins per email and client,
 // per client, and per email (SignInFailures, ClientSignInFailures,
-// AccountSignInFailures), each taken before the password is checked;
-// sign-ups and reset submissions per client (ClientNewPasswords); reset
+// AccountSignInFailures), each taken before the password is checked,
+// and before the current password of a change; sign-ups, reset
+// submissions and new passwords of a change per client
+// (ClientNewPasswords); reset
 // requests per client (ClientResetRequests, 429 past it) and reset emails
 // per address (ResetEmails, past it the answer is the same and no email
 // goes); exists lookups per client (ClientEmailChecks).
@@ -98,7 +128,9 @@
 // wrong password or unknown email) or sign_in_throttled for a sign-in;
 // reset_email_sent when a reset link is mailed (mail_failed when it could
 // not be), and password_reset, then session_revoked for each session the
-// reset ended.
+// reset ended; password_changed, then session_revoked for each other
+// session, for a change, and sign_in_failed or sign_in_throttled for a
+// wrong current password.
 package emailpassword
 
 import (
@@ -173,8 +205,9 @@ func (p *Recipe) Routes() map[string]kit.Route {
 	post := func(h http.HandlerFunc) kit.Route { return kit.Route{Method: http.MethodPost, Handle: h} }
 	get := func(h http.HandlerFunc) kit.Route { return kit.Route{Method: http.MethodGet, Handle: h} }
 	routes := map[string]kit.Route{
-		"/signup": post(p.handleSignUp),
-		"/signin": post(p.handleSignIn),
+		"/signup":               post(p.handleSignUp),
+		"/signin":               post(p.handleSignIn),
+		"/user/password/change": post(p.handleChangePassword),
 	}
 	if !p.setup.DisableEmailExists {
 		// Two paths: FDI 1.16 and later, and older SDKs.

@@ -38,6 +38,14 @@ func mountAccount(mux *http.ServeMux, a *auth.Auth, places *sessionPlaces) {
 	mux.Handle("POST /api/account/logins/{id}/unlink", a.RequireSession(http.HandlerFunc(acc.unlink)))
 }
 
+// beforeDeleteUser is the demo's Config.BeforeDeleteUser, which serves
+// POST /auth/user/delete: the demo keeps nothing of a user that the
+// library does not delete with them (the places of sessions age out of
+// memory), so every user may delete their account. An application
+// deletes or detaches its own rows of the user here, or refuses with a
+// message the user sees.
+func beforeDeleteUser(context.Context, string) error { return nil }
+
 type account struct {
 	a      *auth.Auth
 	places *sessionPlaces

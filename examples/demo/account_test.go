@@ -547,3 +547,38 @@ func TestAccountErrorUnavailable(t *testing.T) {
 		t.Errorf("an unavailable store: %d, Retry-After %q; want 503 with Retry-After", rec.Code, rec.Header().Get("Retry-After"))
 	}
 }
+
+// TestAccountDeleteAfterSigningInAgain runs the page's steps for deleting
+// the account once its sign-in is old: the library answers 403 st-fresh,
+// the page signs in again, ends the session it replaced through the
+// account API, and sends the delete again, which beforeDeleteUser lets
+// through.
+func TestAccountDeleteAfterSigningInAgain(t *testing.T) {
+	places := newSessionPlaces(100)
+	s := authtest.NewServer(t, auth.Config{OnEvent: places.record, BeforeDeleteUser: beforeDeleteUser})
+	mountAccount(s.Mux, s.Auth, places)
+	for _, m := range authtest.Modes {
+		t.Run(m.String(), func(t *testing.T) {
+			email := s.NewEmail()
+			c := signIn(t, s, m, email, chromeLinux, true)
+			old, _ := c.Get("/api/session").JSON["sessionHandle"].(string)
+			s.Clock.Advance(6 * time.Minute)
+			res := c.Do(http.MethodPost, "/auth/user/delete", nil)
+			if res.StatusCode != http.StatusForbidden || !strings.Contains(string(res.Body), `"id":"st-fresh"`) {
+				t.Fatalf("delete with an old sign-in: %d %s, want 403 st-fresh", res.StatusCode, res.Body)
+			}
+			if res := c.SignIn(email, authtest.Password); res.Status != "OK" {
+				t.Fatalf("signing in again: %d %s", res.StatusCode, res.Body)
+			}
+			if res := c.Do(http.MethodPost, "/api/account/sessions/"+old+"/revoke", nil); res.StatusCode != http.StatusOK {
+				t.Fatalf("ending the replaced session: %d %s", res.StatusCode, res.Body)
+			}
+			if res := c.Do(http.MethodPost, "/auth/user/delete", nil); res.Status != "OK" {
+				t.Fatalf("delete after signing in again: %d %s", res.StatusCode, res.Body)
+			}
+			if _, err := s.Auth.UserByEmail(t.Context(), email); err == nil {
+				t.Fatalf("the user %s is still there", email)
+			}
+		})
+	}
+}

@@ -197,6 +197,20 @@
 //
 // A cross-site form post to them is refused by RequireSession.
 //
+// The page also changes the password (the library's POST
+// /auth/user/password/change: with the current one, or, for a user
+// without one under -account-linking, a new one for the email they own)
+// and deletes the account (POST /auth/user/delete, served because the
+// demo sets Config.BeforeDeleteUser, beforeDeleteUser in account.go). Adding
+// a password and deleting the account need a sign-in within the last 5
+// minutes (Config.FreshSignIn): past it the library answers 403 with the
+// st-fresh claim, and the page asks for the password, signs in again,
+// ends the session it replaced, and retries. A user without a password
+// is asked to sign out and in again. A changed password ends every other
+// session of the user; the page's session goes on under a new handle,
+// whose place the demo does not know (no sign-in reported it), and its
+// live list reconnects rather than show the signed-out view.
+//
 // The page's list of sessions is live: GET /api/live (live.go) is a
 // WebSocket that sends {"type": "sessions", "sessions": [...]}, the
 // sessions as GET /api/account lists them (this connection's marked

@@ -709,6 +709,9 @@ func newAuth(o options, st store.Store, m mailer.Mailer, stdout io.Writer, logge
 		Metrics:              metricsOf(o),
 		AllowedOrigins:       o.origins,
 		RateLimits:           auth.RateLimits{SessionRefreshes: o.refreshes},
+		// POST /auth/user/delete: users may delete their accounts
+		// (account.go).
+		BeforeDeleteUser: beforeDeleteUser,
 		// Each provider sends the browser back to the page at
 		// <app-url>/auth/callback/<id>, the redirect URI to register.
 		ThirdParty: thirdparty.Config{Providers: o.providers},

@@ -191,6 +191,24 @@ type Kernel interface {
 	// ObserveHashWait reports how long a password hash waited for a
 	// slot to the application's metrics.
 	ObserveHashWait(d time.Duration)
+
+	// The account's own routes: changes a signed-in user makes to their
+	// account.
+
+	// AccountSession verifies the session of a request to a route that
+	// changes the account, which must have met its MFA requirement (or
+	// is answered 403 st-mfa), and reads its user's logins; or answers
+	// the request itself.
+	AccountSession(w http.ResponseWriter, r *http.Request) (FactorSession, bool)
+	// SignedInRecently reports whether the session s completed a factor
+	// within auth.Config's FreshSignIn, or answers the request itself:
+	// 403 with the fresh sign-in's "invalid claim" body (st-fresh).
+	SignedInRecently(w http.ResponseWriter, r *http.Request, s Session) bool
+	// EndOtherSessions ends every session of s's user but s, in one step
+	// with respect to sign-ins in flight, and answers OK: s goes on as a
+	// new session, with the same login, factors and start, whose tokens
+	// it writes on w.
+	EndOtherSessions(w http.ResponseWriter, r *http.Request, s Session)
 }
 
 // AttemptOutcome is how a password sign-in attempt ended, for
@@ -380,6 +398,7 @@ const (
 	EventPasskeyRemoved        = "passkey_removed"
 	EventPasskeyCloneSuspected = "passkey_clone_suspected"
 	EventFactorFailed          = "factor_failed"
+	EventPasswordChanged       = "password_changed"
 )
 
 // The factors a session can complete, named as the SDKs name them (the

@@ -1281,6 +1281,7 @@ async function showAccount(mfaDone = {}) {
   $("account-who").textContent = `${account.user.email || "No email"} · member since ${joined}${roles}`;
   showLogins(methods);
   showSessions(methods);
+  showPassword();
   show("account");
   startLive();
   await Promise.all([
@@ -1528,7 +1529,7 @@ function startLive() {
   });
   ws.addEventListener("close", (e) => {
     if (live === ws) live = null;
-    if ($("account").hidden) return;
+    if (ws.quiet || $("account").hidden) return;
     if (e.code === LIVE_ENDED) {
       liveEnded(e.reason);
       return;
@@ -1562,6 +1563,158 @@ async function resumeLive(refresh) {
   } catch (_) {
     setTimeout(() => resumeLive(false), liveBackoff());
   }
+}
+
+// quietLive closes the live list while this session is replaced (a new
+// sign-in, a changed password): the old session ends, which must not
+// show the signed-out view. showAccount opens it again.
+function quietLive() {
+  const ws = live;
+  live = null;
+  if (ws) {
+    ws.quiet = true;
+    ws.close();
+  }
+}
+
+// ---- the password, the fresh sign-in, deleting the account ----
+
+// The library's own routes for these (PROTOCOL.md): the SDK has no
+// function for them, so plain fetch, whose session the SDK's interceptor
+// adds, and whose new tokens (a changed password carries the session on
+// under a new handle) it keeps.
+const FRESH_CLAIM = "st-fresh";
+
+function hasPassword() {
+  return !!account && account.logins.some((l) => l.method === "emailpassword");
+}
+
+function authPost(path, body) {
+  const init = { method: "POST", credentials: "include" };
+  if (body !== undefined) {
+    init.headers = { "Content-Type": "application/json" };
+    init.body = JSON.stringify(body);
+  }
+  return fetch(api + "/auth" + path, init);
+}
+
+// freshly sends a request; when the answer is the fresh sign-in's 403 it
+// has the user sign in again and sends it once more. It returns the
+// answer, or null when the user gave up.
+async function freshly(send) {
+  const res = await send();
+  if ((await refusedClaim(res)) !== FRESH_CLAIM) return res;
+  if (!(await signInAgain())) return null;
+  return send();
+}
+
+// signInAgain asks for the password and signs in with it, which replaces
+// this session's tokens, and ends the session it replaced. It resolves
+// true once signed in, false if the user cancels or has no password.
+function signInAgain() {
+  const email = account.logins.find((l) => l.method === "emailpassword")?.email;
+  if (!email) {
+    accountError("For this, sign out and sign in again, then try once more: your last sign-in is more than a few minutes old.");
+    return Promise.resolve(false);
+  }
+  const form = $("account-reauth");
+  const old = account.sessions.find((s) => s.current);
+  form.hidden = false;
+  $("account-reauth-password").value = "";
+  $("account-reauth-password").focus();
+  return new Promise((resolve) => {
+    const done = (ok) => {
+      form.hidden = true;
+      form.onsubmit = null;
+      $("account-reauth-cancel").onclick = null;
+      resolve(ok);
+    };
+    $("account-reauth-cancel").onclick = () => done(false);
+    form.onsubmit = (e) => {
+      e.preventDefault();
+      clearErrors(form);
+      busy(form, async () => {
+        quietLive();
+        const res = await EmailPassword.signIn({
+          formFields: [
+            { id: "email", value: email },
+            { id: "password", value: $("account-reauth-password").value },
+          ],
+        });
+        if (res.status !== "OK") {
+          fieldErrors([{ id: "password", error: "That is not your password." }], { password: "account-reauth-password" });
+          return;
+        }
+        // The sign-in started a session of its own: the old one is done.
+        if (old) await accountAPI("POST", `/sessions/${encodeURIComponent(old.handle)}/revoke`).catch(() => {});
+        done(true);
+      }, accountError);
+    };
+  });
+}
+
+$("account-password-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const form = $("account-password-form");
+  clearErrors(form);
+  accountBusy(async () => {
+    const fields = [{ id: "newPassword", value: $("account-new-password").value }];
+    if (hasPassword()) fields.unshift({ id: "oldPassword", value: $("account-old-password").value });
+    quietLive();
+    const res = await freshly(() => authPost("/user/password/change", { formFields: fields }));
+    if (res === null) return showAccount();
+    if (res.status === 401) throw res;
+    if (!res.ok) throw res;
+    const body = await res.json();
+    switch (body.status) {
+      case "OK":
+        $("account-old-password").value = $("account-new-password").value = "";
+        await showAccount();
+        say("Your password was changed, and every other session was signed out.");
+        return;
+      case "FIELD_ERROR":
+        fieldErrors(body.formFields, { oldPassword: "account-old-password", newPassword: "account-new-password" });
+        break;
+      case "WRONG_CREDENTIALS_ERROR":
+        fieldErrors([{ id: "oldPassword", error: "That is not your current password." }], { oldPassword: "account-old-password" });
+        break;
+      case "NO_EMAIL_FOR_PASSWORD_ERROR":
+        accountError("A password needs an email this account owns: sign in once with a provider that vouches for it, or a code sent to it.");
+        break;
+      default:
+        accountError("Something went wrong: " + body.status + ".");
+    }
+    await showAccount();
+  });
+});
+
+$("account-delete").addEventListener("click", () => {
+  if (!window.confirm("Delete your account? This cannot be undone.")) return;
+  accountBusy(async () => {
+    quietLive();
+    const res = await freshly(() => authPost("/user/delete"));
+    if (res === null) return showAccount();
+    if (!res.ok) throw res;
+    const body = await res.json();
+    if (body.status === "DELETE_NOT_ALLOWED") {
+      accountError(body.reason);
+      await showAccount();
+      return;
+    }
+    show("signed-out");
+    say("Your account was deleted.");
+  });
+});
+
+// showPassword shows the password form as it fits the user: change the
+// password, or add one.
+function showPassword() {
+  const has = hasPassword();
+  $("account-old-password-row").hidden = !has;
+  $("account-password-submit").textContent = has ? "Change password" : "Add a password";
+  $("account-password-note").textContent = has
+    ? "Changing the password signs out every other session."
+    : "You sign in without a password. Adding one (for the email this account owns) needs a sign-in within the last few minutes.";
 }
 
 // ---- linking a provider ----

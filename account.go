@@ -1,0 +1,234 @@
+package auth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/latchkit/auth/internal/kit"
+	"github.com/latchkit/auth/internal/wire"
+	"github.com/latchkit/auth/store"
+)
+
+// The account's self-service: the fresh sign-in that its sensitive
+// routes ask for, carrying the current session on while the user's
+// others end, and deleting one's own account.
+
+// claimFresh is the name of the fresh sign-in's refusals. It is a claim
+// that no token carries: its check reads the st-mfa claim, or the
+// session's start in the store.
+const claimFresh = "st-fresh"
+
+// signedInWithin is the argument of a SignedInWithin rule.
+type signedInWithin struct{ d time.Duration }
+
+// SignedInWithin is a Rule for sensitive routes, in the manner of
+// GitHub's sudo mode: the session must have completed a factor within
+// the last d (0 means Config.FreshSignIn), or it is refused 403 with the
+// "invalid claim" body of st-fresh, and the frontend has the user sign
+// in again, then retries. A factor is the sign-in that started the
+// session or, with Config.MFA, any factor the session completed since
+// (the latest time in its st-mfa claim): completing TOTP or a passkey
+// again counts. Without MFA it is when the session started, which the
+// check reads from the store. Several SignedInWithin rules on a route
+// all hold. Unlike FactorWithin it asks for no factor in particular.
+func SignedInWithin(d time.Duration) Rule {
+	return kit.NewRule(claimFresh, signedInWithin{d})
+}
+
+// freshClaim checks SignedInWithin rules. It is in no token.
+type freshClaim struct{ a *Auth }
+
+func (freshClaim) name() string   { return claimFresh }
+func (freshClaim) inTokens() bool { return false }
+
+func (freshClaim) atSignIn(context.Context, store.Session, store.Login, time.Time, *kit.Reading) []byte {
+	return nil
+}
+
+func (freshClaim) atRefresh(context.Context, store.Session, time.Time, *kit.Reading) []byte {
+	return nil
+}
+
+func (freshClaim) parse(json.RawMessage) (any, error) { return nil, nil }
+
+func (c freshClaim) checker(rules []Rule) claimCheck {
+	var within time.Duration
+	found := false
+	for _, r := range rules {
+		if arg, ok := r.Arg().(signedInWithin); ok {
+			d := arg.d
+			if d <= 0 {
+				d = c.a.cfg.FreshSignIn
+			}
+			if !found || d < within {
+				within, found = d, true
+			}
+		}
+	}
+	if !found {
+		return nil
+	}
+	return func(ctx context.Context, vt *verifiedToken) ([]byte, error) {
+		return nil, c.a.checkFresh(ctx, vt, within)
+	}
+}
+
+// freshReason is the reason of st-fresh's refusal.
+type freshReason struct {
+	Message         string `json:"message"`
+	MaxAgeInSeconds int64  `json:"maxAgeInSeconds"`
+}
+
+// checkFresh passes the session of vt if it completed a factor within d.
+func (a *Auth) checkFresh(ctx context.Context, vt *verifiedToken, d time.Duration) error {
+	at, err := a.lastFactorAt(ctx, vt)
+	if err != nil {
+		return err
+	}
+	if a.cfg.Now().Sub(at) <= d {
+		return nil
+	}
+	secs := int64(d / time.Second)
+	reason := freshReason{
+		Message:         "Sign-in not fresh: no factor completed within " + strconv.FormatInt(secs, 10) + " seconds",
+		MaxAgeInSeconds: secs,
+	}
+	return &ClaimError{Claim: claimFresh, Message: reason.Message, Reason: reason}
+}
+
+// lastFactorAt is when the session of vt last completed a factor: the
+// latest time of its st-mfa claim while MFA is on, and otherwise (or for
+// a token without the claim) when the session started.
+func (a *Auth) lastFactorAt(ctx context.Context, vt *verifiedToken) (time.Time, error) {
+	if c := vt.factorsClaim(); a.mfaOn() && c != nil {
+		var last int64
+		for _, at := range c.Done {
+			last = max(last, at)
+		}
+		if last > 0 {
+			return time.Unix(last, 0), nil
+		}
+	}
+	s, err := a.store.Session(ctx, vt.handle, a.cfg.Now())
+	if err != nil {
+		return time.Time{}, sessionGone(err)
+	}
+	return s.CreatedAt, nil
+}
+
+// carryOn ends every session of the user of vt, and starts the one of vt
+// again under a new handle, with its login, factors and start, whose
+// tokens it writes in mode m: the user's other sessions end, and so does
+// any sign-in in flight that checked a credential before (the store's
+// session epoch), which ending them one by one would let through. It
+// answers OK.
+func (a *Auth) carryOn(w http.ResponseWriter, r *http.Request, vt *verifiedToken, m mode) {
+	ctx := r.Context()
+	old, err := a.store.Session(ctx, vt.handle, a.cfg.Now())
+	if err != nil {
+		a.failSession(w, r, sessionGone(err))
+		return
+	}
+	handles, err := a.store.RevokeUserSessions(ctx, old.UserID)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	for _, h := range handles {
+		if h == old.Handle {
+			a.liveSessions.Evict(h)
+			continue
+		}
+		a.emit(ctx, r, Event{Kind: EventSessionRevoked, UserID: old.UserID, SessionHandle: h})
+	}
+	t, err := a.restart(ctx, old)
+	if err != nil {
+		a.failSession(w, r, err)
+		return
+	}
+	wire.JSON(w, http.StatusOK, struct {
+		Status string `json:"status"`
+		bodyTokens
+	}{"OK", a.writeTokens(w, m, t)})
+}
+
+// restart starts old again, under a new handle and the user's session
+// epoch as it is now; a revocation of every session since ends it.
+func (a *Auth) restart(ctx context.Context, old store.Session) (issued, error) {
+	u, err := a.store.UserByID(ctx, old.UserID)
+	if err != nil {
+		return issued{}, sessionGone(err)
+	}
+	by, err := a.loginOf(ctx, old.UserID, old.LoginID)
+	if err != nil {
+		return issued{}, sessionGone(err)
+	}
+	by.SessionEpoch = u.SessionEpoch
+	s := store.Session{UserID: old.UserID, LoginID: by.ID, CreatedAt: old.CreatedAt, Factors: old.Factors}
+	t, err := a.startSession(ctx, &s, by)
+	if errors.Is(err, store.ErrSessionsEnded) {
+		return issued{}, errRevoked
+	}
+	return t, err
+}
+
+// accountSession verifies the session of a request to a route that
+// changes the account: it must have met its MFA requirement, and its
+// user must still have a login. It reads the user's logins, and answers
+// the request itself when it fails.
+func (k kernel) accountSession(w http.ResponseWriter, r *http.Request) (*factorSession, bool) {
+	s, ok := k.FactorSession(w, r)
+	if !ok {
+		return nil, false
+	}
+	fs := s.(*factorSession)
+	switch {
+	case len(fs.logins) == 0:
+		k.a.failSession(w, r, errRevoked) // the user is gone
+		return nil, false
+	case fs.pending:
+		k.a.fail(w, r, errMFAPending)
+		return nil, false
+	}
+	return fs, true
+}
+
+// handleDeleteAccount is POST /user/delete: the user of a session that
+// signed in recently deletes their account, once the application's
+// BeforeDeleteUser agrees. Every session of the user ends; the answer
+// clears the request's tokens.
+func (a *Auth) handleDeleteAccount(w http.ResponseWriter, r *http.Request) {
+	k := kernel{a}
+	fs, ok := k.accountSession(w, r)
+	if !ok || !k.SignedInRecently(w, r, fs) {
+		return
+	}
+	ctx, userID := r.Context(), fs.UserID()
+	if err := a.cfg.BeforeDeleteUser(ctx, userID); err != nil {
+		a.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "auth: the application refused to delete a user",
+			slog.String("user_id", userID), slog.String("error", err.Error()))
+		wire.NotAllowed(w, "DELETE_NOT_ALLOWED", err.Error())
+		return
+	}
+	if err := a.deleteUser(ctx, r, userID); errors.Is(err, store.ErrNotFound) {
+		a.failSession(w, r, errRevoked)
+		return
+	} else if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.clearTokens(w, fs.m == modeCookie, fs.m != modeCookie)
+	wire.JSON(w, http.StatusOK, wire.OK)
+}
+
+// accountRoutes adds the account's own routes to routes.
+func (a *Auth) accountRoutes(routes map[string]kit.Route) {
+	if a.cfg.BeforeDeleteUser != nil {
+		routes["/user/delete"] = kit.Route{Method: http.MethodPost, Handle: a.handleDeleteAccount}
+	}
+}
