@@ -215,6 +215,8 @@
 // session of the user; the page's session goes on under a new handle,
 // whose place the demo does not know (no sign-in reported it), and its
 // live list reconnects rather than show the signed-out view.
+// e2e/demo-selfservice.test.mjs runs both in Chromium, in cookie and
+// header mode, with -fresh-sign-in 4s.
 //
 // The page's list of sessions is live: GET /api/live (live.go) is a
 // WebSocket that sends {"type": "sessions", "sessions": [...]}, the
