@@ -44,6 +44,11 @@
 //		the session lifetime without a refresh.
 //	-reset-ttl duration (DEMO_RESET_TTL; default 1h)
 //		the password reset token lifetime.
+//	-fresh-sign-in duration (DEMO_FRESH_SIGN_IN; default 5m)
+//		how recent a sign-in deleting the account and adding a password
+//		need (auth.Config.FreshSignIn, at most 24h); past it the account
+//		page asks for the password again. The browser tests shorten it
+//		to reach that step.
 //	-smtp url (DEMO_SMTP; default unset)
 //		the SMTP server for password reset, verification and
 //		passwordless email,
@@ -203,13 +208,15 @@
 // and deletes the account (POST /auth/user/delete, served because the
 // demo sets Config.BeforeDeleteUser, beforeDeleteUser in account.go). Adding
 // a password and deleting the account need a sign-in within the last 5
-// minutes (Config.FreshSignIn): past it the library answers 403 with the
+// minutes (Config.FreshSignIn, -fresh-sign-in): past it the library answers 403 with the
 // st-fresh claim, and the page asks for the password, signs in again,
 // ends the session it replaced, and retries. A user without a password
 // is asked to sign out and in again. A changed password ends every other
 // session of the user; the page's session goes on under a new handle,
 // whose place the demo does not know (no sign-in reported it), and its
 // live list reconnects rather than show the signed-out view.
+// e2e/demo-selfservice.test.mjs runs both in Chromium, in cookie and
+// header mode, with -fresh-sign-in 4s.
 //
 // The page's list of sessions is live: GET /api/live (live.go) is a
 // WebSocket that sends {"type": "sessions", "sessions": [...]}, the

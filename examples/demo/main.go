@@ -71,6 +71,9 @@ type options struct {
 	// refreshes bounds how often one session may refresh; zero is the
 	// library's default.
 	refreshes auth.Rate
+	// freshSignIn is Config.FreshSignIn: how recent a sign-in deleting
+	// the account and adding a password ask for.
+	freshSignIn time.Duration
 	// providers are the third-party sign-in providers, in the order the
 	// page lists them; none unless configured.
 	providers []provider.Provider
@@ -186,6 +189,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 		dur(&o.accessTTL, "access-ttl", "DEMO_ACCESS_TTL", auth.DefaultAccessTokenLifetime, "access token lifetime"),
 		dur(&o.refreshTTL, "refresh-ttl", "DEMO_REFRESH_TTL", auth.DefaultRefreshTokenLifetime, "session lifetime without a refresh"),
 		dur(&o.resetTTL, "reset-ttl", "DEMO_RESET_TTL", emailpassword.DefaultResetTokenLifetime, "password reset token lifetime"),
+		dur(&o.freshSignIn, "fresh-sign-in", "DEMO_FRESH_SIGN_IN", auth.DefaultFreshSignIn, "how recent a sign-in deleting the account and adding a password need; past it the page asks for the password again"),
 	} {
 		if err != nil {
 			return o, err
@@ -290,6 +294,9 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	}
 	if o.otel, err = parseOTel(otelMode); err != nil {
 		return o, err
+	}
+	if o.freshSignIn <= 0 || o.freshSignIn > auth.MaxFreshSignIn {
+		return o, fmt.Errorf("-fresh-sign-in %v: want more than 0 and at most %v", o.freshSignIn, auth.MaxFreshSignIn)
 	}
 	if o.refreshes, err = parseRate(refreshes); err != nil {
 		return o, fmt.Errorf("-session-refreshes: %v", err)
@@ -712,6 +719,9 @@ func newAuth(o options, st store.Store, m mailer.Mailer, stdout io.Writer, logge
 		// POST /auth/user/delete: users may delete their accounts
 		// (account.go).
 		BeforeDeleteUser: beforeDeleteUser,
+		// Deleting the account and adding a password need a sign-in
+		// this recent (-fresh-sign-in).
+		FreshSignIn: o.freshSignIn,
 		// Each provider sends the browser back to the page at
 		// <app-url>/auth/callback/<id>, the redirect URI to register.
 		ThirdParty: thirdparty.Config{Providers: o.providers},

@@ -52,8 +52,16 @@ func TestParseOptions(t *testing.T) {
 		t.Errorf("env twins, flag wins: %+v", o)
 	}
 
+	if o.freshSignIn != auth.DefaultFreshSignIn {
+		t.Errorf("default -fresh-sign-in: %v, want %v", o.freshSignIn, auth.DefaultFreshSignIn)
+	}
+	if o, err := parseOptions([]string{"-fresh-sign-in", "2s"}, getenv); err != nil || o.freshSignIn != 2*time.Second {
+		t.Errorf("-fresh-sign-in 2s: %v, %v", o.freshSignIn, err)
+	}
 	for _, bad := range [][]string{
 		{"-access-ttl", "soon"},
+		{"-fresh-sign-in", "0s"},
+		{"-fresh-sign-in", "48h"},
 		{"-app-url", "ftp://x"},
 		{"-smtp", "http://mail"},
 		{"-session-refreshes", "60"},

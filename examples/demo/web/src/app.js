@@ -1620,6 +1620,9 @@ function signInAgain() {
   const form = $("account-reauth");
   const old = account.sessions.find((s) => s.current);
   form.hidden = false;
+  // The action that asks is running, with the account page's buttons
+  // disabled (accountBusy): this form's are the way on.
+  form.querySelectorAll("button").forEach((b) => (b.disabled = false));
   $("account-reauth-password").value = "";
   $("account-reauth-password").focus();
   return new Promise((resolve) => {

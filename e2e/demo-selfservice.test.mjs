@@ -1,0 +1,306 @@
+// End-to-end tests of the account page's self-service, in Chromium, in
+// cookie and header mode, on the demo started with -dev (the outbox at
+// /dev/outbox.json) and -fresh-sign-in 4s, so that a sign-in goes stale
+// within the test:
+//
+//   - changing the password with the current one: another browser
+//     context signed in as the same user is signed out (its page shows
+//     the signed-out view, its session is refused), this one goes on with
+//     new tokens past its access token's expiry, the notice email is
+//     sent, and only the new password signs in;
+//   - deleting the account once the sign-in is stale: the library answers
+//     403 st-fresh, the page asks for the password (a wrong one is told,
+//     Cancel gives up), signs in again and deletes; the page shows the
+//     signed-out view and the account no longer signs in.
+//
+// The page logs no console errors, and the demo refuses nothing but the
+// 401s and the 403 that these steps expect.
+//
+//	cd e2e && npm ci && node --test demo-selfservice.test.mjs
+//
+// Needs Go (to build ./examples/demo) and Chromium (CHROMIUM, default
+// /usr/bin/chromium). Screenshots of failed steps go to e2e/screenshots/.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  ACCESS_TTL_MS,
+  TEST_TIMEOUT,
+  apiMe,
+  assertText,
+  launch,
+  open,
+  session,
+  signedInAs,
+  signedOutUI,
+  sleep,
+  startDemo,
+} from "./helpers.mjs";
+
+const PASSWORD = "correct horse 1";
+const NEW_PASSWORD = "battery staple 2";
+const FRESH_MS = 4000;
+
+let seq = 0;
+const newEmail = (tag) => `${tag}-${process.pid}-${Date.now()}-${++seq}@example.com`;
+
+// ---- page actions ------------------------------------------------------------
+
+async function passwordForm(page, base, button, email, password, query) {
+  await open(page, base + "/" + query);
+  await signedOutUI(page);
+  await page.fill("#email", email);
+  await page.fill("#password", password);
+  await page.click(button);
+}
+
+async function signUp(page, base, email, query) {
+  await passwordForm(page, base, "#signup", email, PASSWORD, query);
+  await signedInAs(page, email);
+}
+
+async function signIn(page, base, email, password, query) {
+  await passwordForm(page, base, "#signin", email, password, query);
+  await signedInAs(page, email);
+}
+
+// signInRefused asserts that the sign-in form refuses email and password.
+async function signInRefused(page, base, email, password, query) {
+  await passwordForm(page, base, "#signin", email, password, query);
+  await assertText(page, "#status", "Wrong email or password.");
+  await signedOutUI(page);
+}
+
+async function accountPage(page) {
+  await page.getByRole("link", { name: "Account" }).click();
+  await page.locator("#account").waitFor({ state: "visible" });
+}
+
+// sessions waits until the page lists n sessions.
+async function sessions(page, n) {
+  const items = page.locator("#account-sessions li");
+  for (let i = 0; i < 100; i++) {
+    if ((await items.count()) === n) return;
+    await sleep(100);
+  }
+  assert.fail(`want ${n} sessions listed, have: ${(await items.allTextContents()).join(" | ")}`);
+}
+
+// mails lists the outbox's emails to `to`, oldest first.
+async function mails(base, to) {
+  const res = await fetch(base + "/dev/outbox.json");
+  assert.equal(res.status, 200);
+  const { emails } = await res.json();
+  return emails.filter((m) => m.to === to).sort((a, b) => a.id - b.id);
+}
+
+async function focused(page) {
+  return page.evaluate(() => document.activeElement && document.activeElement.id);
+}
+
+// consoleErrors collects the console errors of page and the demo's
+// refusals, but for those the steps expect: 401 (an access token past
+// its 3 seconds before the SDK refreshes it, the old session's
+// refusals), the fresh sign-in's 403 on POST /auth/user/delete, and the
+// browser's own ask for the favicon, which the demo has not. Chromium
+// logs each refusal as a console error, "Failed to load resource": those
+// are checked by their answers.
+function consoleErrors(page) {
+  const errors = [];
+  page.on("console", (m) => {
+    if (m.type() !== "error" || m.text().startsWith("Failed to load resource: the server responded with a status of")) return;
+    errors.push(`${m.text()} (${m.location().url})`);
+  });
+  page.on("pageerror", (e) => errors.push(`pageerror: ${e.message}`));
+  page.on("response", (res) => {
+    const status = res.status();
+    const path = new URL(res.url()).pathname;
+    if (
+      status < 400 ||
+      status === 401 ||
+      (status === 403 && path === "/auth/user/delete") ||
+      (status === 404 && path === "/favicon.ico")
+    ) {
+      return;
+    }
+    errors.push(`${res.request().method()} ${path}: ${status}`);
+  });
+  return errors;
+}
+
+// answers records the status of each POST to path, but for the 401s
+// after which the SDK refreshes the session and sends it again (the
+// access token lives 3 seconds, less than the wait for a stale sign-in).
+function answers(page, path) {
+  const statuses = [];
+  page.on("response", (res) => {
+    if (res.request().method() === "POST" && new URL(res.url()).pathname === path && res.status() !== 401) {
+      statuses.push(res.status());
+    }
+  });
+  return statuses;
+}
+
+// ---- the tests ---------------------------------------------------------------
+
+describe("account page, the password and deleting the account", { timeout: 8 * TEST_TIMEOUT }, () => {
+  let demo, browser, base;
+  before(async () => {
+    demo = await startDemo(["-dev", "-fresh-sign-in", `${FRESH_MS / 1000}s`]);
+    base = `http://localhost:${demo.port}`;
+    browser = await launch();
+  });
+  after(async () => {
+    await browser?.close().catch(() => {});
+    await demo?.stop();
+  });
+
+  for (const mode of ["cookie", "header"]) {
+    const query = mode === "header" ? "?mode=header" : "";
+
+    test(`${mode} mode: change the password; the other device is signed out, this one goes on`, { timeout: 2 * TEST_TIMEOUT }, () =>
+      session(browser, `selfservice-password-${mode}`, async ({ page, step }) => {
+        const email = newEmail(`password-${mode}`);
+        const errors = consoleErrors(page);
+        const other = await browser.newContext();
+        try {
+          const otherPage = await other.newPage();
+          const otherErrors = consoleErrors(otherPage);
+          await step("sign up", () => signUp(page, base, email, query));
+          await step("sign in elsewhere, its account page", async () => {
+            await signIn(otherPage, base, email, PASSWORD, query);
+            await accountPage(otherPage);
+            await sessions(otherPage, 2);
+          });
+          await step("account page", async () => {
+            await accountPage(page);
+            if (mode === "header") await assertText(page, "#mode", "Token transfer: header");
+            await sessions(page, 2);
+            await assertText(page, "#account-password-submit", "Change password");
+            assert.equal(await page.locator("#account-old-password").isVisible(), true);
+          });
+          await step("a wrong current password is refused", async () => {
+            await page.fill("#account-old-password", "not my password 3");
+            await page.fill("#account-new-password", NEW_PASSWORD);
+            await page.click("#account-password-submit");
+            await assertText(page, "#account-old-password-error", "That is not your current password.");
+            assert.equal(await page.locator("#account-old-password").getAttribute("aria-invalid"), "true");
+            await sessions(page, 2);
+          });
+          await step("change it", async () => {
+            await page.fill("#account-old-password", PASSWORD);
+            await page.fill("#account-new-password", NEW_PASSWORD);
+            await page.click("#account-password-submit");
+            await assertText(page, "#status", "Your password was changed, and every other session was signed out.");
+            assert.equal(await page.locator("#account-old-password-error").textContent(), "");
+            assert.equal(await page.locator("#account-old-password").inputValue(), "");
+            assert.equal(await page.locator("#account-new-password").inputValue(), "");
+            await sessions(page, 1);
+            assert.match((await page.locator("#account-sessions li").allTextContents())[0], /this device/);
+          });
+          await step("the other page shows it is signed out", async () => {
+            await signedOutUI(otherPage);
+            // By its live list of sessions, with no reload.
+            await assertText(otherPage, "#status", "Your session was ended by the application.");
+          });
+          await step("the notice email", async () => {
+            let sent;
+            for (let i = 0; i < 50 && !sent; i++) {
+              sent = (await mails(base, email)).find((m) => m.subject === "Your password was changed");
+              if (!sent) await sleep(100);
+            }
+            assert.ok(sent, `no "Your password was changed" email to ${email} in the outbox`);
+          });
+          await step("past the access token: the other is refused, this one refreshes", async () => {
+            await sleep(ACCESS_TTL_MS + 500);
+            const theirs = await apiMe(otherPage, base);
+            assert.equal(theirs.status, 401, theirs.body);
+            const mine = await apiMe(page, base);
+            assert.equal(mine.status, 200, mine.body);
+            assert.equal(JSON.parse(mine.body).email, email);
+            // Its live list connected again under the new session,
+            // rather than show the signed-out view.
+            assert.equal(await page.locator("#account").isVisible(), true);
+            await sessions(page, 1);
+          });
+          await step("this page is still signed in after a reload", async () => {
+            await page.reload();
+            await page.locator("#account").waitFor({ state: "visible" });
+            await sessions(page, 1);
+          });
+          await step("the old password no longer signs in", () => signInRefused(otherPage, base, email, PASSWORD, query));
+          await step("the new one does", async () => {
+            await signIn(otherPage, base, email, NEW_PASSWORD, query);
+            await page.reload();
+            await page.locator("#account").waitFor({ state: "visible" });
+            await sessions(page, 2);
+          });
+          await step("no console errors", () => {
+            assert.deepEqual(errors, []);
+            assert.deepEqual(otherErrors, []);
+          });
+        } finally {
+          await other.close().catch(() => {});
+        }
+      }),
+    );
+
+    test(`${mode} mode: delete the account, signing in again once the sign-in is stale`, { timeout: 2 * TEST_TIMEOUT }, () =>
+      session(browser, `selfservice-delete-${mode}`, async ({ page, step }) => {
+        const email = newEmail(`delete-${mode}`);
+        const errors = consoleErrors(page);
+        const deletes = answers(page, "/auth/user/delete");
+        await step("sign up", () => signUp(page, base, email, query));
+        await step("account page", () => accountPage(page));
+        await step("not confirmed: nothing is sent", async () => {
+          page.once("dialog", (d) => d.dismiss());
+          await page.click("#account-delete");
+          await sleep(300);
+          assert.deepEqual(deletes, []);
+          assert.equal(await page.locator("#account").isVisible(), true);
+        });
+        await step("the sign-in goes stale", () => sleep(FRESH_MS + 1000));
+        await step("delete: the page asks for the password", async () => {
+          page.once("dialog", (d) => d.accept());
+          await page.click("#account-delete");
+          await page.locator("#account-reauth").waitFor({ state: "visible" });
+          assert.deepEqual(deletes, [403]);
+          assert.equal(await focused(page), "account-reauth-password");
+        });
+        await step("cancel: still signed in", async () => {
+          await page.click("#account-reauth-cancel");
+          await page.locator("#account-reauth").waitFor({ state: "hidden" });
+          assert.equal(await page.locator("#account").isVisible(), true);
+          await sessions(page, 1);
+          const me = await apiMe(page, base);
+          assert.equal(me.status, 200, me.body);
+        });
+        await step("delete again: a wrong password is told", async () => {
+          page.once("dialog", (d) => d.accept());
+          await page.click("#account-delete");
+          await page.locator("#account-reauth").waitFor({ state: "visible" });
+          assert.deepEqual(deletes, [403, 403]);
+          await page.fill("#account-reauth-password", "not my password 3");
+          await page.getByRole("button", { name: "Sign in again" }).click();
+          await assertText(page, "#account-reauth-password-error", "That is not your password.");
+          assert.equal(await page.locator("#account-reauth").isVisible(), true);
+        });
+        await step("the password: signed in again, deleted", async () => {
+          await page.fill("#account-reauth-password", PASSWORD);
+          await page.getByRole("button", { name: "Sign in again" }).click();
+          await signedOutUI(page);
+          await assertText(page, "#status", "Your account was deleted.");
+          assert.deepEqual(deletes, [403, 403, 200]);
+        });
+        await step("the session is gone", async () => {
+          const me = await apiMe(page, base);
+          assert.equal(me.status, 401, me.body);
+          await page.reload();
+          await page.locator("#loading").waitFor({ state: "hidden" });
+          await signedOutUI(page);
+        });
+        await step("the account no longer signs in", () => signInRefused(page, base, email, PASSWORD, query));
+        await step("no console errors", () => assert.deepEqual(errors, []));
+      }),
+    );
+  }
+});
