@@ -254,8 +254,7 @@ func (vt *verifiedToken) stillValid(k *keyring, now time.Time) bool {
 // verified before is taken from the token cache if it is still valid
 // (see stillValid); any other goes through golang-jwt in full, and into
 // the cache if it passes.
-func (a *Auth) verifyAccess(ctx context.Context, tok string) (*verifiedToken, error) {
-	now := a.cfg.Now()
+func (a *Auth) verifyAccess(ctx context.Context, tok string, now time.Time) (*verifiedToken, error) {
 	a.keys.refresh(ctx, now)
 	h := a.verified.Hash(tok)
 	cached, _ := a.verified.Get(h, tok)

@@ -109,11 +109,12 @@ func (a *Auth) VerifyToken(ctx context.Context, token string, rules ...Rule) (Se
 // verifyToken verifies an access token and that its session has not
 // ended where this instance or the store knows it.
 func (a *Auth) verifyToken(ctx context.Context, tok string) (*verifiedToken, error) {
-	vt, err := a.verifyAccess(ctx, tok)
+	now := a.cfg.Now() // one reading of the clock for the whole check
+	vt, err := a.verifyAccess(ctx, tok, now)
 	if err != nil {
 		return nil, err
 	}
-	if now := a.cfg.Now(); a.deleted.Has(vt.session.UserID, now) || a.evicted.Has(vt.handle, now) {
+	if a.deleted.Has(vt.session.UserID, now) || a.evicted.Has(vt.handle, now) {
 		return nil, errRevoked
 	}
 	// A cached token is checked here like a fresh one: a revoked session

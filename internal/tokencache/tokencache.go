@@ -7,6 +7,7 @@ package tokencache
 
 import (
 	"hash/maphash"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,11 +20,15 @@ import (
 // that are no longer usable, and is emptied if that is not enough, which
 // costs only full verifications.
 //
-// Entries are found by a keyed 64-bit hash of the token (hash/maphash,
-// with a random seed per cache) and accepted only if the whole token is
-// equal, compared in constant time: the map compares nothing but hashes,
-// so no timing tells a client how much of its token matches a cached one,
-// and a hash collision is a miss, never another token's session.
+// Entries are found by a keyed 64-bit hash of the token's last
+// dot-separated segment, its signature (hash/maphash, with a random seed
+// per cache), and accepted only if the whole token is equal, compared in
+// constant time: the map compares nothing but hashes, so no timing tells
+// a client how much of its token matches a cached one, and a hash
+// collision is a miss, never another token's session. The signature
+// differs from token to token as the whole does, and hashing it alone
+// keeps the cost of a lookup from growing with the claims a token
+// carries.
 type Tokens[V any] struct {
 	seedOnce sync.Once
 	seed     maphash.Seed
@@ -48,10 +53,11 @@ const (
 	maxShardTokens = maxTokens / shards
 )
 
-// Hash is the hash of tok that Get, Put and Remove take.
+// Hash is the hash of tok that Get, Put and Remove take: of its last
+// segment, or of all of it if it has no dot.
 func (c *Tokens[V]) Hash(tok string) uint64 {
 	c.seedOnce.Do(func() { c.seed = maphash.MakeSeed() })
-	return maphash.String(c.seed, tok)
+	return maphash.String(c.seed, tok[strings.LastIndexByte(tok, '.')+1:])
 }
 
 func (c *Tokens[V]) shard(h uint64) *shard[V] {

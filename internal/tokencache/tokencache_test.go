@@ -124,3 +124,22 @@ func TestEqualConstantTime(t *testing.T) {
 		}
 	}
 }
+
+// A token is found by its signature's hash, so a token that keeps the
+// signature and changes the rest hashes alike; it is still a miss, as
+// the whole token is compared.
+func TestTokensSameSignature(t *testing.T) {
+	var c Tokens[*int]
+	genuine, forged := "head.payload.sig", "head.other-payload.sig"
+	h := c.Hash(genuine)
+	if c.Hash(forged) != h {
+		t.Fatal("the hash is not the signature's")
+	}
+	c.Put(h, genuine, now.Add(time.Hour), new(int), now)
+	if _, ok := c.Get(h, forged); ok {
+		t.Error("a token with the genuine one's signature and another payload was found")
+	}
+	if _, ok := c.Get(h, genuine); !ok {
+		t.Error("the genuine token was not found")
+	}
+}
