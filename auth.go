@@ -41,10 +41,13 @@ type Auth struct {
 	passwordless  *passwordless.Recipe
 	thirdParty    *thirdparty.Recipe
 	// claims are the features' claims, registered by New; claimNames
-	// their names, and claimsInTokens whether any is on.
+	// their names, and claimsInTokens whether any is on. readings says
+	// whether a claim of a recipe's or the application's is among them,
+	// which a token's claims share a kit.Reading for.
 	claims         []tokenClaim
 	claimNames     []string
 	claimsInTokens bool
+	readings       bool
 	claimFields    reflect.Type // see readClaims
 	// frontendOrigins are the origins of AppURL and AllowedOrigins, where
 	// third-party sign-in may send the browser back to.

@@ -114,6 +114,10 @@ func (a *Auth) registerClaim(c tokenClaim) error {
 	}
 	a.claims = append(a.claims, c)
 	a.claimNames = append(a.claimNames, name)
+	switch c.(type) {
+	case recipeClaim, appClaim:
+		a.readings = true
+	}
 	a.claimsInTokens = a.claimsInTokens || c.inTokens()
 	a.claimFields = claimFieldsOf(a.claimNames)
 	return nil
@@ -183,21 +187,31 @@ func isStandardClaim(name string) bool {
 
 // claimsAtSignIn are the claims of a session's first access token.
 func (a *Auth) claimsAtSignIn(ctx context.Context, s store.Session, by store.Login, now time.Time) (v claimValues) {
-	var r kit.Reading
+	r := a.newReading()
 	for i, c := range a.claims {
 		if c.inTokens() {
-			v[i] = c.atSignIn(ctx, s, by, now, &r)
+			v[i] = c.atSignIn(ctx, s, by, now, r)
 		}
 	}
 	return v
 }
 
+// newReading is the kit.Reading of one token's claims, or nil where only
+// the kernel's claims are registered, which read nothing for another: a
+// token then allocates nothing for it.
+func (a *Auth) newReading() *kit.Reading {
+	if !a.readings {
+		return nil
+	}
+	return new(kit.Reading)
+}
+
 // claimsAtRefresh are the claims of the access token a refresh issues.
 func (a *Auth) claimsAtRefresh(ctx context.Context, s store.Session, now time.Time) (v claimValues) {
-	var r kit.Reading
+	r := a.newReading()
 	for i, c := range a.claims {
 		if c.inTokens() {
-			v[i] = c.atRefresh(ctx, s, now, &r)
+			v[i] = c.atRefresh(ctx, s, now, r)
 		}
 	}
 	return v

@@ -57,20 +57,42 @@ type Claim interface {
 // makes one for each token it fills; no two tokens share one, however
 // many fill at once for the same session.
 type Reading struct {
-	kept map[any]any
+	// A token's claims keep one or two values: inline, with a map only
+	// past readingInline, so that filling a token allocates no map.
+	keys, vals [readingInline]any
+	n          int
+	more       map[any]any
 }
+
+const readingInline = 4
 
 // Keep keeps v under key, a value of a type of the recipe's own.
 func (r *Reading) Keep(key, v any) {
-	if r.kept == nil {
-		r.kept = map[any]any{}
+	for i := range r.n {
+		if r.keys[i] == key {
+			r.vals[i] = v
+			return
+		}
 	}
-	r.kept[key] = v
+	if r.n < readingInline {
+		r.keys[r.n], r.vals[r.n] = key, v
+		r.n++
+		return
+	}
+	if r.more == nil {
+		r.more = map[any]any{}
+	}
+	r.more[key] = v
 }
 
 // Kept is what Keep kept under key.
 func (r *Reading) Kept(key any) (v any, ok bool) {
-	v, ok = r.kept[key]
+	for i := range r.n {
+		if r.keys[i] == key {
+			return r.vals[i], true
+		}
+	}
+	v, ok = r.more[key]
 	return v, ok
 }
 
