@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,6 +27,7 @@ import (
 	"github.com/latchkit/auth/passwordless"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/roles"
+	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
 	"github.com/latchkit/auth/thirdparty"
 )
@@ -193,11 +195,14 @@ func benchKey(b *testing.B) (access string, key []byte) {
 	b.Helper()
 	st := memstore.New()
 	_, access, _ = signedUp(b, auth.Config{Store: st, SigningAlgorithm: auth.HS256})
+	// The store also keeps the key of the refresh tokens' MACs: the
+	// access token's is the HS256 one.
 	keys, err := st.SigningKeys(b.Context(), time.Now())
-	if err != nil || len(keys) != 1 {
-		b.Fatalf("signing keys: %v %d", err, len(keys))
+	if i := slices.IndexFunc(keys, func(k store.SigningKey) bool { return k.Algorithm == auth.HS256 }); err == nil && i >= 0 {
+		return access, keys[i].Material
 	}
-	return access, keys[0].Material
+	b.Fatalf("signing keys: %v, %d without an HS256 one", err, len(keys))
+	return "", nil
 }
 
 // BenchmarkRawHMAC is the floor for HS256 verification: HMAC-SHA256 over
@@ -305,7 +310,12 @@ func BenchmarkSignIn(b *testing.B) {
 // BenchmarkSignUp is a sign-up with the default argon2id parameters: the
 // hash, the user, the session and the answer.
 func BenchmarkSignUp(b *testing.B) {
-	a, _, _ := signedUp(b, auth.Config{EmailPassword: emailpassword.Config{Hashing: emailpassword.Hashing{Memory: 19 * 1024, Iterations: 2, Parallelism: 1}}})
+	// One client signs up every user: past the allowance of new
+	// passwords a client has, which is not what is measured.
+	a, _, _ := signedUp(b, auth.Config{
+		EmailPassword: emailpassword.Config{Hashing: emailpassword.Hashing{Memory: 19 * 1024, Iterations: 2, Parallelism: 1}},
+		RateLimits:    auth.RateLimits{ClientNewPasswords: auth.Rate{Burst: 1 << 30, Every: time.Nanosecond}},
+	})
 	w := &discard{h: http.Header{}}
 	b.ReportAllocs()
 	i := 0
