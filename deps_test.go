@@ -151,6 +151,14 @@ func TestPasskeyDependencies(t *testing.T) {
 			t.Errorf("passkey imports %s, which is not on its allowed list", imp)
 		}
 	}
+	onlyImportedBy(t, "github.com/go-webauthn/", "passkey", module, module+"/authtest")
+}
+
+// onlyImportedBy checks that no package of the module that roots import,
+// themselves included, imports a path starting with prefix: only package
+// owner may.
+func onlyImportedBy(t *testing.T, prefix, owner string, roots ...string) {
+	t.Helper()
 	seen := map[string]bool{}
 	var walk func(path string)
 	walk = func(path string) {
@@ -159,16 +167,17 @@ func TestPasskeyDependencies(t *testing.T) {
 		}
 		seen[path] = true
 		for _, imp := range nonStandardImports(t, path) {
-			if strings.HasPrefix(imp, "github.com/go-webauthn/") {
-				t.Errorf("%s imports %s: only package passkey may", path, imp)
+			if strings.HasPrefix(imp, prefix) {
+				t.Errorf("%s imports %s: only package %s may", path, imp, owner)
 			}
 			if strings.HasPrefix(imp, module+"/") {
 				walk(imp)
 			}
 		}
 	}
-	walk(module)
-	walk(module + "/authtest")
+	for _, root := range roots {
+		walk(root)
+	}
 }
 
 // TestGRPCDependencies pins what package grpcauth imports: gRPC, which
@@ -210,23 +219,6 @@ func TestOTelDependencies(t *testing.T) {
 			t.Errorf("otelauth imports %s, which is not on its allowed list", imp)
 		}
 	}
-	seen := map[string]bool{}
-	var walk func(path string)
-	walk = func(path string) {
-		if seen[path] {
-			return
-		}
-		seen[path] = true
-		for _, imp := range nonStandardImports(t, path) {
-			if strings.HasPrefix(imp, "go.opentelemetry.io/") {
-				t.Errorf("%s imports %s: only package otelauth may", path, imp)
-			}
-			if strings.HasPrefix(imp, module+"/") {
-				walk(imp)
-			}
-		}
-	}
-	for _, root := range []string{module, module + "/store", module + "/store/memstore", module + "/store/sqlstore", module + "/authtest"} {
-		walk(root)
-	}
+	onlyImportedBy(t, "go.opentelemetry.io/", "otelauth",
+		module, module+"/store", module+"/store/memstore", module+"/store/sqlstore", module+"/authtest")
 }

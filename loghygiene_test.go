@@ -728,19 +728,10 @@ func (f *lhFlow) checkNoLeaks() {
 // send.
 func (f *lhFlow) withOTel(cfg auth.Config, newServer func(testing.TB, auth.Config) *authtest.Server) *authtest.Server {
 	f.t.Helper()
-	f.spans = tracetest.NewInMemoryExporter()
-	tel, err := otelauth.New(otelauth.Config{TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSyncer(f.spans))})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	cfg.Store = tel.Store(cfg.Store)
-	cfg.Metrics = tel.Metrics()
-	cfg.OnEvent = tel.OnEvent(cfg.OnEvent)
-	s := newServer(f.t, cfg)
-	h := tel.Handler(s.Auth)
-	for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"} {
-		s.Mux.Handle(m+" /auth/", h)
-	}
+	traced := newSpanTrace(f.t)
+	f.spans = traced.spans
+	s := newServer(f.t, traced.config(cfg))
+	traced.mount(s)
 	return s
 }
 
