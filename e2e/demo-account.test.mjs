@@ -25,6 +25,7 @@ import { fileURLToPath } from "node:url";
 import {
   ACCESS_TTL_MS,
   TEST_TIMEOUT,
+  accountPage,
   apiMe,
   assertText,
   launch,
@@ -84,13 +85,6 @@ async function passwordlessSignIn(page, base, email) {
   assert.ok(sent && sent.code, `no new code for ${email} in the outbox`);
   await page.fill("#pwl-code", sent.code);
   await page.click("#pwl-signin");
-}
-
-// accountPage opens the account page from the signed-in view's link.
-async function accountPage(page) {
-  await page.getByRole("link", { name: "Account" }).click();
-  await page.locator("#account").waitFor({ state: "visible" });
-  await page.waitForURL(/\/account(\?mode=header)?$/);
 }
 
 async function sessionItems(page) {

@@ -17,8 +17,10 @@ import assert from "node:assert/strict";
 import {
   ACCESS_TTL_MS,
   TEST_TIMEOUT,
+  accountPage,
   assertText,
   launch,
+  listedSessions,
   open,
   session,
   signedInAs,
@@ -39,21 +41,6 @@ async function passwordForm(page, base, button, email, query) {
   await page.fill("#password", PASSWORD);
   await page.click(button);
   await signedInAs(page, email);
-}
-
-async function accountPage(page) {
-  await page.getByRole("link", { name: "Account" }).click();
-  await page.locator("#account").waitFor({ state: "visible" });
-}
-
-// sessions waits until the page lists n sessions, with no reload.
-async function sessions(page, n) {
-  const items = page.locator("#account-sessions li");
-  for (let i = 0; i < 100; i++) {
-    if ((await items.count()) === n) return;
-    await sleep(100);
-  }
-  assert.fail(`want ${n} sessions listed, have: ${(await items.allTextContents()).join(" | ")}`);
 }
 
 describe("account page, live sessions", { timeout: 4 * TEST_TIMEOUT }, () => {
@@ -82,11 +69,11 @@ describe("account page, live sessions", { timeout: 4 * TEST_TIMEOUT }, () => {
           await step("sign up", () => passwordForm(page, demo.url, "#signup", email, query));
           await step("account page", async () => {
             await accountPage(page);
-            await sessions(page, 1);
+            await listedSessions(page, 1);
           });
           await step("sign-in elsewhere shows", async () => {
             await passwordForm(otherPage, demo.url, "#signin", email, query);
-            await sessions(page, 2);
+            await listedSessions(page, 2);
           });
           await step("live past the access token", async () => {
             // The socket closes when the token it was opened with
@@ -98,11 +85,11 @@ describe("account page, live sessions", { timeout: 4 * TEST_TIMEOUT }, () => {
           await step("sign-out elsewhere shows", async () => {
             await otherPage.click("#signout");
             await signedOutUI(otherPage);
-            await sessions(page, 1);
+            await listedSessions(page, 1);
           });
           await step("the other device ends this session", async () => {
             await passwordForm(otherPage, demo.url, "#signin", email, query);
-            await sessions(page, 2);
+            await listedSessions(page, 2);
             await accountPage(otherPage);
             await otherPage.getByRole("button", { name: /^Sign out the session on / }).click();
             await assertText(otherPage, "#status", "Signed out the session on ");

@@ -25,9 +25,11 @@ import assert from "node:assert/strict";
 import {
   ACCESS_TTL_MS,
   TEST_TIMEOUT,
+  accountPage,
   apiMe,
   assertText,
   launch,
+  listedSessions,
   open,
   session,
   signedInAs,
@@ -68,21 +70,6 @@ async function signInRefused(page, base, email, password, query) {
   await passwordForm(page, base, "#signin", email, password, query);
   await assertText(page, "#status", "Wrong email or password.");
   await signedOutUI(page);
-}
-
-async function accountPage(page) {
-  await page.getByRole("link", { name: "Account" }).click();
-  await page.locator("#account").waitFor({ state: "visible" });
-}
-
-// sessions waits until the page lists n sessions.
-async function sessions(page, n) {
-  const items = page.locator("#account-sessions li");
-  for (let i = 0; i < 100; i++) {
-    if ((await items.count()) === n) return;
-    await sleep(100);
-  }
-  assert.fail(`want ${n} sessions listed, have: ${(await items.allTextContents()).join(" | ")}`);
 }
 
 // mails lists the outbox's emails to `to`, oldest first.
@@ -169,12 +156,12 @@ describe("account page, the password and deleting the account", { timeout: 8 * T
           await step("sign in elsewhere, its account page", async () => {
             await signIn(otherPage, base, email, PASSWORD, query);
             await accountPage(otherPage);
-            await sessions(otherPage, 2);
+            await listedSessions(otherPage, 2);
           });
           await step("account page", async () => {
             await accountPage(page);
             if (mode === "header") await assertText(page, "#mode", "Token transfer: header");
-            await sessions(page, 2);
+            await listedSessions(page, 2);
             await assertText(page, "#account-password-submit", "Change password");
             assert.equal(await page.locator("#account-old-password").isVisible(), true);
           });
@@ -184,7 +171,7 @@ describe("account page, the password and deleting the account", { timeout: 8 * T
             await page.click("#account-password-submit");
             await assertText(page, "#account-old-password-error", "That is not your current password.");
             assert.equal(await page.locator("#account-old-password").getAttribute("aria-invalid"), "true");
-            await sessions(page, 2);
+            await listedSessions(page, 2);
           });
           await step("change it", async () => {
             await page.fill("#account-old-password", PASSWORD);
@@ -194,7 +181,7 @@ describe("account page, the password and deleting the account", { timeout: 8 * T
             assert.equal(await page.locator("#account-old-password-error").textContent(), "");
             assert.equal(await page.locator("#account-old-password").inputValue(), "");
             assert.equal(await page.locator("#account-new-password").inputValue(), "");
-            await sessions(page, 1);
+            await listedSessions(page, 1);
             assert.match((await page.locator("#account-sessions li").allTextContents())[0], /this device/);
           });
           await step("the other page shows it is signed out", async () => {
@@ -220,19 +207,19 @@ describe("account page, the password and deleting the account", { timeout: 8 * T
             // Its live list connected again under the new session,
             // rather than show the signed-out view.
             assert.equal(await page.locator("#account").isVisible(), true);
-            await sessions(page, 1);
+            await listedSessions(page, 1);
           });
           await step("this page is still signed in after a reload", async () => {
             await page.reload();
             await page.locator("#account").waitFor({ state: "visible" });
-            await sessions(page, 1);
+            await listedSessions(page, 1);
           });
           await step("the old password no longer signs in", () => signInRefused(otherPage, base, email, PASSWORD, query));
           await step("the new one does", async () => {
             await signIn(otherPage, base, email, NEW_PASSWORD, query);
             await page.reload();
             await page.locator("#account").waitFor({ state: "visible" });
-            await sessions(page, 2);
+            await listedSessions(page, 2);
           });
           await step("no console errors", () => {
             assert.deepEqual(errors, []);
@@ -270,7 +257,7 @@ describe("account page, the password and deleting the account", { timeout: 8 * T
           await page.click("#account-reauth-cancel");
           await page.locator("#account-reauth").waitFor({ state: "hidden" });
           assert.equal(await page.locator("#account").isVisible(), true);
-          await sessions(page, 1);
+          await listedSessions(page, 1);
           const me = await apiMe(page, base);
           assert.equal(me.status, 200, me.body);
         });

@@ -165,6 +165,24 @@ export async function assertText(page, sel, want) {
   });
 }
 
+// accountPage opens the account page from the signed-in view's link.
+export async function accountPage(page) {
+  await page.getByRole("link", { name: "Account" }).click();
+  await page.locator("#account").waitFor({ state: "visible" });
+  await page.waitForURL(/\/account(\?mode=header)?$/);
+}
+
+// listedSessions waits until the account page lists n sessions, with no
+// reload.
+export async function listedSessions(page, n) {
+  const items = page.locator("#account-sessions li");
+  for (let i = 0; i < 100; i++) {
+    if ((await items.count()) === n) return;
+    await sleep(100);
+  }
+  assert.fail(`want ${n} sessions listed, have: ${(await items.allTextContents()).join(" | ")}`);
+}
+
 // apiMe calls GET /api/me from the page: through the SDK's fetch interceptor.
 export function apiMe(page, api) {
   return page.evaluate(async (api) => {
