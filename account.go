@@ -101,6 +101,17 @@ func (a *Auth) checkFresh(ctx context.Context, vt *verifiedToken, d time.Duratio
 	return &ClaimError{Claim: claimFresh, Message: reason.Message, Reason: reason}
 }
 
+// signedInRecently reports whether the session of vt completed a factor
+// within Config.FreshSignIn, or answers the request itself with the
+// fresh sign-in's refusal.
+func (a *Auth) signedInRecently(w http.ResponseWriter, r *http.Request, vt *verifiedToken) bool {
+	if err := a.checkFresh(r.Context(), vt, a.cfg.FreshSignIn); err != nil {
+		a.failSession(w, r, err)
+		return false
+	}
+	return true
+}
+
 // lastFactorAt is when the session of vt last completed a factor: the
 // latest time of its st-mfa claim while MFA is on, and otherwise (or for
 // a token without the claim) when the session started.

@@ -8,6 +8,7 @@ package auth_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -157,6 +158,86 @@ func TestSignedInWithinMFA(t *testing.T) {
 	if res := pending.Do(http.MethodPost, "/auth/user/delete", nil); res.StatusCode != http.StatusForbidden || string(res.Body) != mfPendingBody {
 		t.Fatalf("delete from a pending session: %d %s, want 403 st-mfa", res.StatusCode, res.Body)
 	}
+}
+
+// TestSensitiveRoutesNeedFreshSignIn: adding or removing a second factor
+// or a passkey, and showing new recovery codes, need a fresh sign-in;
+// a stale session changes nothing, and completing a factor again lets it
+// through. Removing a device not yet set up is the setup's own.
+func TestSensitiveRoutesNeedFreshSignIn(t *testing.T) {
+	mfModes(t, func(t *testing.T, m authtest.Mode) {
+		s := pkOffered(t)
+		c, _ := s.SignedIn(m)
+		secret := c.SetUpTOTP()
+		if res := c.AddPasskey(s.NewAuthenticator()); res.Status != "OK" {
+			t.Fatalf("add a passkey at once: %d %s", res.StatusCode, res.Body)
+		}
+		acWantStatus(t, "a device to set up later", c.CreateTOTPDevice("later"), "OK")
+		passkeyID := acPasskeyIDs(t, c)[0]
+		device := acTOTPDevices(t, c)[0]
+
+		s.Clock.Advance(6 * time.Minute)
+		acWantStale(t, "new device", c.CreateTOTPDevice("late"))
+		acWantStale(t, "recovery codes", c.NewRecoveryCodes())
+		acWantStale(t, "add a passkey", c.AddPasskey(s.NewAuthenticator()))
+		acWantStale(t, "remove the passkey", c.RemovePasskey(passkeyID))
+		acWantStale(t, "remove the set-up device", acRemoveDevice(c, device))
+		if got := acPasskeyIDs(t, c); len(got) != 1 {
+			t.Fatalf("passkeys after the stale session's tries: %v", got)
+		}
+		if got := acTOTPDevices(t, c); len(got) != 2 {
+			t.Fatalf("devices after the stale session's tries: %v", got)
+		}
+		res := acRemoveDevice(c, "later")
+		acWantStatus(t, "remove the device not set up", res, "OK")
+		if res.JSON["didDeviceExist"] != true {
+			t.Fatalf("remove the device not set up: %s", res.Body)
+		}
+
+		acWantStatus(t, "TOTP again", c.CompleteTOTP(secret), "OK")
+		acWantStatus(t, "recovery codes, fresh", c.NewRecoveryCodes(), "OK")
+		acWantStatus(t, "remove the passkey, fresh", c.RemovePasskey(passkeyID), "OK")
+		acWantStatus(t, "remove the device, fresh", acRemoveDevice(c, device), "OK")
+	})
+}
+
+// acRemoveDevice removes c's TOTP device name.
+func acRemoveDevice(c *authtest.Client, name string) *authtest.Response {
+	return c.Do(http.MethodPost, "/auth/totp/device/remove", map[string]string{"deviceName": name})
+}
+
+// acTOTPDevices lists the names of c's TOTP devices.
+func acTOTPDevices(t testing.TB, c *authtest.Client) []string {
+	t.Helper()
+	res := c.Get("/auth/totp/device/list")
+	var body struct{ Devices []struct{ Name string } }
+	if err := json.Unmarshal(res.Body, &body); err != nil || res.Status != "OK" {
+		t.Fatalf("totp/device/list: %d %s", res.StatusCode, res.Body)
+	}
+	var names []string
+	for _, d := range body.Devices {
+		names = append(names, d.Name)
+	}
+	return names
+}
+
+// acPasskeyIDs lists the credential ids of c's passkeys.
+func acPasskeyIDs(t testing.TB, c *authtest.Client) []string {
+	t.Helper()
+	res := c.ListPasskeys()
+	var body struct {
+		Credentials []struct {
+			ID string `json:"webauthnCredentialId"`
+		}
+	}
+	if err := json.Unmarshal(res.Body, &body); err != nil || res.Status != "OK" {
+		t.Fatalf("webauthn/credential/list: %d %s", res.StatusCode, res.Body)
+	}
+	var ids []string
+	for _, c := range body.Credentials {
+		ids = append(ids, c.ID)
+	}
+	return ids
 }
 
 // emailOf is the email of c's user.

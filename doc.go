@@ -349,8 +349,12 @@
 // same login, factors and start, its new tokens in the answer. Its user
 // is mailed a notice.
 //
-// TOTP devices, recovery codes, passkeys and [Auth.Unlink] keep the rules
-// they had: a session that has met its MFA requirement.
+// Adding or removing a passkey or a TOTP device that is set up, and new
+// recovery codes, need a fresh sign-in too, on top of the MFA rules they
+// had. A TOTP device not yet set up is the set-up's to drop at any age,
+// and verifying one is itself a factor. [Auth.Unlink] is the Go API's:
+// an application's route for it puts [SignedInWithin] in front, as the
+// demo does.
 //
 // # Events, logs and metrics
 //

@@ -386,12 +386,7 @@ func (k kernel) AccountSession(w http.ResponseWriter, r *http.Request) (kit.Fact
 }
 
 func (k kernel) SignedInRecently(w http.ResponseWriter, r *http.Request, s kit.Session) bool {
-	ks := kitSessionOf(s)
-	if err := k.a.checkFresh(r.Context(), ks.vt, k.a.cfg.FreshSignIn); err != nil {
-		k.a.failSession(w, r, err)
-		return false
-	}
-	return true
+	return k.a.signedInRecently(w, r, kitSessionOf(s).vt)
 }
 
 func (k kernel) EndOtherSessions(w http.ResponseWriter, r *http.Request, s kit.Session) {

@@ -77,6 +77,9 @@ func (a *Auth) handleNewRecoveryCodes(w http.ResponseWriter, r *http.Request) {
 		wire.MFAPending(w)
 		return
 	}
+	if !a.signedInRecently(w, r, vt) {
+		return
+	}
 	codes, hashes := newRecoveryCodes()
 	if _, err := a.changeSecondFactors(r.Context(), vt.session.UserID, func(sf *secondFactors, _ time.Time) error {
 		sf.RecoveryCodes, sf.UsedRecoveryCodes = hashes, nil

@@ -55,6 +55,9 @@ func (a *Auth) handleCreateTOTPDevice(w http.ResponseWriter, r *http.Request) {
 		wire.ClaimError(w, "st-mfa", wire.MsgSetupNotAllowed)
 		return
 	}
+	if !a.signedInRecently(w, r, vt) {
+		return
+	}
 	secret := totp.NewSecret()
 	name, status, err := a.addTOTPDevice(r.Context(), vt.session.UserID, req.DeviceName, secret)
 	switch {
@@ -176,34 +179,17 @@ func (a *Auth) handleRemoveTOTPDevice(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var existed, wasVerified bool
-	var refusal string
-	_, err := a.changeSecondFactors(r.Context(), vt.session.UserID, func(sf *secondFactors, _ time.Time) error {
-		existed, wasVerified, refusal = false, false, ""
-		i := sf.device(*req.DeviceName)
-		if i < 0 {
-			return errUnchanged
-		}
-		existed, wasVerified = true, sf.TOTP[i].Verified
-		if wasVerified && !vt.mfaMet() {
-			refusal = "claim"
-			return errUnchanged
-		}
-		sf.TOTP = slices.Delete(sf.TOTP, i, i+1)
-		if !wasVerified {
-			return nil
-		}
-		return a.keepsRequiredFactor(sf, logins)
-	})
+	existed, wasVerified, err := a.removeTOTPDevice(r.Context(), vt, logins, *req.DeviceName)
+	var refused *ClaimError
 	switch {
 	case errors.Is(err, ErrLastFactor):
 		wire.GeneralError(w, wire.MsgLastFactor)
 		return
+	case errors.As(err, &refused):
+		a.failSession(w, r, err)
+		return
 	case err != nil:
 		a.fail(w, r, err)
-		return
-	case refusal == "claim":
-		wire.MFAPending(w)
 		return
 	}
 	if wasVerified {
@@ -214,6 +200,35 @@ func (a *Auth) handleRemoveTOTPDevice(w http.ResponseWriter, r *http.Request) {
 		DidDeviceExist bool   `json:"didDeviceExist"`
 	}{"OK", existed})
 
+}
+
+// removeTOTPDevice removes the device name of the user of vt, whose
+// logins are logins. A device set up is refused (a *ClaimError) to a
+// session that has not met its requirement or has not signed in
+// recently: removing one is a sensitive action, where a half-made one is
+// the set-up's own to undo.
+func (a *Auth) removeTOTPDevice(ctx context.Context, vt *verifiedToken, logins []store.Login, name string) (existed, wasVerified bool, err error) {
+	stale := a.checkFresh(ctx, vt, a.cfg.FreshSignIn)
+	_, err = a.changeSecondFactors(ctx, vt.session.UserID, func(sf *secondFactors, _ time.Time) error {
+		existed, wasVerified = false, false
+		i := sf.device(name)
+		if i < 0 {
+			return errUnchanged
+		}
+		existed, wasVerified = true, sf.TOTP[i].Verified
+		switch {
+		case !wasVerified:
+			sf.TOTP = slices.Delete(sf.TOTP, i, i+1)
+			return nil
+		case !vt.mfaMet():
+			return errMFAPending
+		case stale != nil:
+			return stale
+		}
+		sf.TOTP = slices.Delete(sf.TOTP, i, i+1)
+		return a.keepsRequiredFactor(sf, logins)
+	})
+	return existed, wasVerified, err
 }
 
 // keepsRequiredFactor returns ErrLastFactor unless a user with second

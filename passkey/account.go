@@ -137,14 +137,15 @@ func (rc *recipe) link(ctx context.Context, l store.Login) (string, error) {
 // its user's logins and second factors, or answers the request. A
 // passkey signs in on its own: with MFA on, a session that has not
 // completed its second factor adds one only as that factor, or a stolen
-// password would buy a lasting way in.
+// password would buy a lasting way in; and like every new way in, it
+// needs a fresh sign-in.
 func (rc *recipe) adder(w http.ResponseWriter, r *http.Request) (kit.FactorSession, bool) {
 	s, ok := rc.k.FactorSession(w, r)
 	if ok && !s.MayAdd(kit.FactorWebAuthn) {
 		wire.ClaimError(w, "st-mfa", wire.MsgSetupNotAllowed)
 		ok = false
 	}
-	return s, ok
+	return s, ok && rc.k.SignedInRecently(w, r, s)
 }
 
 // register finishes a registration for an existing user: it checks the
@@ -205,6 +206,9 @@ func (rc *recipe) handleRemove(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.FactorsPending() {
 		wire.MFAPending(w)
+		return
+	}
+	if !rc.k.SignedInRecently(w, r, s) {
 		return
 	}
 	ctx := r.Context()

@@ -27,7 +27,9 @@
 //   - POST /webauthn/signup, POST /webauthn/signin: finish a ceremony
 //     (webauthnGeneratedOptionsId and the credential);
 //   - GET /webauthn/credential/list, POST /webauthn/credential, POST
-//     /webauthn/credential/remove: a signed-in user's passkeys;
+//     /webauthn/credential/remove: a signed-in user's passkeys; adding
+//     and removing one needs a fresh sign-in (auth.Config.FreshSignIn,
+//     403 st-fresh);
 //   - GET /webauthn/email/exists, unless auth.Config.DisableEmailExists;
 //   - POST /user/webauthn/reset/token, POST /user/webauthn/reset: account
 //     recovery by a mailed link, with auth.Config.Email.Mailer.
