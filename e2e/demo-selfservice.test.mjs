@@ -11,7 +11,13 @@
 //   - deleting the account once the sign-in is stale: the library answers
 //     403 st-fresh, the page asks for the password (a wrong one is told,
 //     Cancel gives up), signs in again and deletes; the page shows the
-//     signed-out view and the account no longer signs in.
+//     signed-out view and the account no longer signs in;
+//   - the other sensitive actions once stale, each asking for what the
+//     account has: removing a passkey that is a second factor (the SDK's
+//     call gets the 403) asks for the passkey, adding an authenticator
+//     app with no second factor left asks for the password, and new
+//     recovery codes ask for the app's code; a factor completed again
+//     keeps the same session.
 //
 // The page logs no console errors, and the demo refuses nothing but the
 // 401s and the 403 that these steps expect.
@@ -36,11 +42,16 @@ import {
   signedOutUI,
   sleep,
   startDemo,
+  totp,
+  virtualAuthenticator,
 } from "./helpers.mjs";
 
 const PASSWORD = "correct horse 1";
 const NEW_PASSWORD = "battery staple 2";
 const FRESH_MS = 4000;
+const STEP_MS = 30_000;
+// FRESH_PATHS are the routes these steps send with a stale sign-in.
+const FRESH_PATHS = ["/auth/user/delete", "/auth/webauthn/credential/remove", "/auth/totp/device", "/auth/mfa/recovery-codes"];
 
 let seq = 0;
 const newEmail = (tag) => `${tag}-${process.pid}-${Date.now()}-${++seq}@example.com`;
@@ -87,7 +98,7 @@ async function focused(page) {
 // consoleErrors collects the console errors of page and the demo's
 // refusals, but for those the steps expect: 401 (an access token past
 // its 3 seconds before the SDK refreshes it, the old session's
-// refusals), the fresh sign-in's 403 on POST /auth/user/delete, and the
+// refusals), the fresh sign-in's 403 on the routes that ask for it, and the
 // browser's own ask for the favicon, which the demo has not. Chromium
 // logs each refusal as a console error, "Failed to load resource": those
 // are checked by their answers.
@@ -104,7 +115,7 @@ function consoleErrors(page) {
     if (
       status < 400 ||
       status === 401 ||
-      (status === 403 && path === "/auth/user/delete") ||
+      (status === 403 && FRESH_PATHS.includes(path)) ||
       (status === 404 && path === "/favicon.ico")
     ) {
       return;
@@ -286,6 +297,84 @@ describe("account page, the password and deleting the account", { timeout: 8 * T
           await signedOutUI(page);
         });
         await step("the account no longer signs in", () => signInRefused(page, base, email, PASSWORD, query));
+        await step("no console errors", () => assert.deepEqual(errors, []));
+      }),
+    );
+    test(`${mode} mode: once stale, the page asks for a passkey, the password or the app's code, as the account has`, { timeout: 2 * TEST_TIMEOUT }, () =>
+      session(browser, `selfservice-factors-${mode}`, async ({ page, step }) => {
+        const email = newEmail(`factors-${mode}`);
+        const errors = consoleErrors(page);
+        const removes = answers(page, "/auth/webauthn/credential/remove");
+        const devices = answers(page, "/auth/totp/device");
+        const codeSets = answers(page, "/auth/mfa/recovery-codes");
+        const authenticator = await virtualAuthenticator(page);
+        await step("sign up", () => signUp(page, base, email, query));
+        await step("account page", () => accountPage(page));
+        await step("add a passkey, a second factor too", async () => {
+          await page.click("#account-passkey-add");
+          await assertText(page, "#status", "Passkey added");
+          assert.equal((await authenticator.credentials()).length, 1);
+        });
+        await step("the sign-in goes stale", () => sleep(FRESH_MS + 1000));
+        await step("remove it: the SDK's call is refused, the page asks for the passkey", async () => {
+          await page.getByRole("button", { name: "Remove Passkey 1" }).click();
+          await page.locator("#account-reauth").waitFor({ state: "visible" });
+          assert.deepEqual(removes, [403]);
+          assert.equal(await page.locator("#account-reauth-password-row").isVisible(), false);
+          assert.equal(await focused(page), "account-reauth-passkey");
+        });
+        await step("the passkey: the same session, removed", async () => {
+          await page.getByRole("button", { name: "Use a passkey" }).click();
+          await assertText(page, "#status", "Removed Passkey 1.");
+          await assertText(page, "#account-passkey-list", "None.");
+          assert.deepEqual(removes, [403, 200]);
+          await page.locator("#account-reauth").waitFor({ state: "hidden" });
+          await listedSessions(page, 1);
+        });
+        await step("stale again", () => sleep(FRESH_MS + 1000));
+        const created = page.waitForResponse(
+          (r) => r.request().method() === "POST" && new URL(r.url()).pathname === "/auth/totp/device" && r.status() === 200,
+        );
+        await step("add an authenticator app: the page asks for the password", async () => {
+          await page.click("#totp-add");
+          await page.locator("#account-reauth").waitFor({ state: "visible" });
+          assert.deepEqual(devices, [403]);
+          assert.equal(await focused(page), "account-reauth-password");
+        });
+        const secret = await step("the password, then the app's code", async () => {
+          await page.fill("#account-reauth-password", PASSWORD);
+          await page.getByRole("button", { name: "Sign in again" }).click();
+          await page.locator("#mfa-setup").waitFor({ state: "visible" });
+          assert.deepEqual(devices, [403, 200]);
+          const { secret } = await (await created).json();
+          await page.fill("#mfa-code", totp(secret));
+          await page.click("#mfa-verify");
+          await page.locator("#recovery-new").waitFor({ state: "visible" });
+          await page.click("#recovery-saved");
+          await listedSessions(page, 1);
+          return secret;
+        });
+        await step("stale once more", () => sleep(FRESH_MS + 1000));
+        await step("new recovery codes: the page asks for the app's code", async () => {
+          await page.click("#recovery-make");
+          await page.locator("#account-reauth").waitFor({ state: "visible" });
+          assert.deepEqual(codeSets, [200, 403]);
+          assert.equal(await page.locator("#account-reauth-password-row").isVisible(), false);
+          assert.equal(await focused(page), "account-reauth-code");
+        });
+        await step("a wrong code is told", async () => {
+          await page.fill("#account-reauth-code", totp(secret) === "000000" ? "111111" : "000000");
+          await page.getByRole("button", { name: "Verify" }).click();
+          await assertText(page, "#account-reauth-code-error", "That is not the code your app shows.");
+        });
+        await step("the next code: the same session, new codes", async () => {
+          await page.fill("#account-reauth-code", totp(secret, Date.now() + STEP_MS));
+          await page.getByRole("button", { name: "Verify" }).click();
+          await page.locator("#recovery-new").waitFor({ state: "visible" });
+          assert.equal(await page.locator("#recovery-codes li").count(), 10);
+          assert.deepEqual(codeSets, [200, 403, 200]);
+          await listedSessions(page, 1);
+        });
         await step("no console errors", () => assert.deepEqual(errors, []));
       }),
     );

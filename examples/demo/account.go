@@ -35,7 +35,8 @@ func mountAccount(mux *http.ServeMux, a *auth.Auth, places *sessionPlaces) {
 	mux.Handle("GET /api/account", a.RequireSession(http.HandlerFunc(acc.show), unverified))
 	mux.Handle("POST /api/account/sessions/{handle}/revoke", a.RequireSession(http.HandlerFunc(acc.revokeSession), unverified))
 	mux.Handle("POST /api/account/sessions/revoke-others", a.RequireSession(http.HandlerFunc(acc.revokeOthers), unverified))
-	mux.Handle("POST /api/account/logins/{id}/unlink", a.RequireSession(http.HandlerFunc(acc.unlink)))
+	// Removing a way to sign in is sensitive: it needs a recent sign-in.
+	mux.Handle("POST /api/account/logins/{id}/unlink", a.RequireSession(http.HandlerFunc(acc.unlink), auth.SignedInWithin(0)))
 }
 
 // beforeDeleteUser is the demo's Config.BeforeDeleteUser, which serves

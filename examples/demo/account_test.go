@@ -264,7 +264,17 @@ func TestAccountUnlink(t *testing.T) {
 		t.Errorf("another user unlinking: %d %s, want 404", res.StatusCode, res.Body)
 	}
 
+	// Removing a way in needs a recent sign-in: a stale session is
+	// refused st-fresh, and one signed in again is let through.
+	s.Clock.Advance(6 * time.Minute)
 	res := me.Do("POST", "/api/account/logins/"+linked.ID+"/unlink", nil)
+	if res.StatusCode != http.StatusForbidden || !strings.Contains(string(res.Body), `"id":"st-fresh"`) {
+		t.Fatalf("unlink with an old sign-in: %d %s, want 403 st-fresh", res.StatusCode, res.Body)
+	}
+	if res := me.SignIn(email, authtest.Password); res.Status != "OK" {
+		t.Fatalf("signing in again: %d %s", res.StatusCode, res.Body)
+	}
+	res = me.Do("POST", "/api/account/logins/"+linked.ID+"/unlink", nil)
 	if res.StatusCode != http.StatusOK || res.JSON["signedOut"] != false {
 		t.Fatalf("unlink: %d %s", res.StatusCode, res.Body)
 	}

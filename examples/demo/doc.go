@@ -45,9 +45,9 @@
 //	-reset-ttl duration (DEMO_RESET_TTL; default 1h)
 //		the password reset token lifetime.
 //	-fresh-sign-in duration (DEMO_FRESH_SIGN_IN; default 5m)
-//		how recent a sign-in deleting the account and adding a password
-//		need (auth.Config.FreshSignIn, at most 24h); past it the account
-//		page asks for the password again. The browser tests shorten it
+//		how recent a sign-in the account page's sensitive actions need
+//		(auth.Config.FreshSignIn, at most 24h); past it the page asks
+//		for a second factor, the password or a passkey again. The browser tests shorten it
 //		to reach that step.
 //	-smtp url (DEMO_SMTP; default unset)
 //		the SMTP server for password reset, verification and
@@ -207,16 +207,24 @@
 // without one under -account-linking, a new one for the email they own)
 // and deletes the account (POST /auth/user/delete, served because the
 // demo sets Config.BeforeDeleteUser, beforeDeleteUser in account.go). Adding
-// a password and deleting the account need a sign-in within the last 5
-// minutes (Config.FreshSignIn, -fresh-sign-in): past it the library answers 403 with the
-// st-fresh claim, and the page asks for the password, signs in again,
-// ends the session it replaced, and retries. A user without a password
-// is asked to sign out and in again. A changed password ends every other
+// a password, deleting the account, adding or removing a passkey or an
+// authenticator app, new recovery codes and unlinking (the demo's route
+// puts auth.SignedInWithin(0) in front of Unlink) need a sign-in within
+// the last 5 minutes (Config.FreshSignIn, -fresh-sign-in): past it the
+// answer is 403 with the st-fresh claim, and the page asks the user to
+// prove it is them again, then retries. It asks for a second factor the
+// user has set up first (an authenticator app's code, or a passkey that is
+// one), which makes the same session fresh, since a new sign-in would ask
+// for it anyway; else for the password, signing in again and ending the
+// session it replaced; else for a passkey that signs in, whose session
+// must be the same user's or is signed out. A user with none of them
+// (a provider or codes by email only) is asked to sign out and in again. A changed password ends every other
 // session of the user; the page's session goes on under a new handle,
 // whose place the demo does not know (no sign-in reported it), and its
 // live list reconnects rather than show the signed-out view.
-// e2e/demo-selfservice.test.mjs runs both in Chromium, in cookie and
-// header mode, with -fresh-sign-in 4s.
+// e2e/demo-selfservice.test.mjs runs these in Chromium, in cookie and
+// header mode, with -fresh-sign-in 4s: the password, deleting, and each
+// way of proving it is you again.
 //
 // The page's list of sessions is live: GET /api/live (live.go) is a
 // WebSocket that sends {"type": "sessions", "sessions": [...]}, the

@@ -903,7 +903,12 @@ function mfaCodeForm(totp) {
 // mfaStartSetup makes a new authenticator app for the user (POST
 // /auth/totp/device) and shows its QR code and key.
 async function mfaStartSetup() {
-  const res = await Totp.createDevice();
+  const res = await freshly(() => Totp.createDevice());
+  if (res === null) {
+    mfa = noMFA();
+    await showMe();
+    return;
+  }
   if (res.status !== "OK") {
     // DEVICE_ALREADY_EXISTS_ERROR: the server chose the name, so only a
     // race gets here.
@@ -1166,7 +1171,7 @@ function removeDevice(name) {
   manageBusy(async () => {
     // Removing the last app a required factor has answers GENERAL_ERROR,
     // which the SDK throws with the server's message.
-    await Totp.removeDevice({ deviceName: name });
+    if ((await freshly(() => Totp.removeDevice({ deviceName: name }))) === null) return;
     say(`Removed ${name}.`);
     await showMFAManage();
   });
@@ -1176,8 +1181,8 @@ $("recovery-make").addEventListener("click", () => {
   say("");
   $("mfa-manage-error").textContent = "";
   manageBusy(async () => {
-    const res = await mfaAPI("POST", "/mfa/recovery-codes", {});
-    await showMFAManage(res.codes);
+    const res = await freshly(() => mfaAPI("POST", "/mfa/recovery-codes", {}));
+    await showMFAManage(res?.codes);
   });
 });
 
@@ -1457,7 +1462,8 @@ $("account-revoke-others").addEventListener("click", () => {
 
 function unlink(l, name) {
   accountBusy(async () => {
-    const res = await accountAPI("POST", `/logins/${encodeURIComponent(l.id)}/unlink`);
+    const res = await freshly(() => accountAPI("POST", `/logins/${encodeURIComponent(l.id)}/unlink`));
+    if (res === null) return showAccount();
     if (res.signedOut) {
       // This session was started with it, and ended with it.
       await Session.signOut().catch(() => {});
@@ -1598,62 +1604,145 @@ function authPost(path, body) {
   return fetch(api + "/auth" + path, init);
 }
 
-// freshly sends a request; when the answer is the fresh sign-in's 403 it
-// has the user sign in again and sends it once more. It returns the
-// answer, or null when the user gave up.
+// freshly runs send: a fetch, or a call that throws the answer when it
+// is not a success (the SDK's functions, accountAPI, mfaAPI). When the
+// answer is the fresh sign-in's 403 it has the user sign in again and
+// runs send once more. It returns what send returns, or null when the
+// user gave up.
 async function freshly(send) {
-  const res = await send();
-  if ((await refusedClaim(res)) !== FRESH_CLAIM) return res;
+  try {
+    const res = await send();
+    if (!(res instanceof Response) || (await refusedClaim(res)) !== FRESH_CLAIM) return res;
+  } catch (err) {
+    if (!(err instanceof Response) || (await refusedClaim(err)) !== FRESH_CLAIM) throw err;
+  }
   if (!(await signInAgain())) return null;
   return send();
 }
 
-// signInAgain asks for the password and signs in with it, which replaces
-// this session's tokens, and ends the session it replaced. It resolves
-// true once signed in, false if the user cancels or has no password.
-function signInAgain() {
-  const email = account.logins.find((l) => l.method === "emailpassword")?.email;
-  if (!email) {
-    accountError("For this, sign out and sign in again, then try once more: your last sign-in is more than a few minutes old.");
-    return Promise.resolve(false);
+// reauthWay is how the user proves it is them again, by what the account
+// has. A second factor comes first: completing it again counts, in the
+// same session, where a new sign-in would ask for it anyway. So: a code
+// of an authenticator app, or a passkey that is a second factor; else
+// the password, or a passkey that signs in; "" for none of them.
+async function reauthWay(acc) {
+  const info = await MultiFactorAuth.resyncSessionAndFetchMFAInfo().catch(() => null);
+  const factors = info ? info.factors.alreadySetup : [];
+  if (factors.includes("totp")) return "code";
+  if (factors.includes("webauthn")) return "factor-passkey";
+  if (acc.logins.some((l) => l.method === "emailpassword")) return "password";
+  if (acc.logins.some((l) => l.method === "webauthn")) return "passkey";
+  return "";
+}
+
+// signInAgain asks for a code, the password or a passkey, whichever
+// reauthWay gives. It resolves true once the session is fresh again,
+// false if the user cancels or the account has none of them.
+async function signInAgain() {
+  const acc = account || (await accountAPI("GET", ""));
+  const way = await reauthWay(acc);
+  const passkey = way.endsWith("passkey");
+  if (!way) {
+    const text = "For this, sign out and sign in again, then try once more: your last sign-in is more than a few minutes old.";
+    accountError(text);
+    $("mfa-manage-error").textContent = text;
+    return false;
   }
   const form = $("account-reauth");
-  const old = account.sessions.find((s) => s.current);
   form.hidden = false;
-  // The action that asks is running, with the account page's buttons
-  // disabled (accountBusy): this form's are the way on.
+  $("account-reauth-password-row").hidden = way !== "password";
+  $("account-reauth-code-row").hidden = way !== "code";
+  $("account-reauth-submit").hidden = passkey;
+  $("account-reauth-submit").textContent = way === "code" ? "Verify" : "Sign in again";
+  $("account-reauth-passkey").hidden = !passkey;
+  // The action that asks is running, with the page's buttons disabled
+  // (busy): this form's are the way on.
   form.querySelectorAll("button").forEach((b) => (b.disabled = false));
-  $("account-reauth-password").value = "";
-  $("account-reauth-password").focus();
+  clearErrors(form);
+  for (const id of ["account-reauth-password", "account-reauth-code"]) $(id).value = "";
+  (passkey ? $("account-reauth-passkey") : $(way === "code" ? "account-reauth-code" : "account-reauth-password")).focus();
   return new Promise((resolve) => {
     const done = (ok) => {
       form.hidden = true;
       form.onsubmit = null;
-      $("account-reauth-cancel").onclick = null;
+      $("account-reauth-cancel").onclick = $("account-reauth-passkey").onclick = null;
       resolve(ok);
     };
-    $("account-reauth-cancel").onclick = () => done(false);
-    form.onsubmit = (e) => {
-      e.preventDefault();
+    // fn resolves true once fresh, false to let the user try again, and
+    // null when the session is gone.
+    const prove = (fn) => {
       clearErrors(form);
       busy(form, async () => {
-        quietLive();
-        const res = await EmailPassword.signIn({
-          formFields: [
-            { id: "email", value: email },
-            { id: "password", value: $("account-reauth-password").value },
-          ],
-        });
-        if (res.status !== "OK") {
-          fieldErrors([{ id: "password", error: "That is not your password." }], { password: "account-reauth-password" });
-          return;
-        }
-        // The sign-in started a session of its own: the old one is done.
-        if (old) await accountAPI("POST", `/sessions/${encodeURIComponent(old.handle)}/revoke`).catch(() => {});
-        done(true);
-      }, accountError);
+        const ok = await fn(acc);
+        if (ok !== false) done(!!ok);
+      }, reauthError);
+    };
+    $("account-reauth-cancel").onclick = () => done(false);
+    $("account-reauth-passkey").onclick = () => prove((acc) => reauthPasskey(acc, way === "factor-passkey"));
+    form.onsubmit = (e) => {
+      e.preventDefault();
+      prove(way === "code" ? reauthCode : reauthPassword);
     };
   });
+}
+
+function reauthError(text) {
+  $("account-reauth-error").textContent = text;
+}
+
+// reauthCode completes TOTP again with the code typed: the session is
+// the same one, fresh.
+async function reauthCode() {
+  const code = $("account-reauth-code").value.replace(/\s+/g, "");
+  const res = await Totp.verifyCode({ totp: code });
+  if (res.status === "OK") return true;
+  const error = res.status === "LIMIT_REACHED_ERROR" ? "Too many wrong codes: wait a little and try again." : "That is not the code your app shows.";
+  fieldErrors([{ id: "code", error }], { code: "account-reauth-code" });
+  return false;
+}
+
+// reauthPassword signs in with the password, which replaces this
+// session's tokens, and ends the session it replaced.
+async function reauthPassword(acc) {
+  const email = acc.logins.find((l) => l.method === "emailpassword").email;
+  const old = acc.sessions.find((s) => s.current);
+  quietLive();
+  const res = await EmailPassword.signIn({
+    formFields: [
+      { id: "email", value: email },
+      { id: "password", value: $("account-reauth-password").value },
+    ],
+  });
+  if (res.status !== "OK") {
+    fieldErrors([{ id: "password", error: "That is not your password." }], { password: "account-reauth-password" });
+    return false;
+  }
+  // The sign-in started a session of its own: the old one is done.
+  if (old) await accountAPI("POST", `/sessions/${encodeURIComponent(old.handle)}/revoke`).catch(() => {});
+  return true;
+}
+
+// reauthPasskey signs in with a passkey. As a second factor, the passkey
+// completes it again in this session, and must be this user's; otherwise
+// the sign-in starts a session, which must be this user's too, or it is
+// ended at once.
+async function reauthPasskey(acc, asFactor) {
+  const old = acc.sessions.find((s) => s.current);
+  quietLive();
+  const res = await Webauthn.authenticateCredentialWithSignIn(asFactor ? { shouldTryLinkingWithSessionUser: true } : {});
+  if (res.status !== "OK") {
+    reauthError(pkRefused(res));
+    return false;
+  }
+  if (asFactor) return true;
+  if (res.user.id !== acc.user.id) {
+    await Session.signOut().catch(() => {});
+    show("signed-out");
+    say("That passkey signs in to another account: you are signed out. Sign in again as yourself.");
+    return null;
+  }
+  if (old) await accountAPI("POST", `/sessions/${encodeURIComponent(old.handle)}/revoke`).catch(() => {});
+  return true;
 }
 
 $("account-password-form").addEventListener("submit", (e) => {
@@ -1820,7 +1909,8 @@ async function showAccountPasskeys(on) {
 
 function removePasskey(c, name) {
   accountBusy(async () => {
-    const res = await Webauthn.removeCredential({ webauthnCredentialId: c.webauthnCredentialId });
+    const res = await freshly(() => Webauthn.removeCredential({ webauthnCredentialId: c.webauthnCredentialId }));
+    if (res === null) return showAccount();
     if (res.status === "GENERAL_ERROR") throw { isSuperTokensGeneralError: true, message: res.message };
     await showAccount();
     say(res.status === "OK" ? `Removed ${name}.` : "That passkey was removed already.");
@@ -1834,7 +1924,8 @@ $("account-passkey-add").addEventListener("click", () => {
     // session's, or else the first.
     const of = [...account.logins].sort((a, b) => b.current - a.current).find((l) => l.email);
     if (!of) throw new Error("this account has no email to name a passkey with");
-    const res = await Webauthn.createAndRegisterCredentialForSessionUser({ email: of.email, recipeUserId: of.id });
+    const res = await freshly(() => Webauthn.createAndRegisterCredentialForSessionUser({ email: of.email, recipeUserId: of.id }));
+    if (res === null) return showAccount();
     if (res.status === "GENERAL_ERROR") throw { isSuperTokensGeneralError: true, message: res.message };
     if (res.status !== "OK") {
       accountError(pkRefused(res));
