@@ -352,6 +352,14 @@ func (s *tracedStore) UseCeremony(ctx context.Context, kind store.CodeKind, hash
 	return r0, err
 }
 
+// ChangeEmail implements store.Store.
+func (s *tracedStore) ChangeEmail(ctx context.Context, kind store.CodeKind, hash store.TokenHash, now time.Time) (store.Code, []store.Login, error) {
+	ctx, span := s.start(ctx, "auth.store ChangeEmail")
+	r0, r1, err := s.inner.ChangeEmail(ctx, kind, hash, now)
+	end(span, err)
+	return r0, r1, err
+}
+
 // CreateSession implements store.Store.
 func (s *tracedStore) CreateSession(ctx context.Context, sess store.Session, refresh store.TokenHash, epoch int64) error {
 	ctx, span := s.start(ctx, "auth.store CreateSession")

@@ -129,3 +129,28 @@ type Login struct {
 	// under it. Stores ignore it on writes.
 	SessionEpoch int64
 }
+
+// MovesWithEmail reports whether a login of method takes its user's new
+// address when the user changes it (Store.ChangeEmail): email and
+// password, passwordless and passkey logins do; a provider's login keeps
+// the address the provider gives.
+func MovesWithEmail(method string) bool {
+	switch method {
+	case MethodEmailPassword, MethodPasswordless, MethodWebAuthn:
+		return true
+	}
+	return false
+}
+
+// KeyForEmail is the key k becomes when its login's address changes to
+// email: the kinds keyed by address follow it, a passkey keeps its
+// credential's.
+func KeyForEmail(k LoginKey, email string) LoginKey {
+	switch k.Method {
+	case MethodEmailPassword:
+		return EmailPasswordKey(email)
+	case MethodPasswordless:
+		return PasswordlessKey(email)
+	}
+	return k
+}

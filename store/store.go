@@ -245,6 +245,13 @@ const (
 	// CodePasskeyRecovery is a link mailed to a passkey user's address to
 	// register a new passkey (UserID, Email), used with UseCeremony.
 	CodePasskeyRecovery CodeKind = "webauthn_recovery"
+	// CodeEmailChange is a link mailed to the address a user asked to
+	// change theirs to (Email), from the address in Data; CodeEmailRevert
+	// is the link mailed to the old address (Email) once the change is
+	// made, to undo it, from the new one (Data). Both are used with
+	// ChangeEmail.
+	CodeEmailChange CodeKind = "email_change"
+	CodeEmailRevert CodeKind = "email_revert"
 )
 
 // A Code is a one-time secret handed to a person or a browser, known to
@@ -629,6 +636,27 @@ type TokenStore interface {
 	// then nothing changes. Of several concurrent calls with one code at
 	// most one succeeds.
 	UseCeremony(ctx context.Context, kind CodeKind, hash TokenHash, now time.Time, update *MaterialUpdate) (Code, error)
+
+	// ChangeEmail uses up the CodeEmailChange or CodeEmailRevert code of
+	// the given kind and hash and moves its user from one address to
+	// another, in one atomic step, and returns the code as it was and
+	// the logins as updated. The address moved from is the code's Data,
+	// the one moved to its Email, to which the link was sent. The logins
+	// moved are the user's email and password, passwordless and passkey
+	// logins whose Email is the one moved from (a provider's login keeps
+	// the address the provider gives). Each gets the new Email, verified
+	// (whoever opened the link reads the inbox) but not proven, and its
+	// key follows for the kinds keyed by address; a login that owned the
+	// old address stops owning it, and none owns the new one. The store
+	// then deletes every CodeEmailChange code of the user (this one
+	// included, so it works once); a revert deletes the user's
+	// CodeEmailRevert codes too. It returns ErrNotFound, and changes
+	// nothing, if the code does not exist, has expired at now or no
+	// login of the user has the old address; ErrEmailOwned if a login of
+	// another user has the new address (whether or not it owns it); and
+	// ErrConflict if a moved login's new key is taken. Of several
+	// concurrent calls with one code at most one succeeds.
+	ChangeEmail(ctx context.Context, kind CodeKind, hash TokenHash, now time.Time) (Code, []Login, error)
 }
 
 // A MaterialUpdate asks UseCeremony to compare and swap a login's

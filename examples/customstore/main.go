@@ -167,6 +167,15 @@ func (s *auditStore) VerifyEmail(ctx context.Context, token store.TokenHash, now
 	return l, err
 }
 
+// ChangeEmail implements store.Store.
+func (s *auditStore) ChangeEmail(ctx context.Context, kind store.CodeKind, hash store.TokenHash, now time.Time) (store.Code, []store.Login, error) {
+	c, logins, err := s.inner.ChangeEmail(ctx, kind, hash, now)
+	if err == nil {
+		s.log.InfoContext(ctx, "email changed", "kind", string(kind), "user_id", c.UserID)
+	}
+	return c, logins, err
+}
+
 // UsePasswordlessCode implements store.Store. A passwordless flow has no
 // user yet: the sign-in that follows is audited by the methods it calls.
 func (s *auditStore) UsePasswordlessCode(ctx context.Context, flow, code store.TokenHash, now time.Time, maxAttempts int) (store.Code, error) {

@@ -452,6 +452,21 @@ func (s *Store) UseCeremony(ctx context.Context, kind store.CodeKind, hash store
 	})
 }
 
+// emailChange is the two values ChangeEmail returns besides its error.
+type emailChange struct {
+	code   store.Code
+	logins []store.Login
+}
+
+// ChangeEmail implements store.Store.
+func (s *Store) ChangeEmail(ctx context.Context, kind store.CodeKind, hash store.TokenHash, now time.Time) (store.Code, []store.Login, error) {
+	r, err := call(s, ctx, "ChangeEmail", []any{kind, hash, now}, func() (emailChange, error) {
+		c, l, err := s.inner.ChangeEmail(ctx, kind, hash, now)
+		return emailChange{c, l}, err
+	})
+	return r.code, r.logins, err
+}
+
 // UpdatePasswordHash implements store.Store.
 func (s *Store) UpdatePasswordHash(ctx context.Context, userID, oldHash, newHash string) error {
 	_, err := call(s, ctx, "UpdatePasswordHash", []any{userID, oldHash, newHash}, func() (none, error) {

@@ -58,6 +58,9 @@ type Store struct {
 
 	ceremonies map[store.TokenHash]store.Code // CodePasskeyOptions
 	recoveries map[store.TokenHash]store.Code // CodePasskeyRecovery
+	// emailChanges and emailReverts are CodeEmailChange and
+	// CodeEmailRevert.
+	emailChanges, emailReverts map[store.TokenHash]store.Code
 	// emailRecoveries indexes recovery codes by their Email, so that
 	// using one voids the others of its address at what they cost.
 	emailRecoveries map[string]map[store.TokenHash]struct{}
@@ -135,6 +138,8 @@ func New() *Store {
 		emailFlows:    make(map[string]map[store.TokenHash]struct{}),
 		ceremonies:    make(map[store.TokenHash]store.Code),
 		recoveries:    make(map[store.TokenHash]store.Code),
+		emailChanges:  make(map[store.TokenHash]store.Code),
+		emailReverts:  make(map[store.TokenHash]store.Code),
 		limits:        make(map[string]time.Time),
 
 		emailRecoveries: make(map[string]map[store.TokenHash]struct{}),
@@ -455,6 +460,7 @@ func (s *Store) DeleteUser(_ context.Context, userID string) ([]string, error) {
 	delete(s.userLogins, userID)
 	s.deleteResetTokens(userID)
 	s.deletePasskeyCodes(func(c store.Code) bool { return c.UserID == userID })
+	s.deleteEmailCodes(userID, store.CodeEmailChange, store.CodeEmailRevert)
 	s.roles.dropUser(userID)
 	delete(s.users, userID)
 	return handles, nil
@@ -518,7 +524,7 @@ func (s *Store) CreateCode(_ context.Context, c store.Code) error {
 // hashTaken reports whether a code of any kind has hash h. Called under
 // mu.
 func (s *Store) hashTaken(h store.TokenHash) bool {
-	for _, codes := range []map[store.TokenHash]store.Code{s.resets, s.verifications, s.flows, s.passwordless, s.ceremonies, s.recoveries} {
+	for _, codes := range []map[store.TokenHash]store.Code{s.resets, s.verifications, s.flows, s.passwordless, s.ceremonies, s.recoveries, s.emailChanges, s.emailReverts} {
 		if _, ok := codes[h]; ok {
 			return true
 		}
@@ -562,6 +568,10 @@ func (s *Store) codesOf(kind store.CodeKind) map[store.TokenHash]store.Code {
 		return s.ceremonies
 	case store.CodePasskeyRecovery:
 		return s.recoveries
+	case store.CodeEmailChange:
+		return s.emailChanges
+	case store.CodeEmailRevert:
+		return s.emailReverts
 	}
 	return nil
 }
@@ -780,6 +790,87 @@ func (s *Store) ResetPassword(_ context.Context, token store.TokenHash, password
 	s.deleteResetTokens(t.UserID)
 	handles := s.endSessions(t.UserID, store.EndPasswordReset)
 	return s.withEpoch(l), handles, nil
+}
+
+// ChangeEmail implements store.Store.
+func (s *Store) ChangeEmail(_ context.Context, kind store.CodeKind, hash store.TokenHash, now time.Time) (store.Code, []store.Login, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	var c store.Code
+	ok := false
+	if kind == store.CodeEmailChange || kind == store.CodeEmailRevert {
+		c, ok = s.codesOf(kind)[hash]
+	}
+	if !ok || !live(c.ExpiresAt, now) {
+		return store.Code{}, nil, store.ErrNotFound
+	}
+	to := c.Email
+	moved, err := s.loginsToMove(c.UserID, string(c.Data), to)
+	if err != nil {
+		return store.Code{}, nil, err
+	}
+	keys := s.userLogins[c.UserID]
+	for i, l := range moved {
+		s.dropLogin(l)
+		nk := store.KeyForEmail(l.LoginKey, to)
+		keys[slices.Index(keys, l.LoginKey)] = nk
+		l.LoginKey, l.Email = nk, to
+		l.EmailVerified, l.EmailProven, l.OwnsEmail = true, false, false
+		s.putLogin(l)
+		moved[i] = s.withEpoch(l)
+	}
+	kinds := []store.CodeKind{store.CodeEmailChange}
+	if kind == store.CodeEmailRevert {
+		kinds = append(kinds, store.CodeEmailRevert)
+	}
+	s.deleteEmailCodes(c.UserID, kinds...)
+	c.Data = bytes.Clone(c.Data)
+	return c, moved, nil
+}
+
+// loginsToMove are the logins of userID that an email change moves from
+// one address to another, or why none may. Called under mu.
+func (s *Store) loginsToMove(userID, from, to string) ([]store.Login, error) {
+	var moved []store.Login
+	for _, k := range s.userLogins[userID] {
+		if l := s.logins[k]; l.Email == from && store.MovesWithEmail(l.Method) {
+			moved = append(moved, l)
+		}
+	}
+	if len(moved) == 0 {
+		return nil, store.ErrNotFound
+	}
+	for _, l := range s.logins {
+		if l.Email == to && l.UserID != userID {
+			return nil, store.ErrEmailOwned
+		}
+	}
+	for _, l := range moved {
+		if other, taken := s.logins[store.KeyForEmail(l.LoginKey, to)]; taken && other.ID != l.ID {
+			return nil, store.ErrConflict
+		}
+	}
+	return moved, nil
+}
+
+// deleteEmailCodes removes every email change code of the kinds given of
+// a user. Called under mu.
+func (s *Store) deleteEmailCodes(userID string, kinds ...store.CodeKind) {
+	s.deleteEmailCodesIf(func(c store.Code) bool { return c.UserID == userID }, kinds...)
+}
+
+// deleteEmailCodesIf removes the email change codes of the kinds given
+// that match. Called under mu.
+func (s *Store) deleteEmailCodesIf(match func(store.Code) bool, kinds ...store.CodeKind) {
+	for _, kind := range kinds {
+		codes := s.codesOf(kind)
+		for h, c := range codes {
+			if match(c) {
+				delete(codes, h)
+			}
+		}
+	}
 }
 
 // deleteResetTokens removes every reset token of a user. Called under mu.
@@ -1045,6 +1136,7 @@ func (s *Store) DeleteExpired(_ context.Context, now time.Time) error {
 		}
 	}
 	s.deletePasskeyCodes(func(c store.Code) bool { return !live(c.ExpiresAt, now) })
+	s.deleteEmailCodesIf(func(c store.Code) bool { return !live(c.ExpiresAt, now) }, store.CodeEmailChange, store.CodeEmailRevert)
 	for k, tat := range s.limits {
 		if !live(tat, now) {
 			delete(s.limits, k)

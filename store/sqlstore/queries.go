@@ -37,6 +37,9 @@ type queries struct {
 	ceremonyForUpdate, recoveriesForUpdate, setMaterial string
 	deleteCode, deleteAddressRecoveries                 string
 
+	codeUser, codeForUpdate, addressLoginsForUpdate string
+	addressHeldByOther, moveLogin, deleteUserKind   string
+
 	// Compare-and-swap of a login's material and a session's factors:
 	// from bytes (the stored ones equal to an argument), or from none
 	// (NULL or empty).
@@ -187,6 +190,25 @@ func newQueries(d Dialect) queries {
 		deleteAddressRecoveries: `DELETE FROM auth_codes
 			WHERE kind = '` + string(store.CodePasskeyRecovery) + `' AND email = ?`,
 
+		// Email changes (emailchange.go): a code of a user is locked by
+		// hash and kind after its user (codeUser, then userExists), and
+		// read as ceremonyColumns; then the user's logins of the old
+		// address (arguments: user, address). A login of another user
+		// with the new address is found without a lock (arguments:
+		// address, user): its user's lock is not this method's to take.
+		// A login moves by id: its key, its address, verified, not
+		// proven, owning nothing (arguments: method, third party,
+		// subject, email, id).
+		codeUser: `SELECT user_id FROM auth_codes WHERE hash = ? AND kind = ?`,
+		codeForUpdate: `SELECT ` + ceremonyColumns + ` FROM auth_codes
+			WHERE hash = ? AND kind = ?` + forUpdate,
+		addressLoginsForUpdate: `SELECT ` + loginColumns + loginsOf + ` WHERE user_id = ? AND email = ?
+			ORDER BY created_at, method, third_party, subject` + forUpdate,
+		addressHeldByOther: `SELECT 1 FROM auth_logins WHERE email = ? AND user_id <> ? LIMIT 1`,
+		moveLogin: `UPDATE auth_logins SET method = ?, third_party = ?, subject = ?, email = ?,
+			email_verified = TRUE, email_proven = FALSE, owned_email = NULL WHERE id = ?`,
+		deleteUserKind: `DELETE FROM auth_codes WHERE user_id = ? AND kind = ?`,
+
 		// A user's record of second factors, or any login's material
 		// (arguments: new, id, old (not for FromNone)).
 		swapMaterial:         `UPDATE auth_logins SET material = ? WHERE id = ? AND material = ?`,
@@ -330,6 +352,7 @@ func (q *queries) rebind() {
 		&q.verificationUser, &q.verificationForUpdate,
 		&q.flowForUpdate, &q.addressFlowsForUpdate, &q.countAttempt,
 		&q.ceremonyForUpdate, &q.recoveriesForUpdate, &q.setMaterial, &q.deleteCode, &q.deleteAddressRecoveries,
+		&q.codeUser, &q.codeForUpdate, &q.addressLoginsForUpdate, &q.addressHeldByOther, &q.moveLogin, &q.deleteUserKind,
 		&q.deleteLoginCodes,
 		&q.swapMaterial, &q.swapMaterialFromNone, &q.swapFactors, &q.swapFactorsFromNone,
 		&q.signingKeys, &q.insertKey,

@@ -62,6 +62,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"VerificationTokens", verificationTokenTests},
 		{"Passwordless", passwordlessTests},
 		{"Passkeys", passkeyTests},
+		{"EmailChange", emailChangeTests},
 		{"SecondFactors", factorTests},
 		{"UserManagement", userManagementTests},
 		{"DeleteExpired", deleteExpiredTests},
