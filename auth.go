@@ -12,6 +12,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/latchkit/auth/emailpassword"
+	"github.com/latchkit/auth/emailchange"
 	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/seal"
@@ -38,6 +39,7 @@ type Auth struct {
 	// when off. Email and password is always on.
 	emailPassword *emailpassword.Recipe
 	verification  *emailverification.Recipe
+	emailChange   *emailchange.Recipe
 	passwordless  *passwordless.Recipe
 	thirdParty    *thirdparty.Recipe
 	// claims are the features' claims, registered by New; claimNames
@@ -159,6 +161,9 @@ func (a *Auth) routeTable() map[string]kit.Route {
 	}
 	if a.verification != nil {
 		mount(routes, "emailverification", a.verification.Routes())
+	}
+	if a.emailChange != nil {
+		mount(routes, "emailchange", a.emailChange.Routes())
 	}
 	if a.passwordless != nil {
 		mount(routes, "passwordless", a.passwordless.Routes())

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/latchkit/auth/emailpassword"
+	"github.com/latchkit/auth/emailchange"
 	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/internal/seal"
 	"github.com/latchkit/auth/mailer"
@@ -167,6 +168,10 @@ type Config struct {
 	// EmailVerification configures the verification of users' email
 	// addresses (package emailverification). The zero value means off.
 	EmailVerification emailverification.Config
+
+	// EmailChange lets a signed-in user change their account's email
+	// address (package emailchange). The zero value means off.
+	EmailChange emailchange.Config
 
 	// Passwordless configures sign-in with one-time codes and links sent
 	// by email. The zero value means off.

@@ -19,6 +19,7 @@ func TestDependencies(t *testing.T) {
 		"github.com/golang-jwt/jwt/v5",
 		"github.com/google/uuid",
 		module + "/emailpassword",
+		module + "/emailchange",
 		module + "/emailverification",
 		module + "/passwordless",
 		module + "/thirdparty",

@@ -395,6 +395,10 @@
 //   - [EventPasswordReset] (password_reset): a password was reset;
 //   - [EventPasswordChanged] (password_changed): a user changed their
 //     password, or added one, at POST /user/password/change;
+//   - [EventEmailChanged] (email_changed): a user's address moved, by the
+//     link to the new one (package emailchange);
+//   - [EventEmailChangeUndone] (email_change_undone): by the notice's link
+//     to the old address, which ends every session of the user;
 //   - [EventMailFailed] (mail_failed): an email was not sent; the log says
 //     why;
 //   - [EventEmailVerificationSent] (email_verification_sent): a verification

@@ -20,6 +20,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/emailchange"
 	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/passwordless"
@@ -459,6 +460,44 @@ func TestEnumerationEveryEndpoint(t *testing.T) {
 			for _, m := range s.Mailbox.WaitFor(t, 2, 10*time.Second) {
 				if m.To.Address != su.Email && m.To.Address != au.Email {
 					t.Errorf("a verification email went to %s", m.To.Address)
+				}
+			}
+		})
+	}
+
+	for _, linking := range []bool{false, true} {
+		t.Run(fmt.Sprintf("email change request, linking %v", linking), func(t *testing.T) {
+			t.Parallel()
+			s, p := linkingServer(t, linking, auth.Config{EmailChange: emailchange.Config{Enabled: true}})
+			_, known := s.SignedIn(authtest.Header)
+			p.SetIdentity("enum-change-verified", "change-verified@example.com", true)
+			enumProviderSignIn(t, s, p)
+			p.SetIdentity("enum-change-unverified", "change-unverified@example.com", false)
+			enumProviderSignIn(t, s, p)
+			classes := []enumClass{
+				{"unknown email", "nobody@example.com"},
+				{"password user", known.Email},
+				{"verified provider login", "change-verified@example.com"},
+				{"unverified provider login", "change-unverified@example.com"},
+			}
+			// Each request is another user's, since a user asks once a
+			// minute; each address gets its link whoever has it.
+			var answers []*authtest.Response
+			for _, c := range classes {
+				asker, _ := s.SignedIn(authtest.Header)
+				answers = append(answers, asker.Do(http.MethodPost, "/auth/user/email/change", map[string]any{"email": c.email}))
+			}
+			enumSame(t, "email change request", classes, answers)
+			if answers[0].StatusCode != http.StatusOK || answers[0].Status != "OK" {
+				t.Fatalf("the request: %d %s", answers[0].StatusCode, answers[0].Body)
+			}
+			sent := map[string]bool{}
+			for _, m := range s.Mailbox.WaitFor(t, len(classes), 10*time.Second) {
+				sent[m.To.Address] = true
+			}
+			for _, c := range classes {
+				if !sent[c.email] {
+					t.Errorf("no link went to the %s's address", c.name)
 				}
 			}
 		})

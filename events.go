@@ -42,20 +42,22 @@ type EventKind string
 
 // The kinds of Event.
 const (
-	EventSignUp           EventKind = kit.EventSignUp
-	EventSignIn           EventKind = "sign_in"
-	EventSignInFailed     EventKind = kit.EventSignInFailed
-	EventSignInThrottled  EventKind = kit.EventSignInThrottled // refused by RateLimits before checking the password or code, or a passwordless send
-	EventRefresh          EventKind = "refresh"
-	EventRefreshThrottled EventKind = "refresh_throttled" // a session past RateLimits.SessionRefreshes
-	EventSignOut          EventKind = "sign_out"
-	EventSessionRevoked   EventKind = kit.EventSessionRevoked
-	EventTokenTheft       EventKind = "token_theft"
-	EventSessionRefused   EventKind = "session_refused" // a 401 from refresh or a protected route: see Reason
-	EventResetEmailSent   EventKind = kit.EventResetEmailSent
-	EventPasswordReset    EventKind = kit.EventPasswordReset
-	EventPasswordChanged  EventKind = kit.EventPasswordChanged // by its user, with the password or a fresh sign-in; or added
-	EventMailFailed       EventKind = "mail_failed"            // an email was not sent: see the log for why
+	EventSignUp            EventKind = kit.EventSignUp
+	EventSignIn            EventKind = "sign_in"
+	EventSignInFailed      EventKind = kit.EventSignInFailed
+	EventSignInThrottled   EventKind = kit.EventSignInThrottled // refused by RateLimits before checking the password or code, or a passwordless send
+	EventRefresh           EventKind = "refresh"
+	EventRefreshThrottled  EventKind = "refresh_throttled" // a session past RateLimits.SessionRefreshes
+	EventSignOut           EventKind = "sign_out"
+	EventSessionRevoked    EventKind = kit.EventSessionRevoked
+	EventTokenTheft        EventKind = "token_theft"
+	EventSessionRefused    EventKind = "session_refused" // a 401 from refresh or a protected route: see Reason
+	EventResetEmailSent    EventKind = kit.EventResetEmailSent
+	EventPasswordReset     EventKind = kit.EventPasswordReset
+	EventPasswordChanged   EventKind = kit.EventPasswordChanged   // by its user, with the password or a fresh sign-in; or added
+	EventEmailChanged      EventKind = kit.EventEmailChanged      // the account's address moved, by the link to the new one (package emailchange)
+	EventEmailChangeUndone EventKind = kit.EventEmailChangeUndone // by the notice to the old address; every session of the user ended
+	EventMailFailed        EventKind = "mail_failed"              // an email was not sent: see the log for why
 
 	EventEmailVerificationSent EventKind = kit.EventEmailVerificationSent
 	EventEmailVerified         EventKind = kit.EventEmailVerified // by a link, or SetEmailVerified through the Go API

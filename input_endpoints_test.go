@@ -53,7 +53,8 @@ type endpoint struct {
 // provider that posts its callback ("apple"), passwordless sign-in
 // by code and link, to email addresses and phone numbers, passkeys
 // with recovery by a mailed link, and multi-factor authentication with
-// TOTP and recovery codes. /user/email/verify and /mfa/recovery-codes
+// TOTP and recovery codes, and changing the account's email.
+// /user/email/verify and /mfa/recovery-codes
 // serve two methods and are listed once for each.
 var fullEndpoints = []endpoint{
 	{"POST", "/signup", "emailpassword"},
@@ -66,6 +67,9 @@ var fullEndpoints = []endpoint{
 	{"POST", "/session/refresh", "session"},
 	{"POST", "/signout", "session"},
 	{"POST", "/user/delete", "session"},
+	{"POST", "/user/email/change", "emailchange"},
+	{"POST", "/user/email/change/verify", "emailchange"},
+	{"POST", "/user/email/change/undo", "emailchange"},
 	{"GET", "/jwt/jwks.json", ""},
 	{"POST", "/user/email/verify/token", "emailverification"},
 	{"POST", "/user/email/verify", "emailverification"},
@@ -281,6 +285,7 @@ func (idp *fakeIdP) withEverything(cfg auth.Config) auth.Config {
 	if cfg.MFA.Required == nil && cfg.MFA.Factors == nil {
 		cfg.MFA.Factors = []string{auth.FactorTOTP, auth.FactorWebAuthn}
 	}
+	cfg.EmailChange.Enabled = true
 	if cfg.BeforeDeleteUser == nil {
 		// The route is served, and deletes nobody: the suites' sessions
 		// are fresh, and the route reads no body.
@@ -573,6 +578,9 @@ func TestInputJSONGarbage(t *testing.T) {
 		{path: "/auth/user/password/reset/token", header: rid("emailpassword")},
 		{path: "/auth/user/password/reset", header: rid("emailpassword")},
 		{path: "/auth/user/password/change", header: withSession("emailpassword")},
+		{path: "/auth/user/email/change", header: withSession("emailchange")},
+		{path: "/auth/user/email/change/verify", header: rid("emailchange")},
+		{path: "/auth/user/email/change/undo", header: rid("emailchange")},
 		{path: "/auth/signinup", header: rid("thirdparty")},
 		{path: "/auth/user/email/verify", header: rid("emailverification")},
 		{path: "/auth/signinup/code", header: rid("passwordless")},

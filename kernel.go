@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/latchkit/auth/emailpassword"
+	"github.com/latchkit/auth/emailchange"
 	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/wire"
@@ -50,6 +51,11 @@ func (a *Auth) buildRecipes() error {
 	}
 	if cfg.EmailVerification.Mode != emailverification.Off {
 		if a.verification, err = emailverification.New(k, cfg.EmailVerification, setup, kit.Rate(cfg.RateLimits.VerificationEmails)); err != nil {
+			return err
+		}
+	}
+	if cfg.EmailChange.Enabled {
+		if a.emailChange, err = emailchange.New(k, cfg.EmailChange, setup, kit.Rate(cfg.RateLimits.VerificationEmails)); err != nil {
 			return err
 		}
 	}

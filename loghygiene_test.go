@@ -93,6 +93,7 @@ func lhRunFlows(t *testing.T, m authtest.Mode, v lhVariant) {
 	cfg := v.cfg
 	cfg.ThirdParty.Providers = f.idp.providers
 	cfg.EmailVerification.Mode = emailverification.Optional
+	cfg.EmailChange.Enabled = true
 	cfg.Store = f.st
 	cfg.Logger = slog.New(&lhHandler{sink: f.sink})
 	cfg.OnEvent = f.events.record
@@ -289,6 +290,7 @@ func lhRunFlows(t *testing.T, m authtest.Mode, v lhVariant) {
 
 	f.thirdPartyFlows(owner)
 	f.verificationFlows(other, failing, otherEmail)
+	f.emailChangeFlows()
 
 	// Let the outbox finish, so every record it writes is in.
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -620,6 +622,30 @@ func (f *lhFlow) verificationFlows(other, failing *authtest.Client, otherEmail s
 	f.events.waitFor(f.t, auth.EventEmailVerificationSent, sent+2, 10*time.Second)
 	f.s.Clock.Advance(2 * emailverification.DefaultTokenLifetime)
 	f.want(f.call(anon, anon.VerifyEmail(lateTok)), 200, "EMAIL_VERIFICATION_INVALID_TOKEN_ERROR")
+}
+
+// emailChangeFlows changes a new user's address and undoes it, and tries
+// tokens unknown and malformed.
+func (f *lhFlow) emailChangeFlows() {
+	m := f.mode.String()
+	c := f.s.NewClient(f.mode)
+	from, to, pw := "change-"+m+"@example.com", "changed-"+m+"@example.com", "Hygiene-change-pw-46"
+	f.secrets.add("password change", pw)
+	f.signUp(c, from, pw)
+	anon := f.s.NewClient(f.mode)
+	f.want(f.do(c, http.MethodPost, "/auth/user/email/change", map[string]any{"email": to}), 200, "OK")
+	tok := lhMailToken(f.mail.waitFor(f.t, to, 1, 10*time.Second)[0])
+	f.secrets.token("email change token", tok)
+	f.want(f.do(anon, http.MethodPost, "/auth/user/email/change/verify", map[string]any{"token": tok}), 200, "OK")
+	f.want(f.do(anon, http.MethodPost, "/auth/user/email/change/verify", map[string]any{"token": tok}), 200, "EMAIL_CHANGE_INVALID_TOKEN_ERROR")
+	undo := lhMailToken(f.mail.waitFor(f.t, from, 1, 10*time.Second)[0])
+	f.secrets.token("email change undo token", undo)
+	unknown := lhRandomToken()
+	f.secrets.token("unknown email change token", unknown)
+	f.want(f.do(anon, http.MethodPost, "/auth/user/email/change/undo", map[string]any{"token": unknown}), 200, "EMAIL_CHANGE_INVALID_TOKEN_ERROR")
+	f.want(f.do(anon, http.MethodPost, "/auth/user/email/change/undo", map[string]any{"token": 12345}), 400, "")
+	f.want(f.do(anon, http.MethodPost, "/auth/user/email/change/undo", map[string]any{"token": undo}), 200, "OK")
+	f.want(f.call(c, c.Refresh()), 401, "")
 }
 
 // verificationLink asks for a link with c's session and returns the token

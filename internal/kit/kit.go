@@ -399,6 +399,8 @@ const (
 	EventPasskeyCloneSuspected = "passkey_clone_suspected"
 	EventFactorFailed          = "factor_failed"
 	EventPasswordChanged       = "password_changed"
+	EventEmailChanged          = "email_changed"
+	EventEmailChangeUndone     = "email_change_undone"
 )
 
 // The factors a session can complete, named as the SDKs name them (the
