@@ -17,7 +17,11 @@
 //     call gets the 403) asks for the passkey, adding an authenticator
 //     app with no second factor left asks for the password, and new
 //     recovery codes ask for the app's code; a factor completed again
-//     keeps the same session.
+//     keeps the same session;
+//   - changing the account's email once stale: the page asks for the
+//     password, the link goes to the new address, whose page makes the
+//     change after a click; the notice to the old address undoes it,
+//     which signs every session out, and the old address signs in again.
 //
 // The page logs no console errors, and the demo refuses nothing but the
 // 401s and the 403 that these steps expect.
@@ -51,7 +55,7 @@ const NEW_PASSWORD = "battery staple 2";
 const FRESH_MS = 4000;
 const STEP_MS = 30_000;
 // FRESH_PATHS are the routes these steps send with a stale sign-in.
-const FRESH_PATHS = ["/auth/user/delete", "/auth/webauthn/credential/remove", "/auth/totp/device", "/auth/mfa/recovery-codes"];
+const FRESH_PATHS = ["/auth/user/delete", "/auth/webauthn/credential/remove", "/auth/totp/device", "/auth/mfa/recovery-codes", "/auth/user/email/change"];
 
 let seq = 0;
 const newEmail = (tag) => `${tag}-${process.pid}-${Date.now()}-${++seq}@example.com`;
@@ -89,6 +93,16 @@ async function mails(base, to) {
   assert.equal(res.status, 200);
   const { emails } = await res.json();
   return emails.filter((m) => m.to === to).sort((a, b) => a.id - b.id);
+}
+
+// mailWith waits for the email to `to` with subject, and returns it.
+async function mailWith(base, to, subject) {
+  for (let i = 0; i < 50; i++) {
+    const sent = (await mails(base, to)).find((m) => m.subject === subject);
+    if (sent) return sent;
+    await sleep(100);
+  }
+  assert.fail(`no "${subject}" email to ${to} in the outbox`);
 }
 
 async function focused(page) {
@@ -375,6 +389,57 @@ describe("account page, the password and deleting the account", { timeout: 8 * T
           assert.deepEqual(codeSets, [200, 403, 200]);
           await listedSessions(page, 1);
         });
+        await step("no console errors", () => assert.deepEqual(errors, []));
+      }),
+    );
+    test(`${mode} mode: change the email, signing in again once stale, then undo it from the old address`, { timeout: 2 * TEST_TIMEOUT }, () =>
+      session(browser, `selfservice-email-${mode}`, async ({ page, step }) => {
+        const email = newEmail(`email-${mode}`);
+        const moved = newEmail(`moved-${mode}`);
+        const errors = consoleErrors(page);
+        const requests = answers(page, "/auth/user/email/change");
+        await step("sign up", () => signUp(page, base, email, query));
+        await step("account page", () => accountPage(page));
+        await step("the sign-in goes stale", () => sleep(FRESH_MS + 1000));
+        await step("ask for the new address: the page asks for the password", async () => {
+          await page.fill("#account-new-email", moved);
+          await page.click("#account-email-submit");
+          await page.locator("#account-reauth").waitFor({ state: "visible" });
+          assert.deepEqual(requests, [403]);
+        });
+        await step("the password: the link is on its way", async () => {
+          await page.fill("#account-reauth-password", PASSWORD);
+          await page.getByRole("button", { name: "Sign in again" }).click();
+          await assertText(page, "#status", `A link is on its way to ${moved}`);
+          assert.deepEqual(requests, [403, 200]);
+        });
+        const link = await step("the link, at the new address", async () => {
+          const sent = await mailWith(base, moved, "Confirm your new email address");
+          return sent.links.find((l) => l.includes("/auth/change-email?token="));
+        });
+        await step("open it: nothing moves before the click", async () => {
+          await open(page, link);
+          await page.locator("#email-change-confirm").waitFor({ state: "visible" });
+          await page.click("#email-change-confirm");
+          await assertText(page, "#status", `The email address of your account is now ${moved}.`);
+        });
+        await step("the account page shows it", async () => {
+          await open(page, base + "/account" + query);
+          await page.locator("#account").waitFor({ state: "visible" });
+          await assertText(page, "#account-who", moved);
+        });
+        const undo = await step("the notice, at the old address", async () => {
+          const sent = await mailWith(base, email, "The email address of your account was changed");
+          return sent.links.find((l) => l.includes("/auth/undo-email-change?token="));
+        });
+        await step("undo it: every session is signed out", async () => {
+          await open(page, undo);
+          await page.click("#email-change-undo");
+          await assertText(page, "#status", `${email} is the address of your account again`);
+          const me = await apiMe(page, base);
+          assert.equal(me.status, 401, me.body);
+        });
+        await step("the old address signs in again", () => signIn(page, base, email, PASSWORD, query));
         await step("no console errors", () => assert.deepEqual(errors, []));
       }),
     );

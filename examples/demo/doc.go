@@ -222,6 +222,13 @@
 // session of the user; the page's session goes on under a new handle,
 // whose place the demo does not know (no sign-in reported it), and its
 // live list reconnects rather than show the signed-out view.
+// The page changes the account's email too (package emailchange, on in
+// the demo): the request needs the same recent sign-in; the link to the
+// new address opens <app-url>/auth/change-email, the notice's to the old
+// one <app-url>/auth/undo-email-change, pages of the demo that use their
+// token only after a click, so that a mail scanner spends nothing. The
+// form shows where the account has an address of its own (a password,
+// codes by email or a passkey); a provider's address is the provider's.
 // e2e/demo-selfservice.test.mjs runs these in Chromium, in cookie and
 // header mode, with -fresh-sign-in 4s: the password, deleting, and each
 // way of proving it is you again.

@@ -28,6 +28,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/emailchange"
 	"github.com/latchkit/auth/emailpassword"
 	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/mailer"
@@ -722,6 +723,10 @@ func newAuth(o options, st store.Store, m mailer.Mailer, stdout io.Writer, logge
 		// Deleting the account and adding a password need a sign-in
 		// this recent (-fresh-sign-in).
 		FreshSignIn: o.freshSignIn,
+		// The account page changes the account's email: links open
+		// <app-url>/auth/change-email and /auth/undo-email-change, pages
+		// of the demo.
+		EmailChange: emailchange.Config{Enabled: true},
 		// Each provider sends the browser back to the page at
 		// <app-url>/auth/callback/<id>, the redirect URI to register.
 		ThirdParty: thirdparty.Config{Providers: o.providers},
@@ -931,6 +936,11 @@ func newMux(a *auth.Auth, st store.Store, f features) *http.ServeMux {
 		mountAccount(mux, a, sessionStarts)
 	}
 	mux.HandleFunc("GET /auth/reset-password", page)
+	// The links that change the account's email, and undo a change
+	// (emailchange.Config's URL and UndoURL defaults), open this page
+	// too; each waits for a click.
+	mux.HandleFunc("GET /auth/change-email", page)
+	mux.HandleFunc("GET /auth/undo-email-change", page)
 	// Verification links open this page too (emailverification.Config.URL's
 	// default); with verification off it says so.
 	mux.HandleFunc("GET /auth/verify-email", page)

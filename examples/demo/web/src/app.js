@@ -89,6 +89,11 @@ const onLinkPage = window.location.pathname === "/auth/verify";
 // And the page passkey recovery links open.
 const onRecoveryPage = window.location.pathname === "/auth/webauthn/recover";
 
+// And the pages of the links that change the account's email, and undo
+// a change.
+const onEmailChangePage = window.location.pathname === "/auth/change-email";
+const onEmailUndoPage = window.location.pathname === "/auth/undo-email-change";
+
 // And the account page.
 const onAccountPage = window.location.pathname === "/account";
 
@@ -109,7 +114,7 @@ const isMode = (m) => m === "cookie" || m === "header";
 function pageMode() {
   const asked = params.get("mode");
   if (isMode(asked)) return asked;
-  if (onResetPage || onVerifyPage || onLinkPage || onRecoveryPage || onCallbackPage) {
+  if (onResetPage || onVerifyPage || onLinkPage || onRecoveryPage || onCallbackPage || onEmailChangePage || onEmailUndoPage) {
     try {
       const last = window.localStorage.getItem(MODE_KEY);
       if (isMode(last)) return last;
@@ -121,7 +126,7 @@ function pageMode() {
 }
 
 function rememberMode() {
-  if (onResetPage || onVerifyPage || onLinkPage || onRecoveryPage || onCallbackPage) return;
+  if (onResetPage || onVerifyPage || onLinkPage || onRecoveryPage || onCallbackPage || onEmailChangePage || onEmailUndoPage) return;
   try {
     window.localStorage.setItem(MODE_KEY, mode);
   } catch (_) {
@@ -198,7 +203,7 @@ function say(text) {
 }
 
 function show(id) {
-  for (const s of ["loading", "signed-in", "signed-out", "reset", "verify-email", "pwl-link", "pk-recovery", "mfa", "account"])
+  for (const s of ["loading", "signed-in", "signed-out", "reset", "verify-email", "pwl-link", "pk-recovery", "mfa", "account", "email-change"])
     $(s).hidden = s !== id;
 }
 
@@ -1287,6 +1292,7 @@ async function showAccount(mfaDone = {}) {
   showLogins(methods);
   showSessions(methods);
   showPassword();
+  $("account-email").hidden = !account.logins.some((l) => MOVES_WITH_EMAIL.includes(l.method) && l.email);
   show("account");
   startLive();
   await Promise.all([
@@ -1798,6 +1804,86 @@ $("account-delete").addEventListener("click", () => {
   });
 });
 
+// ---- the account's email ----
+
+// MOVES_WITH_EMAIL are the login methods whose address a change moves; a
+// provider's login keeps the provider's, so an account of providers only
+// has no address of its own to change.
+const MOVES_WITH_EMAIL = ["emailpassword", "passwordless", "webauthn"];
+
+$("account-email-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const form = $("account-email-form");
+  clearErrors(form);
+  accountBusy(async () => {
+    const email = $("account-new-email").value.trim();
+    const res = await freshly(() => authPost("/user/email/change", { email }));
+    if (res === null) return showAccount();
+    if (!res.ok) throw res;
+    const body = await res.json();
+    switch (body.status) {
+      case "OK":
+        $("account-new-email").value = "";
+        await showAccount();
+        say(`A link is on its way to ${email}: open it to make the change.`);
+        return;
+      case "FIELD_ERROR":
+        fieldErrors(body.formFields, { email: "account-new-email" });
+        break;
+      case "GENERAL_ERROR":
+        accountError(body.message);
+        break;
+      default:
+        accountError(body.reason || "Something went wrong: " + body.status + ".");
+    }
+  });
+});
+
+// startEmailChangePage runs on the pages of the links that change the
+// account's email and undo a change. Each waits for a click, so that a
+// mail scanner that opens links does not use the token up.
+function startEmailChangePage() {
+  show("email-change");
+  const token = params.get("token");
+  if (!token) {
+    say("This link has no token.");
+    return;
+  }
+  const button = $(onEmailUndoPage ? "email-change-undo" : "email-change-confirm");
+  $("email-change-note").textContent = onEmailUndoPage
+    ? "If you did not change the email address of your account, undo it: your old address comes back, and every session is signed out."
+    : "Open the change: this address becomes the one of your account.";
+  button.hidden = false;
+  button.onclick = () => busy($("email-change"), () => useEmailChangeLink(token, button));
+}
+
+async function useEmailChangeLink(token, button) {
+  const res = await fetch(api + "/auth/user/email/change/" + (onEmailUndoPage ? "undo" : "verify"), {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ token }),
+  });
+  if (!res.ok) throw res;
+  const body = await res.json();
+  button.hidden = true;
+  switch (body.status) {
+    case "OK":
+      if (onEmailUndoPage) {
+        // Every session ended: this browser's too.
+        await Session.signOut().catch(() => {});
+        say(`${body.email} is the address of your account again, and every session was signed out. If someone else made the change, choose a new password: ask for a reset link from the sign-in page.`);
+      } else {
+        say(`The email address of your account is now ${body.email}.`);
+      }
+      return;
+    case "EMAIL_ALREADY_EXISTS_ERROR":
+      say("Another account has this address now: nothing was changed.");
+      return;
+    default:
+      say("This link has expired or was used already.");
+  }
+}
+
 // showPassword shows the password form as it fits the user: change the
 // password, or add one.
 function showPassword() {
@@ -1959,6 +2045,7 @@ async function start() {
   $("mode").hidden = false;
   $("home").href = homeURL();
   $("verify-email-home").href = homeURL();
+  $("email-change-home").href = homeURL();
   $("pwl-link-home").href = homeURL();
   $("pk-recovery-home").href = homeURL();
   $("account-home").href = homeURL();
@@ -1975,6 +2062,11 @@ async function start() {
   if (onLinkPage) {
     await loaded;
     await startLinkPage();
+    return;
+  }
+
+  if (onEmailChangePage || onEmailUndoPage) {
+    startEmailChangePage();
     return;
   }
 
