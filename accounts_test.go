@@ -6,8 +6,10 @@ package auth_test
 //   - no takeover: nothing the stranger does without the inbox (sign up
 //     with its address, sign in with a provider that reports it
 //     unverified, ask for verification mail, keep a session, plant one in
-//     the owner's browser) gives them a way into a user that the inbox's
-//     owner signs into or uses;
+//     the owner's browser, change or add a password through their session,
+//     delete their account, ask to move an account of their own address
+//     to the inbox's, which the owner may then open) gives them a way into
+//     a user that the inbox's owner signs into or uses;
 //   - no lockout: whatever happened, the owner gets into an account with
 //     the address by self-service (a provider that verified it, or a
 //     reset), and, under account linking, nothing the stranger made with
@@ -34,6 +36,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -58,6 +61,13 @@ const (
 	ownerPass   = "owner-password-1"
 	strangePass = "stranger-password-1"
 	resetPass   = "owner-password-2"
+	// ownerPass3 and strangePass2 are set through a session: changed
+	// from the one the person knows, or added where they know none.
+	ownerPass3   = "owner-password-3"
+	strangePass2 = "stranger-password-2"
+	// strangerOwn is an inbox the stranger reads, whose account they
+	// may ask to move to the owner's address.
+	strangerOwn = "stranger@example.com"
 )
 
 // An accountAction is one step of a history. It reports false when it
@@ -78,7 +88,7 @@ var accountActions = []accountAction{
 		return w.untilSuccess("owner-fb", w.providerSignIn(w.owner, "facebook", "owner-fb", false))
 	}},
 	{"owner asks for verification mail", func(w *accountWorld) bool { return w.askVerification(w.owner) }},
-	{"owner opens the newest verification mail", func(w *accountWorld) bool { return w.openVerification() }},
+	{"owner opens the newest verification or email change mail", func(w *accountWorld) bool { return w.openVerification() }},
 	{"owner resets the password", func(w *accountWorld) bool { return w.reset() }},
 	{"stranger signs up with a password", func(w *accountWorld) bool {
 		return w.untilSuccess("stranger-signup", w.signUp(w.stranger, strangePass))
@@ -88,15 +98,31 @@ var accountActions = []accountAction{
 	}},
 	{"stranger asks for verification mail", func(w *accountWorld) bool { return w.askVerification(w.stranger) }},
 	{"stranger plants their session in the owner's browser", func(w *accountWorld) bool { return w.plant() }},
+	{"owner changes or adds the password through their session", func(w *accountWorld) bool {
+		return w.untilSuccess("owner-change", w.changePassword(w.owner, ownerPass3))
+	}},
+	{"stranger changes or adds the password through their session", func(w *accountWorld) bool {
+		return w.untilSuccess("stranger-change", w.changePassword(w.stranger, strangePass2))
+	}},
+	{"owner deletes their account", func(w *accountWorld) bool { return w.deleteAccount(w.owner) }},
+	{"stranger deletes their account", func(w *accountWorld) bool { return w.deleteAccount(w.stranger) }},
+	{"stranger signs up with a password at an address of their own", func(w *accountWorld) bool {
+		return w.untilSuccess("stranger-own", w.signUpAt(w.stranger, strangerOwn, strangePass))
+	}},
+	{"stranger asks to move their own address's account to the address", func(w *accountWorld) bool { return w.askChange() }},
 }
 
-// accountDepth is the longest history tried; race-enabled runs, ten times
-// slower, stop one step earlier.
-var accountDepth = 5
+// accountDepth is the longest history tried: 4 steps, 3 in race-enabled
+// runs, ten times slower. AUTH_ACCOUNT_DEPTH asks for more: 5 steps of
+// the 16 actions are about 150,000 histories, five minutes on two cores.
+var accountDepth = 4
 
 func init() {
 	if raceEnabled {
-		accountDepth = 4
+		accountDepth = 3
+	}
+	if d, err := strconv.Atoi(os.Getenv("AUTH_ACCOUNT_DEPTH")); err == nil && d > 0 {
+		accountDepth = d
 	}
 }
 
@@ -106,8 +132,8 @@ func TestAccountProperties(t *testing.T) {
 			t.Parallel()
 			var e accountEnumeration
 			e.walk(t, linking, nil)
-			t.Logf("%d sequences of up to %d steps, %d violating (%d takeover, %d lockout)",
-				e.sequences.Load(), accountDepth, e.violating.Load(), e.takeover.Load(), e.lockout.Load())
+			t.Logf("linking %v: %d sequences of up to %d steps, %d violating (%d takeover, %d lockout)",
+				linking, e.sequences.Load(), accountDepth, e.violating.Load(), e.takeover.Load(), e.lockout.Load())
 			for _, v := range e.examples() {
 				t.Errorf("%s", v)
 			}
@@ -134,9 +160,13 @@ func (e *accountEnumeration) walk(t *testing.T, linking bool, prefix []int) {
 			w.observe()
 		}
 		if !ok {
+			w.a.Close(context.Background())
 			continue
 		}
 		w.recover()
+		// Tens of thousands of worlds: each lets go of its server as
+		// soon as it is done.
+		w.a.Close(context.Background())
 		e.sequences.Add(1)
 		if len(w.violations) > 0 {
 			e.violating.Add(1)
@@ -192,6 +222,7 @@ type person struct {
 	sessions   []accountTokens // sessions they keep, refreshed at every step
 	passwords  []string        // passwords they know for the address
 	identities []string        // provider identities that signed in, as "provider/subject"
+	ownUser    string          // the user of the stranger's sign-up at an address of their own
 	reached    map[string]bool // users reached at any step so far
 }
 
@@ -248,11 +279,12 @@ func newAccountWorld(t *testing.T, linking bool) *accountWorld {
 	cfg.Email.Mailer = w.mail
 	cfg.EmailVerification.Mode = emailverification.Optional
 	cfg.ThirdParty.Providers = providers
+	cfg.BeforeDeleteUser = func(context.Context, string) error { return nil }
+	cfg.EmailChange.Enabled = true
 	a, err := auth.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { a.Close(context.Background()) })
 	w.a = a
 	return w
 }
@@ -322,17 +354,63 @@ func credentials(email, password string) map[string]any {
 	return map[string]any{"formFields": []map[string]any{{"id": "email", "value": email}, {"id": "password", "value": password}}}
 }
 
-// signUp returns the sign-up step; it reports whether it succeeded.
+// signUp returns the sign-up step at the address; it reports whether it
+// succeeded.
 func (w *accountWorld) signUp(p *person, password string) func() bool {
+	return w.signUpAt(p, inbox, password)
+}
+
+// signUpAt returns the sign-up step at email.
+func (w *accountWorld) signUpAt(p *person, email, password string) func() bool {
 	return func() bool {
-		res := w.send("POST", "/signup", "emailpassword", "", credentials(inbox, password))
+		res := w.send("POST", "/signup", "emailpassword", "", credentials(email, password))
 		uid, tok := res.signedIn()
 		if uid != "" {
 			p.sessions = append(p.sessions, tok)
 			p.passwords = append(p.passwords, password)
+			if email != inbox {
+				p.ownUser = uid
+			}
 		}
 		return uid != ""
 	}
+}
+
+// askChange asks, with the session of the stranger's account at their
+// own address, to move it to the owner's address, once: the link goes to
+// the owner's inbox.
+func (w *accountWorld) askChange() bool {
+	if w.stranger.ownUser == "" || w.done["stranger-ask-change"] {
+		return false
+	}
+	for _, s := range w.stranger.sessions {
+		if userOfToken(s.access) == w.stranger.ownUser {
+			w.done["stranger-ask-change"] = true
+			before := w.mail.count()
+			res := w.send("POST", "/user/email/change", "emailchange", s.access, map[string]any{"email": inbox})
+			if res.status == "OK" && w.mail.waitForLink(before, "change-email") == nil {
+				w.t.Fatalf("an email change link was promised and not sent")
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// userOfToken is the user an access token names (its sub), unchecked.
+func userOfToken(access string) string {
+	parts := strings.Split(access, ".")
+	if len(parts) != 3 {
+		return ""
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	var claims struct {
+		Sub string `json:"sub"`
+	}
+	if err != nil || json.Unmarshal(payload, &claims) != nil {
+		return ""
+	}
+	return claims.Sub
 }
 
 // providerSignIn returns the step of signing in at a provider whose
@@ -377,21 +455,23 @@ func (w *accountWorld) askVerification(p *person) bool {
 	if res.status != "OK" {
 		return false
 	}
-	if !w.mail.waitFor(before + 1) {
+	if w.mail.waitForLink(before, "verify-email") == nil {
 		w.t.Fatalf("a verification email was promised and not sent")
 	}
 	return true
 }
 
-var tokenInLink = regexp.MustCompile(`https?://[^\s"<>]+/(verify-email|reset-password)\?token=([A-Za-z0-9_-]+)`)
+var tokenInLink = regexp.MustCompile(`https?://[^\s"<>]+/(verify-email|reset-password|change-email|undo-email-change)\?token=([A-Za-z0-9_-]+)`)
 
-// openVerification opens the newest verification mail the owner has not
-// opened, in the owner's browser: with the owner's newest session, if any.
+// openVerification opens the newest verification or email change mail in
+// the owner's inbox that the owner has not opened, in the owner's
+// browser: with the owner's newest session, if any.
 func (w *accountWorld) openVerification() bool {
 	msgs := w.mail.all()
 	newest := -1
 	for i := len(msgs) - 1; i >= w.opened; i-- {
-		if m := tokenInLink.FindStringSubmatch(msgs[i].Text); m != nil && m[1] == "verify-email" {
+		m := tokenInLink.FindStringSubmatch(msgs[i].Text)
+		if m != nil && msgs[i].To.Address == inbox && (m[1] == "verify-email" || m[1] == "change-email") {
 			newest = i
 			break
 		}
@@ -408,6 +488,10 @@ func (w *accountWorld) openVerification() bool {
 	if w.planted != nil {
 		bearer = w.planted.access
 	}
+	if tokenInLink.FindStringSubmatch(msgs[newest].Text)[1] == "change-email" {
+		w.send("POST", "/user/email/change/verify", "emailchange", bearer, map[string]any{"token": tok})
+		return true
+	}
 	w.send("POST", "/user/email/verify", "emailverification", bearer, map[string]any{"method": "token", "token": tok})
 	return true
 }
@@ -423,19 +507,55 @@ func (w *accountWorld) plant() bool {
 	return true
 }
 
+// changePassword returns the step of changing the password with the
+// person's newest session, from the last one they know, or of adding one
+// where they know none (which needs the session's user to own the
+// address). The session goes on with the answer's tokens.
+func (w *accountWorld) changePassword(p *person, password string) func() bool {
+	return func() bool {
+		if len(p.sessions) == 0 {
+			return false
+		}
+		fields := []map[string]any{{"id": "newPassword", "value": password}}
+		if n := len(p.passwords); n > 0 {
+			fields = append(fields, map[string]any{"id": "oldPassword", "value": p.passwords[n-1]})
+		}
+		last := len(p.sessions) - 1
+		res := w.send("POST", "/user/password/change", "emailpassword", p.sessions[last].access, map[string]any{"formFields": fields})
+		if uid, tok := res.signedIn(); uid != "" {
+			p.sessions[last] = tok
+			p.passwords = append(p.passwords, password)
+		}
+		return true
+	}
+}
+
+// deleteAccount deletes the user of the person's newest session, once.
+func (w *accountWorld) deleteAccount(p *person) bool {
+	key := p.name + "-delete"
+	if len(p.sessions) == 0 || w.done[key] {
+		return false
+	}
+	w.done[key] = true
+	last := len(p.sessions) - 1
+	if res := w.send("POST", "/user/delete", "session", p.sessions[last].access, nil); res.status == "OK" {
+		p.sessions = p.sessions[:last]
+	}
+	return true
+}
+
 // reset asks for a reset email for the address and, if one comes, sets a
 // new password with it. It could do nothing if no email comes.
 func (w *accountWorld) reset() bool {
 	before := w.mail.count()
 	w.send("POST", "/user/password/reset/token", "emailpassword", "",
 		map[string]any{"formFields": []map[string]any{{"id": "email", "value": inbox}}})
-	if _, err := w.st.Login(context.Background(), store.EmailPasswordKey(inbox)); err != nil || !w.mail.waitFor(before+1) {
+	if _, err := w.st.Login(context.Background(), store.EmailPasswordKey(inbox)); err != nil {
 		return false
 	}
-	msgs := w.mail.all()
-	m := tokenInLink.FindStringSubmatch(msgs[len(msgs)-1].Text)
-	if m == nil || m[1] != "reset-password" {
-		w.t.Fatalf("expected a reset email, got %q", msgs[len(msgs)-1].Text)
+	m := w.mail.waitForLink(before, "reset-password")
+	if m == nil {
+		w.t.Fatalf("a reset email was due and did not come")
 	}
 	res := w.send("POST", "/user/password/reset", "emailpassword", "", map[string]any{
 		"method": "token", "token": m[2], "formFields": []map[string]any{{"id": "password", "value": resetPass}},
@@ -460,9 +580,15 @@ func (w *accountWorld) reach(p *person) map[string]bool {
 		}
 	}
 	p.sessions = kept
+	addresses := []string{inbox}
+	if p.ownUser != "" {
+		addresses = append(addresses, strangerOwn)
+	}
 	for _, pw := range slices.Compact(slices.Clone(p.passwords)) {
-		if uid, _ := w.send("POST", "/signin", "emailpassword", "", credentials(inbox, pw)).signedIn(); uid != "" {
-			users[uid] = true
+		for _, a := range addresses {
+			if uid, _ := w.send("POST", "/signin", "emailpassword", "", credentials(a, pw)).signedIn(); uid != "" {
+				users[uid] = true
+			}
 		}
 	}
 	for _, ident := range p.identities {
@@ -604,15 +730,23 @@ func (m *accountMailer) all() []mailer.Message {
 
 func (m *accountMailer) count() int { return len(m.all()) }
 
-// waitFor waits until n messages have arrived, for at most a second.
-func (m *accountMailer) waitFor(n int) bool {
+// waitForLink waits, for at most a second, for a message after the
+// first skip with a link to page ("verify-email", "reset-password"), and
+// returns the link's match of tokenInLink, or nil. Other mail (a
+// password change's notice) may come between, in any order.
+func (m *accountMailer) waitForLink(skip int, page string) []string {
 	deadline := time.After(time.Second)
-	for m.count() < n {
+	for {
+		for _, msg := range m.all()[skip:] {
+			if match := tokenInLink.FindStringSubmatch(msg.Text); match != nil && match[1] == page {
+				return match
+			}
+		}
 		select {
 		case <-m.arrived:
 		case <-deadline:
-			return false
+			return nil
 		}
 	}
-	return true
 }
+

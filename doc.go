@@ -253,13 +253,17 @@
 // by a reset for a password.
 //
 // Two properties follow, and TestAccountProperties checks them over every
-// history of up to five steps of an inbox's owner and a stranger:
+// history of up to four steps (five on request) of an inbox's owner and a
+// stranger:
 //
 //   - No takeover: nothing a person who cannot read an inbox does (sign
 //     up with its address, sign in with a provider that reports it
 //     unverified, ask for verification mail and have it opened, keep a
-//     session or plant one in the owner's browser) gives them a way into a
-//     user that the inbox's owner signs into or uses.
+//     session or plant one in the owner's browser, change or add a
+//     password or delete their account through it, ask to move an
+//     account of their own address to the inbox's and have the link
+//     opened) gives them a way into a user that the inbox's owner signs
+//     into or uses.
 //   - No lockout: the owner of an inbox gets into an account with the
 //     address by self-service (a provider that vouches for it, or a
 //     reset), and whatever a stranger made with the address then becomes
