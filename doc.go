@@ -52,6 +52,9 @@
 //     [Config.EmailVerification] (package emailverification): POST
 //     /user/email/verify/token, POST /user/email/verify, GET
 //     /user/email/verify;
+//   - changing the account's email, with [Config.EmailChange] (package
+//     emailchange): POST /user/email/change, POST
+//     /user/email/change/verify, POST /user/email/change/undo;
 //   - passwordless sign-in ("passwordless"), with [Config.Passwordless]
 //     (package passwordless): POST /signinup/code, POST
 //     /signinup/code/resend, POST /signinup/code/consume, and unless

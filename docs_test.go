@@ -35,6 +35,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/emailchange"
 	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/passkey"
 	"github.com/latchkit/auth/passwordless"
@@ -189,6 +190,7 @@ func TestDocsRoutes(t *testing.T) {
 		Passkeys:          passkey.New(passkey.Config{}),
 		MFA:               auth.MFAConfig{Required: []string{auth.FactorTOTP, auth.FactorWebAuthn}},
 		BeforeDeleteUser:  func(context.Context, string) error { return nil },
+		EmailChange:       emailchange.Config{Enabled: true},
 		// Browsers refuse WebAuthn on IP addresses, so passkeys need a
 		// host name; the requests below go to the handler directly.
 		AppURL: "https://app.example.com",
