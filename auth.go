@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-	"github.com/latchkit/auth/emailpassword"
 	"github.com/latchkit/auth/emailchange"
+	"github.com/latchkit/auth/emailpassword"
 	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/seal"

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/latchkit/auth/emailpassword"
 	"github.com/latchkit/auth/emailchange"
+	"github.com/latchkit/auth/emailpassword"
 	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/internal/seal"
 	"github.com/latchkit/auth/mailer"

@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/latchkit/auth/emailpassword"
 	"github.com/latchkit/auth/emailchange"
+	"github.com/latchkit/auth/emailpassword"
 	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/wire"

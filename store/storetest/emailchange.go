@@ -186,7 +186,9 @@ func testChangeEmailOnce(t *testing.T, s store.Store) {
 	mustCreateCode(t, s, newEmailCode(store.CodeEmailChange, "change", "u1", u.Email, newAddress), "an email change code of an existing user")
 	const n = 8
 	errs := make([]error, n)
-	parallel(n, func(i int) { _, _, errs[i] = s.ChangeEmail(ctx, store.CodeEmailChange, token("change"), at(time.Minute)) })
+	parallel(n, func(i int) {
+		_, _, errs[i] = s.ChangeEmail(ctx, store.CodeEmailChange, token("change"), at(time.Minute))
+	})
 	ok := 0
 	for _, err := range errs {
 		switch {
