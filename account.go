@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
@@ -242,4 +243,65 @@ func (a *Auth) accountRoutes(routes map[string]kit.Route) {
 	if a.cfg.BeforeDeleteUser != nil {
 		routes["/user/delete"] = kit.Route{Method: http.MethodPost, Handle: a.handleDeleteAccount}
 	}
+}
+
+// msgLinkedElsewhere refuses to add to the session's user a login that
+// belongs to another user: a login is never moved from one user to
+// another. Whoever asks holds the login, so saying so reveals nothing.
+const msgLinkedElsewhere = "This way to sign in belongs to another account: sign in with it there, or remove it there first."
+
+// msgUnprovenLink refuses, under account linking, to add a login whose
+// provider does not vouch for the address it gives: the address would be
+// one the user's account holds without proof, which the address's owner
+// could not take back.
+const msgUnprovenLink = "This provider does not vouch for the email address it gives, so it cannot be added to your account."
+
+// linkToSession adds the login of s, which the request's sender has just
+// proved they hold, to the user of the request's session: a sign-in or
+// sign-up sent with a session and shouldTryLinkingWithSessionUser true,
+// as the SDKs send it to add a way to sign in to the account. The session
+// must have met its MFA requirement and signed in recently. The login
+// joins whatever its email, and owns nothing (store.Store's
+// AttachLogin); one that is already the user's answers OK as it is; one
+// of another user is refused, and so, under account linking, is one whose
+// address is not proven. The session goes on: the answer carries the
+// user, and no tokens.
+func (a *Auth) linkToSession(w http.ResponseWriter, r *http.Request, s kit.SignIn) {
+	k := kernel{a}
+	fs, ok := k.accountSession(w, r)
+	if !ok || !k.SignedInRecently(w, r, fs) {
+		return
+	}
+	ctx, userID := r.Context(), fs.UserID()
+	nl := s.Login
+	if a.cfg.AccountLinking && nl.Email != "" && !nl.EmailProven {
+		wire.NotAllowed(w, s.NotAllowed, msgUnprovenLink)
+		return
+	}
+	nl.ID, nl.UserID, nl.OwnsEmail = uuid.NewString(), userID, false
+	nl.CreatedAt = a.cfg.Now().Truncate(time.Millisecond)
+	err := a.store.AttachLogin(ctx, nl)
+	created := err == nil
+	if errors.Is(err, store.ErrConflict) {
+		// The login exists: the user's own already, or another's.
+		var l store.Login
+		if l, err = a.store.Login(ctx, nl.LoginKey); err == nil && l.UserID != userID {
+			wire.NotAllowed(w, s.NotAllowed, msgLinkedElsewhere)
+			return
+		}
+		nl = l
+	}
+	if err != nil {
+		a.failSession(w, r, sessionGone(err))
+		return
+	}
+	if created {
+		a.emit(ctx, r, Event{Kind: EventAccountLinked, UserID: userID, Method: nl.Method, ThirdPartyID: kit.ProviderOf(nl)})
+	}
+	u, logins, err := a.user(ctx, userID)
+	if err != nil {
+		a.failSession(w, r, sessionGone(err))
+		return
+	}
+	writeUser(w, r, u, logins, nl, &created, bodyTokens{}, a.cfg.AccountLinking && primary(logins))
 }

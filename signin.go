@@ -126,6 +126,10 @@ func (a *Auth) handleLoginMethods(w http.ResponseWriter, r *http.Request) {
 // checked, and answers the request: the one path by which a recipe in a
 // package of its own starts a session (kit.Kernel's SignIn).
 func (a *Auth) signInUp(w http.ResponseWriter, r *http.Request, s kit.SignIn) {
+	if s.LinkToSession {
+		a.linkToSession(w, r, s)
+		return
+	}
 	if !a.firstFactorAllowed(w, s.Factor) {
 		return
 	}

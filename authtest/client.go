@@ -169,6 +169,20 @@ func (c *Client) ResetPassword(token, password string) *Response {
 // server must have p.Provider() among Config.ThirdParty.Providers.
 func (c *Client) SignInWithProvider(p *Provider) *Response {
 	c.tb.Helper()
+	return c.withProvider(p, false)
+}
+
+// LinkWithProvider adds the identity p signs in to the user of c's
+// session, as the SDKs do with shouldTryLinkingWithSessionUser: the
+// sign-in of SignInWithProvider, sent with the session and the field
+// true. The answer has the session's user and no tokens.
+func (c *Client) LinkWithProvider(p *Provider) *Response {
+	c.tb.Helper()
+	return c.withProvider(p, true)
+}
+
+func (c *Client) withProvider(p *Provider, link bool) *Response {
+	c.tb.Helper()
 	redirect := strings.TrimRight(c.srv.AuthConfig.AppURL, "/") + "/auth/callback/" + ProviderID
 	q := url.Values{"thirdPartyId": {ProviderID}, "redirectURIOnProviderDashboard": {redirect}}
 	res := c.do(http.MethodGet, c.path("/authorisationurl?"+q.Encode()), nil, "thirdparty", "")
@@ -182,14 +196,18 @@ func (c *Client) SignInWithProvider(p *Provider) *Response {
 	for k := range back {
 		params[k] = back.Get(k)
 	}
-	b, _ := json.Marshal(map[string]any{
+	body := map[string]any{
 		"thirdPartyId": ProviderID,
 		"redirectURIInfo": map[string]any{
 			"redirectURIOnProviderDashboard": redirect,
 			"redirectURIQueryParams":         params,
 			"pkceCodeVerifier":               verifier,
 		},
-	})
+	}
+	if link {
+		body["shouldTryLinkingWithSessionUser"] = true
+	}
+	b, _ := json.Marshal(body)
 	return c.do(http.MethodPost, c.path("/signinup"), b, "thirdparty", c.AccessToken)
 }
 
@@ -250,6 +268,26 @@ func (c *Client) SignInWithCode(email string) *Response {
 	}
 	m := c.srv.Mailbox.LastTo(c.tb, email, before, 5*time.Second)
 	return c.ConsumeCode(device, flow, PasswordlessCode(c.tb, m))
+}
+
+// LinkWithCode adds the passwordless login of email to the user of c's
+// session, as the SDKs do with shouldTryLinkingWithSessionUser: it asks
+// for a code, reads it from the server's Mailbox and consumes it with the
+// session and the field true. The answer has the session's user and no
+// tokens.
+func (c *Client) LinkWithCode(email string) *Response {
+	c.tb.Helper()
+	before := len(c.srv.Mailbox.Messages())
+	res := c.CreateCode(email)
+	device, _ := res.JSON["deviceId"].(string)
+	flow, _ := res.JSON["preAuthSessionId"].(string)
+	if res.Status != "OK" || device == "" {
+		c.tb.Fatalf("authtest: signinup/code answered %d %s", res.StatusCode, res.Body)
+	}
+	m := c.srv.Mailbox.LastTo(c.tb, email, before, 5*time.Second)
+	b, _ := json.Marshal(map[string]any{"deviceId": device, "preAuthSessionId": flow,
+		"userInputCode": PasswordlessCode(c.tb, m), "shouldTryLinkingWithSessionUser": true})
+	return c.do(http.MethodPost, c.path("/signinup/code/consume"), b, "passwordless", c.AccessToken)
 }
 
 // SendVerificationEmail asks for a link that verifies the email of the

@@ -352,6 +352,14 @@ func (s *tracedStore) UseCeremony(ctx context.Context, kind store.CodeKind, hash
 	return r0, err
 }
 
+// AttachLogin implements store.Store.
+func (s *tracedStore) AttachLogin(ctx context.Context, l store.Login) error {
+	ctx, span := s.start(ctx, "auth.store AttachLogin")
+	err := s.inner.AttachLogin(ctx, l)
+	end(span, err)
+	return err
+}
+
 // ChangeEmail implements store.Store.
 func (s *tracedStore) ChangeEmail(ctx context.Context, kind store.CodeKind, hash store.TokenHash, now time.Time) (store.Code, []store.Login, error) {
 	ctx, span := s.start(ctx, "auth.store ChangeEmail")

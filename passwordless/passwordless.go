@@ -19,6 +19,11 @@
 // /signup/phonenumber/exists and, told apart from email and password's by
 // the rid header "passwordless", GET /signup/email/exists.
 //
+// A consume sent with a session and shouldTryLinkingWithSessionUser true
+// adds the address to the session's user instead of signing in, and
+// starts no session (auth's package doc, # Account self-service);
+// the session is checked before the code is spent.
+//
 // # Flows and codes
 //
 // Asking for a code starts a flow: the browser gets a random device id
@@ -632,11 +637,25 @@ func (rc *Recipe) handleConsumeCode(w http.ResponseWriter, r *http.Request) {
 		wire.Status(w, passwordlessRestart)
 		return
 	}
-	if byCode {
-		rc.consumeUserCode(w, r, f, strings.TrimSpace(code))
+	// Adding the address to the session's user: the session is checked
+	// before the code is spent.
+	linking := req.LinkRequested()
+	if linking && !rc.mayLink(w, r) {
 		return
 	}
-	rc.consumeLinkCode(w, r, f, code)
+	if byCode {
+		rc.consumeUserCode(w, r, f, strings.TrimSpace(code), linking)
+		return
+	}
+	rc.consumeLinkCode(w, r, f, code, linking)
+}
+
+// mayLink reports whether the request's session may have a login added
+// (it has met its MFA requirement and signed in recently), or answers
+// the request itself.
+func (rc *Recipe) mayLink(w http.ResponseWriter, r *http.Request) bool {
+	s, ok := rc.k.AccountSession(w, r)
+	return ok && rc.k.SignedInRecently(w, r, s)
 }
 
 // checkConsumeBody refuses a consume request that names no flow, both or
@@ -676,7 +695,7 @@ func (rc *Recipe) flowRecord(w http.ResponseWriter, r *http.Request, f passwordl
 
 // consumeUserCode checks a typed code against the flow f, counting a
 // wrong one against the flow and the address.
-func (rc *Recipe) consumeUserCode(w http.ResponseWriter, r *http.Request, f passwordlessFlow, userCode string) {
+func (rc *Recipe) consumeUserCode(w http.ResponseWriter, r *http.Request, f passwordlessFlow, userCode string, linking bool) {
 	ctx := r.Context()
 	now := rc.k.Now()
 	flow, ok := rc.flowRecord(w, r, f, now)
@@ -701,7 +720,7 @@ func (rc *Recipe) consumeUserCode(w http.ResponseWriter, r *http.Request, f pass
 	switch {
 	case err == nil:
 		rc.k.Refund(ctx, failures)
-		rc.passwordlessSignedIn(w, r, flow.Email, false)
+		rc.passwordlessSignedIn(w, r, flow.Email, false, linking)
 	case errors.Is(err, store.ErrWrongCode), errors.Is(err, store.ErrCodeExpired):
 		rc.k.Emit(ctx, r, kit.Event{Kind: kit.EventSignInFailed, Method: store.MethodPasswordless})
 		if flow.Attempts >= passwordlessAttempts {
@@ -728,11 +747,11 @@ func (rc *Recipe) consumeUserCode(w http.ResponseWriter, r *http.Request, f pass
 }
 
 // consumeLinkCode signs in with a link's code.
-func (rc *Recipe) consumeLinkCode(w http.ResponseWriter, r *http.Request, f passwordlessFlow, link string) {
+func (rc *Recipe) consumeLinkCode(w http.ResponseWriter, r *http.Request, f passwordlessFlow, link string, linking bool) {
 	flow, err := rc.k.Store().UsePasswordlessCode(r.Context(), f.hash, linkHash(link), rc.k.Now(), 0)
 	switch {
 	case err == nil:
-		rc.passwordlessSignedIn(w, r, flow.Email, true)
+		rc.passwordlessSignedIn(w, r, flow.Email, true, linking)
 	case errors.Is(err, store.ErrWrongCode), errors.Is(err, store.ErrCodeExpired), errors.Is(err, store.ErrNotFound):
 		rc.k.Emit(r.Context(), r, kit.Event{Kind: kit.EventSignInFailed, Method: store.MethodPasswordless})
 		wire.Status(w, passwordlessRestart)
@@ -744,12 +763,15 @@ func (rc *Recipe) consumeLinkCode(w http.ResponseWriter, r *http.Request, f pass
 // passwordlessSignedIn signs in, or up, whoever completed a flow for
 // contact: the code reached them, so the address is theirs.
 // link tells a link from a typed code.
-func (rc *Recipe) passwordlessSignedIn(w http.ResponseWriter, r *http.Request, contact string, link bool) {
+//
+// With linkToSession (shouldTryLinkingWithSessionUser true) the address
+// joins the session's user instead.
+func (rc *Recipe) passwordlessSignedIn(w http.ResponseWriter, r *http.Request, contact string, link, linkToSession bool) {
 	nl := store.Login{LoginKey: store.PasswordlessKey(contact)}
 	if !address.IsPhone(contact) {
 		nl.Email, nl.EmailVerified, nl.EmailProven = contact, true, true
 	}
-	rc.k.SignIn(w, r, kit.SignIn{Login: nl, Factor: kit.FactorOf(nl, link),
+	rc.k.SignIn(w, r, kit.SignIn{Login: nl, Factor: kit.FactorOf(nl, link), LinkToSession: linkToSession,
 		NotAllowed: passwordlessNotAllow, Reason: reasonPasswordless, What: "signing in without a password"})
 }
 

@@ -501,6 +501,15 @@ type UserStore interface {
 	// exist. On any error nothing is written.
 	LinkLogin(ctx context.Context, l Login) error
 
+	// AttachLogin adds l to the existing user l.UserID, in one step,
+	// whatever its email: a login its user added while signed in, which
+	// neither joins a user by its address nor owns it (l.OwnsEmail is
+	// stored false), so that no other user's login is joined or evicted
+	// by it. It returns ErrConflict if a login with l's key or l.ID
+	// exists, and then ErrNotFound if the user does not exist; on any
+	// error nothing is written.
+	AttachLogin(ctx context.Context, l Login) error
+
 	// ClaimEmail makes the login with the given id own its email, in one
 	// step, if its email is proven and no login of another user owns it,
 	// and returns the login as updated. If a login of the same user owns

@@ -45,6 +45,13 @@
 // provider's user and an email and password user with the same email are
 // two users. The sign-in completes the factor thirdparty and starts its
 // session through the kernel's one sign-in path.
+//
+// Sent with a session and shouldTryLinkingWithSessionUser true (the SDKs'
+// getAuthorisationURLWithQueryParamsAndSetState keeps it for the
+// callback's /signinup), the identity is added to the session's user
+// instead, whatever email it gives, and no session starts: see auth's
+// package doc (# Account self-service) for the rules. The session
+// is checked before the code is spent at the provider.
 package thirdparty
 
 import (
@@ -235,6 +242,7 @@ type signInUpRequest struct {
 		Verifier    *string         `json:"pkceCodeVerifier"`
 	} `json:"redirectURIInfo"`
 	OAuthTokens json.RawMessage `json:"oAuthTokens"`
+	kit.LinkingField
 }
 
 // handleSignInUp redeems the code the provider sent the browser back with,
@@ -244,8 +252,7 @@ func (rc *Recipe) handleSignInUp(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req signInUpRequest
-	if err := rc.k.ReadJSON(w, r, &req); err != nil {
-		rc.k.Fail(w, r, err)
+	if !rc.k.ReadSignInRequest(w, r, &req) {
 		return
 	}
 	in, err := req.parse()
@@ -258,6 +265,14 @@ func (rc *Recipe) handleSignInUp(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		rc.k.Fail(w, r, err)
 		return
+	}
+	// Adding the identity to the session's user: the session is checked
+	// before the code is spent at the provider.
+	if req.LinkRequested() {
+		s, ok := rc.k.AccountSession(w, r)
+		if !ok || !rc.k.SignedInRecently(w, r, s) {
+			return
+		}
 	}
 	ctx := r.Context()
 	if !rc.ownVerifier(ctx, in.verifier, id, redirect) {
@@ -273,7 +288,7 @@ func (rc *Recipe) handleSignInUp(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	rc.signInUpAs(w, r, id, ident)
+	rc.signInUpAs(w, r, id, ident, req.LinkRequested())
 }
 
 // redeem exchanges the code of a /signinup at the provider and returns who
@@ -310,8 +325,9 @@ func (rc *Recipe) redeem(w http.ResponseWriter, r *http.Request, p provider.Prov
 	return ident, true
 }
 
-// signInUpAs signs in, or up, the identity a provider vouched for.
-func (rc *Recipe) signInUpAs(w http.ResponseWriter, r *http.Request, id string, ident provider.Identity) {
+// signInUpAs signs in, or up, the identity a provider vouched for, or
+// with link adds it to the session's user.
+func (rc *Recipe) signInUpAs(w http.ResponseWriter, r *http.Request, id string, ident provider.Identity, link bool) {
 	email := address.FromProvider(ident.Email)
 	if email == "" || wire.CheckEmail(email) != "" {
 		wire.JSON(w, http.StatusOK, struct {
@@ -327,9 +343,10 @@ func (rc *Recipe) signInUpAs(w http.ResponseWriter, r *http.Request, id string, 
 			EmailVerified: ident.EmailVerified,
 			EmailProven:   ident.EmailVerified, // the provider vouches for whoever signed in
 		},
-		Factor:     kit.FactorThirdParty,
-		NotAllowed: "SIGN_IN_UP_NOT_ALLOWED",
-		What:       "signing in with " + id,
+		LinkToSession: link,
+		Factor:        kit.FactorThirdParty,
+		NotAllowed:    "SIGN_IN_UP_NOT_ALLOWED",
+		What:          "signing in with " + id,
 	})
 }
 

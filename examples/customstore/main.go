@@ -167,6 +167,15 @@ func (s *auditStore) VerifyEmail(ctx context.Context, token store.TokenHash, now
 	return l, err
 }
 
+// AttachLogin implements store.Store.
+func (s *auditStore) AttachLogin(ctx context.Context, l store.Login) error {
+	err := s.inner.AttachLogin(ctx, l)
+	if err == nil {
+		s.log.InfoContext(ctx, "login attached", "user_id", l.UserID, "method", l.Method)
+	}
+	return err
+}
+
 // ChangeEmail implements store.Store.
 func (s *auditStore) ChangeEmail(ctx context.Context, kind store.CodeKind, hash store.TokenHash, now time.Time) (store.Code, []store.Login, error) {
 	c, logins, err := s.inner.ChangeEmail(ctx, kind, hash, now)

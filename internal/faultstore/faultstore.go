@@ -452,6 +452,12 @@ func (s *Store) UseCeremony(ctx context.Context, kind store.CodeKind, hash store
 	})
 }
 
+// AttachLogin implements store.Store.
+func (s *Store) AttachLogin(ctx context.Context, l store.Login) error {
+	_, err := call(s, ctx, "AttachLogin", []any{l}, func() (none, error) { return errOnly(s.inner.AttachLogin(ctx, l)) })
+	return err
+}
+
 // emailChange is the two values ChangeEmail returns besides its error.
 type emailChange struct {
 	code   store.Code

@@ -442,10 +442,11 @@ func FactorOf(l store.Login, link bool) string {
 }
 
 // LinkingField is shouldTryLinkingWithSessionUser, which the SDKs may send
-// with the sign-in requests of passwordless and passkeys, as a boolean;
-// Kernel.ReadSignInRequest refuses anything else. Passwordless ignores it:
-// its sign-ins start a session of their own. Passkeys act on it with MFA:
-// true registers or asserts a passkey as a second factor of the session's
+// with the sign-in requests of third-party providers, passwordless and
+// passkeys, as a boolean; Kernel.ReadSignInRequest refuses anything else.
+// With a session, true adds the login of a provider or a passwordless
+// address to the session's user (SignIn.LinkToSession); with MFA it
+// registers or asserts a passkey as a second factor of the session's
 // user, in that session.
 type LinkingField struct {
 	LinkSession json.RawMessage `json:"shouldTryLinkingWithSessionUser"`
@@ -453,6 +454,10 @@ type LinkingField struct {
 
 // Linking is the field as sent, or nil.
 func (f *LinkingField) Linking() json.RawMessage { return f.LinkSession }
+
+// LinkRequested reports whether the field is true: the request asks to
+// add its login to the session's user.
+func (f *LinkingField) LinkRequested() bool { return string(f.LinkSession) == "true" }
 
 // A SignInRequest is the body of a sign-in request: a struct that embeds
 // LinkingField.
@@ -465,6 +470,10 @@ type SignIn struct {
 	// email with what the sign-in proved of it (EmailVerified,
 	// EmailProven).
 	Login store.Login
+	// LinkToSession is shouldTryLinkingWithSessionUser true: the login
+	// is added to the user of the request's session instead, which must
+	// have signed in recently, and no session starts.
+	LinkToSession bool
 	// Factor is the factor the sign-in completes (FactorOTPEmail, ...).
 	Factor string
 	// NotAllowed and Reason are the status and reason to answer when

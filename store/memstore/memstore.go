@@ -317,22 +317,53 @@ func (s *Store) SignInUp(_ context.Context, l store.Login, newUser store.User) (
 	return created, true, nil
 }
 
-// LinkLogin implements store.Store.
-func (s *Store) LinkLogin(_ context.Context, l store.Login) error {
+// AttachLogin implements store.Store.
+func (s *Store) AttachLogin(_ context.Context, l store.Login) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
+	if err := s.newLoginFits(l); err != nil {
+		return err
+	}
+	l.OwnsEmail = false
+	l.EmailVerified = l.EmailVerified || l.EmailProven
+	s.addLogin(l)
+	return nil
+}
+
+// newLoginFits returns ErrConflict if l's key or id is taken, then
+// ErrNotFound if its user does not exist. Called under mu.
+func (s *Store) newLoginFits(l store.Login) error {
 	if _, ok := s.logins[l.LoginKey]; ok {
 		return store.ErrConflict
 	}
 	if _, ok := s.loginIDs[l.ID]; ok || l.ID == "" {
 		return store.ErrConflict
 	}
-	l.OwnsEmail = l.OwnsEmail && l.EmailProven && l.Email != ""
-	l.EmailVerified = l.EmailVerified || l.EmailProven
 	if _, ok := s.users[l.UserID]; !ok {
 		return store.ErrNotFound
 	}
+	return nil
+}
+
+// addLogin adds l, which fits, to its user. Called under mu.
+func (s *Store) addLogin(l store.Login) {
+	l.SessionEpoch = 0
+	l.Material = bytes.Clone(l.Material)
+	s.putLogin(l)
+	s.userLogins[l.UserID] = append(s.userLogins[l.UserID], l.LoginKey)
+}
+
+// LinkLogin implements store.Store.
+func (s *Store) LinkLogin(_ context.Context, l store.Login) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	if err := s.newLoginFits(l); err != nil {
+		return err
+	}
+	l.OwnsEmail = l.OwnsEmail && l.EmailProven && l.Email != ""
+	l.EmailVerified = l.EmailVerified || l.EmailProven
 	owner, owned := s.owners[l.Email]
 	switch {
 	case l.OwnsEmail && owned:
@@ -340,10 +371,7 @@ func (s *Store) LinkLogin(_ context.Context, l store.Login) error {
 	case !l.OwnsEmail && l.Email != "" && (!owned || s.logins[owner].UserID != l.UserID):
 		return store.ErrNotFound
 	}
-	l.SessionEpoch = 0
-	l.Material = bytes.Clone(l.Material)
-	s.putLogin(l)
-	s.userLogins[l.UserID] = append(s.userLogins[l.UserID], l.LoginKey)
+	s.addLogin(l)
 	return nil
 }
 

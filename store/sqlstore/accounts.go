@@ -60,22 +60,40 @@ func wrap(what string, err error) error {
 	return fmt.Errorf("sqlstore: %s: %w", what, err)
 }
 
-// LinkLogin implements store.Store.
-func (s *Store) LinkLogin(ctx context.Context, l store.Login) error {
+// newLoginFits returns ErrConflict if l's key or id is taken, then
+// ErrNotFound if its user does not exist, and locks the user.
+func (s *Store) newLoginFits(ctx context.Context, q querier, l store.Login) error {
 	if l.ID == "" {
 		return store.ErrConflict
 	}
-	return wrap("linking a login", s.inTx(ctx, func(q querier) error {
-		if taken, err := s.loginKeyTaken(ctx, q, l); err != nil || taken {
-			return cmp.Or(err, store.ErrConflict)
-		}
-		var one int
-		if err := q.QueryRowContext(ctx, s.q.loginIDTaken, l.ID).Scan(&one); err == nil {
-			return store.ErrConflict
-		} else if !errors.Is(err, sql.ErrNoRows) {
+	if taken, err := s.loginKeyTaken(ctx, q, l); err != nil || taken {
+		return cmp.Or(err, store.ErrConflict)
+	}
+	var one int
+	if err := q.QueryRowContext(ctx, s.q.loginIDTaken, l.ID).Scan(&one); err == nil {
+		return store.ErrConflict
+	} else if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	return s.lockUser(ctx, q, l.UserID)
+}
+
+// AttachLogin implements store.Store. The login owns nothing, so no
+// owner of its email needs reading or locking.
+func (s *Store) AttachLogin(ctx context.Context, l store.Login) error {
+	return wrap("attaching a login", s.inTx(ctx, func(q querier) error {
+		if err := s.newLoginFits(ctx, q, l); err != nil {
 			return err
 		}
-		if err := s.lockUser(ctx, q, l.UserID); err != nil {
+		l.OwnsEmail = false
+		return s.linkInsert(ctx, q, l)
+	}))
+}
+
+// LinkLogin implements store.Store.
+func (s *Store) LinkLogin(ctx context.Context, l store.Login) error {
+	return wrap("linking a login", s.inTx(ctx, func(q querier) error {
+		if err := s.newLoginFits(ctx, q, l); err != nil {
 			return err
 		}
 		l.OwnsEmail = l.OwnsEmail && l.EmailProven && l.Email != ""
@@ -96,9 +114,9 @@ func (s *Store) LinkLogin(ctx context.Context, l store.Login) error {
 	}))
 }
 
-// linkInsert is LinkLogin's insert. A concurrent claim of the email that
-// committed meanwhile makes it affect nothing: insertLogin tells which
-// key.
+// linkInsert is the insert of LinkLogin and AttachLogin. A concurrent
+// insert of the same key or id, or a claim of the email, that committed
+// meanwhile makes it affect nothing: insertLogin tells which key.
 func (s *Store) linkInsert(ctx context.Context, q querier, l store.Login) error {
 	err := s.insertLogin(ctx, q, l)
 	if errors.Is(err, errLoginConflict) {

@@ -3,6 +3,7 @@ package storetest
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -24,6 +25,49 @@ var linkingTests = []test{
 	{"LinkLoginOwnerGone", testLinkLoginOwnerGone},
 	{"ClaimEmailUnproven", testClaimEmailUnproven},
 	{"LinkLoginWithoutEmail", testLinkLoginWithoutEmail},
+	{"AttachLogin", testAttachLogin},
+	{"AttachLoginRefused", testAttachLoginRefused},
+}
+
+// testAttachLogin: a login a signed-in user adds joins that user with an
+// address another user owns, or one nobody owns, and owns neither; the
+// owner keeps its address.
+func testAttachLogin(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mustCreateOwner(t, s, "u1")
+	u2 := mustCreateOwner(t, s, "u2")
+	for i, email := range []string{u2.Email, "free@example.com"} {
+		l := asOwner(linkedLogin("a"+strconv.Itoa(i), "u1", "google", "g-"+strconv.Itoa(i), email))
+		if err := s.AttachLogin(ctx, l); err != nil {
+			t.Fatalf("AttachLogin: a login with a new key and id, of an existing user, must be added whatever its email; got %v", err)
+		}
+		l.OwnsEmail = false
+		wantLogin(t, s, l, "AttachLogin: the login, owning nothing")
+	}
+	wantUser(t, s, u2, "AttachLogin: the owner of the address keeps it")
+	l := owning(newUser("u3").withEmail("free@example.com"))
+	if err := l.create(ctx, s); err != nil {
+		t.Errorf("CreateUser: an address only an attached login has is free to own; got %v", err)
+	}
+}
+
+// testAttachLoginRefused: a taken key or id, or a user who does not
+// exist, writes nothing.
+func testAttachLoginRefused(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	u := mustCreateUser(t, s, "u1")
+	taken := linkedLogin("l2", "u1", "google", "g-1", u.Email)
+	taken.LoginKey = u.LoginKey
+	wantErr(t, s.AttachLogin(ctx, taken), store.ErrConflict, "AttachLogin: a login whose key exists")
+	sameID := linkedLogin("u1", "u1", "google", "g-2", u.Email)
+	wantErr(t, s.AttachLogin(ctx, sameID), store.ErrConflict, "AttachLogin: a login whose id exists")
+	nobody := linkedLogin("l3", "nobody", "google", "g-3", u.Email)
+	wantErr(t, s.AttachLogin(ctx, nobody), store.ErrNotFound, "AttachLogin: a login of a user who does not exist")
+	for _, k := range []store.LoginKey{{Method: store.MethodThirdParty, ThirdParty: "google", Subject: "g-2"}, {Method: store.MethodThirdParty, ThirdParty: "google", Subject: "g-3"}} {
+		_, err := s.Login(ctx, k)
+		wantErr(t, err, store.ErrNotFound, "AttachLogin: refused, then Login")
+	}
+	wantUser(t, s, u, "AttachLogin: refused, nothing changes")
 }
 
 // testLinkLoginWithoutEmail: a login without an email (a passkey a
