@@ -219,34 +219,6 @@ func (a *Auth) evict(ctx context.Context, r *http.Request, l store.Login) error 
 		a.evicted.Add(h, now, now.Add(a.cfg.AccessTokenLifetime+jwtLeeway))
 		a.emit(ctx, r, Event{Kind: EventSessionRevoked, UserID: l.UserID, SessionHandle: h})
 	}
-	return a.dropAdded(ctx, l)
-}
-
-// dropAdded deletes what the maker of the unproven password login l may
-// have added to its user: every other login but those that prove l's
-// email (a passkey, a provider of another address, one added while
-// signed in), and the user's second factors. The owner of the address,
-// who takes the user now, must not inherit a way in, or a factor that
-// locks them out. A reset of an unproven password does the same in the
-// store's step (store.Store's ResetPassword).
-func (a *Auth) dropAdded(ctx context.Context, l store.Login) error {
-	logins, err := a.store.Logins(ctx, l.UserID)
-	if err != nil {
-		return err
-	}
-	if sf, err := a.store.Login(ctx, store.SecondFactorsKey(l.UserID)); err == nil {
-		logins = append(logins, sf)
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return err
-	}
-	for _, ul := range logins {
-		if ul.ID == l.ID || ul.EmailProven && ul.Email == l.Email {
-			continue
-		}
-		if _, err := a.store.DeleteLogin(ctx, ul.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return err
-		}
-	}
 	return nil
 }
 

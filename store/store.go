@@ -597,14 +597,8 @@ type TokenStore interface {
 	// user (this one included, so it works once), ends every session of
 	// the user (EndPasswordReset) and advances its SessionEpoch, and returns the login as
 	// updated and the handles of the revoked sessions. Otherwise it returns ErrNotFound and changes nothing. Of
-	// several concurrent calls with one token at most one succeeds.
-	//
-	// If the login's email was not proven before, the reset is the
-	// address's owner taking back an account that whoever chose the
-	// password may have made: in the same step the store deletes every
-	// other login of the user but those that prove the same email
-	// (EmailProven), and the user's record of second factors, which that
-	// person may have added. Otherwise no other login changes.
+	// several concurrent calls with one token at most one succeeds. No
+	// other login of the user changes.
 	ResetPassword(ctx context.Context, token TokenHash, passwordHash string, now time.Time) (Login, []string, error)
 
 	// VerifyEmail uses up the CodeVerification code with the given hash, in

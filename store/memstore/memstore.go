@@ -812,9 +812,6 @@ func (s *Store) ResetPassword(_ context.Context, token store.TokenHash, password
 	if !ok {
 		return store.Login{}, nil, store.ErrNotFound
 	}
-	if !l.EmailProven {
-		s.dropUnproven(l)
-	}
 	l.PasswordHash = passwordHash
 	l.EmailVerified, l.EmailProven = true, true // the token was mailed to it
 	s.putLogin(l)
@@ -902,23 +899,6 @@ func (s *Store) deleteEmailCodesIf(match func(store.Code) bool, kinds ...store.C
 			}
 		}
 	}
-}
-
-// dropUnproven deletes every login of pw's user but pw and those that
-// prove pw's email, second factors included: what the maker of an
-// unproven password may have added. Called under mu.
-func (s *Store) dropUnproven(pw store.Login) {
-	var kept []store.LoginKey
-	for _, k := range s.userLogins[pw.UserID] {
-		l := s.logins[k]
-		if k == pw.LoginKey || l.EmailProven && l.Email == pw.Email {
-			kept = append(kept, k)
-			continue
-		}
-		s.dropLogin(l)
-		s.deletePasskeyCodes(func(c store.Code) bool { return c.LoginID == l.ID })
-	}
-	s.userLogins[pw.UserID] = kept
 }
 
 // deleteResetTokens removes every reset token of a user. Called under mu.

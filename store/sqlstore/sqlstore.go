@@ -858,8 +858,12 @@ func (s *Store) ResetPassword(ctx context.Context, token store.TokenHash, passwo
 		if _, err := q.ExecContext(ctx, s.q.deleteUserResets, userID); err != nil {
 			return err
 		}
-		if err := s.resetLogin(ctx, q, userID, passwordHash); err != nil {
+		n, err := affected(q.ExecContext(ctx, s.q.setPassword, passwordHash, userID))
+		if err != nil {
 			return err
+		}
+		if n == 0 {
+			return store.ErrNotFound // the user has no password login
 		}
 		if handles, err = s.revokeUser(ctx, q, userID, store.EndPasswordReset); err != nil {
 			return err
@@ -874,41 +878,6 @@ func (s *Store) ResetPassword(ctx context.Context, token store.TokenHash, passwo
 		return store.Login{}, nil, unavailable(fmt.Errorf("sqlstore: resetting a password: %w", err))
 	}
 	return l, handles, nil
-}
-
-// resetLogin sets the new password of the user's email and password login,
-// which it locks first. Until a reset proves the login's email, whoever
-// chose its password may not own the address, and may have added ways in
-// for themselves: the owner taking the account back drops them first.
-func (s *Store) resetLogin(ctx context.Context, q querier, userID, passwordHash string) error {
-	var id, email string
-	var proven bool
-	err := q.QueryRowContext(ctx, s.q.passwordForUpdate, userID).Scan(&id, &email, &proven)
-	if errors.Is(err, sql.ErrNoRows) {
-		return store.ErrNotFound // the user has no password login
-	} else if err != nil {
-		return err
-	}
-	if !proven {
-		if err := s.dropUnproven(ctx, q, userID, id, email); err != nil {
-			return err
-		}
-	}
-	_, err = q.ExecContext(ctx, s.q.setPassword, passwordHash, userID)
-	return err
-}
-
-// dropUnproven deletes the user's logins but the password login passwordID
-// and those proving its email, the way DeleteLogin deletes one: with the
-// codes bound to them (an owned email is on the row). Their sessions need
-// nothing here, as the reset ends every session of the user.
-func (s *Store) dropUnproven(ctx context.Context, q querier, userID, passwordID, email string) error {
-	for _, query := range []string{s.q.dropUnprovenCodes, s.q.dropUnprovenLogins} {
-		if _, err := q.ExecContext(ctx, query, userID, passwordID, email); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // SigningKeys implements store.Store.

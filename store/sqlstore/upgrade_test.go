@@ -678,12 +678,10 @@ func TestUpgradeToPasswordless(t *testing.T) {
 				password_hash, created_at) VALUES (?, '', ?, 'u1', 'u1', ?, ?, ?, 'old-hash', ?)`,
 				store.MethodEmailPassword, email, email, false, false, joined.UnixMilli())
 			// A second login, whose verification code none of the uses
-			// below spends: only deleting the user does. Its provider
-			// proved the address, so the reset of the unproven password
-			// login keeps it.
+			// below spends: only deleting the user does.
 			old.exec(t, `INSERT INTO auth_logins (method, third_party, subject, id, user_id, email, email_verified, email_proven,
 				password_hash, created_at) VALUES (?, 'google', 'g-2', 'l2', 'u1', ?, ?, ?, '', ?)`,
-				store.MethodThirdParty, email, true, true, joined.UnixMilli())
+				store.MethodThirdParty, email, false, false, joined.UnixMilli())
 			reset, verify, spare := sha256.Sum256([]byte("reset")), sha256.Sum256([]byte("verify")), sha256.Sum256([]byte("spare"))
 			expires := authtest.Start.Add(time.Hour).UnixMilli()
 			old.exec(t, `INSERT INTO auth_codes (hash, kind, user_id, created_at, expires_at) VALUES (?, 'reset', 'u1', ?, ?)`,

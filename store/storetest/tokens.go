@@ -23,45 +23,6 @@ var resetTokenTests = []test{
 	{"ResetPasswordEndsEpoch", testResetPasswordEndsEpoch},
 	{"VerifiesOnlyPasswordLogin", testResetPasswordVerifiesOnlyPasswordLogin},
 	{"ResetPasswordProves", testResetPasswordProves},
-	{"UnprovenDropsWhatItsMakerAdded", testResetUnprovenDropsOthers},
-}
-
-// testResetUnprovenDropsOthers: the reset of a password whose address was
-// not proven is the address's owner taking the account back: every other
-// login of the user goes (a passkey, a provider of another address, the
-// record of second factors), but those that prove the same address; the
-// reset of a proven one leaves them.
-func testResetUnprovenDropsOthers(t *testing.T, s store.Store) {
-	ctx := t.Context()
-	u := mustCreateUser(t, s, "u1") // unproven
-	passkey := store.Login{LoginKey: store.WebAuthnKey("example.com", "cred-1"), ID: "pk", UserID: "u1", Email: u.Email, Material: []byte("key"), CreatedAt: base}
-	elsewhere := linkedLogin("g", "u1", "google", "g-1", "elsewhere@example.com")
-	codes := store.Login{LoginKey: store.PasswordlessKey(u.Email), ID: "pwl", UserID: "u1", Email: u.Email, EmailProven: true, CreatedAt: base}
-	factors := store.Login{LoginKey: store.SecondFactorsKey("u1"), ID: "mfa", UserID: "u1", Material: []byte("{}"), CreatedAt: base}
-	for _, l := range []store.Login{passkey, elsewhere, codes, factors} {
-		if err := s.AttachLogin(ctx, l); err != nil {
-			t.Fatalf("AttachLogin %s: %v", l.ID, err)
-		}
-	}
-	mustCreateResetToken(t, s, newResetToken("reset", "u1", base, at(time.Hour)))
-	want := afterReset(u, phc("new"))
-	mustResetPassword(t, s, "reset", at(time.Minute), want, nil, "a live token of an unproven password login")
-	for _, k := range []store.LoginKey{passkey.LoginKey, elsewhere.LoginKey, factors.LoginKey} {
-		_, err := s.Login(ctx, k)
-		wantErr(t, err, store.ErrNotFound, "ResetPassword of an unproven password: a login its maker may have added, then Login")
-	}
-	codes.EmailVerified = true
-	wantLogin(t, s, codes, "ResetPassword of an unproven password: a login that proves the same address stays")
-
-	// Proven now: a later reset leaves the user's other logins.
-	passkey.ID, passkey.LoginKey = "pk2", store.WebAuthnKey("example.com", "cred-2")
-	if err := s.AttachLogin(ctx, passkey); err != nil {
-		t.Fatal(err)
-	}
-	mustCreateResetToken(t, s, newResetToken("reset2", "u1", base, at(time.Hour)))
-	want = afterReset(u, phc("newer"))
-	mustResetPassword(t, s, "reset2", at(2*time.Minute), want, nil, "a live token of a proven password login")
-	wantLogin(t, s, passkey, "ResetPassword of a proven password: the user's other logins stay")
 }
 
 func testResetTokenLookup(t *testing.T, s store.Store) {
