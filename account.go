@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -250,6 +251,12 @@ func (a *Auth) accountRoutes(routes map[string]kit.Route) {
 // another. Whoever asks holds the login, so saying so reveals nothing.
 const msgLinkedElsewhere = "This way to sign in belongs to another account: sign in with it there, or remove it there first."
 
+// msgUnprovenAccount refuses to add a login to a user with an address
+// nobody has proven: the user may be a stranger's, made with someone
+// else's address, and what it gained would stay when the address's owner
+// takes it back with a reset.
+const msgUnprovenAccount = "Prove your email address first: set your password from a reset link sent to it, then add this."
+
 // msgUnprovenLink refuses, under account linking, to add a login whose
 // provider does not vouch for the address it gives: the address would be
 // one the user's account holds without proof, which the address's owner
@@ -264,8 +271,10 @@ const msgUnprovenLink = "This provider does not vouch for the email address it g
 // joins whatever its email, and owns nothing (store.Store's
 // AttachLogin); one that is already the user's answers OK as it is; one
 // of another user is refused, and so, under account linking, is one whose
-// address is not proven. The session goes on: the answer carries the
-// user, and no tokens.
+// address is not proven. A user with a password whose address nobody has
+// proven adds nothing: it may be a stranger's, made with someone else's
+// address, and the owner's reset would leave what it gained. The session
+// goes on: the answer carries the user, and no tokens.
 func (a *Auth) linkToSession(w http.ResponseWriter, r *http.Request, s kit.SignIn) {
 	k := kernel{a}
 	fs, ok := k.accountSession(w, r)
@@ -274,7 +283,11 @@ func (a *Auth) linkToSession(w http.ResponseWriter, r *http.Request, s kit.SignI
 	}
 	ctx, userID := r.Context(), fs.UserID()
 	nl := s.Login
-	if a.cfg.AccountLinking && nl.Email != "" && !nl.EmailProven {
+	switch {
+	case slices.ContainsFunc(fs.logins, unprovenAddress):
+		wire.NotAllowed(w, s.NotAllowed, msgUnprovenAccount)
+		return
+	case a.cfg.AccountLinking && nl.Email != "" && !nl.EmailProven:
 		wire.NotAllowed(w, s.NotAllowed, msgUnprovenLink)
 		return
 	}
@@ -304,4 +317,11 @@ func (a *Auth) linkToSession(w http.ResponseWriter, r *http.Request, s kit.SignI
 		return
 	}
 	writeUser(w, r, u, logins, nl, &created, bodyTokens{}, a.cfg.AccountLinking && primary(logins))
+}
+
+// unprovenAddress reports whether l is a password login whose address
+// nobody has proven (a reset, or a provider that vouches for it, proves
+// it): a user with one may be a stranger's.
+func unprovenAddress(l store.Login) bool {
+	return l.Method == store.MethodEmailPassword && !l.EmailProven
 }

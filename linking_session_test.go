@@ -32,6 +32,15 @@ func lsServer(t testing.TB, linking bool) (*authtest.Server, *authtest.Provider)
 	return s, p
 }
 
+// lsSignedIn signs a new user up with a passwordless code, which proves
+// their address, and returns the client and the user's id.
+func lsSignedIn(t testing.TB, s *authtest.Server, m authtest.Mode) (*authtest.Client, string, string) {
+	t.Helper()
+	c := s.NewClient(m)
+	email := s.NewEmail()
+	return c, wantOK(t, "a passwordless sign-up", c.SignInWithCode(email)), email
+}
+
 // lsWantLinked checks the answer of a link: OK with the session's user,
 // created or not, and no tokens.
 func lsWantLinked(t testing.TB, what string, res *authtest.Response, userID string, created bool) {
@@ -52,7 +61,8 @@ func TestLinkWithSession(t *testing.T) {
 			t.Run(fmt.Sprintf("linking=%v/%s", linking, m), func(t *testing.T) {
 				t.Parallel()
 				s, p := lsServer(t, linking)
-				c, u := s.SignedIn(m)
+				c, uid, _ := lsSignedIn(t, s, m)
+				u := auth.User{ID: uid}
 				p.SetIdentity("elsewhere-1", "someone.else@example.com", true)
 				lsWantLinked(t, "a provider with another email", c.LinkWithProvider(p), u.ID, true)
 				lsWantLinked(t, "the same provider again", c.LinkWithProvider(p), u.ID, false)
@@ -85,7 +95,7 @@ func TestLinkWithSessionRefused(t *testing.T) {
 		t.Run(m.String(), func(t *testing.T) {
 			t.Parallel()
 			s, p := lsServer(t, true)
-			c, u := s.SignedIn(m)
+			c, uid, email := lsSignedIn(t, s, m)
 			p.SetIdentity("theirs-1", "theirs@example.com", true)
 			theirs := wantOK(t, "another user signs up with the provider", s.NewClient(m).SignInWithProvider(p))
 			res := c.LinkWithProvider(p)
@@ -107,7 +117,7 @@ func TestLinkWithSessionRefused(t *testing.T) {
 			if res := c.LinkWithProvider(p); res.Status != "SIGN_IN_UP_NOT_ALLOWED" {
 				t.Fatalf("linking an unverified address: %d %s", res.StatusCode, res.Body)
 			}
-			if got, _ := s.Auth.UserByID(t.Context(), u.ID); len(got.LoginMethods) != 1 {
+			if got, _ := s.Auth.UserByID(t.Context(), uid); len(got.LoginMethods) != 1 {
 				t.Fatalf("the user after the refusals: %+v", got.LoginMethods)
 			}
 
@@ -119,9 +129,34 @@ func TestLinkWithSessionRefused(t *testing.T) {
 			}
 			// The code the stale try was given went unspent: signing in
 			// again and linking works.
-			wantOK(t, "sign in again", c.SignIn(u.Email, authtest.Password))
-			lsWantLinked(t, "fresh again", c.LinkWithProvider(p), u.ID, true)
+			wantOK(t, "sign in again", c.SignInWithCode(email))
+			lsWantLinked(t, "fresh again", c.LinkWithProvider(p), uid, true)
 		})
+	}
+}
+
+// TestLinkWithSessionUnproven: a user whose password's address nobody
+// has proven adds nothing, since it may be a stranger's made with someone
+// else's address; once a reset proves it, the same user adds a provider.
+func TestLinkWithSessionUnproven(t *testing.T) {
+	t.Parallel()
+	for _, linking := range []bool{false, true} {
+		s, p := lsServer(t, linking)
+		c, u := s.SignedIn(authtest.Header)
+		p.SetIdentity("mine-1", "mine@example.com", true)
+		res := c.LinkWithProvider(p)
+		if res.Status != "SIGN_IN_UP_NOT_ALLOWED" || res.JSON["reason"] != "Prove your email address first: set your password from a reset link sent to it, then add this." {
+			t.Fatalf("linking %v: an unproven password user links: %d %s", linking, res.StatusCode, res.Body)
+		}
+		if res := c.LinkWithCode("mine-codes@example.com"); res.Status != "SIGN_IN_UP_NOT_ALLOWED" {
+			t.Fatalf("linking %v: an unproven password user adds an address: %d %s", linking, res.StatusCode, res.Body)
+		}
+		tok := requestToken(t, s, u.Email, len(s.Mailbox.Messages())+1)
+		if res := c.ResetPassword(tok, acNewPass); res.Status != "OK" {
+			t.Fatalf("reset: %d %s", res.StatusCode, res.Body)
+		}
+		wantOK(t, "sign in with the new password", c.SignIn(u.Email, acNewPass))
+		lsWantLinked(t, "proven by the reset", c.LinkWithProvider(p), u.ID, true)
 	}
 }
 
