@@ -8,8 +8,9 @@ package auth_test
 //     unverified, ask for verification mail, keep a session, plant one in
 //     the owner's browser, change or add a password through their session,
 //     delete their account, ask to move an account of their own address
-//     to the inbox's, which the owner may then open) gives them a way into
-//     a user that the inbox's owner signs into or uses;
+//     to the inbox's, which the owner may then open, add a provider to
+//     that account while signed in) gives them a way into a user that the
+//     inbox's owner signs into or uses;
 //   - no lockout: whatever happened, the owner gets into an account with
 //     the address by self-service (a provider that verified it, or a
 //     reset), and, under account linking, nothing the stranger made with
@@ -110,6 +111,12 @@ var accountActions = []accountAction{
 		return w.untilSuccess("stranger-own", w.signUpAt(w.stranger, strangerOwn, strangePass))
 	}},
 	{"stranger asks to move their own address's account to the address", func(w *accountWorld) bool { return w.askChange() }},
+	{"stranger adds the unverified provider to their own address's account", func(w *accountWorld) bool {
+		return w.untilSuccess("stranger-link", w.linkProvider(w.stranger, "oidc", "stranger-oidc", false))
+	}},
+	{"owner adds google (verified) to their account", func(w *accountWorld) bool {
+		return w.untilSuccess("owner-link", w.linkProvider(w.owner, "google", "owner-g", true))
+	}},
 }
 
 // accountDepth is the longest history tried: 4 steps, 3 in race-enabled
@@ -428,20 +435,54 @@ func (w *accountWorld) providerSignIn(p *person, id, subject string, verified bo
 }
 
 func (w *accountWorld) providerAttempt(id, subject string, verified bool) (string, accountTokens) {
+	res := w.providerFlow(id, subject, verified, "")
+	return res.signedIn()
+}
+
+// linkProvider returns the step of adding the provider identity to the
+// user of the person's session (the stranger's: of their own address's
+// account), as the SDKs do with shouldTryLinkingWithSessionUser; it
+// reports whether it was added.
+func (w *accountWorld) linkProvider(p *person, id, subject string, verified bool) func() bool {
+	return func() bool {
+		var session *accountTokens
+		for i, s := range p.sessions {
+			if p.ownUser == "" || userOfToken(s.access) == p.ownUser {
+				session = &p.sessions[i]
+			}
+		}
+		if session == nil {
+			return false
+		}
+		res := w.providerFlow(id, subject, verified, session.access)
+		if res.status != "OK" {
+			return false
+		}
+		p.identities = append(p.identities, id+"/"+subject+"/"+strconv.FormatBool(verified))
+		return true
+	}
+}
+
+// providerFlow runs the provider's sign-in, with bearer's session and
+// shouldTryLinkingWithSessionUser true if bearer is set.
+func (w *accountWorld) providerFlow(id, subject string, verified bool, bearer string) accountReply {
 	redirect := appURL + "/auth/callback/" + id
 	q := url.Values{"thirdPartyId": {id}, "redirectURIOnProviderDashboard": {redirect}}
 	res := w.send("GET", "/authorisationurl?"+q.Encode(), "thirdparty", "", nil)
 	verifier, _ := res.json["pkceCodeVerifier"].(string)
 	code := w.idp[id].issue(provider.Identity{Subject: subject, Email: inbox, EmailVerified: verified})
-	res = w.send("POST", "/signinup", "thirdparty", "", map[string]any{
+	body := map[string]any{
 		"thirdPartyId": id,
 		"redirectURIInfo": map[string]any{
 			"redirectURIOnProviderDashboard": redirect,
 			"redirectURIQueryParams":         map[string]string{"code": code},
 			"pkceCodeVerifier":               verifier,
 		},
-	})
-	return res.signedIn()
+	}
+	if bearer != "" {
+		body["shouldTryLinkingWithSessionUser"] = true
+	}
+	return w.send("POST", "/signinup", "thirdparty", bearer, body)
 }
 
 // askVerification asks for a verification email with the person's newest
@@ -749,4 +790,3 @@ func (m *accountMailer) waitForLink(skip int, page string) []string {
 		}
 	}
 }
-

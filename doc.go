@@ -356,6 +356,23 @@
 // same login, factors and start, its new tokens in the answer. Its user
 // is mailed a notice.
 //
+// A signed-in user adds a way to sign in through the SDKs' own sign-in
+// routes, sent with the session and shouldTryLinkingWithSessionUser true:
+// a provider's /signinup (whatever email the provider gives) and
+// passwordless's /signinup/code/consume (the address the code reached).
+// The session must have met its MFA requirement and signed in recently,
+// checked before the code is spent. The login joins the session's user
+// and owns nothing: it joins no other user's login by its address and
+// evicts none. One that is already another user's is refused
+// (SIGN_IN_UP_NOT_ALLOWED), never moved; under account linking, so is a
+// provider that does not vouch for its address. So is any login for a
+// user with a password whose address nobody has proven (a reset proves
+// it): that user may be a stranger's, made with someone else's address,
+// and what it gained would stay when the address's owner takes it back.
+// The answer is OK with the user, and no tokens: the session goes on. A
+// passkey is added by POST /webauthn/credential, a password by POST
+// /user/password/change.
+//
 // Adding or removing a passkey or a TOTP device that is set up, and new
 // recovery codes, need a fresh sign-in too, on top of the MFA rules they
 // had. A TOTP device not yet set up is the set-up's to drop at any age,
