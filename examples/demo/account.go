@@ -37,6 +37,12 @@ func mountAccount(mux *http.ServeMux, a *auth.Auth, places *sessionPlaces) {
 	mux.Handle("POST /api/account/sessions/revoke-others", a.RequireSession(http.HandlerFunc(acc.revokeOthers), unverified))
 	// Removing a way to sign in is sensitive: it needs a recent sign-in.
 	mux.Handle("POST /api/account/logins/{id}/unlink", a.RequireSession(http.HandlerFunc(acc.unlink), auth.SignedInWithin(0)))
+	// The page asks whether the sign-in is recent before it sends the
+	// browser to a provider to link it, which needs one too: signing in
+	// again there is simpler than after the trip.
+	mux.Handle("POST /api/account/fresh", a.RequireSession(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writeAccountJSON(w, http.StatusOK, map[string]bool{"fresh": true})
+	}), auth.SignedInWithin(0)))
 }
 
 // beforeDeleteUser is the demo's Config.BeforeDeleteUser, which serves

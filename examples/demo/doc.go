@@ -275,11 +275,16 @@
 // Passkeys,
 // authenticator apps, recovery codes and verification emails go through
 // the library's routes with the SDK. "Link <provider>" signs in with the
-// provider, and account linking joins it to the user when the provider
-// vouches for the user's email, which must be proven here (an address
-// never proven, as a password sign-up's, is taken from its maker: the
-// password is voided and every session ends, as a reset would do). The
-// demo with no feature flag serves no account page.
+// provider with shouldTryLinkingWithSessionUser, which adds it to the
+// signed-in user whatever email it gives (one that is another account's
+// is refused; under -account-linking so is a provider that does not vouch
+// for its address), and the session goes on. "Add an email for sign-in
+// codes" does the same with a passwordless code. Both need a recent
+// sign-in, which the page asks for first with
+//
+//	POST /api/account/fresh                     200 if the sign-in is recent (auth.SignedInWithin(0)), else 403 st-fresh
+//
+// The demo with no feature flag serves no account page.
 //
 // # The page and the SDK
 //

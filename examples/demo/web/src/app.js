@@ -445,7 +445,10 @@ async function showProviders() {
   $("dev-provider-note").hidden = !(res.thirdParty.providers || []).some((p) => p.id === "dev");
 }
 
-function signInWith(id, name) {
+// signInWith sends the browser to provider id; with link, to add it to
+// the signed-in user (shouldTryLinkingWithSessionUser), which the SDK
+// keeps for the callback page's sign-in.
+function signInWith(id, name, link = false) {
   say("");
   // The callback page opens in this page's mode.
   rememberMode();
@@ -463,6 +466,7 @@ function signInWith(id, name) {
       thirdPartyId: id,
       frontendRedirectURI,
       redirectURIOnProviderDashboard: id === "apple" ? api + "/auth/callback/apple" : undefined,
+      shouldTryLinkingWithSessionUser: link || undefined,
     });
     window.location.assign(url);
   });
@@ -1393,19 +1397,69 @@ function showLogins(methods) {
   }
   const passkeys = account.logins.filter((l) => l.method === "webauthn").length;
   if (passkeys > 0) list.append(item(passkeys === 1 ? "1 passkey" : `${passkeys} passkeys`, ["Listed under Passkeys below."]));
-  // Link a provider: its sign-in, joined by account linking.
+  // Link a provider: its sign-in, sent with this session to add it here.
   const box = $("account-links");
   box.querySelectorAll("button").forEach((b) => b.remove());
   const providers = methods.thirdParty?.providers || [];
   box.hidden = providers.length === 0;
-  $("account-links-note").textContent = features.accountLinking
-    ? "Linking is by proven email: sign in with a provider that vouches for this account's email, and it joins this account. If the address was never proven here (a password sign-up, with no reset since), that voids the password and ends every session, as a reset would."
-    : "Account linking is off on this server: signing in with a provider makes a separate account.";
-  if (!features.accountLinking) return;
+  $("account-links-note").textContent =
+    "Sign in with a provider to add it to this account, whatever email it gives; one that is another account's already is refused, never moved." +
+    (features.accountLinking ? " Account linking is on: the provider must vouch for the address it gives." : "");
   for (const p of providers) {
     box.append(button("Link " + (p.name || p.id), null, () => linkProvider(p.id, p.name || p.id)));
   }
+  $("account-pwl-form").hidden = !(methods.firstFactors || []).includes("otp-email");
 }
+
+// ---- adding an email for sign-in codes ----
+
+// The form asks for a code for the address (createCode with
+// shouldTryLinkingWithSessionUser, which the SDK keeps for consumeCode),
+// then for the code, which adds the address to this account.
+let pwlAdding = "";
+
+$("account-pwl-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const form = $("account-pwl-form");
+  clearErrors(form);
+  accountBusy(async () => {
+    if (!pwlAdding) {
+      if ((await freshly(() => accountAPI("POST", "/fresh"))) === null) return showAccount();
+      const email = $("account-pwl-email").value.trim();
+      const res = await Passwordless.createCode({ email, shouldTryLinkingWithSessionUser: true });
+      if (res.status !== "OK") {
+        fieldErrors([{ id: "email", error: res.reason || "Enter a valid email address." }], { email: "account-pwl-email" });
+        return;
+      }
+      pwlAdding = email;
+      $("account-pwl-code-row").hidden = false;
+      $("account-pwl-submit").textContent = "Add this email";
+      $("account-pwl-code").focus();
+      say(`A code is on its way to ${email}.`);
+      return;
+    }
+    const res = await Passwordless.consumeCode({ userInputCode: $("account-pwl-code").value.trim() });
+    let told = "";
+    switch (res.status) {
+      case "OK":
+        told = `Added ${pwlAdding}: codes sent to it sign in to this account.`;
+        break;
+      case "INCORRECT_USER_INPUT_CODE_ERROR":
+      case "EXPIRED_USER_INPUT_CODE_ERROR":
+        fieldErrors([{ id: "code", error: "That is not the code in the email." }], { code: "account-pwl-code" });
+        return;
+      default:
+        accountError(res.reason || "Not added: ask for a new code.");
+    }
+    pwlAdding = "";
+    $("account-pwl-code-row").hidden = true;
+    $("account-pwl-submit").textContent = "Send a code";
+    $("account-pwl-email").value = $("account-pwl-code").value = "";
+    await Passwordless.clearLoginAttemptInfo().catch(() => {});
+    await showAccount();
+    if (told) say(told);
+  });
+});
 
 // ago says how long ago a time (Unix milliseconds) was, in words.
 const relative = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
@@ -1903,14 +1957,19 @@ function showPassword() {
 const LINK_KEY = "latchkit-auth-demo.link";
 const FLASH_KEY = "latchkit-auth-demo.flash";
 
+// linkProvider adds provider id to the account: the link needs a recent
+// sign-in, asked for here (the demo's POST /api/account/fresh) rather
+// than after the trip to the provider.
 function linkProvider(id, name) {
-  const cur = account.sessions.find((s) => s.current);
-  try {
-    window.sessionStorage.setItem(LINK_KEY, JSON.stringify({ userId: account.user.id, handle: cur && cur.handle }));
-  } catch (_) {
-    // storage disabled: the callback page takes it for a sign-in
-  }
-  signInWith(id, name);
+  accountBusy(async () => {
+    if ((await freshly(() => accountAPI("POST", "/fresh"))) === null) return showAccount();
+    try {
+      window.sessionStorage.setItem(LINK_KEY, JSON.stringify({ userId: account.user.id }));
+    } catch (_) {
+      // storage disabled: the callback page takes it for a sign-in
+    }
+    signInWith(id, name, true);
+  });
 }
 
 // takeLink returns the link the account page started, and forgets it.
@@ -1948,9 +2007,8 @@ function flashed() {
 }
 
 // finishLink finishes a sign-in the account page started to link a
-// provider, and returns false for any other sign-in. The provider's
-// sign-in started a session of its own: if it is the same user's, account
-// linking joined it, and the session it replaced in this browser ends.
+// provider, and returns false for any other sign-in. The session goes
+// on: the answer is its user, with the provider added.
 async function finishLink(name, res) {
   const link = takeLink();
   if (!link) return false;
@@ -1969,7 +2027,6 @@ async function finishLink(name, res) {
     await showMe();
     return true;
   }
-  if (link.handle) await accountAPI("POST", `/sessions/${encodeURIComponent(link.handle)}/revoke`).catch(() => {});
   backToAccount(`Linked ${name}: you can sign in with it now.`);
   return true;
 }
