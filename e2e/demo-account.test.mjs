@@ -70,8 +70,8 @@ async function mails(base, to) {
 }
 
 // passwordlessSignIn signs in with the code of a new email in the outbox.
-async function passwordlessSignIn(page, base, email) {
-  await open(page, base + "/account");
+async function passwordlessSignIn(page, base, email, query = "") {
+  await open(page, base + "/account" + query);
   await signedOutUI(page);
   const before = (await mails(base, email)).length;
   await page.fill("#pwl-email", email);
@@ -257,10 +257,12 @@ describe("account page, -dev", { timeout: 6 * TEST_TIMEOUT }, () => {
     });
   });
 
-  it("a provider that gives another email is added to the account", async ({ page, step }) => {
-    const email = newEmail("other-email");
+  for (const mode of ["cookie", "header"]) {
+  const query = mode === "header" ? "?mode=header" : "";
+  it(`${mode} mode: a provider that gives another email is added to the account`, async ({ page, step }) => {
+    const email = newEmail(`other-email-${mode}`);
     const elsewhere = newEmail("someone-else");
-    await step("passwordless sign-in", () => passwordlessSignIn(page, base, email));
+    await step("passwordless sign-in", () => passwordlessSignIn(page, base, email, query));
     await step("account page", () => page.locator("#account").waitFor({ state: "visible" }));
     await step("provider, another email", async () => {
       await page.getByRole("button", { name: `Link ${PROVIDER}` }).click();
@@ -269,19 +271,19 @@ describe("account page, -dev", { timeout: 6 * TEST_TIMEOUT }, () => {
       await page.getByRole("button", { name: "Sign in", exact: true }).click();
     });
     await step("linked", async () => {
-      await page.waitForURL(/\/account$/);
+      await page.waitForURL(/\/account(\?mode=header)?$/);
       await assertText(page, "#status", `Linked ${PROVIDER}: you can sign in with it now.`);
       const logins = await page.locator("#account-logins li").allTextContents();
       assert.ok(logins.some((l) => l.includes(PROVIDER) && l.includes(elsewhere)), logins.join(" | "));
     });
   });
 
-  it("add an email for sign-in codes; another account's is refused", async ({ page, step }) => {
-    const email = newEmail("codes-owner");
+  it(`${mode} mode: add an email for sign-in codes; another account's is refused`, async ({ page, step }) => {
+    const email = newEmail(`codes-owner-${mode}`);
     const codes = newEmail("codes-added");
     // A code proves the address; a password sign-up's account adds
     // nothing until a reset proves it.
-    await step("passwordless sign-in", () => passwordlessSignIn(page, base, email));
+    await step("passwordless sign-in", () => passwordlessSignIn(page, base, email, query));
     await step("account page", () => page.locator("#account").waitFor({ state: "visible" }));
     const code = async (to) => {
       let sent;
@@ -328,6 +330,7 @@ describe("account page, -dev", { timeout: 6 * TEST_TIMEOUT }, () => {
       await assertText(page, "#account-error", "belongs to another account");
     });
   });
+  }
 
   it("add and remove a passkey", async ({ page, step }) => {
     const email = newEmail("passkey");

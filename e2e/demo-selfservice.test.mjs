@@ -18,6 +18,7 @@
 //     app with no second factor left asks for the password, and new
 //     recovery codes ask for the app's code; a factor completed again
 //     keeps the same session;
+//   - a user who signs in with codes adds a password, which then signs in;
 //   - changing the account's email once stale: the page asks for the
 //     password, the link goes to the new address, whose page makes the
 //     change after a click; the notice to the old address undoes it,
@@ -440,6 +441,45 @@ describe("account page, the password and deleting the account", { timeout: 8 * T
           assert.equal(me.status, 401, me.body);
         });
         await step("the old address signs in again", () => signIn(page, base, email, PASSWORD, query));
+        await step("no console errors", () => assert.deepEqual(errors, []));
+      }),
+    );
+    test(`${mode} mode: a user without a password adds one, then signs in with it`, { timeout: 2 * TEST_TIMEOUT }, () =>
+      session(browser, `selfservice-add-password-${mode}`, async ({ page, step }) => {
+        const email = newEmail(`add-password-${mode}`);
+        const errors = consoleErrors(page);
+        await step("passwordless sign-in", async () => {
+          await open(page, base + "/" + query);
+          await signedOutUI(page);
+          await page.fill("#pwl-email", email);
+          await page.click("#pwl-send");
+          await page.locator("#pwl-code-form").waitFor({ state: "visible" });
+          let sent;
+          for (let i = 0; i < 100 && !sent?.code; i++) {
+            sent = (await mails(base, email)).at(-1);
+            if (!sent?.code) await sleep(100);
+          }
+          await page.fill("#pwl-code", sent.code);
+          await page.click("#pwl-signin");
+          await signedInAs(page, email);
+        });
+        await step("account page: add a password", async () => {
+          await accountPage(page);
+          await assertText(page, "#account-password-submit", "Add a password");
+          assert.equal(await page.locator("#account-old-password").isVisible(), false);
+          await page.fill("#account-new-password", NEW_PASSWORD);
+          await page.click("#account-password-submit");
+          await assertText(page, "#status", "Your password was added");
+          await assertText(page, "#account-password-submit", "Change password");
+        });
+        await step("it signs in", async () => {
+          const ctx = await browser.newContext();
+          try {
+            await signIn(await ctx.newPage(), base, email, NEW_PASSWORD, query);
+          } finally {
+            await ctx.close();
+          }
+        });
         await step("no console errors", () => assert.deepEqual(errors, []));
       }),
     );

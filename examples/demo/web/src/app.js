@@ -1811,7 +1811,8 @@ $("account-password-form").addEventListener("submit", (e) => {
   clearErrors(form);
   accountBusy(async () => {
     const fields = [{ id: "newPassword", value: $("account-new-password").value }];
-    if (hasPassword()) fields.unshift({ id: "oldPassword", value: $("account-old-password").value });
+    const had = hasPassword();
+    if (had) fields.unshift({ id: "oldPassword", value: $("account-old-password").value });
     quietLive();
     const res = await freshly(() => authPost("/user/password/change", { formFields: fields }));
     if (res === null) return showAccount();
@@ -1822,7 +1823,7 @@ $("account-password-form").addEventListener("submit", (e) => {
       case "OK":
         $("account-old-password").value = $("account-new-password").value = "";
         await showAccount();
-        say("Your password was changed, and every other session was signed out.");
+        say(had ? "Your password was changed, and every other session was signed out." : "Your password was added, and every other session was signed out.");
         return;
       case "FIELD_ERROR":
         fieldErrors(body.formFields, { oldPassword: "account-old-password", newPassword: "account-new-password" });
