@@ -295,6 +295,8 @@ type faultEnv struct {
 	pl        faultPLFlow        // the passwordless flow it uses
 	pk        faultPasskey       // the passkeys it uses (fault_passkey_test.go)
 	mfa       faultMFA           // the second factors it uses (fault_mfa_test.go)
+	moveTo    string             // the address an email change moves to
+	linking   string             // the provider identity a session adds
 	ending    []*authtest.Client // sessions the flow must end
 	lasting   []*authtest.Client // sessions it must leave alone
 }
@@ -973,7 +975,7 @@ func faultFlows() []faultFlow {
 		signOut("signout-sessioncheck", true, faultModes),
 		resetRequest,
 		resetSubmit,
-	}, slices.Concat(faultLinkingFlows(), faultPasswordlessFlows(), faultPasskeyFlows(), faultMFAFlows(), faultRolesFlows())...)
+	}, slices.Concat(faultLinkingFlows(), faultPasswordlessFlows(), faultPasskeyFlows(), faultMFAFlows(), faultRolesFlows(), faultAccountFlows())...)
 }
 
 // faultSummary logs the tallies so far, over every fault test run.
@@ -1253,6 +1255,7 @@ type faultLedger struct {
 	deleted   map[string]bool                // users deleted
 	unlinked  map[string]bool                // logins removed
 	loginUser map[string]string              // login id -> user id
+	moved     bool                           // an email change committed: a login's key moved
 }
 
 // faultGone is the end of a session whose user was deleted: it is not
@@ -1392,7 +1395,7 @@ func (e *faultEnv) ledger(calls []faultstore.Call) *faultLedger {
 				l.userIDs = append(l.userIDs, u.ID)
 				addLogin(cmp.Or(c.Args[0].(store.Login).ID, u.ID), u.ID)
 			}
-		case "LinkLogin":
+		case "LinkLogin", "AttachLogin":
 			if c.Committed() {
 				lg := c.Args[0].(store.Login)
 				addLogin(lg.ID, lg.UserID)
@@ -1488,6 +1491,10 @@ func (e *faultEnv) ledger(calls []faultstore.Call) *faultLedger {
 			if c.Committed() {
 				endAll(l.resetUser[c.Args[0].(store.TokenHash)], i, store.EndPasswordReset)
 			}
+		case "ChangeEmail":
+			// Nothing a session's tokens depend on; the password login
+			// of the user it moved is under another key.
+			l.moved = l.moved || c.Committed()
 		case "RevokeUserSessions":
 			if c.Committed() {
 				endAll(c.Args[0].(string), i, store.EndRevoked)
@@ -1497,6 +1504,21 @@ func (e *faultEnv) ledger(calls []faultstore.Call) *faultLedger {
 		}
 	}
 	return l
+}
+
+// movedLogin is u with its password login as the store has it now, after
+// an email change may have moved it to another address and key.
+func (e *faultEnv) movedLogin(u storedUser) storedUser {
+	logins, err := e.mem.Logins(e.t.Context(), u.User.ID)
+	if err != nil {
+		return u
+	}
+	for _, l := range logins {
+		if l.ID == cmp.Or(u.Login.ID, u.User.ID) {
+			u.LoginKey, u.Email = l.LoginKey, l.Email
+		}
+	}
+	return u
 }
 
 // rotation checks one rotation the store answered with err, and records
@@ -1787,6 +1809,9 @@ func (e *faultEnv) checkInvariants() {
 			}
 		}
 		loginID := cmp.Or(u.Login.ID, u.User.ID)
+		if l.moved {
+			u = e.movedLogin(u)
+		}
 		gone := l.deleted[u.User.ID] || l.unlinked[loginID]
 		got, err := e.mem.Login(ctx, u.LoginKey)
 		c := e.srv.NewClient(authtest.Header)

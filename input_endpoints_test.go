@@ -909,7 +909,9 @@ func TestInputSignInUp(t *testing.T) {
 		// provider, which refuses it.
 		reaches("the SDK's body", sdk, 1),
 		reaches("unknown keys", good(func(b, info, p map[string]any) {
-			b["shouldTryLinkingWithSessionUser"], b["tenantId"], b["__proto__"] = true, "other", map[string]any{"admin": true}
+			// The linking flag false: true asks for the session's user
+			// (TestLinkWithSession), and without a session is a 401.
+			b["shouldTryLinkingWithSessionUser"], b["tenantId"], b["__proto__"] = false, "other", map[string]any{"admin": true}
 			info["x"], p["user"] = []any{1, nil}, `{"name":{"firstName":"A"}}`
 		}), 1),
 		reaches("null oAuthTokens", good(func(b, _, _ map[string]any) { b["oAuthTokens"] = nil }), 1),
@@ -1473,7 +1475,7 @@ func TestInputPasswordlessConsume(t *testing.T) {
 	for name, body := range map[string]func(fl plFlow, code, link string) string{
 		"unknown keys and the linking flag": func(fl plFlow, c, _ string) string {
 			return plJSON("preAuthSessionId", fl.pre, "deviceId", fl.device, "userInputCode", c,
-				"shouldTryLinkingWithSessionUser", true, "tenantId", "other", "userContext", map[string]any{"x": 1})
+				"shouldTryLinkingWithSessionUser", false, "tenantId", "other", "userContext", map[string]any{"x": 1})
 		},
 		"the code between spaces": func(fl plFlow, c, _ string) string { return typed(fl.pre, fl.device, "  "+c+"\t") },
 		"the link, linking flag null": func(fl plFlow, _, l string) string {
