@@ -497,6 +497,10 @@ func (f *lhFlow) thirdPartyFlows(owner auth.User) {
 	f.want(res, 200, "OK")
 	f.want(f.call(c, c.Get("/api/session")), 200, "")
 	f.want(f.call(c, c.Refresh()), 200, "OK")
+	// Another identity added to the signed-in user, then again: refused
+	// from another user's session.
+	f.idp.SetIdentity("lh-linked-"+m, "tp-linked-"+m+"@example.com", true)
+	f.want(f.call(c, c.LinkWithProvider(f.idp.Provider)), 200, "OK")
 	// The same body again: the code was used.
 	f.want(f.do(f.s.NewClient(f.mode), http.MethodPost, "/auth/signinup", body), 200, "GENERAL_ERROR")
 	// A verifier one character longer than the one issued.
