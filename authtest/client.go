@@ -256,18 +256,26 @@ func (c *Client) ConsumeLink(link string) *Response {
 // server's Config.Passwordless.Flow must send codes.
 func (c *Client) SignInWithCode(email string) *Response {
 	c.tb.Helper()
+	device, flow, code := c.mailedCode(email)
+	return c.ConsumeCode(device, flow, code)
+}
+
+// mailedCode asks for a code for email and reads it from the server's
+// Mailbox, with its flow's ids.
+func (c *Client) mailedCode(email string) (device, flow, code string) {
+	c.tb.Helper()
 	if c.srv.Mailbox == nil {
-		c.tb.Fatalf("authtest: SignInWithCode reads the server's Mailbox, and this server has another Mailer")
+		c.tb.Fatalf("authtest: a code is read from the server's Mailbox, and this server has another Mailer")
 	}
 	before := len(c.srv.Mailbox.Messages())
 	res := c.CreateCode(email)
-	device, _ := res.JSON["deviceId"].(string)
-	flow, _ := res.JSON["preAuthSessionId"].(string)
+	device, _ = res.JSON["deviceId"].(string)
+	flow, _ = res.JSON["preAuthSessionId"].(string)
 	if res.Status != "OK" || device == "" {
 		c.tb.Fatalf("authtest: signinup/code answered %d %s", res.StatusCode, res.Body)
 	}
 	m := c.srv.Mailbox.LastTo(c.tb, email, before, 5*time.Second)
-	return c.ConsumeCode(device, flow, PasswordlessCode(c.tb, m))
+	return device, flow, PasswordlessCode(c.tb, m)
 }
 
 // LinkWithCode adds the passwordless login of email to the user of c's
@@ -277,16 +285,9 @@ func (c *Client) SignInWithCode(email string) *Response {
 // tokens.
 func (c *Client) LinkWithCode(email string) *Response {
 	c.tb.Helper()
-	before := len(c.srv.Mailbox.Messages())
-	res := c.CreateCode(email)
-	device, _ := res.JSON["deviceId"].(string)
-	flow, _ := res.JSON["preAuthSessionId"].(string)
-	if res.Status != "OK" || device == "" {
-		c.tb.Fatalf("authtest: signinup/code answered %d %s", res.StatusCode, res.Body)
-	}
-	m := c.srv.Mailbox.LastTo(c.tb, email, before, 5*time.Second)
+	device, flow, code := c.mailedCode(email)
 	b, _ := json.Marshal(map[string]any{"deviceId": device, "preAuthSessionId": flow,
-		"userInputCode": PasswordlessCode(c.tb, m), "shouldTryLinkingWithSessionUser": true})
+		"userInputCode": code, "shouldTryLinkingWithSessionUser": true})
 	return c.do(http.MethodPost, c.path("/signinup/code/consume"), b, "passwordless", c.AccessToken)
 }
 

@@ -316,26 +316,33 @@ func fieldError(w http.ResponseWriter, msg string) {
 // sendLink is the outbox's work for one request: a code for the change,
 // and the link to the new address.
 func (rc *Recipe) sendLink(ctx context.Context, userID, from, to string) {
-	tok, ok := rc.issue(ctx, store.CodeEmailChange, userID, from, to, rc.cfg.LinkLifetime)
-	if !ok {
-		return
-	}
-	data := ConfirmEmailData{Email: to, From: from, Link: wire.LinkWithToken(rc.cfg.URL, tok), ValidFor: kit.InWords(rc.cfg.LinkLifetime)}
-	if err := rc.k.Mail(ctx, rc.cfg.ConfirmEmail, to, data); err != nil {
-		rc.k.MailFailed(ctx, "email change", userID, "sending the link to the new address", err)
-	}
+	rc.send(ctx, store.CodeEmailChange, userID, from, to, func(tok string) any {
+		return ConfirmEmailData{Email: to, From: from, Link: wire.LinkWithToken(rc.cfg.URL, tok), ValidFor: kit.InWords(rc.cfg.LinkLifetime)}
+	})
 }
 
-// sendNotice is the outbox's work after a change: a code to undo it, and
-// the notice to the old address.
+// sendNotice is the outbox's work after a change from one address to
+// another: a code to undo it, and the notice to the old address.
 func (rc *Recipe) sendNotice(ctx context.Context, userID, from, to string) {
-	tok, ok := rc.issue(ctx, store.CodeEmailRevert, userID, to, from, rc.cfg.UndoLifetime)
+	rc.send(ctx, store.CodeEmailRevert, userID, to, from, func(tok string) any {
+		return ChangedEmailData{Email: from, NewEmail: to, UndoLink: wire.LinkWithToken(rc.cfg.UndoURL, tok), ValidFor: kit.InWords(rc.cfg.UndoLifetime)}
+	})
+}
+
+// send stores a code of kind that moves userID from one address to
+// another, and mails the latter the email of kind, with the data its
+// token makes.
+func (rc *Recipe) send(ctx context.Context, kind store.CodeKind, userID, from, to string, data func(tok string) any) {
+	t, lifetime := rc.cfg.ConfirmEmail, rc.cfg.LinkLifetime
+	if kind == store.CodeEmailRevert {
+		t, lifetime = rc.cfg.ChangedEmail, rc.cfg.UndoLifetime
+	}
+	tok, ok := rc.issue(ctx, kind, userID, from, to, lifetime)
 	if !ok {
 		return
 	}
-	data := ChangedEmailData{Email: from, NewEmail: to, UndoLink: wire.LinkWithToken(rc.cfg.UndoURL, tok), ValidFor: kit.InWords(rc.cfg.UndoLifetime)}
-	if err := rc.k.Mail(ctx, rc.cfg.ChangedEmail, from, data); err != nil {
-		rc.k.MailFailed(ctx, "email change", userID, "sending the notice to the old address", err)
+	if err := rc.k.Mail(ctx, t, to, data(tok)); err != nil {
+		rc.k.MailFailed(ctx, "email change", userID, "sending the "+string(kind)+" email", err)
 	}
 }
 
