@@ -19,7 +19,6 @@ import (
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
 	"github.com/latchkit/auth/passwordless"
-	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
 )
 
@@ -379,10 +378,18 @@ func TestAddPassword(t *testing.T) {
 		s := acServer(t, auth.Config{Passwordless: passwordless.Config{Flow: passwordless.Code}})
 		c := s.NewClient(authtest.Header)
 		email := s.NewEmail()
-		wantOK(t, "passwordless sign-up", c.SignInWithCode(email))
-		acWantStatus(t, "add", acChange(c, "", acNewPass), "NO_EMAIL_FOR_PASSWORD_ERROR")
-		if l, err := s.AuthConfig.Store.Login(t.Context(), store.EmailPasswordKey(email)); !errors.Is(err, store.ErrNotFound) {
-			t.Errorf("a password login after the refusal: %+v %v", l, err)
+		uid := wantOK(t, "passwordless sign-up", c.SignInWithCode(email))
+		// Another user has a password for the address: the code's user
+		// adds none for it.
+		taken := s.NewEmail()
+		wantOK(t, "a password user", s.NewClient(authtest.Header).SignUp(taken, authtest.Password))
+		c2 := s.NewClient(authtest.Header)
+		wantOK(t, "a passwordless user of the same address", c2.SignInWithCode(taken))
+		acWantStatus(t, "add for an address with another user's password", acChange(c2, "", acNewPass), "NO_EMAIL_FOR_PASSWORD_ERROR")
+		// The address the code proved: added.
+		acWantStatus(t, "add", acChange(c, "", acNewPass), "OK")
+		if got := wantOK(t, "sign-in with the password", s.NewClient(authtest.Header).SignIn(email, acNewPass)); got != uid {
+			t.Errorf("the password signs in %s, want %s", got, uid)
 		}
 	})
 }

@@ -146,15 +146,20 @@ func (p *Recipe) changePassword(w http.ResponseWriter, r *http.Request, s kit.Fa
 }
 
 // addPassword adds an email and password login with pw to the user of s,
-// who has none, for the email the user owns, if the session signed in
-// recently. Under account linking the store adds it only to the user
-// who owns its email; without linking nobody owns one, and no password
-// is added.
+// who has none, for an email the user has proven, if the session signed
+// in recently. Under account linking the store adds it only to the user
+// who owns its email; without linking, where nobody owns one, for the
+// address of a login of the user that proves it (a passwordless one, or
+// a provider that vouches for it), unless another user has a password
+// for it.
 func (p *Recipe) addPassword(w http.ResponseWriter, r *http.Request, s kit.FactorSession, pw string) {
 	if !p.k.SignedInRecently(w, r, s) {
 		return
 	}
-	email := ownedEmail(s.Logins())
+	email, add := ownedEmail(s.Logins()), p.k.Store().LinkLogin
+	if !p.setup.AccountLinking {
+		email, add = provenEmail(s.Logins()), p.k.Store().AttachLogin
+	}
 	if email == "" {
 		writeStatus(w, statusNoEmail)
 		return
@@ -164,17 +169,20 @@ func (p *Recipe) addPassword(w http.ResponseWriter, r *http.Request, s kit.Facto
 		return
 	}
 	l := store.Login{
-		LoginKey:      store.EmailPasswordKey(email),
-		ID:            uuid.NewString(),
-		UserID:        s.UserID(),
-		Email:         email,
-		EmailVerified: true, // the user's own, proven by the login that owns it
+		LoginKey: store.EmailPasswordKey(email),
+		ID:       uuid.NewString(),
+		UserID:   s.UserID(),
+		Email:    email,
+		// The user's own address, proven by another of their logins:
+		// whoever holds this one reads its inbox.
+		EmailVerified: true,
+		EmailProven:   true,
 		PasswordHash:  hash,
 		CreatedAt:     p.k.Now().Truncate(time.Millisecond),
 	}
 	// A password proves nothing, so the login owns nothing: it joins the
 	// user that owns its email, which the store checks again.
-	switch err := p.k.Store().LinkLogin(r.Context(), l); {
+	switch err := add(r.Context(), l); {
 	case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrEmailOwned):
 		// The address has a password login already (another user's,
 		// which a reset mailed to it takes over), or the user no
@@ -231,6 +239,16 @@ func passwordLoginOf(logins []store.Login) (store.Login, bool) {
 }
 
 // ownedEmail is the email that one of logins owns, or "".
+// provenEmail is the address of the first of logins that proves it.
+func provenEmail(logins []store.Login) string {
+	for _, l := range logins {
+		if l.EmailProven && l.Email != "" {
+			return l.Email
+		}
+	}
+	return ""
+}
+
 func ownedEmail(logins []store.Login) string {
 	for _, l := range logins {
 		if l.OwnsEmail && l.Email != "" {

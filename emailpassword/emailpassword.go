@@ -100,8 +100,9 @@
 // oldPassword out and needs a fresh sign-in (auth.Config's FreshSignIn;
 // 403 st-fresh otherwise). The password becomes an email and password
 // login for the email the user owns under account linking, joined to the
-// user as the account model joins a login that proves nothing; a user
-// who owns no email, as every user without linking, or whose address has
+// user as the account model joins a login; without linking, for the
+// address one of the user's logins proves (a code sent to it, a provider
+// that vouches for it). A user with no such email, or whose address has
 // another user's password login, gets NO_EMAIL_FOR_PASSWORD_ERROR.
 //
 // Either way every other session of the user ends, in one step with any

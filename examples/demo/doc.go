@@ -204,7 +204,7 @@
 //
 // The page also changes the password (the library's POST
 // /auth/user/password/change: with the current one, or, for a user
-// without one under -account-linking, a new one for the email they own)
+// without one, a new one for an email they have proven)
 // and deletes the account (POST /auth/user/delete, served because the
 // demo sets Config.BeforeDeleteUser, beforeDeleteUser in account.go). Adding
 // a password, deleting the account, adding or removing a passkey or an

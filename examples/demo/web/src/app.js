@@ -1832,7 +1832,7 @@ $("account-password-form").addEventListener("submit", (e) => {
         fieldErrors([{ id: "oldPassword", error: "That is not your current password." }], { oldPassword: "account-old-password" });
         break;
       case "NO_EMAIL_FOR_PASSWORD_ERROR":
-        accountError("A password needs an email this account owns: sign in once with a provider that vouches for it, or a code sent to it.");
+        accountError("A password needs an email this account has proven and no other account has a password for: sign in once with a provider that vouches for it, or a code sent to it.");
         break;
       default:
         accountError("Something went wrong: " + body.status + ".");
