@@ -658,8 +658,10 @@ type TokenStore interface {
 	// key follows for the kinds keyed by address; a login that owned the
 	// old address stops owning it, and none owns the new one. The store
 	// then deletes every CodeEmailChange code of the user (this one
-	// included, so it works once); a revert deletes the user's
-	// CodeEmailRevert codes too. It returns ErrNotFound, and changes
+	// included, so it works once), the user's CodeReset and
+	// CodePasskeyRecovery codes and the moved logins' CodeVerification
+	// codes, which were mailed to an address the user no longer has; a
+	// revert deletes the user's CodeEmailRevert codes too. It returns ErrNotFound, and changes
 	// nothing, if the code does not exist, has expired at now or no
 	// login of the user has the old address; ErrEmailOwned if a login of
 	// another user has the new address (whether or not it owns it); and

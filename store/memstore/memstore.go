@@ -853,6 +853,14 @@ func (s *Store) ChangeEmail(_ context.Context, kind store.CodeKind, hash store.T
 		kinds = append(kinds, store.CodeEmailRevert)
 	}
 	s.deleteEmailCodes(c.UserID, kinds...)
+	// Links mailed to the address the user left (dropLogin took the
+	// moved logins' verification links).
+	s.deleteResetTokens(c.UserID)
+	for h, rc := range s.recoveries {
+		if rc.UserID == c.UserID {
+			s.deletePasskeyCode(store.CodePasskeyRecovery, h)
+		}
+	}
 	c.Data = bytes.Clone(c.Data)
 	return c, moved, nil
 }

@@ -24,7 +24,9 @@ import (
 // user's change codes is what uses this one up: of racing calls, one
 // deletes it and the others, which waited on the user's lock, find none.
 func (s *Store) ChangeEmail(ctx context.Context, kind store.CodeKind, hash store.TokenHash, now time.Time) (store.Code, []store.Login, error) {
-	kinds := []store.CodeKind{store.CodeEmailChange}
+	// Besides the change codes, the links mailed to the address the user
+	// leaves: a reset or a recovery would act on the new one.
+	kinds := []store.CodeKind{store.CodeEmailChange, store.CodeReset, store.CodePasskeyRecovery}
 	switch kind {
 	case store.CodeEmailChange:
 	case store.CodeEmailRevert:
@@ -50,6 +52,11 @@ func (s *Store) ChangeEmail(ctx context.Context, kind store.CodeKind, hash store
 		}
 		for _, k := range kinds {
 			if _, err := q.ExecContext(ctx, s.q.deleteUserKind, c.UserID, string(k)); err != nil {
+				return err
+			}
+		}
+		for _, l := range logins {
+			if _, err := q.ExecContext(ctx, s.q.deleteLoginVerifications, l.ID); err != nil {
 				return err
 			}
 		}

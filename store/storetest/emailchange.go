@@ -60,6 +60,8 @@ func testChangeEmailMoves(t *testing.T, s store.Store) {
 	u, pwl, google := userWithThreeLogins(t, s)
 	mustCreateCode(t, s, newEmailCode(store.CodeEmailChange, "change", "u1", u.Email, newAddress), "an email change code of an existing user")
 	mustCreateCode(t, s, newEmailCode(store.CodeEmailChange, "change2", "u1", u.Email, "other@example.com"), "an email change code of an existing user")
+	mustCreateResetToken(t, s, newResetToken("reset", "u1", base, at(time.Hour)))
+	mustCreateVerificationToken(t, s, newVerificationToken("verify", "u1", u.Email, base, at(time.Hour)))
 
 	c, logins, err := s.ChangeEmail(ctx, store.CodeEmailChange, token("change"), at(time.Minute))
 	if err != nil {
@@ -92,6 +94,11 @@ func testChangeEmailMoves(t *testing.T, s store.Store) {
 	wantErr(t, err, store.ErrNotFound, "ChangeEmail: a code used up, again")
 	_, err = s.Code(ctx, store.CodeEmailChange, token("change2"), at(time.Minute))
 	wantErr(t, err, store.ErrNotFound, "ChangeEmail: every change code of the user goes with the one used, so Code of another")
+	// Links mailed to the old address would act on the new one.
+	_, err = s.Code(ctx, store.CodeReset, token("reset"), at(time.Minute))
+	wantErr(t, err, store.ErrNotFound, "ChangeEmail: the user's reset codes go, so Code of one")
+	_, err = s.Code(ctx, store.CodeVerification, token("verify"), at(time.Minute))
+	wantErr(t, err, store.ErrNotFound, "ChangeEmail: the moved logins' verification codes go, so Code of one")
 	// The old address is free: another user's login may own it now.
 	if err := owning(newUser("u2").withEmail(u.Email)).create(ctx, s); err != nil {
 		t.Errorf("CreateUser: a login owning the address a change moved away from must be added; got %v", err)
