@@ -59,10 +59,13 @@ func ecRequest(c *authtest.Client, email string) *authtest.Response {
 	return c.Do(http.MethodPost, "/auth/user/email/change", map[string]any{"email": email})
 }
 
-// ecUse posts a link's token to path ("verify" or "undo"), without a
-// session.
-func ecUse(s *authtest.Server, path, token string) *authtest.Response {
-	return s.NewClient(authtest.Header).Do(http.MethodPost, "/auth/user/email/change/"+path, map[string]string{"token": token})
+// ecUse posts a link's token to path ("verify" or "undo") with c's
+// session, or none if c is nil.
+func ecUse(s *authtest.Server, c *authtest.Client, path, token string) *authtest.Response {
+	if c == nil {
+		c = s.NewClient(authtest.Header)
+	}
+	return c.Do(http.MethodPost, "/auth/user/email/change/"+path, map[string]string{"token": token})
 }
 
 // ecMail waits for the next message to to, past the first skip of the
@@ -85,6 +88,12 @@ func ecMail(t testing.TB, s *authtest.Server, skip int, to, page string) (mailer
 	}
 	t.Fatalf("no email to %s after the first %d", to, skip)
 	return mailer.Message{}, ""
+}
+
+// other2 is a client signed in as a new user.
+func other2(s *authtest.Server, m authtest.Mode) *authtest.Client {
+	c, _ := s.SignedIn(m)
+	return c
 }
 
 // ecWantNoMail checks that no message past the first skip went out, a
@@ -123,7 +132,14 @@ func TestChangeEmail(t *testing.T) {
 				t.Fatalf("the new address before the link: %d %s", res.StatusCode, res.Body)
 			}
 
-			res := ecUse(s, "verify", token)
+			// Only with a session of the account it changes.
+			if res := ecUse(s, nil, "verify", token); res.StatusCode != http.StatusUnauthorized {
+				t.Fatalf("verify without a session: %d %s, want 401", res.StatusCode, res.Body)
+			}
+			if res := ecUse(s, other2(s, m), "verify", token); res.Status != "EMAIL_CHANGE_INVALID_TOKEN_ERROR" {
+				t.Fatalf("verify with another user's session: %d %s", res.StatusCode, res.Body)
+			}
+			res := ecUse(s, c, "verify", token)
 			if res.Status != "OK" || res.JSON["email"] != newEmail {
 				t.Fatalf("verify: %d %s", res.StatusCode, res.Body)
 			}
@@ -140,7 +156,7 @@ func TestChangeEmail(t *testing.T) {
 			if res := other.Refresh(); res.Status != "OK" {
 				t.Fatalf("another session after the change: %d %s", res.StatusCode, res.Body)
 			}
-			if res := ecUse(s, "verify", token); res.Status != "EMAIL_CHANGE_INVALID_TOKEN_ERROR" {
+			if res := ecUse(s, c, "verify", token); res.Status != "EMAIL_CHANGE_INVALID_TOKEN_ERROR" {
 				t.Fatalf("the link again: %d %s", res.StatusCode, res.Body)
 			}
 
@@ -148,7 +164,7 @@ func TestChangeEmail(t *testing.T) {
 			if !strings.Contains(notice.Text, newEmail) {
 				t.Errorf("the notice does not name the new address:\n%s", notice.Text)
 			}
-			res = ecUse(s, "undo", undo)
+			res = ecUse(s, nil, "undo", undo)
 			if res.Status != "OK" || res.JSON["email"] != u.Email {
 				t.Fatalf("undo: %d %s", res.StatusCode, res.Body)
 			}
@@ -196,7 +212,7 @@ func TestChangeEmailTaken(t *testing.T) {
 		skip := len(s.Mailbox.Messages())
 		acWantStatus(t, "request for a taken address", ecRequest(c, taken.Email), "OK")
 		_, token := ecMail(t, s, skip, taken.Email, "change-email")
-		res := ecUse(s, "verify", token)
+		res := ecUse(s, c, "verify", token)
 		if res.Status != "EMAIL_ALREADY_EXISTS_ERROR" || strings.Contains(string(res.Body), taken.ID) {
 			t.Fatalf("linking %v: verify to a taken address: %d %s", linking, res.StatusCode, res.Body)
 		}
@@ -241,11 +257,12 @@ func TestChangeEmailRefusals(t *testing.T) {
 	}
 	_, token := ecMail(t, s, skip, "first@example.com", "change-email")
 	s.Clock.Advance(time.Hour)
-	if res := ecUse(s, "verify", token); res.Status != "EMAIL_CHANGE_INVALID_TOKEN_ERROR" {
+	c.Refresh()
+	if res := ecUse(s, c, "verify", token); res.Status != "EMAIL_CHANGE_INVALID_TOKEN_ERROR" {
 		t.Errorf("a link at its expiry: %d %s", res.StatusCode, res.Body)
 	}
 	for _, bad := range []string{"", "short", strings.Repeat("a", 5000)} {
-		if res := ecUse(s, "undo", bad); res.Status != "EMAIL_CHANGE_INVALID_TOKEN_ERROR" {
+		if res := ecUse(s, nil, "undo", bad); res.Status != "EMAIL_CHANGE_INVALID_TOKEN_ERROR" {
 			t.Errorf("undo with %.10q: %d %s", bad, res.StatusCode, res.Body)
 		}
 	}

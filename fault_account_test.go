@@ -103,10 +103,11 @@ func (e *faultEnv) linkBody(c *authtest.Client, subject string) []byte {
 	return b
 }
 
-// useEmailChange opens the email change link of the flow, without a
-// session.
+// useEmailChange opens the email change link of the flow, with c's
+// session, as it must be.
 func (e *faultEnv) useEmailChange(c *authtest.Client) faultAnswer {
 	e.t.Helper()
 	b, _ := json.Marshal(map[string]string{"token": e.verifyTok})
-	return e.send(c, http.MethodPost, "/auth/user/email/change/verify", b, "emailchange", "")
+	access, _ := c.Tokens()
+	return e.send(c, http.MethodPost, "/auth/user/email/change/verify", b, "emailchange", access)
 }

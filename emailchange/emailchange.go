@@ -25,7 +25,9 @@
 //     allowance (auth.RateLimits.VerificationEmails, per user and per
 //     new address).
 //   - POST /user/email/change/verify {"token"}: the link's page sends its
-//     token; no session is needed, as the link may be opened anywhere.
+//     token, with a session of the account it changes (401 without one;
+//     another user's session is told the token is invalid): whoever
+//     reads the new inbox confirms only an account they hold.
 //     OK {"email"} once moved; EMAIL_CHANGE_INVALID_TOKEN_ERROR for a
 //     token unknown, used or expired; EMAIL_ALREADY_EXISTS_ERROR where
 //     another account has the address by then (whose, it does not say).
@@ -385,8 +387,11 @@ func (rc *Recipe) handleUse(kind store.CodeKind) http.HandlerFunc {
 			wire.Status(w, "EMAIL_CHANGE_INVALID_TOKEN_ERROR")
 			return
 		}
-		ctx := r.Context()
-		c, _, err := rc.k.Store().ChangeEmail(ctx, kind, sha256.Sum256([]byte(tok)), rc.k.Now())
+		ctx, hash := r.Context(), sha256.Sum256([]byte(tok))
+		if kind == store.CodeEmailChange && !rc.openedByItsUser(w, r, hash) {
+			return
+		}
+		c, _, err := rc.k.Store().ChangeEmail(ctx, kind, hash, rc.k.Now())
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			wire.Status(w, "EMAIL_CHANGE_INVALID_TOKEN_ERROR")
@@ -404,6 +409,29 @@ func (rc *Recipe) handleUse(kind store.CodeKind) http.HandlerFunc {
 			Email  string `json:"email"`
 		}{"OK", c.Email})
 	}
+}
+
+// openedByItsUser reports whether the link to the new address with the
+// code hash is opened with a session of the user it changes, or answers
+// the request itself: 401 without a session, an invalid token for
+// another user's. Whoever reads the new inbox may not be the account's
+// holder: a stranger could ask to move their own account, with ways in
+// of theirs, to someone else's address, and have its owner confirm it.
+func (rc *Recipe) openedByItsUser(w http.ResponseWriter, r *http.Request, hash store.TokenHash) bool {
+	s, ok := rc.k.Session(w, r)
+	if !ok {
+		return false
+	}
+	c, err := rc.k.Store().Code(r.Context(), store.CodeEmailChange, hash, rc.k.Now())
+	switch {
+	case errors.Is(err, store.ErrNotFound), err == nil && c.UserID != s.UserID():
+		wire.Status(w, "EMAIL_CHANGE_INVALID_TOKEN_ERROR")
+		return false
+	case err != nil:
+		rc.k.Fail(w, r, err)
+		return false
+	}
+	return true
 }
 
 // changed reports a change that c made, and follows it: a change mails

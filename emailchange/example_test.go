@@ -20,7 +20,7 @@ import (
 // link mailed there makes the change, and the old address is told, with
 // a link to undo it. Emails go out off the request's path: the example
 // waits for them with Close, and uses a second Auth on the same store to
-// open the link.
+// open the link, in the same session.
 func ExampleConfig() {
 	var mu sync.Mutex
 	var sent []mailer.Message
@@ -67,7 +67,8 @@ func ExampleConfig() {
 	fmt.Println(sent[0].To.Address, "|", sent[0].Subject)
 
 	b := newAuth()
-	fmt.Println(call(b, "/auth/user/email/change/verify", "", `{"token":"`+tokenIn(sent[0])+`"}`))
+	// The link is opened signed in to the account it changes.
+	fmt.Println(call(b, "/auth/user/email/change/verify", access, `{"token":"`+tokenIn(sent[0])+`"}`))
 	b.Close(context.Background())
 	fmt.Println(sent[1].To.Address, "|", sent[1].Subject)
 	// Output:

@@ -226,7 +226,8 @@
 // the demo): the request needs the same recent sign-in; the link to the
 // new address opens <app-url>/auth/change-email, the notice's to the old
 // one <app-url>/auth/undo-email-change, pages of the demo that use their
-// token only after a click, so that a mail scanner spends nothing. The
+// token only after a click, so that a mail scanner spends nothing; the
+// change is confirmed only signed in to the account it moves. The
 // form shows where the account has an address of its own (a password,
 // codes by email or a passkey); a provider's address is the provider's.
 // e2e/demo-selfservice.test.mjs runs these in Chromium, in cookie and

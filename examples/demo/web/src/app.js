@@ -1907,7 +1907,7 @@ function startEmailChangePage() {
   const button = $(onEmailUndoPage ? "email-change-undo" : "email-change-confirm");
   $("email-change-note").textContent = onEmailUndoPage
     ? "If you did not change the email address of your account, undo it: your old address comes back, and every session is signed out."
-    : "Open the change: this address becomes the one of your account.";
+    : "Open the change, signed in to your account in this browser: this address becomes the one of your account.";
   button.hidden = false;
   button.onclick = () => busy($("email-change"), () => useEmailChangeLink(token, button));
 }
@@ -1918,6 +1918,11 @@ async function useEmailChangeLink(token, button) {
     headers: { "Content-Type": "application/json" },
     body: JSON.stringify({ token }),
   });
+  if (res.status === 401 && !onEmailUndoPage) {
+    // The change is confirmed only by a session of the account it moves.
+    say("Sign in to your account in this browser first, then open the link again.");
+    return;
+  }
   if (!res.ok) throw res;
   const body = await res.json();
   button.hidden = true;
