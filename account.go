@@ -255,7 +255,7 @@ const msgLinkedElsewhere = "This way to sign in belongs to another account: sign
 // nobody has proven: the user may be a stranger's, made with someone
 // else's address, and what it gained would stay when the address's owner
 // takes it back with a reset.
-const msgUnprovenAccount = "Prove your email address first: set your password from a reset link sent to it, then add this."
+const msgUnprovenAccount = "Prove your email address first, from a link sent to it (a password reset, or a passkey recovery), then add this."
 
 // msgUnprovenLink refuses, under account linking, to add a login whose
 // provider does not vouch for the address it gives: the address would be
@@ -319,9 +319,10 @@ func (a *Auth) linkToSession(w http.ResponseWriter, r *http.Request, s kit.SignI
 	writeUser(w, r, u, logins, nl, &created, bodyTokens{}, a.cfg.AccountLinking && primary(logins))
 }
 
-// unprovenAddress reports whether l is a password login whose address
-// nobody has proven (a reset, or a provider that vouches for it, proves
-// it): a user with one may be a stranger's.
+// unprovenAddress reports whether l is a password or a passkey login
+// whose address nobody has proven (a reset or a recovery by a mailed
+// link proves it): a user with one may be a stranger's, made with someone
+// else's address.
 func unprovenAddress(l store.Login) bool {
-	return l.Method == store.MethodEmailPassword && !l.EmailProven
+	return l.Email != "" && store.MovesWithEmail(l.Method) && !l.EmailProven
 }

@@ -145,7 +145,7 @@ func TestLinkWithSessionUnproven(t *testing.T) {
 		c, u := s.SignedIn(authtest.Header)
 		p.SetIdentity("mine-1", "mine@example.com", true)
 		res := c.LinkWithProvider(p)
-		if res.Status != "SIGN_IN_UP_NOT_ALLOWED" || res.JSON["reason"] != "Prove your email address first: set your password from a reset link sent to it, then add this." {
+		if res.Status != "SIGN_IN_UP_NOT_ALLOWED" || res.JSON["reason"] != "Prove your email address first, from a link sent to it (a password reset, or a passkey recovery), then add this." {
 			t.Fatalf("linking %v: an unproven password user links: %d %s", linking, res.StatusCode, res.Body)
 		}
 		if res := c.LinkWithCode("mine-codes@example.com"); res.Status != "SIGN_IN_UP_NOT_ALLOWED" {

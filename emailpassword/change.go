@@ -180,8 +180,9 @@ func (p *Recipe) addPassword(w http.ResponseWriter, r *http.Request, s kit.Facto
 		PasswordHash:  hash,
 		CreatedAt:     p.k.Now().Truncate(time.Millisecond),
 	}
-	// A password proves nothing, so the login owns nothing: it joins the
-	// user that owns its email, which the store checks again.
+	// The login owns nothing: under linking it joins the user that owns
+	// its email, which the store checks again; without, the user whose
+	// login proves it.
 	switch err := add(r.Context(), l); {
 	case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrEmailOwned):
 		// The address has a password login already (another user's,

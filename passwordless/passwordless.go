@@ -54,10 +54,10 @@
 // A passwordless login proves its address (store.Login.EmailProven): new
 // users are created with it verified, and under auth.Config's
 // AccountLinking a sign-in joins the user who owns the address. A
-// passwordless sign-in always starts a session of its own, through the
-// kernel's one sign-in path; shouldTryLinkingWithSessionUser is accepted
-// and ignored. The factors it completes are otp-email, link-email,
-// otp-phone and link-phone.
+// passwordless sign-in starts a session of its own, through the kernel's
+// one sign-in path, unless it is sent with a session and
+// shouldTryLinkingWithSessionUser true (# Routes). The factors it
+// completes are otp-email, link-email, otp-phone and link-phone.
 //
 // # Events
 //
