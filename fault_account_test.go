@@ -10,11 +10,13 @@ package auth_test
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/internal/faultstore"
 )
 
 func faultAccountFlows() []faultFlow {
@@ -68,7 +70,13 @@ func faultAccountFlows() []faultFlow {
 			}
 			_, e.verifyTok = authtest.ResetLink(e.t, e.srv.Mailbox.LastTo(e.t, e.moveTo, before, 5*time.Second))
 		},
-		run: func(e *faultEnv, c *authtest.Client) faultAnswer { return e.useEmailChange(c) },
+		run: func(e *faultEnv, c *authtest.Client) faultAnswer {
+			a := e.useEmailChange(c)
+			if a.ok() {
+				e.waitForCall("CreateCode") // the notice's code, off the request's path
+			}
+			return a
+		},
 		after: func(e *faultEnv, c *authtest.Client, a faultAnswer) {
 			if !a.ok() && !e.committed("ChangeEmail") {
 				if r := e.useEmailChange(c); !r.ok() {
@@ -101,6 +109,17 @@ func (e *faultEnv) linkBody(c *authtest.Client, subject string) []byte {
 	body["shouldTryLinkingWithSessionUser"] = true
 	b, _ := json.Marshal(body)
 	return b
+}
+
+// waitForCall waits, for a few seconds at most, until the armed store has
+// seen a call of method: work the outbox does after the answer, which the
+// run must see start before it counts the flow's calls.
+func (e *faultEnv) waitForCall(method string) {
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if slices.Contains(faultstore.Methods(e.fs.Armed()), method) {
+			return
+		}
+	}
 }
 
 // useEmailChange opens the email change link of the flow, with c's
