@@ -1576,7 +1576,11 @@ function startLive() {
     // A browser cannot set the Authorization header of a WebSocket: in
     // header mode the access token is the first message. In cookie mode
     // the cookie came with the handshake.
-    if (mode === "header") ws.send((await Session.getAccessToken()) || "");
+    if (mode !== "header") return;
+    const token = (await Session.getAccessToken()) || "";
+    // The page may have closed it meanwhile (quietLive, as a sign-in
+    // again starts): sending then is an error in the console.
+    if (ws.readyState === WebSocket.OPEN) ws.send(token);
   });
   ws.addEventListener("message", async (e) => {
     heard = true;
