@@ -856,11 +856,7 @@ func (s *Store) ChangeEmail(_ context.Context, kind store.CodeKind, hash store.T
 	// Links mailed to the address the user left (dropLogin took the
 	// moved logins' verification links).
 	s.deleteResetTokens(c.UserID)
-	for h, rc := range s.recoveries {
-		if rc.UserID == c.UserID {
-			s.deletePasskeyCode(store.CodePasskeyRecovery, h)
-		}
-	}
+	s.deletePasskeyCodes(func(pc store.Code) bool { return pc.Kind == store.CodePasskeyRecovery && pc.UserID == c.UserID })
 	c.Data = bytes.Clone(c.Data)
 	return c, moved, nil
 }
