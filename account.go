@@ -326,3 +326,25 @@ func (a *Auth) linkToSession(w http.ResponseWriter, r *http.Request, s kit.SignI
 func unprovenAddress(l store.Login) bool {
 	return l.Email != "" && store.MovesWithEmail(l.Method) && !l.EmailProven
 }
+
+// addressesVerified reports whether the user of logins may add a passkey
+// or an authenticator app, or answers 403 st-ev, as the SDKs' email
+// verification claim does, so that their frontends send the user to
+// verify their address and retry. Whoever signs up with someone else's
+// address and a password must not gain either: the owner's reset would
+// leave the passkey opening the account and the app asked of the owner,
+// and dropping them at the reset would let whoever holds an inbox past a
+// second factor. With verification off, addresses are taken on trust.
+func (a *Auth) addressesVerified(w http.ResponseWriter, logins []store.Login) bool {
+	if !a.verifying() || !slices.ContainsFunc(logins, unverifiedAddress) {
+		return true
+	}
+	expected, actual := true, false
+	wire.ClaimError(w, "st-ev", wire.ClaimReason{Message: "wrong value", ExpectedValue: &expected, ActualValue: &actual})
+	return false
+}
+
+// unverifiedAddress reports whether l has an address that is not
+// verified: a provider's that it did not vouch for counts, as its maker
+// may not read the inbox either.
+func unverifiedAddress(l store.Login) bool { return !kit.EmailVerified(l) }

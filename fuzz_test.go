@@ -1001,7 +1001,7 @@ type fuzzMFASession struct {
 // session, the device's secret, and the client, for use outside the fuzz
 // function.
 func fuzzMFASignIn(fx *fullFixture) (*fuzzMFASession, string, *authtest.Client) {
-	c, _ := fx.SignedIn(authtest.Header)
+	c, _ := fx.SignedInVerified(authtest.Header)
 	secret := c.SetUpTOTP()
 	issued := fx.Clock.Now()
 	fx.Clock.Advance(90 * time.Second) // past the step the set-up used

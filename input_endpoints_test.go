@@ -564,14 +564,18 @@ type jsonEndpoint struct {
 func TestInputJSONGarbage(t *testing.T) {
 	f := newFullFixture(t, auth.Config{RateLimits: unlimited()})
 	c, _ := f.SignedIn(authtest.Header)
+	// An authenticator app is added only at a verified address; the
+	// verification route wants one that is not.
+	verified, _ := f.SignedInVerified(authtest.Header)
 	rid := func(r string) func() http.Header {
 		return func() http.Header { return hdr("Content-Type", "application/json", "rid", r) }
 	}
-	withSession := func(r string) func() http.Header {
+	withSessionOf := func(c *authtest.Client, r string) func() http.Header {
 		return func() http.Header {
 			return hdr("Content-Type", "application/json", "rid", r, "Authorization", "Bearer "+c.AccessToken, "st-auth-mode", "header")
 		}
 	}
+	withSession := func(r string) func() http.Header { return withSessionOf(c, r) }
 	endpoints := []jsonEndpoint{
 		{path: "/auth/signup", header: rid("emailpassword")},
 		{path: "/auth/signin", header: rid("emailpassword")},
@@ -597,7 +601,7 @@ func TestInputJSONGarbage(t *testing.T) {
 		{path: "/auth/user/webauthn/reset", header: rid("webauthn")},
 		{path: "/auth/webauthn/credential", header: withSession("webauthn")},
 		{path: "/auth/webauthn/credential/remove", header: withSession("webauthn")},
-		{path: "/auth/totp/device", header: withSession("totp"), device: true},
+		{path: "/auth/totp/device", header: withSessionOf(verified, "totp"), device: true},
 		{path: "/auth/totp/device/remove", header: withSession("totp")},
 		{path: "/auth/totp/device/verify", header: withSession("totp")},
 		{path: "/auth/totp/verify", header: withSession("totp")},
@@ -1707,7 +1711,7 @@ func TestInputPasskeyRegisterOptions(t *testing.T) {
 // protocol's refusal, writing nothing.
 func TestInputPasskeyCeremonies(t *testing.T) {
 	f := newFullFixture(t, auth.Config{RateLimits: unlimited()})
-	c, u := f.SignedIn(authtest.Header)
+	c, u := f.SignedInVerified(authtest.Header)
 	a := f.NewAuthenticator()
 	reg := pkRegisterOptions(t, f.NewClient(authtest.Header), "pk-ceremonies@example.com")
 	regCred := pkRegister(t, a, reg)
@@ -2111,7 +2115,7 @@ func TestInputMFANoSession(t *testing.T) {
 // the name as sent, trimmed; never more than ten devices.
 func TestInputTOTPDeviceCreate(t *testing.T) {
 	f := inMFAFixture(t)
-	c, _ := f.SignedIn(authtest.Header)
+	c, _ := f.SignedInVerified(authtest.Header)
 	long := strings.Repeat("é", 50) // 100 bytes
 	made := func(name, want string) inMFAInput { return inMFAInput{name, plJSON("deviceName", want), 200, "OK"} }
 	for _, tc := range []inMFAInput{
@@ -2202,7 +2206,7 @@ func TestInputTOTPDeviceCreate(t *testing.T) {
 // it, sets the device up. A code accepted is refused again, uncounted.
 func TestInputTOTPVerify(t *testing.T) {
 	f := inMFAFixture(t)
-	c, _ := f.SignedIn(authtest.Header)
+	c, _ := f.SignedInVerified(authtest.Header)
 	r := inMFASend(t, f, c, http.MethodPost, "/totp/device", plJSON("deviceName", "phone"))
 	secret, _ := r.json["secret"].(string)
 	if r.status != "OK" || secret == "" {
@@ -2293,7 +2297,7 @@ func TestInputTOTPVerify(t *testing.T) {
 // name is exactly its own.
 func TestInputTOTPDeviceRemove(t *testing.T) {
 	f := inMFAFixture(t)
-	c, _ := f.SignedIn(authtest.Header)
+	c, _ := f.SignedInVerified(authtest.Header)
 	const name = "Téléphone 📱"
 	if r := inMFASend(t, f, c, http.MethodPost, "/totp/device", plJSON("deviceName", name)); r.status != "OK" {
 		t.Fatalf("device: %s", r.body)
@@ -2340,7 +2344,7 @@ func TestInputTOTPDeviceRemove(t *testing.T) {
 // endpoints that read none are ignored.
 func TestInputRecoveryCodes(t *testing.T) {
 	f := inMFAFixture(t)
-	c, u := f.SignedIn(authtest.Header)
+	c, u := f.SignedInVerified(authtest.Header)
 	if r := inMFASend(t, f, c, http.MethodPost, "/mfa/recovery-codes", "{}"); r.code != http.StatusForbidden || string(r.body) != inMFAUnsatisfied {
 		t.Errorf("new codes before the second factor: %d %s, want 403", r.code, r.body)
 	}

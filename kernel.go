@@ -395,6 +395,10 @@ func (k kernel) SignedInRecently(w http.ResponseWriter, r *http.Request, s kit.S
 	return k.a.signedInRecently(w, r, kitSessionOf(s).vt)
 }
 
+func (k kernel) AddressesVerified(w http.ResponseWriter, s kit.FactorSession) bool {
+	return k.a.addressesVerified(w, s.Logins())
+}
+
 func (k kernel) EndOtherSessions(w http.ResponseWriter, r *http.Request, s kit.Session) {
 	ks := kitSessionOf(s)
 	k.a.carryOn(w, r, ks.vt, ks.m)

@@ -55,7 +55,7 @@ func (a *Auth) handleCreateTOTPDevice(w http.ResponseWriter, r *http.Request) {
 		wire.ClaimError(w, "st-mfa", wire.MsgSetupNotAllowed)
 		return
 	}
-	if !a.signedInRecently(w, r, vt) {
+	if !a.addressesVerified(w, logins) || !a.signedInRecently(w, r, vt) {
 		return
 	}
 	secret := totp.NewSecret()

@@ -6,6 +6,9 @@
 // with Chromium's virtual authenticator, and a password with a TOTP code
 // after an authenticator app was added on the account page (the code
 // computed from the key the page shows, as an authenticator app does). The provider's page and the outbox fit a phone's width.
+// -dev verifies email addresses (optional): an authenticator app or a
+// passkey is added only once the link from the outbox is opened, and the
+// page says so, and mails the link, when asked before.
 //
 //	cd e2e && npm ci && node --test demo-dev.test.mjs
 //
@@ -128,6 +131,34 @@ async function passwordForm(page, button, email) {
 async function signOut(page) {
   await page.click("#signout");
   await signedOutUI(page);
+}
+
+// verifyFromOutbox opens the verification link mailed to email from the
+// outbox page, in a new tab of page's browser, as a user would, and
+// waits until it says the address is verified.
+async function verifyFromOutbox(page, url, email) {
+  const outbox = await page.context().newPage();
+  try {
+    await outbox.goto(`${url}/dev/outbox`);
+    const mail = outbox.locator("article").filter({ hasText: email }).filter({ hasText: "Verify your email" }).first();
+    // The outbox reloads itself when the email arrives.
+    await mail.waitFor({ state: "visible", timeout: 15_000 });
+    const [tab] = await Promise.all([
+      page.context().waitForEvent("page"),
+      mail.getByRole("link").filter({ hasText: "/auth/verify-email?" }).click(),
+    ]);
+    await tab.locator("#verify-email").waitFor({ state: "visible" });
+    await assertText(tab, "#status", "Your email is verified.");
+    await tab.close();
+  } finally {
+    await outbox.close();
+  }
+}
+
+// askForLink asks for a verification link from the signed-in view.
+async function askForLink(page, email) {
+  await page.click("#verify-send");
+  await assertText(page, "#status", `A verification link is on its way to ${email}.`);
 }
 
 // devProviderPage clicks "Sign in with Dev provider" and waits for the
@@ -271,7 +302,8 @@ describe("go run ./examples/demo -dev", { timeout: 10 * TEST_TIMEOUT }, () => {
 });
 
 // -dev offers TOTP: a user sets an authenticator app up on the account
-// page, and from then on signs in with a password and a code.
+// page, once their address is verified, and from then on signs in with a
+// password and a code.
 describe("go run ./examples/demo -dev: TOTP", { timeout: 6 * TEST_TIMEOUT }, () => {
   let demo, browser;
   before(async () => {
@@ -286,16 +318,39 @@ describe("go run ./examples/demo -dev: TOTP", { timeout: 6 * TEST_TIMEOUT }, () 
   test("sign up with a password, add an authenticator app on the account page; sign in with a password and a TOTP code", { timeout: 2 * TEST_TIMEOUT }, () =>
     session(browser, "dev-totp", async ({ page, step }) => {
       const email = newEmail("dev-totp");
+      const errors = [];
+      page.on("console", (m) => {
+        // Chromium logs each refusal, such as the 403 below, as an error.
+        if (m.type() === "error" && !m.text().startsWith("Failed to load resource:")) errors.push(m.text());
+      });
+      page.on("pageerror", (e) => errors.push(`pageerror: ${e.message}`));
       await step("open", () => open(page, demo.url));
       await step("sign up", () => passwordForm(page, "#signup", email));
       await step("account page", async () => {
         await page.click("#account-link");
         await page.locator("#mfa-manage").waitFor({ state: "visible" });
       });
-      const created = page.waitForResponse(
-        (r) => r.request().method() === "POST" && new URL(r.url()).pathname === "/auth/totp/device",
-      );
-      await step("add an authenticator app", () => page.click("#totp-add"));
+      // Not a 401, after which the SDK refreshes the session and asks again.
+      const isDevice = (r) =>
+        r.request().method() === "POST" && new URL(r.url()).pathname === "/auth/totp/device" && r.status() !== 401;
+      const refused = page.waitForResponse(isDevice);
+      await step("add an authenticator app before verifying: the page asks for that first", async () => {
+        await page.click("#totp-add");
+        assert.equal((await refused).status(), 403);
+        await assertText(page, "#mfa-manage-error", `Verify your email address first: a link is on its way to ${email}.`);
+        assert.equal(await page.locator("#account").isVisible(), true);
+        assert.equal(await page.locator("#mfa-setup").isVisible(), false);
+        await assertText(page, "#totp-devices", "None.");
+        const account = await page.evaluate(async () => (await fetch("/api/account")).json());
+        assert.deepEqual(account.secondFactors.totp, [], "no app was added");
+      });
+      await step("open the link from the outbox", () => verifyFromOutbox(page, demo.url, email));
+      const created = page.waitForResponse(isDevice);
+      await step("add an authenticator app", async () => {
+        await page.bringToFront();
+        await page.click("#totp-add");
+        assert.equal((await created).status(), 200);
+      });
       const secret = await step("the key as text", async () => {
         await page.locator("#mfa-setup").waitFor({ state: "visible" });
         const body = await (await created).json();
@@ -333,6 +388,7 @@ describe("go run ./examples/demo -dev: TOTP", { timeout: 6 * TEST_TIMEOUT }, () 
       const me = await apiMe(page, demo.url);
       assert.equal(me.status, 200, me.body);
       assert.equal(JSON.parse(me.body).email, email);
+      assert.deepEqual(errors, [], "console errors");
     }),
   );
 
@@ -344,6 +400,11 @@ describe("go run ./examples/demo -dev: TOTP", { timeout: 6 * TEST_TIMEOUT }, () 
       const authenticator = await virtualAuthenticator(page);
       await step("open", () => open(page, demo.url));
       await step("sign up", () => passwordForm(page, "#signup", email));
+      await step("verify the address", async () => {
+        await askForLink(page, email);
+        await verifyFromOutbox(page, demo.url, email);
+        await page.bringToFront();
+      });
       await step("add a passkey on the account page", async () => {
         await page.click("#account-link");
         await page.locator("#account-passkey-add").waitFor({ state: "visible" });

@@ -137,15 +137,16 @@ func (rc *recipe) link(ctx context.Context, l store.Login) (string, error) {
 // its user's logins and second factors, or answers the request. A
 // passkey signs in on its own: with MFA on, a session that has not
 // completed its second factor adds one only as that factor, or a stolen
-// password would buy a lasting way in; and like every new way in, it
-// needs a fresh sign-in.
+// password would buy a lasting way in; with email verification on, the
+// user's addresses must be verified (kit.Kernel's AddressesVerified); and
+// like every new way in, it needs a fresh sign-in.
 func (rc *recipe) adder(w http.ResponseWriter, r *http.Request) (kit.FactorSession, bool) {
 	s, ok := rc.k.FactorSession(w, r)
 	if ok && !s.MayAdd(kit.FactorWebAuthn) {
 		wire.ClaimError(w, "st-mfa", wire.MsgSetupNotAllowed)
 		ok = false
 	}
-	return s, ok && rc.k.SignedInRecently(w, r, s)
+	return s, ok && rc.k.AddressesVerified(w, s) && rc.k.SignedInRecently(w, r, s)
 }
 
 // register finishes a registration for an existing user: it checks the

@@ -29,7 +29,9 @@
 //   - GET /webauthn/credential/list, POST /webauthn/credential, POST
 //     /webauthn/credential/remove: a signed-in user's passkeys; adding
 //     and removing one needs a fresh sign-in (auth.Config.FreshSignIn,
-//     403 st-fresh);
+//     403 st-fresh), and with email verification on adding one needs
+//     the user's addresses verified (403 st-ev), here and as a second
+//     factor;
 //   - GET /webauthn/email/exists, unless auth.Config.DisableEmailExists;
 //   - POST /user/webauthn/reset/token, POST /user/webauthn/reset: account
 //     recovery by a mailed link, with auth.Config.Email.Mailer.

@@ -60,6 +60,19 @@ func (d *testDemo) assertFactor(key *authtest.Authenticator, access string) stri
 	return r.header.Get("st-access-token")
 }
 
+// verifyEmail asks for the verification link of the session access's
+// address, email, and opens it.
+func (d *testDemo) verifyEmail(access, email string) {
+	d.t.Helper()
+	if r := d.do("POST", "/auth/user/email/verify/token", "emailverification", access, nil); r.field("status") != "OK" {
+		d.t.Fatalf("verification email: %d %s", r.status, r.body)
+	}
+	tok := d.verificationLink(email).Query().Get("token")
+	if r := d.do("POST", "/auth/user/email/verify", "emailverification", "", map[string]any{"method": "token", "token": tok}); r.field("status") != "OK" {
+		d.t.Fatalf("verification: %d %s", r.status, r.body)
+	}
+}
+
 func (d *testDemo) passwordSession(path, email string) string {
 	d.t.Helper()
 	access, _ := okSession(d.t, path, d.do("POST", path, "emailpassword", "", json.RawMessage(authtest.Credentials(email, authtest.Password))))
@@ -73,6 +86,21 @@ func TestDevPasskeyFactorAskedFor(t *testing.T) {
 	d, key := passkeyDemo(t, "-dev")
 	const email = "kay@example.com"
 	access := d.passwordSession("/auth/signup", email)
+	// A passkey waits for the address to be verified: until then the
+	// set-up is refused as the SDKs' email verification claim is.
+	reg := d.do("POST", "/auth/webauthn/options/register", "webauthn", access, map[string]any{"email": email})
+	cred, err := key.Register(reg.body)
+	if err != nil {
+		t.Fatalf("register options %d %s: %v", reg.status, reg.body, err)
+	}
+	r := d.do("POST", "/auth/webauthn/signup", "webauthn", access, map[string]any{
+		"webauthnGeneratedOptionsId": reg.field("webauthnGeneratedOptionsId"), "credential": json.RawMessage(cred),
+		"shouldTryLinkingWithSessionUser": true,
+	})
+	if r.status != http.StatusForbidden || !strings.Contains(string(r.body), `"id":"st-ev"`) {
+		t.Fatalf("a passkey at an unverified address: %d %s, want 403 st-ev", r.status, r.body)
+	}
+	d.verifyEmail(access, email)
 	access = d.registerFactor(key, access, email)
 	if me := d.do("GET", "/api/me", "", access, nil); me.status != http.StatusOK {
 		t.Fatalf("/api/me of the session that set up the passkey: %d %s", me.status, me.body)

@@ -204,6 +204,12 @@ type Kernel interface {
 	// within auth.Config's FreshSignIn, or answers the request itself:
 	// 403 with the fresh sign-in's "invalid claim" body (st-fresh).
 	SignedInRecently(w http.ResponseWriter, r *http.Request, s Session) bool
+	// AddressesVerified reports whether the user of s may gain a way in
+	// that outlasts a password reset (a passkey, an authenticator app):
+	// with email verification on, not while a login of theirs has an
+	// address nobody verified; or answers the request itself, 403 with the
+	// st-ev "invalid claim" body.
+	AddressesVerified(w http.ResponseWriter, s FactorSession) bool
 	// EndOtherSessions ends every session of s's user but s, in one step
 	// with respect to sign-ins in flight, and answers OK: s goes on as a
 	// new session, with the same login, factors and start, whose tokens

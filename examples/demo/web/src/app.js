@@ -7,7 +7,9 @@
 // shows the session's st-ev claim and asks for a link; the link opens
 // /auth/verify-email, this page too. In required mode /api/me refuses an
 // unverified session (403 "invalid claim"), and the page asks
-// /api/verification, which lets it through, who is signed in.
+// /api/verification, which lets it through, who is signed in. Adding a
+// passkey or an authenticator app waits for a verified address: the page
+// mails the link and says so.
 // With passwordless sign-in on (the login methods' first factors name
 // otp-email or link-email), the signed-out view also emails a code to
 // type or a link to open; the link opens /auth/verify, this page too,
@@ -377,6 +379,45 @@ document.addEventListener("visibilitychange", () => {
   if ($("verification").dataset.verified === "true") return;
   recheck().catch((err) => console.warn("email verification:", err));
 });
+
+// verifiedFirst runs send, as freshly does (a fetch, or a call that throws
+// the answer), for adding a passkey or an authenticator app. With
+// verification on, the library answers those 403 st-ev until the user's
+// addresses are verified, so that whoever signs up with someone else's
+// address cannot keep a way in past the owner's password reset. On that
+// answer it mails a verification link and throws, as the SDK throws a
+// GENERAL_ERROR, the words that say so: each busy wrapper shows them in
+// its place. The error has unverified: true.
+async function verifiedFirst(send) {
+  try {
+    const res = await send();
+    if (!(res instanceof Response) || (await refusedClaim(res)) !== CLAIM.id) return res;
+  } catch (err) {
+    if (!(err instanceof Response) || (await refusedClaim(err)) !== CLAIM.id) throw err;
+  }
+  let message;
+  try {
+    const res = await EmailVerification.sendVerificationEmail();
+    message =
+      res.status === "OK"
+        ? `Verify your email address first: a link is on its way to ${sessionAddress() || "your email address"}.`
+        : // This login's address is verified: another password or
+          // passkey login of the account's is not.
+          "Verify the email address of each password and passkey sign-in of this account first: sign in with it, and ask for a link.";
+  } catch (err) {
+    // A link was sent within the minute.
+    if (!err || err.isSuperTokensGeneralError !== true) throw err;
+    message = "Verify your email address first. " + err.message;
+  }
+  throw { isSuperTokensGeneralError: true, unverified: true, message };
+}
+
+// sessionAddress is the address of the login this session signed in
+// with, as the page knows it: "" if it does not.
+function sessionAddress() {
+  const current = account && account.logins.find((l) => l.current);
+  return (current && current.email) || mfa.email || $("me-email").textContent;
+}
 
 // verifyFromLink runs on the verification page: it posts the token of the
 // link (the SDK reads token and tenantId from the URL).
@@ -912,7 +953,19 @@ function mfaCodeForm(totp) {
 // mfaStartSetup makes a new authenticator app for the user (POST
 // /auth/totp/device) and shows its QR code and key.
 async function mfaStartSetup() {
-  const res = await freshly(() => Totp.createDevice());
+  let res;
+  try {
+    res = await verifiedFirst(() => freshly(() => Totp.createDevice()));
+  } catch (err) {
+    if (mfa.adding || !err?.unverified) throw err;
+    // The sign-in's set-up: nothing to do here until the link is opened.
+    mfa.step = "setup";
+    $("mfa-setup").hidden = true;
+    mfaCodeForm(false);
+    show("mfa");
+    mfaError(err.message + " Once it is verified, reload this page.");
+    return;
+  }
   if (res === null) {
     mfa = noMFA();
     await showMe();
@@ -1079,7 +1132,9 @@ $("mfa-passkey-create").addEventListener("click", () => {
   say("");
   mfaError("");
   mfaBusy(async () => {
-    const res = await Webauthn.registerCredentialWithSignUp({ email: mfa.email, shouldTryLinkingWithSessionUser: true });
+    const res = await verifiedFirst(() =>
+      Webauthn.registerCredentialWithSignUp({ email: mfa.email, shouldTryLinkingWithSessionUser: true }),
+    );
     if (res.status !== "OK") {
       mfaError(pkRefused(res));
       return;
@@ -1210,7 +1265,12 @@ $("totp-add").addEventListener("click", () => {
     $("mfa-intro").textContent = "";
     $("mfa-cancel").textContent = "Cancel";
     $("mfa-passkeys").hidden = true;
-    await mfaStartSetup();
+    try {
+      await mfaStartSetup();
+    } catch (err) {
+      mfa = noMFA();
+      throw err;
+    }
   });
 });
 
@@ -2077,7 +2137,9 @@ $("account-passkey-add").addEventListener("click", () => {
     // session's, or else the first.
     const of = [...account.logins].sort((a, b) => b.current - a.current).find((l) => l.email);
     if (!of) throw new Error("this account has no email to name a passkey with");
-    const res = await freshly(() => Webauthn.createAndRegisterCredentialForSessionUser({ email: of.email, recipeUserId: of.id }));
+    const res = await verifiedFirst(() =>
+      freshly(() => Webauthn.createAndRegisterCredentialForSessionUser({ email: of.email, recipeUserId: of.id })),
+    );
     if (res === null) return showAccount();
     if (res.status === "GENERAL_ERROR") throw { isSuperTokensGeneralError: true, message: res.message };
     if (res.status !== "OK") {
