@@ -48,9 +48,11 @@ import (
 	"time"
 
 	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/authtest"
 	"github.com/latchkit/auth/emailpassword"
 	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/mailer"
+	"github.com/latchkit/auth/passkey"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
@@ -116,6 +118,9 @@ var accountActions = []accountAction{
 	}},
 	{"owner adds google (verified) to their account", func(w *accountWorld) bool {
 		return w.untilSuccess("owner-link", w.linkProvider(w.owner, "google", "owner-g", true))
+	}},
+	{"stranger adds a passkey through their session", func(w *accountWorld) bool {
+		return w.untilSuccess("stranger-passkey", w.addPasskey(w.stranger))
 	}},
 }
 
@@ -226,11 +231,12 @@ func (e *accountEnumeration) examples() []string {
 // A person is one of the two actors: what they hold and know.
 type person struct {
 	name       string
-	sessions   []accountTokens // sessions they keep, refreshed at every step
-	passwords  []string        // passwords they know for the address
-	identities []string        // provider identities that signed in, as "provider/subject"
-	ownUser    string          // the user of the stranger's sign-up at an address of their own
-	reached    map[string]bool // users reached at any step so far
+	sessions   []accountTokens           // sessions they keep, refreshed at every step
+	passwords  []string                  // passwords they know for the address
+	identities []string                  // provider identities that signed in, as "provider/subject"
+	ownUser    string                    // the user of the stranger's sign-up at an address of their own
+	keys       []*authtest.Authenticator // passkeys added, one authenticator each
+	reached    map[string]bool           // users reached at any step so far
 }
 
 type accountTokens struct{ access, refresh string }
@@ -278,8 +284,9 @@ func newAccountWorld(t *testing.T, linking bool) *accountWorld {
 		RateLimits: auth.RateLimits{
 			SignInFailures: lots, ClientSignInFailures: lots, AccountSignInFailures: lots, ResetEmails: lots,
 			ClientResetRequests: lots, ClientNewPasswords: lots, ClientEmailChecks: lots, SessionRefreshes: lots,
-			ClientThirdPartySignIns: lots, VerificationEmails: lots,
+			ClientThirdPartySignIns: lots, VerificationEmails: lots, ClientPasskeyCeremonies: lots,
 		},
+		Passkeys: passkey.New(passkey.Config{}),
 	}
 	cfg.EmailPassword.Hashing = emailpassword.Hashing{Memory: 64, Iterations: 1, Parallelism: 1}
 	cfg.EmailPassword.InsecureWeakHashing = true
@@ -607,6 +614,56 @@ func (w *accountWorld) reset() bool {
 	return true
 }
 
+// addPasskey returns the step of adding a passkey through the person's
+// newest session, for the address of its user's first login with one, as
+// the SDKs' account page does.
+func (w *accountWorld) addPasskey(p *person) func() bool {
+	return func() bool {
+		if len(p.sessions) == 0 {
+			return false
+		}
+		s := p.sessions[len(p.sessions)-1]
+		logins, err := w.st.Logins(context.Background(), userOfToken(s.access))
+		if err != nil {
+			return false
+		}
+		i := slices.IndexFunc(logins, func(l store.Login) bool { return l.Email != "" })
+		if i < 0 {
+			return false
+		}
+		key := authtest.NewAuthenticator(appURL)
+		opts := w.send("POST", "/webauthn/options/register", "webauthn", s.access, map[string]any{"email": logins[i].Email})
+		raw, _ := json.Marshal(opts.json)
+		cred, err := key.Register(raw)
+		if err != nil {
+			return false
+		}
+		res := w.send("POST", "/webauthn/credential", "webauthn", s.access, map[string]any{
+			"webauthnGeneratedOptionsId": opts.json["webauthnGeneratedOptionsId"], "credential": json.RawMessage(cred),
+			"recipeUserId": logins[i].ID,
+		})
+		if res.status != "OK" {
+			return false
+		}
+		p.keys = append(p.keys, key)
+		return true
+	}
+}
+
+// passkeySignIn signs in with key, and returns the user it opens, or "".
+func (w *accountWorld) passkeySignIn(key *authtest.Authenticator) string {
+	opts := w.send("POST", "/webauthn/options/signin", "webauthn", "", nil)
+	raw, _ := json.Marshal(opts.json)
+	cred, err := key.Assert(raw)
+	if err != nil {
+		return ""
+	}
+	uid, _ := w.send("POST", "/webauthn/signin", "webauthn", "", map[string]any{
+		"webauthnGeneratedOptionsId": opts.json["webauthnGeneratedOptionsId"], "credential": json.RawMessage(cred),
+	}).signedIn()
+	return uid
+}
+
 // reach is every user p gets into now: through each session they keep
 // (refreshed, and dropped once it no longer refreshes), each password
 // they know and each provider identity that signed in before.
@@ -630,6 +687,11 @@ func (w *accountWorld) reach(p *person) map[string]bool {
 			if uid, _ := w.send("POST", "/signin", "emailpassword", "", credentials(a, pw)).signedIn(); uid != "" {
 				users[uid] = true
 			}
+		}
+	}
+	for _, key := range p.keys {
+		if uid := w.passkeySignIn(key); uid != "" {
+			users[uid] = true
 		}
 	}
 	for _, ident := range p.identities {

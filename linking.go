@@ -180,6 +180,12 @@ func (a *Auth) linkOnce(ctx context.Context, r *http.Request, nl store.Login, ne
 		}
 		return linked{login: l, user: newUser, logins: []store.Login{l}, created: true}, nil
 	case linkEvict:
+		// Every passkey goes too, as a reset of the password would drop
+		// them (store.Store's ResetPassword): its maker may have added
+		// them.
+		if err := a.dropPasskeys(ctx, r, plan.evict.UserID); err != nil {
+			return linked{}, err
+		}
 		if err := a.evict(ctx, r, plan.evict); err != nil {
 			return linked{}, err
 		}
@@ -218,6 +224,28 @@ func (a *Auth) evict(ctx context.Context, r *http.Request, l store.Login) error 
 	for _, h := range handles {
 		a.evicted.Add(h, now, now.Add(a.cfg.AccessTokenLifetime+jwtLeeway))
 		a.emit(ctx, r, Event{Kind: EventSessionRevoked, UserID: l.UserID, SessionHandle: h})
+	}
+	return nil
+}
+
+// dropPasskeys deletes every passkey of the user but the last of its
+// logins, which the store keeps (a passkey sign-up at the address is
+// refused at sign-in once another user holds it).
+func (a *Auth) dropPasskeys(ctx context.Context, r *http.Request, userID string) error {
+	logins, err := a.store.Logins(ctx, userID)
+	if err != nil {
+		return err
+	}
+	for _, l := range logins {
+		if l.Method != store.MethodWebAuthn {
+			continue
+		}
+		if _, err := a.store.DeleteLogin(ctx, l.ID); errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrLastLogin) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		a.emit(ctx, r, Event{Kind: EventPasskeyRemoved, UserID: userID, Method: store.MethodWebAuthn})
 	}
 	return nil
 }
@@ -388,7 +416,9 @@ func (a *Auth) owning(ctx context.Context, r *http.Request, l store.Login, owner
 }
 
 // endUnproven ends every session of each user other than owner that has
-// one of logins (those of an email) and does not prove it.
+// one of logins (those of an email) and does not prove it, and drops its
+// passkeys: the login is refused from now on, and a passkey its maker
+// added would otherwise keep a user with the owner's address theirs.
 func (a *Auth) endUnproven(ctx context.Context, r *http.Request, logins []store.Login, owner string) error {
 	ended := map[string]bool{owner: true}
 	for _, o := range logins {
@@ -396,6 +426,9 @@ func (a *Auth) endUnproven(ctx context.Context, r *http.Request, logins []store.
 			continue
 		}
 		ended[o.UserID] = true
+		if err := a.dropPasskeys(ctx, r, o.UserID); err != nil {
+			return err
+		}
 		handles, err := a.store.RevokeUserSessions(ctx, o.UserID)
 		if err != nil {
 			return err

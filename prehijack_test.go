@@ -9,6 +9,8 @@ import (
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
 	"github.com/latchkit/auth/emailverification"
+	"github.com/latchkit/auth/provider"
+	"github.com/latchkit/auth/thirdparty"
 )
 
 // phServer is a server with passkeys, optional TOTP and passkeys as a
@@ -28,7 +30,7 @@ func phServer(t *testing.T, mode emailverification.Mode) *authtest.Server {
 func phAddEverything(t *testing.T, s *authtest.Server, c *authtest.Client, email string) map[string]*authtest.Response {
 	t.Helper()
 	got := map[string]*authtest.Response{
-		"/totp/device":        c.CreateTOTPDevice("phone"),
+		"/totp/device":         c.CreateTOTPDevice("phone"),
 		"/webauthn/credential": c.AddPasskey(s.NewAuthenticator()),
 	}
 	key := s.NewAuthenticator()
@@ -101,3 +103,47 @@ func TestLastingWayInOnceVerified(t *testing.T) {
 	})
 }
 
+// An owner who opens the verification link a stranger's sign-up with
+// their address sent them lets the stranger add a passkey; the owner's
+// reset, the first proof of the address, takes it away: the passkey no
+// longer signs in. Under account linking, the owner's provider that
+// vouches for the address evicts the stranger's password and drops the
+// passkey the same way.
+func TestOwnerTakingBackDropsPasskeys(t *testing.T) {
+	for _, linking := range []bool{false, true} {
+		t.Run(map[bool]string{false: "reset", true: "linking"}[linking], func(t *testing.T) {
+			mfModes(t, func(t *testing.T, m authtest.Mode) {
+				p := authtest.NewProvider(t)
+				s := pkServer(t, auth.Config{
+					AccountLinking:    linking,
+					EmailVerification: emailverification.Config{Mode: emailverification.Optional},
+					ThirdParty:        thirdparty.Config{Providers: []provider.Provider{p.Provider()}},
+				})
+				stranger, u := s.SignedIn(m)
+				tok := verificationToken(t, s, stranger, len(s.Mailbox.Messages())+1)
+				if res := s.NewClient(m).VerifyEmail(tok); res.Status != "OK" {
+					t.Fatalf("the owner opens the link: %d %s", res.StatusCode, res.Body)
+				}
+				key := s.NewAuthenticator()
+				if res := stranger.AddPasskey(key); res.Status != "OK" {
+					t.Fatalf("the stranger's passkey, the address verified: %d %s", res.StatusCode, res.Body)
+				}
+				pkSignedIn(t, "the stranger's passkey before the owner acts", s, s.NewClient(m), s.NewClient(m).SignInWithPasskey(key))
+
+				if linking {
+					p.SetIdentity("owner", u.Email, true)
+					if res := s.NewClient(m).SignInWithProvider(p); res.Status != "OK" {
+						t.Fatalf("the owner's provider: %d %s", res.StatusCode, res.Body)
+					}
+				} else {
+					res := s.NewClient(m).ResetPassword(requestToken(t, s, u.Email, len(s.Mailbox.Messages())+1), "the owner's 2nd words")
+					wantReply(t, "the owner's reset", res.StatusCode, res.Body, http.StatusOK, okBody)
+				}
+				res := s.NewClient(m).SignInWithPasskey(key)
+				if res.Status != "INVALID_CREDENTIALS_ERROR" {
+					t.Errorf("the stranger's passkey after the owner took the account back: %d %s, want INVALID_CREDENTIALS_ERROR", res.StatusCode, res.Body)
+				}
+			})
+		})
+	}
+}

@@ -597,8 +597,18 @@ type TokenStore interface {
 	// user (this one included, so it works once), ends every session of
 	// the user (EndPasswordReset) and advances its SessionEpoch, and returns the login as
 	// updated and the handles of the revoked sessions. Otherwise it returns ErrNotFound and changes nothing. Of
-	// several concurrent calls with one token at most one succeeds. No
-	// other login of the user changes.
+	// several concurrent calls with one token at most one succeeds.
+	//
+	// If the login's email was not proven before (EmailProven false), the
+	// reset is the address's owner taking back an account that whoever
+	// chose the password may have made: in the same step the store
+	// deletes every passkey login of the user (MethodWebAuthn), whatever
+	// its email, with the codes bound to them, as DeleteLogin deletes a
+	// login. A passkey that person added would otherwise open the account
+	// after the owner's reset; a passkey recovery by mailed link drops
+	// every earlier passkey likewise. No other login changes: the user's
+	// provider and passwordless logins, and its record of second factors,
+	// stay. If the email was proven before, no other login changes.
 	ResetPassword(ctx context.Context, token TokenHash, passwordHash string, now time.Time) (Login, []string, error)
 
 	// VerifyEmail uses up the CodeVerification code with the given hash, in

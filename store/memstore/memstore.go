@@ -812,6 +812,9 @@ func (s *Store) ResetPassword(_ context.Context, token store.TokenHash, password
 	if !ok {
 		return store.Login{}, nil, store.ErrNotFound
 	}
+	if !l.EmailProven {
+		s.dropPasskeys(t.UserID)
+	}
 	l.PasswordHash = passwordHash
 	l.EmailVerified, l.EmailProven = true, true // the token was mailed to it
 	s.putLogin(l)
@@ -903,6 +906,29 @@ func (s *Store) deleteEmailCodesIf(match func(store.Code) bool, kinds ...store.C
 			}
 		}
 	}
+}
+
+// dropPasskeys deletes every passkey of a user, with the codes bound to
+// them, as DeleteLogin does: the owner of an address that was not proven
+// takes the account back, and whoever chose its password may have added
+// them. Called under mu.
+func (s *Store) dropPasskeys(userID string) {
+	var kept []store.LoginKey
+	dropped := make(map[string]bool)
+	for _, k := range s.userLogins[userID] {
+		if k.Method != store.MethodWebAuthn {
+			kept = append(kept, k)
+			continue
+		}
+		l := s.logins[k]
+		s.dropLogin(l)
+		dropped[l.ID] = true
+	}
+	if len(dropped) == 0 {
+		return
+	}
+	s.userLogins[userID] = kept
+	s.deletePasskeyCodes(func(c store.Code) bool { return dropped[c.LoginID] })
 }
 
 // deleteResetTokens removes every reset token of a user. Called under mu.

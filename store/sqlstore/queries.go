@@ -60,7 +60,8 @@ type queries struct {
 	userHandlesForUpdate, deleteUserTokens, deleteUserSessions string
 	endUserSessions, endEpoch                                  string
 
-	resetUser, resetForUpdate, deleteUserResets string
+	resetUser, resetForUpdate, deleteUserResets       string
+	passwordForUpdate, dropPasskeyCodes, dropPasskeys string
 
 	signingKeys, insertKey string
 
@@ -273,6 +274,14 @@ func newQueries(d Dialect) queries {
 		resetForUpdate: `SELECT user_id, expires_at FROM auth_codes
 			WHERE hash = ? AND kind = '` + string(store.CodeReset) + `'` + forUpdate,
 		deleteUserResets: `DELETE FROM auth_codes WHERE user_id = ? AND kind = '` + string(store.CodeReset) + `'`,
+		passwordForUpdate: `SELECT email_proven FROM auth_logins
+			WHERE user_id = ? AND method = '` + store.MethodEmailPassword + `'` + forUpdate,
+		// A reset of an unproven password login drops the user's passkeys
+		// (argument: the user); the codes bound to them go first, while
+		// the logins still say which.
+		dropPasskeyCodes: `DELETE FROM auth_codes WHERE login_id IN (SELECT id FROM auth_logins
+			WHERE user_id = ? AND method = '` + store.MethodWebAuthn + `')`,
+		dropPasskeys: `DELETE FROM auth_logins WHERE user_id = ? AND method = '` + store.MethodWebAuthn + `'`,
 
 		signingKeys: `SELECT id, algorithm, material, created_at, sign_until, verify_until FROM auth_signing_keys
 			WHERE verify_until > ? ORDER BY created_at DESC, id`,
@@ -328,6 +337,8 @@ func newQueries(d Dialect) queries {
 			WHERE s.user_id = ?`
 		q.deleteExpiredSessionTokens = `DELETE t FROM auth_refresh_tokens t
 			LEFT JOIN auth_sessions s ON s.handle = t.session_handle AND s.expires_at > ? WHERE s.handle IS NULL`
+		q.dropPasskeyCodes = `DELETE c FROM auth_codes c JOIN auth_logins l ON l.id = c.login_id
+			WHERE l.user_id = ? AND l.method = '` + store.MethodWebAuthn + `'`
 	}
 	if d == Postgres {
 		q.rebind()
@@ -346,6 +357,7 @@ func (q *queries) rebind() {
 		&q.rotateCurrent, &q.rotatedSession, &q.legacyToken, &q.sessionForUpdate, &q.rotate, &q.endTheft,
 		&q.endSession, &q.endLoginSessions, &q.userHandlesForUpdate, &q.endUserSessions, &q.deleteUserTokens, &q.deleteUserSessions, &q.endEpoch,
 		&q.insertCode, &q.code, &q.resetUser, &q.resetForUpdate, &q.deleteUserResets,
+		&q.passwordForUpdate, &q.dropPasskeyCodes, &q.dropPasskeys,
 		&q.loginByID, &q.loginByIDForUpdate, &q.loginUser, &q.loginIDTaken, &q.ownerOf, &q.claimEmail, &q.setVerified, &q.releaseEmail, &q.verifyEmail,
 		&q.otherWaysIn, &q.loginHandlesForUpdate, &q.deleteLogin, &q.deleteUserLogins,
 		&q.deleteUserCodes, &q.deleteUser, &q.deleteLoginVerifications,

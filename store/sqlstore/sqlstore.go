@@ -858,12 +858,8 @@ func (s *Store) ResetPassword(ctx context.Context, token store.TokenHash, passwo
 		if _, err := q.ExecContext(ctx, s.q.deleteUserResets, userID); err != nil {
 			return err
 		}
-		n, err := affected(q.ExecContext(ctx, s.q.setPassword, passwordHash, userID))
-		if err != nil {
+		if err := s.resetLogin(ctx, q, userID, passwordHash); err != nil {
 			return err
-		}
-		if n == 0 {
-			return store.ErrNotFound // the user has no password login
 		}
 		if handles, err = s.revokeUser(ctx, q, userID, store.EndPasswordReset); err != nil {
 			return err
@@ -878,6 +874,32 @@ func (s *Store) ResetPassword(ctx context.Context, token store.TokenHash, passwo
 		return store.Login{}, nil, unavailable(fmt.Errorf("sqlstore: resetting a password: %w", err))
 	}
 	return l, handles, nil
+}
+
+// resetLogin sets the new password of the user's email and password login,
+// which it locks first. Until a reset proves the login's email, whoever
+// chose its password may not own the address, and a passkey they added
+// would outlast the owner's reset: the owner taking the account back drops
+// the user's passkeys, as DeleteLogin deletes a login, with the codes bound
+// to them. Their sessions need nothing here: the reset ends every session
+// of the user.
+func (s *Store) resetLogin(ctx context.Context, q querier, userID, passwordHash string) error {
+	var proven bool
+	err := q.QueryRowContext(ctx, s.q.passwordForUpdate, userID).Scan(&proven)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ErrNotFound // the user has no password login
+	} else if err != nil {
+		return err
+	}
+	if !proven {
+		for _, query := range []string{s.q.dropPasskeyCodes, s.q.dropPasskeys} {
+			if _, err := q.ExecContext(ctx, query, userID); err != nil {
+				return err
+			}
+		}
+	}
+	_, err = q.ExecContext(ctx, s.q.setPassword, passwordHash, userID)
+	return err
 }
 
 // SigningKeys implements store.Store.

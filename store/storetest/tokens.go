@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -23,6 +24,126 @@ var resetTokenTests = []test{
 	{"ResetPasswordEndsEpoch", testResetPasswordEndsEpoch},
 	{"VerifiesOnlyPasswordLogin", testResetPasswordVerifiesOnlyPasswordLogin},
 	{"ResetPasswordProves", testResetPasswordProves},
+	{"UnprovenDropsPasskeys", testResetUnprovenDropsPasskeys},
+	{"ProvenKeepsPasskeys", testResetProvenKeepsPasskeys},
+}
+
+// resetPasskeys is a user u1 with a live reset token and, beside its
+// password login: two passkeys, one with the address and one with none,
+// each with a code bound to it; a provider login of another address, with
+// a verification code; a passwordless login of the address; and a record
+// of second factors.
+type resetPasskeys struct {
+	u                 user
+	passkeys, others  []store.Login
+	passkeyCodes      []store.Code
+	otherVerification store.Code
+}
+
+// newResetPasskeys creates the user of a resetPasskeys whose password
+// login is pw.
+func newResetPasskeys(t *testing.T, s store.Store, pw store.Login) resetPasskeys {
+	t.Helper()
+	ctx := t.Context()
+	u := user{User: store.User{ID: "u1", TimeJoined: base}, Login: pw}
+	if err := u.create(ctx, s); err != nil {
+		t.Fatalf("CreateUser: a user with a new id and login key must be added; got error %v", err)
+	}
+	r := resetPasskeys{
+		u: u,
+		passkeys: []store.Login{
+			passkey("pk1", "u1", "cred-1", u.Email, counter("cred-1", 0)),
+			passkey("pk2", "u1", "cred-2", "", counter("cred-2", 0)),
+		},
+		others: []store.Login{
+			linkedLogin("g", "u1", "google", "g-1", "elsewhere@example.com"),
+			proven(store.Login{LoginKey: store.PasswordlessKey(u.Email), ID: "pwl", UserID: "u1", Email: u.Email, CreatedAt: base}),
+			secondFactors("u1/mfa", "u1", record("u1", 0)),
+		},
+	}
+	for _, l := range append(slices.Clone(r.passkeys), r.others...) {
+		if err := s.AttachLogin(ctx, l); err != nil {
+			t.Fatalf("AttachLogin %s: a login with a new key and id, of an existing user, must be added; got error %v", l.ID, err)
+		}
+	}
+	recovery := newRecovery("pk1/recovery", "u1", u.Email, base, at(time.Hour))
+	recovery.LoginID = "pk1"
+	options := newOptions("pk2/options", "u1", "", state("pk2"), base, at(time.Hour))
+	options.LoginID = "pk2"
+	r.passkeyCodes = []store.Code{recovery, options}
+	r.otherVerification = newVerificationToken("g/verify", "g", "elsewhere@example.com", base, at(time.Hour))
+	for _, c := range append(slices.Clone(r.passkeyCodes), r.otherVerification) {
+		mustCreateCode(t, s, c, "a code bound to a login of an existing user")
+	}
+	mustCreateResetToken(t, s, newResetToken("reset", "u1", base, at(time.Hour)))
+	return r
+}
+
+// wantOthersKept checks that the provider and passwordless logins, the
+// record of second factors and the provider login's verification code are
+// as they were.
+func (r resetPasskeys) wantOthersKept(t *testing.T, s store.Store, now time.Time, rule string) {
+	t.Helper()
+	for _, l := range r.others {
+		wantLogin(t, s, l, rule+": a provider login, a passwordless login and the record of second factors stay")
+	}
+	if _, err := s.Code(t.Context(), store.CodeVerification, r.otherVerification.Hash, now); err != nil {
+		t.Errorf("%s: the verification code of a login that stays must stay; Code: %v", rule, err)
+	}
+}
+
+// testResetUnprovenDropsPasskeys: the reset of a password whose address
+// was not proven is the address's owner taking the account back: every
+// passkey of the user goes, whatever its email, with the codes bound to
+// it, since whoever chose the password may have added it; the user's
+// other logins stay.
+func testResetUnprovenDropsPasskeys(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	r := newResetPasskeys(t, s, newUser("u1").Login)
+	now := at(time.Minute)
+	want := afterReset(r.u, phc("new"))
+	mustResetPassword(t, s, "reset", now, want, nil, "a live token of an unproven password login")
+	wantUser(t, s, want, "ResetPassword: the password login, proven by the reset")
+
+	const rule = "ResetPassword of an unproven password"
+	for _, l := range r.passkeys {
+		_, err := s.Login(ctx, l.LoginKey)
+		wantErr(t, err, store.ErrNotFound, rule+": a passkey its maker may have added must go, so Login("+l.ID+")")
+	}
+	logins, err := s.Logins(ctx, "u1")
+	if err != nil {
+		t.Fatalf("Logins: %v", err)
+	}
+	for _, l := range logins {
+		if l.Method == store.MethodWebAuthn {
+			t.Errorf("%s: Logins still lists the passkey %s", rule, l.ID)
+		}
+	}
+	for _, c := range r.passkeyCodes {
+		_, err := s.Code(ctx, c.Kind, c.Hash, now)
+		wantErr(t, err, store.ErrNotFound, rule+": a code bound to a dropped passkey must go with it, so Code("+string(c.Kind)+")")
+	}
+	r.wantOthersKept(t, s, now, rule)
+}
+
+// testResetProvenKeepsPasskeys: the reset of a password whose address was
+// proven before changes no other login, so the user's passkeys and their
+// codes stay.
+func testResetProvenKeepsPasskeys(t *testing.T, s store.Store) {
+	r := newResetPasskeys(t, s, proven(newUser("u1").Login))
+	now := at(time.Minute)
+	want := afterReset(r.u, phc("new"))
+	mustResetPassword(t, s, "reset", now, want, nil, "a live token of a proven password login")
+	wantUser(t, s, want, "ResetPassword: the password login, with its new hash")
+
+	const rule = "ResetPassword of a proven password"
+	for _, l := range r.passkeys {
+		wantLogin(t, s, l, rule+": the user's passkeys stay")
+	}
+	for _, c := range r.passkeyCodes {
+		wantPasskeyCode(t, s, c, now, rule+": the codes bound to the user's passkeys stay")
+	}
+	r.wantOthersKept(t, s, now, rule)
 }
 
 func testResetTokenLookup(t *testing.T, s store.Store) {
