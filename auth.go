@@ -50,6 +50,7 @@ type Auth struct {
 	claimNames     []string
 	claimsInTokens bool
 	readings       bool
+	rotationRoles  string       // the tenant of kit.Kernel's RolesWithRotation
 	claimFields    reflect.Type // see readClaims
 	// frontendOrigins are the origins of AppURL and AllowedOrigins, where
 	// third-party sign-in may send the browser back to.

@@ -206,9 +206,14 @@ func (a *Auth) newReading() *kit.Reading {
 	return new(kit.Reading)
 }
 
-// claimsAtRefresh are the claims of the access token a refresh issues.
-func (a *Auth) claimsAtRefresh(ctx context.Context, s store.Session, now time.Time) (v claimValues) {
+// claimsAtRefresh are the claims of the access token a refresh issues,
+// for the rotation res.
+func (a *Auth) claimsAtRefresh(ctx context.Context, res store.Rotated, now time.Time) (v claimValues) {
+	s := res.Session
 	r := a.newReading()
+	if res.RolesRead && r != nil {
+		r.Keep(kit.RotationRoles{}, kit.Roles{Roles: res.Roles, Permissions: res.Permissions})
+	}
 	for i, c := range a.claims {
 		if c.inTokens() {
 			v[i] = c.atRefresh(ctx, s, now, r)

@@ -337,6 +337,8 @@ func (k kernel) RegisterClaim(c kit.Claim) error {
 	return k.a.registerClaim(recipeClaim{c, len(k.a.claims)})
 }
 
+func (k kernel) RolesWithRotation(tenant string) { k.a.rotationRoles = tenant }
+
 func (k kernel) ReadForm(w http.ResponseWriter, r *http.Request, msg string) bool {
 	if err := k.a.capBody(w, r); err != nil {
 		k.a.fail(w, r, err)

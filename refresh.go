@@ -40,6 +40,7 @@ func (a *Auth) handleRefresh(w http.ResponseWriter, r *http.Request) {
 		ReuseWindow: a.cfg.RefreshReuseWindow,
 		Burst:       a.cfg.RateLimits.SessionRefreshes.Burst,
 		Every:       a.cfg.RateLimits.SessionRefreshes.Every,
+		RolesOf:     a.rotationRoles,
 	}
 	var presented refreshtoken.Token
 	var refused error
@@ -89,7 +90,7 @@ func (a *Auth) handleRefresh(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	claims := a.claimsAtRefresh(ctx, s, now)
+	claims := a.claimsAtRefresh(ctx, res, now)
 	t, err := a.issueAccess(key, s, now, now.Add(a.cfg.AccessTokenLifetime), &claims)
 	if err != nil {
 		a.fail(w, r, err)

@@ -337,6 +337,13 @@ type flakyRoles struct {
 	fail atomic.Bool
 }
 
+// RotateRefreshToken reads no roles with the rotation, as a store that
+// keeps them apart may not: the refresh asks UserRoles.
+func (f *flakyRoles) RotateRefreshToken(ctx context.Context, r store.Rotation) (store.Rotated, error) {
+	r.RolesOf = ""
+	return f.Store.RotateRefreshToken(ctx, r)
+}
+
 func (f *flakyRoles) UserRoles(ctx context.Context, tenant, userID string) ([]string, []string, error) {
 	if f.fail.Load() {
 		return nil, nil, errors.New("the roles cannot be read")
@@ -456,5 +463,56 @@ func TestRolesAfterNewFailed(t *testing.T) {
 	defer a.Close(t.Context())
 	if _, err := rr.CreateRole(t.Context(), "admin"); err != nil {
 		t.Errorf("the recipe after the second New: %v", err)
+	}
+}
+
+// countedRoles counts the reads of roles apart from a rotation, and
+// strips RolesOf from rotations when apart is set, as a store that reads
+// roles on their own would have them.
+type countedRoles struct {
+	store.Store
+	store.RoleStore
+	apart bool
+	reads atomic.Int64
+}
+
+func (c *countedRoles) RotateRefreshToken(ctx context.Context, r store.Rotation) (store.Rotated, error) {
+	if c.apart {
+		r.RolesOf = ""
+	}
+	return c.Store.RotateRefreshToken(ctx, r)
+}
+
+func (c *countedRoles) UserRoles(ctx context.Context, tenant, userID string) ([]string, []string, error) {
+	c.reads.Add(1)
+	return c.RoleStore.UserRoles(ctx, tenant, userID)
+}
+
+// A refresh takes the roles its rotation read, where the store reads
+// them in the same step, and reads them itself otherwise: the token is
+// the same either way, and so is a role given since the last refresh.
+func TestRefreshReadsRolesWithRotation(t *testing.T) {
+	for _, apart := range []bool{false, true} {
+		mem := memstore.New()
+		st := &countedRoles{Store: mem, RoleStore: mem, apart: apart}
+		s, rr := rolesServer(t, auth.Config{Store: st})
+		c := s.NewClient(authtest.Header)
+		c.SignUp("ada@example.com", "a good password 1")
+		give(t, rr, decodeFrontToken(t, c.FrontToken).UID, "admin")
+		before := st.reads.Load()
+		if res := c.Refresh(); res.StatusCode != http.StatusOK {
+			t.Fatalf("refresh: %d %s", res.StatusCode, res.Body)
+		}
+		want := int64(0)
+		if apart {
+			want = 1
+		}
+		if got := st.reads.Load() - before; got != want {
+			t.Errorf("roles read apart from the rotation %v: %d reads of UserRoles at the refresh, want %d", apart, got, want)
+		}
+		if r, p := claimList(t, c, "st-role"), claimList(t, c, "st-perm"); !reflect.DeepEqual(r, []string{"admin"}) || !reflect.DeepEqual(p, []string{"posts:write", "posts:read"}) {
+			t.Errorf("roles read apart from the rotation %v: st-role %v, st-perm %v", apart, r, p)
+		}
+		wantPass(t, "the role given before the refresh", c.Get("/admin"))
 	}
 }

@@ -74,10 +74,17 @@ func (c roleClaim) AtSignIn(ctx context.Context, s store.Session, _ store.Login,
 	return c.AtRefresh(ctx, s, now, r)
 }
 
+// AtRefresh takes the roles the rotation read in its step, if it could,
+// and reads them otherwise.
 func (c roleClaim) AtRefresh(ctx context.Context, s store.Session, now time.Time, r *kit.Reading) []byte {
-	roles, perms, err := c.p.st.UserRoles(ctx, store.PublicTenant, s.UserID)
-	if err != nil {
-		return nil // the checks read the store
+	var roles, perms []string
+	if read, ok := r.Kept(kit.RotationRoles{}); ok {
+		roles, perms = read.(kit.Roles).Roles, read.(kit.Roles).Permissions
+	} else {
+		var err error
+		if roles, perms, err = c.p.st.UserRoles(ctx, store.PublicTenant, s.UserID); err != nil {
+			return nil // the checks read the store
+		}
 	}
 	if perms == nil {
 		perms = []string{}

@@ -130,6 +130,7 @@ func (p *Recipe) Build(k kit.Kernel, setup kit.Setup) (map[string]kit.Route, err
 			return nil, err
 		}
 	}
+	k.RolesWithRotation(store.PublicTenant)
 	p.k, p.st, p.fresh = k, st, setup.CheckSessionInStore
 	return nil, nil
 }

@@ -353,6 +353,12 @@ type Rotation struct {
 	// same whatever the session's history.
 	Burst int
 	Every time.Duration
+	// RolesOf, when not empty, asks a store that keeps roles (RoleStore)
+	// for the user's roles and permissions in that tenant, read in the
+	// same round trip as the rotation of a current token, where it can;
+	// see Rotated.RolesRead. The access token the rotation is for carries
+	// them, and one trip to the database is most of a refresh's cost.
+	RolesOf string
 }
 
 // Reuse says which superseded refresh token came back.
@@ -408,6 +414,14 @@ type Rotated struct {
 	CurrentKey string
 	// Reuse says which superseded token came back, with ErrTokenReused.
 	Reuse Reuse
+	// RolesRead reports that Roles and Permissions are what
+	// RoleStore.UserRoles(Rotation.RolesOf, the session's user) returns
+	// as of the rotation, read in its step. A store may leave it false
+	// for any rotation (one that did not exchange a current token, or a
+	// store that does not read them together); the caller then reads them
+	// with UserRoles.
+	RolesRead          bool
+	Roles, Permissions []string
 }
 
 // Store persists users and their logins, sessions, one-time tokens and

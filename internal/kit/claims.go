@@ -96,6 +96,14 @@ func (r *Reading) Kept(key any) (v any, ok bool) {
 	return v, ok
 }
 
+// RotationRoles is the key under which a refresh's Reading holds the
+// Roles that its rotation read (see Kernel.RolesWithRotation).
+type RotationRoles struct{}
+
+// Roles are a user's roles and their permissions, as
+// store.RoleStore.UserRoles returns them.
+type Roles struct{ Roles, Permissions []string }
+
 // A ClaimCheck passes the session of the user userID whose token has the
 // claim's value as Parse read it (nil where the token has none), or says
 // why not: a *ClaimError (several joined with errors.Join where several

@@ -151,6 +151,12 @@ type Kernel interface {
 	// RequireSession, while the recipe is built; it fails past the
 	// kernel's bound on claims, or for a name that is taken.
 	RegisterClaim(c Claim) error
+	// RolesWithRotation asks, while the recipe is built, that each
+	// refresh read the user's roles and permissions in tenant in the
+	// rotation's own trip to the store, where the store can
+	// (store.Rotation's RolesOf): the claims then find them in the
+	// token's Reading under RotationRoles.
+	RolesWithRotation(tenant string)
 
 	// FirstFactorAllowed reports whether factor may start a session, or
 	// answers the request itself (401) and returns false.

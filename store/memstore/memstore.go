@@ -1007,7 +1007,8 @@ func newestSessionFirst(a, b store.Session) int {
 
 // RotateRefreshToken implements store.Store. This store never held tokens
 // of the format before tokens named their session, so a rotation without
-// a handle finds nothing.
+// a handle finds nothing. The rotation of a current token reads the roles
+// asked for (RolesOf) under the same lock.
 func (s *Store) RotateRefreshToken(_ context.Context, r store.Rotation) (store.Rotated, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -1040,7 +1041,12 @@ func (s *Store) RotateRefreshToken(_ context.Context, r store.Rotation) (store.R
 	sess.Generation++
 	sess.RefreshedAt = r.Now
 	sess.ExpiresAt = r.ExpiresAt
-	return store.Rotated{Session: sess.out()}, nil
+	out := store.Rotated{Session: sess.out()}
+	if r.RolesOf != "" {
+		out.Roles, out.Permissions = s.roles.of(r.RolesOf, sess.UserID)
+		out.RolesRead = true
+	}
+	return out, nil
 }
 
 // RevokeSession implements store.Store.

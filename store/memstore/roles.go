@@ -208,16 +208,24 @@ func (s *Store) UserRoles(_ context.Context, tenant, userID string) ([]string, [
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 
-	roles := append([]string{}, s.roles.held[holder{tenant, userID}]...)
-	permissions := []string{}
+	roles, permissions := s.roles.of(tenant, userID)
+	return roles, permissions, nil
+}
+
+// of returns the roles the user holds in the tenant, in the order given,
+// and their permissions, each where it first appears: what UserRoles
+// returns, and RotateRefreshToken with RolesOf.
+func (rs *roleRecords) of(tenant, userID string) (roles, permissions []string) {
+	roles = append([]string{}, rs.held[holder{tenant, userID}]...)
+	permissions = []string{}
 	for _, name := range roles {
-		for _, p := range s.roles.byName[name].permissions {
+		for _, p := range rs.byName[name].permissions {
 			if !slices.Contains(permissions, p) {
 				permissions = append(permissions, p)
 			}
 		}
 	}
-	return roles, permissions, nil
+	return roles, permissions
 }
 
 // UsersWithRole implements store.RoleStore.

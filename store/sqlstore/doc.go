@@ -40,8 +40,10 @@
 // by one instance verifies on all, and keys rotate for all. Use the same
 // auth.Config.Issuer everywhere.
 //
-// A refresh is one UPDATE ... RETURNING round trip in the common case, and
-// the session row it rewrites is updated in place: none of the columns it
+// A refresh is one UPDATE ... RETURNING round trip in the common case,
+// which also returns the user's roles and permissions when the roles
+// recipe asks for them (store.Rotation.RolesOf), and the session row it
+// rewrites is updated in place: none of the columns it
 // changes is indexed, so PostgreSQL makes it a heap-only update, which
 // leaves no index entries and no dead index tuples for vacuum to chase.
 // Concurrent refreshes of one token, on any instances, leave at most one

@@ -56,6 +56,10 @@ type queries struct {
 	sessionForUpdate string
 	rotate, endTheft string
 
+	// rotateCurrent and rotatedSession, with the user's roles and
+	// permissions in a tenant (store.Rotation.RolesOf).
+	rotateCurrentRoles, rotatedSessionRoles string
+
 	endSession, endLoginSessions                               string
 	userHandlesForUpdate, deleteUserTokens, deleteUserSessions string
 	endUserSessions, endEpoch                                  string
@@ -328,8 +332,19 @@ func newQueries(d Dialect) queries {
 		// cannot return what it updates, and reads it after
 		// (rotatedSession).
 		q.rotateCurrent += " RETURNING user_id, login_id, created_at, factors"
+		// Arguments: those of rotateCurrent, then the tenant.
+		q.rotateCurrentRoles = q.rotateCurrent + ", " + sessionRolesJSON(d)
 	}
 	if d == MySQL {
+		// The session with a row for each of the user's roles in the
+		// tenant and each of its permissions, as userRoles reads them,
+		// or one row with NULLs if it holds none (arguments: tenant,
+		// handle).
+		q.rotatedSessionRoles = `SELECT s.user_id, s.login_id, s.created_at, s.factors, h.role, p.permission
+			FROM auth_sessions s
+			LEFT JOIN auth_user_roles h ON h.tenant = ? AND h.user_id = s.user_id
+			LEFT JOIN auth_role_permissions p ON p.role = h.role
+			WHERE s.handle = ? ORDER BY h.seq, p.seq`
 		// A join locks only the rows it deletes; MySQL may run the IN
 		// subquery form as a scan that locks rows of other sessions and
 		// deadlocks with their rotations.
@@ -354,7 +369,7 @@ func (q *queries) rebind() {
 		&q.loginsByEmail, &q.loginForUpdate, &q.updateLoginEmail,
 		&q.insertLogin, &q.login, &q.userLogins, &q.userByLogin, &q.passwordLogin, &q.passwordLoginExists, &q.updatePassword, &q.setPassword,
 		&q.insertSession, &q.session, &q.userSessions,
-		&q.rotateCurrent, &q.rotatedSession, &q.legacyToken, &q.sessionForUpdate, &q.rotate, &q.endTheft,
+		&q.rotateCurrent, &q.rotatedSession, &q.rotateCurrentRoles, &q.rotatedSessionRoles, &q.legacyToken, &q.sessionForUpdate, &q.rotate, &q.endTheft,
 		&q.endSession, &q.endLoginSessions, &q.userHandlesForUpdate, &q.endUserSessions, &q.deleteUserTokens, &q.deleteUserSessions, &q.endEpoch,
 		&q.insertCode, &q.code, &q.resetUser, &q.resetForUpdate, &q.deleteUserResets,
 		&q.passwordForUpdate, &q.dropPasskeyCodes, &q.dropPasskeys,

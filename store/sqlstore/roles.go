@@ -1,10 +1,13 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/latchkit/auth/store"
@@ -342,24 +345,89 @@ func (s *Store) UserRoles(ctx context.Context, tenant, userID string) ([]string,
 		return nil, nil, unavailable(fmt.Errorf("sqlstore: reading a user's roles: %w", err))
 	}
 	defer rows.Close()
-	roles, permissions := []string{}, []string{}
+	l := newRoleList()
 	for rows.Next() {
 		var role string
 		var permission sql.NullString
 		if err := rows.Scan(&role, &permission); err != nil {
 			return nil, nil, unavailable(fmt.Errorf("sqlstore: reading a user's roles: %w", err))
 		}
-		if len(roles) == 0 || roles[len(roles)-1] != role {
-			roles = append(roles, role)
-		}
-		if permission.Valid && !slices.Contains(permissions, permission.String) {
-			permissions = append(permissions, permission.String)
-		}
+		l.add(role, permission)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, nil, unavailable(fmt.Errorf("sqlstore: reading a user's roles: %w", err))
 	}
-	return roles, permissions, nil
+	return l.roles, l.permissions, nil
+}
+
+// roleList is what UserRoles returns, built from the rows of userRoles
+// in their order (a role's rows are together): each role once, and each
+// permission where it first appears. Empty, not nil, without any.
+type roleList struct{ roles, permissions []string }
+
+func newRoleList() roleList { return roleList{roles: []string{}, permissions: []string{}} }
+
+// add takes the next row: a role the user holds and one of its
+// permissions, or NULL for a role without any.
+func (l *roleList) add(role string, permission sql.NullString) {
+	if len(l.roles) == 0 || l.roles[len(l.roles)-1] != role {
+		l.roles = append(l.roles, role)
+	}
+	if permission.Valid && !slices.Contains(l.permissions, permission.String) {
+		l.permissions = append(l.permissions, permission.String)
+	}
+}
+
+// sessionRolesJSON is a scalar subquery, for the RETURNING list of an
+// UPDATE of auth_sessions on PostgreSQL or SQLite, that reads the rows of
+// userRoles for the updated session's user (argument: the tenant) as one
+// JSON array, which rolesFromJSON reads; NULL or [] if the user holds no
+// role there. Each element carries its place in userRoles' order (the
+// seq of the holding and of the permission): SQLite orders the input of
+// an aggregate only from version 3.44 on.
+func sessionRolesJSON(d Dialect) string {
+	agg, object := "json_agg", "json_build_object"
+	if d == SQLite {
+		agg, object = "json_group_array", "json_object"
+	}
+	return `(SELECT ` + agg + `(` + object + `('h', h.seq, 'p', p.seq, 'role', h.role, 'permission', p.permission))
+			FROM auth_user_roles h LEFT JOIN auth_role_permissions p ON p.role = h.role
+			WHERE h.tenant = ? AND h.user_id = auth_sessions.user_id)`
+}
+
+// rolesFromJSON reads what sessionRolesJSON returned (nil for NULL) into
+// what UserRoles would return.
+func rolesFromJSON(text []byte) (roleList, error) {
+	type row struct {
+		Held       int64   `json:"h"`
+		Seq        *int64  `json:"p"` // NULL for a role without permissions
+		Role       string  `json:"role"`
+		Permission *string `json:"permission"`
+	}
+	var rows []row
+	if len(text) > 0 {
+		if err := json.Unmarshal(text, &rows); err != nil {
+			return roleList{}, err
+		}
+	}
+	seq := func(r row) int64 {
+		if r.Seq == nil {
+			return math.MinInt64
+		}
+		return *r.Seq
+	}
+	slices.SortFunc(rows, func(a, b row) int {
+		return cmp.Or(cmp.Compare(a.Held, b.Held), cmp.Compare(seq(a), seq(b)))
+	})
+	l := newRoleList()
+	for _, r := range rows {
+		var permission sql.NullString
+		if r.Permission != nil {
+			permission = sql.NullString{String: *r.Permission, Valid: true}
+		}
+		l.add(r.Role, permission)
+	}
+	return l, nil
 }
 
 // UsersWithRole implements store.RoleStore in one statement, which

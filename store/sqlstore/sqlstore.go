@@ -546,17 +546,18 @@ func liveAt(sess store.Session, ended sql.NullString, now int64) error {
 // RotateRefreshToken implements store.Store. The common case, the current
 // token of a live session, is one conditional UPDATE: on PostgreSQL and
 // SQLite it returns the session; MySQL cannot, so a read of the session's
-// fixed columns follows it. Everything else is a transaction that locks
-// the session row first.
+// fixed columns follows it. The user's roles asked for (RolesOf) come in
+// the same statement as the session. Everything else is a transaction
+// that locks the session row first, and leaves the roles to UserRoles.
 func (s *Store) RotateRefreshToken(ctx context.Context, r store.Rotation) (store.Rotated, error) {
 	every, limit := allowanceOf(r)
 	now := ms(r.Now)
 	if r.Handle != "" {
 		args := []any{r.Next[:], r.NextKey, now, now, ms(r.ExpiresAt), now, every, r.Handle, r.Presented[:], now, limit}
-		sess, err := s.rotateCurrent(ctx, r, args)
+		out, err := s.rotateCurrent(ctx, r, args)
 		switch {
 		case err == nil:
-			return store.Rotated{Session: sess}, nil
+			return out, nil
 		case !errors.Is(err, sql.ErrNoRows):
 			return store.Rotated{}, unavailable(fmt.Errorf("sqlstore: rotating a refresh token: %w", err))
 		}
@@ -652,17 +653,35 @@ func (s *Store) RotateRefreshToken(ctx context.Context, r store.Rotation) (store
 // is known, so only the rest of the row is read back: on PostgreSQL and
 // SQLite in the statement, on MySQL, which cannot return what it updates,
 // in a read after it. Of that rest only the factors ever change; the read
-// on MySQL returns them as they are then.
-func (s *Store) rotateCurrent(ctx context.Context, r store.Rotation, args []any) (store.Session, error) {
+// on MySQL returns them as they are then. The roles asked for come with
+// the rest of the row.
+func (s *Store) rotateCurrent(ctx context.Context, r store.Rotation, args []any) (store.Rotated, error) {
 	sess := store.Session{Handle: r.Handle, RefreshedAt: fromMS(ms(r.Now)), ExpiresAt: fromMS(ms(r.ExpiresAt)),
 		Generation: r.Generation + 1}
 	var created int64
 	if s.dialect != MySQL {
+		query, dest := s.q.rotateCurrent, []any{&sess.UserID, &sess.LoginID, &created, &sess.Factors}
+		var roles []byte
+		if r.RolesOf != "" {
+			query, args, dest = s.q.rotateCurrentRoles, append(args, r.RolesOf), append(dest, &roles)
+		}
 		err := s.write(ctx, func(ctx context.Context, q querier) error {
-			return q.QueryRowContext(ctx, s.q.rotateCurrent, args...).Scan(&sess.UserID, &sess.LoginID, &created, &sess.Factors)
+			return q.QueryRowContext(ctx, query, args...).Scan(dest...)
 		})
+		if err != nil {
+			return store.Rotated{}, err
+		}
 		sess.CreatedAt = fromMS(created)
-		return sess, err
+		out := store.Rotated{Session: sess}
+		if r.RolesOf != "" {
+			// The rotation has committed: roles that cannot be read
+			// from the answer are left to the caller's UserRoles,
+			// rather than failing a refresh whose token is spent.
+			if l, err := rolesFromJSON(roles); err == nil {
+				out.RolesRead, out.Roles, out.Permissions = true, l.roles, l.permissions
+			}
+		}
+		return out, nil
 	}
 	// Only the update is tried again after a deadlock: once it has
 	// committed, trying it again would find the token superseded.
@@ -672,14 +691,48 @@ func (s *Store) rotateCurrent(ctx context.Context, r store.Rotation, args []any)
 		return err
 	})
 	if err != nil {
-		return store.Session{}, err
+		return store.Rotated{}, err
 	}
 	if n == 0 {
-		return store.Session{}, sql.ErrNoRows
+		return store.Rotated{}, sql.ErrNoRows
+	}
+	if r.RolesOf != "" {
+		return s.rotatedWithRoles(ctx, r, sess)
 	}
 	err = s.db.QueryRowContext(ctx, s.q.rotatedSession, r.Handle).Scan(&sess.UserID, &sess.LoginID, &created, &sess.Factors)
 	sess.CreatedAt = fromMS(created)
-	return sess, err
+	return store.Rotated{Session: sess}, err
+}
+
+// rotatedWithRoles is MySQL's read after the rotation of a current token
+// that asks for roles: the rest of the session's row and the user's roles
+// in one statement, a row for each role and permission.
+func (s *Store) rotatedWithRoles(ctx context.Context, r store.Rotation, sess store.Session) (store.Rotated, error) {
+	rows, err := s.db.QueryContext(ctx, s.q.rotatedSessionRoles, r.RolesOf, r.Handle)
+	if err != nil {
+		return store.Rotated{}, err
+	}
+	defer rows.Close()
+	l, found := newRoleList(), false
+	var created int64
+	for rows.Next() {
+		var role, permission sql.NullString
+		if err := rows.Scan(&sess.UserID, &sess.LoginID, &created, &sess.Factors, &role, &permission); err != nil {
+			return store.Rotated{}, err
+		}
+		found = true
+		if role.Valid {
+			l.add(role.String, permission)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return store.Rotated{}, err
+	}
+	if !found {
+		return store.Rotated{}, sql.ErrNoRows
+	}
+	sess.CreatedAt = fromMS(created)
+	return store.Rotated{Session: sess, RolesRead: true, Roles: l.roles, Permissions: l.permissions}, nil
 }
 
 // UpdateSessionFactors implements store.Store in one conditional UPDATE,

@@ -26,6 +26,7 @@ var rotationTests = []test{
 	{"Allowance", testRotateAllowance},
 	{"AllowanceTheft", testRotateAllowanceTheft},
 	{"AllowanceRepeat", testRotateAllowanceRepeat},
+	{"Roles", testRotateRoles},
 }
 
 func testRotateChain(t *testing.T, s store.Store) {
@@ -399,4 +400,84 @@ func testRotateAllowanceRepeat(t *testing.T, s store.Store) {
 	}
 	r = limited(rotation("s1/r1", "s1/r2", now.Add(time.Minute), window), 1)
 	mustRotate(t, s, r, updated(sess, r), "after one interval, the successor the Repeats returned")
+}
+
+// testRotateRoles: a rotation of a current token that asks for the user's
+// roles in a tenant (RolesOf) rotates as any other, and if it reports them
+// read (RolesRead), they are what UserRoles returns, in its order: only
+// the tenant's, and empty, not nil, for a user who holds none there. One
+// that does not ask reads none. Only for a RoleStore; a store may leave
+// RolesRead false.
+func testRotateRoles(t *testing.T, s store.Store) {
+	rs, ok := s.(store.RoleStore)
+	if !ok {
+		t.Skip("not a store.RoleStore")
+	}
+	const other = "t2"
+	mustCreateRole(t, rs, "admin", "p1", "p2")
+	mustCreateRole(t, rs, "editor", "p2", "p3")
+	mustCreateRole(t, rs, "viewer")
+	mustCreateRole(t, rs, "auditor", "p4")
+	mustCreateUser(t, s, "u1")
+	mustCreateUser(t, s, "u2")
+	// Given in another order than created, and a permission added to a
+	// role after it was given: the order is the holdings', then each
+	// role's permissions'.
+	for _, name := range []string{"editor", "admin", "viewer"} {
+		mustGiveRole(t, rs, store.PublicTenant, "u1", name, false, "a role the user does not hold must be given")
+	}
+	mustCreateRole(t, rs, "admin", "p5")
+	mustGiveRole(t, rs, other, "u1", "auditor", false, "a role the user does not hold must be given")
+	mustGiveRole(t, rs, other, "u2", "admin", false, "a role the user does not hold must be given")
+
+	rotate := func(sess store.Session, r store.Rotation, rule string) (store.Session, store.Rotated) {
+		t.Helper()
+		got := mustRotateOut(t, s, r, updated(sess, r), rule)
+		sess = updated(sess, r)
+		wantSession(t, s, sess, r.Now, "RotateRefreshToken with RolesOf "+r.RolesOf+": must store the updated session")
+		return sess, got
+	}
+	wantRoles := func(got store.Rotated, tenant, userID string, roles, permissions []string, rule string) {
+		t.Helper()
+		if !got.RolesRead {
+			return
+		}
+		rule = fmt.Sprintf("RotateRefreshToken with RolesOf %q, reporting RolesRead: %s", tenant, rule)
+		if got.Roles == nil || got.Permissions == nil {
+			t.Errorf("%s: Roles and Permissions must be empty, not nil, when there are none; got %#v and %#v", rule, got.Roles, got.Permissions)
+		}
+		wantList(t, "Roles", got.Roles, nil, roles, rule)
+		wantList(t, "Permissions", got.Permissions, nil, permissions, rule)
+		ur, up, err := rs.UserRoles(t.Context(), tenant, userID)
+		wantList(t, "Roles", got.Roles, err, ur, rule+", as UserRoles returns them")
+		wantList(t, "Permissions", got.Permissions, err, up, rule+", as UserRoles returns them")
+	}
+
+	s1 := newSession("s1", "u1", base, at(ttl))
+	mustCreateSession(t, s, s1, "s1/r0")
+	s2 := newSession("s2", "u2", base, at(ttl))
+	mustCreateSession(t, s, s2, "s2/r0")
+
+	r := rotation("s1/r0", "s1/r1", at(time.Hour), 0)
+	r.RolesOf = store.PublicTenant
+	s1, got := rotate(s1, r, "the current token of a live session, asking for roles,")
+	wantRoles(got, store.PublicTenant, "u1", []string{"editor", "admin", "viewer"}, []string{"p2", "p3", "p1", "p5"},
+		"the roles the user holds in the tenant, in the order given, and their permissions, each once")
+
+	r = rotation("s1/r1", "s1/r2", at(2*time.Hour), 0)
+	r.RolesOf = other
+	s1, got = rotate(s1, r, "the current token of a live session, asking for roles,")
+	wantRoles(got, other, "u1", []string{"auditor"}, []string{"p4"}, "only the roles the user holds in that tenant")
+
+	r = rotation("s2/r0", "s2/r1", at(time.Hour), 0)
+	r.RolesOf = store.PublicTenant
+	_, got = rotate(s2, r, "the current token of a live session, asking for roles,")
+	wantRoles(got, store.PublicTenant, "u2", []string{}, []string{}, "a user who holds roles only in another tenant holds none")
+
+	r = rotation("s1/r2", "s1/r3", at(3*time.Hour), 0)
+	_, got = rotate(s1, r, "the current token of a live session")
+	if got.RolesRead {
+		t.Errorf("RotateRefreshToken: a rotation without RolesOf asks for no roles, so must not report RolesRead; got Roles %q, Permissions %q",
+			got.Roles, got.Permissions)
+	}
 }

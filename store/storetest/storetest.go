@@ -323,6 +323,13 @@ func wantResetErr(t *testing.T, s store.Store, name, passwordHash string, now ti
 // expectations of later checks.
 func mustRotate(t *testing.T, s store.Store, r store.Rotation, want store.Session, rule string) store.Session {
 	t.Helper()
+	mustRotateOut(t, s, r, want, rule)
+	return want
+}
+
+// mustRotateOut is mustRotate, returning what the rotation returned.
+func mustRotateOut(t *testing.T, s store.Store, r store.Rotation, want store.Session, rule string) store.Rotated {
+	t.Helper()
 	got, err := s.RotateRefreshToken(t.Context(), r)
 	if err != nil {
 		t.Fatalf("RotateRefreshToken: %s must succeed; got error %v", rule, err)
@@ -333,7 +340,7 @@ func mustRotate(t *testing.T, s store.Store, r store.Rotation, want store.Sessio
 	if d := sessionDiff(got.Session, want); d != "" {
 		t.Errorf("RotateRefreshToken: a successful rotation must return the session with RefreshedAt = Now, ExpiresAt = the rotation's ExpiresAt and the next Generation: %s", d)
 	}
-	return want
+	return got
 }
 
 // wantErr reports a failure of rule unless err is target.

@@ -22,9 +22,9 @@ type server struct {
 	done chan struct{}
 }
 
-// startDemo starts the demo on a free loopback port and waits for its
-// listening line.
-func startDemo(bin, db, dir, name string) (*server, error) {
+// startDemo starts the demo on a free loopback port, with the flags extra
+// besides the harness's own, and waits for its listening line.
+func startDemo(bin, db, dir, name string, extra ...string) (*server, error) {
 	logPath := filepath.Join(dir, name+".log")
 	logf, err := os.Create(logPath)
 	if err != nil {
@@ -35,7 +35,8 @@ func startDemo(bin, db, dir, name string) (*server, error) {
 	// the per-session bound, which is off here so that the phase measures
 	// refreshes, not refusals. The bound is a column of the same
 	// statement, so it costs the same either way.
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-db", db, "-access-ttl", "1h", "-session-refreshes", "off")
+	args := append([]string{"-addr", "127.0.0.1:0", "-db", db, "-access-ttl", "1h", "-session-refreshes", "off"}, extra...)
+	cmd := exec.Command(bin, args...)
 	cmd.Stderr = logf // the auth log: a line per outcome, kept off the harness
 	return startServer(cmd, logPath, "demo", "demo: listening on http://")
 }

@@ -128,6 +128,9 @@ type config struct {
 	// cpuprofile is a file for a CPU profile of this process, the load
 	// generator, over the whole run.
 	cpuprofile string
+	// demoArgs are flags for the demo besides the harness's own (-admin
+	// turns roles on, whose claims a refresh then reads).
+	demoArgs []string
 }
 
 func main() {
@@ -156,9 +159,11 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.runs, "runs", 1, "run the phases this many times, each with a fresh demo, and report medians with min–max")
 	fs.StringVar(&cfg.betterauth, "betterauth", "", "Node script of the Better Auth server for the phase signin-betterauth (internal/cmd/betterauth/server.mjs); it needs a postgres:// -db")
 	fs.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the load generator (this process, not the demo) to this file, for go tool pprof")
+	demoArgs := fs.String("demo-args", "", "more flags for the demo, separated by spaces, such as \"-admin admin@example.com\" for roles in every token")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
+	cfg.demoArgs = strings.Fields(*demoArgs)
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}

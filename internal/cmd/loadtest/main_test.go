@@ -112,6 +112,9 @@ func TestParseFlags(t *testing.T) {
 	if cfg, err := parseFlags([]string{"-cpuprofile", "/tmp/lt.pprof"}); err != nil || cfg.cpuprofile != "/tmp/lt.pprof" {
 		t.Errorf("parseFlags(-cpuprofile /tmp/lt.pprof) = %+v, %v", cfg, err)
 	}
+	if cfg, err := parseFlags([]string{"-demo-args", " -admin  a@example.com "}); err != nil || !slices.Equal(cfg.demoArgs, []string{"-admin", "a@example.com"}) {
+		t.Errorf("parseFlags(-demo-args) = %+v, %v", cfg, err)
+	}
 	if cfg, err := parseFlags([]string{"-db", "mysql://root@127.0.0.1:3306/test"}); err != nil || cfg.db != "mysql://root@127.0.0.1:3306/test" {
 		t.Errorf("parseFlags(-db mysql://root@127.0.0.1:3306/test) = %+v, %v", cfg, err)
 	}

@@ -222,7 +222,7 @@ func runOnce(ctx context.Context, cfg config, bin, dir, runID string, n int) (*r
 		if srv == nil {
 			log("starting the demo, -db " + redact(cfg.db))
 			var err error
-			if srv, err = startDemo(bin, cfg.db, dir, "demo"); err != nil {
+			if srv, err = startDemo(bin, cfg.db, dir, "demo", cfg.demoArgs...); err != nil {
 				return nil, err
 			}
 			defer srv.stop()
