@@ -74,6 +74,8 @@ package store
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"time"
 )
@@ -132,6 +134,11 @@ var (
 	// broke as it committed may have taken effect. Implementations wrap
 	// the cause with it; over HTTP it is a 503 with Retry-After.
 	ErrUnavailable = errors.New("store: unavailable")
+
+	// ErrBadCursor reports that a cursor given to UserLister.ListUsers
+	// is not one a UserPage returned: it was cut, altered or made up.
+	// Over HTTP it is a 400; nothing was read.
+	ErrBadCursor = errors.New("store: bad cursor")
 )
 
 // TokenHash is the SHA-256 digest of a secret token. Stores index and
@@ -870,4 +877,105 @@ type RateLimitStore interface {
 type RateLimitSpend struct {
 	Key   string
 	Every time.Duration
+}
+
+// UserLister lists and counts users, for operators. It is optional: the
+// operators' API needs a Store that implements it (memstore and sqlstore
+// do).
+//
+// Users are listed in the order they joined, oldest or newest first, ties
+// in TimeJoined (to the millisecond, what SQL stores keep) broken by ID in
+// the store's order of ids. A page resumes after the last user of the page
+// before (a cursor, not an offset), so users who sign up or are deleted
+// while an operator pages never make another user appear twice or go
+// missing: every user who exists throughout the paging is listed exactly
+// once. New users join at the newest end, as their TimeJoined is now.
+//
+// The filters of a UserQuery match users by their logins, and all the
+// given ones must match (several logins of a user may match different
+// ones).
+type UserLister interface {
+	// ListUsers returns the page of users q asks for, and the cursor of
+	// the next one. ErrBadCursor if q.After is not a cursor that ListUsers
+	// returned.
+	ListUsers(ctx context.Context, q UserQuery) (UserPage, error)
+
+	// CountUsers counts the users that q's filters match; its paging
+	// fields are ignored.
+	CountUsers(ctx context.Context, q UserQuery) (int64, error)
+}
+
+// Page sizes of ListUsers: a UserQuery.Limit at or below zero asks for
+// DefaultUserPage users, one above MaxUserPage for MaxUserPage.
+const (
+	DefaultUserPage = 100
+	MaxUserPage     = 1000
+)
+
+// UserQuery asks for a page of users.
+type UserQuery struct {
+	// Newest lists the newest users first; otherwise the oldest come
+	// first. The pages of one paging must all ask for the same order,
+	// as a cursor only says where the last page ended.
+	Newest bool
+	// After is UserPage.Next of the page before, "" for the first page.
+	After string
+	// Limit is the most users a page holds: see PageSize.
+	Limit int
+
+	// Email, if not "", matches the users with a login whose email
+	// contains it, case-insensitively. Stored emails are normalised
+	// (lower-cased), so SQL stores lower-case Email and match it as it
+	// is: a substring can use no index, and the stores check it while
+	// walking users in order, which stays cheap when many users match.
+	// A substring rather than a prefix, because operators search by
+	// domain as often as by name.
+	Email string
+	// Provider, if not "", matches the users with a third-party login
+	// (MethodThirdParty) of this provider id (LoginKey.ThirdParty),
+	// exactly.
+	Provider string
+	// Phone, if not "", matches the users with a passwordless login of
+	// a phone number that contains it.
+	Phone string
+}
+
+// PageSize is the number of users a page of q holds at most: Limit,
+// within 1 and MaxUserPage, or DefaultUserPage if it is not positive.
+func (q UserQuery) PageSize() int {
+	switch {
+	case q.Limit <= 0:
+		return DefaultUserPage
+	case q.Limit > MaxUserPage:
+		return MaxUserPage
+	}
+	return q.Limit
+}
+
+// UserPage is a page of users.
+type UserPage struct {
+	// Users are the users of the page, in the order asked for.
+	Users []User
+	// Next is the cursor of the next page (UserQuery.After), or "" if no
+	// user came after this page when it was read.
+	Next string
+}
+
+// UserCursor is the cursor of a page that ends with u, for stores that
+// implement UserLister: u's TimeJoined in milliseconds and its ID, in an
+// encoding callers should treat as opaque.
+func UserCursor(u User) string {
+	b := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(u.ID)), uint64(u.TimeJoined.UnixMilli()))
+	return base64.RawURLEncoding.EncodeToString(append(b, u.ID...))
+}
+
+// ParseUserCursor reads a cursor that UserCursor made: the TimeJoined in
+// milliseconds and the ID of the user it ends after, or ErrBadCursor.
+func ParseUserCursor(cursor string) (joinedMS int64, id string, err error) {
+	b, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil || len(b) <= 8 {
+		// Not echoed: a cursor comes from outside and may be anything.
+		return 0, "", ErrBadCursor
+	}
+	return int64(binary.BigEndian.Uint64(b)), string(b[8:]), nil
 }

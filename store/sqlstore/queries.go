@@ -75,6 +75,8 @@ type queries struct {
 	deleteExpiredCodes, deleteExpiredKeys, deleteExpiredLimits string
 
 	roles roleQueries // roles.go
+
+	userList userListQueries // userlist.go
 }
 
 func newQueries(d Dialect) queries {
@@ -355,6 +357,7 @@ func newQueries(d Dialect) queries {
 		q.dropPasskeyCodes = `DELETE c FROM auth_codes c JOIN auth_logins l ON l.id = c.login_id
 			WHERE l.user_id = ? AND l.method = '` + store.MethodWebAuthn + `'`
 	}
+	q.userList = newUserListQueries(d)
 	if d == Postgres {
 		q.rebind()
 	}
@@ -388,6 +391,12 @@ func (q *queries) rebind() {
 		&q.rateLimit, &q.takeRateLimit, &q.refundRateLimit, &q.resetRateLimit,
 	} {
 		*p = rebindQuery(*p)
+	}
+	for i := range q.userList.list {
+		q.userList.list[i] = rebindQuery(q.userList.list[i])
+	}
+	for i := range q.userList.count {
+		q.userList.count[i] = rebindQuery(q.userList.count[i])
 	}
 }
 

@@ -970,8 +970,10 @@ func TestUpgradeToRoles(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
 			steps, err := sqlstore.Migrations(b.Dialect)
-			if err != nil || len(steps) == 0 || steps[len(steps)-1].Version != 14 || steps[len(steps)-1].Name != "0014_roles.sql" {
-				t.Fatalf("Migrations(%v): the last step must be 14, 0014_roles.sql; got %d steps, %v", b.Dialect, len(steps), err)
+			if err != nil || !slices.ContainsFunc(steps, func(m sqlstore.Migration) bool {
+				return m.Version == 14 && m.Name == "0014_roles.sql"
+			}) {
+				t.Fatalf("Migrations(%v): step 14 must be 0014_roles.sql; got %d steps, %v", b.Dialect, len(steps), err)
 			}
 			st, old := storeAt(t, b, 13)
 			const email = "ada@example.com"
@@ -1037,6 +1039,70 @@ func TestUpgradeToRoles(t *testing.T) {
 				if err != nil || parent != "auth_roles" || onDelete != "CASCADE" {
 					t.Errorf("the foreign key of %s: %q, %q, %v; want auth_roles, CASCADE", table, parent, onDelete, err)
 				}
+			}
+		})
+	}
+}
+
+// TestUpgradeToUserList builds a database at schema 14 with users as that
+// release wrote them, two of them joined in the same millisecond,
+// migrates twice, and checks that Migrations ends with the step, that its
+// index is there, and that the users are listed in order, page by page.
+func TestUpgradeToUserList(t *testing.T) {
+	for _, b := range sqltest.Backends {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			steps, err := sqlstore.Migrations(b.Dialect)
+			if err != nil || len(steps) == 0 || steps[len(steps)-1].Version != 15 || steps[len(steps)-1].Name != "0015_user_list.sql" {
+				t.Fatalf("Migrations(%v): the last step must be 15, 0015_user_list.sql; got %d steps, %v", b.Dialect, len(steps), err)
+			}
+			st, old := storeAt(t, b, 14)
+			for i, id := range []string{"u3", "u1", "u2"} {
+				at := joined
+				if i == 0 {
+					at = joined.Add(time.Second)
+				}
+				email := id + "@example.com"
+				old.exec(t, `INSERT INTO auth_users (id, time_joined, session_epoch) VALUES (?, ?, 0)`, id, at.UnixMilli())
+				old.exec(t, `INSERT INTO auth_logins (method, third_party, subject, id, user_id, email, email_verified, email_proven,
+					password_hash, created_at) VALUES (?, '', ?, ?, ?, ?, ?, ?, 'old-hash', ?)`,
+					store.MethodEmailPassword, email, id, id, email, false, false, at.UnixMilli())
+			}
+			for range 2 {
+				if err := st.Migrate(ctx); err != nil {
+					t.Fatalf("migrating: %v", err)
+				}
+			}
+			index := map[sqlstore.Dialect]string{
+				sqlstore.Postgres: `SELECT COUNT(*) FROM pg_indexes WHERE tablename = 'auth_users' AND indexname = 'auth_users_joined'`,
+				sqlstore.SQLite:   `SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'auth_users_joined'`,
+				sqlstore.MySQL: `SELECT COUNT(DISTINCT index_name) FROM information_schema.statistics
+					WHERE table_schema = DATABASE() AND table_name = 'auth_users' AND index_name = 'auth_users_joined'`,
+			}[b.Dialect]
+			var n int
+			if err := old.db.QueryRowContext(ctx, index).Scan(&n); err != nil || n != 1 {
+				t.Errorf("the index auth_users_joined after the migration: %d, %v; want it", n, err)
+			}
+			var got []string
+			q := store.UserQuery{Limit: 2}
+			for {
+				page, err := st.ListUsers(ctx, q)
+				if err != nil {
+					t.Fatalf("listing the users from before: %v", err)
+				}
+				for _, u := range page.Users {
+					got = append(got, u.ID)
+				}
+				if page.Next == "" {
+					break
+				}
+				q.After = page.Next
+			}
+			if !slices.Equal(got, []string{"u1", "u2", "u3"}) {
+				t.Errorf("the users from before, oldest first: %q; want u1, u2, u3", got)
+			}
+			if n, err := st.CountUsers(ctx, store.UserQuery{Email: "U2@"}); err != nil || n != 1 {
+				t.Errorf("counting the users from before with an email containing U2@: %d, %v; want 1", n, err)
 			}
 		})
 	}

@@ -82,6 +82,12 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 			tests []test
 		}{"Roles", roleTests})
 	}
+	if _, ok := probe.(store.UserLister); ok {
+		groups = append(groups, struct {
+			name  string
+			tests []test
+		}{"UserList", userListTests})
+	}
 	for _, g := range groups {
 		// The group itself is not parallel: t.Run then waits for all of its
 		// parallel subtests, which is what lets Run promise that the suite
