@@ -271,9 +271,9 @@ const msgUnprovenLink = "This provider does not vouch for the email address it g
 // joins whatever its email, and owns nothing (store.Store's
 // AttachLogin); one that is already the user's answers OK as it is; one
 // of another user is refused, and so, under account linking, is one whose
-// address is not proven. A user with a password whose address nobody has
-// proven adds nothing: it may be a stranger's, made with someone else's
-// address, and the owner's reset would leave what it gained. The session
+// address is not proven. A user with an address nobody has proven adds
+// nothing: it may be a stranger's, made with someone else's address, and
+// what it gained would outlast the owner's taking the address back. The session
 // goes on: the answer carries the user, and no tokens.
 func (a *Auth) linkToSession(w http.ResponseWriter, r *http.Request, s kit.SignIn) {
 	k := kernel{a}
@@ -319,13 +319,12 @@ func (a *Auth) linkToSession(w http.ResponseWriter, r *http.Request, s kit.SignI
 	writeUser(w, r, u, logins, nl, &created, bodyTokens{}, a.cfg.AccountLinking && primary(logins))
 }
 
-// unprovenAddress reports whether l is a password or a passkey login
-// whose address nobody has proven (a reset or a recovery by a mailed
-// link proves it): a user with one may be a stranger's, made with someone
-// else's address.
-func unprovenAddress(l store.Login) bool {
-	return l.Email != "" && store.MovesWithEmail(l.Method) && !l.EmailProven
-}
+// unprovenAddress reports whether l has an address that nobody has
+// proven (a reset, a recovery by a mailed link, a passwordless code or a
+// provider that vouches for it proves one): a user with one may be a
+// stranger's, made with someone else's address by a password, a passkey
+// or a provider that does not vouch for it.
+func unprovenAddress(l store.Login) bool { return l.Email != "" && !l.EmailProven }
 
 // addressesVerified reports whether the user of logins may add a passkey
 // or an authenticator app, or answers 403 st-ev, as the SDKs' email

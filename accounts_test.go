@@ -53,6 +53,7 @@ import (
 	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/passkey"
+	"github.com/latchkit/auth/passwordless"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
@@ -122,11 +123,15 @@ var accountActions = []accountAction{
 	{"stranger adds a passkey through their session", func(w *accountWorld) bool {
 		return w.untilSuccess("stranger-passkey", w.addPasskey(w.stranger))
 	}},
+	{"stranger adds sign-in codes at an address of their own through their session", func(w *accountWorld) bool {
+		return w.untilSuccess("stranger-code", w.linkCode(w.stranger))
+	}},
 }
 
 // accountDepth is the longest history tried: 4 steps, 3 in race-enabled
 // runs, ten times slower. AUTH_ACCOUNT_DEPTH asks for more: 5 steps of
-// the 18 actions are about 380,000 histories, ten minutes on two cores.
+// 18 actions were about 380,000 histories, ten minutes on two cores;
+// the 20 of now are more.
 var accountDepth = 4
 
 func init() {
@@ -236,6 +241,7 @@ type person struct {
 	identities []string                  // provider identities that signed in, as "provider/subject"
 	ownUser    string                    // the user of the stranger's sign-up at an address of their own
 	keys       []*authtest.Authenticator // passkeys added, one authenticator each
+	codes      bool                      // codes to strangerOwn were added to a user
 	reached    map[string]bool           // users reached at any step so far
 }
 
@@ -288,6 +294,8 @@ func newAccountWorld(t *testing.T, linking bool) *accountWorld {
 		},
 		Passkeys: passkey.New(passkey.Config{}),
 	}
+	cfg.RateLimits.PasswordlessSends, cfg.RateLimits.ClientPasswordlessSends, cfg.RateLimits.PasswordlessFailures = lots, lots, lots
+	cfg.Passwordless.Flow = passwordless.Code
 	cfg.EmailPassword.Hashing = emailpassword.Hashing{Memory: 64, Iterations: 1, Parallelism: 1}
 	cfg.EmailPassword.InsecureWeakHashing = true
 	cfg.Email.Mailer = w.mail
@@ -650,6 +658,43 @@ func (w *accountWorld) addPasskey(p *person) func() bool {
 	}
 }
 
+// linkCode returns the step of adding sign-in codes at strangerOwn, an
+// inbox the person reads, to the user of their newest session, as the
+// SDKs do with shouldTryLinkingWithSessionUser.
+func (w *accountWorld) linkCode(p *person) func() bool {
+	return func() bool {
+		if len(p.sessions) == 0 {
+			return false
+		}
+		res := w.codeFlow(p.sessions[len(p.sessions)-1].access)
+		if res.status != "OK" {
+			return false
+		}
+		p.codes = true
+		return true
+	}
+}
+
+// codeFlow asks for a code at strangerOwn and consumes it, with bearer's
+// session and shouldTryLinkingWithSessionUser true if bearer is set.
+func (w *accountWorld) codeFlow(bearer string) accountReply {
+	body := map[string]any{"email": strangerOwn}
+	if bearer != "" {
+		body["shouldTryLinkingWithSessionUser"] = true
+	}
+	before := w.mail.count()
+	flow := w.send("POST", "/signinup/code", "passwordless", bearer, body)
+	if flow.status != "OK" {
+		return flow
+	}
+	code := authtest.PasswordlessCode(w.t, w.mail.waitFor(before, strangerOwn, signInCode))
+	body = map[string]any{"deviceId": flow.json["deviceId"], "preAuthSessionId": flow.json["preAuthSessionId"], "userInputCode": code}
+	if bearer != "" {
+		body["shouldTryLinkingWithSessionUser"] = true
+	}
+	return w.send("POST", "/signinup/code/consume", "passwordless", bearer, body)
+}
+
 // passkeySignIn signs in with key, and returns the user it opens, or "".
 func (w *accountWorld) passkeySignIn(key *authtest.Authenticator) string {
 	opts := w.send("POST", "/webauthn/options/signin", "webauthn", "", nil)
@@ -691,6 +736,11 @@ func (w *accountWorld) reach(p *person) map[string]bool {
 	}
 	for _, key := range p.keys {
 		if uid := w.passkeySignIn(key); uid != "" {
+			users[uid] = true
+		}
+	}
+	if p.codes {
+		if uid, _ := w.codeFlow("").signedIn(); uid != "" {
 			users[uid] = true
 		}
 	}
@@ -837,6 +887,27 @@ func (m *accountMailer) count() int { return len(m.all()) }
 // first skip with a link to page ("verify-email", "reset-password"), and
 // returns the link's match of tokenInLink, or nil. Other mail (a
 // password change's notice) may come between, in any order.
+// signInCode is a passwordless email's code, on a line of its own.
+var signInCode = regexp.MustCompile(`(?m)^\s*[0-9]{6}\s*$`)
+
+// waitFor returns the first message to the address after the first skip
+// whose text matches, which the outbox sends after the answer.
+func (m *accountMailer) waitFor(skip int, to string, text *regexp.Regexp) mailer.Message {
+	deadline := time.After(5 * time.Second)
+	for {
+		for _, msg := range m.all()[skip:] {
+			if msg.To.Address == to && text.MatchString(msg.Text) {
+				return msg
+			}
+		}
+		select {
+		case <-m.arrived:
+		case <-deadline:
+			return mailer.Message{}
+		}
+	}
+}
+
 func (m *accountMailer) waitForLink(skip int, page string) []string {
 	deadline := time.After(time.Second)
 	for {
