@@ -221,7 +221,9 @@
 //
 // [FactorWithin] asks for a factor completed recently on a sensitive route
 // (step-up). A password reset or passkey recovery leaves second factors
-// as they are: the next sign-in still asks for one.
+// as they are: the next sign-in still asks for one. (A reset drops the
+// passkeys of a password whose address nobody had proven: see
+// Account self-service, below.)
 //
 // # Account linking
 //
@@ -366,9 +368,11 @@
 // evicts none. One that is already another user's is refused
 // (SIGN_IN_UP_NOT_ALLOWED), never moved; under account linking, so is a
 // provider that does not vouch for its address. So is any login for a
-// user with a password whose address nobody has proven (a reset proves
-// it): that user may be a stranger's, made with someone else's address,
-// and what it gained would stay when the address's owner takes it back.
+// user with an address nobody has proven (a password's or a passkey's
+// until a reset or a recovery, or one a provider gave without vouching
+// for it): that user may be a stranger's, made with someone else's
+// address, and what it gained would stay when the address's owner takes
+// it back.
 // The answer is OK with the user, and no tokens: the session goes on. A
 // passkey is added by POST /webauthn/credential, a password by POST
 // /user/password/change.
@@ -379,6 +383,20 @@
 // and verifying one is itself a factor. [Auth.Unlink] is the Go API's:
 // an application's route for it puts [SignedInWithin] in front, as the
 // demo does.
+//
+// With email verification on, a passkey or a TOTP device is added only
+// to a user whose every address is verified; otherwise the answer is the
+// SDKs' email verification claim error (403 st-ev), and their frontends
+// send the user to verify it, then retry. Whoever signs up with someone
+// else's address must not gain either: a passkey would still open the
+// account after the owner's reset, and an app would be asked of the
+// owner. For the same reason a reset of a password whose address nobody
+// had proven drops the user's passkeys, as the eviction of such a
+// password under account linking does; a verified address may still have
+// been verified by an owner who opened a stranger's link, and then the
+// reset is what takes the account back. Second factors stay: a reset
+// must not let an inbox past them. With verification off, addresses are
+// taken on trust.
 //
 // # Events, logs and metrics
 //

@@ -47,7 +47,11 @@
 // the claim is missing or a false one is over 10 seconds old. The claim
 // and the rules that change this per route (auth.AllowUnverifiedEmail,
 // auth.VerifiedEmail) are the kernel's: they hold whether this recipe is
-// on or not.
+// on or not. In either mode the kernel adds a passkey or an authenticator
+// app only for a user whose addresses are all verified, and answers the
+// st-ev claim's 403 otherwise (package auth, Account self-service):
+// whoever signs up with someone else's address must not gain a way in
+// that outlasts the owner's reset.
 //
 // # Links and limits
 //
@@ -98,7 +102,8 @@ const (
 	Off Mode = ""
 	// Optional serves the verification endpoints and keeps the st-ev
 	// claim in access tokens; nothing is enforced, except by a route with
-	// the auth.VerifiedEmail rule.
+	// the auth.VerifiedEmail rule, and adding a passkey or an
+	// authenticator app, which waits for a verified address.
 	Optional Mode = "optional"
 	// Required is Optional, and the session middleware refuses a session
 	// whose email is not verified: 403 with the SDKs' "invalid claim"
