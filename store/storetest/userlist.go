@@ -153,56 +153,73 @@ func testUserListConcurrentSignUps(t *testing.T, s store.Store) {
 		var wg sync.WaitGroup
 		errs := make(chan error, 8)
 		for g := range 3 {
-			wg.Go(func() {
-				for i := 0; ctx.Err() == nil && i < 50; i++ {
-					u := newUser(fmt.Sprintf("new-%d-%d-%03d", round, g, i))
-					u.TimeJoined = at(time.Duration(3*round+1)*time.Hour + time.Duration(g*100+i)*time.Millisecond) // now
-					if err := u.create(ctx, s); err != nil && ctx.Err() == nil {
-						errs <- fmt.Errorf("CreateUser during a paging: %w", err)
-						return
-					}
-				}
-			})
+			wg.Go(func() { signUpWhilePaging(ctx, s, round, g, errs) })
 		}
-		seen := map[string]int{}
-		q := store.UserQuery{Newest: newest, Limit: 3}
-		for pages := 0; ; pages++ {
-			page, err := l.ListUsers(t.Context(), q)
-			if err != nil {
-				t.Errorf("ListUsers during sign-ups: %v", err)
-				break
-			}
-			for _, u := range page.Users {
-				seen[u.ID]++
-			}
-			// One more sign-up between pages, whatever the scheduler
-			// does with the others.
-			u := newUser(fmt.Sprintf("new-%d-pager-%03d", round, pages))
-			u.TimeJoined = at(time.Duration(3*round+2)*time.Hour + time.Duration(pages)*time.Millisecond)
-			if err := u.create(t.Context(), s); err != nil {
-				t.Errorf("CreateUser between pages: %v", err)
-			}
-			if page.Next == "" || pages > 1000 {
-				break
-			}
-			q.After = page.Next
-		}
+		seen := pageDuringSignUps(t, s, l, round, newest)
 		cancel()
 		wg.Wait()
 		close(errs)
 		for err := range errs {
 			t.Error(err)
 		}
-		for _, id := range before {
-			if seen[id] != 1 {
-				t.Errorf("ListUsers (Newest %v) while users sign up: a user who existed throughout must be listed exactly once; %s was listed %d times",
-					newest, id, seen[id])
-			}
+		wantListedOnce(t, newest, before, seen)
+	}
+}
+
+// signUpWhilePaging creates users of goroutine g in round, newer than
+// every user before the paging, until ctx ends.
+func signUpWhilePaging(ctx context.Context, s store.Store, round, g int, errs chan<- error) {
+	for i := 0; ctx.Err() == nil && i < 50; i++ {
+		u := newUser(fmt.Sprintf("new-%d-%d-%03d", round, g, i))
+		u.TimeJoined = at(time.Duration(3*round+1)*time.Hour + time.Duration(g*100+i)*time.Millisecond) // now
+		if err := u.create(ctx, s); err != nil && ctx.Err() == nil {
+			errs <- fmt.Errorf("CreateUser during a paging: %w", err)
+			return
 		}
-		for id, n := range seen {
-			if n > 1 {
-				t.Errorf("ListUsers (Newest %v) while users sign up: no user may be listed twice; %s was listed %d times", newest, id, n)
-			}
+	}
+}
+
+// pageDuringSignUps pages through l three users at a time, signing one
+// more user up between pages, and counts how often each user was listed.
+func pageDuringSignUps(t *testing.T, s store.Store, l store.UserLister, round int, newest bool) map[string]int {
+	seen := map[string]int{}
+	q := store.UserQuery{Newest: newest, Limit: 3}
+	for pages := 0; ; pages++ {
+		page, err := l.ListUsers(t.Context(), q)
+		if err != nil {
+			t.Errorf("ListUsers during sign-ups: %v", err)
+			return seen
+		}
+		for _, u := range page.Users {
+			seen[u.ID]++
+		}
+		// One more sign-up between pages, whatever the scheduler does
+		// with the others.
+		u := newUser(fmt.Sprintf("new-%d-pager-%03d", round, pages))
+		u.TimeJoined = at(time.Duration(3*round+2)*time.Hour + time.Duration(pages)*time.Millisecond)
+		if err := u.create(t.Context(), s); err != nil {
+			t.Errorf("CreateUser between pages: %v", err)
+		}
+		if page.Next == "" || pages > 1000 {
+			return seen
+		}
+		q.After = page.Next
+	}
+}
+
+// wantListedOnce checks a paging's counts: each user of before listed
+// once, and no user twice.
+func wantListedOnce(t *testing.T, newest bool, before []string, seen map[string]int) {
+	t.Helper()
+	for _, id := range before {
+		if seen[id] != 1 {
+			t.Errorf("ListUsers (Newest %v) while users sign up: a user who existed throughout must be listed exactly once; %s was listed %d times",
+				newest, id, seen[id])
+		}
+	}
+	for id, n := range seen {
+		if n > 1 {
+			t.Errorf("ListUsers (Newest %v) while users sign up: no user may be listed twice; %s was listed %d times", newest, id, n)
 		}
 	}
 }
