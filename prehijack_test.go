@@ -147,3 +147,23 @@ func TestOwnerTakingBackDropsPasskeys(t *testing.T) {
 		})
 	}
 }
+
+// Where every user must set up an authenticator app after their password,
+// the set-up waits for the address: the new session, its MFA unmet, asks
+// for the verification link and opens it, then sets the app up and is
+// let through.
+func TestMFAOnboardingVerifiesFirst(t *testing.T) {
+	mfModes(t, func(t *testing.T, m authtest.Mode) {
+		s := mfServer(t, auth.Config{EmailVerification: emailverification.Config{Mode: emailverification.Optional}})
+		c, u := s.SignedIn(m)
+		mfWantPending(t, "a password sign-up", c)
+		res := c.CreateTOTPDevice("phone")
+		wantReply(t, "the app before the address is verified", res.StatusCode, res.Body, http.StatusForbidden, invalidClaimBody)
+		tok := verificationToken(t, s, c, len(s.Mailbox.Messages())+1)
+		if res := c.VerifyEmail(tok); res.Status != "OK" {
+			t.Fatalf("verify with the pending session: %d %s", res.StatusCode, res.Body)
+		}
+		mfSetUp(t, s, c, "phone")
+		mfWantOpen(t, "after the app's code", c, u.ID)
+	})
+}
