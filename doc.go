@@ -301,7 +301,9 @@
 // whose password was reset or whose session was stolen.
 //
 // The Go API is for the application's own code: it reads users
-// ([Auth.UserByID], [Auth.UserByEmail]), lists and ends their sessions
+// ([Auth.UserByID], [Auth.UserByEmail]), lists and counts them for
+// operators ([Auth.ListUsers], [Auth.CountUsers], with a Store that is a
+// [store.UserLister]), lists and ends their sessions
 // ([Auth.Sessions], [Auth.RevokeSession], [Auth.RevokeAllSessions]),
 // changes their login methods ([Auth.SetEmailVerified], [Auth.Unlink])
 // and their second factors ([Auth.SecondFactors], [Auth.RequireFactors],
