@@ -3,6 +3,7 @@ package otelauth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/latchkit/auth/store"
@@ -15,8 +16,12 @@ import (
 // its context (see the package documentation). The wrapper implements
 // store.Store and, of the optional interfaces the library and its
 // recipes look for, those st implements: store.LegacyTokenStore,
-// store.RateLimitStore and store.RoleStore. Any other method of st is not
-// reachable through it; keep st for the application's own use of them.
+// store.RateLimitStore and store.RoleStore. It is always a
+// store.UserLister, an operator's and no recipe's, whose calls answer an
+// error matching errors.ErrUnsupported where st lists no users, as
+// auth.Auth's ListUsers does for a Store that is none. Any other method of
+// st is not reachable through it; keep st for the application's own use
+// of them.
 func (t *Telemetry) Store(st store.Store) store.Store {
 	s := &tracedStore{tracer: t.tracer, inner: st}
 	legacy, hasLegacy := st.(store.LegacyTokenStore)
@@ -95,6 +100,7 @@ type (
 
 var (
 	_ store.Store            = (*tracedStore)(nil)
+	_ store.UserLister       = (*tracedStore)(nil)
 	_ store.LegacyTokenStore = (*tracedLegacy)(nil)
 	_ store.RateLimitStore   = (*tracedRateLimits)(nil)
 	_ store.RoleStore        = (*tracedRoles)(nil)
@@ -583,4 +589,37 @@ func (s *tracedRoles) UsersWithRole(ctx context.Context, tenant, role string) ([
 	r0, err := s.inner.UsersWithRole(ctx, tenant, role)
 	end(span, err)
 	return r0, err
+}
+
+// ListUsers implements store.UserLister.
+func (s *tracedStore) ListUsers(ctx context.Context, q store.UserQuery) (store.UserPage, error) {
+	ctx, span := s.start(ctx, "auth.store ListUsers")
+	l, err := s.lister()
+	var r0 store.UserPage
+	if err == nil {
+		r0, err = l.ListUsers(ctx, q)
+	}
+	end(span, err)
+	return r0, err
+}
+
+// CountUsers implements store.UserLister.
+func (s *tracedStore) CountUsers(ctx context.Context, q store.UserQuery) (int64, error) {
+	ctx, span := s.start(ctx, "auth.store CountUsers")
+	l, err := s.lister()
+	var r0 int64
+	if err == nil {
+		r0, err = l.CountUsers(ctx, q)
+	}
+	end(span, err)
+	return r0, err
+}
+
+// lister is the wrapped store's store.UserLister, or an error matching
+// errors.ErrUnsupported.
+func (s *tracedStore) lister() (store.UserLister, error) {
+	if l, ok := s.inner.(store.UserLister); ok {
+		return l, nil
+	}
+	return nil, fmt.Errorf("otelauth: the wrapped %T lists no users (store.UserLister): %w", s.inner, errors.ErrUnsupported)
 }

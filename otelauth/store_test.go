@@ -160,6 +160,29 @@ func TestStoreInterfaces(t *testing.T) {
 	}
 }
 
+// The wrapper lists users, in a span, where the wrapped store does, and
+// says errors.ErrUnsupported where it does not.
+func TestStoreUserLister(t *testing.T) {
+	t.Parallel()
+	m := memstore.New()
+	first := store.Login{LoginKey: store.EmailPasswordKey("ada@example.com"), Email: "ada@example.com", PasswordHash: "x"}
+	if err := m.CreateUser(t.Context(), store.User{ID: "u1", TimeJoined: time.Now()}, first); err != nil {
+		t.Fatal(err)
+	}
+	tel, spans := newTelemetry(t)
+	page, err := tel.Store(m).(store.UserLister).ListUsers(t.Context(), store.UserQuery{})
+	if err != nil || len(page.Users) != 1 {
+		t.Errorf("ListUsers through the wrapper: %+v, %v; want the one user", page, err)
+	}
+	if got := spans.GetSpans(); len(got) != 1 || got[0].Name != "auth.store ListUsers" {
+		t.Errorf("spans %v, want auth.store ListUsers", got)
+	}
+	plain := tel.Store(struct{ store.Store }{m}).(store.UserLister)
+	if _, err := plain.CountUsers(t.Context(), store.UserQuery{}); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("CountUsers through the wrapper of a store that lists no users: %v, want errors.ErrUnsupported", err)
+	}
+}
+
 // TestStoreInterfacesKnown fails when package store declares an
 // interface that Store does not know of: an optional interface the
 // library looks for, which the wrapper must pass through (as
@@ -167,7 +190,7 @@ func TestStoreInterfaces(t *testing.T) {
 func TestStoreInterfacesKnown(t *testing.T) {
 	known := []string{
 		"Store", "UserStore", "SessionStore", "TokenStore", "KeyStore", // store.Store
-		"LegacyTokenStore", "RateLimitStore", "RoleStore", // optional
+		"LegacyTokenStore", "RateLimitStore", "RoleStore", "UserLister", // optional
 	}
 	files, err := filepath.Glob("../store/*.go")
 	if err != nil || len(files) == 0 {
