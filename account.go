@@ -338,8 +338,7 @@ func (a *Auth) addressesVerified(w http.ResponseWriter, logins []store.Login) bo
 	if !a.verifying() || !slices.ContainsFunc(logins, unverifiedAddress) {
 		return true
 	}
-	expected, actual := true, false
-	wire.ClaimError(w, "st-ev", wire.ClaimReason{Message: "wrong value", ExpectedValue: &expected, ActualValue: &actual})
+	wire.ClaimError(w, errEmailUnverified.Claim, errEmailUnverified.Reason)
 	return false
 }
 

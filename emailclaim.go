@@ -167,9 +167,15 @@ func (a *Auth) checkEmailClaim(ctx context.Context, vt *verifiedToken) (fresh []
 	if ev.Verified {
 		return fresh, nil
 	}
-	expected, actual := true, false
-	return fresh, newClaimError("st-ev", wire.ClaimReason{Message: "wrong value", ExpectedValue: &expected, ActualValue: &actual})
+	return fresh, errEmailUnverified
 }
+
+// errEmailUnverified is the refusal of a session whose email is not
+// verified, where a route or an action needs it to be.
+var errEmailUnverified = func() *ClaimError {
+	expected, actual := true, false
+	return newClaimError("st-ev", wire.ClaimReason{Message: "wrong value", ExpectedValue: &expected, ActualValue: &actual})
+}()
 
 // refreshEmailClaim writes the session's current state into its claim if
 // the token says otherwise (or nothing).

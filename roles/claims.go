@@ -79,7 +79,8 @@ func (c roleClaim) AtSignIn(ctx context.Context, s store.Session, _ store.Login,
 func (c roleClaim) AtRefresh(ctx context.Context, s store.Session, now time.Time, r *kit.Reading) []byte {
 	var roles, perms []string
 	if read, ok := r.Kept(kit.RotationRoles{}); ok {
-		roles, perms = read.(kit.Roles).Roles, read.(kit.Roles).Permissions
+		rr := read.(kit.Roles)
+		roles, perms = rr.Roles, rr.Permissions
 	} else {
 		var err error
 		if roles, perms, err = c.p.st.UserRoles(ctx, store.PublicTenant, s.UserID); err != nil {
