@@ -17,9 +17,11 @@ import (
 // store.Store and, of the optional interfaces the library and its
 // recipes look for, those st implements: store.LegacyTokenStore,
 // store.RateLimitStore and store.RoleStore. It is always a
-// store.UserLister, an operator's and no recipe's, whose calls answer an
-// error matching errors.ErrUnsupported where st lists no users, as
-// auth.Auth's ListUsers does for a Store that is none. Any other method of
+// store.UserLister, a store.Banner and a store.AuditLog, an operator's
+// and no recipe's, whose calls answer an error matching
+// errors.ErrUnsupported where st lists no users, keeps no bans or keeps
+// no audit log, as auth.Auth's ListUsers and BanUser do for a Store that
+// is none. Any other method of
 // st is not reachable through it; keep st for the application's own use
 // of them.
 func (t *Telemetry) Store(st store.Store) store.Store {
@@ -101,6 +103,8 @@ type (
 var (
 	_ store.Store            = (*tracedStore)(nil)
 	_ store.UserLister       = (*tracedStore)(nil)
+	_ store.Banner           = (*tracedStore)(nil)
+	_ store.AuditLog         = (*tracedStore)(nil)
 	_ store.LegacyTokenStore = (*tracedLegacy)(nil)
 	_ store.RateLimitStore   = (*tracedRateLimits)(nil)
 	_ store.RoleStore        = (*tracedRoles)(nil)
@@ -122,6 +126,7 @@ var (
 	outcomeTokenReused      = keyOutcome.String("token_reused")
 	outcomeRateLimited      = keyOutcome.String("rate_limited")
 	outcomeSessionsEnded    = keyOutcome.String("sessions_ended")
+	outcomeBanned           = keyOutcome.String("banned")
 	outcomeEmailOwned       = keyOutcome.String("email_owned")
 	outcomeLastLogin        = keyOutcome.String("last_login")
 	outcomeWrongCode        = keyOutcome.String("wrong_code")
@@ -143,6 +148,7 @@ var outcomes = []struct {
 	{store.ErrTokenReused, outcomeTokenReused},
 	{store.ErrRateLimited, outcomeRateLimited},
 	{store.ErrSessionsEnded, outcomeSessionsEnded},
+	{store.ErrBanned, outcomeBanned},
 	{store.ErrEmailOwned, outcomeEmailOwned},
 	{store.ErrLastLogin, outcomeLastLogin},
 	{store.ErrWrongCode, outcomeWrongCode},
@@ -622,4 +628,81 @@ func (s *tracedStore) lister() (store.UserLister, error) {
 		return l, nil
 	}
 	return nil, fmt.Errorf("otelauth: the wrapped %T lists no users (store.UserLister): %w", s.inner, errors.ErrUnsupported)
+}
+
+// BanUser implements store.Banner.
+func (s *tracedStore) BanUser(ctx context.Context, userID string, b store.Ban) ([]string, error) {
+	ctx, span := s.start(ctx, "auth.store BanUser")
+	bn, err := s.banner()
+	var r0 []string
+	if err == nil {
+		r0, err = bn.BanUser(ctx, userID, b)
+	}
+	end(span, err)
+	return r0, err
+}
+
+// UnbanUser implements store.Banner.
+func (s *tracedStore) UnbanUser(ctx context.Context, userID string) (store.Ban, error) {
+	ctx, span := s.start(ctx, "auth.store UnbanUser")
+	bn, err := s.banner()
+	var r0 store.Ban
+	if err == nil {
+		r0, err = bn.UnbanUser(ctx, userID)
+	}
+	end(span, err)
+	return r0, err
+}
+
+// banner is the wrapped store's store.Banner, or an error matching
+// errors.ErrUnsupported.
+func (s *tracedStore) banner() (store.Banner, error) {
+	if b, ok := s.inner.(store.Banner); ok {
+		return b, nil
+	}
+	return nil, fmt.Errorf("otelauth: the wrapped %T keeps no bans (store.Banner): %w", s.inner, errors.ErrUnsupported)
+}
+
+// AppendAudit implements store.AuditLog.
+func (s *tracedStore) AppendAudit(ctx context.Context, entries []store.AuditEntry) error {
+	ctx, span := s.start(ctx, "auth.store AppendAudit")
+	a, err := s.auditLog()
+	if err == nil {
+		err = a.AppendAudit(ctx, entries)
+	}
+	end(span, err)
+	return err
+}
+
+// ListAudit implements store.AuditLog.
+func (s *tracedStore) ListAudit(ctx context.Context, q store.AuditQuery) (store.AuditPage, error) {
+	ctx, span := s.start(ctx, "auth.store ListAudit")
+	a, err := s.auditLog()
+	var r0 store.AuditPage
+	if err == nil {
+		r0, err = a.ListAudit(ctx, q)
+	}
+	end(span, err)
+	return r0, err
+}
+
+// PruneAudit implements store.AuditLog.
+func (s *tracedStore) PruneAudit(ctx context.Context, t time.Time) (int64, error) {
+	ctx, span := s.start(ctx, "auth.store PruneAudit")
+	a, err := s.auditLog()
+	var r0 int64
+	if err == nil {
+		r0, err = a.PruneAudit(ctx, t)
+	}
+	end(span, err)
+	return r0, err
+}
+
+// auditLog is the wrapped store's store.AuditLog, or an error matching
+// errors.ErrUnsupported.
+func (s *tracedStore) auditLog() (store.AuditLog, error) {
+	if a, ok := s.inner.(store.AuditLog); ok {
+		return a, nil
+	}
+	return nil, fmt.Errorf("otelauth: the wrapped %T keeps no audit log (store.AuditLog): %w", s.inner, errors.ErrUnsupported)
 }

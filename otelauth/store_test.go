@@ -183,6 +183,53 @@ func TestStoreUserLister(t *testing.T) {
 	}
 }
 
+// The wrapper bans, in a span, where the wrapped store does, and says
+// errors.ErrUnsupported where it does not.
+func TestStoreBanner(t *testing.T) {
+	t.Parallel()
+	m := memstore.New()
+	first := store.Login{LoginKey: store.EmailPasswordKey("ada@example.com"), Email: "ada@example.com", PasswordHash: "x"}
+	if err := m.CreateUser(t.Context(), store.User{ID: "u1", TimeJoined: time.Now()}, first); err != nil {
+		t.Fatal(err)
+	}
+	tel, spans := newTelemetry(t)
+	if _, err := tel.Store(m).(store.Banner).BanUser(t.Context(), "u1", store.Ban{At: time.Now()}); err != nil {
+		t.Errorf("BanUser through the wrapper: %v", err)
+	}
+	if u, _ := m.UserByID(t.Context(), "u1"); u.Ban.At.IsZero() {
+		t.Error("BanUser through the wrapper must reach the wrapped store")
+	}
+	if got := spans.GetSpans(); len(got) != 1 || got[0].Name != "auth.store BanUser" {
+		t.Errorf("spans %v, want auth.store BanUser", got)
+	}
+	plain := tel.Store(struct{ store.Store }{m}).(store.Banner)
+	if _, err := plain.UnbanUser(t.Context(), "u1"); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("UnbanUser through the wrapper of a store that keeps no bans: %v, want errors.ErrUnsupported", err)
+	}
+}
+
+// The wrapper keeps the audit log, in spans, where the wrapped store
+// does, and says errors.ErrUnsupported where it does not.
+func TestStoreAuditLog(t *testing.T) {
+	t.Parallel()
+	m := memstore.New()
+	tel, spans := newTelemetry(t)
+	a := tel.Store(m).(store.AuditLog)
+	if err := a.AppendAudit(t.Context(), []store.AuditEntry{{Time: time.Now(), Kind: "sign_in"}}); err != nil {
+		t.Errorf("AppendAudit through the wrapper: %v", err)
+	}
+	if page, err := m.ListAudit(t.Context(), store.AuditQuery{}); err != nil || len(page.Entries) != 1 {
+		t.Errorf("the wrapped store's log: %+v, %v; want the entry", page, err)
+	}
+	if got := spans.GetSpans(); len(got) != 1 || got[0].Name != "auth.store AppendAudit" {
+		t.Errorf("spans %v, want auth.store AppendAudit", got)
+	}
+	plain := tel.Store(struct{ store.Store }{m}).(store.AuditLog)
+	if _, err := plain.PruneAudit(t.Context(), time.Now()); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("PruneAudit through the wrapper of a store that keeps no log: %v, want errors.ErrUnsupported", err)
+	}
+}
+
 // TestStoreInterfacesKnown fails when package store declares an
 // interface that Store does not know of: an optional interface the
 // library looks for, which the wrapper must pass through (as
@@ -190,7 +237,7 @@ func TestStoreUserLister(t *testing.T) {
 func TestStoreInterfacesKnown(t *testing.T) {
 	known := []string{
 		"Store", "UserStore", "SessionStore", "TokenStore", "KeyStore", // store.Store
-		"LegacyTokenStore", "RateLimitStore", "RoleStore", "UserLister", // optional
+		"LegacyTokenStore", "RateLimitStore", "RoleStore", "UserLister", "Banner", "AuditLog", // optional
 	}
 	files, err := filepath.Glob("../store/*.go")
 	if err != nil || len(files) == 0 {

@@ -77,6 +77,8 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -139,6 +141,10 @@ var (
 	// is not one a UserPage returned: it was cut, altered or made up.
 	// Over HTTP it is a 400; nothing was read.
 	ErrBadCursor = errors.New("store: bad cursor")
+
+	// ErrBanned reports that CreateSession refused a session because its
+	// user is banned (see Banner).
+	ErrBanned = errors.New("store: the user is banned")
 )
 
 // TokenHash is the SHA-256 digest of a secret token. Stores index and
@@ -160,6 +166,30 @@ type User struct {
 	// flight across a reset cannot outlive it. A new user's is zero;
 	// CreateUser ignores the value given.
 	SessionEpoch int64
+	// Ban is the user's ban, the zero Ban when there is none. A Banner
+	// keeps it; other stores leave it zero. CreateUser ignores the value
+	// given.
+	Ban Ban
+}
+
+// A Ban keeps a user from signing in (see Banner).
+type Ban struct {
+	// At is when the ban began; the zero time for no ban.
+	At time.Time
+	// Until is when it ends by itself; the zero time for a ban that lasts
+	// until it is lifted.
+	Until time.Time
+	// Reason is the operator's note, for operators: it is never shown to
+	// the user.
+	Reason string
+	// By is the id of the operator who banned the user, "" for the
+	// application itself.
+	By string
+}
+
+// ActiveAt reports whether the ban holds at t.
+func (b Ban) ActiveAt(t time.Time) bool {
+	return !b.At.IsZero() && (b.Until.IsZero() || t.Before(b.Until))
 }
 
 // Session is a signed-in session of a user: one lineage of refresh tokens,
@@ -198,6 +228,7 @@ const (
 	EndRevoked       EndReason = "revoked"        // the application revoked it
 	EndPasswordReset EndReason = "password_reset" // a password reset ended every session of its user
 	EndTokenTheft    EndReason = "token_theft"    // a superseded refresh token came back (ErrTokenReused)
+	EndBanned        EndReason = "banned"         // an operator banned its user (Banner)
 )
 
 // An EndedError reports that a session exists no more, and why: it ended
@@ -879,6 +910,113 @@ type RateLimitSpend struct {
 	Every time.Duration
 }
 
+// Banner keeps bans, for operators. It is optional: banning needs a Store
+// that implements it (memstore and sqlstore do).
+//
+// A Banner's CreateSession refuses, with ErrBanned, a session whose user
+// is banned at the session's RefreshedAt (the moment it starts), in the
+// same step as its check of the epoch: a sign-in in flight when the ban
+// is made either started its session before, and the ban ends it, or
+// finds the ban. Nothing else of the user changes: their logins, factors
+// and roles stay as they were, and lifting the ban gives back none of the
+// sessions it ended.
+type Banner interface {
+	// BanUser records b as the user's ban, replacing any before, and in
+	// the same step ends every session of the user (EndBanned) and
+	// advances the user's SessionEpoch; it returns the ended sessions'
+	// handles. ErrNotFound if there is no such user.
+	BanUser(ctx context.Context, userID string, b Ban) ([]string, error)
+
+	// UnbanUser lifts the user's ban and returns the ban it lifted, the
+	// zero Ban if there was none (one that had run out is lifted too).
+	// ErrNotFound if there is no such user.
+	UnbanUser(ctx context.Context, userID string) (Ban, error)
+}
+
+// AuditLog keeps the security events of an application (sign-ins and
+// their failures, changes to logins, factors and roles, bans, operators'
+// actions), for operators to read by user and by actor. It is optional:
+// the audit log needs a Store that implements it (memstore and sqlstore
+// do). Entries are never changed; PruneAudit removes the old ones.
+type AuditLog interface {
+	// AppendAudit records the entries, each under an ID of its own
+	// that the store assigns (the entries' IDs are ignored).
+	AppendAudit(ctx context.Context, entries []AuditEntry) error
+
+	// ListAudit returns the page of entries q asks for, newest first, and
+	// the cursor of the next one. ErrBadCursor if q.After is not a cursor
+	// that ListAudit returned.
+	ListAudit(ctx context.Context, q AuditQuery) (AuditPage, error)
+
+	// PruneAudit removes the entries from before t and returns how many
+	// it removed.
+	PruneAudit(ctx context.Context, t time.Time) (int64, error)
+}
+
+// An AuditEntry is one security event. It holds no secret: no password,
+// token, code or key, only who, what, when and from where.
+type AuditEntry struct {
+	// ID is the entry's id, unique in the log, which the store assigns.
+	ID int64
+	// Time is when it happened.
+	Time time.Time
+	// Kind is what happened: an auth.EventKind ("sign_in", ...).
+	Kind string
+	// UserID is the user it happened to, "" when no user is known (a
+	// failed sign-in with an unknown address).
+	UserID string
+	// Actor is who did it: the user themselves, or an operator acting on
+	// the user or as the user; "" when no one is known.
+	Actor string
+	// SessionHandle is the session it happened in, or to.
+	SessionHandle string
+	// Method and ThirdPartyID are the login method or factor it is
+	// about, as auth.Event has them.
+	Method, ThirdPartyID string
+	// Reason says why a session was refused or ended.
+	Reason string
+	// RemoteAddr and UserAgent are the client's, for an event of a
+	// request.
+	RemoteAddr, UserAgent string
+}
+
+// AuditQuery asks for a page of the audit log, newest first. UserID and
+// Actor, when set, keep only the entries of that user, or by that actor.
+type AuditQuery struct {
+	UserID, Actor string
+	// After is AuditPage.Next of the page before, "" for the first page.
+	After string
+	// Limit is the most entries a page holds: DefaultUserPage when zero
+	// or less, at most MaxUserPage.
+	Limit int
+}
+
+// PageSize is the number of entries a page of q holds at most.
+func (q AuditQuery) PageSize() int { return pageSize(q.Limit) }
+
+// AuditPage is a page of the audit log.
+type AuditPage struct {
+	Entries []AuditEntry
+	// Next is the cursor of the next page (AuditQuery.After), or "" if
+	// no entry came after this page when it was read.
+	Next string
+}
+
+// AuditCursor is the cursor of a page that ends with the entry of id, for
+// stores that list by id, newest first; ParseAuditCursor reads it back,
+// or returns ErrBadCursor.
+func AuditCursor(id int64) string { return "a" + strconv.FormatInt(id, 10) }
+
+// ParseAuditCursor reads a cursor that AuditCursor made.
+func ParseAuditCursor(c string) (int64, error) {
+	rest, ok := strings.CutPrefix(c, "a")
+	id, err := strconv.ParseInt(rest, 10, 64)
+	if !ok || err != nil || id <= 0 || AuditCursor(id) != c {
+		return 0, ErrBadCursor
+	}
+	return id, nil
+}
+
 // UserLister lists and counts users, for operators. It is optional: the
 // operators' API needs a Store that implements it (memstore and sqlstore
 // do).
@@ -942,14 +1080,16 @@ type UserQuery struct {
 
 // PageSize is the number of users a page of q holds at most: Limit,
 // within 1 and MaxUserPage, or DefaultUserPage if it is not positive.
-func (q UserQuery) PageSize() int {
+func (q UserQuery) PageSize() int { return pageSize(q.Limit) }
+
+func pageSize(limit int) int {
 	switch {
-	case q.Limit <= 0:
+	case limit <= 0:
 		return DefaultUserPage
-	case q.Limit > MaxUserPage:
+	case limit > MaxUserPage:
 		return MaxUserPage
 	}
-	return q.Limit
+	return limit
 }
 
 // UserPage is a page of users.

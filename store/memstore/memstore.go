@@ -71,6 +71,10 @@ type Store struct {
 
 	// roles holds the roles and who holds them (see roles.go).
 	roles roleRecords
+
+	// audit is the audit log (see audit.go), under a lock of its own:
+	// appending to it never waits for a sign-in.
+	audit auditLog
 }
 
 var _ store.RateLimitStore = (*Store)(nil)
@@ -185,7 +189,7 @@ func (s *Store) addUser(u store.User, first store.Login) (store.Login, error) {
 	if _, ok := s.owners[first.Email]; ok && first.OwnsEmail {
 		return store.Login{}, store.ErrEmailOwned
 	}
-	u.SessionEpoch = 0
+	u.SessionEpoch, u.Ban = 0, store.Ban{}
 	first.SessionEpoch = 0
 	// The caller may reuse its slice; the material must not change under
 	// the store's feet.
@@ -952,6 +956,8 @@ func (s *Store) CreateSession(_ context.Context, sess store.Session, refresh sto
 		return store.ErrNotFound
 	} else if u.SessionEpoch != epoch {
 		return store.ErrSessionsEnded
+	} else if u.Ban.ActiveAt(sess.RefreshedAt) {
+		return store.ErrBanned
 	}
 	if sess.LoginID == "" {
 		sess.LoginID = sess.UserID

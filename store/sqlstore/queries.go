@@ -63,6 +63,7 @@ type queries struct {
 	endSession, endLoginSessions                               string
 	userHandlesForUpdate, deleteUserTokens, deleteUserSessions string
 	endUserSessions, endEpoch                                  string
+	userForUpdate, banUser, unbanUser                          string
 
 	resetUser, resetForUpdate, deleteUserResets       string
 	passwordForUpdate, dropPasskeyCodes, dropPasskeys string
@@ -108,7 +109,7 @@ func newQueries(d Dialect) queries {
 	}
 	q := queries{
 		insertUser: ignore(`INSERT INTO auth_users (id, time_joined) VALUES (?, ?)`, "id"),
-		userByID:   `SELECT id, time_joined, session_epoch FROM auth_users WHERE id = ?`,
+		userByID:   `SELECT ` + userColumns + ` FROM auth_users WHERE id = ?`,
 		userExists: `SELECT 1 FROM auth_users WHERE id = ?` + forUpdate,
 
 		// Any unique key refuses the row: the login's key, its id, or
@@ -232,7 +233,8 @@ func newQueries(d Dialect) queries {
 		// SELECT reads without locking at READ COMMITTED, the lock makes
 		// the read a current one. SQLite has the store's single writer.
 		insertSession: `INSERT INTO auth_sessions (handle, user_id, login_id, created_at, refreshed_at, expires_at, current_hash,
-			factors) SELECT ?, id, ?, ?, ?, ?, ?, ? FROM auth_users WHERE id = ? AND session_epoch = ?` + forShare,
+			factors) SELECT ?, id, ?, ?, ?, ?, ?, ? FROM auth_users WHERE id = ? AND session_epoch = ?
+			AND (banned_at IS NULL OR banned_until <= ?)` + forShare,
 		session: `SELECT ` + sessionColumns + `, end_reason FROM auth_sessions WHERE handle = ?`,
 		userSessions: `SELECT ` + sessionColumns + ` FROM auth_sessions WHERE user_id = ? AND expires_at > ? AND end_reason IS NULL
 			ORDER BY created_at DESC, handle`,
@@ -275,6 +277,11 @@ func newQueries(d Dialect) queries {
 			(SELECT handle FROM auth_sessions WHERE user_id = ?)`,
 		deleteUserSessions: `DELETE FROM auth_sessions WHERE user_id = ?`,
 		endEpoch:           `UPDATE auth_users SET session_epoch = session_epoch + 1 WHERE id = ?`,
+		// A ban (arguments: at, until, reason, by, user) and its lifting
+		// (arguments: user); the session inserts read the columns.
+		userForUpdate: `SELECT ` + userColumns + ` FROM auth_users WHERE id = ?` + forUpdate,
+		banUser:       `UPDATE auth_users SET banned_at = ?, banned_until = ?, ban_reason = ?, banned_by = ? WHERE id = ?`,
+		unbanUser:     `UPDATE auth_users SET banned_at = NULL, banned_until = NULL, ban_reason = NULL, banned_by = NULL WHERE id = ?`,
 
 		resetUser: `SELECT user_id FROM auth_codes WHERE hash = ? AND kind = '` + string(store.CodeReset) + `'`,
 		resetForUpdate: `SELECT user_id, expires_at FROM auth_codes
@@ -374,6 +381,7 @@ func (q *queries) rebind() {
 		&q.insertSession, &q.session, &q.userSessions,
 		&q.rotateCurrent, &q.rotatedSession, &q.rotateCurrentRoles, &q.rotatedSessionRoles, &q.legacyToken, &q.sessionForUpdate, &q.rotate, &q.endTheft,
 		&q.endSession, &q.endLoginSessions, &q.userHandlesForUpdate, &q.endUserSessions, &q.deleteUserTokens, &q.deleteUserSessions, &q.endEpoch,
+		&q.userForUpdate, &q.banUser, &q.unbanUser,
 		&q.insertCode, &q.code, &q.resetUser, &q.resetForUpdate, &q.deleteUserResets,
 		&q.passwordForUpdate, &q.dropPasskeyCodes, &q.dropPasskeys,
 		&q.loginByID, &q.loginByIDForUpdate, &q.loginUser, &q.loginIDTaken, &q.ownerOf, &q.claimEmail, &q.setVerified, &q.releaseEmail, &q.verifyEmail,

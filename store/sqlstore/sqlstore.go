@@ -270,15 +270,33 @@ func (s *Store) loginKeyTaken(ctx context.Context, q querier, l store.Login) (bo
 
 // UserByID implements store.Store.
 func (s *Store) UserByID(ctx context.Context, id string) (store.User, error) {
-	var u store.User
-	var joined int64
-	err := s.db.QueryRowContext(ctx, s.q.userByID, id).Scan(&u.ID, &joined, &u.SessionEpoch)
+	u, err := scanUser(s.db.QueryRowContext(ctx, s.q.userByID, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.User{}, store.ErrNotFound
 	} else if err != nil {
 		return store.User{}, unavailable(fmt.Errorf("sqlstore: reading a user: %w", err))
 	}
+	return u, nil
+}
+
+// userColumns are the columns of a store.User, which scanUser reads.
+const userColumns = "id, time_joined, session_epoch, banned_at, banned_until, ban_reason, banned_by"
+
+func scanUser(row scanner) (store.User, error) {
+	var u store.User
+	var joined int64
+	var at, until sql.NullInt64
+	var reason, by sql.NullString
+	if err := row.Scan(&u.ID, &joined, &u.SessionEpoch, &at, &until, &reason, &by); err != nil {
+		return store.User{}, err
+	}
 	u.TimeJoined = fromMS(joined)
+	if at.Valid {
+		u.Ban = store.Ban{At: fromMS(at.Int64), Reason: reason.String, By: by.String}
+		if until.Valid {
+			u.Ban.Until = fromMS(until.Int64)
+		}
+	}
 	return u, nil
 }
 
@@ -456,7 +474,8 @@ func (s *Store) CreateSession(ctx context.Context, sess store.Session, refresh s
 	var n int64
 	err := s.write(ctx, func(ctx context.Context, q querier) (err error) {
 		n, err = affected(q.ExecContext(ctx, s.q.insertSession, sess.Handle, loginID,
-			ms(sess.CreatedAt), ms(sess.RefreshedAt), ms(sess.ExpiresAt), refresh[:], orNull(sess.Factors), sess.UserID, epoch))
+			ms(sess.CreatedAt), ms(sess.RefreshedAt), ms(sess.ExpiresAt), refresh[:], orNull(sess.Factors), sess.UserID, epoch,
+			ms(sess.RefreshedAt)))
 		return err
 	})
 	if isUniqueViolation(err) {
@@ -467,14 +486,15 @@ func (s *Store) CreateSession(ctx context.Context, sess store.Session, refresh s
 	if n > 0 {
 		return nil
 	}
-	// No row: the user is gone, or its epoch was not epoch.
-	var id string
-	var joined, current int64
-	err = s.db.QueryRowContext(ctx, s.q.userByID, sess.UserID).Scan(&id, &joined, &current)
+	// No row: the user is gone, banned, or its epoch was not epoch.
+	u, err := scanUser(s.db.QueryRowContext(ctx, s.q.userByID, sess.UserID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.ErrNotFound
 	} else if err != nil {
 		return unavailable(fmt.Errorf("sqlstore: creating a session: %w", err))
+	}
+	if u.SessionEpoch == epoch && u.Ban.ActiveAt(sess.RefreshedAt) {
+		return store.ErrBanned
 	}
 	return store.ErrSessionsEnded
 }

@@ -1053,8 +1053,8 @@ func TestUpgradeToUserList(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
 			steps, err := sqlstore.Migrations(b.Dialect)
-			if err != nil || len(steps) == 0 || steps[len(steps)-1].Version != 15 || steps[len(steps)-1].Name != "0015_user_list.sql" {
-				t.Fatalf("Migrations(%v): the last step must be 15, 0015_user_list.sql; got %d steps, %v", b.Dialect, len(steps), err)
+			if err != nil || len(steps) == 0 || !slices.ContainsFunc(steps, func(m sqlstore.Migration) bool { return m.Version == 15 && m.Name == "0015_user_list.sql" }) {
+				t.Fatalf("Migrations(%v): a step must be 15, 0015_user_list.sql; got %d steps, %v", b.Dialect, len(steps), err)
 			}
 			st, old := storeAt(t, b, 14)
 			for i, id := range []string{"u3", "u1", "u2"} {
@@ -1103,6 +1103,74 @@ func TestUpgradeToUserList(t *testing.T) {
 			}
 			if n, err := st.CountUsers(ctx, store.UserQuery{Email: "U2@"}); err != nil || n != 1 {
 				t.Errorf("counting the users from before with an email containing U2@: %d, %v; want 1", n, err)
+			}
+		})
+	}
+}
+
+// TestUpgradeToBans builds a database at schema 15 with a user and a
+// session as that release wrote them, migrates twice, and checks that the
+// user is read back with no ban, keeps their session, and can be banned,
+// which ends it.
+func TestUpgradeToBans(t *testing.T) {
+	for _, b := range sqltest.Backends {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			steps, err := sqlstore.Migrations(b.Dialect)
+			if err != nil || len(steps) == 0 || !slices.ContainsFunc(steps, func(m sqlstore.Migration) bool { return m.Version == 16 && m.Name == "0016_bans.sql" }) {
+				t.Fatalf("Migrations(%v): a step must be 16, 0016_bans.sql; got %d steps, %v", b.Dialect, len(steps), err)
+			}
+			st, old := storeAt(t, b, 15)
+			old.exec(t, `INSERT INTO auth_users (id, time_joined, session_epoch) VALUES ('u1', ?, 0)`, joined.UnixMilli())
+			old.exec(t, `INSERT INTO auth_logins (method, third_party, subject, id, user_id, email, email_verified, email_proven,
+				password_hash, created_at) VALUES (?, '', 'u1@example.com', 'u1', 'u1', 'u1@example.com', ?, ?, 'old-hash', ?)`,
+				store.MethodEmailPassword, false, false, joined.UnixMilli())
+			for range 2 {
+				if err := st.Migrate(ctx); err != nil {
+					t.Fatalf("migrating: %v", err)
+				}
+			}
+			u, err := st.UserByID(ctx, "u1")
+			if err != nil || u.Ban != (store.Ban{}) {
+				t.Fatalf("the user from before: %+v, %v; want no ban", u, err)
+			}
+			sess := store.Session{Handle: "s1", UserID: "u1", LoginID: "u1", CreatedAt: joined, RefreshedAt: joined, ExpiresAt: joined.Add(time.Hour)}
+			if err := st.CreateSession(ctx, sess, store.TokenHash{1}, u.SessionEpoch); err != nil {
+				t.Fatalf("a session for the user from before: %v", err)
+			}
+			if handles, err := st.BanUser(ctx, "u1", store.Ban{At: joined, Reason: "spam"}); err != nil || len(handles) != 1 {
+				t.Fatalf("banning the user from before: %q, %v; want their one session ended", handles, err)
+			}
+			u, _ = st.UserByID(ctx, "u1")
+			if !u.Ban.ActiveAt(joined.Add(time.Minute)) || u.Ban.Reason != "spam" {
+				t.Errorf("the ban after the migration: %+v", u.Ban)
+			}
+		})
+	}
+}
+
+// TestUpgradeToAudit migrates a database at schema 16 twice and checks
+// that Migrations ends with the step and that the log takes and gives
+// back entries.
+func TestUpgradeToAudit(t *testing.T) {
+	for _, b := range sqltest.Backends {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			steps, err := sqlstore.Migrations(b.Dialect)
+			if err != nil || len(steps) == 0 || steps[len(steps)-1].Version != 17 || steps[len(steps)-1].Name != "0017_audit.sql" {
+				t.Fatalf("Migrations(%v): the last step must be 17, 0017_audit.sql; got %d steps, %v", b.Dialect, len(steps), err)
+			}
+			st, _ := storeAt(t, b, 16)
+			for range 2 {
+				if err := st.Migrate(ctx); err != nil {
+					t.Fatalf("migrating: %v", err)
+				}
+			}
+			if err := st.AppendAudit(ctx, []store.AuditEntry{{Time: joined, Kind: "sign_in", UserID: "u1"}}); err != nil {
+				t.Fatalf("AppendAudit after the migration: %v", err)
+			}
+			if page, err := st.ListAudit(ctx, store.AuditQuery{UserID: "u1"}); err != nil || len(page.Entries) != 1 {
+				t.Errorf("ListAudit after the migration: %+v, %v", page, err)
 			}
 		})
 	}

@@ -79,7 +79,7 @@ func newUserListQueries(d Dialect) userListQueries {
 			}
 		}
 		conds = append(conds, filters(bits)...)
-		q.list[bits] = `SELECT id, time_joined, session_epoch FROM auth_users` + whereOf(conds) + order + ` LIMIT ?`
+		q.list[bits] = `SELECT ` + userColumns + ` FROM auth_users` + whereOf(conds) + order + ` LIMIT ?`
 	}
 	for bits := range q.count {
 		q.count[bits] = `SELECT COUNT(*) FROM auth_users` + whereOf(filters(bits))
@@ -139,12 +139,10 @@ func (s *Store) ListUsers(ctx context.Context, q store.UserQuery) (store.UserPag
 	defer rows.Close()
 	var page store.UserPage
 	for rows.Next() {
-		var u store.User
-		var joined int64
-		if err := rows.Scan(&u.ID, &joined, &u.SessionEpoch); err != nil {
+		u, err := scanUser(rows)
+		if err != nil {
 			return store.UserPage{}, unavailable(fmt.Errorf("sqlstore: listing users: %w", err))
 		}
-		u.TimeJoined = fromMS(joined)
 		page.Users = append(page.Users, u)
 	}
 	if err := rows.Err(); err != nil {

@@ -82,6 +82,18 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 			tests []test
 		}{"Roles", roleTests})
 	}
+	if _, ok := probe.(store.AuditLog); ok {
+		groups = append(groups, struct {
+			name  string
+			tests []test
+		}{"Audit", auditTests})
+	}
+	if _, ok := probe.(store.Banner); ok {
+		groups = append(groups, struct {
+			name  string
+			tests []test
+		}{"Bans", banTests})
+	}
 	if _, ok := probe.(store.UserLister); ok {
 		groups = append(groups, struct {
 			name  string
