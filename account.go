@@ -184,7 +184,7 @@ func (a *Auth) restart(ctx context.Context, old store.Session) (issued, error) {
 	by.SessionEpoch = u.SessionEpoch
 	s := store.Session{UserID: old.UserID, LoginID: by.ID, CreatedAt: old.CreatedAt, Factors: old.Factors}
 	t, err := a.startSession(ctx, &s, by)
-	if errors.Is(err, store.ErrSessionsEnded) {
+	if errors.Is(err, store.ErrSessionsEnded) || errors.Is(err, store.ErrBanned) {
 		return issued{}, errRevoked
 	}
 	return t, err

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -33,6 +34,7 @@ type Auth struct {
 	parser      *jwt.Parser
 	refreshPath string
 	outbox      *outbox
+	audit       *auditWriter // nil without Config.Audit
 	xorigin     *http.CrossOriginProtection
 	routes      map[string]kit.Route // built once by New
 	// The recipes in packages of their own that Config turns on; nil
@@ -134,6 +136,9 @@ func New(cfg Config) (*Auth, error) {
 		return nil, err
 	}
 	a.routes = a.routeTable()
+	if cfg.Audit.Enabled {
+		a.audit = newAuditWriter(&a.cfg, cfg.Store.(store.AuditLog))
+	}
 	return a, nil
 }
 
@@ -252,6 +257,15 @@ func (a *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // ctx's error. Call it when the server shuts down, after http.Server's
 // Shutdown. The session endpoints keep working after Close.
 func (a *Auth) Close(ctx context.Context) error {
+	err := a.closeOutbox(ctx)
+	if a.audit != nil {
+		err = errors.Join(err, a.audit.close(ctx))
+	}
+	return err
+}
+
+// closeOutbox stops the outbox: see Close.
+func (a *Auth) closeOutbox(ctx context.Context) error {
 	o := a.outbox
 	o.mu.Lock()
 	if o.closed {

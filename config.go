@@ -188,6 +188,9 @@ type Config struct {
 	// rules. Default nil: off.
 	Roles Recipe
 
+	// Audit turns on the audit log; see AuditConfig. Default off.
+	Audit AuditConfig
+
 	// MFA configures multi-factor authentication: TOTP and passkeys as
 	// second factors, recovery codes. The zero value means off.
 	MFA MFAConfig
@@ -428,6 +431,9 @@ func (cfg *Config) setFeatureDefaults() error {
 	cfg.ThirdParty.Providers = slices.Clone(cfg.ThirdParty.Providers)
 	cfg.ThirdParty.RedirectURIs = slices.Clone(cfg.ThirdParty.RedirectURIs)
 	if err := cfg.TokenClaims.check(); err != nil {
+		return err
+	}
+	if err := cfg.Audit.setDefaults(cfg.Store); err != nil {
 		return err
 	}
 	return cfg.MFA.setDefaults(cfg)

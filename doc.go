@@ -303,7 +303,9 @@
 // The Go API is for the application's own code: it reads users
 // ([Auth.UserByID], [Auth.UserByEmail]), lists and counts them for
 // operators ([Auth.ListUsers], [Auth.CountUsers], with a Store that is a
-// [store.UserLister]), lists and ends their sessions
+// [store.UserLister]), bans them and lifts bans ([Auth.BanUser],
+// [Auth.UnbanUser], with a [store.Banner]), reads the audit log
+// ([Auth.AuditLog], with [Config.Audit]), lists and ends their sessions
 // ([Auth.Sessions], [Auth.RevokeSession], [Auth.RevokeAllSessions]),
 // changes their login methods ([Auth.SetEmailVerified], [Auth.Unlink])
 // and their second factors ([Auth.SecondFactors], [Auth.RequireFactors],
@@ -476,7 +478,13 @@
 //   - [EventRecoveryCodesCreated] (recovery_codes_created): a new set of
 //     recovery codes, which voids the old;
 //   - [EventRecoveryCodeUsed] (recovery_code_used): a recovery code
-//     completed a second factor.
+//     completed a second factor;
+//   - [EventUserBanned] (user_banned): [Auth.BanUser] banned a user and
+//     ended their sessions (an [EventSessionRevoked] each);
+//     [Event.Operator] names who;
+//   - [EventUserUnbanned] (user_unbanned): [Auth.UnbanUser] lifted a ban;
+//   - [EventSignInBanned] (sign_in_banned): a banned user proved who they
+//     are and was refused a session.
 //
 // # Security model
 //

@@ -66,6 +66,7 @@ const (
 	ReasonRevoked        Reason = "revoked"         // ended by the Go API, account linking or a passkey change, or its user deleted
 	ReasonPasswordReset  Reason = "password_reset"  // a password reset ended every session of its user
 	ReasonTokenTheft     Reason = "token_theft"     // it was ended earlier because a superseded refresh token came back
+	ReasonBanned         Reason = "banned"          // its user was banned (BanUser)
 
 	// A superseded refresh token came back and the session has just been
 	// ended: the answer is "token theft detected". Which token it was
@@ -134,6 +135,8 @@ func endedError(why store.EndReason) *SessionError {
 		reason = ReasonPasswordReset
 	case store.EndTokenTheft:
 		reason = ReasonTokenTheft
+	case store.EndBanned:
+		reason = ReasonBanned
 	}
 	return &SessionError{Reason: reason, answer: ErrUnauthorized}
 }
@@ -146,7 +149,7 @@ func sessionEnded(err error) bool {
 		return false
 	}
 	switch se.Reason {
-	case ReasonRevoked, ReasonSignedOut, ReasonPasswordReset, ReasonTokenTheft, ReasonSessionExpired:
+	case ReasonRevoked, ReasonSignedOut, ReasonPasswordReset, ReasonTokenTheft, ReasonSessionExpired, ReasonBanned:
 		return true
 	}
 	return false

@@ -35,6 +35,11 @@ type Event struct {
 	// Reason says why a session was refused or ended: set for
 	// EventSessionRefused and EventTokenTheft.
 	Reason Reason
+	// Operator is the id of the operator who acted: set for what an
+	// operator does to a user (EventUserBanned, EventUserUnbanned, ...)
+	// and for every event of a session an operator started as the user
+	// (see Impersonate).
+	Operator string
 }
 
 // EventKind names what happened.
@@ -75,6 +80,10 @@ const (
 	EventMFALocked             EventKind = "mfa_locked"                   // wrong codes in a row locked a user's TOTP
 	EventRecoveryCodesCreated  EventKind = "recovery_codes_created"       // a new set, which voids the old
 	EventRecoveryCodeUsed      EventKind = "recovery_code_used"
+
+	EventUserBanned   EventKind = "user_banned"    // BanUser; every session of the user ended (EventSessionRevoked each)
+	EventUserUnbanned EventKind = "user_unbanned"  // UnbanUser lifted a ban
+	EventSignInBanned EventKind = "sign_in_banned" // a banned user proved who they are and was refused a session
 )
 
 // emit logs an event and passes it to the hook.
@@ -108,6 +117,9 @@ func (a *Auth) emit(ctx context.Context, r *http.Request, e Event) {
 		if e.Kind == EventSessionRefused {
 			a.cfg.Metrics.CountRefusal(e.Reason)
 		}
+	}
+	if a.audit != nil && audited(e.Kind) {
+		a.audit.add(auditEntry(&e))
 	}
 	if a.cfg.OnEvent != nil {
 		a.cfg.OnEvent(ctx, e)
@@ -152,6 +164,9 @@ func logEvent(ctx context.Context, l *slog.Logger, level slog.Level, e *Event) {
 	}
 	if e.Reason != "" {
 		attrs = append(attrs, slog.String("reason", string(e.Reason)))
+	}
+	if e.Operator != "" {
+		attrs = append(attrs, slog.String("operator", e.Operator))
 	}
 	l.LogAttrs(ctx, level, "auth event", attrs...)
 }

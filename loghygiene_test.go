@@ -94,6 +94,7 @@ func lhRunFlows(t *testing.T, m authtest.Mode, v lhVariant) {
 	cfg.ThirdParty.Providers = f.idp.providers
 	cfg.EmailVerification.Mode = emailverification.Optional
 	cfg.EmailChange.Enabled = true
+	cfg.Audit.Enabled = true
 	cfg.Store = f.st
 	cfg.Logger = slog.New(&lhHandler{sink: f.sink})
 	cfg.OnEvent = f.events.record
@@ -731,7 +732,7 @@ func (f *lhFlow) checkCoverage() {
 func (f *lhFlow) checkNoLeaks() {
 	f.t.Helper()
 	spans := f.spanRecords()
-	for _, leak := range lhLeaks(append(f.sink.since(0), spans...), f.secrets) {
+	for _, leak := range lhLeaks(append(append(f.sink.since(0), spans...), f.auditRecords()...), f.secrets) {
 		f.t.Error(leak)
 	}
 	routes := 0
@@ -866,6 +867,40 @@ func (st *spanTrace) text(t *testing.T, servers ...*authtest.Server) string {
 		t.Errorf("no span of a request: the flows did not go through otelauth")
 	}
 	return b.String()
+}
+
+// auditRecords reads the whole audit log, each entry as a record, and
+// checks that it holds every event but the routine ones reported before.
+func (f *lhFlow) auditRecords() []lhRecord {
+	f.t.Helper()
+	audited := 0
+	for _, e := range f.events.since(0) {
+		switch e.Kind {
+		case auth.EventRefresh, auth.EventRefreshThrottled, auth.EventSessionRefused:
+		default:
+			audited++
+		}
+	}
+	var recs []lhRecord
+	q := store.AuditQuery{Limit: store.MaxUserPage}
+	for {
+		page, err := f.s.Auth.AuditLog(f.t.Context(), q)
+		if err != nil {
+			f.t.Fatalf("reading the audit log: %v", err)
+		}
+		for _, e := range page.Entries {
+			b, _ := json.Marshal(e)
+			recs = append(recs, lhRecord{Message: "audit entry " + e.Kind, JSON: string(b)})
+		}
+		if page.Next == "" {
+			break
+		}
+		q.After = page.Next
+	}
+	if len(recs) < audited {
+		f.t.Errorf("the audit log holds %d entries for %d events that are not routine", len(recs), audited)
+	}
+	return recs
 }
 
 // lhGenericSecrets are prefixes of password hashes: no record may hold one,
@@ -1513,7 +1548,7 @@ func lhPasswordless(t *testing.T, m authtest.Mode, linking bool) {
 	}
 	texts := &lhTexts{}
 	cfg := auth.Config{
-		Store: f.st, Logger: slog.New(&lhHandler{sink: f.sink}), OnEvent: f.events.record,
+		Store: f.st, Logger: slog.New(&lhHandler{sink: f.sink}), OnEvent: f.events.record, Audit: auth.AuditConfig{Enabled: true},
 		AccountLinking: linking, CheckSessionInStore: linking,
 		Passwordless: passwordless.Config{Flow: passwordless.CodeAndLink, TextSender: texts},
 	}
@@ -1888,7 +1923,7 @@ func lhPasskeys(t *testing.T, m authtest.Mode, linking bool) {
 		st:      &lhStore{Store: memstore.New()},
 	}
 	cfg := auth.Config{
-		Store: f.st, Logger: slog.New(&lhHandler{sink: f.sink}), OnEvent: f.events.record,
+		Store: f.st, Logger: slog.New(&lhHandler{sink: f.sink}), OnEvent: f.events.record, Audit: auth.AuditConfig{Enabled: true},
 		AccountLinking: linking, CheckSessionInStore: linking,
 	}
 	cfg.Email.Mailer = f.mail
@@ -2250,7 +2285,7 @@ func lhMFA(t *testing.T, m authtest.Mode, sealed bool) {
 		st:      &lhStore{Store: memstore.New()},
 	}
 	cfg := auth.Config{
-		Store: f.st, Logger: slog.New(&lhHandler{sink: f.sink}), OnEvent: f.events.record,
+		Store: f.st, Logger: slog.New(&lhHandler{sink: f.sink}), OnEvent: f.events.record, Audit: auth.AuditConfig{Enabled: true},
 		CheckSessionInStore: sealed,
 		MFA:                 auth.MFAConfig{Required: []string{auth.FactorTOTP}},
 	}

@@ -57,8 +57,9 @@ func (a *Auth) firstFactorAllowed(w http.ResponseWriter, factor string) bool {
 // signedIn starts a session for u, who has just proved who they are with
 // the login by, and answers the sign-in: the user object, and the tokens
 // in the transfer mode the request asks for. Every sign-in route ends
-// here. factor is the factor the sign-in completed (see factorOf).
-func (a *Auth) signedIn(w http.ResponseWriter, r *http.Request, u store.User, logins []store.Login, by store.Login, created *bool, factor string) {
+// here. factor is the factor the sign-in completed (see factorOf), and
+// notAllowed the status that refuses it, for a banned user.
+func (a *Auth) signedIn(w http.ResponseWriter, r *http.Request, u store.User, logins []store.Login, by store.Login, created *bool, factor, notAllowed string) {
 	var claim []byte
 	if a.mfaOn() {
 		sf, err := a.secondFactors(r.Context(), u.ID)
@@ -76,6 +77,10 @@ func (a *Auth) signedIn(w http.ResponseWriter, r *http.Request, u store.User, lo
 		a.cfg.Logger.LogAttrs(r.Context(), slog.LevelInfo, "auth: sign-in refused: the user's sessions were ended meanwhile",
 			slog.String("user_id", u.ID))
 		wire.GeneralError(w, msgSessionsEnded)
+		return
+	}
+	if errors.Is(err, store.ErrBanned) {
+		a.refuseBanned(w, r, by, notAllowed)
 		return
 	}
 	if err != nil {
@@ -169,7 +174,7 @@ func (a *Auth) signInUp(w http.ResponseWriter, r *http.Request, s kit.SignIn) {
 	if s.NoCreated {
 		created = nil
 	}
-	a.signedIn(w, r, res.user, res.logins, res.login, created, s.Factor)
+	a.signedIn(w, r, res.user, res.logins, res.login, created, s.Factor, s.NotAllowed)
 }
 
 // provenSignedIn starts a session for the holder of p.Login, a login
@@ -208,7 +213,7 @@ func (a *Auth) provenSignedIn(w http.ResponseWriter, r *http.Request, p kit.Prov
 			}
 		}
 	}
-	a.signedIn(w, r, u, logins, l, nil, p.Factor)
+	a.signedIn(w, r, u, logins, l, nil, p.Factor, p.NotAllowed)
 }
 
 // userOfLogin reads the user of l and the user's logins, with l as

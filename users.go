@@ -28,6 +28,9 @@ type User struct {
 	TimeJoined time.Time
 	// LoginMethods are the ways the user signs in, oldest first.
 	LoginMethods []LoginMethod
+	// Ban is the user's ban (see BanUser), the zero Ban if there is none;
+	// one that has run out (Ban.ActiveAt) stays until it is lifted.
+	Ban Ban
 }
 
 // LoginMethod is one way a user signs in.
@@ -106,7 +109,7 @@ func (a *Auth) UserByID(ctx context.Context, id string) (User, error) {
 			methods[i].ThirdPartyID, methods[i].ThirdPartyUserID = l.ThirdParty, l.Subject
 		}
 	}
-	return User{ID: u.ID, Email: primaryEmail(logins), TimeJoined: u.TimeJoined, LoginMethods: methods}, nil
+	return User{ID: u.ID, Email: primaryEmail(logins), TimeJoined: u.TimeJoined, LoginMethods: methods, Ban: u.Ban}, nil
 }
 
 // UserByEmail returns the user who signs in with an email and a password

@@ -1,0 +1,110 @@
+package auth_test
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/store"
+	"github.com/latchkit/auth/store/memstore"
+)
+
+// auditKinds pages through the log q asks for and returns its kinds,
+// newest first, with the entries.
+func auditKinds(t *testing.T, a *auth.Auth, q store.AuditQuery) ([]string, []store.AuditEntry) {
+	t.Helper()
+	var kinds []string
+	var entries []store.AuditEntry
+	for {
+		page, err := a.AuditLog(t.Context(), q)
+		if err != nil {
+			t.Fatalf("AuditLog(%+v): %v", q, err)
+		}
+		for _, e := range page.Entries {
+			kinds = append(kinds, e.Kind)
+		}
+		entries = append(entries, page.Entries...)
+		if page.Next == "" {
+			return kinds, entries
+		}
+		q.After = page.Next
+	}
+}
+
+// The audit log holds a user's security events, newest first, by user
+// and by actor: their sign-up (which signs in), a failed and a good
+// sign-in with the
+// client's address and User-Agent, and an operator's ban with the
+// sessions it ended, which name the operator. A refresh is routine and
+// not there.
+func TestAuditLog(t *testing.T) {
+	mfModes(t, func(t *testing.T, m authtest.Mode) {
+		s := authtest.NewServer(t, auth.Config{Audit: auth.AuditConfig{Enabled: true}})
+		email := s.NewEmail()
+		c := s.NewClient(m)
+		c.Header.Set("User-Agent", "audit-test/1.0")
+		uid := wantOK(t, "sign-up", c.SignUp(email, authtest.Password))
+		wrong := s.NewClient(m).SignIn(email, "not the password 1")
+		if wrong.Status != "WRONG_CREDENTIALS_ERROR" {
+			t.Fatalf("a wrong password: %d %s", wrong.StatusCode, wrong.Body)
+		}
+		wantOK(t, "sign-in", c.SignIn(email, authtest.Password))
+		if res := c.Refresh(); res.StatusCode != 200 {
+			t.Fatalf("refresh: %d %s", res.StatusCode, res.Body)
+		}
+		if err := s.Auth.BanUser(t.Context(), uid, auth.Ban{Reason: "spam", By: "op-1"}); err != nil {
+			t.Fatal(err)
+		}
+
+		kinds, entries := auditKinds(t, s.Auth, store.AuditQuery{UserID: uid, Limit: 2})
+		want := []string{"user_banned", "session_revoked", "session_revoked", "sign_in", "sign_in_failed", "sign_in", "sign_up"}
+		if !slices.Equal(kinds, want) {
+			t.Errorf("the user's entries: %v, want %v", kinds, want)
+		}
+		signIn := entries[3]
+		if signIn.Actor != uid || signIn.SessionHandle == "" || signIn.RemoteAddr == "" || signIn.UserAgent != "audit-test/1.0" ||
+			signIn.Method != store.MethodEmailPassword || !signIn.Time.Equal(s.Clock.Now()) {
+			t.Errorf("the sign-in's entry: %+v", signIn)
+		}
+		byOp, opEntries := auditKinds(t, s.Auth, store.AuditQuery{Actor: "op-1"})
+		if !slices.Equal(byOp, want[:3]) || opEntries[0].UserID != uid {
+			t.Errorf("the entries by the operator: %v, want %v about %s", byOp, want[:3], uid)
+		}
+	})
+}
+
+// Entries older than AuditConfig.Keep are removed when an instance
+// starts (and hourly after).
+func TestAuditLogKeep(t *testing.T) {
+	st := memstore.New()
+	clock := authtest.NewClock(authtest.Start)
+	cfg := auth.Config{Store: st, Now: clock.Now, Audit: auth.AuditConfig{Enabled: true, Keep: time.Hour}}
+	s := authtest.NewServer(t, cfg)
+	_, u := s.SignedIn(authtest.Header)
+	if kinds, _ := auditKinds(t, s.Auth, store.AuditQuery{UserID: u.ID}); len(kinds) != 2 {
+		t.Fatalf("entries after sign-up and sign-in: %v", kinds)
+	}
+	clock.Advance(2 * time.Hour)
+	later := authtest.NewServer(t, cfg)
+	wantOK(t, "a sign-in later", later.NewClient(authtest.Header).SignIn(u.Email, authtest.Password))
+	kinds, _ := auditKinds(t, later.Auth, store.AuditQuery{UserID: u.ID})
+	if !slices.Equal(kinds, []string{"sign_in"}) {
+		t.Errorf("entries after two hours, with Keep an hour: %v, want the new sign-in only", kinds)
+	}
+}
+
+// Config.Audit needs a Store that keeps an audit log, and AuditLog says
+// so when it is off.
+func TestAuditLogConfig(t *testing.T) {
+	_, err := auth.New(auth.Config{Store: struct{ store.Store }{memstore.New()}, Audit: auth.AuditConfig{Enabled: true}})
+	if err == nil {
+		t.Error("New with Config.Audit and a Store that keeps no log: no error")
+	}
+	s := authtest.NewServer(t, auth.Config{})
+	if _, err := s.Auth.AuditLog(t.Context(), store.AuditQuery{}); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("AuditLog with the log off: %v, want errors.ErrUnsupported", err)
+	}
+}
