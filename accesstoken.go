@@ -323,5 +323,6 @@ func (a *Auth) parseAccess(ctx context.Context, tok string) (*verifiedToken, err
 	if err := a.readClaims(vt, tok); err != nil {
 		return nil, err
 	}
+	vt.session.Operator, _ = vt.parsed[claimImp].(string)
 	return vt, nil
 }

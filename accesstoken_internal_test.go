@@ -25,7 +25,7 @@ type jsonClaims struct {
 }
 
 // kernelClaims are the names of the claims New registers, in order.
-var kernelClaims = []string{"st-ev", "st-mfa", "st-fresh"} // st-fresh is in no token
+var kernelClaims = []string{"st-ev", "st-mfa", "st-fresh", "st-imp"} // st-fresh is in no token; st-imp only with Config.Impersonation
 
 // claims is jc's accessClaims carrying its claims, encoded as their
 // features encode them.

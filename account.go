@@ -88,17 +88,22 @@ type freshReason struct {
 
 // checkFresh passes the session of vt if it completed a factor within d.
 func (a *Auth) checkFresh(ctx context.Context, vt *verifiedToken, d time.Duration) error {
+	secs := int64(d / time.Second)
+	reason := freshReason{
+		Message:         "Sign-in not fresh: no factor completed within " + strconv.FormatInt(secs, 10) + " seconds",
+		MaxAgeInSeconds: secs,
+	}
+	if vt.session.Operator != "" {
+		// An operator acting as the user signed in as nobody.
+		reason.Message = msgImpersonating
+		return &ClaimError{Claim: claimFresh, Message: reason.Message, Reason: reason}
+	}
 	at, err := a.lastFactorAt(ctx, vt)
 	if err != nil {
 		return err
 	}
 	if a.cfg.Now().Sub(at) <= d {
 		return nil
-	}
-	secs := int64(d / time.Second)
-	reason := freshReason{
-		Message:         "Sign-in not fresh: no factor completed within " + strconv.FormatInt(secs, 10) + " seconds",
-		MaxAgeInSeconds: secs,
 	}
 	return &ClaimError{Claim: claimFresh, Message: reason.Message, Reason: reason}
 }
@@ -107,6 +112,9 @@ func (a *Auth) checkFresh(ctx context.Context, vt *verifiedToken, d time.Duratio
 // within Config.FreshSignIn, or answers the request itself with the
 // fresh sign-in's refusal.
 func (a *Auth) signedInRecently(w http.ResponseWriter, r *http.Request, vt *verifiedToken) bool {
+	if a.refuseImpersonation(w, vt) {
+		return false
+	}
 	if err := a.checkFresh(r.Context(), vt, a.cfg.FreshSignIn); err != nil {
 		a.failSession(w, r, err)
 		return false

@@ -83,7 +83,7 @@ func New(cfg Config) (*Auth, error) {
 		outbox:      newOutbox(cfg.Email.QueueSize, cfg.Email.Attempts, cfg.Email.Timeout, time.Second),
 		xorigin:     xorigin,
 	}
-	for _, c := range []tokenClaim{verifiedEmailClaim{a}, factorsClaim{a}, freshClaim{a}} { // claimEV, claimMFA, and st-fresh
+	for _, c := range []tokenClaim{verifiedEmailClaim{a}, factorsClaim{a}, freshClaim{a}, impersonationClaim{a}} { // claimEV, claimMFA, st-fresh, claimImp
 		if err := a.registerClaim(c); err != nil {
 			panic(err) // the kernel's own claims
 		}

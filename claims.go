@@ -84,6 +84,8 @@ func newClaimError(claim string, reason wire.ClaimReason) *ClaimError {
 const (
 	claimEV  = iota // st-ev, email verification's
 	claimMFA        // st-mfa, MFA's
+	_               // st-fresh, the fresh sign-in's
+	claimImp        // st-imp, impersonation's
 )
 
 // claimValues are the JSON values of a token's claims, at their claims'

@@ -191,6 +191,10 @@ type Config struct {
 	// Audit turns on the audit log; see AuditConfig. Default off.
 	Audit AuditConfig
 
+	// Impersonation lets operators act as a user; see
+	// ImpersonationConfig. Default off.
+	Impersonation ImpersonationConfig
+
 	// MFA configures multi-factor authentication: TOTP and passkeys as
 	// second factors, recovery codes. The zero value means off.
 	MFA MFAConfig
@@ -434,6 +438,9 @@ func (cfg *Config) setFeatureDefaults() error {
 		return err
 	}
 	if err := cfg.Audit.setDefaults(cfg.Store); err != nil {
+		return err
+	}
+	if err := cfg.Impersonation.setDefaults(cfg.Store); err != nil {
 		return err
 	}
 	return cfg.MFA.setDefaults(cfg)

@@ -305,7 +305,9 @@
 // operators ([Auth.ListUsers], [Auth.CountUsers], with a Store that is a
 // [store.UserLister]), bans them and lifts bans ([Auth.BanUser],
 // [Auth.UnbanUser], with a [store.Banner]), reads the audit log
-// ([Auth.AuditLog], with [Config.Audit]), lists and ends their sessions
+// ([Auth.AuditLog], with [Config.Audit]), acts as them for a while
+// ([Auth.Impersonate], [Auth.StopImpersonating], with
+// [Config.Impersonation]), lists and ends their sessions
 // ([Auth.Sessions], [Auth.RevokeSession], [Auth.RevokeAllSessions]),
 // changes their login methods ([Auth.SetEmailVerified], [Auth.Unlink])
 // and their second factors ([Auth.SecondFactors], [Auth.RequireFactors],
@@ -484,7 +486,12 @@
 //     [Event.Operator] names who;
 //   - [EventUserUnbanned] (user_unbanned): [Auth.UnbanUser] lifted a ban;
 //   - [EventSignInBanned] (sign_in_banned): a banned user proved who they
-//     are and was refused a session.
+//     are and was refused a session;
+//   - [EventImpersonationStarted] (impersonation_started): an operator
+//     started a session as a user ([Auth.Impersonate]); every event of
+//     that session names the operator in [Event.Operator];
+//   - [EventImpersonationEnded] (impersonation_ended): the operator ended
+//     it ([Auth.StopImpersonating]), or its time ran out.
 //
 // # Security model
 //

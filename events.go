@@ -84,6 +84,9 @@ const (
 	EventUserBanned   EventKind = "user_banned"    // BanUser; every session of the user ended (EventSessionRevoked each)
 	EventUserUnbanned EventKind = "user_unbanned"  // UnbanUser lifted a ban
 	EventSignInBanned EventKind = "sign_in_banned" // a banned user proved who they are and was refused a session
+
+	EventImpersonationStarted EventKind = "impersonation_started" // Impersonate: an operator's session as the user
+	EventImpersonationEnded   EventKind = "impersonation_ended"   // StopImpersonating
 )
 
 // emit logs an event and passes it to the hook.

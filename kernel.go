@@ -161,7 +161,7 @@ func (k kernel) SessionLogin(w http.ResponseWriter, r *http.Request) (kit.Sessio
 func (k kernel) FactorSession(w http.ResponseWriter, r *http.Request) (kit.FactorSession, bool) {
 	if k.a.mfaOn() {
 		vt, m, logins, sf, ok := k.a.sessionForFactors(w, r)
-		if !ok {
+		if !ok || k.a.refuseImpersonation(w, vt) {
 			return nil, false
 		}
 		return &factorSession{k.session(vt, m), k.a, logins, sf}, true
@@ -173,6 +173,9 @@ func (k kernel) FactorSession(w http.ResponseWriter, r *http.Request) (kit.Facto
 	}
 	if err != nil {
 		k.a.failSession(w, r, err)
+		return nil, false
+	}
+	if k.a.refuseImpersonation(w, vt) {
 		return nil, false
 	}
 	return &factorSession{k.session(vt, m), k.a, logins, &secondFactors{}}, true
@@ -403,6 +406,9 @@ func (k kernel) AddressesVerified(w http.ResponseWriter, s kit.FactorSession) bo
 
 func (k kernel) EndOtherSessions(w http.ResponseWriter, r *http.Request, s kit.Session) {
 	ks := kitSessionOf(s)
+	if k.a.refuseImpersonation(w, ks.vt) {
+		return
+	}
 	k.a.carryOn(w, r, ks.vt, ks.m)
 }
 

@@ -139,6 +139,9 @@ func (c *MFAConfig) checkFirstFactors(available []string) error {
 type mfaClaim struct {
 	Done map[string]int64 `json:"c"`
 	Met  bool             `json:"v"`
+	// Imp marks a session an operator started as the user (Impersonate),
+	// which completed no factor and is held to none.
+	Imp *impersonation `json:"imp,omitempty"`
 }
 
 // encode returns the claim's JSON: encoding/json sorts the map's keys, so
@@ -268,6 +271,9 @@ func (fc factorsClaim) atRefresh(ctx context.Context, s store.Session, _ time.Ti
 		return nil
 	}
 	c, err := decodeClaim(s.Factors)
+	if err == nil && c.Imp != nil {
+		return s.Factors
+	}
 	if err == nil {
 		var req []string
 		if req, err = a.requiredOf(ctx, s.UserID); err == nil {

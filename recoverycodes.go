@@ -70,7 +70,7 @@ func recoveryCodeHash(code string) string {
 // session that has met its MFA requirement may ask.
 func (a *Auth) handleNewRecoveryCodes(w http.ResponseWriter, r *http.Request) {
 	vt, _, _, _, ok := a.sessionForFactors(w, r)
-	if !ok {
+	if !ok || a.refuseImpersonation(w, vt) {
 		return
 	}
 	if !vt.mfaMet() {

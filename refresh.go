@@ -90,15 +90,21 @@ func (a *Auth) handleRefresh(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	exp, operator, over := a.accessEnd(s, now)
+	if over {
+		a.endImpersonation(ctx, r, s, operator)
+		a.refuseRefresh(w, r, errSessionExpired)
+		return
+	}
 	claims := a.claimsAtRefresh(ctx, res, now)
-	t, err := a.issueAccess(key, s, now, now.Add(a.cfg.AccessTokenLifetime), &claims)
+	t, err := a.issueAccess(key, s, now, exp, &claims)
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
 	t.refresh = next
 	body := a.putTokens(w, m, t, true)
-	a.emit(ctx, r, Event{Kind: EventRefresh, UserID: s.UserID, SessionHandle: s.Handle})
+	a.emit(ctx, r, Event{Kind: EventRefresh, UserID: s.UserID, SessionHandle: s.Handle, Operator: operator})
 	writeRefreshed(w, body)
 }
 

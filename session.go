@@ -23,6 +23,9 @@ type Session struct {
 	TokenID   string    // "jti": unique per access token
 	IssuedAt  time.Time // "iat"
 	ExpiresAt time.Time // "exp": when the access token stops working
+	// Operator is the id of the operator who started the session as the
+	// user ("st-imp", see Impersonate), "" for the user's own session.
+	Operator string
 }
 
 type sessionKey struct{}
@@ -306,7 +309,8 @@ func (a *Auth) startSession(ctx context.Context, s *store.Session, by store.Logi
 		return issued{}, err
 	}
 	claims := a.claimsAtSignIn(ctx, *s, by, now)
-	t, err := a.issueAccess(key, *s, now, now.Add(a.cfg.AccessTokenLifetime), &claims)
+	exp, _, _ := a.accessEnd(*s, now)
+	t, err := a.issueAccess(key, *s, now, exp, &claims)
 	if err != nil {
 		return issued{}, err
 	}
@@ -330,7 +334,7 @@ func (a *Auth) handleSignOut(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.clearTokens(w, m == modeCookie, m != modeCookie)
-	a.emit(r.Context(), r, Event{Kind: EventSignOut, UserID: s.UserID, SessionHandle: s.Handle})
+	a.emit(r.Context(), r, Event{Kind: EventSignOut, UserID: s.UserID, SessionHandle: s.Handle, Operator: s.Operator})
 	wire.JSON(w, http.StatusOK, wire.OK)
 }
 

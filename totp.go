@@ -48,7 +48,7 @@ func (a *Auth) handleCreateTOTPDevice(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	vt, _, logins, sf, ok := a.sessionForFactors(w, r)
-	if !ok {
+	if !ok || a.refuseImpersonation(w, vt) {
 		return
 	}
 	if !a.mayAddFactor(vt.mfaMet(), FactorTOTP, sf, logins) {
@@ -176,7 +176,7 @@ func (a *Auth) handleRemoveTOTPDevice(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	vt, _, logins, _, ok := a.sessionForFactors(w, r)
-	if !ok {
+	if !ok || a.refuseImpersonation(w, vt) {
 		return
 	}
 	existed, wasVerified, err := a.removeTOTPDevice(r.Context(), vt, logins, *req.DeviceName)
@@ -426,7 +426,7 @@ func (a *Auth) handleVerifyTOTPDevice(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	vt, m, logins, sf, ok := a.sessionForFactors(w, r)
-	if !ok {
+	if !ok || a.refuseImpersonation(w, vt) {
 		return
 	}
 	if i := sf.device(device); (i < 0 || !sf.TOTP[i].Verified) && !a.mayAddFactor(vt.mfaMet(), FactorTOTP, sf, logins) {
