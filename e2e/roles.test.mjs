@@ -25,7 +25,7 @@ import { serveApp } from "./authreact/server.mjs";
 const PASSWORD = "correct horse 7 battery";
 
 // What the demo gives an admin (examples/demo/admins.go).
-const ADMIN_PERMISSIONS = ["users:read", "users:write"];
+const ADMIN_PERMISSIONS = ["users:impersonate", "users:read", "users:write"];
 
 // The English texts of the auth-react translation keys the tests look for
 // (lib/build/sessionprebuiltui.js defaultTranslationsSession,

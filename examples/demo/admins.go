@@ -17,7 +17,7 @@ import (
 
 // demoPermissions are every permission the demo defines: the role admin
 // has them all.
-var demoPermissions = []string{"users:read", "users:write"}
+var demoPermissions = []string{impersonatePermission, "users:read", "users:write"}
 
 // adminFlag adds -admin, repeatable, to fs: the emails of the users given
 // the role admin. DEMO_ADMIN, comma-separated, stands in when no -admin

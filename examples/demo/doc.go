@@ -100,7 +100,8 @@
 //		answers 403 st-mfa until the session has completed it.
 //	-admin email (DEMO_ADMIN, comma-separated; default none)
 //		repeatable: the user with this email gets the role admin, with
-//		every permission the demo defines (users:read, users:write), at
+//		every permission the demo defines (users:impersonate,
+//		users:read, users:write), at
 //		start and at sign-up, sign-in or verification, once the email
 //		is verified where -email-verification is not off
 //		(auth.Config.Roles, with roles.New). See # Roles.
@@ -402,6 +403,36 @@
 // access-denied screen and web-js's validators.
 //
 //	go run ./examples/demo -db memory -admin ada@example.com
+//
+// # The admin page
+//
+// With -admin, /admin is an operators' console for sessions with the
+// role admin (linked from the signed-in page as "Admin"), on the
+// library's Go API (operators.go): find users by a part of their email,
+// newest first, a page at a time; see one (ways to sign in, roles, live
+// sessions, ban); ban them, for good or for some minutes, with a reason
+// only operators see (their sessions end at once; their open page is
+// signed out at its next refresh, within -access-ttl) and lift the ban;
+// give and take roles; act as them (auth.Config.Impersonation, for 30
+// minutes at most: the page then says who is acting, and refuses what
+// would change how the user signs in) and stop, which gives the admin's
+// own session back; and read the audit log (auth.Config.Audit), all of
+// it or the user's. Its API, each for the role admin:
+//
+//	GET  /api/admin/users?email=&after=         a page of users
+//	GET  /api/admin/users/{id}                  one user
+//	POST /api/admin/users/{id}/ban              {"reason": "...", "minutes": 0}
+//	POST /api/admin/users/{id}/unban
+//	POST /api/admin/users/{id}/roles            {"role": "admin"}
+//	POST /api/admin/users/{id}/roles/{role}/remove
+//	POST /api/admin/users/{id}/impersonate      the user's session, in the answer's tokens
+//	GET  /api/admin/audit?user=&after=          a page of the audit log
+//
+// and POST /api/impersonation/stop for the session an admin started as a
+// user. /api/me adds "operator" in such a session. e2e/demo-admin.test.mjs
+// runs the page in Chromium.
+//
+//	go run ./examples/demo -dev -admin ada@example.com
 //
 // # Sign-in with a provider
 //

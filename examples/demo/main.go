@@ -693,6 +693,7 @@ func handler(a *auth.Auth, st store.Store, o options, ob *outbox, addr net.Addr)
 	mux := newMux(a, st, o.features())
 	if o.roles != nil {
 		adminRoutes(mux, a)
+		mountOperators(mux, a, o.roles)
 	}
 	liveRoutes(mux, a, st, o)
 	devRoutes(mux, o, ob)
@@ -742,8 +743,12 @@ func newAuth(o options, st store.Store, m mailer.Mailer, stdout io.Writer, logge
 		// <app-url>/auth/webauthn/recover, a page of the demo (and of
 		// the SuperTokens prebuilt UI).
 		Passkeys: passkeyConfig(o),
-		// With -admin, sessions carry their roles and permissions.
-		Roles: rolesOf(o),
+		// With -admin, sessions carry their roles and permissions, the
+		// admin page (/admin, operators.go) acts as users and reads the
+		// audit log.
+		Roles:         rolesOf(o),
+		Impersonation: auth.ImpersonationConfig{Enabled: o.roles != nil, Permission: impersonatePermission},
+		Audit:         auth.AuditConfig{Enabled: o.roles != nil},
 		// With -mfa, every user sets up an authenticator app (or, with
 		// totp,webauthn, a passkey) and completes it at each sign-in;
 		// /api/me answers 403 st-mfa until they do.
@@ -805,6 +810,9 @@ type me struct {
 	// -admin (roles on); absent otherwise.
 	Roles       []string `json:"roles,omitzero"`
 	Permissions []string `json:"permissions,omitzero"`
+	// Operator is the operator acting as the user (the admin page's
+	// "Act as"), absent in the user's own sessions.
+	Operator string `json:"operator,omitempty"`
 }
 
 // features is the answer of GET /api/config: what the page must know of
@@ -884,7 +892,7 @@ func newMux(a *auth.Auth, st store.Store, f features) *http.ServeMux {
 			http.Error(w, `{"message":"internal error"}`, http.StatusInternalServerError)
 			return
 		}
-		m := me{Email: email, UserID: s.UserID}
+		m := me{Email: email, UserID: s.UserID, Operator: s.Operator}
 		if err := withRoles(r.Context(), st, f.Roles, &m); err != nil {
 			http.Error(w, `{"message":"internal error"}`, http.StatusInternalServerError)
 			return
@@ -930,6 +938,10 @@ func newMux(a *auth.Auth, st store.Store, f features) *http.ServeMux {
 		w.Write(indexPage)
 	}
 	mux.HandleFunc("GET /{$}", page)
+	// The admin page, whose API is operators.go's.
+	if f.Roles {
+		mux.HandleFunc("GET /admin", page)
+	}
 	// The account page, and its API (account.go).
 	if f.Account {
 		mux.HandleFunc("GET /account", page)
@@ -992,7 +1004,7 @@ func serveMe(w http.ResponseWriter, r *http.Request, a *auth.Auth, st store.Stor
 			verified = l.Email == "" || l.EmailVerified
 		}
 	}
-	m := me{Email: u.Email, UserID: u.ID, EmailVerified: &verified}
+	m := me{Email: u.Email, UserID: u.ID, EmailVerified: &verified, Operator: s.Operator}
 	if err := withRoles(r.Context(), st, withRoleList, &m); err != nil {
 		http.Error(w, `{"message":"internal error"}`, http.StatusInternalServerError)
 		return

@@ -99,6 +99,9 @@ const onEmailUndoPage = window.location.pathname === "/auth/undo-email-change";
 // And the account page.
 const onAccountPage = window.location.pathname === "/account";
 
+// And the admin page (with -admin): operators.go serves its API.
+const onAdminPage = window.location.pathname === "/admin";
+
 // The callback page is this page too, where a provider sends the browser
 // back with the code: /auth/callback/<thirdPartyId>.
 const CALLBACK_PATH = "/auth/callback/";
@@ -200,12 +203,16 @@ function accountURL() {
   return mode === "header" ? "/account?mode=header" : "/account";
 }
 
+function adminURL() {
+  return mode === "header" ? "/admin?mode=header" : "/admin";
+}
+
 function say(text) {
   $("status").textContent = text;
 }
 
 function show(id) {
-  for (const s of ["loading", "signed-in", "signed-out", "reset", "verify-email", "pwl-link", "pk-recovery", "mfa", "account", "email-change"])
+  for (const s of ["loading", "signed-in", "signed-out", "reset", "verify-email", "pwl-link", "pk-recovery", "mfa", "account", "email-change", "admin"])
     $(s).hidden = s !== id;
 }
 
@@ -272,6 +279,7 @@ const endedBecause = {
   token_theft_after_window: "We signed you out to be safe: your session was used from two places at once.",
   token_theft_stale: "We signed you out to be safe: your session was used from two places at once.",
   session_expired: "Your session expired. Please sign in again.",
+  banned: "This account is suspended. Please contact support.",
 };
 
 // showMe shows who is signed in, or, while the session has a second
@@ -280,6 +288,10 @@ const endedBecause = {
 async function showMe(mfaDone = {}) {
   if (onAccountPage) {
     await showAccount(mfaDone);
+    return;
+  }
+  if (onAdminPage) {
+    await showAdmin();
     return;
   }
   // Plain fetch: the SDK's interceptor adds the session (and refreshes it).
@@ -302,6 +314,8 @@ async function showMe(mfaDone = {}) {
   if (!res.ok) throw new Error("GET " + new URL(res.url).pathname + " answered " + res.status);
   const me = await res.json();
   $("me-email").textContent = me.email;
+  $("admin-link").hidden = !(me.roles || []).includes("admin");
+  showActing(me);
   show("signed-in");
   await showVerification();
   await showMFAManage(mfaDone.codes);
@@ -1881,6 +1895,13 @@ $("account-password-form").addEventListener("submit", (e) => {
     const res = await freshly(() => authPost("/user/password/change", { formFields: fields }));
     if (res === null) return showAccount();
     if (res.status === 401) throw res;
+    if (res.status === 403) {
+      // An operator acting as the user (the admin page) changes nothing.
+      const body = await res.json().catch(() => ({}));
+      await showAccount();
+      accountError(body.message || "Not allowed.");
+      return;
+    }
     if (!res.ok) throw res;
     const body = await res.json();
     switch (body.status) {
@@ -2179,6 +2200,8 @@ async function start() {
   $("pk-recovery-home").href = homeURL();
   $("account-home").href = homeURL();
   $("account-link").href = accountURL();
+  $("admin-link").href = adminURL();
+  $("admin-home").href = homeURL();
 
   // A server without /api/config is taken to verify nothing.
   const loaded = loadFeatures().catch((err) => console.warn("config:", err));
@@ -2235,6 +2258,7 @@ async function start() {
   } else {
     show("signed-out");
     if (onAccountPage) say("Sign in to see your account.");
+    if (onAdminPage) say("Sign in as an admin to see the admin page.");
     await resumePasswordless();
   }
 }
@@ -2499,6 +2523,174 @@ document.addEventListener("visibilitychange", () => {
     await showMe();
   })().catch((err) => console.warn("passwordless:", err));
 });
+
+// ---- the admin page (operators.go) ----
+
+// adminCall sends a request to the admin page's API; the SDK's
+// interceptor adds the session, and takes the tokens of an answer that
+// carries new ones (acting as a user, and stopping). It returns the
+// answer's JSON, or throws the message the server gave.
+async function adminCall(method, path, body) {
+  const init = { method, credentials: "include", headers: {} };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const res = await fetch(api + path, init);
+  let data = {};
+  try {
+    data = await res.json();
+  } catch (_) {}
+  if (res.status === 401) {
+    signedOut(res);
+    throw new Error("signed out");
+  }
+  if (!res.ok) throw new Error(data.message || "the server answered " + res.status);
+  return data;
+}
+
+let adminNext = "";
+let adminUserID = "";
+
+function adminSay(text) {
+  $("admin-error").textContent = text;
+}
+
+// showAdmin shows the admin page: the newest users, and the audit log.
+async function showAdmin() {
+  show("admin");
+  const res = await fetch(api + "/api/admin/users", { credentials: "include" });
+  if (res.status === 401) {
+    signedOut(res);
+    return;
+  }
+  if (res.status === 403) {
+    adminSay("This page is for admins: your account has no role admin.");
+    $("admin-search").hidden = true;
+    return;
+  }
+  await adminUsers(false);
+  await adminAudit("");
+}
+
+// adminUsers lists the users matching the search, newest first, or the
+// next page of them with more.
+async function adminUsers(more) {
+  const q = new URLSearchParams({ email: $("admin-email").value.trim() });
+  if (more) q.set("after", adminNext);
+  const page = await adminCall("GET", "/api/admin/users?" + q);
+  const list = $("admin-users");
+  if (!more) list.replaceChildren();
+  for (const u of page.users) {
+    const details = [["Joined ", when(Date.parse(u.timeJoined))], "Signs in with " + (u.methods.join(", ") || "nothing")];
+    const title = [u.email || u.id];
+    if (u.banned) title.push(" ", badge("banned", true));
+    list.append(item(title, details, [button("Open", "Open " + (u.email || u.id), () => adminOpen(u.id).catch((e) => adminSay(failure(e))))]));
+  }
+  if (!more && page.users.length === 0) list.append(none());
+  adminNext = page.next || "";
+  $("admin-more").hidden = adminNext === "";
+}
+
+// adminOpen shows one user, and their part of the audit log.
+async function adminOpen(id) {
+  adminUserID = id;
+  const u = await adminCall("GET", "/api/admin/users/" + encodeURIComponent(id));
+  $("admin-user").hidden = false;
+  $("admin-user-title").textContent = u.Email || u.ID;
+  const methods = (u.LoginMethods || []).map((m) => m.Method).join(", ");
+  $("admin-user-detail").textContent = `Id ${u.ID} · signs in with ${methods || "nothing"} · ${u.sessions} live session${u.sessions === 1 ? "" : "s"}`;
+  const b = u.banned;
+  $("admin-user-ban").textContent = b
+    ? `Banned ${b.until ? "until " + new Date(b.until).toLocaleString() : "until lifted"}${b.reason ? ": " + b.reason : ""}.`
+    : "Not banned.";
+  $("admin-unban").hidden = !b;
+  $("admin-ban").hidden = !!b;
+  const roles = $("admin-roles");
+  roles.replaceChildren();
+  for (const r of u.roles) roles.append(item(r, [], [button("Remove", "Remove the role " + r, () => adminAct("POST", `/roles/${encodeURIComponent(r)}/remove`))]));
+  if (u.roles.length === 0) roles.append(none());
+  $("admin-user-title").focus();
+  await adminAudit(id);
+}
+
+// adminAct changes the open user, then shows them again.
+async function adminAct(method, path, body) {
+  try {
+    adminSay("");
+    await adminCall(method, "/api/admin/users/" + encodeURIComponent(adminUserID) + path, body);
+    await adminOpen(adminUserID);
+    await adminUsers(false);
+  } catch (e) {
+    adminSay(failure(e));
+  }
+}
+
+// adminAudit lists the audit log, the user's or all of it.
+async function adminAudit(userID) {
+  const q = new URLSearchParams();
+  if (userID) q.set("user", userID);
+  const page = await adminCall("GET", "/api/admin/audit?" + q);
+  $("admin-audit-note").textContent = userID ? "This user's, newest first." : "Everything, newest first.";
+  const list = $("admin-audit");
+  list.replaceChildren();
+  for (const e of page.Entries) {
+    const who = e.Actor && e.Actor !== e.UserID ? `by ${e.Actor}` : "";
+    const what = [e.Method, e.ThirdPartyID, e.Reason].filter(Boolean).join(" · ");
+    list.append(item(e.Kind, [[when(Date.parse(e.Time)), " ", e.UserID ? "user " + e.UserID : "no user"], who, what]));
+  }
+  if (page.Entries.length === 0) list.append(none());
+}
+
+// showActing says so when an operator is acting as the session's user.
+function showActing(me) {
+  $("acting").hidden = !me.operator;
+  if (!me.operator) return;
+  $("acting-who").textContent = me.email;
+  $("acting-operator").textContent = me.operator;
+}
+
+$("admin-search").addEventListener("submit", (e) => {
+  e.preventDefault();
+  adminSay("");
+  busy(e.currentTarget, () => adminUsers(false), adminSay);
+});
+
+$("admin-more").addEventListener("click", () => busy($("admin"), () => adminUsers(true), adminSay));
+
+$("admin-ban-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const minutes = Number($("admin-ban-minutes").value || 0);
+  busy(e.currentTarget, () => adminAct("POST", "/ban", { reason: $("admin-ban-reason").value.trim(), minutes }), adminSay);
+});
+
+$("admin-unban").addEventListener("click", () => busy($("admin-ban-form"), () => adminAct("POST", "/unban"), adminSay));
+
+$("admin-role-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  busy(e.currentTarget, () => adminAct("POST", "/roles", { role: $("admin-role").value.trim() }), adminSay);
+});
+
+// Acting as the user: the answer's tokens replace the admin's in this
+// browser, and the main page shows the user, and who is acting.
+$("admin-impersonate").addEventListener("click", () =>
+  busy(
+    $("admin-ban-form"),
+    async () => {
+      await adminCall("POST", "/api/admin/users/" + encodeURIComponent(adminUserID) + "/impersonate");
+      window.location.assign(homeURL());
+    },
+    adminSay,
+  ),
+);
+
+// Stopping gives the admin's own session back, when it is still live.
+$("acting-stop").addEventListener("click", () =>
+  busy($("acting"), async () => {
+    const res = await adminCall("POST", "/api/impersonation/stop");
+    window.location.assign(res.restored ? adminURL() : homeURL());
+  }),
+);
 
 start().catch((err) => {
   show("signed-out");
