@@ -75,6 +75,9 @@ const (
 	EventMFALocked             EventKind = "mfa_locked"                   // wrong codes in a row locked a user's TOTP
 	EventRecoveryCodesCreated  EventKind = "recovery_codes_created"       // a new set, which voids the old
 	EventRecoveryCodeUsed      EventKind = "recovery_code_used"
+	EventUserCreated           EventKind = "user_created"     // by an operator (package dashboard): no session started
+	EventPasswordSet           EventKind = "password_set"     // by an operator (package dashboard): every session of the user ended
+	EventEmailUnverified       EventKind = "email_unverified" // an operator took an email's verification back (package dashboard)
 )
 
 // emit logs an event and passes it to the hook.
