@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,6 +60,7 @@ type Auth struct {
 	// third-party sign-in may send the browser back to.
 	frontendOrigins map[string]bool
 	passkeyRoutes   map[string]kit.Route // of Config.Passkeys
+	dashboardRoutes map[string]kit.Route // of Config.Dashboard
 	available       []string             // the first factors the recipes offer, in their order
 
 	liveSessions tokencache.Sessions // for Config.SessionCheckCache
@@ -144,10 +147,26 @@ func New(cfg Config) (*Auth, error) {
 
 // allow is the Allow header of rt.
 func allow(rt kit.Route) string {
+	methods := rt.Method
 	if rt.Get != nil {
-		return rt.Method + ", GET, OPTIONS"
+		methods += ", GET"
 	}
-	return rt.Method + ", OPTIONS"
+	for _, m := range slices.Sorted(maps.Keys(rt.More)) {
+		methods += ", " + m
+	}
+	return methods + ", OPTIONS"
+}
+
+// handler is what serves method on rt's path, or nil: a GET the route
+// serves answers HEAD too.
+func handler(rt kit.Route, method string) http.HandlerFunc {
+	if h := rt.More[method]; h != nil {
+		return h
+	}
+	if method == rt.Method || rt.Method == http.MethodGet && method == http.MethodHead {
+		return rt.Handle
+	}
+	return nil
 }
 
 // routeTable maps the paths under the base path to the endpoints of the
@@ -175,6 +194,7 @@ func (a *Auth) routeTable() map[string]kit.Route {
 		mount(routes, "passwordless", a.passwordless.Routes())
 	}
 	mount(routes, "webauthn", a.passkeyRoutes)
+	mount(routes, "dashboard", a.dashboardRoutes)
 	a.mfaRoutes(routes)
 	a.accountRoutes(routes)
 	routes["/loginmethods"] = get(a.handleLoginMethods)
@@ -241,13 +261,13 @@ func (a *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 	case rt.Get != nil && (r.Method == http.MethodGet || r.Method == http.MethodHead):
 		rt.Get(w, r)
-	case r.Method != rt.Method && !(rt.Method == http.MethodGet && r.Method == http.MethodHead):
+	case handler(rt, r.Method) == nil:
 		w.Header().Set("Allow", allow(rt))
 		wire.Message(w, http.StatusMethodNotAllowed, "method not allowed")
 	case !rt.CrossSite && a.xorigin.Check(r) != nil:
 		wire.Message(w, http.StatusForbidden, "cross-origin request refused: add the page's origin to Config.AllowedOrigins")
 	default:
-		rt.Handle(w, r)
+		handler(rt, r.Method)(w, r)
 	}
 }
 

@@ -188,6 +188,12 @@ type Config struct {
 	// rules. Default nil: off.
 	Roles Recipe
 
+	// Dashboard serves the SuperTokens dashboard, the operators' app, and
+	// its API under BasePath: dashboard.New(dashboard.Config{...}), from
+	// package dashboard, whose documentation holds its settings, routes
+	// and events. Default nil: off.
+	Dashboard Recipe
+
 	// Audit turns on the audit log; see AuditConfig. Default off.
 	Audit AuditConfig
 

@@ -481,6 +481,14 @@
 //     recovery codes, which voids the old;
 //   - [EventRecoveryCodeUsed] (recovery_code_used): a recovery code
 //     completed a second factor;
+//   - [EventUserCreated] (user_created): an operator created a user with
+//     an email and a password, through the dashboard's API; no session
+//     starts;
+//   - [EventPasswordSet] (password_set): an operator set a user's
+//     password, through the dashboard's API; every session of the user
+//     ends, as after a reset;
+//   - [EventEmailUnverified] (email_unverified): an operator took back
+//     the verification of a login's email, through the dashboard's API;
 //   - [EventUserBanned] (user_banned): [Auth.BanUser] banned a user and
 //     ended their sessions (an [EventSessionRevoked] each);
 //     [Event.Operator] names who;

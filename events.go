@@ -87,6 +87,10 @@ const (
 
 	EventImpersonationStarted EventKind = "impersonation_started" // Impersonate: an operator's session as the user
 	EventImpersonationEnded   EventKind = "impersonation_ended"   // StopImpersonating
+
+	EventUserCreated     EventKind = "user_created"     // by an operator (package dashboard): no session started
+	EventPasswordSet     EventKind = "password_set"     // by an operator (package dashboard): every session of the user ended
+	EventEmailUnverified EventKind = "email_unverified" // an operator took an email's verification back (package dashboard)
 )
 
 // emit logs an event and passes it to the hook.

@@ -27,6 +27,9 @@ func Routes(a *Auth) []string {
 		if rt.Get != nil {
 			out = append(out, "GET "+path)
 		}
+		for m := range rt.More {
+			out = append(out, m+" "+path)
+		}
 	}
 	slices.Sort(out)
 	return slices.Compact(out)

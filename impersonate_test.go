@@ -10,6 +10,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/dashboard"
 	"github.com/latchkit/auth/roles"
 	"github.com/latchkit/auth/store"
 )
@@ -32,10 +33,15 @@ func newImpFixture(t *testing.T, m authtest.Mode, imp auth.ImpersonationConfig) 
 }
 
 func newImpFixtureMFA(t *testing.T, m authtest.Mode, imp auth.ImpersonationConfig, mfa auth.MFAConfig) *impFixture {
+	return newImpFixtureWith(t, m, imp, auth.Config{MFA: mfa})
+}
+
+// newImpFixtureWith is newImpFixture on cfg.
+func newImpFixtureWith(t *testing.T, m authtest.Mode, imp auth.ImpersonationConfig, cfg auth.Config) *impFixture {
 	t.Helper()
 	f := &impFixture{roles: roles.New(roles.Config{}), events: newEventLog()}
 	imp.Enabled = true
-	cfg := auth.Config{Roles: f.roles, Impersonation: imp, Audit: auth.AuditConfig{Enabled: true}, OnEvent: f.events.record, MFA: mfa}
+	cfg.Roles, cfg.Impersonation, cfg.Audit, cfg.OnEvent = f.roles, imp, auth.AuditConfig{Enabled: true}, f.events.record
 	cfg.EmailChange.Enabled = true
 	f.s = pkServer(t, cfg)
 	a := f.s.Auth
@@ -159,6 +165,41 @@ func TestImpersonationNeverFresh(t *testing.T) {
 		res = c.Do(http.MethodPost, "/api/sensitive", nil)
 		if res.StatusCode != http.StatusForbidden || !strings.Contains(string(res.Body), `"st-fresh"`) {
 			t.Errorf("an application route with SignedInWithin: %d %s, want 403 st-fresh", res.StatusCode, res.Body)
+		}
+	})
+}
+
+// An operator acting as a user who may use the dashboard's API may not:
+// the user's permissions are not the operator's.
+func TestImpersonationOpensNoDashboard(t *testing.T) {
+	mfModes(t, func(t *testing.T, m authtest.Mode) {
+		f := newImpFixtureWith(t, m, auth.ImpersonationConfig{}, auth.Config{Dashboard: dashboard.New(dashboard.Config{Permission: "users:list"})})
+		ctx := t.Context()
+		if _, err := f.roles.CreateRole(ctx, "viewer", "users:list"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.roles.Give(ctx, f.user.ID, "viewer"); err != nil {
+			t.Fatal(err)
+		}
+		userClient := f.s.NewClient(m)
+		wantOK(t, "the user's own sign-in", userClient.SignIn(f.user.Email, authtest.Password))
+		users := func(c *authtest.Client) int {
+			if m == authtest.Cookie {
+				// The dashboard app always sends one; a cookie counts only
+				// beside it.
+				c.Header.Set("Authorization", "Bearer -")
+				defer c.Header.Del("Authorization")
+			}
+			return c.Get("/auth/dashboard/api/users/count").StatusCode
+		}
+		if got := users(userClient); got != http.StatusOK {
+			t.Fatalf("the user's own session at the dashboard's API: %d, want 200", got)
+		}
+		if res := f.opClient.Do(http.MethodPost, "/admin/impersonate?user="+f.user.ID, nil); res.StatusCode != http.StatusOK {
+			t.Fatalf("impersonate: %d %s", res.StatusCode, res.Body)
+		}
+		if got := users(f.opClient); got != http.StatusUnauthorized {
+			t.Errorf("the operator acting as the user at the dashboard's API: %d, want 401", got)
 		}
 	})
 }

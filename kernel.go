@@ -68,7 +68,8 @@ func (a *Auth) buildRecipes() error {
 			return err
 		}
 	}
-	return nil
+	// After Roles: the dashboard manages them.
+	return a.buildDashboard(k, setup)
 }
 
 // A Recipe is a way to sign in that a package of its own builds, for a

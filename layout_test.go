@@ -72,7 +72,7 @@ func TestFeaturesKeepApart(t *testing.T) {
 }
 
 // recipePackages are the recipes that are packages of their own.
-var recipePackages = []string{"emailpassword", "emailverification", "passkey", "passwordless", "roles", "thirdparty"}
+var recipePackages = []string{"dashboard", "emailpassword", "emailverification", "passkey", "passwordless", "roles", "thirdparty"}
 
 // seam is what a recipe package may import of the module: the kernel's
 // seam, the mechanics that need no Auth, and the public contracts.

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/dashboard"
 	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/roles"
 	"github.com/latchkit/auth/store"
@@ -44,6 +45,26 @@ func parseAdmins(flags []string, getenv func(string) string) []string {
 		}
 	}
 	return admins
+}
+
+// dashboardPermission is the permission that opens the dashboard's API
+// to a session: the role admin's.
+const dashboardPermission = "users:write"
+
+// dashboardFlags adds -admin-api-key and -dashboard-bundle to fs, each
+// defaulting to its environment twin through env.
+func dashboardFlags(fs *flag.FlagSet, env func(name, def string) string, key, bundle *string) {
+	fs.StringVar(key, "admin-api-key", env("DEMO_ADMIN_API_KEY", ""), "API key of the SuperTokens dashboard, at least 20 bytes: serves the dashboard at <app-url>/auth/dashboard and its API (users, sessions, roles) to whoever has the key, and to the sessions of -admin's users; unset: no dashboard; prefer the env twin (env DEMO_ADMIN_API_KEY)")
+	fs.StringVar(bundle, "dashboard-bundle", env("DEMO_DASHBOARD_BUNDLE", dashboard.DefaultBundleURL), "where the dashboard app's build is loaded from: an http(s) URL, or a path on the demo's origin (env DEMO_DASHBOARD_BUNDLE)")
+}
+
+// dashboardOf is the dashboard recipe of the options: on with
+// -admin-api-key.
+func dashboardOf(o options) auth.Recipe {
+	if o.dashboard == nil {
+		return nil
+	}
+	return o.dashboard
 }
 
 // rolesOf is the roles recipe of the options: on with -admin.
@@ -149,8 +170,12 @@ func adminRoutes(mux *http.ServeMux, a *auth.Auth) {
 
 // printAdmins tells who gets the role admin.
 func printAdmins(o options) string {
-	if len(o.admins) == 0 {
-		return ""
+	var out string
+	if len(o.admins) > 0 {
+		out = fmt.Sprintf("demo: roles on: %s gets the role admin at sign-up or sign-in (GET /api/admin needs it)\n", strings.Join(o.admins, ", "))
 	}
-	return fmt.Sprintf("demo: roles on: %s gets the role admin at sign-up or sign-in (GET /api/admin needs it)\n", strings.Join(o.admins, ", "))
+	if o.dashboard != nil {
+		out += "demo: the dashboard is at " + strings.TrimRight(o.appURL, "/") + "/auth/dashboard (the key is -admin-api-key's)\n"
+	}
+	return out
 }

@@ -105,6 +105,18 @@
 //		start and at sign-up, sign-in or verification, once the email
 //		is verified where -email-verification is not off
 //		(auth.Config.Roles, with roles.New). See # Roles.
+//	-admin-api-key key (DEMO_ADMIN_API_KEY; default unset)
+//		serves the SuperTokens dashboard at <app-url>/auth/dashboard
+//		and its API (users, sessions, email verification, passwords,
+//		roles) to a request with this key, at least 20 bytes, and to the
+//		sessions of users with the role admin (-admin), who may type any
+//		value into the app's key form (auth.Config.Dashboard, with
+//		dashboard.New). Prefer the environment twin: a flag shows in ps.
+//	-dashboard-bundle url (DEMO_DASHBOARD_BUNDLE; default jsDelivr's
+//		v0.15 build)
+//		where the dashboard app's build is loaded from
+//		(dashboard.Config.BundleURL): an http or https URL, or a path on
+//		the demo's origin.
 //	-account-linking (DEMO_ACCOUNT_LINKING; default false)
 //		join a new login method that proves its email to the user who
 //		owns it (auth.Config.AccountLinking).

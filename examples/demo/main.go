@@ -28,6 +28,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/dashboard"
 	"github.com/latchkit/auth/emailchange"
 	"github.com/latchkit/auth/emailpassword"
 	"github.com/latchkit/auth/emailverification"
@@ -107,6 +108,9 @@ type options struct {
 	// roles is the roles recipe, on with -admin, nil otherwise.
 	admins []string
 	roles  *roles.Recipe
+	// dashboard is the dashboard recipe, on with -admin-api-key, nil
+	// otherwise.
+	dashboard *dashboard.Recipe
 	// otel is -otel: "" (off) or stdout; tel is otelauth, set up by
 	// startOTel when on, nil otherwise.
 	otel string
@@ -185,6 +189,8 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	}
 	var admins []string
 	adminFlag(fs, &admins)
+	var apiKey, bundle string
+	dashboardFlags(fs, env, &apiKey, &bundle)
 	fs.BoolVar(&o.dev, "dev", dev, "development mode, to try everything offline: every sign-in method (email verification optional, account linking, passwordless code-and-link, passkeys, TOTP offered), a development OpenID provider at /dev/oidc and the emails sent at /dev/outbox; app URL http://localhost:PORT; other flags still win; loopback -addr only, answering only its own hosts (env DEMO_DEV)")
 	for _, err := range []error{
 		dur(&o.accessTTL, "access-ttl", "DEMO_ACCESS_TTL", auth.DefaultAccessTokenLifetime, "access token lifetime"),
@@ -240,6 +246,9 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	}
 	if o.admins = parseAdmins(admins, getenv); len(o.admins) > 0 {
 		o.roles = roles.New(roles.Config{})
+	}
+	if apiKey != "" {
+		o.dashboard = dashboard.New(dashboard.Config{APIKey: apiKey, BundleURL: bundle, Permission: dashboardPermission})
 	}
 	for _, origin := range strings.Split(origins, ",") {
 		if origin = strings.TrimSpace(origin); origin == "" {
@@ -749,6 +758,8 @@ func newAuth(o options, st store.Store, m mailer.Mailer, stdout io.Writer, logge
 		Roles:         rolesOf(o),
 		Impersonation: auth.ImpersonationConfig{Enabled: o.roles != nil, Permission: impersonatePermission},
 		Audit:         auth.AuditConfig{Enabled: o.roles != nil},
+		// With -admin-api-key, the dashboard at /auth/dashboard.
+		Dashboard: dashboardOf(o),
 		// With -mfa, every user sets up an authenticator app (or, with
 		// totp,webauthn, a passkey) and completes it at each sign-in;
 		// /api/me answers 403 st-mfa until they do.

@@ -221,6 +221,9 @@ type Kernel interface {
 	// new session, with the same login, factors and start, whose tokens
 	// it writes on w.
 	EndOtherSessions(w http.ResponseWriter, r *http.Request, s Session)
+
+	// Operator is the kernel's side of the operators' API (operator.go).
+	Operator() Operator
 }
 
 // AttemptOutcome is how a password sign-in attempt ended, for
@@ -337,6 +340,9 @@ type Route struct {
 	// CrossSite exempts the route from the cross-origin check: a
 	// provider's form_post callback comes from the provider's site.
 	CrossSite bool
+	// More serves further methods on the path, by method: the
+	// dashboard's API puts up to three on one path.
+	More map[string]http.HandlerFunc
 }
 
 // Rate is an allowance: Burst attempts at once, then one every Every.

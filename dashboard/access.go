@@ -1,0 +1,120 @@
+package dashboard
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/latchkit/auth/internal/wire"
+	"github.com/latchkit/auth/store"
+)
+
+// access is what a request may do with the API.
+type access int
+
+const (
+	denied    access = iota // no key and no session: 401
+	forbidden               // a session without the permission: 403
+	allowed
+)
+
+// guard puts next behind the API's check.
+func (h *api) guard(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		// Answers about users are nobody's to keep.
+		w.Header().Set("Cache-Control", "no-store")
+		if h.answerRefusal(w, r) {
+			return
+		}
+		next(w, r)
+	}
+}
+
+// validateKey answers the app's sign-in form: whether the key (or the
+// session) opens the API.
+func (h *api) validateKey(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	if !h.answerRefusal(w, r) {
+		wire.JSON(w, http.StatusOK, wire.OK)
+	}
+}
+
+// answerRefusal answers a request that may not use the API, and reports
+// whether it did. Every refusal has a JSON body: the app's sign-in form
+// reads it before it looks at the status.
+func (h *api) answerRefusal(w http.ResponseWriter, r *http.Request) bool {
+	a, err := h.access(r)
+	switch {
+	case err != nil:
+		h.k.Fail(w, r, err)
+	case a == denied:
+		wire.Message(w, http.StatusUnauthorized, msgUnauthorised)
+	case a == forbidden:
+		wire.Message(w, http.StatusForbidden, msgNoAccess)
+	default:
+		return false
+	}
+	return true
+}
+
+// access decides what r may do: the API key; else a session whose user
+// holds the permission, read from the store now.
+func (h *api) access(r *http.Request) (access, error) {
+	if h.keyMatches(r) {
+		return allowed, nil
+	}
+	roles := h.op.Roles()
+	if roles == nil {
+		return denied, nil
+	}
+	userID, ok := h.sessionUser(r)
+	if !ok {
+		return denied, nil
+	}
+	_, permissions, err := roles.UserRoles(r.Context(), store.PublicTenant, userID)
+	if err != nil {
+		return denied, err
+	}
+	if slices.Contains(permissions, h.permission) {
+		return allowed, nil
+	}
+	return forbidden, nil
+}
+
+// keyMatches reports whether r carries "Authorization: Bearer <APIKey>",
+// the scheme in any case, comparing hashes so that the time taken says
+// nothing of the key.
+func (h *api) keyMatches(r *http.Request) bool {
+	auths := r.Header.Values("Authorization")
+	if !h.hasKey || len(auths) != 1 {
+		return false
+	}
+	scheme, key, ok := strings.Cut(strings.TrimSpace(auths[0]), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	sum := sha256.Sum256([]byte(strings.TrimSpace(key)))
+	return subtle.ConstantTimeCompare(sum[:], h.key[:]) == 1
+}
+
+// sessionUser is the user of r's session: a header-mode access token in
+// the Authorization header, or else the session cookie. A cookie counts
+// only beside an Authorization header (whatever it holds: the dashboard
+// app always sends one), a header no page of another site can make a
+// browser send, so that a link or a form elsewhere cannot act with an
+// operator's cookie, even by GET (unlink is a GET). For the same reason
+// the kernel's own check for cookies, the rid header, is met here.
+func (h *api) sessionUser(r *http.Request) (string, bool) {
+	if r.Header.Get("Authorization") == "" {
+		return "", false
+	}
+	if id, ok := h.op.RequestUser(r); ok {
+		return id, true
+	}
+	cookie := r.Clone(r.Context())
+	cookie.Header.Del("Authorization")
+	cookie.Header.Set("rid", "dashboard")
+	return h.op.RequestUser(cookie)
+}

@@ -1,0 +1,134 @@
+// Package dashboard serves the SuperTokens dashboard, the operators' app
+// for users, sessions and roles, and the API it calls, beside the other
+// routes of an auth.Auth. Give New's Recipe to auth.Config.Dashboard:
+//
+//	a, err := auth.New(auth.Config{
+//		Store:     st,
+//		Roles:     roles.New(roles.Config{}),
+//		Dashboard: dashboard.New(dashboard.Config{APIKey: os.Getenv("DASHBOARD_API_KEY")}),
+//	})
+//
+// and open <BasePath>/dashboard in a browser. The app itself is the
+// SuperTokens dashboard's build, loaded from [Config].BundleURL (by
+// default jsDelivr, [DefaultBundleURL]): its licence and supply chain are
+// the application's to judge before it points operators at it, or it can
+// host the build itself.
+//
+// # Settings
+//
+//   - [Config].APIKey: the key the app asks for ("api-key" mode), at
+//     least [MinAPIKeyLen] bytes;
+//   - [Config].Permission: the permission (package roles) that opens the
+//     API to a session, default [DefaultPermission];
+//   - [Config].BundleURL: where the app's build is.
+//
+// With no APIKey and roles off nobody could use the API, and auth.New
+// fails. The Store must implement store.UserLister (memstore and
+// sqlstore do).
+//
+// # Who may use the API
+//
+// Every route but the shell's answers only a request that carries
+// "Authorization: Bearer <APIKey>" (the scheme in any case), compared in
+// constant time; or, while auth.Config.Roles is on, a session whose user
+// holds Permission, read from the store at every request, so that taking
+// the role away closes the API at once. The session is a header-mode
+// access token in the Authorization header, or the session cookie: the
+// cookie counts only on a request that carries an Authorization header
+// too (any value; the app always sends one), a header no page of another
+// site can make a browser send, so that a link or form elsewhere cannot
+// act with an operator's cookie, even through the state-changing GET of
+// unlink. A session must have met its MFA requirement. In the app, an
+// operator signed in to the application with the permission types any
+// value into the key form.
+//
+// A request with neither is answered 401 {"message":"Unauthorised
+// access"}, and a session without the permission 403 {"message":"You do
+// not have access to this page"}: the app signs out on the first and
+// shows its access-denied screen on the second. There is no
+// email-and-password sign-in of dashboard accounts (the SDKs' POST
+// /dashboard/api/signin): operators are the application's users with the
+// permission, or holders of the key, so that path is not served (404) and
+// the shell always says "api-key".
+//
+// # Routes
+//
+// Under the Auth's base path, and again under <base>/public/..., as the
+// app adds the tenant's segment even for the one tenant there is:
+//
+//   - GET /dashboard, GET /dashboard/, GET /dashboard/roles and
+//     GET /dashboard/tenants: the shell, with no key: the page that loads
+//     the app, with a Content-Security-Policy that allows the bundle's
+//     origin and the page's one inline script (by its hash);
+//   - POST /dashboard/api/key/validate: OK, or the 401 or 403 above;
+//   - POST /dashboard/api/signout and POST /dashboard/api/analytics: OK;
+//     nothing is kept, nothing is sent anywhere;
+//   - GET /dashboard/api/users?limit=&timeJoinedOrder=&paginationToken=
+//     and search tags (email, phone, provider; the first of values joined
+//     with ";"): a page of users, newest first by default, with
+//     nextPaginationToken until the last page;
+//   - GET /dashboard/api/users/count: {"status":"OK","count":n};
+//   - GET /dashboard/api/search/tags: the tags above;
+//   - GET /dashboard/api/tenants: the "public" tenant, with the factors
+//     that may start a session;
+//   - GET /dashboard/api/user?userId=: the user, with firstName and
+//     lastName "FEATURE_NOT_ENABLED" (this library keeps no user
+//     metadata), or NO_USER_FOUND_ERROR;
+//   - PUT /dashboard/api/user: the app's edit of a login: names are not
+//     kept, an email changes only by its holder's link (package
+//     emailchange) and a phone number not at all, so a change of either is
+//     EMAIL_CHANGE_NOT_ALLOWED_ERROR or PHONE_NUMBER_CHANGE_NOT_ALLOWED_ERROR;
+//   - DELETE /dashboard/api/user?userId=&removeAllLinkedAccounts=: deletes
+//     the user and ends every session of theirs, as auth.Auth.DeleteUser;
+//     with removeAllLinkedAccounts false, only the login of that id, when
+//     the user has others;
+//   - POST /dashboard/api/user/emailpassword: creates a user with an email
+//     and a password that passes the password policy; no session starts;
+//   - POST /dashboard/api/user/passwordless: FEATURE_NOT_ENABLED_ERROR:
+//     a passwordless user is made by their first sign-in;
+//   - GET /dashboard/api/user/email/verify?recipeUserId= and
+//     PUT /dashboard/api/user/email/verify: whether a login's email is
+//     verified, and marking it so or not (FEATURE_NOT_ENABLED_ERROR
+//     without email verification);
+//   - POST /dashboard/api/user/email/verify/token: mails the login's
+//     verification link, from the user's allowance;
+//   - GET /dashboard/api/user/metadata and PUT /dashboard/api/user/metadata:
+//     FEATURE_NOT_ENABLED_ERROR, as the SDKs answer without user metadata;
+//   - GET /dashboard/api/user/sessions?userId= and
+//     POST /dashboard/api/user/sessions: the user's live sessions, and
+//     ending those named in sessionHandles;
+//   - PUT /dashboard/api/user/password: sets the password of an email and
+//     password login, which the password policy must accept
+//     (INVALID_PASSWORD_ERROR with its message), and ends every session of
+//     the user, as a password reset does;
+//   - GET /dashboard/api/user/unlink?recipeUserId=: removes the login from
+//     its user, and the sessions it started;
+//   - GET /dashboard/api/userroles/roles, PUT /dashboard/api/userroles/role,
+//     DELETE /dashboard/api/userroles/role,
+//     GET /dashboard/api/userroles/role/permissions,
+//     PUT /dashboard/api/userroles/role/permissions/remove,
+//     GET /dashboard/api/userroles/user/roles,
+//     PUT /dashboard/api/userroles/user/roles and
+//     DELETE /dashboard/api/userroles/user/roles: roles and permissions,
+//     and users' roles in the "public" tenant, as package roles's Go API
+//     makes them; FEATURE_NOT_ENABLED_ERROR while auth.Config.Roles is off.
+//
+// A route that names a login (recipeUserId) finds it by its user: the
+// request's userId when it has one, or else the user whose id the login's
+// is, as every user's first login has. A user or login that does not
+// exist is {"status":"NO_USER_FOUND_ERROR"}, never a 5xx. Bad input is 400
+// {"message":...}. Business outcomes are 200 with a status, as the SDKs
+// answer them. The tenant-management routes are not served: there are no
+// tenants but "public".
+//
+// # Events
+//
+// The operators' changes report auth.Event values, with the request's
+// address and user agent: auth.EventUserDeleted and
+// auth.EventSessionRevoked for a deletion, auth.EventSessionRevoked for
+// sessions ended or a login unlinked, auth.EventEmailVerified and
+// auth.EventEmailUnverified, auth.EventPasswordSet (and
+// auth.EventSessionRevoked for each session it ends), and
+// auth.EventUserCreated. Changes to roles report none, as package roles's
+// Go API reports none: sessions see them at their next refresh.
+package dashboard

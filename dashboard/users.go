@@ -1,0 +1,294 @@
+package dashboard
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/latchkit/auth/internal/kit"
+	"github.com/latchkit/auth/internal/wire"
+	"github.com/latchkit/auth/store"
+)
+
+// searchTags are the search tags of the list of users, as the SDKs name
+// them.
+var searchTags = []string{"email", "phone", "provider"}
+
+func (h *api) searchTags(w http.ResponseWriter, r *http.Request) {
+	wire.JSON(w, http.StatusOK, struct {
+		Status string   `json:"status"`
+		Tags   []string `json:"tags"`
+	}{"OK", searchTags})
+}
+
+// tenants lists the one tenant there is, which the app asks for before
+// anything else.
+func (h *api) tenants(w http.ResponseWriter, r *http.Request) {
+	type tenant struct {
+		TenantID     string   `json:"tenantId"`
+		FirstFactors []string `json:"firstFactors"`
+	}
+	factors := h.op.FirstFactors()
+	if factors == nil {
+		factors = []string{}
+	}
+	wire.JSON(w, http.StatusOK, struct {
+		Status  string   `json:"status"`
+		Tenants []tenant `json:"tenants"`
+	}{"OK", []tenant{{store.PublicTenant, factors}}})
+}
+
+// userQuery reads the query of GET /users, or answers 400.
+func userQuery(w http.ResponseWriter, r *http.Request) (store.UserQuery, bool) {
+	query := r.URL.Query()
+	limit, ok := param(w, r, "limit")
+	if !ok {
+		return store.UserQuery{}, false
+	}
+	n, err := strconv.Atoi(limit)
+	if err != nil || n < 1 {
+		wire.Message(w, http.StatusBadRequest, "'limit' must be a positive integer")
+		return store.UserQuery{}, false
+	}
+	q := store.UserQuery{Limit: n, After: query.Get("paginationToken"), Newest: true}
+	switch query.Get("timeJoinedOrder") {
+	case "", "DESC":
+	case "ASC":
+		q.Newest = false
+	default:
+		wire.Message(w, http.StatusBadRequest, "timeJoinedOrder must be one of ASC or DESC")
+		return store.UserQuery{}, false
+	}
+	// The app joins several values of a tag with ";"; the store matches
+	// one, the first.
+	for _, tag := range []struct {
+		name string
+		to   *string
+	}{{"email", &q.Email}, {"phone", &q.Phone}, {"provider", &q.Provider}} {
+		for _, v := range strings.Split(query.Get(tag.name), ";") {
+			if v = strings.ToLower(strings.TrimSpace(v)); v != "" {
+				*tag.to = v
+				break
+			}
+		}
+	}
+	return q, true
+}
+
+func (h *api) listUsers(w http.ResponseWriter, r *http.Request) {
+	q, ok := userQuery(w, r)
+	if !ok {
+		return
+	}
+	ctx := r.Context()
+	page, err := h.users.ListUsers(ctx, q)
+	if errors.Is(err, store.ErrBadCursor) {
+		wire.Message(w, http.StatusBadRequest, "invalid paginationToken")
+		return
+	} else if err != nil {
+		h.k.Fail(w, r, err)
+		return
+	}
+	users := make([]user, 0, len(page.Users))
+	for _, u := range page.Users {
+		logins, err := h.k.Store().Logins(ctx, u.ID)
+		if err != nil {
+			h.k.Fail(w, r, err)
+			return
+		}
+		if len(logins) > 0 { // none: deleted since the page was read
+			users = append(users, userOf(u, logins, h.setup.AccountLinking))
+		}
+	}
+	wire.JSON(w, http.StatusOK, struct {
+		Status string `json:"status"`
+		Users  []user `json:"users"`
+		Next   string `json:"nextPaginationToken,omitempty"`
+	}{"OK", users, page.Next})
+}
+
+func (h *api) countUsers(w http.ResponseWriter, r *http.Request) {
+	n, err := h.users.CountUsers(r.Context(), store.UserQuery{})
+	if err != nil {
+		h.k.Fail(w, r, err)
+		return
+	}
+	wire.JSON(w, http.StatusOK, struct {
+		Status string `json:"status"`
+		Count  int64  `json:"count"`
+	}{"OK", n})
+}
+
+func (h *api) getUser(w http.ResponseWriter, r *http.Request) {
+	id, ok := param(w, r, "userId")
+	if !ok {
+		return
+	}
+	ctx := r.Context()
+	u, err := h.k.Store().UserByID(ctx, id)
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	logins, err := h.k.Store().Logins(ctx, id)
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	out := userOf(u, logins, h.setup.AccountLinking)
+	out.FirstName, out.LastName = &notEnabled, &notEnabled
+	wire.JSON(w, http.StatusOK, struct {
+		Status string `json:"status"`
+		User   user   `json:"user"`
+	}{"OK", out})
+}
+
+// deleteUser deletes the user userId, and with it every session; or,
+// with removeAllLinkedAccounts false, only the login of that id when the
+// user has others.
+func (h *api) deleteUser(w http.ResponseWriter, r *http.Request) {
+	id, ok := param(w, r, "userId")
+	if !ok {
+		return
+	}
+	ctx := r.Context()
+	all := strings.ToLower(strings.TrimSpace(r.URL.Query().Get("removeAllLinkedAccounts")))
+	if all != "" && all != "true" {
+		if l, found := h.loginByID(ctx, id); found {
+			err := h.k.RemoveLogin(ctx, r, l.UserID, l.ID)
+			if !errors.Is(err, store.ErrLastLogin) {
+				h.answer(w, r, err)
+				return
+			}
+			id = l.UserID // the user's last: the user goes with it
+		}
+	}
+	h.answer(w, r, h.op.DeleteUser(ctx, r, id))
+}
+
+// answer answers OK, or err.
+func (h *api) answer(w http.ResponseWriter, r *http.Request, err error) {
+	switch {
+	case errors.Is(err, kit.ErrLastFactor):
+		wire.Message(w, http.StatusBadRequest, "the login is the user's last required second factor")
+	case err != nil:
+		h.failed(w, r, err)
+	default:
+		wire.JSON(w, http.StatusOK, wire.OK)
+	}
+}
+
+// putUser answers the app's edit of a login: the names live in user
+// metadata, which this library does not keep, and an address changes
+// only by its holder's link (package emailchange).
+func (h *api) putUser(w http.ResponseWriter, r *http.Request) {
+	b := h.body(w, r)
+	if b == nil {
+		return
+	}
+	fields := map[string]string{}
+	for _, name := range []string{"recipeId", "recipeUserId", "firstName", "lastName", "email", "phone"} {
+		v, ok := stringField(w, b, name)
+		if !ok {
+			return
+		}
+		fields[name] = strings.TrimSpace(v)
+	}
+	switch fields["recipeId"] {
+	case store.MethodEmailPassword, store.MethodThirdParty, store.MethodPasswordless, store.MethodWebAuthn:
+	default:
+		wire.Message(w, http.StatusBadRequest, "Invalid recipe id")
+		return
+	}
+	userID, _ := optionalString(b, "userId")
+	l, ok := h.login(w, r, userID, fields["recipeUserId"])
+	if !ok {
+		return
+	}
+	switch {
+	case fields["email"] != "" && !strings.EqualFold(fields["email"], l.Email):
+		refuse(w, "EMAIL_CHANGE_NOT_ALLOWED_ERROR", "An email changes only by a link sent to the new address, which its user asks for")
+	case fields["phone"] != "" && fields["phone"] != l.Subject:
+		refuse(w, "PHONE_NUMBER_CHANGE_NOT_ALLOWED_ERROR", "A phone number cannot be changed here")
+	default:
+		wire.JSON(w, http.StatusOK, wire.OK)
+	}
+}
+
+// refuse answers status with its reason, in "error" as the SDKs put it.
+func refuse(w http.ResponseWriter, status, reason string) {
+	wire.JSON(w, http.StatusOK, struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+	}{status, reason})
+}
+
+func (h *api) createPasswordUser(w http.ResponseWriter, r *http.Request) {
+	b := h.body(w, r)
+	if b == nil {
+		return
+	}
+	email, ok := stringField(w, b, "email")
+	if !ok {
+		return
+	}
+	pw, ok := stringField(w, b, "password")
+	if !ok {
+		return
+	}
+	u, l, badEmail, badPassword, err := h.op.CreatePasswordUser(r.Context(), r, email, pw)
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		wire.Status(w, statusEmailExists)
+	case err != nil:
+		h.k.Fail(w, r, err)
+	case badEmail != "":
+		message(w, "EMAIL_VALIDATION_ERROR", badEmail)
+	case badPassword != "":
+		message(w, "PASSWORD_VALIDATION_ERROR", badPassword)
+	default:
+		wire.JSON(w, http.StatusOK, struct {
+			Status       string `json:"status"`
+			User         user   `json:"user"`
+			RecipeUserID string `json:"recipeUserId"`
+		}{"OK", userOf(u, []store.Login{l}, h.setup.AccountLinking), l.ID})
+	}
+}
+
+// message answers status with its message.
+func message(w http.ResponseWriter, status, msg string) {
+	wire.JSON(w, http.StatusOK, struct {
+		Status  string `json:"status"`
+		Message string `json:"message"`
+	}{status, msg})
+}
+
+// createPasswordlessUser answers as the SDKs do without the passwordless
+// recipe: operators do not create passwordless users here; the first
+// sign-in by code or link does.
+func (h *api) createPasswordlessUser(w http.ResponseWriter, r *http.Request) {
+	if h.body(w, r) == nil {
+		return
+	}
+	wire.Status(w, statusNotEnabled)
+}
+
+// unlink removes a login from its user, and the sessions it started. A
+// login that is its user's only one is linked to nothing: OK, as the
+// SDKs answer.
+func (h *api) unlink(w http.ResponseWriter, r *http.Request) {
+	loginID, ok := param(w, r, "recipeUserId")
+	if !ok {
+		return
+	}
+	l, ok := h.login(w, r, r.URL.Query().Get("userId"), loginID)
+	if !ok {
+		return
+	}
+	err := h.k.RemoveLogin(r.Context(), r, l.UserID, l.ID)
+	if errors.Is(err, store.ErrLastLogin) {
+		err = nil
+	}
+	h.answer(w, r, err)
+}

@@ -1,0 +1,53 @@
+package kit
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/latchkit/auth/store"
+)
+
+// Operator is the kernel as the operators' recipe (package dashboard)
+// sees it: the changes to users that package auth's Go API makes, with
+// their events and their effect on sessions, which a recipe must not
+// make on the Store behind the kernel's back. What it only reads (users,
+// logins, sessions) it reads from the Store.
+type Operator interface {
+	// RequestUser is the user of the request's session, verified as
+	// RequireSession verifies it, with its MFA requirement met and no
+	// operator acting as the user (auth.Auth.Impersonate); ok is false
+	// for a request without one. It answers nothing.
+	RequestUser(r *http.Request) (userID string, ok bool)
+	// Roles is the Store's RoleStore while auth.Config.Roles is on, and
+	// nil otherwise.
+	Roles() store.RoleStore
+	// Verification reports whether auth.Config.EmailVerification is on.
+	Verification() bool
+	// FirstFactors are the factors that may start a session, as GET
+	// /loginmethods lists them.
+	FirstFactors() []string
+
+	// DeleteUser is auth.Auth.DeleteUser, with r in its events.
+	DeleteUser(ctx context.Context, r *http.Request, userID string) error
+	// RevokeSession is auth.Auth.RevokeSession, with r in its event.
+	RevokeSession(ctx context.Context, r *http.Request, handle string) error
+	// SetEmailVerified is auth.Auth.SetEmailVerified, with r in its
+	// events; taking a verification back reports EventEmailUnverified.
+	SetEmailVerified(ctx context.Context, r *http.Request, loginID string, verified bool) error
+	// SendVerification mails a verification link for the email of l, as
+	// its user asking would, off the request's path; it returns how long
+	// to wait instead when the user's allowance is spent.
+	SendVerification(ctx context.Context, l store.Login) (wait time.Duration)
+	// SetPassword sets password as that of the email and password login
+	// of the user userID, as a reset does: the password policy first
+	// (refused is its message, and nothing changed), then every session
+	// of the user ends. store.ErrNotFound if the user has no such login.
+	SetPassword(ctx context.Context, r *http.Request, userID, password string) (refused string, err error)
+	// CreatePasswordUser creates a user with an email and password
+	// login, as a sign-up does but starting no session. badEmail and
+	// badPassword are the messages of a refused address or password;
+	// store.ErrConflict if the address has a password login already, or
+	// account linking holds it for another user.
+	CreatePasswordUser(ctx context.Context, r *http.Request, email, password string) (u store.User, l store.Login, badEmail, badPassword string, err error)
+}
