@@ -398,15 +398,15 @@ func BenchmarkListUsers(b *testing.B) {
 // seedUsers inserts n users, whose rows row makes, a thousand a
 // statement: CreateUser, a transaction each, would take the benchmark's
 // time many times over at a million.
-func seedUsers(b *testing.B, db *sql.DB, n int, row func(i int) string) {
-	b.Helper()
+func seedUsers(tb testing.TB, db *sql.DB, n int, row func(i int) string) {
+	tb.Helper()
 	for i := 0; i < n; i += 1000 {
 		rows := make([]string, 0, 1000)
 		for j := i; j < min(n, i+1000); j++ {
 			rows = append(rows, row(j))
 		}
 		if _, err := db.Exec(`INSERT INTO auth_users (id, time_joined) VALUES ` + strings.Join(rows, ", ")); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
 }
