@@ -60,15 +60,16 @@ func audited(kind EventKind) bool {
 }
 
 // auditEntry is e as the audit log keeps it. The actor is the operator
-// who acted, else the user.
-func auditEntry(e *Event) store.AuditEntry {
+// who acted; else, for an event of a request (ofRequest), the user who
+// sent it; else no one: the application's own call of the Go API.
+func auditEntry(e *Event, ofRequest bool) store.AuditEntry {
 	actor := e.Operator
-	if actor == "" {
+	if actor == "" && ofRequest {
 		actor = e.UserID
 	}
 	return store.AuditEntry{Time: e.Time, Kind: string(e.Kind), UserID: e.UserID, Actor: actor,
 		SessionHandle: e.SessionHandle, Method: e.Method, ThirdPartyID: e.ThirdPartyID, Reason: string(e.Reason),
-		RemoteAddr: e.RemoteAddr, UserAgent: e.UserAgent}
+		Role: e.Role, RemoteAddr: e.RemoteAddr, UserAgent: e.UserAgent}
 }
 
 // AuditLog returns a page of the audit log, newest first: the entries of

@@ -8,6 +8,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/roles"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
 )
@@ -106,5 +107,34 @@ func TestAuditLogConfig(t *testing.T) {
 	s := authtest.NewServer(t, auth.Config{})
 	if _, err := s.Auth.AuditLog(t.Context(), store.AuditQuery{}); !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("AuditLog with the log off: %v, want errors.ErrUnsupported", err)
+	}
+}
+
+// Changes of roles are in the audit log, with the role, and name the
+// operator of a context from WithOperator; a role given twice is given
+// once.
+func TestAuditLogRoles(t *testing.T) {
+	rr := roles.New(roles.Config{})
+	s := authtest.NewServer(t, auth.Config{Roles: rr, Audit: auth.AuditConfig{Enabled: true}})
+	_, u := s.SignedIn(authtest.Header)
+	ctx := auth.WithOperator(t.Context(), "op-9")
+	if _, err := rr.CreateRole(ctx, "editor", "posts:write"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := rr.Give(ctx, u.ID, "editor"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := rr.Take(t.Context(), u.ID, "editor"); err != nil {
+		t.Fatal(err)
+	}
+	kinds, entries := auditKinds(t, s.Auth, store.AuditQuery{Actor: "op-9"})
+	if !slices.Equal(kinds, []string{"role_given", "role_created"}) || entries[0].Role != "editor" || entries[0].UserID != u.ID {
+		t.Errorf("the entries by op-9: %v %+v", kinds, entries)
+	}
+	kinds, entries = auditKinds(t, s.Auth, store.AuditQuery{UserID: u.ID, Limit: 1})
+	if kinds[0] != "role_taken" || entries[0].Actor != "" || entries[0].Role != "editor" {
+		t.Errorf("the user's newest entry: %v %+v; want role_taken by no one named", kinds, entries[0])
 	}
 }

@@ -827,3 +827,32 @@ func wantDashMessage(t *testing.T, res *authtest.Response, code int, msg string)
 		t.Errorf("got %d %s, want %d {\"message\":%q}", res.StatusCode, res.Body, code, msg)
 	}
 }
+
+// A change of roles through the API reports its event, naming as the
+// operator the key (dashboard.KeyOperator) or the session's user.
+func TestDashboardRoleEvents(t *testing.T) {
+	s, rr, events := dashServer(t, auth.Config{})
+	_, u := s.SignedIn(authtest.Header)
+	wantStatus(t, "create", dash(t, s, http.MethodPut, "/userroles/role", map[string]any{"role": "editor", "permissions": []string{}}), "OK")
+	wantStatus(t, "give", dash(t, s, http.MethodPut, "/userroles/user/roles", map[string]string{"userId": u.ID, "role": "editor"}), "OK")
+	given := events.of(auth.EventRoleGiven)
+	if len(given) != 1 || given[0].UserID != u.ID || given[0].Role != "editor" || given[0].Operator != dashboard.KeyOperator {
+		t.Errorf("role_given events: %+v", given)
+	}
+	created := events.of(auth.EventRoleCreated)
+	if i := slices.IndexFunc(created, func(e auth.Event) bool { return e.Role == "editor" }); i < 0 || created[i].Operator != dashboard.KeyOperator {
+		t.Errorf("role_created events: %+v, want editor's by the key", created)
+	}
+	if _, err := rr.CreateRole(t.Context(), "operators", "dashboard"); err != nil {
+		t.Fatal(err)
+	}
+	op, opUser := s.SignedIn(authtest.Header)
+	if _, err := rr.Give(t.Context(), opUser.ID, "operators"); err != nil {
+		t.Fatal(err)
+	}
+	res := op.Do(http.MethodDelete, "/auth/dashboard/api/userroles/user/roles?userId="+u.ID+"&role=editor", nil)
+	wantStatus(t, "take, by a session", res, "OK")
+	if taken := events.of(auth.EventRoleTaken); len(taken) != 1 || taken[0].Operator != opUser.ID {
+		t.Errorf("role_taken events: %+v, want the session's user as the operator", taken)
+	}
+}

@@ -481,6 +481,14 @@
 //     recovery codes, which voids the old;
 //   - [EventRecoveryCodeUsed] (recovery_code_used): a recovery code
 //     completed a second factor;
+//   - [EventRoleGiven] (role_given): a role given to a user, by package
+//     roles' Go API or the dashboard; [Event.Role] names it;
+//   - [EventRoleTaken] (role_taken): a role taken from a user;
+//   - [EventRoleCreated] (role_created): a role created;
+//   - [EventRoleChanged] (role_changed): permissions added to a role, or
+//     removed;
+//   - [EventRoleDeleted] (role_deleted): a role deleted, and taken from
+//     every user who held it;
 //   - [EventUserCreated] (user_created): an operator created a user with
 //     an email and a password, through the dashboard's API; no session
 //     starts;

@@ -36,10 +36,22 @@ type Event struct {
 	// EventSessionRefused and EventTokenTheft.
 	Reason Reason
 	// Operator is the id of the operator who acted: set for what an
-	// operator does to a user (EventUserBanned, EventUserUnbanned, ...)
-	// and for every event of a session an operator started as the user
-	// (see Impersonate).
+	// operator does to a user (EventUserBanned, EventUserUnbanned, ...),
+	// for every event of a session an operator started as the user (see
+	// Impersonate), and for the events of Go API calls made with a
+	// context from WithOperator.
 	Operator string
+	// Role is the role given, taken, created, changed or deleted, for
+	// the role events.
+	Role string
+}
+
+// WithOperator returns a copy of ctx that names the operator acting
+// through the Go API calls made with it (an admin page's handler, say):
+// their events name the operator (Event.Operator), and so does the audit
+// log.
+func WithOperator(ctx context.Context, operatorID string) context.Context {
+	return kit.WithOperator(ctx, operatorID)
 }
 
 // EventKind names what happened.
@@ -88,6 +100,12 @@ const (
 	EventImpersonationStarted EventKind = "impersonation_started" // Impersonate: an operator's session as the user
 	EventImpersonationEnded   EventKind = "impersonation_ended"   // StopImpersonating
 
+	EventRoleGiven   EventKind = kit.EventRoleGiven   // package roles' Give, or the dashboard: see Role
+	EventRoleTaken   EventKind = kit.EventRoleTaken   // package roles' Take, or the dashboard
+	EventRoleCreated EventKind = kit.EventRoleCreated // a new role
+	EventRoleChanged EventKind = kit.EventRoleChanged // permissions added to a role, or removed
+	EventRoleDeleted EventKind = kit.EventRoleDeleted // a role deleted, and taken from every user who held it
+
 	EventUserCreated     EventKind = "user_created"     // by an operator (package dashboard): no session started
 	EventPasswordSet     EventKind = "password_set"     // by an operator (package dashboard): every session of the user ended
 	EventEmailUnverified EventKind = "email_unverified" // an operator took an email's verification back (package dashboard)
@@ -96,6 +114,9 @@ const (
 // emit logs an event and passes it to the hook.
 func (a *Auth) emit(ctx context.Context, r *http.Request, e Event) {
 	e.Time = a.cfg.Now()
+	if e.Operator == "" {
+		e.Operator = kit.OperatorOf(ctx)
+	}
 	if r != nil {
 		e.RemoteAddr = r.RemoteAddr
 		e.UserAgent = cutUserAgent(r.UserAgent())
@@ -126,7 +147,7 @@ func (a *Auth) emit(ctx context.Context, r *http.Request, e Event) {
 		}
 	}
 	if a.audit != nil && audited(e.Kind) {
-		a.audit.add(auditEntry(&e))
+		a.audit.add(auditEntry(&e, r != nil))
 	}
 	if a.cfg.OnEvent != nil {
 		a.cfg.OnEvent(ctx, e)
@@ -174,6 +195,9 @@ func logEvent(ctx context.Context, l *slog.Logger, level slog.Level, e *Event) {
 	}
 	if e.Operator != "" {
 		attrs = append(attrs, slog.String("operator", e.Operator))
+	}
+	if e.Role != "" {
+		attrs = append(attrs, slog.String("role", e.Role))
 	}
 	l.LogAttrs(ctx, level, "auth event", attrs...)
 }

@@ -277,7 +277,7 @@ func (k kernel) MailFailed(ctx context.Context, kind, userID, step string, err e
 
 func (k kernel) Emit(ctx context.Context, r *http.Request, e kit.Event) {
 	k.a.emit(ctx, r, Event{Kind: EventKind(e.Kind), UserID: e.UserID, SessionHandle: e.SessionHandle,
-		Method: e.Method, ThirdPartyID: e.ThirdPartyID})
+		Method: e.Method, ThirdPartyID: e.ThirdPartyID, Role: e.Role})
 }
 
 func (k kernel) ReadSignInRequest(w http.ResponseWriter, r *http.Request, req kit.SignInRequest) bool {

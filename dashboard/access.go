@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
 )
@@ -25,10 +26,11 @@ func (h *api) guard(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		// Answers about users are nobody's to keep.
 		w.Header().Set("Cache-Control", "no-store")
-		if h.answerRefusal(w, r) {
+		op, refused := h.answerRefusal(w, r)
+		if refused {
 			return
 		}
-		next(w, r)
+		next(w, r.WithContext(kit.WithOperator(r.Context(), op)))
 	}
 }
 
@@ -36,16 +38,17 @@ func (h *api) guard(next http.HandlerFunc) http.HandlerFunc {
 // session) opens the API.
 func (h *api) validateKey(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	if !h.answerRefusal(w, r) {
+	if _, refused := h.answerRefusal(w, r); !refused {
 		wire.JSON(w, http.StatusOK, wire.OK)
 	}
 }
 
 // answerRefusal answers a request that may not use the API, and reports
-// whether it did. Every refusal has a JSON body: the app's sign-in form
-// reads it before it looks at the status.
-func (h *api) answerRefusal(w http.ResponseWriter, r *http.Request) bool {
-	a, err := h.access(r)
+// whether it did; otherwise it returns the operator the request acts
+// for. Every refusal has a JSON body: the app's sign-in form reads it
+// before it looks at the status.
+func (h *api) answerRefusal(w http.ResponseWriter, r *http.Request) (operator string, refused bool) {
+	a, op, err := h.access(r)
 	switch {
 	case err != nil:
 		h.k.Fail(w, r, err)
@@ -54,33 +57,38 @@ func (h *api) answerRefusal(w http.ResponseWriter, r *http.Request) bool {
 	case a == forbidden:
 		wire.Message(w, http.StatusForbidden, msgNoAccess)
 	default:
-		return false
+		return op, false
 	}
-	return true
+	return "", true
 }
 
-// access decides what r may do: the API key; else a session whose user
-// holds the permission, read from the store now.
-func (h *api) access(r *http.Request) (access, error) {
+// KeyOperator is the operator that events name for what a request with
+// the API key does: the key names no one.
+const KeyOperator = "api-key"
+
+// access decides what r may do, and for whom: the API key (KeyOperator);
+// else a session whose user holds the permission, read from the store
+// now (the user).
+func (h *api) access(r *http.Request) (access, string, error) {
 	if h.keyMatches(r) {
-		return allowed, nil
+		return allowed, KeyOperator, nil
 	}
 	roles := h.op.Roles()
 	if roles == nil {
-		return denied, nil
+		return denied, "", nil
 	}
 	userID, ok := h.sessionUser(r)
 	if !ok {
-		return denied, nil
+		return denied, "", nil
 	}
 	_, permissions, err := roles.UserRoles(r.Context(), store.PublicTenant, userID)
 	if err != nil {
-		return denied, err
+		return denied, "", err
 	}
 	if slices.Contains(permissions, h.permission) {
-		return allowed, nil
+		return allowed, userID, nil
 	}
-	return forbidden, nil
+	return forbidden, "", nil
 }
 
 // keyMatches reports whether r carries "Authorization: Bearer <APIKey>",

@@ -129,6 +129,9 @@
 // sessions ended or a login unlinked, auth.EventEmailVerified and
 // auth.EventEmailUnverified, auth.EventPasswordSet (and
 // auth.EventSessionRevoked for each session it ends), and
-// auth.EventUserCreated. Changes to roles report none, as package roles's
-// Go API reports none: sessions see them at their next refresh.
+// auth.EventUserCreated; changes to roles auth.EventRoleGiven,
+// auth.EventRoleTaken, auth.EventRoleCreated, auth.EventRoleChanged and
+// auth.EventRoleDeleted, as package roles's Go API does. Each names the
+// operator (auth.Event.Operator): the user of the session, or
+// [KeyOperator] for a request with the API key.
 package dashboard

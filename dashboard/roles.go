@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
 )
@@ -107,6 +108,12 @@ func (h *api) putRole(w http.ResponseWriter, r *http.Request) {
 		h.k.Fail(w, r, err)
 		return
 	}
+	switch {
+	case created:
+		h.roleEvent(r, kit.EventRoleCreated, "", role)
+	case len(perms) > 0:
+		h.roleEvent(r, kit.EventRoleChanged, "", role)
+	}
 	flag(w, "createdNewRole", created)
 }
 
@@ -134,6 +141,9 @@ func (h *api) deleteRole(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		h.k.Fail(w, r, err)
 		return
+	}
+	if existed {
+		h.roleEvent(r, kit.EventRoleDeleted, "", role)
 	}
 	flag(w, "didRoleExist", existed)
 }
@@ -196,6 +206,7 @@ func (h *api) removePermissions(w http.ResponseWriter, r *http.Request) {
 	if h.roleFailed(w, r, st.RemovePermissions(r.Context(), role, perms)) {
 		return
 	}
+	h.roleEvent(r, kit.EventRoleChanged, "", role)
 	wire.JSON(w, http.StatusOK, wire.OK)
 }
 
@@ -247,6 +258,9 @@ func (h *api) giveRole(w http.ResponseWriter, r *http.Request) {
 	if h.roleFailed(w, r, err) {
 		return
 	}
+	if !had {
+		h.roleEvent(r, kit.EventRoleGiven, userID, role)
+	}
 	flag(w, "didUserAlreadyHaveRole", had)
 }
 
@@ -267,5 +281,14 @@ func (h *api) takeRole(w http.ResponseWriter, r *http.Request) {
 	if h.roleFailed(w, r, err) {
 		return
 	}
+	if had {
+		h.roleEvent(r, kit.EventRoleTaken, userID, role)
+	}
 	flag(w, "didUserHaveRole", had)
+}
+
+// roleEvent reports a change of roles made through the API: to the user
+// userID, or of the role itself when userID is "".
+func (h *api) roleEvent(r *http.Request, kind, userID, role string) {
+	h.k.Emit(r.Context(), r, kit.Event{Kind: kind, UserID: userID, Role: role})
 }

@@ -38,6 +38,16 @@
 // where the token's value differs from what it read, the answer carries a
 // new access token with the value read.
 //
+// # Events
+//
+// Each change reports an auth.Event, in the audit log too with
+// auth.Config.Audit: auth.EventRoleGiven and auth.EventRoleTaken (a role
+// the user did not hold, or held), with the user and Event.Role;
+// auth.EventRoleCreated, auth.EventRoleChanged (permissions added to a
+// role that existed, or removed) and auth.EventRoleDeleted, with
+// Event.Role alone. A call made with a context from auth.WithOperator
+// names the operator.
+//
 // # Rules
 //
 // [Require], [RequireAny] and [RequireAll] ask a route's session for
@@ -192,7 +202,22 @@ func (p *Recipe) CreateRole(ctx context.Context, role string, permissions ...str
 	if permissions, err = names("permission", permissions); err != nil {
 		return false, err
 	}
-	return st.CreateRole(ctx, role, permissions)
+	if created, err = st.CreateRole(ctx, role, permissions); err != nil {
+		return false, err
+	}
+	switch {
+	case created:
+		p.emit(ctx, kit.EventRoleCreated, "", role)
+	case len(permissions) > 0:
+		p.emit(ctx, kit.EventRoleChanged, "", role)
+	}
+	return created, nil
+}
+
+// emit reports a change of roles: to the user userID, or of the role
+// itself when userID is "".
+func (p *Recipe) emit(ctx context.Context, kind, userID, role string) {
+	p.k.Emit(ctx, nil, kit.Event{Kind: kind, UserID: userID, Role: role})
 }
 
 // RemovePermissions takes permissions from role, or every permission if
@@ -208,7 +233,11 @@ func (p *Recipe) RemovePermissions(ctx context.Context, role string, permissions
 	if permissions, err = names("permission", permissions); err != nil {
 		return err
 	}
-	return unknown(st.RemovePermissions(ctx, role, permissions))
+	if err := st.RemovePermissions(ctx, role, permissions); err != nil {
+		return unknown(err)
+	}
+	p.emit(ctx, kit.EventRoleChanged, "", role)
+	return nil
 }
 
 // DeleteRole deletes role and takes it from every user who holds it,
@@ -221,8 +250,11 @@ func (p *Recipe) DeleteRole(ctx context.Context, role string) (existed bool, err
 	if role, err = name("role", role); err != nil {
 		return false, err
 	}
-	existed, _, err = st.DeleteRole(ctx, role)
-	return existed, err
+	if existed, _, err = st.DeleteRole(ctx, role); err != nil || !existed {
+		return existed, err
+	}
+	p.emit(ctx, kit.EventRoleDeleted, "", role)
+	return true, nil
 }
 
 // Roles lists every role.
@@ -271,8 +303,11 @@ func (p *Recipe) Give(ctx context.Context, userID, role string) (had bool, err e
 	if role, err = name("role", role); err != nil {
 		return false, err
 	}
-	had, err = st.GiveRole(ctx, store.PublicTenant, userID, role)
-	return had, unknown(err)
+	if had, err = st.GiveRole(ctx, store.PublicTenant, userID, role); err != nil || had {
+		return had, unknown(err)
+	}
+	p.emit(ctx, kit.EventRoleGiven, userID, role)
+	return false, nil
 }
 
 // Take takes role from the user userID, and reports whether the user
@@ -286,8 +321,11 @@ func (p *Recipe) Take(ctx context.Context, userID, role string) (had bool, err e
 	if role, err = name("role", role); err != nil {
 		return false, err
 	}
-	had, err = st.TakeRole(ctx, store.PublicTenant, userID, role)
-	return had, unknown(err)
+	if had, err = st.TakeRole(ctx, store.PublicTenant, userID, role); err != nil || !had {
+		return had, unknown(err)
+	}
+	p.emit(ctx, kit.EventRoleTaken, userID, role)
+	return true, nil
 }
 
 // UserRoles lists the roles of the user userID, and the permissions

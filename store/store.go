@@ -965,8 +965,9 @@ type AuditEntry struct {
 	// UserID is the user it happened to, "" when no user is known (a
 	// failed sign-in with an unknown address).
 	UserID string
-	// Actor is who did it: the user themselves, or an operator acting on
-	// the user or as the user; "" when no one is known.
+	// Actor is who did it: an operator acting on the user or as the
+	// user, else the user of the request it happened in; "" for the
+	// application's own call of its Go API, or a request with no user.
 	Actor string
 	// SessionHandle is the session it happened in, or to.
 	SessionHandle string
@@ -975,6 +976,8 @@ type AuditEntry struct {
 	Method, ThirdPartyID string
 	// Reason says why a session was refused or ended.
 	Reason string
+	// Role is the role given, taken, created, changed or deleted.
+	Role string
 	// RemoteAddr and UserAgent are the client's, for an event of a
 	// request.
 	RemoteAddr, UserAgent string

@@ -31,8 +31,13 @@ type operatorConsole struct {
 // started as a user, which is the user's and holds no role of an admin.
 func mountOperators(mux *http.ServeMux, a *auth.Auth, rr *roles.Recipe) {
 	c := &operatorConsole{a: a, roles: rr}
+	// The Go API's calls name the admin as the operator, in their events
+	// and the audit log.
 	admin := func(pattern string, h http.HandlerFunc) {
-		mux.Handle(pattern, a.RequireSession(h, roles.Require("admin")))
+		mux.Handle(pattern, a.RequireSession(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			s, _ := auth.SessionFromContext(r.Context())
+			h(w, r.WithContext(auth.WithOperator(r.Context(), s.UserID)))
+		}), roles.Require("admin")))
 	}
 	admin("GET /api/admin/users", c.users)
 	admin("GET /api/admin/users/{id}", c.user)

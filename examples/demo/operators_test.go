@@ -71,7 +71,7 @@ func TestOperators(t *testing.T) {
 	}
 
 	audit := d.do("GET", "/api/admin/audit?user="+bobID, "", ada, nil)
-	for _, kind := range []string{"user_banned", "user_unbanned", "sign_in_banned", "impersonation_started", "impersonation_ended"} {
+	for _, kind := range []string{"role_given", "role_taken", "user_banned", "user_unbanned", "sign_in_banned", "impersonation_started", "impersonation_ended"} {
 		if !strings.Contains(string(audit.body), `"Kind":"`+kind+`"`) {
 			t.Errorf("bob's audit log lacks %s: %s", kind, audit.body)
 		}

@@ -373,6 +373,21 @@ type Event struct {
 	SessionHandle string
 	Method        string // the login method, a store.Login's
 	ThirdPartyID  string // the provider, for store.MethodThirdParty
+	Role          string // the role given, taken, created, changed or deleted
+}
+
+type operatorKey struct{}
+
+// WithOperator is ctx naming the operator who acts through the calls made
+// with it: the kernel's events of those calls name them.
+func WithOperator(ctx context.Context, operator string) context.Context {
+	return context.WithValue(ctx, operatorKey{}, operator)
+}
+
+// OperatorOf is the operator ctx names, or "".
+func OperatorOf(ctx context.Context) string {
+	op, _ := ctx.Value(operatorKey{}).(string)
+	return op
 }
 
 // EventOf is an event of kind about the login l.
@@ -419,6 +434,11 @@ const (
 	EventPasswordChanged       = "password_changed"
 	EventEmailChanged          = "email_changed"
 	EventEmailChangeUndone     = "email_change_undone"
+	EventRoleGiven             = "role_given"
+	EventRoleTaken             = "role_taken"
+	EventRoleCreated           = "role_created"
+	EventRoleChanged           = "role_changed"
+	EventRoleDeleted           = "role_deleted"
 )
 
 // The factors a session can complete, named as the SDKs name them (the

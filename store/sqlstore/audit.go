@@ -12,10 +12,10 @@ import (
 
 var _ store.AuditLog = (*Store)(nil)
 
-const auditColumns = "id, at, kind, user_id, actor, session_handle, method, third_party, reason, remote_addr, user_agent"
+const auditColumns = "id, at, kind, user_id, actor, session_handle, method, third_party, reason, role, remote_addr, user_agent"
 
 // auditInsertRow is the placeholders of one entry in an insert.
-const auditInsertRow = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+const auditInsertRow = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 // The longest a field of an entry is kept, in bytes: what MariaDB's
 // columns hold. The library's own fields are far shorter; an
@@ -31,8 +31,8 @@ func (s *Store) AppendAudit(ctx context.Context, entries []store.AuditEntry) err
 		return nil
 	}
 	var b strings.Builder
-	b.WriteString("INSERT INTO auth_audit (at, kind, user_id, actor, session_handle, method, third_party, reason, remote_addr, user_agent) VALUES ")
-	args := make([]any, 0, 10*len(entries))
+	b.WriteString("INSERT INTO auth_audit (at, kind, user_id, actor, session_handle, method, third_party, reason, role, remote_addr, user_agent) VALUES ")
+	args := make([]any, 0, 11*len(entries))
 	for i, e := range entries {
 		if i > 0 {
 			b.WriteString(", ")
@@ -40,7 +40,7 @@ func (s *Store) AppendAudit(ctx context.Context, entries []store.AuditEntry) err
 		b.WriteString(auditInsertRow)
 		args = append(args, ms(e.Time), clip(e.Kind, maxAuditField), clip(e.UserID, maxAuditField), clip(e.Actor, maxAuditField),
 			clip(e.SessionHandle, maxAuditField), clip(e.Method, maxAuditField), clip(e.ThirdPartyID, maxAuditField),
-			clip(e.Reason, maxAuditField), clip(e.RemoteAddr, maxAuditField), clip(e.UserAgent, maxAuditUserAgent))
+			clip(e.Reason, maxAuditField), clip(e.Role, maxAuditField), clip(e.RemoteAddr, maxAuditField), clip(e.UserAgent, maxAuditUserAgent))
 	}
 	if _, err := s.db.ExecContext(ctx, s.bind(b.String()), args...); err != nil {
 		return unavailable(fmt.Errorf("sqlstore: appending to the audit log: %w", err))
@@ -82,7 +82,7 @@ func (s *Store) ListAudit(ctx context.Context, q store.AuditQuery) (store.AuditP
 		var e store.AuditEntry
 		var at int64
 		if err := rows.Scan(&e.ID, &at, &e.Kind, &e.UserID, &e.Actor, &e.SessionHandle, &e.Method, &e.ThirdPartyID,
-			&e.Reason, &e.RemoteAddr, &e.UserAgent); err != nil {
+			&e.Reason, &e.Role, &e.RemoteAddr, &e.UserAgent); err != nil {
 			return store.AuditPage{}, unavailable(fmt.Errorf("sqlstore: reading the audit log: %w", err))
 		}
 		e.Time = fromMS(at)

@@ -357,8 +357,9 @@ func BenchmarkSession(b *testing.B) {
 }
 
 // BenchmarkListUsers reads a page of 100 users, oldest first, from the
-// start of the list and from a cursor near its end: with the index on
-// (time_joined, id) the two cost the same, whatever the number of users.
+// start of the list and from a cursor near its end, and newest first:
+// with the index on (time_joined, id) the three cost the same, whatever
+// the number of users.
 // It lists 1,000 users, and as many more as AUTH_BENCH_USERS says (say
 // 1000000; seeding takes minutes).
 func BenchmarkListUsers(b *testing.B) {
@@ -378,11 +379,14 @@ func BenchmarkListUsers(b *testing.B) {
 					return fmt.Sprintf("('%s', %d)", id(i), joined+int64(i/2))
 				})
 				deep := store.UserCursor(store.User{ID: id(users - 200), TimeJoined: time.UnixMilli(joined + int64((users-200)/2))})
-				for _, c := range []struct{ name, after string }{{"first", ""}, {"deep", deep}} {
+				for _, c := range []struct {
+					name, after string
+					newest      bool
+				}{{"first", "", false}, {"deep", deep, false}, {"newest", "", true}} {
 					b.Run(c.name, func(b *testing.B) {
 						start := count.Load()
 						for b.Loop() {
-							page, err := st.ListUsers(context.Background(), store.UserQuery{After: c.after, Limit: 100})
+							page, err := st.ListUsers(context.Background(), store.UserQuery{After: c.after, Newest: c.newest, Limit: 100})
 							if err != nil || len(page.Users) != 100 {
 								b.Fatalf("a page: %d users, %v", len(page.Users), err)
 							}

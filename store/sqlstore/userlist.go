@@ -60,6 +60,13 @@ func newUserListQueries(d Dialect) userListQueries {
 		}
 		return " WHERE " + strings.Join(conds, " AND ")
 	}
+	// MariaDB, with no range to scan, sorts every user for the first
+	// page rather than read the index in order: 130 ms at a million
+	// users, against 0.3 ms with the index named.
+	from := " FROM auth_users"
+	if d == MySQL {
+		from += " FORCE INDEX (auth_users_joined)"
+	}
 	var q userListQueries
 	for bits := range q.list {
 		var conds []string
@@ -79,7 +86,7 @@ func newUserListQueries(d Dialect) userListQueries {
 			}
 		}
 		conds = append(conds, filters(bits)...)
-		q.list[bits] = `SELECT ` + userColumns + ` FROM auth_users` + whereOf(conds) + order + ` LIMIT ?`
+		q.list[bits] = `SELECT ` + userColumns + from + whereOf(conds) + order + ` LIMIT ?`
 	}
 	for bits := range q.count {
 		q.count[bits] = `SELECT COUNT(*) FROM auth_users` + whereOf(filters(bits))

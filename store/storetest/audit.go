@@ -62,7 +62,7 @@ func auditAll(t *testing.T, a store.AuditLog, q store.AuditQuery) []store.AuditE
 func testAuditRoundTrip(t *testing.T, s store.Store) {
 	a := auditLog(t, s)
 	want := store.AuditEntry{Time: at(time.Minute), Kind: "sign_in", UserID: "u1", Actor: "op", SessionHandle: "s1",
-		Method: "thirdparty", ThirdPartyID: "google", Reason: "revoked", RemoteAddr: "192.0.2.1:5000", UserAgent: "Mozilla/5.0 ✓"}
+		Method: "thirdparty", ThirdPartyID: "google", Reason: "revoked", Role: "admin", RemoteAddr: "192.0.2.1:5000", UserAgent: "Mozilla/5.0 ✓"}
 	mustAppend(t, a, want, store.AuditEntry{Time: at(2 * time.Minute), Kind: "sign_in_failed"})
 	page, err := a.ListAudit(t.Context(), store.AuditQuery{})
 	if err != nil || len(page.Entries) != 2 || page.Next != "" {

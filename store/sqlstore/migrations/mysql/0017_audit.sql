@@ -12,6 +12,7 @@ CREATE TABLE auth_audit (
     method         VARBINARY(64) NOT NULL DEFAULT '',
     third_party    VARBINARY(255) NOT NULL DEFAULT '',
     reason         VARBINARY(64) NOT NULL DEFAULT '',
+    role           VARBINARY(255) NOT NULL DEFAULT '',
     remote_addr    VARBINARY(255) NOT NULL DEFAULT '',
     user_agent     VARCHAR(512) NOT NULL DEFAULT '',
     KEY auth_audit_user (user_id, id),

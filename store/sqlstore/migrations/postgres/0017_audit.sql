@@ -12,6 +12,7 @@ CREATE TABLE auth_audit (
     method         TEXT NOT NULL DEFAULT '',
     third_party    TEXT NOT NULL DEFAULT '',
     reason         TEXT NOT NULL DEFAULT '',
+    role           TEXT NOT NULL DEFAULT '',
     remote_addr    TEXT NOT NULL DEFAULT '',
     user_agent     TEXT NOT NULL DEFAULT ''
 );
