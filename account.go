@@ -324,7 +324,7 @@ func (a *Auth) linkToSession(w http.ResponseWriter, r *http.Request, s kit.SignI
 		a.failSession(w, r, sessionGone(err))
 		return
 	}
-	writeUser(w, r, u, logins, nl, &created, bodyTokens{}, a.cfg.AccountLinking && primary(logins))
+	writeUser(w, r, u, logins, nl, &created, bodyTokens{}, a.cfg.AccountLinking && wire.Primary(logins))
 }
 
 // unprovenAddress reports whether l has an address that nobody has

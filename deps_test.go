@@ -97,8 +97,9 @@ func TestInternalDependencies(t *testing.T) {
 		// Email addresses and phone numbers: Unicode normalisation.
 		module + "/internal/address": {"golang.org/x/text/unicode/norm"},
 		// The protocol's shared answers and request fields; an email
-		// field is checked by internal/address.
-		module + "/internal/wire": {module + "/internal/address"},
+		// field is checked by internal/address, and the user object is
+		// made of the store's records.
+		module + "/internal/wire": {module + "/internal/address", module + "/store"},
 		// The seam the recipes plug in through: their mail is a
 		// mailer.Template, their records the store's.
 		module + "/internal/kit": {module + "/internal/address", module + "/mailer", module + "/store"},

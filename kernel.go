@@ -204,7 +204,7 @@ func (k kernel) CompleteFactor(w http.ResponseWriter, r *http.Request, s kit.Fac
 		k.a.fail(w, r, err)
 		return
 	}
-	writeUser(w, r, u, logins, *by, nil, bodyTokens{}, k.a.cfg.AccountLinking && primary(logins))
+	writeUser(w, r, u, logins, *by, nil, bodyTokens{}, k.a.cfg.AccountLinking && wire.Primary(logins))
 }
 
 func (k kernel) SignedIn(w http.ResponseWriter, r *http.Request, p kit.Proven) {

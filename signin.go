@@ -88,7 +88,7 @@ func (a *Auth) signedIn(w http.ResponseWriter, r *http.Request, u store.User, lo
 		return
 	}
 	a.emit(r.Context(), r, Event{Kind: EventSignIn, UserID: u.ID, SessionHandle: s.Handle, Method: by.Method, ThirdPartyID: kit.ProviderOf(by)})
-	writeUser(w, r, u, logins, by, created, tokens, a.cfg.AccountLinking && primary(logins))
+	writeUser(w, r, u, logins, by, created, tokens, a.cfg.AccountLinking && wire.Primary(logins))
 }
 
 // msgSessionsEnded answers a sign-in whose credential was checked before

@@ -297,64 +297,13 @@ func (a *Auth) deleteUser(ctx context.Context, r *http.Request, userID string) e
 	return nil
 }
 
-// loginMethod and wireUser are the user object of FDI 1.18 and 3.x and later.
-type loginMethod struct {
-	RecipeID     string          `json:"recipeId"`
-	RecipeUserID string          `json:"recipeUserId"`
-	TenantIDs    []string        `json:"tenantIds"`
-	Email        string          `json:"email,omitempty"`
-	PhoneNumber  string          `json:"phoneNumber,omitempty"`
-	ThirdParty   *wireThirdParty `json:"thirdParty,omitempty"`
-	WebAuthn     *wireWebAuthn   `json:"webauthn,omitempty"`
-	TimeJoined   int64           `json:"timeJoined"`
-	Verified     bool            `json:"verified"`
-}
-
-// wireThirdParty names a third-party identity: the provider and its id
-// for the user.
-type wireThirdParty struct {
-	ID     string `json:"id"`
-	UserID string `json:"userId"`
-}
-
-type wireUser struct {
-	ID            string           `json:"id"`
-	IsPrimaryUser bool             `json:"isPrimaryUser"`
-	TenantIDs     []string         `json:"tenantIds"`
-	Emails        []string         `json:"emails"`
-	PhoneNumbers  []string         `json:"phoneNumbers"`
-	ThirdParty    []wireThirdParty `json:"thirdParty"`
-	WebAuthn      wireWebAuthn     `json:"webauthn"`
-	LoginMethods  []loginMethod    `json:"loginMethods"`
-	TimeJoined    int64            `json:"timeJoined"`
-}
-
-// wireWebAuthn is always empty: FDI 4.2 requires the member.
-type wireWebAuthn struct {
-	CredentialIDs []string `json:"credentialIds"`
-}
-
 // legacyUser is the user object of older clients.
 type legacyUser struct {
-	ID         string          `json:"id"`
-	Email      string          `json:"email"`
-	TimeJoined int64           `json:"timeJoined"`
-	TenantIDs  []string        `json:"tenantIds"`
-	ThirdParty *wireThirdParty `json:"thirdParty,omitempty"`
-}
-
-var publicTenant = []string{"public"}
-
-// primary reports whether a user with these logins is a primary user in
-// the SDKs' sense: one that later login methods may join, because it owns
-// a verified email, or that several have joined.
-func primary(logins []store.Login) bool {
-	for _, l := range logins {
-		if l.OwnsEmail && l.EmailVerified {
-			return true
-		}
-	}
-	return len(logins) > 1
+	ID         string           `json:"id"`
+	Email      string           `json:"email"`
+	TimeJoined int64            `json:"timeJoined"`
+	TenantIDs  []string         `json:"tenantIds"`
+	ThirdParty *wire.ThirdParty `json:"thirdParty,omitempty"`
 }
 
 // writeUser answers a successful sign-up or sign-in by the login by. For
@@ -366,49 +315,13 @@ func writeUser(w http.ResponseWriter, r *http.Request, u store.User, logins []st
 	var user any
 	legacy := legacyFDI(r.Header.Get("fdi-version"))
 	if legacy {
-		lu := legacyUser{ID: u.ID, Email: primaryEmail(logins), TimeJoined: joined, TenantIDs: publicTenant}
+		lu := legacyUser{ID: u.ID, Email: primaryEmail(logins), TimeJoined: joined, TenantIDs: wire.PublicTenant}
 		if by.Method == store.MethodThirdParty {
-			lu.Email, lu.ThirdParty = by.Email, &wireThirdParty{by.ThirdParty, by.Subject}
+			lu.Email, lu.ThirdParty = by.Email, &wire.ThirdParty{ID: by.ThirdParty, UserID: by.Subject}
 		}
 		user = lu
 	} else {
-		wu := wireUser{
-			ID:            u.ID,
-			IsPrimaryUser: isPrimary,
-			TenantIDs:     publicTenant,
-			Emails:        []string{},
-			PhoneNumbers:  []string{},
-			ThirdParty:    []wireThirdParty{},
-			WebAuthn:      wireWebAuthn{CredentialIDs: []string{}},
-			LoginMethods:  []loginMethod{},
-			TimeJoined:    joined,
-		}
-		for _, l := range logins {
-			if l.Email != "" && !slices.Contains(wu.Emails, l.Email) {
-				wu.Emails = append(wu.Emails, l.Email)
-			}
-			recipeUser := l.ID
-			if recipeUser == "" {
-				recipeUser = u.ID
-			}
-			m := loginMethod{
-				RecipeID: l.Method, RecipeUserID: recipeUser, TenantIDs: publicTenant,
-				Email: l.Email, TimeJoined: l.CreatedAt.UnixMilli(), Verified: l.EmailVerified,
-			}
-			switch {
-			case l.Method == store.MethodThirdParty:
-				m.ThirdParty = &wireThirdParty{l.ThirdParty, l.Subject}
-				wu.ThirdParty = append(wu.ThirdParty, *m.ThirdParty)
-			case l.Method == store.MethodWebAuthn:
-				m.WebAuthn = &wireWebAuthn{CredentialIDs: []string{l.Subject}}
-				wu.WebAuthn.CredentialIDs = append(wu.WebAuthn.CredentialIDs, l.Subject)
-			case l.Method == store.MethodPasswordless && address.IsPhone(l.Subject):
-				m.PhoneNumber = l.Subject
-				wu.PhoneNumbers = append(wu.PhoneNumbers, l.Subject)
-			}
-			wu.LoginMethods = append(wu.LoginMethods, m)
-		}
-		user = wu
+		user = wire.UserOf(u, logins, isPrimary)
 	}
 	if created == nil {
 		wire.JSON(w, http.StatusOK, struct {

@@ -81,26 +81,8 @@ func (h *api) roles(w http.ResponseWriter, r *http.Request) {
 
 // putRole creates a role, or adds permissions to one.
 func (h *api) putRole(w http.ResponseWriter, r *http.Request) {
-	b := h.body(w, r)
-	if b == nil {
-		return
-	}
-	st := h.roleStore(w)
-	if st == nil {
-		return
-	}
-	role, ok := stringField(w, b, "role")
+	st, role, perms, ok := h.roleBody(w, r, false)
 	if !ok {
-		return
-	}
-	perms, ok := stringsField(w, b, "permissions", false)
-	if !ok {
-		return
-	}
-	if role, ok = name(w, "role", role); !ok {
-		return
-	}
-	if perms, ok = names(w, "permission", perms); !ok {
 		return
 	}
 	created, err := st.CreateRole(r.Context(), role, perms)
@@ -178,29 +160,37 @@ func (h *api) roleFailed(w http.ResponseWriter, r *http.Request, err error) bool
 	return true
 }
 
+// roleBody reads the role and the permissions of a request's
+// body, and the role store; optional lets the permissions be absent. Or
+// it answers the request itself and returns false.
+func (h *api) roleBody(w http.ResponseWriter, r *http.Request, optional bool) (st store.RoleStore, role string, perms []string, ok bool) {
+	b := h.body(w, r)
+	if b == nil {
+		return nil, "", nil, false
+	}
+	if st = h.roleStore(w); st == nil {
+		return nil, "", nil, false
+	}
+	if role, ok = stringField(w, b, "role"); !ok {
+		return nil, "", nil, false
+	}
+	if perms, ok = stringsField(w, b, "permissions", optional); !ok {
+		return nil, "", nil, false
+	}
+	if role, ok = name(w, "role", role); !ok {
+		return nil, "", nil, false
+	}
+	if perms, ok = names(w, "permission", perms); !ok {
+		return nil, "", nil, false
+	}
+	return st, role, perms, true
+}
+
 // removePermissions takes permissions from a role; none named takes
 // them all, as the SDKs' core does.
 func (h *api) removePermissions(w http.ResponseWriter, r *http.Request) {
-	b := h.body(w, r)
-	if b == nil {
-		return
-	}
-	st := h.roleStore(w)
-	if st == nil {
-		return
-	}
-	role, ok := stringField(w, b, "role")
+	st, role, perms, ok := h.roleBody(w, r, true)
 	if !ok {
-		return
-	}
-	perms, ok := stringsField(w, b, "permissions", true)
-	if !ok {
-		return
-	}
-	if role, ok = name(w, "role", role); !ok {
-		return
-	}
-	if perms, ok = names(w, "permission", perms); !ok {
 		return
 	}
 	if h.roleFailed(w, r, st.RemovePermissions(r.Context(), role, perms)) {

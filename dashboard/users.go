@@ -90,7 +90,7 @@ func (h *api) listUsers(w http.ResponseWriter, r *http.Request) {
 		h.k.Fail(w, r, err)
 		return
 	}
-	users := make([]user, 0, len(page.Users))
+	users := make([]wire.User, 0, len(page.Users))
 	for _, u := range page.Users {
 		logins, err := h.k.Store().Logins(ctx, u.ID)
 		if err != nil {
@@ -98,13 +98,13 @@ func (h *api) listUsers(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if len(logins) > 0 { // none: deleted since the page was read
-			users = append(users, userOf(u, logins, h.setup.AccountLinking))
+			users = append(users, wire.UserOf(u, logins, h.setup.AccountLinking && wire.Primary(logins)))
 		}
 	}
 	wire.JSON(w, http.StatusOK, struct {
-		Status string `json:"status"`
-		Users  []user `json:"users"`
-		Next   string `json:"nextPaginationToken,omitempty"`
+		Status string      `json:"status"`
+		Users  []wire.User `json:"users"`
+		Next   string      `json:"nextPaginationToken,omitempty"`
 	}{"OK", users, page.Next})
 }
 
@@ -136,11 +136,14 @@ func (h *api) getUser(w http.ResponseWriter, r *http.Request) {
 		h.failed(w, r, err)
 		return
 	}
-	out := userOf(u, logins, h.setup.AccountLinking)
+	out := wire.UserOf(u, logins, h.setup.AccountLinking && wire.Primary(logins))
+	// The SDKs' name for a user's names without the user metadata
+	// recipe, which this library does not keep.
+	notEnabled := "FEATURE_NOT_ENABLED"
 	out.FirstName, out.LastName = &notEnabled, &notEnabled
 	wire.JSON(w, http.StatusOK, struct {
-		Status string `json:"status"`
-		User   user   `json:"user"`
+		Status string    `json:"status"`
+		User   wire.User `json:"user"`
 	}{"OK", out})
 }
 
@@ -249,10 +252,10 @@ func (h *api) createPasswordUser(w http.ResponseWriter, r *http.Request) {
 		message(w, "PASSWORD_VALIDATION_ERROR", badPassword)
 	default:
 		wire.JSON(w, http.StatusOK, struct {
-			Status       string `json:"status"`
-			User         user   `json:"user"`
-			RecipeUserID string `json:"recipeUserId"`
-		}{"OK", userOf(u, []store.Login{l}, h.setup.AccountLinking), l.ID})
+			Status       string    `json:"status"`
+			User         wire.User `json:"user"`
+			RecipeUserID string    `json:"recipeUserId"`
+		}{"OK", wire.UserOf(u, []store.Login{l}, h.setup.AccountLinking && wire.Primary([]store.Login{l})), l.ID})
 	}
 }
 
