@@ -19,6 +19,7 @@ import (
 	"github.com/latchkit/auth/authtest"
 	"github.com/latchkit/auth/dashboard"
 	"github.com/latchkit/auth/emailverification"
+	"github.com/latchkit/auth/passwordless"
 	"github.com/latchkit/auth/roles"
 	"github.com/latchkit/auth/store"
 	"github.com/latchkit/auth/store/memstore"
@@ -644,6 +645,37 @@ func TestDashboardCreateUser(t *testing.T) {
 		t.Errorf("a weak password: %s", res.Body)
 	}
 	wantStatus(t, "passwordless", dash(t, s, "POST", "/user/passwordless", map[string]any{"email": "cy@example.com"}), "FEATURE_NOT_ENABLED_ERROR")
+}
+
+// With passwordless sign-in by email on, an operator creates a user who
+// then signs in with a code as that same user; the address is not taken
+// as verified, phone numbers stay off, and bad input is refused.
+func TestDashboardCreatePasswordlessUser(t *testing.T) {
+	t.Parallel()
+	s, _, events := dashServer(t, auth.Config{Passwordless: passwordless.Config{Flow: passwordless.Code}})
+	res := dash(t, s, "POST", "/user/passwordless", map[string]any{"email": " Cy@Example.com "})
+	user, _ := res.JSON["user"].(map[string]any)
+	id, _ := user["id"].(string)
+	if res.Status != "OK" || res.JSON["createdNewRecipeUser"] != true || id == "" || !strings.Contains(string(res.Body), `"verified":false`) {
+		t.Fatalf("create: %s", res.Body)
+	}
+	again := dash(t, s, "POST", "/user/passwordless", map[string]any{"email": "cy@example.com"})
+	if again.Status != "OK" || again.JSON["createdNewRecipeUser"] != false || !strings.Contains(string(again.Body), id) {
+		t.Errorf("create again: %s", again.Body)
+	}
+	if got := wantOK(t, "the user's code sign-in", s.NewClient(authtest.Header).SignInWithCode("cy@example.com")); got != id {
+		t.Errorf("the code signed in %s, want the created user %s", got, id)
+	}
+	if created := events.of(auth.EventUserCreated); len(created) != 1 || created[0].UserID != id || created[0].Operator != dashboard.KeyOperator {
+		t.Errorf("user_created events: %+v", created)
+	}
+	wantStatus(t, "a phone number with phones off", dash(t, s, "POST", "/user/passwordless", map[string]any{"phoneNumber": "+14155550100"}), "FEATURE_NOT_ENABLED_ERROR")
+	wantStatus(t, "a bad email", dash(t, s, "POST", "/user/passwordless", map[string]any{"email": "not an email"}), "EMAIL_VALIDATION_ERROR")
+	for _, body := range []map[string]any{{}, {"email": "a@example.com", "phoneNumber": "+14155550100"}, {"email": 7}} {
+		if res := dash(t, s, "POST", "/user/passwordless", body); res.StatusCode != http.StatusBadRequest {
+			t.Errorf("%v: %d %s, want 400", body, res.StatusCode, res.Body)
+		}
+	}
 }
 
 func TestDashboardPutUser(t *testing.T) {

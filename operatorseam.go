@@ -2,10 +2,12 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/latchkit/auth/internal/address"
 	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/wire"
@@ -100,6 +102,36 @@ func (o operator) SetPassword(ctx context.Context, r *http.Request, userID, pass
 		o.a.emit(ctx, r, Event{Kind: EventSessionRevoked, UserID: userID, SessionHandle: h})
 	}
 	return "", err
+}
+
+func (o operator) CreatePasswordlessUser(ctx context.Context, r *http.Request, contact string) (store.User, store.Login, bool, error) {
+	key := store.PasswordlessKey(contact)
+	if l, err := o.a.store.Login(ctx, key); err == nil {
+		u, err := o.a.store.UserByID(ctx, l.UserID)
+		return u, l, false, err
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return store.User{}, store.Login{}, false, err
+	}
+	phone := address.IsPhone(contact)
+	if !phone {
+		if refused, err := o.a.signUpRefused(ctx, contact); err != nil || refused {
+			if err == nil {
+				err = store.ErrConflict
+			}
+			return store.User{}, store.Login{}, false, err
+		}
+	}
+	now := o.a.cfg.Now().Truncate(time.Millisecond)
+	u := store.User{ID: uuid.NewString(), TimeJoined: now}
+	l := store.Login{LoginKey: key, ID: u.ID, UserID: u.ID, CreatedAt: now}
+	if !phone {
+		l.Email = contact
+	}
+	if err := o.a.store.CreateUser(ctx, u, l); err != nil {
+		return store.User{}, store.Login{}, false, err
+	}
+	o.a.emit(ctx, r, Event{Kind: EventUserCreated, UserID: u.ID, Method: l.Method})
+	return u, l, true, nil
 }
 
 func (o operator) CreatePasswordUser(ctx context.Context, r *http.Request, email, password string) (store.User, store.Login, string, string, error) {

@@ -84,8 +84,13 @@
 //     the user has others;
 //   - POST /dashboard/api/user/emailpassword: creates a user with an email
 //     and a password that passes the password policy; no session starts;
-//   - POST /dashboard/api/user/passwordless: FEATURE_NOT_ENABLED_ERROR:
-//     a passwordless user is made by their first sign-in;
+//   - POST /dashboard/api/user/passwordless: creates a user who signs in
+//     with codes sent to the email or phoneNumber given (exactly one),
+//     or finds the one who does (createdNewRecipeUser false); no session
+//     starts, and the operator's word proves no inbox: the address is not
+//     verified and owns nothing, and under account linking one another
+//     user holds is refused. FEATURE_NOT_ENABLED_ERROR where passwordless
+//     sign-in to that kind of address is off;
 //   - GET /dashboard/api/user/email/verify?recipeUserId= and
 //     PUT /dashboard/api/user/email/verify: whether a login's email is
 //     verified, and marking it so or not (FEATURE_NOT_ENABLED_ERROR

@@ -3,9 +3,11 @@ package dashboard
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/latchkit/auth/internal/address"
 	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
@@ -267,14 +269,53 @@ func message(w http.ResponseWriter, status, msg string) {
 	}{status, msg})
 }
 
-// createPasswordlessUser answers as the SDKs do without the passwordless
-// recipe: operators do not create passwordless users here; the first
-// sign-in by code or link does.
+// createPasswordlessUser creates a user who signs in with codes sent to
+// an email address or a phone number: exactly one of email and
+// phoneNumber. FEATURE_NOT_ENABLED_ERROR where passwordless sign-in to
+// that kind of address is off.
 func (h *api) createPasswordlessUser(w http.ResponseWriter, r *http.Request) {
-	if h.body(w, r) == nil {
+	b := h.body(w, r)
+	if b == nil {
 		return
 	}
-	wire.Status(w, statusNotEnabled)
+	email, hasEmail := optionalString(b, "email")
+	phone, hasPhone := optionalString(b, "phoneNumber")
+	if hasEmail == hasPhone {
+		wire.Message(w, http.StatusBadRequest, "Please provide exactly one of email or phoneNumber")
+		return
+	}
+	contact, factors := address.Normalise(email), []string{kit.FactorOTPEmail, kit.FactorLinkEmail}
+	bad, badStatus := wire.CheckEmail(contact), "EMAIL_VALIDATION_ERROR"
+	if hasPhone {
+		var ok bool
+		contact, ok = address.NormalisePhone(phone)
+		factors, badStatus, bad = []string{kit.FactorOTPPhone, kit.FactorLinkPhone}, "PHONE_VALIDATION_ERROR", ""
+		if !ok {
+			bad = "Phone number is invalid"
+		}
+	}
+	if !slices.ContainsFunc(factors, func(f string) bool { return slices.Contains(h.op.FirstFactors(), f) }) {
+		wire.Status(w, statusNotEnabled)
+		return
+	}
+	if bad != "" {
+		message(w, badStatus, bad)
+		return
+	}
+	u, l, created, err := h.op.CreatePasswordlessUser(r.Context(), r, contact)
+	if errors.Is(err, store.ErrConflict) {
+		message(w, badStatus, "This address belongs to another account")
+		return
+	} else if err != nil {
+		h.k.Fail(w, r, err)
+		return
+	}
+	wire.JSON(w, http.StatusOK, struct {
+		Status       string    `json:"status"`
+		CreatedNew   bool      `json:"createdNewRecipeUser"`
+		User         wire.User `json:"user"`
+		RecipeUserID string    `json:"recipeUserId"`
+	}{"OK", created, wire.UserOf(u, []store.Login{l}, false), l.ID})
 }
 
 // unlink removes a login from its user, and the sessions it started. A

@@ -464,7 +464,7 @@ func (rc *Recipe) contactOf(req contactRequest) (contact, msg string, err error)
 	case req.PhoneNumber != nil && rc.cfg.TextSender == nil:
 		return "", "", wire.BadRequest("this server signs in by email only: send email, not phoneNumber")
 	case req.PhoneNumber != nil:
-		phone, ok := normalisePhone(*req.PhoneNumber)
+		phone, ok := address.NormalisePhone(*req.PhoneNumber)
 		if !ok {
 			return "", msgPhoneInvalid, nil
 		}
@@ -472,29 +472,6 @@ func (rc *Recipe) contactOf(req contactRequest) (contact, msg string, err error)
 	}
 	email := address.Normalise(*req.Email)
 	return email, wire.CheckEmail(email), nil
-}
-
-// normalisePhone returns a phone number in E.164 form: "+", then 8 to 15
-// digits, the first not 0, with the spaces, dots, dashes and brackets
-// people type between them removed.
-func normalisePhone(s string) (string, bool) {
-	s = strings.TrimSpace(s)
-	if len(s) > 32 || !strings.HasPrefix(s, "+") {
-		return "", false
-	}
-	var b strings.Builder
-	b.WriteByte('+')
-	for _, c := range s[1:] {
-		switch {
-		case c >= '0' && c <= '9':
-			b.WriteRune(c)
-		case c == ' ' || c == '-' || c == '.' || c == '(' || c == ')':
-		default:
-			return "", false
-		}
-	}
-	p := b.String()
-	return p, len(p) >= 9 && len(p) <= 16 && p[1] != '0'
 }
 
 // allowSend spends a send of the client's allowance and of the address's,
@@ -785,7 +762,7 @@ func (rc *Recipe) handlePasswordlessExists(param string) http.HandlerFunc {
 			return
 		}
 		if param == "phoneNumber" {
-			contact, ok = normalisePhone(contact)
+			contact, ok = address.NormalisePhone(contact)
 		} else {
 			contact = address.Normalise(contact)
 			ok = wire.CheckEmail(contact) == ""

@@ -99,3 +99,26 @@ func IsPhone(contact string) bool {
 	}
 	return true
 }
+
+// NormalisePhone returns a phone number in E.164 form: "+", then 8 to 15
+// digits, the first not 0, with the spaces, dots, dashes and brackets
+// people type between them removed.
+func NormalisePhone(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if len(s) > 32 || !strings.HasPrefix(s, "+") {
+		return "", false
+	}
+	var b strings.Builder
+	b.WriteByte('+')
+	for _, c := range s[1:] {
+		switch {
+		case c >= '0' && c <= '9':
+			b.WriteRune(c)
+		case c == ' ' || c == '-' || c == '.' || c == '(' || c == ')':
+		default:
+			return "", false
+		}
+	}
+	p := b.String()
+	return p, len(p) >= 9 && len(p) <= 16 && p[1] != '0'
+}

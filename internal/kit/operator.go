@@ -50,4 +50,12 @@ type Operator interface {
 	// store.ErrConflict if the address has a password login already, or
 	// account linking holds it for another user.
 	CreatePasswordUser(ctx context.Context, r *http.Request, email, password string) (u store.User, l store.Login, badEmail, badPassword string, err error)
+	// CreatePasswordlessUser creates a user whose passwordless login has
+	// contact, a normalised email address or E.164 phone number, unless
+	// one has it: then it returns that login's user, created false. The
+	// operator's word proves no inbox: the address is neither verified
+	// nor proven, as an unproven login it owns nothing, and under
+	// account linking it is refused (store.ErrConflict) where another
+	// user holds the address.
+	CreatePasswordlessUser(ctx context.Context, r *http.Request, contact string) (u store.User, l store.Login, created bool, err error)
 }
