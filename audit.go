@@ -23,7 +23,9 @@ import (
 // User-Agent. Entries are written off the request path, in batches, a
 // few milliseconds after the event; Auth.AuditLog first writes what this
 // instance has pending, and Close writes the rest. An entry whose write
-// fails is logged at Error and lost, as the event has happened.
+// fails is logged at Error and lost, as the event has happened; so is
+// one that finds 1,024 entries waiting for a second (a store in an
+// outage), rather than hold up the request it came from.
 type AuditConfig struct {
 	// Enabled turns the audit log on. The Store must implement
 	// store.AuditLog, as memstore and sqlstore do; New fails otherwise.
@@ -112,12 +114,27 @@ func newAuditWriter(cfg *Config, log store.AuditLog) *auditWriter {
 	return w
 }
 
-// add queues an entry; when the queue is full it waits for room, so an
-// entry is never dropped while the Auth is open.
+// auditWait is how long an event waits for room in a full queue before
+// its entry is dropped: a store that has fallen that far behind (an
+// outage) must not hold every request up with it.
+const auditWait = time.Second
+
+// add queues an entry, waiting up to auditWait for room; past that, or
+// once the Auth is closed, it drops the entry and says so.
 func (w *auditWriter) add(e store.AuditEntry) {
 	select {
 	case w.queue <- e:
+		return
+	default:
+	}
+	t := time.NewTimer(auditWait)
+	defer t.Stop()
+	select {
+	case w.queue <- e:
 	case <-w.done:
+	case <-t.C:
+		w.logger.LogAttrs(context.Background(), slog.LevelError, "auth: audit entry dropped: the store is behind",
+			slog.String("kind", e.Kind), slog.String("user_id", e.UserID))
 	}
 }
 

@@ -1,6 +1,7 @@
 package auth_test
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -136,5 +137,55 @@ func TestAuditLogRoles(t *testing.T) {
 	kinds, entries = auditKinds(t, s.Auth, store.AuditQuery{UserID: u.ID, Limit: 1})
 	if kinds[0] != "role_taken" || entries[0].Actor != "" || entries[0].Role != "editor" {
 		t.Errorf("the user's newest entry: %v %+v; want role_taken by no one named", kinds, entries[0])
+	}
+}
+
+// blockingAudit is a store whose audit log takes no entry until released,
+// as a database in an outage.
+type blockingAudit struct {
+	*memstore.Store
+	release chan struct{}
+}
+
+func (s blockingAudit) AppendAudit(ctx context.Context, entries []store.AuditEntry) error {
+	select {
+	case <-s.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return s.Store.AppendAudit(ctx, entries)
+}
+
+// A store that takes no audit entry holds a request up a second at most:
+// past the queue, the entry is dropped and logged; once the store takes
+// entries again, the log goes on.
+func TestAuditLogStoreBehind(t *testing.T) {
+	st := blockingAudit{memstore.New(), make(chan struct{})}
+	logs := &logCapture{}
+	s := authtest.NewServer(t, auth.Config{Store: st, Logger: logs.logger(), Audit: auth.AuditConfig{Enabled: true}})
+	_, u := s.SignedIn(authtest.Header) // two entries
+	ctx := t.Context()
+	// The writer holds one batch; the queue takes 1,024 more entries.
+	calls, slow := 0, time.Duration(0)
+	for calls < 1100 && slow == 0 {
+		start := time.Now()
+		if err := s.Auth.SetEmailVerified(ctx, u.ID, true); err != nil {
+			t.Fatal(err)
+		}
+		calls++
+		if d := time.Since(start); d > 500*time.Millisecond {
+			slow = d
+		}
+	}
+	if slow == 0 || slow > 3*time.Second {
+		t.Fatalf("after %d events, the slowest waited %v: want one to wait about a second, then go on", calls, slow)
+	}
+	if dropped := logs.records(t, "auth: audit entry dropped: the store is behind"); len(dropped) != 1 {
+		t.Errorf("dropped entries logged: %d, want 1", len(dropped))
+	}
+	close(st.release)
+	kinds, _ := auditKinds(t, s.Auth, store.AuditQuery{UserID: u.ID, Limit: store.MaxUserPage})
+	if want := 2 + calls - 1; len(kinds) != want {
+		t.Errorf("entries once the store takes them again: %d, want every event but the one dropped (%d)", len(kinds), want)
 	}
 }

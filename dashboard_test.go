@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +40,10 @@ func dashServer(t *testing.T, cfg auth.Config) (*authtest.Server, *roles.Recipe,
 	}
 	if cfg.EmailVerification.Mode == "" {
 		cfg.EmailVerification.Mode = emailverification.Optional
+	}
+	if cfg.RateLimits.ClientDashboardFailures == (auth.Rate{}) {
+		// The suites send many refused requests from one address.
+		cfg.RateLimits.ClientDashboardFailures = auth.Rate{Burst: 1 << 30, Every: time.Nanosecond}
 	}
 	ev := newEventLog()
 	cfg.OnEvent = ev.record
@@ -886,5 +891,37 @@ func TestDashboardRoleEvents(t *testing.T) {
 	wantStatus(t, "take, by a session", res, "OK")
 	if taken := events.of(auth.EventRoleTaken); len(taken) != 1 || taken[0].Operator != opUser.ID {
 		t.Errorf("role_taken events: %+v, want the session's user as the operator", taken)
+	}
+}
+
+// A client's refused requests are limited: past the allowance, every
+// request of that client with an Authorization header is 429 before its
+// key is compared, the right key included; the allowance grows back,
+// and requests that open the API spend none of it.
+func TestDashboardKeyGuessesLimited(t *testing.T) {
+	s, _, _ := dashServer(t, auth.Config{RateLimits: auth.RateLimits{ClientDashboardFailures: auth.Rate{Burst: 3, Every: time.Minute}}})
+	key := func(k string) int {
+		return dashAs(t, s, http.MethodGet, "/auth/dashboard/api/users/count", nil, hdr("Authorization", "Bearer "+k)).StatusCode
+	}
+	for range 5 {
+		if got := key(dashKey); got != http.StatusOK {
+			t.Fatalf("the right key: %d, want 200, spending nothing", got)
+		}
+	}
+	for i := range 3 {
+		if got := key("guess-" + strconv.Itoa(i)); got != http.StatusUnauthorized {
+			t.Errorf("wrong key %d: %d, want 401", i, got)
+		}
+	}
+	res := dashAs(t, s, http.MethodGet, "/auth/dashboard/api/users/count", nil, hdr("Authorization", "Bearer guess-3"))
+	if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" {
+		t.Errorf("a fourth wrong key: %d (Retry-After %q), want 429", res.StatusCode, res.Header.Get("Retry-After"))
+	}
+	if got := key(dashKey); got != http.StatusTooManyRequests {
+		t.Errorf("the right key past the allowance: %d, want 429", got)
+	}
+	s.Clock.Advance(time.Minute)
+	if got := key(dashKey); got != http.StatusOK {
+		t.Errorf("the right key a minute later: %d, want 200", got)
 	}
 }

@@ -385,7 +385,7 @@ func unlimited() auth.RateLimits {
 	return auth.RateLimits{SignInFailures: r, ClientSignInFailures: r, AccountSignInFailures: r, ResetEmails: r,
 		ClientResetRequests: r, ClientNewPasswords: r, ClientEmailChecks: r, SessionRefreshes: r,
 		ClientThirdPartySignIns: r, VerificationEmails: r, PasswordlessSends: r, ClientPasswordlessSends: r,
-		PasswordlessFailures: r, ClientPasskeyCeremonies: r}
+		PasswordlessFailures: r, ClientPasskeyCeremonies: r, ClientDashboardFailures: r}
 }
 
 // callbackPage is the redirect URI of provider id: the SDK's callback page

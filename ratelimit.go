@@ -98,6 +98,12 @@ type RateLimits struct {
 	// store a ceremony or check a signature. A sign-in takes two (its
 	// options and its answer). Default 60, then 1 every second.
 	ClientPasskeyCeremonies Rate
+	// ClientDashboardFailures bounds the requests to the dashboard's API
+	// (Config.Dashboard) that one client address sends with an
+	// Authorization header that opens nothing (a wrong key): past it, that
+	// client's keys are not compared until it grows back. Default 10, then
+	// 1 every minute.
+	ClientDashboardFailures Rate
 
 	// IPv6Prefix is the prefix length by which IPv6 clients are counted:
 	// one host commonly holds a whole /64, so counting single addresses
@@ -126,6 +132,7 @@ func (l *RateLimits) setDefaults() {
 	def(&l.ClientPasswordlessSends, 20, 30*time.Second)
 	def(&l.PasswordlessFailures, 10, 6*time.Minute)
 	def(&l.ClientPasskeyCeremonies, 60, time.Second)
+	def(&l.ClientDashboardFailures, 10, time.Minute)
 	if l.IPv6Prefix == 0 {
 		l.IPv6Prefix = 64
 	}
@@ -136,7 +143,7 @@ func (l *RateLimits) rates() []Rate {
 	return []Rate{l.SignInFailures, l.ClientSignInFailures, l.AccountSignInFailures,
 		l.ResetEmails, l.ClientResetRequests, l.ClientNewPasswords, l.ClientEmailChecks, l.SessionRefreshes,
 		l.ClientThirdPartySignIns, l.VerificationEmails, l.PasswordlessSends, l.ClientPasswordlessSends,
-		l.PasswordlessFailures, l.ClientPasskeyCeremonies}
+		l.PasswordlessFailures, l.ClientPasskeyCeremonies, l.ClientDashboardFailures}
 }
 
 // byName are the allowances by field name, as kit.Setup hands them to a

@@ -48,7 +48,22 @@ func (h *api) validateKey(w http.ResponseWriter, r *http.Request) {
 // for. Every refusal has a JSON body: the app's sign-in form reads it
 // before it looks at the status.
 func (h *api) answerRefusal(w http.ResponseWriter, r *http.Request) (operator string, refused bool) {
+	// A request with the header spends one of the client's allowance of
+	// failures before its key is compared, and gets it back unless it
+	// fails: past the allowance no key is tried, so that keys cannot be
+	// guessed at the server's speed.
+	var limit []kit.Limit
+	if r.Header.Get("Authorization") != "" {
+		limit = []kit.Limit{{Key: kit.LimitKey("dashboard-key", h.k.Client(r)), Rate: h.failures}}
+		if wait := h.k.Take(r.Context(), limit...); wait > 0 {
+			wire.TooMany(w, wait)
+			return "", true
+		}
+	}
 	a, op, err := h.access(r)
+	if a != denied || err != nil {
+		h.k.Refund(r.Context(), limit...)
+	}
 	switch {
 	case err != nil:
 		h.k.Fail(w, r, err)

@@ -73,6 +73,9 @@ type api struct {
 	hasKey     bool
 	permission string
 	shell      shell
+	// failures is each client's allowance of refused requests
+	// (auth.RateLimits.ClientDashboardFailures).
+	failures kit.Rate
 }
 
 // Build checks the configuration and returns the routes for one
@@ -105,7 +108,7 @@ func (p *Recipe) Build(k kit.Kernel, setup kit.Setup) (map[string]kit.Route, err
 	if err != nil {
 		return nil, err
 	}
-	h := &api{k: k, op: op, users: users, setup: setup, key: sha256.Sum256([]byte(c.APIKey)),
+	h := &api{k: k, op: op, users: users, setup: setup, key: sha256.Sum256([]byte(c.APIKey)), failures: setup.Rates["ClientDashboardFailures"],
 		hasKey: c.APIKey != "", permission: c.Permission, shell: sh}
 	return h.routes(), nil
 }

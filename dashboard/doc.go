@@ -45,7 +45,13 @@
 // A request with neither is answered 401 {"message":"Unauthorised
 // access"}, and a session without the permission 403 {"message":"You do
 // not have access to this page"}: the app signs out on the first and
-// shows its access-denied screen on the second. There is no
+// shows its access-denied screen on the second. A client's requests
+// refused with an Authorization header (a wrong key, a session that is
+// none) are limited, by default 10 at once, then 1 a minute: past that, every
+// request of that client with the header is answered 429 with
+// Retry-After before its key is compared, the right key included, so
+// that a key cannot be guessed at the server's speed
+// (auth.RateLimits.ClientDashboardFailures). There is no
 // email-and-password sign-in of dashboard accounts (the SDKs' POST
 // /dashboard/api/signin): operators are the application's users with the
 // permission, or holders of the key, so that path is not served (404) and
