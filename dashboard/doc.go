@@ -65,7 +65,11 @@
 //   - GET /dashboard, GET /dashboard/, GET /dashboard/roles and
 //     GET /dashboard/tenants: the shell, with no key: the page that loads
 //     the app, with a Content-Security-Policy that allows the bundle's
-//     origin and the page's one inline script (by its hash);
+//     origin and the page's one inline script (by its hash); the web
+//     fonts the app asks of Google are not loaded, and it shows the
+//     browser's own (the app 0.13.0 was run against this package so, in
+//     Chromium: sign-in with the key, the users' list and search, a
+//     user's page with its sessions, the roles' page);
 //   - POST /dashboard/api/key/validate: OK, or the 401 or 403 above;
 //   - POST /dashboard/api/signout and POST /dashboard/api/analytics: OK;
 //     nothing is kept, nothing is sent anywhere;
