@@ -4,8 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"go/parser"
 	"go/token"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -923,5 +925,33 @@ func TestDashboardKeyGuessesLimited(t *testing.T) {
 	s.Clock.Advance(time.Minute)
 	if got := key(dashKey); got != http.StatusOK {
 		t.Errorf("the right key a minute later: %d, want 200", got)
+	}
+}
+
+// Neither the API key, a wrong one, nor a password an operator sets is in
+// any log record, event or audit entry.
+func TestDashboardSecretsNotLogged(t *testing.T) {
+	logs := &logCapture{}
+	s, _, events := dashServer(t, auth.Config{Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Audit: auth.AuditConfig{Enabled: true}})
+	const wrong, password = "a-wrong-key-0123456789-abcdef", "Operator-set-pw-91"
+	dashAs(t, s, http.MethodGet, "/auth/dashboard/api/users/count", nil, hdr("Authorization", "Bearer "+wrong))
+	res := dash(t, s, http.MethodPost, "/user/emailpassword", map[string]any{"email": "op-made@example.com", "password": password})
+	user, _ := res.JSON["user"].(map[string]any)
+	id, _ := user["id"].(string)
+	wantStatus(t, "create", res, "OK")
+	wantStatus(t, "set the password", dash(t, s, http.MethodPut, "/user/password?userId="+id, map[string]any{"recipeUserId": id, "newPassword": password + "x"}), "OK")
+	page, err := s.Auth.AuditLog(t.Context(), store.AuditQuery{Limit: store.MaxUserPage})
+	if err != nil || len(page.Entries) == 0 {
+		t.Fatalf("the audit log: %d entries, %v", len(page.Entries), err)
+	}
+	all := logs.String() + fmt.Sprintf("%+v %+v", events.of(auth.EventUserCreated), page.Entries)
+	for _, secret := range []string{dashKey, wrong, password} {
+		if strings.Contains(all, secret) {
+			t.Errorf("%q is in the logs, events or audit log", secret)
+		}
+	}
+	if !strings.Contains(all, "password_set") || !strings.Contains(all, "user_created") {
+		t.Error("the check read nothing: no password_set or user_created in the logs and audit log")
 	}
 }

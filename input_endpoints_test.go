@@ -33,6 +33,7 @@ import (
 
 	"github.com/latchkit/auth"
 	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/dashboard"
 	"github.com/latchkit/auth/emailverification"
 	"github.com/latchkit/auth/passkey"
 	"github.com/latchkit/auth/passwordless"
@@ -103,6 +104,41 @@ var fullEndpoints = []endpoint{
 	{"POST", "/totp/device/remove", "totp"},
 	{"POST", "/totp/device/verify", "totp"},
 	{"POST", "/totp/verify", "totp"},
+	// The dashboard's shell and API (package dashboard), which answer
+	// without rid.
+	{"GET", "/dashboard", ""},
+	{"GET", "/dashboard/", ""},
+	{"GET", "/dashboard/roles", ""},
+	{"GET", "/dashboard/tenants", ""},
+	{"POST", "/dashboard/api/key/validate", ""},
+	{"POST", "/dashboard/api/signout", ""},
+	{"POST", "/dashboard/api/analytics", ""},
+	{"GET", "/dashboard/api/users", ""},
+	{"GET", "/dashboard/api/users/count", ""},
+	{"GET", "/dashboard/api/search/tags", ""},
+	{"GET", "/dashboard/api/tenants", ""},
+	{"GET", "/dashboard/api/user", ""},
+	{"PUT", "/dashboard/api/user", ""},
+	{"DELETE", "/dashboard/api/user", ""},
+	{"POST", "/dashboard/api/user/emailpassword", ""},
+	{"POST", "/dashboard/api/user/passwordless", ""},
+	{"GET", "/dashboard/api/user/email/verify", ""},
+	{"PUT", "/dashboard/api/user/email/verify", ""},
+	{"POST", "/dashboard/api/user/email/verify/token", ""},
+	{"GET", "/dashboard/api/user/metadata", ""},
+	{"PUT", "/dashboard/api/user/metadata", ""},
+	{"GET", "/dashboard/api/user/sessions", ""},
+	{"POST", "/dashboard/api/user/sessions", ""},
+	{"PUT", "/dashboard/api/user/password", ""},
+	{"GET", "/dashboard/api/user/unlink", ""},
+	{"GET", "/dashboard/api/userroles/roles", ""},
+	{"PUT", "/dashboard/api/userroles/role", ""},
+	{"DELETE", "/dashboard/api/userroles/role", ""},
+	{"GET", "/dashboard/api/userroles/role/permissions", ""},
+	{"PUT", "/dashboard/api/userroles/role/permissions/remove", ""},
+	{"GET", "/dashboard/api/userroles/user/roles", ""},
+	{"PUT", "/dashboard/api/userroles/user/roles", ""},
+	{"DELETE", "/dashboard/api/userroles/user/roles", ""},
 }
 
 // allowedMethods are the methods each path of fullEndpoints answers,
@@ -294,6 +330,9 @@ func (idp *fakeIdP) withEverything(cfg auth.Config) auth.Config {
 	if _, keeps := cfg.Store.(store.RoleStore); cfg.Roles == nil && (cfg.Store == nil || keeps) {
 		cfg.Roles = roles.New(roles.Config{})
 	}
+	if _, lists := cfg.Store.(store.UserLister); cfg.Dashboard == nil && (cfg.Store == nil || lists) {
+		cfg.Dashboard = dashboard.New(dashboard.Config{APIKey: dashKey})
+	}
 	cfg.ThirdParty.Providers = append(cfg.ThirdParty.Providers, idp.providers...)
 	return cfg
 }
@@ -304,7 +343,8 @@ func (idp *fakeIdP) withEverything(cfg auth.Config) auth.Config {
 // tests look at.
 type fullStore struct {
 	*textColumnStore
-	store.RoleStore // the memory store's, uncounted: no request writes roles
+	store.RoleStore  // the memory store's, uncounted: no request writes roles
+	store.UserLister // the memory store's, for the dashboard's API
 }
 
 func (s fullStore) SignInUp(ctx context.Context, l store.Login, newUser store.User) (store.Login, bool, error) {
@@ -370,7 +410,7 @@ func newFullFixture(tb testing.TB, cfg auth.Config) *fullFixture {
 	cfg = idp.withEverything(cfg)
 	mem := memstore.New()
 	st := &textColumnStore{Store: mem}
-	cfg.Store = fullStore{st, mem}
+	cfg.Store = fullStore{st, mem, mem}
 	s := authtest.NewServer(tb, cfg)
 	hc := *s.Client()
 	hc.Timeout = 20 * time.Second
@@ -670,26 +710,46 @@ func TestInputJSONGarbage(t *testing.T) {
 }
 
 // Bodies declared larger than the cap are refused before a byte of them
-// is read, on every endpoint that reads a body.
+// is read, on every endpoint that reads a body; the dashboard's API
+// refuses one without its key unread too, 401, and does not wait for it.
 func TestInputOversizeBodiesRefusedUnread(t *testing.T) {
 	f := newFullFixture(t, auth.Config{})
 	for _, ep := range fullEndpoints {
-		if ep.method != "POST" || ep.path == "/session/refresh" || ep.path == "/signout" || ep.path == "/mfa/recovery-codes" || ep.path == "/user/delete" {
-			continue // refresh, sign-out, new recovery codes and deleting the account read no body
+		dash := strings.HasPrefix(ep.path, "/dashboard/")
+		if ep.method != "POST" && !(dash && ep.method == "PUT") || ep.path == "/session/refresh" || ep.path == "/signout" || ep.path == "/mfa/recovery-codes" || ep.path == "/user/delete" {
+			continue // refresh, sign-out, new recovery codes, deleting the account and PUT /mfa/info read no body
 		}
 		for _, length := range []int{100 << 10, 1 << 40} {
-			t.Run(fmt.Sprintf("%s/%d", ep.path, length), func(t *testing.T) {
-				head := fmt.Sprintf("POST /auth%s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n", ep.path, length)
-				res := f.rawRequest(t, head, `{"thirdPartyId":`)
-				if res.StatusCode != http.StatusRequestEntityTooLarge {
-					t.Errorf("got %d, want 413", res.StatusCode)
+			for _, key := range []bool{true, false} {
+				if !key && !dash {
+					continue
 				}
-				var m struct{ Message string }
-				if err := json.NewDecoder(res.Body).Decode(&m); err != nil || m.Message == "" {
-					t.Errorf("body: %v %+v, want a message", err, m)
-				}
-			})
+				t.Run(fmt.Sprintf("%s %s/%d/key %t", ep.method, ep.path, length, key), func(t *testing.T) {
+					head := fmt.Sprintf("%s /auth%s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n", ep.method, ep.path, length)
+					want := http.StatusRequestEntityTooLarge
+					switch {
+					case dash && key:
+						head += "Authorization: Bearer " + dashKey + "\r\n"
+					case dash:
+						want = http.StatusUnauthorized
+					}
+					wantRefusedUnread(t, f.rawRequest(t, head, `{"thirdPartyId":`), want)
+				})
+			}
 		}
+	}
+}
+
+// wantRefusedUnread checks a refusal of a body the server did not read:
+// its status, and a message.
+func wantRefusedUnread(t *testing.T, res *http.Response, want int) {
+	t.Helper()
+	if res.StatusCode != want {
+		t.Errorf("got %d, want %d", res.StatusCode, want)
+	}
+	var m struct{ Message string }
+	if err := json.NewDecoder(res.Body).Decode(&m); err != nil || m.Message == "" {
+		t.Errorf("body: %v %+v, want a message", err, m)
 	}
 }
 

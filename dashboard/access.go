@@ -38,9 +38,17 @@ func (h *api) guard(next http.HandlerFunc) http.HandlerFunc {
 // session) opens the API.
 func (h *api) validateKey(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	if _, refused := h.answerRefusal(w, r); !refused {
-		wire.JSON(w, http.StatusOK, wire.OK)
+	if _, refused := h.answerRefusal(w, r); refused {
+		return
 	}
+	// The app sends {}; read it, as every route with a body is read,
+	// within the kernel's bound.
+	var ignored map[string]any
+	if err := h.k.ReadOptionalJSON(w, r, &ignored); err != nil {
+		h.k.Fail(w, r, err)
+		return
+	}
+	wire.JSON(w, http.StatusOK, wire.OK)
 }
 
 // answerRefusal answers a request that may not use the API, and reports
@@ -56,6 +64,7 @@ func (h *api) answerRefusal(w http.ResponseWriter, r *http.Request) (operator st
 	if r.Header.Get("Authorization") != "" {
 		limit = []kit.Limit{{Key: kit.LimitKey("dashboard-key", h.k.Client(r)), Rate: h.failures}}
 		if wait := h.k.Take(r.Context(), limit...); wait > 0 {
+			unread(w, r)
 			wire.TooMany(w, wait)
 			return "", true
 		}
@@ -66,15 +75,27 @@ func (h *api) answerRefusal(w http.ResponseWriter, r *http.Request) (operator st
 	}
 	switch {
 	case err != nil:
+		unread(w, r)
 		h.k.Fail(w, r, err)
 	case a == denied:
+		unread(w, r)
 		wire.Message(w, http.StatusUnauthorized, msgUnauthorised)
 	case a == forbidden:
+		unread(w, r)
 		wire.Message(w, http.StatusForbidden, msgNoAccess)
 	default:
 		return op, false
 	}
 	return "", true
+}
+
+// unread closes the connection after the answer to a request whose body
+// is refused unread: without it, net/http would wait to read up to
+// 256 KB of the body before it answers.
+func unread(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+	}
 }
 
 // KeyOperator is the operator that events name for what a request with

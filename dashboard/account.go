@@ -94,6 +94,9 @@ func (h *api) sendVerification(w http.ResponseWriter, r *http.Request) {
 // metadata answers as the SDKs do without the user metadata recipe:
 // this library keeps no metadata of users.
 func (h *api) metadata(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPut && h.body(w, r) == nil {
+		return // read within the kernel's bound, as every body is
+	}
 	wire.Status(w, statusNotEnabled)
 }
 
