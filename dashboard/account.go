@@ -16,11 +16,7 @@ func (h *api) getVerified(w http.ResponseWriter, r *http.Request) {
 		wire.Status(w, statusNotEnabled)
 		return
 	}
-	loginID, ok := param(w, r, "recipeUserId")
-	if !ok {
-		return
-	}
-	l, ok := h.login(w, r, r.URL.Query().Get("userId"), loginID)
+	l, ok := h.loginParam(w, r)
 	if !ok {
 		return
 	}
@@ -107,14 +103,11 @@ func (h *api) setPassword(w http.ResponseWriter, r *http.Request) {
 	if b == nil {
 		return
 	}
-	loginID, ok := stringField(w, b, "recipeUserId")
+	f, ok := stringFields(w, b, "recipeUserId", "newPassword")
 	if !ok {
 		return
 	}
-	pw, ok := stringField(w, b, "newPassword")
-	if !ok {
-		return
-	}
+	loginID, pw := f[0], f[1]
 	l, ok := h.login(w, r, r.URL.Query().Get("userId"), loginID)
 	if !ok {
 		return

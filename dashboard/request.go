@@ -46,6 +46,29 @@ func stringField(w http.ResponseWriter, b map[string]json.RawMessage, name strin
 	return s, true
 }
 
+// stringFields are b's fields names, each of which must be a string, or
+// answers 400 and returns false.
+func stringFields(w http.ResponseWriter, b map[string]json.RawMessage, names ...string) ([]string, bool) {
+	out := make([]string, len(names))
+	for i, name := range names {
+		var ok bool
+		if out[i], ok = stringField(w, b, name); !ok {
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// loginParam is the login named by the query's recipeUserId (and
+// userId), or it answers the request itself and returns false.
+func (h *api) loginParam(w http.ResponseWriter, r *http.Request) (store.Login, bool) {
+	loginID, ok := param(w, r, "recipeUserId")
+	if !ok {
+		return store.Login{}, false
+	}
+	return h.login(w, r, r.URL.Query().Get("userId"), loginID)
+}
+
 // stringsField is b's field name, which must be an array of strings, or
 // answers 400 and returns false; optional lets it be absent (nil).
 func stringsField(w http.ResponseWriter, b map[string]json.RawMessage, name string, optional bool) ([]string, bool) {

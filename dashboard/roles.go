@@ -228,14 +228,11 @@ func (h *api) giveRole(w http.ResponseWriter, r *http.Request) {
 	if st == nil {
 		return
 	}
-	userID, ok := stringField(w, b, "userId")
+	f, ok := stringFields(w, b, "userId", "role")
 	if !ok {
 		return
 	}
-	role, ok := stringField(w, b, "role")
-	if !ok {
-		return
-	}
+	userID, role := f[0], f[1]
 	if role, ok = name(w, "role", role); !ok {
 		return
 	}

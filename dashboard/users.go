@@ -234,15 +234,11 @@ func (h *api) createPasswordUser(w http.ResponseWriter, r *http.Request) {
 	if b == nil {
 		return
 	}
-	email, ok := stringField(w, b, "email")
+	f, ok := stringFields(w, b, "email", "password")
 	if !ok {
 		return
 	}
-	pw, ok := stringField(w, b, "password")
-	if !ok {
-		return
-	}
-	u, l, badEmail, badPassword, err := h.op.CreatePasswordUser(r.Context(), r, email, pw)
+	u, l, badEmail, badPassword, err := h.op.CreatePasswordUser(r.Context(), r, f[0], f[1])
 	switch {
 	case errors.Is(err, store.ErrConflict):
 		wire.Status(w, statusEmailExists)
@@ -322,11 +318,7 @@ func (h *api) createPasswordlessUser(w http.ResponseWriter, r *http.Request) {
 // login that is its user's only one is linked to nothing: OK, as the
 // SDKs answer.
 func (h *api) unlink(w http.ResponseWriter, r *http.Request) {
-	loginID, ok := param(w, r, "recipeUserId")
-	if !ok {
-		return
-	}
-	l, ok := h.login(w, r, r.URL.Query().Get("userId"), loginID)
+	l, ok := h.loginParam(w, r)
 	if !ok {
 		return
 	}
