@@ -143,10 +143,21 @@ const api = apiDomain();
 const mode = pageMode();
 rememberMode();
 
+// lastEnded is the reason (Auth-Reason) the last refused refresh gave:
+// the SDK then forgets the tokens, and the request it retries answers
+// no_token, which says nothing of why.
+let lastEnded = "";
+
 SuperTokens.init({
   appInfo: { appName: "auth demo", apiDomain: api, apiBasePath: "/auth" },
   recipeList: [
-    Session.init({ tokenTransferMethod: mode }),
+    Session.init({
+      tokenTransferMethod: mode,
+      postAPIHook: async ({ action, fetchResponse }) => {
+        if (action !== "REFRESH_SESSION") return;
+        lastEnded = fetchResponse.status === 401 ? fetchResponse.headers.get("Auth-Reason") || "" : "";
+      },
+    }),
     EmailPassword.init(),
     ThirdParty.init(),
     Multitenancy.init(),
@@ -325,7 +336,10 @@ async function showMe(mfaDone = {}) {
 // ended.
 function signedOut(res) {
   show("signed-out");
-  const why = endedBecause[res.headers.get("Auth-Reason")];
+  let reason = res.headers.get("Auth-Reason");
+  // A refresh refused just before: its reason is the session's.
+  if (reason === "no_token") reason = lastEnded;
+  const why = endedBecause[reason];
   if (why) say(why);
 }
 
