@@ -31,9 +31,14 @@ const (
 )
 
 // A LoginKey names one way of signing in. It is unique across all users:
-// one email and password login per email, one third-party login per
-// provider and provider user id.
+// one email and password login per email and tenant, one third-party
+// login per tenant, provider and provider user id.
 type LoginKey struct {
+	// Tenant is the tenant the login belongs to, "" for the public tenant
+	// (PublicTenant), which is every login's until an application has
+	// tenants: the same email in two tenants is two logins, of two users
+	// unless they are linked. In sets it.
+	Tenant string
 	// Method is MethodEmailPassword, MethodThirdParty, MethodPasswordless,
 	// MethodWebAuthn or MethodSecondFactors.
 	Method string
@@ -45,6 +50,23 @@ type LoginKey struct {
 	// the email or phone number for MethodPasswordless, the credential id
 	// for MethodWebAuthn, the user's id for MethodSecondFactors.
 	Subject string
+}
+
+// In is k in tenant: the public tenant, by either spelling, is "".
+func (k LoginKey) In(tenant string) LoginKey {
+	if tenant == PublicTenant {
+		tenant = ""
+	}
+	k.Tenant = tenant
+	return k
+}
+
+// TenantID is the id of a store tenant field: PublicTenant for "".
+func TenantID(tenant string) string {
+	if tenant == "" {
+		return PublicTenant
+	}
+	return tenant
 }
 
 // EmailPasswordKey is the key of the email and password login of an email,
@@ -116,8 +138,9 @@ type Login struct {
 	// CreatedAt is when the login was added.
 	CreatedAt time.Time
 	// OwnsEmail reports that the login holds its email for its user in
-	// account linking: a new login with this email may join only this
-	// login's user (LinkLogin). At most one login owns an email, and only
+	// account linking: a new login with this email, in the login's
+	// tenant, may join only this login's user (LinkLogin). In each tenant
+	// at most one login owns an email, and only
 	// a login whose email is proven (EmailProven). A store sets it only
 	// when asked (CreateUser, SignInUp, LinkLogin, ClaimEmail), ignores the
 	// request for a login that is not proven, and clears it when the
@@ -143,14 +166,12 @@ func MovesWithEmail(method string) bool {
 }
 
 // KeyForEmail is the key k becomes when its login's address changes to
-// email: the kinds keyed by address follow it, a passkey keeps its
-// credential's.
+// email: the kinds keyed by address follow it, in the same tenant; a
+// passkey keeps its credential's.
 func KeyForEmail(k LoginKey, email string) LoginKey {
 	switch k.Method {
-	case MethodEmailPassword:
-		return EmailPasswordKey(email)
-	case MethodPasswordless:
-		return PasswordlessKey(email)
+	case MethodEmailPassword, MethodPasswordless:
+		k.Subject = email
 	}
 	return k
 }

@@ -114,7 +114,8 @@ var (
 	ErrSessionsEnded = errors.New("store: the user's sessions were ended")
 
 	// ErrEmailOwned reports that a login could not own its email
-	// (Login.OwnsEmail) because another login owns it; nothing changed.
+	// (Login.OwnsEmail) because another login of its tenant owns it;
+	// nothing changed.
 	ErrEmailOwned = errors.New("store: the email is owned by another user")
 
 	// ErrLastLogin reports that a login was not removed because it is its
@@ -202,6 +203,9 @@ type Session struct {
 	UserID string
 	// LoginID is the login the user signed in with (Login.ID).
 	LoginID string
+	// Tenant is the tenant the session belongs to, "" for the public
+	// tenant, as in LoginKey. Stores keep it as written.
+	Tenant string
 	// CreatedAt is when the user signed in.
 	CreatedAt time.Time
 	// RefreshedAt is when the current refresh token was issued.
@@ -303,6 +307,9 @@ type Code struct {
 	Hash TokenHash
 	// Kind is what the code is for.
 	Kind CodeKind
+	// Tenant is the tenant the code was issued in, "" for the public
+	// tenant, as in LoginKey. Stores keep it as written.
+	Tenant string
 	// UserID is the user the code acts on.
 	UserID string
 	// LoginID and Email bind a code to one login of the user and the
@@ -485,7 +492,10 @@ type Store interface {
 }
 
 // UserStore keeps users and their logins. A user has one or more logins;
-// each login's key is unique across all users.
+// each login's key, its tenant included, is unique across all users.
+// Ownership of an email (Login.OwnsEmail) is per tenant: every mention
+// of another login that owns an email below means one of the same
+// tenant.
 type UserStore interface {
 	// CreateUser adds u with its first login, first, in one step; the
 	// store sets first.UserID to u.ID, and first.ID to u.ID if it is
@@ -516,8 +526,8 @@ type UserStore interface {
 	UserByLogin(ctx context.Context, k LoginKey) (User, []Login, error)
 
 	// LoginsByEmail returns the logins whose Email is email, of every
-	// user, oldest (by CreatedAt) first; none is an empty result. Several
-	// users may share an email (see Login.Email).
+	// user and every tenant, oldest (by CreatedAt) first; none is an
+	// empty result. Several users may share an email (see Login.Email).
 	LoginsByEmail(ctx context.Context, email string) ([]Login, error)
 
 	// SignInUp signs in or up with a third-party identity, in one step.
@@ -1079,6 +1089,10 @@ type UserQuery struct {
 	// Phone, if not "", matches the users with a passwordless login of
 	// a phone number that contains it.
 	Phone string
+	// Tenant, if not "", matches the users who belong to the tenant
+	// with this id: PublicTenant for the users with a login in the public
+	// tenant, another id for the members of that tenant (TenantStore).
+	Tenant string
 }
 
 // PageSize is the number of users a page of q holds at most: Limit,
