@@ -606,7 +606,8 @@ type UserStore interface {
 	// the user stops working at once, and a session authorised before
 	// the deletion can no longer be created (CreateSession reports
 	// ErrNotFound). A store that is a RoleStore also takes from the user
-	// every role it holds, in every tenant.
+	// every role it holds, in every tenant, and one that is a TenantStore
+	// forgets the user's memberships.
 	DeleteUser(ctx context.Context, userID string) ([]string, error)
 
 	// UpdatePasswordHash replaces the password hash of the user's email
