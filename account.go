@@ -190,7 +190,7 @@ func (a *Auth) restart(ctx context.Context, old store.Session) (issued, error) {
 		return issued{}, sessionGone(err)
 	}
 	by.SessionEpoch = u.SessionEpoch
-	s := store.Session{UserID: old.UserID, LoginID: by.ID, CreatedAt: old.CreatedAt, Factors: old.Factors}
+	s := store.Session{UserID: old.UserID, LoginID: by.ID, Tenant: old.Tenant, CreatedAt: old.CreatedAt, Factors: old.Factors}
 	t, err := a.startSession(ctx, &s, by)
 	if errors.Is(err, store.ErrSessionsEnded) || errors.Is(err, store.ErrBanned) {
 		return issued{}, errRevoked
@@ -271,6 +271,10 @@ const msgUnprovenAccount = "Prove your email address first, from a link sent to 
 // could not take back.
 const msgUnprovenLink = "This provider does not vouch for the email address it gives, so it cannot be added to your account."
 
+// msgOtherTenant refuses to add to a session's user a way to sign in to
+// another tenant than the session's.
+const msgOtherTenant = "Your session is of another organisation: sign in to this one to add a way in to it."
+
 // linkToSession adds the login of s, which the request's sender has just
 // proved they hold, to the user of the request's session: a sign-in or
 // sign-up sent with a session and shouldTryLinkingWithSessionUser true,
@@ -297,6 +301,9 @@ func (a *Auth) linkToSession(w http.ResponseWriter, r *http.Request, s kit.SignI
 		return
 	case a.cfg.AccountLinking && nl.Email != "" && !nl.EmailProven:
 		wire.NotAllowed(w, s.NotAllowed, msgUnprovenLink)
+		return
+	case store.TenantID(nl.Tenant) != fs.Tenant():
+		wire.NotAllowed(w, s.NotAllowed, msgOtherTenant)
 		return
 	}
 	nl.ID, nl.UserID, nl.OwnsEmail = uuid.NewString(), userID, false

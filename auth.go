@@ -62,6 +62,8 @@ type Auth struct {
 	passkeyRoutes   map[string]kit.Route // of Config.Passkeys
 	dashboardRoutes map[string]kit.Route // of Config.Dashboard
 	available       []string             // the first factors the recipes offer, in their order
+	publicTenant    *kit.Tenant          // Config's rules, for requests that name no tenant
+	tenants         tenantCache          // the others, with Config.Tenants
 
 	liveSessions tokencache.Sessions // for Config.SessionCheckCache
 	deleted      ended               // users this instance deleted, until their access tokens expire
@@ -139,6 +141,7 @@ func New(cfg Config) (*Auth, error) {
 		return nil, err
 	}
 	a.routes = a.routeTable()
+	a.publicTenant = &kit.Tenant{ID: PublicTenant, Providers: cfg.ThirdParty.Providers}
 	if cfg.Audit.Enabled {
 		a.audit = newAuditWriter(&a.cfg, cfg.Store.(store.AuditLog))
 	}
@@ -247,15 +250,15 @@ func (a *Auth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		wire.Message(w, http.StatusNotFound, "not found")
 		return
 	}
-	// The SDKs put a tenant id after the base path for tenants other than
-	// "public"; only the public tenant exists here.
-	if t, ok := strings.CutPrefix(rest, "/public/"); ok {
-		rest = "/" + t
+	rt, t, err := a.route(r, rest)
+	if err != nil {
+		a.answerNoTenant(w, r, err)
+		return
 	}
-	rt, ok := a.routes[rest]
+	if t != a.publicTenant {
+		r = r.WithContext(context.WithValue(r.Context(), tenantKey{}, t))
+	}
 	switch {
-	case !ok:
-		wire.Message(w, http.StatusNotFound, "not found")
 	case r.Method == http.MethodOptions:
 		w.Header().Set("Allow", allow(rt))
 		w.WriteHeader(http.StatusNoContent)

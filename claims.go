@@ -213,7 +213,7 @@ func (a *Auth) newReading() *kit.Reading {
 func (a *Auth) claimsAtRefresh(ctx context.Context, res store.Rotated, now time.Time) (v claimValues) {
 	s := res.Session
 	r := a.newReading()
-	if res.RolesRead && r != nil {
+	if res.RolesRead && r != nil && res.Session.Tenant == "" {
 		r.Keep(kit.RotationRoles{}, kit.Roles{Roles: res.Roles, Permissions: res.Permissions})
 	}
 	for i, c := range a.claims {

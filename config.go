@@ -197,6 +197,10 @@ type Config struct {
 	// Audit turns on the audit log; see AuditConfig. Default off.
 	Audit AuditConfig
 
+	// Tenants serves tenants besides the public one; see TenantsConfig
+	// and the package documentation, # Tenants. Default off.
+	Tenants TenantsConfig
+
 	// Impersonation lets operators act as a user; see
 	// ImpersonationConfig. Default off.
 	Impersonation ImpersonationConfig
@@ -447,6 +451,9 @@ func (cfg *Config) setFeatureDefaults() error {
 		return err
 	}
 	if err := cfg.Impersonation.setDefaults(cfg.Store); err != nil {
+		return err
+	}
+	if err := cfg.Tenants.setDefaults(cfg.Store); err != nil {
 		return err
 	}
 	return cfg.MFA.setDefaults(cfg)

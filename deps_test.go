@@ -102,7 +102,7 @@ func TestInternalDependencies(t *testing.T) {
 		module + "/internal/wire": {module + "/internal/address", module + "/store"},
 		// The seam the recipes plug in through: their mail is a
 		// mailer.Template, their records the store's.
-		module + "/internal/kit": {module + "/internal/address", module + "/mailer", module + "/store"},
+		module + "/internal/kit": {module + "/internal/address", module + "/mailer", module + "/provider", module + "/store"},
 		// One-time tokens, whose hash is a store.TokenHash.
 		module + "/internal/onetime": {module + "/store"},
 	}

@@ -97,6 +97,8 @@ const (
 	EventUserUnbanned EventKind = "user_unbanned"  // UnbanUser lifted a ban
 	EventSignInBanned EventKind = "sign_in_banned" // a banned user proved who they are and was refused a session
 
+	EventSignInNotMember EventKind = "sign_in_not_member" // a user removed from a tenant proved who they are there and was refused
+
 	EventImpersonationStarted EventKind = "impersonation_started" // Impersonate: an operator's session as the user
 	EventImpersonationEnded   EventKind = "impersonation_ended"   // StopImpersonating
 

@@ -137,7 +137,7 @@ func (a *Auth) Impersonate(w http.ResponseWriter, r *http.Request, userID string
 	imp := &impersonation{Operator: op, Session: vt.handle, End: now.Add(a.cfg.Impersonation.Lifetime).UnixMilli()}
 	by := logins[0]
 	by.SessionEpoch = u.SessionEpoch
-	s := store.Session{UserID: userID, LoginID: by.ID, CreatedAt: now,
+	s := store.Session{UserID: userID, LoginID: by.ID, Tenant: by.Tenant, CreatedAt: now,
 		Factors: mfaClaim{Done: map[string]int64{}, Met: true, Imp: imp}.encode()}
 	t, err := a.startSession(ctx, &s, by)
 	if err != nil {

@@ -32,7 +32,7 @@ func (a *Auth) buildRecipes() error {
 		emailpassword.Limits{ClientNewPasswords: kit.Rate(cfg.RateLimits.ClientNewPasswords)}); err != nil {
 		return err
 	}
-	if len(cfg.ThirdParty.Providers) > 0 {
+	if len(cfg.ThirdParty.Providers) > 0 || cfg.Tenants.Enabled {
 		if a.thirdParty, err = thirdparty.New(k, cfg.ThirdParty, setup, kit.Rate(cfg.RateLimits.ClientThirdPartySignIns)); err != nil {
 			return err
 		}
@@ -99,6 +99,7 @@ func (k kernel) session(vt *verifiedToken, m mode) kitSession {
 
 func (s kitSession) UserID() string       { return s.vt.session.UserID }
 func (s kitSession) LoginID() string      { return s.vt.session.LoginID }
+func (s kitSession) Tenant() string       { return s.vt.session.TenantID }
 func (s kitSession) FactorsPending() bool { return s.pending }
 
 // factorSession is a session that sets up or completes a second factor,
@@ -304,9 +305,11 @@ func (k kernel) Retry(ctx context.Context, send func(context.Context) error) err
 	return k.a.outbox.retry(ctx, send)
 }
 
-func (k kernel) FirstFactorAllowed(w http.ResponseWriter, factor string) bool {
-	return k.a.firstFactorAllowed(w, factor)
+func (k kernel) FirstFactorAllowed(w http.ResponseWriter, r *http.Request, factor string) bool {
+	return k.a.firstFactorAllowed(w, r, factor)
 }
+
+func (k kernel) Tenant(ctx context.Context) *kit.Tenant { return k.a.tenantOf(ctx) }
 
 func (k kernel) FirstUse(ctx context.Context, key string, memory time.Duration) bool {
 	wait, err := k.a.cfg.Limiter.Take(ctx, key, Rate{Burst: 1, Every: memory}, k.a.cfg.Now())

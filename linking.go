@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 
 	"github.com/google/uuid"
 	"github.com/latchkit/auth/internal/kit"
@@ -146,7 +147,7 @@ func (a *Auth) linkOnce(ctx context.Context, r *http.Request, nl store.Login, ne
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return linked{}, err
 	}
-	logins, err := a.store.LoginsByEmail(ctx, nl.Email)
+	logins, err := a.loginsByEmail(ctx, nl.Tenant, nl.Email)
 	if err != nil {
 		return linked{}, err
 	}
@@ -281,7 +282,7 @@ func (a *Auth) linkedSignIn(ctx context.Context, old, nl store.Login, newUser st
 		// A provider that now reports an address another user holds
 		// would give this user a second claim on it: refused, and the
 		// login keeps the address it had.
-		if taken, err := a.heldByOther(ctx, nl.Email, old.UserID); err != nil || taken {
+		if taken, err := a.heldByOther(ctx, nl.Tenant, nl.Email, old.UserID); err != nil || taken {
 			reason := reasonThirdPartySignIn
 			if nl.EmailProven {
 				reason = reasonThirdPartyEmailTaken
@@ -322,13 +323,13 @@ func (a *Auth) signUpRefused(ctx context.Context, email string) (bool, error) {
 	if !a.cfg.AccountLinking {
 		return false, nil
 	}
-	return a.heldByOther(ctx, email, "")
+	return a.heldByOther(ctx, a.tenantOf(ctx).StoreID(), email, "")
 }
 
-// heldByOther reports whether a user other than userID holds email: one of
-// its logins owns it or proves it.
-func (a *Auth) heldByOther(ctx context.Context, email, userID string) (bool, error) {
-	logins, err := a.store.LoginsByEmail(ctx, email)
+// heldByOther reports whether a user other than userID holds email in
+// tenant: one of its logins there owns it or proves it.
+func (a *Auth) heldByOther(ctx context.Context, tenant, email, userID string) (bool, error) {
+	logins, err := a.loginsByEmail(ctx, tenant, email)
 	if err != nil {
 		return false, err
 	}
@@ -348,7 +349,7 @@ func (a *Auth) signInConflicts(ctx context.Context, l store.Login) (bool, error)
 	if !a.cfg.AccountLinking || l.Email == "" || l.EmailProven {
 		return false, nil
 	}
-	return a.heldByOther(ctx, l.Email, l.UserID)
+	return a.heldByOther(ctx, l.Tenant, l.Email, l.UserID)
 }
 
 // afterVerified makes, under account linking, a login that proves its
@@ -392,7 +393,7 @@ func (a *Auth) owning(ctx context.Context, r *http.Request, l store.Login, owner
 	}
 	if read == nil {
 		var err error
-		if read, err = a.store.LoginsByEmail(ctx, l.Email); err != nil {
+		if read, err = a.loginsByEmail(ctx, l.Tenant, l.Email); err != nil {
 			return err
 		}
 	}
@@ -402,7 +403,7 @@ func (a *Auth) owning(ctx context.Context, r *http.Request, l store.Login, owner
 	if err := write(); err != nil {
 		return err
 	}
-	logins, err := a.store.LoginsByEmail(ctx, l.Email)
+	logins, err := a.loginsByEmail(ctx, l.Tenant, l.Email)
 	if err == nil {
 		err = a.endUnproven(ctx, r, logins, owner)
 	}
@@ -450,4 +451,12 @@ func (a *Auth) signInUpAlone(ctx context.Context, nl store.Login, newUser store.
 	}
 	u, logins, err := a.user(ctx, l.UserID)
 	return linked{login: l, user: u, logins: logins}, err
+}
+
+// loginsByEmail are the logins of email in tenant (as the store keeps
+// it): account linking never joins, nor weighs, a login of another
+// tenant's.
+func (a *Auth) loginsByEmail(ctx context.Context, tenant, email string) ([]store.Login, error) {
+	logins, err := a.store.LoginsByEmail(ctx, email)
+	return slices.DeleteFunc(logins, func(l store.Login) bool { return l.Tenant != tenant }), err
 }

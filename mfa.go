@@ -185,6 +185,9 @@ func (a *Auth) requiredFactors(sf *secondFactors, logins []store.Login) []string
 	for _, f := range sf.Required {
 		add(f)
 	}
+	for _, f := range sf.inTenant {
+		add(f)
+	}
 	if sf.verifiedTOTP() {
 		add(FactorTOTP)
 	}
@@ -276,7 +279,7 @@ func (fc factorsClaim) atRefresh(ctx context.Context, s store.Session, _ time.Ti
 	}
 	if err == nil {
 		var req []string
-		if req, err = a.requiredOf(ctx, s.UserID); err == nil {
+		if req, err = a.requiredOf(ctx, s.Tenant, s.UserID); err == nil {
 			if m := met(req, c.Done); m != c.Met {
 				c.Met = m
 				return c.encode()
@@ -291,8 +294,8 @@ func (fc factorsClaim) atRefresh(ctx context.Context, s store.Session, _ time.Ti
 
 // requiredOf reads what the user must complete now; the user's logins
 // only where a passkey may be among it.
-func (a *Auth) requiredOf(ctx context.Context, userID string) ([]string, error) {
-	sf, err := a.secondFactors(ctx, userID)
+func (a *Auth) requiredOf(ctx context.Context, tenant, userID string) ([]string, error) {
+	sf, err := a.sessionFactors(ctx, tenant, userID)
 	if err != nil {
 		return nil, err
 	}
@@ -407,7 +410,8 @@ func (a *Auth) reassessSessions(ctx context.Context, userID, keep string, req []
 		if s.Handle == keep {
 			continue
 		}
-		_, err := a.updateClaim(ctx, s.Handle, func(c *mfaClaim) { c.Met = met(req, c.Done) })
+		sreq := slices.Concat(req, a.tenantRequired(ctx, s.Tenant))
+		_, err := a.updateClaim(ctx, s.Handle, func(c *mfaClaim) { c.Met = met(sreq, c.Done) })
 		if err != nil && !errors.Is(err, ErrUnauthorized) {
 			return err
 		}
@@ -574,7 +578,7 @@ func (a *Auth) sessionForFactors(w http.ResponseWriter, r *http.Request) (vt *ve
 		logins, err = a.store.Logins(r.Context(), vt.session.UserID)
 	}
 	if err == nil {
-		sf, err = a.secondFactors(r.Context(), vt.session.UserID)
+		sf, err = a.sessionFactors(r.Context(), vt.session.TenantID, vt.session.UserID)
 	}
 	if err == nil && len(logins) == 0 {
 		err = errRevoked // the user is gone
@@ -713,4 +717,32 @@ func (a *Auth) factorAdded(r *http.Request, vt *verifiedToken, req []string) {
 		a.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "auth: could not hold the user's other sessions to their new factor",
 			slog.String("user_id", userID), slog.String("error", err.Error()))
 	}
+}
+
+// sessionFactors reads the second factors of the user userID for a
+// session in tenant, which may require more of them.
+func (a *Auth) sessionFactors(ctx context.Context, tenant, userID string) (*secondFactors, error) {
+	sf, err := a.secondFactors(ctx, userID)
+	if err == nil {
+		sf.inTenant = a.tenantRequired(ctx, tenant)
+	}
+	return sf, err
+}
+
+// factorUnavailable is a factor no session completes: what a session
+// whose tenant's rules cannot be read is held to, failing closed.
+const factorUnavailable = "tenant-unavailable"
+
+// tenantRequired are the second factors tenant (either spelling of its
+// id) requires of every session in it.
+func (a *Auth) tenantRequired(ctx context.Context, tenant string) []string {
+	id := store.TenantID(tenant)
+	if id == PublicTenant {
+		return nil
+	}
+	t, err := a.tenant(ctx, id)
+	if err != nil {
+		return []string{factorUnavailable}
+	}
+	return t.RequiredSecondFactors
 }

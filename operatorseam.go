@@ -105,7 +105,7 @@ func (o operator) SetPassword(ctx context.Context, r *http.Request, userID, pass
 }
 
 func (o operator) CreatePasswordlessUser(ctx context.Context, r *http.Request, contact string) (store.User, store.Login, bool, error) {
-	key := store.PasswordlessKey(contact)
+	key := o.a.tenantOf(ctx).Key(store.PasswordlessKey(contact))
 	if l, err := o.a.store.Login(ctx, key); err == nil {
 		u, err := o.a.store.UserByID(ctx, l.UserID)
 		return u, l, false, err

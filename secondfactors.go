@@ -15,6 +15,10 @@ import (
 // store.MethodSecondFactors, in its Material): one record, so that every
 // change to it is one compare-and-swap.
 type secondFactors struct {
+	// inTenant are the factors the tenant of the session at hand requires
+	// of every user there (Tenant.RequiredSecondFactors): not the
+	// user's, so never stored, and set only where a session is at hand.
+	inTenant []string
 	// Required are the factors the application requires of the user
 	// (RequireFactors), one of which the user must complete.
 	Required []string `json:"required,omitempty"`

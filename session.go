@@ -19,7 +19,7 @@ type Session struct {
 	UserID    string    // "sub"
 	LoginID   string    // "rsub": the login method the user signed in with (LoginMethod.ID)
 	Handle    string    // "sessionHandle": names the session for revocation
-	TenantID  string    // "tId": always "public"
+	TenantID  string    // "tId": the tenant signed in to (PublicTenant for the public one)
 	TokenID   string    // "jti": unique per access token
 	IssuedAt  time.Time // "iat"
 	ExpiresAt time.Time // "exp": when the access token stops working
@@ -273,7 +273,7 @@ func (a *Auth) recoverAnswered(w http.ResponseWriter, r *http.Request, err *erro
 // revocation of every session has passed it since.
 // factors is the session's st-mfa claim, nil while MFA is off.
 func (a *Auth) createSession(ctx context.Context, w http.ResponseWriter, r *http.Request, userID string, by store.Login, factors []byte) (store.Session, bodyTokens, error) {
-	s := store.Session{UserID: userID, LoginID: by.ID, CreatedAt: a.cfg.Now(), Factors: factors}
+	s := store.Session{UserID: userID, LoginID: by.ID, Tenant: by.Tenant, CreatedAt: a.cfg.Now(), Factors: factors}
 	t, err := a.startSession(ctx, &s, by)
 	if err != nil {
 		return store.Session{}, bodyTokens{}, err
@@ -370,7 +370,7 @@ func (a *Auth) rewriteAccess(ctx context.Context, w http.ResponseWriter, vt *ver
 	now := a.cfg.Now()
 	claims := vt.claims
 	claims[i] = v
-	t, err := a.issueAccess(key, store.Session{Handle: s.Handle, UserID: s.UserID, LoginID: s.LoginID}, now, s.ExpiresAt, &claims)
+	t, err := a.issueAccess(key, store.Session{Handle: s.Handle, UserID: s.UserID, LoginID: s.LoginID, Tenant: tenantInStore(s.TenantID)}, now, s.ExpiresAt, &claims)
 	if err != nil {
 		return err
 	}

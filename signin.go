@@ -44,10 +44,24 @@ func (a *Auth) firstFactors() []string {
 	return a.available
 }
 
+// tenantFirstFactors are the factors that may start a session in t: its
+// own, or the deployment's, but sign-in with a provider where it has
+// none.
+func (a *Auth) tenantFirstFactors(t *kit.Tenant) []string {
+	if t.FirstFactors != nil {
+		return t.FirstFactors
+	}
+	ff := a.firstFactors()
+	if len(t.Providers) == 0 && slices.Contains(ff, FactorThirdParty) {
+		ff = slices.DeleteFunc(slices.Clone(ff), func(f string) bool { return f == FactorThirdParty })
+	}
+	return ff
+}
+
 // firstFactorAllowed answers 401 and reports false when factor may not
-// start a session.
-func (a *Auth) firstFactorAllowed(w http.ResponseWriter, factor string) bool {
-	if slices.Contains(a.firstFactors(), factor) {
+// start a session in the request's tenant.
+func (a *Auth) firstFactorAllowed(w http.ResponseWriter, r *http.Request, factor string) bool {
+	if slices.Contains(a.tenantFirstFactors(a.requestTenant(r)), factor) {
 		return true
 	}
 	wire.Message(w, http.StatusUnauthorized, "A valid session is required to authenticate with secondary factors")
@@ -60,9 +74,12 @@ func (a *Auth) firstFactorAllowed(w http.ResponseWriter, factor string) bool {
 // here. factor is the factor the sign-in completed (see factorOf), and
 // notAllowed the status that refuses it, for a banned user.
 func (a *Auth) signedIn(w http.ResponseWriter, r *http.Request, u store.User, logins []store.Login, by store.Login, created *bool, factor, notAllowed string) {
+	if !a.memberOrRefused(w, r, u.ID, by, notAllowed) {
+		return
+	}
 	var claim []byte
 	if a.mfaOn() {
-		sf, err := a.secondFactors(r.Context(), u.ID)
+		sf, err := a.sessionFactors(r.Context(), by.Tenant, u.ID)
 		if err != nil {
 			a.fail(w, r, err)
 			return
@@ -109,13 +126,23 @@ func (a *Auth) handleLoginMethods(w http.ResponseWriter, r *http.Request) {
 		Enabled   bool           `json:"enabled"`
 		Providers []wireProvider `json:"providers"`
 	}
-	tp := thirdParty{Providers: []wireProvider{}}
-	for _, p := range a.cfg.ThirdParty.Providers {
-		tp.Providers = append(tp.Providers, wireProvider{p.ID(), p.Name()})
+	t := a.requestTenant(r)
+	factors := a.tenantFirstFactors(t)
+	// A recipe is on where the tenant names one of its factors first, or,
+	// for a tenant that names none, where it is configured: with MFA, a
+	// method that is only a second factor is still on for the frontend.
+	on := func(fs ...string) bool {
+		if t.FirstFactors == nil {
+			return a.recipeOn(fs[0])
+		}
+		return slices.ContainsFunc(factors, func(f string) bool { return slices.Contains(fs, f) })
 	}
-	tp.Enabled = len(tp.Providers) > 0
-	passkeys := a.cfg.Passkeys != nil
-	factors := a.firstFactors()
+	tp := thirdParty{Providers: []wireProvider{}, Enabled: on(FactorThirdParty)}
+	if tp.Enabled {
+		for _, p := range t.Providers {
+			tp.Providers = append(tp.Providers, wireProvider{p.ID(), p.Name()})
+		}
+	}
 	wire.JSON(w, http.StatusOK, struct {
 		Status        string     `json:"status"`
 		EmailPassword enabled    `json:"emailPassword"`
@@ -123,19 +150,35 @@ func (a *Auth) handleLoginMethods(w http.ResponseWriter, r *http.Request) {
 		Passwordless  enabled    `json:"passwordless"`
 		WebAuthn      enabled    `json:"webauthn"`
 		FirstFactors  []string   `json:"firstFactors"`
-	}{"OK", enabled{true}, tp, enabled{a.passwordless != nil}, enabled{passkeys}, factors})
+	}{"OK", enabled{on(FactorEmailPassword)}, tp, enabled{on(FactorOTPEmail, FactorLinkEmail, FactorOTPPhone, FactorLinkPhone)},
+		enabled{on(FactorWebAuthn)}, factors})
 
+}
+
+// recipeOn reports whether the recipe of factor is configured.
+func (a *Auth) recipeOn(factor string) bool {
+	switch factor {
+	case FactorEmailPassword:
+		return true
+	case FactorThirdParty:
+		return len(a.publicTenant.Providers) > 0
+	case FactorWebAuthn:
+		return a.cfg.Passkeys != nil
+	}
+	return a.passwordless != nil
 }
 
 // signInUp signs in, or up, the holder of s.Login, whom a recipe has
 // checked, and answers the request: the one path by which a recipe in a
 // package of its own starts a session (kit.Kernel's SignIn).
 func (a *Auth) signInUp(w http.ResponseWriter, r *http.Request, s kit.SignIn) {
+	// The login is the request's tenant's, whatever the recipe built.
+	s.Login.LoginKey = a.requestTenant(r).Key(s.Login.LoginKey)
 	if s.LinkToSession {
 		a.linkToSession(w, r, s)
 		return
 	}
-	if !a.firstFactorAllowed(w, s.Factor) {
+	if !a.firstFactorAllowed(w, r, s.Factor) {
 		return
 	}
 	ctx := r.Context()
@@ -183,7 +226,13 @@ func (a *Auth) signInUp(w http.ResponseWriter, r *http.Request, s kit.SignIn) {
 // kit.Kernel's SignedIn. Like signInUp, it holds the factor to the first
 // factors, whatever the recipe checked before its own work.
 func (a *Auth) provenSignedIn(w http.ResponseWriter, r *http.Request, p kit.Proven) {
-	if !a.firstFactorAllowed(w, p.Factor) {
+	if !a.firstFactorAllowed(w, r, p.Factor) {
+		return
+	}
+	if p.Login.Tenant != a.requestTenant(r).StoreID() {
+		// A recipe found the login in another tenant: a slip that must
+		// not open this one.
+		a.fail(w, r, fmt.Errorf("auth: a login of tenant %q proved itself in tenant %q", store.TenantID(p.Login.Tenant), a.requestTenant(r).ID))
 		return
 	}
 	ctx := r.Context()

@@ -54,6 +54,9 @@ type LoginMethod struct {
 	EmailVerified bool
 	// CreatedAt is when the login was added.
 	CreatedAt time.Time
+	// Tenant is the id of the tenant the login belongs to (PublicTenant,
+	// or one of Tenants).
+	Tenant string
 }
 
 // SessionInfo is a live session as the Store keeps it: what Sessions
@@ -63,6 +66,7 @@ type SessionInfo struct {
 	Handle      string    // names the session; Session.Handle of its access tokens
 	UserID      string    // the owner
 	LoginID     string    // the login method it was started with
+	Tenant      string    // the tenant it belongs to
 	CreatedAt   time.Time // when the user signed in
 	RefreshedAt time.Time // when its tokens were last refreshed
 	ExpiresAt   time.Time // when it ends unless refreshed before
@@ -104,7 +108,8 @@ func (a *Auth) UserByID(ctx context.Context, id string) (User, error) {
 	}
 	methods := make([]LoginMethod, len(logins))
 	for i, l := range logins {
-		methods[i] = LoginMethod{ID: l.ID, Method: l.Method, Email: l.Email, EmailVerified: l.EmailVerified, CreatedAt: l.CreatedAt}
+		methods[i] = LoginMethod{ID: l.ID, Method: l.Method, Email: l.Email, EmailVerified: l.EmailVerified,
+			CreatedAt: l.CreatedAt, Tenant: store.TenantID(l.Tenant)}
 		if l.Method == store.MethodThirdParty {
 			methods[i].ThirdPartyID, methods[i].ThirdPartyUserID = l.ThirdParty, l.Subject
 		}
@@ -131,7 +136,7 @@ func (a *Auth) Sessions(ctx context.Context, userID string) ([]SessionInfo, erro
 	}
 	infos := make([]SessionInfo, len(ss))
 	for i, s := range ss {
-		infos[i] = SessionInfo{Handle: s.Handle, UserID: s.UserID, LoginID: s.LoginID, CreatedAt: s.CreatedAt,
+		infos[i] = SessionInfo{Handle: s.Handle, UserID: s.UserID, LoginID: s.LoginID, Tenant: store.TenantID(s.Tenant), CreatedAt: s.CreatedAt,
 			RefreshedAt: s.RefreshedAt, ExpiresAt: s.ExpiresAt, Generation: s.Generation}
 		if c, err := decodeClaim(s.Factors); err == nil && len(s.Factors) > 0 {
 			infos[i].Factors = make(map[string]time.Time, len(c.Done))
@@ -315,7 +320,7 @@ func writeUser(w http.ResponseWriter, r *http.Request, u store.User, logins []st
 	var user any
 	legacy := legacyFDI(r.Header.Get("fdi-version"))
 	if legacy {
-		lu := legacyUser{ID: u.ID, Email: primaryEmail(logins), TimeJoined: joined, TenantIDs: wire.PublicTenant}
+		lu := legacyUser{ID: u.ID, Email: primaryEmail(logins), TimeJoined: joined, TenantIDs: wire.TenantsOf(by.Tenant)}
 		if by.Method == store.MethodThirdParty {
 			lu.Email, lu.ThirdParty = by.Email, &wire.ThirdParty{ID: by.ThirdParty, UserID: by.Subject}
 		}

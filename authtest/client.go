@@ -62,6 +62,9 @@ type Client struct {
 	FrontToken string
 	// Header is added to every request; the SDKs send rid and fdi-version.
 	Header http.Header
+	// Tenant, when set, is the tenant the client signs in to: its id
+	// goes after the base path, as the SDKs put it (auth.Tenant).
+	Tenant string
 
 	tb  testing.TB
 	srv *Server
@@ -183,8 +186,8 @@ func (c *Client) LinkWithProvider(p *Provider) *Response {
 
 func (c *Client) withProvider(p *Provider, link bool) *Response {
 	c.tb.Helper()
-	redirect := strings.TrimRight(c.srv.AuthConfig.AppURL, "/") + "/auth/callback/" + ProviderID
-	q := url.Values{"thirdPartyId": {ProviderID}, "redirectURIOnProviderDashboard": {redirect}}
+	redirect := strings.TrimRight(c.srv.AuthConfig.AppURL, "/") + "/auth/callback/" + p.ID
+	q := url.Values{"thirdPartyId": {p.ID}, "redirectURIOnProviderDashboard": {redirect}}
 	res := c.do(http.MethodGet, c.path("/authorisationurl?"+q.Encode()), nil, "thirdparty", "")
 	authURL, _ := res.JSON["urlWithQueryParams"].(string)
 	verifier, _ := res.JSON["pkceCodeVerifier"].(string)
@@ -197,7 +200,7 @@ func (c *Client) withProvider(p *Provider, link bool) *Response {
 		params[k] = back.Get(k)
 	}
 	body := map[string]any{
-		"thirdPartyId": ProviderID,
+		"thirdPartyId": p.ID,
 		"redirectURIInfo": map[string]any{
 			"redirectURIOnProviderDashboard": redirect,
 			"redirectURIQueryParams":         params,
@@ -372,7 +375,11 @@ func (c *Client) path(p string) string {
 	if base == "" {
 		base = "/auth"
 	}
-	return strings.TrimRight(base, "/") + p
+	base = strings.TrimRight(base, "/")
+	if c.Tenant != "" {
+		base += "/" + c.Tenant
+	}
+	return base + p
 }
 
 func (c *Client) do(method, path string, body []byte, rid, bearer string) *Response {

@@ -26,6 +26,9 @@ type Provider struct {
 	*httptest.Server
 	// ClientID and ClientSecret are the one client it knows.
 	ClientID, ClientSecret string
+	// ID is the id under which the server under test knows it: ProviderID
+	// unless a test names it otherwise (a tenant's own provider).
+	ID string
 
 	tb     testing.TB
 	closed chan struct{}
@@ -63,6 +66,7 @@ const ProviderID = "authtest"
 func NewProvider(tb testing.TB) *Provider {
 	tb.Helper()
 	p := &Provider{
+		ID:           ProviderID,
 		ClientID:     "authtest-client",
 		ClientSecret: "authtest-secret",
 		tb:           tb,
@@ -106,10 +110,10 @@ func newSigningKey(tb testing.TB) *devoidc.Key {
 }
 
 // Provider returns a provider.Provider, made by provider.OIDC with the ID
-// ProviderID, for this fake.
+// p.ID, for this fake.
 func (p *Provider) Provider() provider.Provider {
 	pr, err := provider.OIDC(provider.OIDCConfig{
-		ID: ProviderID, Name: "Authtest", Issuer: p.URL,
+		ID: p.ID, Name: "Authtest", Issuer: p.URL,
 		ClientID: p.ClientID, ClientSecret: p.ClientSecret,
 	})
 	if err != nil {

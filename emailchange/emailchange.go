@@ -319,7 +319,7 @@ func fieldError(w http.ResponseWriter, msg string) {
 // and the link to the new address.
 func (rc *Recipe) sendLink(ctx context.Context, userID, from, to string) {
 	rc.send(ctx, store.CodeEmailChange, userID, from, to, func(tok string) any {
-		return ConfirmEmailData{Email: to, From: from, Link: wire.LinkWithToken(rc.cfg.URL, tok), ValidFor: kit.InWords(rc.cfg.LinkLifetime)}
+		return ConfirmEmailData{Email: to, From: from, Link: wire.LinkWithToken(rc.cfg.URL, tok, rc.k.Tenant(ctx).ID), ValidFor: kit.InWords(rc.cfg.LinkLifetime)}
 	})
 }
 
@@ -327,7 +327,7 @@ func (rc *Recipe) sendLink(ctx context.Context, userID, from, to string) {
 // another: a code to undo it, and the notice to the old address.
 func (rc *Recipe) sendNotice(ctx context.Context, userID, from, to string) {
 	rc.send(ctx, store.CodeEmailRevert, userID, to, from, func(tok string) any {
-		return ChangedEmailData{Email: from, NewEmail: to, UndoLink: wire.LinkWithToken(rc.cfg.UndoURL, tok), ValidFor: kit.InWords(rc.cfg.UndoLifetime)}
+		return ChangedEmailData{Email: from, NewEmail: to, UndoLink: wire.LinkWithToken(rc.cfg.UndoURL, tok, rc.k.Tenant(ctx).ID), ValidFor: kit.InWords(rc.cfg.UndoLifetime)}
 	})
 }
 

@@ -169,7 +169,7 @@ func (p *Recipe) addPassword(w http.ResponseWriter, r *http.Request, s kit.Facto
 		return
 	}
 	l := store.Login{
-		LoginKey: store.EmailPasswordKey(email),
+		LoginKey: store.EmailPasswordKey(email).In(s.Tenant()),
 		ID:       uuid.NewString(),
 		UserID:   s.UserID(),
 		Email:    email,

@@ -231,7 +231,7 @@ func (p *Recipe) newPasswordLimit(r *http.Request) kit.Limit {
 // handleSignUp creates a user with an email and a password and signs them
 // in.
 func (p *Recipe) handleSignUp(w http.ResponseWriter, r *http.Request) {
-	if !p.k.FirstFactorAllowed(w, kit.FactorEmailPassword) {
+	if !p.k.FirstFactorAllowed(w, r, kit.FactorEmailPassword) {
 		return
 	}
 	c, ok := p.credentials(w, r, true)
@@ -247,7 +247,8 @@ func (p *Recipe) handleSignUp(w http.ResponseWriter, r *http.Request) {
 	}
 	// A cheap check first, so a taken email costs no hash. CreateUser
 	// decides for concurrent sign-ups.
-	if _, err := p.k.Store().Login(ctx, store.EmailPasswordKey(c.email)); err == nil {
+	key := p.k.Tenant(ctx).Key(store.EmailPasswordKey(c.email))
+	if _, err := p.k.Store().Login(ctx, key); err == nil {
 		writeFieldErrors(w, []fieldError{{"email", msgEmailTaken}})
 		return
 	} else if !errors.Is(err, store.ErrNotFound) {
@@ -268,7 +269,7 @@ func (p *Recipe) handleSignUp(w http.ResponseWriter, r *http.Request) {
 	now := p.k.Now().Truncate(time.Millisecond)
 	u := store.User{ID: uuid.NewString(), TimeJoined: now}
 	l := store.Login{
-		LoginKey:     store.EmailPasswordKey(c.email),
+		LoginKey:     key,
 		ID:           u.ID,
 		UserID:       u.ID,
 		Email:        c.email,
@@ -295,7 +296,7 @@ func (p *Recipe) handleSignUp(w http.ResponseWriter, r *http.Request) {
 // answer after the same work: an unknown user's password is verified
 // against a dummy hash made with the real parameters.
 func (p *Recipe) handleSignIn(w http.ResponseWriter, r *http.Request) {
-	if !p.k.FirstFactorAllowed(w, kit.FactorEmailPassword) {
+	if !p.k.FirstFactorAllowed(w, r, kit.FactorEmailPassword) {
 		return
 	}
 	c, valid := p.credentials(w, r, false)
@@ -309,7 +310,7 @@ func (p *Recipe) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		wire.TooMany(w, wait)
 		return
 	}
-	u, logins, l, err := p.passwordUser(ctx, c.email)
+	u, logins, l, err := p.passwordUser(ctx, p.k.Tenant(ctx).Key(store.EmailPasswordKey(c.email)))
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		settle(kit.AttemptAbandoned)
 		p.k.Fail(w, r, err)
@@ -402,18 +403,17 @@ func (p *Recipe) handleEmailExists(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	email = address.Normalise(email)
-	p.k.WriteExists(w, r, store.EmailPasswordKey(email), wire.CheckEmail(email) == "")
+	p.k.WriteExists(w, r, p.k.Tenant(r.Context()).Key(store.EmailPasswordKey(email)), wire.CheckEmail(email) == "")
 }
 
-// passwordUser returns the email and password login of email that a
+// passwordUser returns the email and password login k that a
 // password opens, with its user and the user's logins (one read of the
 // store: a sign-in answers with them), or an error matching
 // store.ErrNotFound. A login whose password was voided (account linking
 // evicts the maker of an unproven login) has no hash and is none for
 // sign-in; sign-up, the email-exists endpoint and reset still see it, as
 // a reset gives it a password.
-func (p *Recipe) passwordUser(ctx context.Context, email string) (store.User, []store.Login, store.Login, error) {
-	k := store.EmailPasswordKey(email)
+func (p *Recipe) passwordUser(ctx context.Context, k store.LoginKey) (store.User, []store.Login, store.Login, error) {
 	u, logins, err := p.k.Store().UserByLogin(ctx, k)
 	if err != nil {
 		return store.User{}, nil, store.Login{}, err

@@ -71,7 +71,8 @@ func (p *Recipe) CreateUser(ctx context.Context, email, pw string) (u store.User
 	}
 	// A cheap check first, so a taken email costs no hash; CreateUser
 	// decides for concurrent ones.
-	if _, err := p.k.Store().Login(ctx, store.EmailPasswordKey(email)); err == nil {
+	key := p.k.Tenant(ctx).Key(store.EmailPasswordKey(email))
+	if _, err := p.k.Store().Login(ctx, key); err == nil {
 		return u, l, "", "", store.ErrConflict
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return u, l, "", "", err
@@ -82,7 +83,7 @@ func (p *Recipe) CreateUser(ctx context.Context, email, pw string) (u store.User
 	}
 	now := p.k.Now().Truncate(time.Millisecond)
 	u = store.User{ID: uuid.NewString(), TimeJoined: now}
-	l = store.Login{LoginKey: store.EmailPasswordKey(email), ID: u.ID, UserID: u.ID, Email: email, PasswordHash: hash, CreatedAt: now}
+	l = store.Login{LoginKey: key, ID: u.ID, UserID: u.ID, Email: email, PasswordHash: hash, CreatedAt: now}
 	if err := p.k.Store().CreateUser(ctx, u, l); err != nil {
 		return store.User{}, store.Login{}, "", "", err
 	}

@@ -60,7 +60,7 @@ func (p *Recipe) handleResetRequest(w http.ResponseWriter, r *http.Request) {
 // a password login, issue a token and mail the link. A login whose
 // password was voided gets one too: a reset is how its holder sets one.
 func (p *Recipe) sendResetEmail(ctx context.Context, email string) {
-	l, err := p.k.Store().Login(ctx, store.EmailPasswordKey(email))
+	l, err := p.k.Store().Login(ctx, p.k.Tenant(ctx).Key(store.EmailPasswordKey(email)))
 	if errors.Is(err, store.ErrNotFound) {
 		return // nobody to tell; the requester learns nothing either way
 	}
@@ -71,14 +71,14 @@ func (p *Recipe) sendResetEmail(ctx context.Context, email string) {
 	tok, hash := onetime.New()
 	now := p.k.Now()
 	if err := p.k.Store().CreateCode(ctx, store.Code{
-		Hash: hash, Kind: store.CodeReset, UserID: l.UserID, CreatedAt: now, ExpiresAt: now.Add(p.cfg.ResetTokenLifetime),
+		Hash: hash, Kind: store.CodeReset, Tenant: l.Tenant, UserID: l.UserID, CreatedAt: now, ExpiresAt: now.Add(p.cfg.ResetTokenLifetime),
 	}); err != nil {
 		p.k.MailFailed(ctx, "reset", l.UserID, "creating a reset token", err)
 		return
 	}
 	if err := p.k.Mail(ctx, p.cfg.ResetEmail, l.Email, ResetEmailData{
 		Email:    l.Email,
-		Link:     wire.LinkWithToken(p.cfg.ResetPasswordURL, tok),
+		Link:     wire.LinkWithToken(p.cfg.ResetPasswordURL, tok, store.TenantID(l.Tenant)),
 		ValidFor: kit.InWords(p.cfg.ResetTokenLifetime),
 	}); err != nil {
 		p.k.MailFailed(ctx, "reset", l.UserID, "sending the reset email", err)
@@ -117,7 +117,9 @@ func (p *Recipe) handleResetPassword(w http.ResponseWriter, r *http.Request) {
 	// hashed, so guessing tokens costs no hash. ResetPassword decides for
 	// racing submissions of one token.
 	tokHash := sha256.Sum256([]byte(tok))
-	if _, err := p.k.Store().Code(ctx, store.CodeReset, tokHash, p.k.Now()); errors.Is(err, store.ErrNotFound) {
+	// A token of another tenant's is none of this one's.
+	if c, err := p.k.Store().Code(ctx, store.CodeReset, tokHash, p.k.Now()); errors.Is(err, store.ErrNotFound) ||
+		(err == nil && store.TenantID(c.Tenant) != p.k.Tenant(ctx).ID) {
 		writeInvalidResetToken(w)
 		return
 	} else if err != nil {

@@ -266,7 +266,7 @@ func (rc *Recipe) send(ctx context.Context, l store.Login) {
 	tok, hash := onetime.New()
 	now := rc.k.Now()
 	err := rc.k.Store().CreateCode(ctx, store.Code{
-		Hash: hash, Kind: store.CodeVerification, UserID: l.UserID, LoginID: l.ID, Email: l.Email,
+		Hash: hash, Kind: store.CodeVerification, Tenant: l.Tenant, UserID: l.UserID, LoginID: l.ID, Email: l.Email,
 		CreatedAt: now, ExpiresAt: now.Add(rc.cfg.TokenLifetime),
 	})
 	if errors.Is(err, store.ErrNotFound) {
@@ -282,7 +282,7 @@ func (rc *Recipe) send(ctx context.Context, l store.Login) {
 	}
 	if err := rc.k.Mail(ctx, rc.cfg.Email, l.Email, EmailData{
 		Email:    l.Email,
-		Link:     wire.LinkWithToken(rc.cfg.URL, tok),
+		Link:     wire.LinkWithToken(rc.cfg.URL, tok, store.TenantID(l.Tenant)),
 		ValidFor: kit.InWords(rc.cfg.TokenLifetime),
 	}); err != nil {
 		rc.k.MailFailed(ctx, "verification", l.UserID, "sending the verification email", err)
@@ -319,7 +319,11 @@ func (rc *Recipe) handleVerify(w http.ResponseWriter, r *http.Request) {
 	// The link proves that someone reads the inbox, not that they hold
 	// the login, whatever session comes with it: it verifies the email
 	// without proving it (store.Login.EmailProven).
-	l, err := rc.k.Store().VerifyEmail(ctx, sha256.Sum256([]byte(tok)), rc.k.Now())
+	hash := sha256.Sum256([]byte(tok))
+	if !rc.ofTenant(w, r, hash) {
+		return
+	}
+	l, err := rc.k.Store().VerifyEmail(ctx, hash, rc.k.Now())
 	if errors.Is(err, store.ErrNotFound) {
 		wire.Status(w, "EMAIL_VERIFICATION_INVALID_TOKEN_ERROR")
 		return
@@ -338,6 +342,22 @@ func (rc *Recipe) handleVerify(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	wire.JSON(w, http.StatusOK, wire.OK)
+}
+
+// ofTenant reports whether the verification token of hash is the request
+// tenant's, or answers the request itself: another tenant's token is
+// none of this one's.
+func (rc *Recipe) ofTenant(w http.ResponseWriter, r *http.Request, hash store.TokenHash) bool {
+	c, err := rc.k.Store().Code(r.Context(), store.CodeVerification, hash, rc.k.Now())
+	switch {
+	case err == nil && store.TenantID(c.Tenant) == rc.k.Tenant(r.Context()).ID:
+		return true
+	case err == nil || errors.Is(err, store.ErrNotFound):
+		wire.Status(w, "EMAIL_VERIFICATION_INVALID_TOKEN_ERROR")
+	default:
+		rc.k.Fail(w, r, err)
+	}
+	return false
 }
 
 // startedWith reports whether s was started with l.

@@ -104,7 +104,7 @@ func (rc *recipe) handleAdd(w http.ResponseWriter, r *http.Request) {
 			rc.k.CompleteFactor(w, r, s, kit.FactorWebAuthn, nil)
 		}
 	}
-	rc.register(w, r, opts, c, req.Credential, store.Login{UserID: s.UserID()}, rc.link, answer)
+	rc.register(w, r, opts, c, req.Credential, store.Login{LoginKey: inTenant(s.Tenant()), UserID: s.UserID()}, rc.link, answer)
 }
 
 // registrationOptions reads the options of a registration for an
@@ -162,7 +162,7 @@ func (rc *recipe) register(w http.ResponseWriter, r *http.Request, opts store.Co
 		rc.verifierFailed(w, r, statusInvalidCredentials, err)
 		return
 	}
-	nl.LoginKey = store.WebAuthnKey(rc.rp.ID, base64.RawURLEncoding.EncodeToString(pk.CredentialID))
+	nl.LoginKey = store.WebAuthnKey(rc.rp.ID, base64.RawURLEncoding.EncodeToString(pk.CredentialID)).In(nl.Tenant)
 	nl.ID, nl.Material, nl.CreatedAt = uuid.NewString(), pk.Material, rc.k.Now().Truncate(time.Millisecond)
 	if !rc.useOptions(w, r, opts, nil) {
 		return
@@ -239,7 +239,7 @@ func (rc *recipe) passkeyOf(ctx context.Context, userID, id string) (l store.Log
 	if _, err := base64.RawURLEncoding.Strict().DecodeString(id); err != nil || len(id) > wire.MaxParamLen {
 		return store.Login{}, false, nil
 	}
-	l, err = rc.k.Store().Login(ctx, store.WebAuthnKey(rc.rp.ID, id))
+	l, err = rc.passkeyLogin(ctx, userID, id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return store.Login{}, false, nil
@@ -282,6 +282,7 @@ func (rc *recipe) recoverable(ctx context.Context, email string) (userID string,
 	if err != nil {
 		return "", false, err
 	}
+	logins = rc.ofTenant(ctx, logins)
 	for _, l := range logins {
 		if l.Method == store.MethodWebAuthn {
 			userID = l.UserID
@@ -317,13 +318,14 @@ func (rc *recipe) sendRecoveryEmail(ctx context.Context, email string) {
 	now := rc.k.Now()
 	lifetime := rc.c.RecoveryLifetime
 	if err := rc.k.Store().CreateCode(ctx, store.Code{
-		Hash: hash, Kind: store.CodePasskeyRecovery, UserID: userID, Email: email, CreatedAt: now, ExpiresAt: now.Add(lifetime),
+		Hash: hash, Kind: store.CodePasskeyRecovery, Tenant: rc.k.Tenant(ctx).StoreID(), UserID: userID, Email: email,
+		CreatedAt: now, ExpiresAt: now.Add(lifetime),
 	}); err != nil {
 		rc.k.MailFailed(ctx, "passkey recovery", userID, "creating a recovery token", err)
 		return
 	}
 	if err := rc.k.Mail(ctx, rc.c.RecoveryEmail, email, EmailData{
-		Email: email, Link: wire.LinkWithToken(rc.c.RecoveryURL, tok), ValidFor: kit.InWords(lifetime),
+		Email: email, Link: wire.LinkWithToken(rc.c.RecoveryURL, tok, rc.k.Tenant(ctx).ID), ValidFor: kit.InWords(lifetime),
 	}); err != nil {
 		rc.k.MailFailed(ctx, "passkey recovery", userID, "sending the recovery email", err)
 		return
@@ -361,7 +363,7 @@ func (rc *recipe) handleRecoverAccount(w http.ResponseWriter, r *http.Request) {
 		wire.NotAllowed(w, "RECOVER_ACCOUNT_NOT_ALLOWED", reasonRecovery)
 		return
 	}
-	nl := store.Login{UserID: tok.UserID, Email: tok.Email, EmailVerified: true, EmailProven: true}
+	nl := store.Login{LoginKey: store.LoginKey{Tenant: tok.Tenant}, UserID: tok.UserID, Email: tok.Email, EmailVerified: true, EmailProven: true}
 	rc.register(w, r, opts, c, req.Credential, nl, func(ctx context.Context, l store.Login) (string, error) {
 		return rc.addRecovered(ctx, r, l, hash)
 	}, nil)
@@ -377,7 +379,7 @@ func (rc *recipe) recoveryLink(w http.ResponseWriter, r *http.Request, token *st
 	hash := sha256.Sum256([]byte(*token))
 	tok, err := rc.k.Store().Code(r.Context(), store.CodePasskeyRecovery, hash, rc.k.Now())
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound) || (err == nil && tok.Tenant != rc.k.Tenant(r.Context()).StoreID()):
 		wire.Status(w, statusTokenInvalid)
 		return store.Code{}, [32]byte{}, false
 	case err != nil:
@@ -472,8 +474,33 @@ func (rc *recipe) signUpAsFactor(w http.ResponseWriter, r *http.Request, req cer
 	if !ok {
 		return
 	}
-	rc.register(w, r, opts, c, req.Credential, store.Login{UserID: s.UserID()}, rc.link, func(nl store.Login) {
+	rc.register(w, r, opts, c, req.Credential, store.Login{LoginKey: inTenant(s.Tenant()), UserID: s.UserID()}, rc.link, func(nl store.Login) {
 		rc.k.FactorAdded(r, s, nl)
 		rc.k.CompleteFactor(w, r, s, kit.FactorWebAuthn, &nl)
 	})
+}
+
+// inTenant is the key of a login in tenant, to be completed.
+func inTenant(tenant string) store.LoginKey { return store.LoginKey{}.In(tenant) }
+
+// ofTenant are the logins among logins of the request's tenant: a
+// passkey of another tenant's is none of this one's.
+func (rc *recipe) ofTenant(ctx context.Context, logins []store.Login) []store.Login {
+	tenant := rc.k.Tenant(ctx).StoreID()
+	return slices.DeleteFunc(logins, func(l store.Login) bool { return l.Tenant != tenant })
+}
+
+// passkeyLogin finds the passkey id among the logins of the user userID:
+// it may be of any tenant the user has a login in.
+func (rc *recipe) passkeyLogin(ctx context.Context, userID, id string) (store.Login, error) {
+	logins, err := rc.k.Store().Logins(ctx, userID)
+	if err != nil {
+		return store.Login{}, err
+	}
+	for _, l := range logins {
+		if l.Method == store.MethodWebAuthn && l.ThirdParty == rc.rp.ID && l.Subject == id {
+			return l, nil
+		}
+	}
+	return store.Login{}, store.ErrNotFound
 }

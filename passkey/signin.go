@@ -65,7 +65,7 @@ func (rc *recipe) handleRegisterOptions(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	now := rc.k.Now()
-	opts := store.Code{Kind: store.CodePasskeyOptions, CreatedAt: now, ExpiresAt: now.Add(optionsLifetime)}
+	opts := store.Code{Kind: store.CodePasskeyOptions, Tenant: rc.k.Tenant(r.Context()).StoreID(), CreatedAt: now, ExpiresAt: now.Add(optionsLifetime)}
 	handle := []byte(uuid.NewString()) // a new account's id, should it be made
 	if req.RecoverToken != nil {
 		tok, ok := rc.recoveryToken(w, r, *req.RecoverToken)
@@ -100,7 +100,7 @@ func (rc *recipe) handleRegisterOptions(w http.ResponseWriter, r *http.Request) 
 // the request.
 func (rc *recipe) recoveryToken(w http.ResponseWriter, r *http.Request, token string) (store.Code, bool) {
 	tok, err := rc.k.Store().Code(r.Context(), store.CodePasskeyRecovery, sha256.Sum256([]byte(token)), rc.k.Now())
-	if errors.Is(err, store.ErrNotFound) || !onetime.WellFormed(token) {
+	if errors.Is(err, store.ErrNotFound) || !onetime.WellFormed(token) || (err == nil && tok.Tenant != rc.k.Tenant(r.Context()).StoreID()) {
 		wire.Status(w, statusTokenInvalid)
 		return tok, false
 	}
@@ -127,7 +127,7 @@ func (rc *recipe) handleSignInOptions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := rc.k.Now()
-	opts := store.Code{Kind: store.CodePasskeyOptions, CreatedAt: now, ExpiresAt: now.Add(optionsLifetime)}
+	opts := store.Code{Kind: store.CodePasskeyOptions, Tenant: rc.k.Tenant(r.Context()).StoreID(), CreatedAt: now, ExpiresAt: now.Add(optionsLifetime)}
 	rc.writeOptions(w, r, opts, options, ceremony{State: state})
 }
 
@@ -207,7 +207,7 @@ func (rc *recipe) ceremonyOptions(w http.ResponseWriter, r *http.Request, req ce
 		return opts, c, false, false
 	}
 	opts, err := rc.k.Store().Code(r.Context(), store.CodePasskeyOptions, sha256.Sum256([]byte(*req.OptionsID)), rc.k.Now())
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && opts.Tenant != rc.k.Tenant(r.Context()).StoreID()) {
 		return opts, c, false, true
 	}
 	if err == nil {
@@ -251,7 +251,7 @@ func (rc *recipe) handleSignUp(w http.ResponseWriter, r *http.Request) {
 	case rc.setup.MFA && req.linkingRequested():
 		rc.signUpAsFactor(w, r, req, opts, c)
 		return
-	case !rc.k.FirstFactorAllowed(w, kit.FactorWebAuthn):
+	case !rc.k.FirstFactorAllowed(w, r, kit.FactorWebAuthn):
 		return
 	}
 	release, ok := rc.emailFree(w, r, opts.Email)
@@ -306,7 +306,7 @@ func (rc *recipe) newPasskey(w http.ResponseWriter, r *http.Request, req ceremon
 		rc.verifierFailed(w, r, statusInvalidCredentials, err)
 		return store.Login{}, false
 	}
-	key := store.WebAuthnKey(rc.rp.ID, base64.RawURLEncoding.EncodeToString(pk.CredentialID))
+	key := rc.k.Tenant(ctx).Key(store.WebAuthnKey(rc.rp.ID, base64.RawURLEncoding.EncodeToString(pk.CredentialID)))
 	if _, err := rc.k.Store().Login(ctx, key); !errors.Is(err, store.ErrNotFound) {
 		if err == nil {
 			wire.Status(w, statusInvalidCredentials) // this credential is registered already
@@ -345,7 +345,7 @@ func (rc *recipe) useOptions(w http.ResponseWriter, r *http.Request, opts store.
 // fails gives every turn, as allowances do. It reports false if the
 // turn does not come within two seconds.
 func (rc *recipe) signUpTurn(ctx context.Context, email string) (release func(), ok bool) {
-	turn := kit.Limit{Key: kit.LimitKey("passkey-signup", email), Rate: kit.Rate{Burst: 1, Every: time.Minute}}
+	turn := kit.Limit{Key: kit.LimitKey("passkey-signup", rc.k.Tenant(ctx).ID, email), Rate: kit.Rate{Burst: 1, Every: time.Minute}}
 	for deadline := time.Now().Add(2 * time.Second); ; {
 		if rc.k.Take(ctx, turn) == 0 {
 			return func() { rc.k.Refund(context.WithoutCancel(ctx), turn) }, true
@@ -364,7 +364,7 @@ func (rc *recipe) signUpTurn(ctx context.Context, email string) (release func(),
 // emailExists reports whether a passkey login has email.
 func (rc *recipe) emailExists(ctx context.Context, email string) (bool, error) {
 	logins, err := rc.k.Store().LoginsByEmail(ctx, email)
-	for _, l := range logins {
+	for _, l := range rc.ofTenant(ctx, logins) {
 		if l.Method == store.MethodWebAuthn {
 			return true, err
 		}
@@ -395,7 +395,7 @@ func (rc *recipe) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	if !rc.k.FirstFactorAllowed(w, kit.FactorWebAuthn) {
+	if !rc.k.FirstFactorAllowed(w, r, kit.FactorWebAuthn) {
 		return
 	}
 	if login, ok := rc.assert(w, r, req, ""); ok {
@@ -419,7 +419,7 @@ func (rc *recipe) assert(w http.ResponseWriter, r *http.Request, req ceremonyReq
 	ctx := r.Context()
 	var login store.Login
 	find := func(id, handle []byte) ([]byte, error) {
-		l, err := rc.k.Store().Login(ctx, store.WebAuthnKey(rc.rp.ID, base64.RawURLEncoding.EncodeToString(id)))
+		l, err := rc.k.Store().Login(ctx, rc.k.Tenant(ctx).Key(store.WebAuthnKey(rc.rp.ID, base64.RawURLEncoding.EncodeToString(id))))
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, fmt.Errorf("%w: unknown credential", errRefused)
 		}

@@ -403,7 +403,7 @@ func (rc *Recipe) handleCreateCode(w http.ResponseWriter, r *http.Request) {
 	now := rc.k.Now()
 	f := newPasswordlessFlow()
 	flow := store.Code{
-		Hash: f.hash, Kind: store.CodePasswordlessFlow, Email: contact,
+		Hash: f.hash, Kind: store.CodePasswordlessFlow, Tenant: rc.k.Tenant(ctx).StoreID(), Email: contact,
 		CreatedAt: now, ExpiresAt: now.Add(passwordlessFlowCodes * rc.cfg.CodeLifetime),
 	}
 	if err := rc.k.Store().CreateCode(ctx, flow); err != nil {
@@ -540,7 +540,7 @@ func (rc *Recipe) sendCode(w http.ResponseWriter, r *http.Request, f passwordles
 		link, _ := onetime.New()
 		err = created(linkHash(link))
 		// Both ids are URL-safe base64: nothing to escape.
-		m.Link = wire.WithQuery(cfg.LinkURL, "preAuthSessionId="+f.preAuthSessionID()+"&tenantId=public") + "#" + link
+		m.Link = wire.WithQuery(cfg.LinkURL, "preAuthSessionId="+f.preAuthSessionID()+"&tenantId="+store.TenantID(flow.Tenant)) + "#" + link
 	}
 	switch {
 	case errors.Is(err, store.ErrConflict):
@@ -659,7 +659,7 @@ func (rc *Recipe) checkConsumeBody(byCode bool, pre, device, userCode, link *str
 // itself: RESTART_FLOW_ERROR for a flow that has ended.
 func (rc *Recipe) flowRecord(w http.ResponseWriter, r *http.Request, f passwordlessFlow, now time.Time) (store.Code, bool) {
 	flow, err := rc.k.Store().Code(r.Context(), store.CodePasswordlessFlow, f.hash, now)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !rc.ofTenant(r, flow)) {
 		wire.Status(w, passwordlessRestart)
 		return store.Code{}, false
 	}
@@ -695,6 +695,8 @@ func (rc *Recipe) consumeUserCode(w http.ResponseWriter, r *http.Request, f pass
 	}
 	flow, err := rc.k.Store().UsePasswordlessCode(ctx, f.hash, f.typedHash(userCode), now, passwordlessAttempts)
 	switch {
+	case err == nil && !rc.ofTenant(r, flow):
+		wire.Status(w, passwordlessRestart) // moved to another tenant's meanwhile: never
 	case err == nil:
 		rc.k.Refund(ctx, failures)
 		rc.passwordlessSignedIn(w, r, flow.Email, false, linking)
@@ -727,6 +729,11 @@ func (rc *Recipe) consumeUserCode(w http.ResponseWriter, r *http.Request, f pass
 func (rc *Recipe) consumeLinkCode(w http.ResponseWriter, r *http.Request, f passwordlessFlow, link string, linking bool) {
 	flow, err := rc.k.Store().UsePasswordlessCode(r.Context(), f.hash, linkHash(link), rc.k.Now(), 0)
 	switch {
+	case err == nil && !rc.ofTenant(r, flow):
+		// A link of another tenant's: spent, since whoever posts it
+		// holds it, and opening nothing here.
+		rc.k.Emit(r.Context(), r, kit.Event{Kind: kit.EventSignInFailed, Method: store.MethodPasswordless})
+		wire.Status(w, passwordlessRestart)
 	case err == nil:
 		rc.passwordlessSignedIn(w, r, flow.Email, true, linking)
 	case errors.Is(err, store.ErrWrongCode), errors.Is(err, store.ErrCodeExpired), errors.Is(err, store.ErrNotFound):
@@ -735,6 +742,12 @@ func (rc *Recipe) consumeLinkCode(w http.ResponseWriter, r *http.Request, f pass
 	default:
 		rc.k.Fail(w, r, err)
 	}
+}
+
+// ofTenant reports whether flow was started in the request's tenant: a
+// flow, its codes and its links open nothing in another.
+func (rc *Recipe) ofTenant(r *http.Request, flow store.Code) bool {
+	return flow.Tenant == rc.k.Tenant(r.Context()).StoreID()
 }
 
 // passwordlessSignedIn signs in, or up, whoever completed a flow for
@@ -767,7 +780,7 @@ func (rc *Recipe) handlePasswordlessExists(param string) http.HandlerFunc {
 			contact = address.Normalise(contact)
 			ok = wire.CheckEmail(contact) == ""
 		}
-		rc.k.WriteExists(w, r, store.PasswordlessKey(contact), ok)
+		rc.k.WriteExists(w, r, rc.k.Tenant(r.Context()).Key(store.PasswordlessKey(contact)), ok)
 	}
 }
 

@@ -83,7 +83,7 @@ func (c roleClaim) AtRefresh(ctx context.Context, s store.Session, now time.Time
 		roles, perms = rr.Roles, rr.Permissions
 	} else {
 		var err error
-		if roles, perms, err = c.p.st.UserRoles(ctx, store.PublicTenant, s.UserID); err != nil {
+		if roles, perms, err = c.p.st.UserRoles(ctx, store.TenantID(s.Tenant), s.UserID); err != nil {
 			return nil // the checks read the store
 		}
 	}

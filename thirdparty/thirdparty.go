@@ -159,8 +159,7 @@ type Recipe struct {
 	k             kit.Kernel
 	cfg           Config
 	setup         kit.Setup
-	providers     map[string]provider.Provider // by id
-	clientSignIns kit.Rate                     // each client's allowance of sign-ins
+	clientSignIns kit.Rate // each client's allowance of sign-ins
 }
 
 // New is for package auth: the recipe of c, with its defaults, for the
@@ -170,11 +169,7 @@ func New(k kit.Kernel, c Config, setup kit.Setup, clientSignIns kit.Rate) (*Reci
 	if err != nil {
 		return nil, err
 	}
-	rc := &Recipe{k: k, cfg: c, setup: setup, clientSignIns: clientSignIns,
-		providers: make(map[string]provider.Provider, len(c.Providers))}
-	for _, p := range c.Providers {
-		rc.providers[p.ID()] = p
-	}
+	rc := &Recipe{k: k, cfg: c, setup: setup, clientSignIns: clientSignIns}
 	k.FirstFactors(kit.FactorThirdParty)
 	return rc, nil
 }
@@ -206,7 +201,7 @@ func (rc *Recipe) handleAuthorisationURL(w http.ResponseWriter, r *http.Request)
 		wire.Message(w, http.StatusBadRequest, "Please provide the redirectURIOnProviderDashboard as a GET param")
 		return
 	}
-	p, err := rc.thirdParty(id, redirect)
+	p, err := rc.thirdParty(r, id, redirect)
 	if err != nil {
 		rc.k.Fail(w, r, err)
 		return
@@ -216,7 +211,7 @@ func (rc *Recipe) handleAuthorisationURL(w http.ResponseWriter, r *http.Request)
 		rc.k.Fail(w, r, err)
 		return
 	}
-	verifier := newVerifier(kid, key, id, redirect, rc.k.Now().Add(verifierLifetime))
+	verifier := newVerifier(kid, key, rc.scoped(r, id), redirect, rc.k.Now().Add(verifierLifetime))
 	ctx, cancel := context.WithTimeout(r.Context(), rc.cfg.Timeout)
 	defer cancel()
 	u, err := p.AuthURL(ctx, provider.AuthRequest{RedirectURI: redirect, CodeChallenge: challengeOf(verifier), Nonce: nonceOf(verifier)})
@@ -248,7 +243,7 @@ type signInUpRequest struct {
 // handleSignInUp redeems the code the provider sent the browser back with,
 // and signs the user in, or up.
 func (rc *Recipe) handleSignInUp(w http.ResponseWriter, r *http.Request) {
-	if !rc.k.FirstFactorAllowed(w, kit.FactorThirdParty) {
+	if !rc.k.FirstFactorAllowed(w, r, kit.FactorThirdParty) {
 		return
 	}
 	var req signInUpRequest
@@ -261,7 +256,7 @@ func (rc *Recipe) handleSignInUp(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, redirect := in.id, in.redirect
-	p, err := rc.thirdParty(id, redirect)
+	p, err := rc.thirdParty(r, id, redirect)
 	if err != nil {
 		rc.k.Fail(w, r, err)
 		return
@@ -275,7 +270,7 @@ func (rc *Recipe) handleSignInUp(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ctx := r.Context()
-	if !rc.ownVerifier(ctx, in.verifier, id, redirect) {
+	if !rc.ownVerifier(ctx, in.verifier, rc.scoped(r, id), redirect) {
 		rc.k.Fail(w, r, wire.BadRequest("the pkceCodeVerifier was not issued for this sign-in, or has expired"))
 		return
 	}
@@ -424,14 +419,15 @@ func stringParam(params map[string]json.RawMessage, name string) (string, error)
 	return s, nil
 }
 
-// thirdParty returns the provider id names, if redirect is a redirect URI
-// it may send the browser to (PROTOCOL.md section 7.3).
-func (rc *Recipe) thirdParty(id, redirect string) (provider.Provider, error) {
+// thirdParty returns the provider of the request's tenant that id names,
+// if redirect is a redirect URI it may send the browser to (PROTOCOL.md
+// section 7.3).
+func (rc *Recipe) thirdParty(r *http.Request, id, redirect string) (provider.Provider, error) {
 	if len(id) > wire.MaxParamLen || len(redirect) > wire.MaxParamLen {
 		return nil, wire.BadRequest("a parameter is too long")
 	}
-	p, ok := rc.providers[id]
-	if !ok {
+	p := rc.k.Tenant(r.Context()).Provider(id)
+	if p == nil {
 		return nil, wire.BadRequest("the provider " + id + " could not be found in the configuration")
 	}
 	if !rc.redirectAllowed(p, redirect) {
@@ -440,6 +436,15 @@ func (rc *Recipe) thirdParty(id, redirect string) (provider.Provider, error) {
 
 	}
 	return p, nil
+}
+
+// scoped is the provider id, within its tenant, that a verifier is bound
+// to: one issued for a tenant's sign-in opens no other tenant's.
+func (rc *Recipe) scoped(r *http.Request, id string) string {
+	if t := rc.k.Tenant(r.Context()).ID; t != store.PublicTenant {
+		return t + "/" + id
+	}
+	return id
 }
 
 // redirectAllowed reports whether the provider p may send the browser back

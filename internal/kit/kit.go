@@ -25,6 +25,7 @@ import (
 
 	"github.com/latchkit/auth/internal/address"
 	"github.com/latchkit/auth/mailer"
+	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
 )
 
@@ -158,9 +159,10 @@ type Kernel interface {
 	// token's Reading under RotationRoles.
 	RolesWithRotation(tenant string)
 
-	// FirstFactorAllowed reports whether factor may start a session, or
-	// answers the request itself (401) and returns false.
-	FirstFactorAllowed(w http.ResponseWriter, factor string) bool
+	// FirstFactorAllowed reports whether factor may start a session in
+	// the request's tenant, or answers the request itself (401) and
+	// returns false.
+	FirstFactorAllowed(w http.ResponseWriter, r *http.Request, factor string) bool
 	// FirstUse reports whether key is seen for the first time in the last
 	// memory, across every instance sharing the limiter, and remembers
 	// it. A limiter that cannot say is logged and counts as a repeat: the
@@ -224,6 +226,41 @@ type Kernel interface {
 
 	// Operator is the kernel's side of the operators' API (operator.go).
 	Operator() Operator
+
+	// Tenant is the tenant the request of ctx is served in (or was, for
+	// a job the request enqueued): the one its path names, or the public
+	// tenant. Routes that act on a session act in the session's tenant
+	// instead (Session.Tenant).
+	Tenant(ctx context.Context) *Tenant
+}
+
+// A Tenant is a tenant as the recipes see it (auth.Tenant).
+type Tenant struct {
+	// ID is the tenant's id, store.PublicTenant for the public tenant.
+	ID string
+	// FirstFactors are the factors that may start a session in it, nil
+	// for the deployment's; RequiredSecondFactors the second factors each
+	// of its users must complete.
+	FirstFactors, RequiredSecondFactors []string
+	// Providers are the providers its users sign in with.
+	Providers []provider.Provider
+}
+
+// Key is k in the tenant.
+func (t *Tenant) Key(k store.LoginKey) store.LoginKey { return k.In(t.ID) }
+
+// StoreID is the tenant's id as the store keeps it in a Code or Session:
+// "" for the public tenant.
+func (t *Tenant) StoreID() string { return store.LoginKey{}.In(t.ID).Tenant }
+
+// Provider is the provider of the tenant's with the given id, or nil.
+func (t *Tenant) Provider(id string) provider.Provider {
+	for _, p := range t.Providers {
+		if p.ID() == id {
+			return p
+		}
+	}
+	return nil
 }
 
 // AttemptOutcome is how a password sign-in attempt ended, for
@@ -263,6 +300,8 @@ var ErrOverloaded = errors.New("too many requests, try again shortly")
 // A Session is the verified session of a request, as the kernel keeps it.
 type Session interface {
 	UserID() string
+	// Tenant is the id of the tenant the session belongs to.
+	Tenant() string
 	// LoginID is the login method the session was started with.
 	LoginID() string
 	// FactorsPending reports whether MFA is on and the session has not

@@ -51,20 +51,32 @@ type WebAuthn struct {
 	CredentialIDs []string `json:"credentialIds"`
 }
 
-// PublicTenant is the tenantIds of every user and login.
+// PublicTenant is the tenantIds of a user or login of the public tenant
+// alone.
 var PublicTenant = []string{store.PublicTenant}
+
+// TenantsOf is the tenantIds of a login of tenant (as the store keeps it).
+func TenantsOf(tenant string) []string {
+	if tenant == "" {
+		return PublicTenant
+	}
+	return []string{tenant}
+}
 
 // UserOf is the user object of u with its logins; isPrimary is its
 // isPrimaryUser.
 func UserOf(u store.User, logins []store.Login, isPrimary bool) User {
-	out := User{ID: u.ID, IsPrimaryUser: isPrimary, TenantIDs: PublicTenant, Emails: []string{}, PhoneNumbers: []string{},
+	out := User{ID: u.ID, IsPrimaryUser: isPrimary, TenantIDs: []string{}, Emails: []string{}, PhoneNumbers: []string{},
 		ThirdParty: []ThirdParty{}, WebAuthn: WebAuthn{CredentialIDs: []string{}}, LoginMethods: []LoginMethod{},
 		TimeJoined: u.TimeJoined.UnixMilli()}
 	for _, l := range logins {
 		if l.Email != "" && !slices.Contains(out.Emails, l.Email) {
 			out.Emails = append(out.Emails, l.Email)
 		}
-		m := LoginMethod{RecipeID: l.Method, RecipeUserID: l.ID, TenantIDs: PublicTenant, Email: l.Email,
+		if id := store.TenantID(l.Tenant); !slices.Contains(out.TenantIDs, id) {
+			out.TenantIDs = append(out.TenantIDs, id)
+		}
+		m := LoginMethod{RecipeID: l.Method, RecipeUserID: l.ID, TenantIDs: TenantsOf(l.Tenant), Email: l.Email,
 			TimeJoined: l.CreatedAt.UnixMilli(), Verified: l.EmailVerified}
 		if m.RecipeUserID == "" {
 			m.RecipeUserID = u.ID

@@ -125,9 +125,10 @@ func TokenField(req map[string]json.RawMessage, what string) (string, error) {
 
 // LinkWithToken adds a token and the tenant to a page's URL, as the SDKs'
 // pages read them.
-func LinkWithToken(page, tok string) string {
-	// The token is URL-safe base64: nothing to escape.
-	return WithQuery(page, "token="+tok+"&tenantId=public")
+func LinkWithToken(page, tok, tenant string) string {
+	// The token is URL-safe base64, a tenant id letters, digits and
+	// dashes: nothing to escape.
+	return WithQuery(page, "token="+tok+"&tenantId="+tenant)
 }
 
 // WithQuery adds query parameters, already escaped, to a page's URL,
