@@ -312,7 +312,8 @@
 // changes their login methods ([Auth.SetEmailVerified], [Auth.Unlink])
 // and their second factors ([Auth.SecondFactors], [Auth.RequireFactors],
 // [Auth.NewRecoveryCodes], [Auth.ResetSecondFactors]), and deletes them
-// ([Auth.DeleteUser]).
+// ([Auth.DeleteUser]). It keeps tenants ([Auth.PutTenant], [Auth.Tenant],
+// [Auth.Tenants], [Auth.DeleteTenant]; see # Tenants).
 //
 // [Auth.VerifyToken] checks an access token that comes without an HTTP
 // request (gRPC metadata, a WebSocket's first message, a queued job), with
@@ -503,11 +504,54 @@
 //   - [EventUserUnbanned] (user_unbanned): [Auth.UnbanUser] lifted a ban;
 //   - [EventSignInBanned] (sign_in_banned): a banned user proved who they
 //     are and was refused a session;
+//   - [EventSignInNotMember] (sign_in_not_member): a user who is no longer
+//     a member of a tenant proved who they are there and was refused;
 //   - [EventImpersonationStarted] (impersonation_started): an operator
 //     started a session as a user ([Auth.Impersonate]); every event of
 //     that session names the operator in [Event.Operator];
 //   - [EventImpersonationEnded] (impersonation_ended): the operator ended
 //     it ([Auth.StopImpersonating]), or its time ran out.
+//
+// # Tenants
+//
+// With [Config.Tenants] on, one deployment serves several customers, each
+// in a tenant of its own: its users, its sign-in rules and its own
+// providers, such as a company's identity provider. The public tenant is
+// [Config]'s and always exists; the others are data, which
+// [Auth.PutTenant] writes to the store (a [store.TenantStore]) and every
+// instance reads within [TenantsConfig.Refresh] (10 seconds by default;
+// at once on the instance that wrote). A [Tenant] sets its first factors,
+// the second factors each of its users must complete (with [Config.MFA]),
+// and its providers: ones of Config.ThirdParty named by ID, or OpenID
+// Connect clients of its own, found by discovery, whose secrets are
+// sealed at rest with [Config.Secrets].
+//
+// The SDKs name the tenant after the base path: /auth/acme/signin. A
+// route's exact path comes first (/auth/dashboard/... is never tenant
+// "dashboard"), the segment is read lower-cased, /auth/public/... is the
+// public tenant, and a tenant that does not exist answers 404
+// {"message":"unknown tenant"}. GET /loginmethods answers each tenant's
+// first factors and providers. Every sign-in route acts in the path's
+// tenant; the routes of a session (refresh, sign-out, MFA, the account's
+// own routes, sending verification mail) act in the session's, whatever
+// the path says.
+//
+// Logins are unique per tenant: the same email in two tenants is two
+// users, and account linking joins, and weighs, only logins of one
+// tenant. A session belongs to the tenant it signed in to, which its
+// access token names in tId ([Session.TenantID]); roles are read in it.
+// Reset, verification and recovery links name the tenant in tenantId,
+// and so does a magic link; each of them, and a sign-in code, a passkey
+// ceremony or a provider's sign-in, works only in the tenant it was
+// issued in. A session adds no way in to another tenant's account. So
+// nothing done in one tenant opens anything in another:
+// TestTenantIsolation checks it over every history of up to four steps
+// of a person in each of two tenants.
+//
+// A user signs in to a tenant other than the public one while a member of
+// it: signing up there makes them one, and a member removed
+// (store.TenantStore's RemoveMember) is refused there with
+// SIGN_IN_NOT_ALLOWED, and their sessions there end.
 //
 // # Security model
 //

@@ -323,7 +323,7 @@ func (a *Auth) tenantProvider(tp TenantProvider) (provider.Provider, error) {
 		return a.cfg.ThirdParty.Providers[i], nil
 	}
 	return provider.OIDC(provider.OIDCConfig{ID: tp.ID, Name: tp.Name, Issuer: tp.Issuer,
-		ClientID: tp.ClientID, ClientSecret: tp.ClientSecret, Scopes: tp.Scopes, })
+		ClientID: tp.ClientID, ClientSecret: tp.ClientSecret, Scopes: tp.Scopes})
 }
 
 // tenantCache is every tenant's configuration as this instance last read

@@ -80,10 +80,12 @@ func TestTenantsSignUpPerRecipe(t *testing.T) {
 			s, p := tenantServer(t, auth.Config{})
 			email := s.NewEmail()
 			signUps := map[string]func(c *authtest.Client) *authtest.Response{
-				"password":  func(c *authtest.Client) *authtest.Response { return c.SignUp(email, "correct horse battery 9") },
-				"code":      func(c *authtest.Client) *authtest.Response { return c.SignInWithCode("code-" + email) },
-				"provider":  func(c *authtest.Client) *authtest.Response { return c.SignInWithProvider(p) },
-				"passkey":   func(c *authtest.Client) *authtest.Response { return c.SignUpWithPasskey(s.NewAuthenticator(), "pk-"+email) },
+				"password": func(c *authtest.Client) *authtest.Response { return c.SignUp(email, "correct horse battery 9") },
+				"code":     func(c *authtest.Client) *authtest.Response { return c.SignInWithCode("code-" + email) },
+				"provider": func(c *authtest.Client) *authtest.Response { return c.SignInWithProvider(p) },
+				"passkey": func(c *authtest.Client) *authtest.Response {
+					return c.SignUpWithPasskey(s.NewAuthenticator(), "pk-"+email)
+				},
 				"magiclink": func(c *authtest.Client) *authtest.Response { return tenantMagicLink(t, s, c, "link-"+email) },
 			}
 			for name, signUp := range signUps {
