@@ -201,6 +201,7 @@ func (a *Auth) routeTable() map[string]kit.Route {
 	a.mfaRoutes(routes)
 	a.accountRoutes(routes)
 	routes["/loginmethods"] = get(a.handleLoginMethods)
+	a.organisationRoutes(routes)
 	if a.thirdParty != nil {
 		mount(routes, "thirdparty", a.thirdParty.Routes())
 	}

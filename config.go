@@ -453,7 +453,7 @@ func (cfg *Config) setFeatureDefaults() error {
 	if err := cfg.Impersonation.setDefaults(cfg.Store); err != nil {
 		return err
 	}
-	if err := cfg.Tenants.setDefaults(cfg.Store); err != nil {
+	if err := cfg.Tenants.setDefaults(cfg.Store, cfg.AppURL, cfg.BasePath); err != nil {
 		return err
 	}
 	return cfg.MFA.setDefaults(cfg)

@@ -21,6 +21,11 @@ var templateFS embed.FS
 // Auth, and each caller of the Default functions, gets its own copy, so
 // that no change made through one reaches another.
 var (
+	defaultInvitationEmail = mailer.Template{
+		Subject: texttemplate.Must(texttemplate.New("subject").Parse("You are invited to join {{.Tenant}}")),
+		Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/invitation.txt")),
+		HTML:    htmltemplate.Must(htmltemplate.ParseFS(templateFS, "templates/invitation.html")),
+	}
 	defaultWrongCodeEmail = mailer.Template{
 		Subject: texttemplate.Must(texttemplate.New("subject").Parse("A wrong code after a sign-in to your account")),
 		Text:    texttemplate.Must(texttemplate.ParseFS(templateFS, "templates/wrong_code.txt")),

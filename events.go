@@ -42,8 +42,12 @@ type Event struct {
 	// context from WithOperator.
 	Operator string
 	// Role is the role given, taken, created, changed or deleted, for
-	// the role events.
+	// the role events, and the role of an invitation.
 	Role string
+	// Tenant is the tenant the event happened in, other than the public
+	// one: the path's, for what a request to a tenant's path did, and
+	// the tenant of the tenant and member events.
+	Tenant string
 }
 
 // WithOperator returns a copy of ctx that names the operator acting
@@ -99,6 +103,13 @@ const (
 
 	EventSignInNotMember EventKind = "sign_in_not_member" // a user removed from a tenant proved who they are there and was refused
 
+	EventTenantChanged EventKind = "tenant_changed"  // PutTenant created a tenant or changed its rules: see Tenant
+	EventTenantDeleted EventKind = "tenant_deleted"  // DeleteTenant; its sessions ended
+	EventMemberInvited EventKind = "member_invited"  // Invite, or a member over HTTP: an invitation mailed
+	EventMemberJoined  EventKind = "member_joined"   // a user accepted an invitation
+	EventMemberRemoved EventKind = "member_removed"  // RemoveMember; the user's sessions in the tenant ended
+	EventTenantSwitch  EventKind = "tenant_switched" // a session moved to another tenant of its user's (POST /tenant/switch)
+
 	EventImpersonationStarted EventKind = "impersonation_started" // Impersonate: an operator's session as the user
 	EventImpersonationEnded   EventKind = "impersonation_ended"   // StopImpersonating
 
@@ -118,6 +129,9 @@ func (a *Auth) emit(ctx context.Context, r *http.Request, e Event) {
 	e.Time = a.cfg.Now()
 	if e.Operator == "" {
 		e.Operator = kit.OperatorOf(ctx)
+	}
+	if t := a.tenantOf(ctx); e.Tenant == "" && t != a.publicTenant && t != nil {
+		e.Tenant = t.ID
 	}
 	if r != nil {
 		e.RemoteAddr = r.RemoteAddr
@@ -200,6 +214,9 @@ func logEvent(ctx context.Context, l *slog.Logger, level slog.Level, e *Event) {
 	}
 	if e.Role != "" {
 		attrs = append(attrs, slog.String("role", e.Role))
+	}
+	if e.Tenant != "" {
+		attrs = append(attrs, slog.String("tenant", e.Tenant))
 	}
 	l.LogAttrs(ctx, level, "auth event", attrs...)
 }

@@ -26,6 +26,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -51,7 +52,7 @@ type isoFlow struct{ device, pre, code, link string }
 type isoActor struct {
 	name, tenant, password, subject string
 	sessions                        []accountTokens
-	resets, verifications           []string
+	resets, verifications, invites  []string
 	flows                           []isoFlow
 	done                            map[string]bool
 }
@@ -82,6 +83,7 @@ var isoActions = []isoAction{
 	{"asks for a reset", (*isoWorld).askReset},
 	{"asks for a code and keeps it", (*isoWorld).askCode},
 	{"asks for verification mail", (*isoWorld).askVerification},
+	{"is invited to their tenant", (*isoWorld).invited},
 }
 
 func TestTenantIsolation(t *testing.T) {
@@ -357,6 +359,29 @@ func (w *isoWorld) askVerification(p *isoActor) bool {
 	return true
 }
 
+// invitationLink is the token of an invitation's link.
+var invitationLink = regexp.MustCompile(`/auth/invitation\?token=([A-Za-z0-9_-]+)&tenantId=([a-z0-9-]+)`)
+
+// invited has the operator invite the person to their tenant: one of its
+// own, as there is nothing to invite to in the public tenant.
+func (w *isoWorld) invited(p *isoActor) bool {
+	if p.tenant == auth.PublicTenant || len(p.invites) > 0 {
+		return false
+	}
+	before := w.mail.count()
+	if err := w.a.Invite(w.t.Context(), p.tenant, isoEmail, ""); err != nil {
+		w.t.Fatal(err)
+	}
+	if msg := w.mail.waitFor(before, isoEmail, invitationLink); msg.Text != "" {
+		m := invitationLink.FindStringSubmatch(msg.Text)
+		if m[2] != p.tenant {
+			w.violate("%s's invitation names the tenant %s", p.name, m[2])
+		}
+		p.invites = append(p.invites, m[1])
+	}
+	return true
+}
+
 // observe has each person try what they hold in the other's tenant.
 func (w *isoWorld) observe() {
 	for i, p := range w.people {
@@ -391,6 +416,10 @@ func (w *isoWorld) tryElsewhere(p *isoActor, other string) {
 	}
 	for _, s := range p.sessions {
 		opened("session", w.providerFlowIn(other, "added-"+p.subject, s.access))
+		opened("session's switch", w.send("POST", other+"/tenant/switch", "", s.access, nil))
+		for _, tok := range p.invites {
+			opened("invitation", w.send("POST", other+"/tenant/invitation/accept", "", s.access, map[string]any{"token": tok}))
+		}
 	}
 	p.flows = nil // a link tried elsewhere is spent
 }

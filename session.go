@@ -273,7 +273,13 @@ func (a *Auth) recoverAnswered(w http.ResponseWriter, r *http.Request, err *erro
 // revocation of every session has passed it since.
 // factors is the session's st-mfa claim, nil while MFA is off.
 func (a *Auth) createSession(ctx context.Context, w http.ResponseWriter, r *http.Request, userID string, by store.Login, factors []byte) (store.Session, bodyTokens, error) {
-	s := store.Session{UserID: userID, LoginID: by.ID, Tenant: by.Tenant, CreatedAt: a.cfg.Now(), Factors: factors}
+	return a.createSessionIn(ctx, w, r, by.Tenant, userID, by, factors)
+}
+
+// createSessionIn is createSession in tenant (as the store keeps it),
+// which a user who switched tenants may have no login in.
+func (a *Auth) createSessionIn(ctx context.Context, w http.ResponseWriter, r *http.Request, tenant, userID string, by store.Login, factors []byte) (store.Session, bodyTokens, error) {
+	s := store.Session{UserID: userID, LoginID: by.ID, Tenant: tenant, CreatedAt: a.cfg.Now(), Factors: factors}
 	t, err := a.startSession(ctx, &s, by)
 	if err != nil {
 		return store.Session{}, bodyTokens{}, err

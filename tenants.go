@@ -14,6 +14,7 @@ import (
 
 	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/wire"
+	"github.com/latchkit/auth/mailer"
 	"github.com/latchkit/auth/provider"
 	"github.com/latchkit/auth/store"
 )
@@ -37,14 +38,42 @@ type TenantsConfig struct {
 	// as it read it: a change made through another instance takes effect
 	// here within Refresh, one made here at once. Default 10 seconds.
 	Refresh time.Duration
+
+	// InvitationURL is the frontend's page that accepts an invitation
+	// (Auth.Invite), which gets ?token=…&tenantId=… added. Default
+	// AppURL + BasePath + "/invitation".
+	InvitationURL string
+	// InvitationLifetime is how long an invitation works. Default
+	// DefaultInvitationLifetime, 7 days.
+	InvitationLifetime time.Duration
+	// InvitationEmail renders the invitation. Default
+	// DefaultInvitationEmail().
+	InvitationEmail *mailer.Template
+	// InvitePermission is the permission, in a tenant, to invite to it
+	// over HTTP, and MembersPermission to list and remove its members.
+	// Defaults DefaultInvitePermission and DefaultMembersPermission.
+	InvitePermission, MembersPermission string
 }
 
 // defaultTenantRefresh is TenantsConfig.Refresh's default.
 const defaultTenantRefresh = 10 * time.Second
 
-func (c *TenantsConfig) setDefaults(s store.Store) error {
+func (c *TenantsConfig) setDefaults(s store.Store, appURL, basePath string) error {
 	if !c.Enabled {
 		return nil
+	}
+	setDefault(&c.InvitationURL, strings.TrimRight(appURL, "/")+basePath+"/invitation")
+	setDefault(&c.InvitationLifetime, DefaultInvitationLifetime)
+	setDefault(&c.InvitePermission, DefaultInvitePermission)
+	setDefault(&c.MembersPermission, DefaultMembersPermission)
+	if c.InvitationEmail == nil {
+		t := DefaultInvitationEmail()
+		c.InvitationEmail = &t
+	} else if c.InvitationEmail.Subject == nil || c.InvitationEmail.Text == nil {
+		return errors.New("auth: Config.Tenants.InvitationEmail needs a Subject and a Text template")
+	}
+	if c.InvitationLifetime < 0 {
+		return errors.New("auth: Config.Tenants.InvitationLifetime must not be negative")
 	}
 	if _, ok := s.(store.TenantStore); !ok {
 		return errors.New("auth: Config.Tenants needs a Store that is a store.TenantStore (memstore and sqlstore are)")
@@ -78,6 +107,10 @@ type Tenant struct {
 	// order the sign-in page lists them; nil for every one of
 	// Config.ThirdParty.Providers.
 	Providers []TenantProvider
+	// EmailDomains are the domains of the addresses of the tenant's
+	// people ("acme.example"): POST /tenant/discover sends a sign-in page
+	// with such an address to the tenant. A domain belongs to one tenant.
+	EmailDomains []string
 }
 
 // A TenantProvider is a provider of a tenant's: one of
@@ -135,6 +168,7 @@ func (a *Auth) PutTenant(ctx context.Context, t Tenant) error {
 		return err
 	}
 	a.tenants.forget()
+	a.emit(ctx, nil, Event{Kind: EventTenantChanged, Tenant: t.ID})
 	return nil
 }
 
@@ -195,6 +229,7 @@ func (a *Auth) DeleteTenant(ctx context.Context, id string) error {
 	for _, h := range handles {
 		a.evicted.Add(h, now, now.Add(a.cfg.AccessTokenLifetime+jwtLeeway))
 	}
+	a.emit(ctx, nil, Event{Kind: EventTenantDeleted, Tenant: id})
 	return nil
 }
 
@@ -215,6 +250,7 @@ type storedTenant struct {
 	FirstFactors []string         `json:"firstFactors,omitempty"`
 	Required     []string         `json:"requiredSecondFactors,omitempty"`
 	Providers    []storedProvider `json:"providers,omitempty"`
+	EmailDomains []string         `json:"emailDomains,omitempty"`
 }
 
 type storedProvider struct {
@@ -233,7 +269,7 @@ func (a *Auth) encodeTenant(t Tenant) ([]byte, error) {
 	if err := a.checkTenant(t); err != nil {
 		return nil, err
 	}
-	st := storedTenant{FirstFactors: t.FirstFactors, Required: t.RequiredSecondFactors}
+	st := storedTenant{FirstFactors: t.FirstFactors, Required: t.RequiredSecondFactors, EmailDomains: t.EmailDomains}
 	for _, p := range t.Providers {
 		sp := storedProvider{ID: p.ID, Name: p.Name, Issuer: p.Issuer, ClientID: p.ClientID, Scopes: p.Scopes}
 		if p.ClientSecret != "" {
@@ -258,7 +294,7 @@ func (a *Auth) decodeTenant(st store.Tenant) (Tenant, error) {
 	if err := json.Unmarshal(st.Config, &rec); err != nil {
 		return Tenant{}, fmt.Errorf("auth: the configuration of tenant %q is malformed: %w", st.ID, err)
 	}
-	t := Tenant{ID: st.ID, FirstFactors: rec.FirstFactors, RequiredSecondFactors: rec.Required}
+	t := Tenant{ID: st.ID, FirstFactors: rec.FirstFactors, RequiredSecondFactors: rec.Required, EmailDomains: rec.EmailDomains}
 	for _, sp := range rec.Providers {
 		secret := sp.Secret
 		if sp.Sealed {
@@ -289,6 +325,11 @@ func (a *Auth) checkTenant(t Tenant) error {
 	for _, f := range t.RequiredSecondFactors {
 		if !slices.Contains(a.cfg.MFA.Factors, f) {
 			return fmt.Errorf("auth: tenant %s: %q is not one of Config.MFA.Factors", t.ID, f)
+		}
+	}
+	for _, d := range t.EmailDomains {
+		if d == "" || d != strings.ToLower(d) || strings.ContainsAny(d, "@/ ") || !strings.Contains(d, ".") {
+			return fmt.Errorf("auth: tenant %s: %q is not an email domain: lower-case, as in \"acme.example\"", t.ID, d)
 		}
 	}
 	_, err := a.tenantProviders(t)
@@ -432,7 +473,8 @@ func (a *Auth) buildTenant(st store.Tenant) (*kit.Tenant, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &kit.Tenant{ID: t.ID, FirstFactors: t.FirstFactors, RequiredSecondFactors: t.RequiredSecondFactors, Providers: ps}, nil
+	return &kit.Tenant{ID: t.ID, FirstFactors: t.FirstFactors, RequiredSecondFactors: t.RequiredSecondFactors,
+		Providers: ps, EmailDomains: t.EmailDomains}, nil
 }
 
 // tenantInStore is the tenant id as the store keeps it: "" for the public

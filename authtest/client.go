@@ -320,13 +320,13 @@ func (c *Client) IsEmailVerified() *Response {
 // Refresh exchanges the refresh token for a new pair.
 func (c *Client) Refresh() *Response {
 	c.tb.Helper()
-	return c.do(http.MethodPost, c.path("/session/refresh"), nil, "session", c.RefreshToken)
+	return c.do(http.MethodPost, c.sessionPath("/session/refresh"), nil, "session", c.RefreshToken)
 }
 
 // SignOut ends the session.
 func (c *Client) SignOut() *Response {
 	c.tb.Helper()
-	return c.do(http.MethodPost, c.path("/signout"), nil, "session", c.AccessToken)
+	return c.do(http.MethodPost, c.sessionPath("/signout"), nil, "session", c.AccessToken)
 }
 
 // Get sends a GET with the client's session to a path of the server.
@@ -370,16 +370,25 @@ func (c *Client) SetCookie(name, value, path string) {
 	c.HTTP.Jar.SetCookies(u, []*http.Cookie{{Name: name, Value: value, Path: path, Secure: true}})
 }
 
+// sessionPath is the path of a route of the session's own, which the
+// SDKs call without the tenant: the refresh token's cookie is scoped to
+// it.
+func (c *Client) sessionPath(p string) string { return c.basePath() + p }
+
+// path is the path of a route in the client's tenant.
 func (c *Client) path(p string) string {
+	if c.Tenant != "" {
+		return c.basePath() + "/" + c.Tenant + p
+	}
+	return c.basePath() + p
+}
+
+func (c *Client) basePath() string {
 	base := c.srv.AuthConfig.BasePath
 	if base == "" {
 		base = "/auth"
 	}
-	base = strings.TrimRight(base, "/")
-	if c.Tenant != "" {
-		base += "/" + c.Tenant
-	}
-	return base + p
+	return strings.TrimRight(base, "/")
 }
 
 func (c *Client) do(method, path string, body []byte, rid, bearer string) *Response {
@@ -472,7 +481,7 @@ func (c *Client) SetTokens(access, refresh string) {
 			c.SetCookie(accessCookie, access, "/")
 		}
 		if refresh != "" {
-			c.SetCookie(refreshCookie, refresh, c.path("/session/refresh"))
+			c.SetCookie(refreshCookie, refresh, c.sessionPath("/session/refresh"))
 		}
 		return
 	}

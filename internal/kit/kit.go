@@ -244,6 +244,8 @@ type Tenant struct {
 	FirstFactors, RequiredSecondFactors []string
 	// Providers are the providers its users sign in with.
 	Providers []provider.Provider
+	// EmailDomains are the domains of its people's addresses.
+	EmailDomains []string
 }
 
 // Key is k in the tenant.

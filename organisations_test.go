@@ -1,0 +1,157 @@
+package auth_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/latchkit/auth"
+	"github.com/latchkit/auth/authtest"
+	"github.com/latchkit/auth/roles"
+	"github.com/latchkit/auth/store"
+)
+
+// orgServer is a tenant server with roles: "admin" may invite to and
+// manage a tenant's members, "viewer" nothing; ann is acme's admin.
+func orgServer(t *testing.T, m authtest.Mode) (s *authtest.Server, ann *authtest.Client, annID string) {
+	t.Helper()
+	rr := roles.New(roles.Config{})
+	s, _ = tenantServer(t, auth.Config{Roles: rr})
+	ctx := t.Context()
+	if _, err := rr.CreateRole(ctx, "admin", auth.DefaultInvitePermission, auth.DefaultMembersPermission); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rr.CreateRole(ctx, "viewer", "posts:read"); err != nil {
+		t.Fatal(err)
+	}
+	ann = tenantClient(s, m, "acme")
+	annID = wantTenantSession(t, "ann's sign-up", ann.SignUp("ann@acme.example", "correct horse battery 9"), "acme")
+	if _, err := s.AuthConfig.Store.(store.RoleStore).GiveRole(ctx, "acme", annID, "admin"); err != nil {
+		t.Fatal(err)
+	}
+	s.Clock.Advance(s.AuthConfig.AccessTokenLifetime + time.Second)
+	if res := ann.Refresh(); res.StatusCode != http.StatusOK { // her token now carries the role
+		t.Fatalf("ann's refresh: %d %s", res.StatusCode, res.Body)
+	}
+	return s, ann, annID
+}
+
+// invite has c invite email to its tenant with role, and returns the
+// mailed link's token.
+func invite(t *testing.T, s *authtest.Server, c *authtest.Client, email, role string) string {
+	t.Helper()
+	n := len(s.Mailbox.Messages())
+	res := c.Do(http.MethodPost, "/auth/acme/tenant/invitations", map[string]string{"email": email, "role": role})
+	if res.StatusCode != http.StatusOK || res.Status != "OK" {
+		t.Fatalf("invite %s: %d %s", email, res.StatusCode, res.Body)
+	}
+	msg := s.Mailbox.LastTo(t, email, n, 5*time.Second)
+	link, tok := authtest.ResetLink(t, msg)
+	if !strings.Contains(link, "/auth/invitation?token=") || !strings.HasSuffix(link, "&tenantId=acme") {
+		t.Errorf("the invitation link %s: want the invitation page with the token and acme", link)
+	}
+	return tok
+}
+
+// TestTenantsInvitation: an admin of acme invites a user of the public
+// tenant, who accepts with their own session, becomes a member with the
+// role, switches to acme without signing in again, and loses it all when
+// removed.
+func TestTenantsInvitation(t *testing.T) {
+	for _, m := range authtest.Modes {
+		t.Run(m.String(), func(t *testing.T) {
+			s, ann, annID := orgServer(t, m)
+			tok := invite(t, s, ann, "Bob@Example.com", "viewer")
+
+			bob := tenantClient(s, m, "")
+			bobID := wantTenantSession(t, "bob's sign-up in public", bob.SignUp("bob@example.com", "correct horse battery 9"), "public")
+			carol := tenantClient(s, m, "")
+			wantTenantSession(t, "carol's sign-up", carol.SignUp("carol@example.com", "correct horse battery 9"), "public")
+			res := carol.Do(http.MethodPost, "/auth/acme/tenant/invitation/accept", map[string]string{"token": tok})
+			wantReply(t, "carol accepts bob's invitation", res.StatusCode, res.Body, http.StatusOK, `{"status":"INVITATION_EMAIL_MISMATCH_ERROR"}`)
+			res = bob.Do(http.MethodPost, "/auth/tenant/invitation/accept", map[string]string{"token": tok})
+			wantReply(t, "acme's invitation on the public path", res.StatusCode, res.Body, http.StatusOK, `{"status":"INVITATION_INVALID_ERROR"}`)
+			res = bob.Do(http.MethodPost, "/auth/acme/tenant/invitation/accept", map[string]string{"token": tok})
+			wantReply(t, "bob accepts", res.StatusCode, res.Body, http.StatusOK, `{"status":"OK","tenantId":"acme"}`)
+			res = bob.Do(http.MethodPost, "/auth/acme/tenant/invitation/accept", map[string]string{"token": tok})
+			wantReply(t, "the invitation again", res.StatusCode, res.Body, http.StatusOK, `{"status":"INVITATION_INVALID_ERROR"}`)
+
+			res = ann.Get("/auth/acme/tenant/members")
+			if res.StatusCode != http.StatusOK || !strings.Contains(string(res.Body), `{"userId":"`+bobID+`","email":"bob@example.com","roles":["viewer"]`) ||
+				!strings.Contains(string(res.Body), `{"userId":"`+annID+`","email":"ann@acme.example","roles":["admin"]`) {
+				t.Errorf("acme's members: %d %s, want ann the admin and bob the viewer", res.StatusCode, res.Body)
+			}
+			res = bob.Get("/auth/user/tenants")
+			wantReply(t, "bob's tenants", res.StatusCode, res.Body, http.StatusOK,
+				`{"status":"OK","tenants":[{"tenantId":"public","current":true},{"tenantId":"acme","current":false}]}`)
+
+			// Bob moves to acme: a new session there, the old one ended.
+			oldAccess, oldRefresh := bob.Tokens()
+			res = bob.Do(http.MethodPost, "/auth/acme/tenant/switch", nil)
+			if res.StatusCode != http.StatusOK || res.Status != "OK" || !res.IssuedTokens() {
+				t.Fatalf("bob's switch: %d %s", res.StatusCode, res.Body)
+			}
+			if ft := decodeFrontToken(t, res.Header.Get("Front-Token")); ft.UP["tId"] != "acme" || ft.UID != bobID {
+				t.Errorf("bob's switched session: tId %v of %s, want acme of %s", ft.UP["tId"], ft.UID, bobID)
+			}
+			stale := tenantClient(s, m, "")
+			stale.SetTokens(oldAccess, oldRefresh)
+			if m != authtest.Cookie {
+				if res := stale.Refresh(); res.StatusCode != http.StatusUnauthorized {
+					t.Errorf("the session switched from: refresh %d %s, want 401", res.StatusCode, res.Body)
+				}
+			}
+			// A viewer may not manage members.
+			if res := bob.Get("/auth/acme/tenant/members"); res.StatusCode != http.StatusForbidden {
+				t.Errorf("a viewer lists members: %d %s, want 403", res.StatusCode, res.Body)
+			}
+
+			// Removed: bob's acme session ends, and he cannot come back.
+			res = ann.Do(http.MethodPost, "/auth/acme/tenant/members/remove", map[string]string{"userId": bobID})
+			wantReply(t, "ann removes bob", res.StatusCode, res.Body, http.StatusOK, `{"status":"OK"}`)
+			if res := bob.Refresh(); res.StatusCode != http.StatusUnauthorized {
+				t.Errorf("bob's acme session after his removal: refresh %d %s, want 401", res.StatusCode, res.Body)
+			}
+			bob = tenantClient(s, m, "")
+			wantTenantSession(t, "bob signs in to public again", bob.SignIn("bob@example.com", "correct horse battery 9"), "public")
+			res = bob.Do(http.MethodPost, "/auth/acme/tenant/switch", nil)
+			wantReply(t, "bob's switch after removal", res.StatusCode, res.Body, http.StatusOK, `{"status":"NOT_A_MEMBER_ERROR"}`)
+		})
+	}
+}
+
+// TestTenantsRemovedMemberRefused: a member of acme by sign-up, removed,
+// is refused there with the reason the SDKs show.
+func TestTenantsRemovedMemberRefused(t *testing.T) {
+	s, _, _ := orgServer(t, authtest.Header)
+	dan := tenantClient(s, authtest.Header, "acme")
+	danID := wantTenantSession(t, "dan's sign-up", dan.SignUp("dan@acme.example", "correct horse battery 9"), "acme")
+	if err := s.Auth.RemoveMember(t.Context(), "acme", danID); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Auth.RemoveMember(t.Context(), "acme", danID); err != auth.ErrNotMember {
+		t.Errorf("RemoveMember again: %v, want ErrNotMember", err)
+	}
+	res := tenantClient(s, authtest.Header, "acme").SignIn("dan@acme.example", "correct horse battery 9")
+	wantReply(t, "dan signs in after his removal", res.StatusCode, res.Body, http.StatusOK,
+		`{"status":"SIGN_IN_NOT_ALLOWED","reason":"You are not a member of this organisation. Please ask its administrator for an invitation."}`)
+}
+
+// TestTenantsDiscover: the discovery route names the tenant of an
+// address's domain, and the public tenant for any other.
+func TestTenantsDiscover(t *testing.T) {
+	s, _ := tenantServer(t, auth.Config{})
+	if err := s.Auth.PutTenant(t.Context(), auth.Tenant{ID: "acme", EmailDomains: []string{"acme.example"}}); err != nil {
+		t.Fatal(err)
+	}
+	for email, want := range map[string]string{"Ann@ACME.example": "acme", "ann@gmail.com": "public", "not an email": "public"} {
+		res := send(t, s, http.MethodPost, "/auth/tenant/discover", `{"email":"`+email+`"}`, nil)
+		wantReply(t, email, res.StatusCode, res.Body, http.StatusOK, `{"status":"OK","tenant":"`+want+`"}`)
+	}
+	res := send(t, s, http.MethodPost, "/auth/tenant/discover", `{}`, nil)
+	wantReply(t, "no email", res.StatusCode, res.Body, http.StatusBadRequest, `{"status":"ERROR","message":"Email is required"}`)
+	if err := s.Auth.PutTenant(t.Context(), auth.Tenant{ID: "acme", EmailDomains: []string{"@acme.example"}}); err == nil {
+		t.Error("PutTenant took the email domain @acme.example")
+	}
+}
