@@ -39,6 +39,9 @@ func devRoutes(mux *http.ServeMux, o options, ob *outbox) {
 	if o.devProvider != nil {
 		o.devProvider.mount(mux)
 	}
+	if o.acmeProvider != nil {
+		o.acmeProvider.mount(mux)
+	}
 }
 
 // printDev says at start what -dev turned on.
@@ -74,6 +77,8 @@ func printDev(w io.Writer, o options) {
 // sign-in, email verification and linking with no account anywhere; the
 // demo serves it only on a loopback address.
 type devProvider struct {
+	path     string // where it is served: devOIDCPath, or acme's
+	audience string // whom its page signs in to, as its heading says
 	iss    *devoidc.Issuer
 	origin string // the app's origin, the only one its form accepts posts from
 	// provider is the provider.Provider the library signs in with,
@@ -105,17 +110,25 @@ const (
 // issuer is <appURL>/dev/oidc, its one client the demo, with a secret
 // made for this run, and its one redirect URI the demo's callback page.
 func newDevProvider(appURL string) (*devProvider, error) {
+	return newDevProviderAt(appURL, devOIDCPath, devProviderID, devProviderName)
+}
+
+// newDevProviderAt is newDevProvider served under path, known to the
+// library as the provider id: -tenants gives acme one of its own.
+func newDevProviderAt(appURL, path, id, name string) (*devProvider, error) {
 	u, err := url.Parse(appURL)
 	if err != nil {
 		return nil, err
 	}
-	issuer := strings.TrimRight(appURL, "/") + devOIDCPath
+	issuer := strings.TrimRight(appURL, "/") + path
 	p := &devProvider{
+		path:     path,
+		audience: "the demo",
 		iss: &devoidc.Issuer{
 			URL:          issuer,
 			ClientID:     "demo",
 			ClientSecret: devoidc.RandomString(24),
-			RedirectURIs: []string{callbackURL(appURL, devProviderID)},
+			RedirectURIs: []string{callbackURL(appURL, id)},
 		},
 		origin:  u.Scheme + "://" + u.Host,
 		pending: map[string]pendingRequest{},
@@ -124,8 +137,8 @@ func newDevProvider(appURL string) (*devProvider, error) {
 	// ::1. It fetches the discovery document at the first sign-in, from
 	// the demo's own listener, so the listener need not be up yet.
 	p.provider, err = provider.OIDC(provider.OIDCConfig{
-		ID:           devProviderID,
-		Name:         devProviderName,
+		ID:           id,
+		Name:         name,
 		Issuer:       issuer,
 		ClientID:     p.iss.ClientID,
 		ClientSecret: p.iss.ClientSecret,
@@ -144,13 +157,13 @@ func devSubject(email string) string {
 	return "dev-" + hex.EncodeToString(sum[:12])
 }
 
-// mount serves the provider under /dev/oidc.
+// mount serves the provider under its path (/dev/oidc).
 func (p *devProvider) mount(mux *http.ServeMux) {
-	mux.HandleFunc("GET "+devOIDCPath+devoidc.DiscoveryPath, p.iss.ServeDiscovery)
-	mux.HandleFunc("GET "+devOIDCPath+devoidc.JWKSPath, p.iss.ServeJWKS)
-	mux.HandleFunc("GET "+devOIDCPath+devoidc.AuthorizePath, p.authorizePage)
-	mux.HandleFunc("POST "+devOIDCPath+devoidc.AuthorizePath, p.authorize)
-	mux.HandleFunc("POST "+devOIDCPath+devoidc.TokenPath, p.iss.ServeToken)
+	mux.HandleFunc("GET "+p.path+devoidc.DiscoveryPath, p.iss.ServeDiscovery)
+	mux.HandleFunc("GET "+p.path+devoidc.JWKSPath, p.iss.ServeJWKS)
+	mux.HandleFunc("GET "+p.path+devoidc.AuthorizePath, p.authorizePage)
+	mux.HandleFunc("POST "+p.path+devoidc.AuthorizePath, p.authorize)
+	mux.HandleFunc("POST "+p.path+devoidc.TokenPath, p.iss.ServeToken)
 }
 
 // authorizePage shows the sign-in page for an authorisation request.
@@ -260,6 +273,7 @@ type devPage struct {
 	Name     string
 	Verified bool
 	Error    string
+	Audience string // whom the page signs in to: the demo, or acme
 	Recent   []devoidc.Identity
 }
 
@@ -267,6 +281,7 @@ func (p *devProvider) render(w http.ResponseWriter, status int, page devPage) {
 	p.mu.Lock()
 	page.Recent = append([]devoidc.Identity(nil), p.recent...)
 	p.mu.Unlock()
+	page.Audience = p.audience
 	devHeaders(w, "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 	// Under no-referrer, browsers send Origin: null with the form's post;
 	// same-origin keeps the Origin that authorize checks.
@@ -326,7 +341,7 @@ var devPageTemplate = devTemplate("dev", `<!doctype html>
 <body>
 <main>
 <p class="dev" role="note"><strong>Development only.</strong> This is the demo's own OpenID provider, served with <code>-dev</code> on a loopback address. It signs in whoever you type, with no password: never use it in production.</p>
-<h1>Sign in to the demo</h1>
+<h1>Sign in to {{.Audience}}</h1>
 {{if .Error}}<p id="error" class="error" role="alert">{{.Error}}</p>{{end}}
 {{if .Recent}}
 <h2 id="recent-title">Sign in again as</h2>

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -115,6 +116,10 @@ type options struct {
 	// startOTel when on, nil otherwise.
 	otel string
 	tel  *otelauth.Telemetry
+	// tenants is -tenants: the tenant acme beside the public one, which
+	// signs in with acmeProvider, a development provider of its own.
+	tenants      bool
+	acmeProvider *devProvider
 }
 
 func main() {
@@ -187,6 +192,11 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	if err != nil {
 		return o, err
 	}
+	tenants, err := envBool(getenv, "DEMO_TENANTS")
+	if err != nil {
+		return o, err
+	}
+	fs.BoolVar(&o.tenants, "tenants", tenants, "a second tenant, acme, beside the public one: its people sign in only with its own development provider (at /dev/acme-oidc) and must complete TOTP; open the page with ?tenantId=acme; needs -dev (env DEMO_TENANTS)")
 	var admins []string
 	adminFlag(fs, &admins)
 	var apiKey, bundle string
@@ -329,6 +339,17 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	}
 	if o.providers, err = providers(oidc, google, github); err != nil {
 		return o, err
+	}
+	if o.tenants {
+		if !o.dev {
+			return o, errors.New("-tenants needs -dev: acme signs in with a development provider of its own")
+		}
+		if o.acmeProvider, err = newAcmeProvider(o.appURL); err != nil {
+			return o, err
+		}
+		if !slices.Contains(o.mfa, auth.FactorTOTP) && !slices.Contains(o.mfaOffered, auth.FactorTOTP) {
+			o.mfaOffered = append(o.mfaOffered, auth.FactorTOTP) // acme requires it
+		}
 	}
 	// The development provider stands in for a real one: off when one is
 	// configured.
@@ -677,6 +698,7 @@ func run(args []string, getenv func(string) string) error {
 	if o.dev {
 		printDev(os.Stdout, o)
 	}
+	printTenants(os.Stdout, o)
 	fmt.Printf("demo: listening on http://%s (store: %s)\n", ln.Addr(), redact(o.db))
 	if o.dev {
 		fmt.Printf("demo: open %s\n", o.appURL)
@@ -702,7 +724,7 @@ func handler(a *auth.Auth, st store.Store, o options, ob *outbox, addr net.Addr)
 	mux := newMux(a, st, o.features())
 	if o.roles != nil {
 		adminRoutes(mux, a)
-		mountOperators(mux, a, o.roles)
+		mountOperators(mux, a, o.roles, o.tenants)
 	}
 	liveRoutes(mux, a, st, o)
 	devRoutes(mux, o, ob)
@@ -765,6 +787,10 @@ func newAuth(o options, st store.Store, m mailer.Mailer, stdout io.Writer, logge
 		// /api/me answers 403 st-mfa until they do.
 		// With -dev, users may set up TOTP (or a passkey) themselves.
 		MFA: auth.MFAConfig{Required: o.mfa, Factors: o.mfaOffered, Issuer: "auth demo"},
+		// With -tenants, acme's rules are data, written at start
+		// (tenants.go), and acme's people are invited from the admin
+		// page.
+		Tenants: auth.TenantsConfig{Enabled: o.tenants},
 		// With -secret, a copy of the database alone cannot mint tokens;
 		// a wrong secret stops the demo at start.
 		Secrets: o.secrets,
@@ -778,6 +804,9 @@ func newAuth(o options, st store.Store, m mailer.Mailer, stdout io.Writer, logge
 		},
 	})
 	if err != nil {
+		return nil, err
+	}
+	if err := setUpTenants(context.Background(), a, o); err != nil {
 		return nil, err
 	}
 	return a, setUpAdmins(context.Background(), o, st)
@@ -824,6 +853,9 @@ type me struct {
 	// Operator is the operator acting as the user (the admin page's
 	// "Act as"), absent in the user's own sessions.
 	Operator string `json:"operator,omitempty"`
+	// TenantID is the tenant the session belongs to: "public", or acme
+	// with -tenants.
+	TenantID string `json:"tenantId"`
 }
 
 // features is the answer of GET /api/config: what the page must know of
@@ -903,7 +935,7 @@ func newMux(a *auth.Auth, st store.Store, f features) *http.ServeMux {
 			http.Error(w, `{"message":"internal error"}`, http.StatusInternalServerError)
 			return
 		}
-		m := me{Email: email, UserID: s.UserID, Operator: s.Operator}
+		m := me{Email: email, UserID: s.UserID, Operator: s.Operator, TenantID: s.TenantID}
 		if err := withRoles(r.Context(), st, f.Roles, &m); err != nil {
 			http.Error(w, `{"message":"internal error"}`, http.StatusInternalServerError)
 			return
@@ -1015,7 +1047,7 @@ func serveMe(w http.ResponseWriter, r *http.Request, a *auth.Auth, st store.Stor
 			verified = l.Email == "" || l.EmailVerified
 		}
 	}
-	m := me{Email: u.Email, UserID: u.ID, EmailVerified: &verified, Operator: s.Operator}
+	m := me{Email: u.Email, UserID: u.ID, EmailVerified: &verified, Operator: s.Operator, TenantID: s.TenantID}
 	if err := withRoles(r.Context(), st, withRoleList, &m); err != nil {
 		http.Error(w, `{"message":"internal error"}`, http.StatusInternalServerError)
 		return

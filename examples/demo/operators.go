@@ -29,7 +29,7 @@ type operatorConsole struct {
 // mountOperators serves the admin page's API to sessions with the role
 // admin, and POST /api/impersonation/stop to the session an operator
 // started as a user, which is the user's and holds no role of an admin.
-func mountOperators(mux *http.ServeMux, a *auth.Auth, rr *roles.Recipe) {
+func mountOperators(mux *http.ServeMux, a *auth.Auth, rr *roles.Recipe, tenantsOn bool) {
 	c := &operatorConsole{a: a, roles: rr}
 	// The Go API's calls name the admin as the operator, in their events
 	// and the audit log.
@@ -47,6 +47,10 @@ func mountOperators(mux *http.ServeMux, a *auth.Auth, rr *roles.Recipe) {
 	admin("POST /api/admin/users/{id}/roles/{role}/remove", c.takeRole)
 	admin("POST /api/admin/users/{id}/impersonate", c.impersonate)
 	admin("GET /api/admin/audit", c.audit)
+	if tenantsOn {
+		admin("GET /api/admin/tenants", c.tenants)
+		admin("POST /api/admin/tenants/invite", c.invite)
+	}
 	mux.Handle("POST /api/impersonation/stop", a.RequireSession(http.HandlerFunc(c.stop)))
 }
 

@@ -597,6 +597,14 @@ const LINK_RESTART = "This sign-in link has expired or was used already. Ask for
 async function showPasswordless() {
   const res = await loadLoginMethods();
   const factors = res.firstFactors || [];
+  // A tenant (?tenantId=) may sign in without passwords: acme, with
+  // -tenants, only with its own provider.
+  $("password-signin").hidden = !factors.includes("emailpassword");
+  const tenant = new URLSearchParams(window.location.search).get("tenantId");
+  if (tenant && tenant !== "public") {
+    $("tenant-note").textContent = "Signing in to " + tenant + ".";
+    $("tenant-note").hidden = false;
+  }
   passwordless = { codes: factors.includes("otp-email"), links: factors.includes("link-email") };
   $("passwordless").hidden = !passwordlessOn();
   $("pwl-send").textContent = passwordless.codes ? "Email me a sign-in code" : "Email me a sign-in link";
