@@ -79,8 +79,8 @@ func printDev(w io.Writer, o options) {
 type devProvider struct {
 	path     string // where it is served: devOIDCPath, or acme's
 	audience string // whom its page signs in to, as its heading says
-	iss    *devoidc.Issuer
-	origin string // the app's origin, the only one its form accepts posts from
+	iss      *devoidc.Issuer
+	origin   string // the app's origin, the only one its form accepts posts from
 	// provider is the provider.Provider the library signs in with,
 	// made by provider.OIDC exactly as for a real provider.
 	provider provider.Provider
