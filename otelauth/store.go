@@ -17,11 +17,11 @@ import (
 // store.Store and, of the optional interfaces the library and its
 // recipes look for, those st implements: store.LegacyTokenStore,
 // store.RateLimitStore and store.RoleStore. It is always a
-// store.UserLister, a store.Banner and a store.AuditLog, an operator's
-// and no recipe's, whose calls answer an error matching
-// errors.ErrUnsupported where st lists no users, keeps no bans or keeps
-// no audit log, as auth.Auth's ListUsers and BanUser do for a Store that
-// is none. Any other method of
+// store.UserLister, a store.Banner, a store.AuditLog and a
+// store.TenantStore, whose calls answer an error matching
+// errors.ErrUnsupported where st lists no users, keeps no bans, keeps no
+// audit log or keeps no tenants, as auth.Auth's ListUsers and BanUser do
+// for a Store that is none. Any other method of
 // st is not reachable through it; keep st for the application's own use
 // of them.
 func (t *Telemetry) Store(st store.Store) store.Store {
@@ -105,6 +105,7 @@ var (
 	_ store.UserLister       = (*tracedStore)(nil)
 	_ store.Banner           = (*tracedStore)(nil)
 	_ store.AuditLog         = (*tracedStore)(nil)
+	_ store.TenantStore      = (*tracedStore)(nil)
 	_ store.LegacyTokenStore = (*tracedLegacy)(nil)
 	_ store.RateLimitStore   = (*tracedRateLimits)(nil)
 	_ store.RoleStore        = (*tracedRoles)(nil)
@@ -705,4 +706,168 @@ func (s *tracedStore) auditLog() (store.AuditLog, error) {
 		return a, nil
 	}
 	return nil, fmt.Errorf("otelauth: the wrapped %T keeps no audit log (store.AuditLog): %w", s.inner, errors.ErrUnsupported)
+}
+
+// PutTenant implements store.TenantStore.
+func (s *tracedStore) PutTenant(ctx context.Context, t store.Tenant) (bool, error) {
+	ctx, span := s.start(ctx, "auth.store PutTenant")
+	ts, err := s.tenantStore()
+	var r0 bool
+	if err == nil {
+		r0, err = ts.PutTenant(ctx, t)
+	}
+	end(span, err)
+	return r0, err
+}
+
+// Tenant implements store.TenantStore.
+func (s *tracedStore) Tenant(ctx context.Context, id string) (store.Tenant, error) {
+	ctx, span := s.start(ctx, "auth.store Tenant")
+	ts, err := s.tenantStore()
+	var r0 store.Tenant
+	if err == nil {
+		r0, err = ts.Tenant(ctx, id)
+	}
+	end(span, err)
+	return r0, err
+}
+
+// Tenants implements store.TenantStore.
+func (s *tracedStore) Tenants(ctx context.Context) ([]store.Tenant, error) {
+	ctx, span := s.start(ctx, "auth.store Tenants")
+	ts, err := s.tenantStore()
+	var r0 []store.Tenant
+	if err == nil {
+		r0, err = ts.Tenants(ctx)
+	}
+	end(span, err)
+	return r0, err
+}
+
+// DeleteTenant implements store.TenantStore.
+func (s *tracedStore) DeleteTenant(ctx context.Context, id string) ([]string, error) {
+	ctx, span := s.start(ctx, "auth.store DeleteTenant")
+	ts, err := s.tenantStore()
+	var r0 []string
+	if err == nil {
+		r0, err = ts.DeleteTenant(ctx, id)
+	}
+	end(span, err)
+	return r0, err
+}
+
+// AddMember implements store.TenantStore.
+func (s *tracedStore) AddMember(ctx context.Context, tenant, userID string, at time.Time) (bool, error) {
+	ctx, span := s.start(ctx, "auth.store AddMember")
+	ts, err := s.tenantStore()
+	var r0 bool
+	if err == nil {
+		r0, err = ts.AddMember(ctx, tenant, userID, at)
+	}
+	end(span, err)
+	return r0, err
+}
+
+// RemoveMember implements store.TenantStore.
+func (s *tracedStore) RemoveMember(ctx context.Context, tenant, userID string) ([]string, error) {
+	ctx, span := s.start(ctx, "auth.store RemoveMember")
+	ts, err := s.tenantStore()
+	var r0 []string
+	if err == nil {
+		r0, err = ts.RemoveMember(ctx, tenant, userID)
+	}
+	end(span, err)
+	return r0, err
+}
+
+// Membership implements store.TenantStore.
+func (s *tracedStore) Membership(ctx context.Context, tenant, userID string) (store.Member, error) {
+	ctx, span := s.start(ctx, "auth.store Membership")
+	ts, err := s.tenantStore()
+	var r0 store.Member
+	if err == nil {
+		r0, err = ts.Membership(ctx, tenant, userID)
+	}
+	end(span, err)
+	return r0, err
+}
+
+// Members implements store.TenantStore.
+func (s *tracedStore) Members(ctx context.Context, tenant, after string, limit int) ([]store.Member, error) {
+	ctx, span := s.start(ctx, "auth.store Members")
+	ts, err := s.tenantStore()
+	var r0 []store.Member
+	if err == nil {
+		r0, err = ts.Members(ctx, tenant, after, limit)
+	}
+	end(span, err)
+	return r0, err
+}
+
+// UserTenants implements store.TenantStore.
+func (s *tracedStore) UserTenants(ctx context.Context, userID string) ([]string, error) {
+	ctx, span := s.start(ctx, "auth.store UserTenants")
+	ts, err := s.tenantStore()
+	var r0 []string
+	if err == nil {
+		r0, err = ts.UserTenants(ctx, userID)
+	}
+	end(span, err)
+	return r0, err
+}
+
+// CreateInvitation implements store.TenantStore.
+func (s *tracedStore) CreateInvitation(ctx context.Context, inv store.Invitation) error {
+	ctx, span := s.start(ctx, "auth.store CreateInvitation")
+	ts, err := s.tenantStore()
+	if err == nil {
+		err = ts.CreateInvitation(ctx, inv)
+	}
+	end(span, err)
+	return err
+}
+
+// Invitations implements store.TenantStore.
+func (s *tracedStore) Invitations(ctx context.Context, tenant string, now time.Time) ([]store.Invitation, error) {
+	ctx, span := s.start(ctx, "auth.store Invitations")
+	ts, err := s.tenantStore()
+	var r0 []store.Invitation
+	if err == nil {
+		r0, err = ts.Invitations(ctx, tenant, now)
+	}
+	end(span, err)
+	return r0, err
+}
+
+// RevokeInvitations implements store.TenantStore.
+func (s *tracedStore) RevokeInvitations(ctx context.Context, tenant, email string) (int, error) {
+	ctx, span := s.start(ctx, "auth.store RevokeInvitations")
+	ts, err := s.tenantStore()
+	var r0 int
+	if err == nil {
+		r0, err = ts.RevokeInvitations(ctx, tenant, email)
+	}
+	end(span, err)
+	return r0, err
+}
+
+// AcceptInvitation implements store.TenantStore.
+func (s *tracedStore) AcceptInvitation(ctx context.Context, hash store.TokenHash, userID string, now time.Time) (store.Invitation, error) {
+	ctx, span := s.start(ctx, "auth.store AcceptInvitation")
+	ts, err := s.tenantStore()
+	var r0 store.Invitation
+	if err == nil {
+		r0, err = ts.AcceptInvitation(ctx, hash, userID, now)
+	}
+	end(span, err)
+	return r0, err
+}
+
+// tenantStore is the wrapped store's store.TenantStore, or an error
+// matching errors.ErrUnsupported.
+func (s *tracedStore) tenantStore() (store.TenantStore, error) {
+	if ts, ok := s.inner.(store.TenantStore); ok {
+		return ts, nil
+	}
+	return nil, fmt.Errorf("otelauth: the wrapped %T keeps no tenants (store.TenantStore): %w", s.inner, errors.ErrUnsupported)
 }

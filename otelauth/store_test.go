@@ -230,6 +230,31 @@ func TestStoreAuditLog(t *testing.T) {
 	}
 }
 
+// The wrapper keeps tenants, in spans, where the wrapped store does, and
+// says errors.ErrUnsupported where it does not.
+func TestStoreTenantStore(t *testing.T) {
+	t.Parallel()
+	m := memstore.New()
+	tel, spans := newTelemetry(t)
+	ts := tel.Store(m).(store.TenantStore)
+	if created, err := ts.PutTenant(t.Context(), store.Tenant{ID: "acme", UpdatedAt: time.Now()}); err != nil || !created {
+		t.Errorf("PutTenant through the wrapper: %v, %v; want the tenant created", created, err)
+	}
+	if _, err := m.Tenant(t.Context(), "acme"); err != nil {
+		t.Errorf("PutTenant through the wrapper must reach the wrapped store: %v", err)
+	}
+	if got := spans.GetSpans(); len(got) != 1 || got[0].Name != "auth.store PutTenant" {
+		t.Errorf("spans %v, want auth.store PutTenant", got)
+	}
+	plain := tel.Store(struct{ store.Store }{m}).(store.TenantStore)
+	if _, err := plain.Tenants(t.Context()); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("Tenants through the wrapper of a store that keeps no tenants: %v, want errors.ErrUnsupported", err)
+	}
+	if err := plain.CreateInvitation(t.Context(), store.Invitation{Tenant: "acme"}); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("CreateInvitation through the wrapper of a store that keeps no tenants: %v, want errors.ErrUnsupported", err)
+	}
+}
+
 // TestStoreInterfacesKnown fails when package store declares an
 // interface that Store does not know of: an optional interface the
 // library looks for, which the wrapper must pass through (as
@@ -237,7 +262,7 @@ func TestStoreAuditLog(t *testing.T) {
 func TestStoreInterfacesKnown(t *testing.T) {
 	known := []string{
 		"Store", "UserStore", "SessionStore", "TokenStore", "KeyStore", // store.Store
-		"LegacyTokenStore", "RateLimitStore", "RoleStore", "UserLister", "Banner", "AuditLog", // optional
+		"LegacyTokenStore", "RateLimitStore", "RoleStore", "UserLister", "Banner", "AuditLog", "TenantStore", // optional
 	}
 	files, err := filepath.Glob("../store/*.go")
 	if err != nil || len(files) == 0 {

@@ -32,7 +32,7 @@ type Store struct {
 	logins     map[store.LoginKey]store.Login // by key
 	userLogins map[string][]store.LoginKey    // user id -> keys, oldest first
 	loginIDs   map[string]store.LoginKey      // Login.ID -> key
-	owners     map[string]store.LoginKey      // email -> the login that owns it
+	owners     map[owned]store.LoginKey       // tenant and email -> the login that owns it
 
 	// sessions holds live and ended sessions: an ended one stays, with
 	// its reason, until it would have expired.
@@ -72,12 +72,22 @@ type Store struct {
 	// roles holds the roles and who holds them (see roles.go).
 	roles roleRecords
 
+	// tenants holds the tenants, their members and invitations (see
+	// tenant.go).
+	tenants tenantRecords
+
 	// audit is the audit log (see audit.go), under a lock of its own:
 	// appending to it never waits for a sign-in.
 	audit auditLog
 }
 
 var _ store.RateLimitStore = (*Store)(nil)
+
+// owned is an email in a tenant: each has at most one owner.
+type owned struct{ tenant, email string }
+
+// ownedBy is the email l owns, or asks to own, in its tenant.
+func ownedBy(l store.Login) owned { return owned{l.Tenant, l.Email} }
 
 // session is a session together with the state of its token lineage: a
 // fixed amount, whatever the number of exchanges.
@@ -129,7 +139,7 @@ func New() *Store {
 		logins:        make(map[store.LoginKey]store.Login),
 		userLogins:    make(map[string][]store.LoginKey),
 		loginIDs:      make(map[string]store.LoginKey),
-		owners:        make(map[string]store.LoginKey),
+		owners:        make(map[owned]store.LoginKey),
 		sessions:      make(map[string]*session),
 		userSessions:  make(map[string]map[string]struct{}),
 		keys:          make(map[string]store.SigningKey),
@@ -148,6 +158,7 @@ func New() *Store {
 
 		emailRecoveries: make(map[string]map[store.TokenHash]struct{}),
 		roles:           newRoleRecords(),
+		tenants:         newTenantRecords(),
 	}
 }
 
@@ -186,7 +197,7 @@ func (s *Store) addUser(u store.User, first store.Login) (store.Login, error) {
 	}
 	first.EmailVerified = first.EmailVerified || first.EmailProven
 	first.OwnsEmail = first.OwnsEmail && first.EmailProven && first.Email != ""
-	if _, ok := s.owners[first.Email]; ok && first.OwnsEmail {
+	if _, ok := s.owners[ownedBy(first)]; ok && first.OwnsEmail {
 		return store.Login{}, store.ErrEmailOwned
 	}
 	u.SessionEpoch, u.Ban = 0, store.Ban{}
@@ -197,6 +208,7 @@ func (s *Store) addUser(u store.User, first store.Login) (store.Login, error) {
 	s.users[u.ID] = u
 	s.putLogin(first)
 	s.userLogins[u.ID] = []store.LoginKey{first.LoginKey}
+	s.joinLoginTenant(first)
 	return s.withEpoch(first), nil
 }
 
@@ -206,7 +218,7 @@ func (s *Store) putLogin(l store.Login) {
 	s.logins[l.LoginKey] = l
 	s.loginIDs[l.ID] = l.LoginKey
 	if l.OwnsEmail {
-		s.owners[l.Email] = l.LoginKey
+		s.owners[ownedBy(l)] = l.LoginKey
 	}
 }
 
@@ -291,7 +303,7 @@ func (s *Store) LoginsByEmail(_ context.Context, email string) ([]store.Login, e
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c
 		}
-		return cmp.Or(cmp.Compare(a.UserID, b.UserID), cmp.Compare(a.Method, b.Method),
+		return cmp.Or(cmp.Compare(a.UserID, b.UserID), cmp.Compare(a.Tenant, b.Tenant), cmp.Compare(a.Method, b.Method),
 			cmp.Compare(a.ThirdParty, b.ThirdParty), cmp.Compare(a.Subject, b.Subject))
 	})
 	return out, nil
@@ -307,7 +319,7 @@ func (s *Store) SignInUp(_ context.Context, l store.Login, newUser store.User) (
 		old.EmailVerified = l.EmailVerified || l.EmailProven || old.EmailVerified && same
 		old.EmailProven = l.EmailProven || old.EmailProven && same
 		if !same && old.OwnsEmail {
-			delete(s.owners, old.Email)
+			delete(s.owners, ownedBy(old))
 			old.OwnsEmail = false
 		}
 		old.Email = l.Email
@@ -356,6 +368,7 @@ func (s *Store) addLogin(l store.Login) {
 	l.Material = bytes.Clone(l.Material)
 	s.putLogin(l)
 	s.userLogins[l.UserID] = append(s.userLogins[l.UserID], l.LoginKey)
+	s.joinLoginTenant(l)
 }
 
 // LinkLogin implements store.Store.
@@ -368,11 +381,11 @@ func (s *Store) LinkLogin(_ context.Context, l store.Login) error {
 	}
 	l.OwnsEmail = l.OwnsEmail && l.EmailProven && l.Email != ""
 	l.EmailVerified = l.EmailVerified || l.EmailProven
-	owner, owned := s.owners[l.Email]
+	owner, isOwned := s.owners[ownedBy(l)]
 	switch {
-	case l.OwnsEmail && owned:
+	case l.OwnsEmail && isOwned:
 		return store.ErrEmailOwned
-	case !l.OwnsEmail && l.Email != "" && (!owned || s.logins[owner].UserID != l.UserID):
+	case !l.OwnsEmail && l.Email != "" && (!isOwned || s.logins[owner].UserID != l.UserID):
 		return store.ErrNotFound
 	}
 	s.addLogin(l)
@@ -389,7 +402,7 @@ func (s *Store) ClaimEmail(_ context.Context, loginID string) (store.Login, erro
 	if !ok || l.Email == "" || !l.EmailProven {
 		return store.Login{}, store.ErrNotFound
 	}
-	if owner, ok := s.owners[l.Email]; ok {
+	if owner, ok := s.owners[ownedBy(l)]; ok {
 		if s.logins[owner].UserID != l.UserID {
 			return store.Login{}, store.ErrEmailOwned
 		}
@@ -412,7 +425,7 @@ func (s *Store) SetEmailVerified(_ context.Context, loginID string, verified boo
 	l := s.logins[k]
 	l.EmailVerified, l.EmailProven = verified, verified
 	if !verified && l.OwnsEmail {
-		delete(s.owners, l.Email)
+		delete(s.owners, ownedBy(l))
 		l.OwnsEmail = false
 	}
 	s.putLogin(l)
@@ -466,7 +479,7 @@ func (s *Store) dropLogin(l store.Login) {
 	delete(s.logins, l.LoginKey)
 	delete(s.loginIDs, l.ID)
 	if l.OwnsEmail {
-		delete(s.owners, l.Email)
+		delete(s.owners, ownedBy(l))
 	}
 	s.deleteVerificationTokens(l.ID)
 }
@@ -494,6 +507,7 @@ func (s *Store) DeleteUser(_ context.Context, userID string) ([]string, error) {
 	s.deletePasskeyCodes(func(c store.Code) bool { return c.UserID == userID })
 	s.deleteEmailCodes(userID, store.CodeEmailChange, store.CodeEmailRevert)
 	s.roles.dropUser(userID)
+	s.tenants.dropUser(userID)
 	delete(s.users, userID)
 	return handles, nil
 }
@@ -880,8 +894,10 @@ func (s *Store) loginsToMove(userID, from, to string) ([]store.Login, error) {
 	if len(moved) == 0 {
 		return nil, store.ErrNotFound
 	}
+	// Only a login of the tenant of a moved login holds the address
+	// against it: another tenant's users are other people.
 	for _, l := range s.logins {
-		if l.Email == to && l.UserID != userID {
+		if l.Email == to && l.UserID != userID && slices.ContainsFunc(moved, func(m store.Login) bool { return m.Tenant == l.Tenant }) {
 			return nil, store.ErrEmailOwned
 		}
 	}
@@ -1212,6 +1228,7 @@ func (s *Store) DeleteExpired(_ context.Context, now time.Time) error {
 			delete(s.limits, k)
 		}
 	}
+	s.deleteExpiredInvitations(now)
 	return nil
 }
 

@@ -203,6 +203,28 @@ func (rs *roleRecords) dropUser(userID string) {
 	delete(rs.tenants, userID)
 }
 
+// dropHolder takes every role from h.
+func (rs *roleRecords) dropHolder(h holder) {
+	for _, name := range rs.held[h] {
+		r := rs.byName[name]
+		r.holders = slices.DeleteFunc(r.holders, func(o holder) bool { return o == h })
+	}
+	delete(rs.held, h)
+	delete(rs.tenants[h.userID], h.tenant)
+	if len(rs.tenants[h.userID]) == 0 {
+		delete(rs.tenants, h.userID)
+	}
+}
+
+// dropTenant takes every role given in the tenant.
+func (rs *roleRecords) dropTenant(tenant string) {
+	for h := range rs.held {
+		if h.tenant == tenant {
+			rs.dropHolder(h)
+		}
+	}
+}
+
 // UserRoles implements store.RoleStore.
 func (s *Store) UserRoles(_ context.Context, tenant, userID string) ([]string, []string, error) {
 	s.mu.RLock()

@@ -79,9 +79,26 @@ func (s *Store) matching(q store.UserQuery) []store.User {
 		}) {
 			continue
 		}
+		if q.Tenant != "" && !s.inTenant(id, q.Tenant) {
+			continue
+		}
 		out = append(out, u)
 	}
 	return out
+}
+
+// inTenant reports whether the user belongs to the tenant: for the public
+// tenant, has a way to sign in there (a record of second factors, which
+// every tenant's login shares, is none); for another, is a member. Called
+// under mu.
+func (s *Store) inTenant(userID, tenant string) bool {
+	if tenant != store.PublicTenant {
+		_, ok := s.tenants.members[tenant][userID]
+		return ok
+	}
+	return s.hasLogin(userID, func(l store.Login) bool {
+		return l.Tenant == "" && l.Method != store.MethodSecondFactors
+	})
 }
 
 // hasLogin reports whether a login of the user matches. Called under mu.

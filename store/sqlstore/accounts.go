@@ -101,7 +101,7 @@ func (s *Store) LinkLogin(ctx context.Context, l store.Login) error {
 			return s.linkInsert(ctx, q, l)
 		}
 		var owner string
-		err := q.QueryRowContext(ctx, s.q.ownerOf, l.Email).Scan(&owner)
+		err := q.QueryRowContext(ctx, s.q.ownerOf, l.Tenant, l.Email).Scan(&owner)
 		switch {
 		case err != nil && !errors.Is(err, sql.ErrNoRows):
 			return err
@@ -121,8 +121,10 @@ func (s *Store) linkInsert(ctx context.Context, q querier, l store.Login) error 
 	err := s.insertLogin(ctx, q, l)
 	if errors.Is(err, errLoginConflict) {
 		return store.ErrConflict
+	} else if err != nil {
+		return err
 	}
-	return err
+	return s.joinLoginTenant(ctx, q, l)
 }
 
 // ClaimEmail implements store.Store. Two logins of different users that
@@ -143,7 +145,7 @@ func (s *Store) ClaimEmail(ctx context.Context, loginID string) (store.Login, er
 			return nil
 		}
 		var owner string
-		err = q.QueryRowContext(ctx, s.q.ownerOf, l.Email).Scan(&owner)
+		err = q.QueryRowContext(ctx, s.q.ownerOf, l.Tenant, l.Email).Scan(&owner)
 		switch {
 		case err == nil && owner == l.UserID:
 			return nil
@@ -273,10 +275,10 @@ func (s *Store) DeleteUser(ctx context.Context, userID string) ([]string, error)
 			return err
 		}
 		// Ended sessions and the tokens kept from before tokens named
-		// their session go too, and the roles it holds in every tenant:
-		// nothing of the user stays.
+		// their session go too, and the roles it holds and its memberships in
+		// every tenant: nothing of the user stays.
 		for _, query := range []string{s.q.deleteUserTokens, s.q.deleteUserSessions,
-			s.q.deleteUserCodes, s.q.deleteUserLogins, s.q.roles.deleteUser, s.q.deleteUser} {
+			s.q.deleteUserCodes, s.q.deleteUserLogins, s.q.roles.deleteUser, s.q.tenants.deleteUser, s.q.deleteUser} {
 			if _, err := q.ExecContext(ctx, query, userID); err != nil {
 				return err
 			}
@@ -302,7 +304,7 @@ func (s *Store) CreateCode(ctx context.Context, c store.Code) error {
 		return wrap("creating a code", s.createPasswordless(ctx, c))
 	case c.Kind == store.CodePasskeyOptions && c.UserID == "" && c.LoginID == "":
 		return wrap("creating a code", retrying(ctx, func() error {
-			n, err := affected(s.db.ExecContext(ctx, s.q.insertCode, c.Hash[:], string(c.Kind), nil, "", c.Email, nil,
+			n, err := affected(s.db.ExecContext(ctx, s.q.insertCode, c.Hash[:], string(c.Kind), c.Tenant, nil, "", c.Email, nil,
 				orNull(c.Data), ms(c.CreatedAt), ms(c.ExpiresAt)))
 			if err == nil && n == 0 {
 				err = store.ErrConflict
@@ -322,7 +324,7 @@ func (s *Store) CreateCode(ctx context.Context, c store.Code) error {
 		} else {
 			c.UserID = l.UserID
 		}
-		n, err := affected(q.ExecContext(ctx, s.q.insertCode, c.Hash[:], string(c.Kind), c.UserID, c.LoginID, c.Email, nil,
+		n, err := affected(q.ExecContext(ctx, s.q.insertCode, c.Hash[:], string(c.Kind), c.Tenant, c.UserID, c.LoginID, c.Email, nil,
 			orNull(c.Data), ms(c.CreatedAt), ms(c.ExpiresAt)))
 		if err != nil {
 			return err

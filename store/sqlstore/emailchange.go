@@ -115,16 +115,12 @@ func (s *Store) loginsToMove(ctx context.Context, q querier, userID, from, to st
 	if len(moving) == 0 {
 		return nil, store.ErrNotFound
 	}
-	var one int
-	err = q.QueryRowContext(ctx, s.q.addressHeldByOther, to, userID).Scan(&one)
-	if err == nil {
-		return nil, store.ErrEmailOwned
-	} else if !errors.Is(err, sql.ErrNoRows) {
+	if err := s.addressFree(ctx, q, moving, userID, to); err != nil {
 		return nil, err
 	}
 	for _, l := range moving {
 		k := store.KeyForEmail(l.LoginKey, to)
-		holder, err := scanLogin(q.QueryRowContext(ctx, s.q.login, k.Method, k.ThirdParty, k.Subject))
+		holder, err := scanLogin(q.QueryRowContext(ctx, s.q.login, keyArgs(k)...))
 		if err == nil && holder.ID != l.ID {
 			return nil, store.ErrConflict
 		} else if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -132,6 +128,27 @@ func (s *Store) loginsToMove(ctx context.Context, q querier, userID, from, to st
 		}
 	}
 	return moving, nil
+}
+
+// addressFree returns ErrEmailOwned if a login of a user other than
+// userID has the address to in the tenant of one of the moving logins:
+// another tenant's users are other people.
+func (s *Store) addressFree(ctx context.Context, q querier, moving []store.Login, userID, to string) error {
+	checked := make(map[string]bool)
+	for _, l := range moving {
+		if checked[l.Tenant] {
+			continue
+		}
+		checked[l.Tenant] = true
+		var one int
+		err := q.QueryRowContext(ctx, s.q.addressHeldByOther, l.Tenant, to, userID).Scan(&one)
+		if err == nil {
+			return store.ErrEmailOwned
+		} else if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+	}
+	return nil
 }
 
 // moveLogins gives each of logins the address to and the key that

@@ -109,7 +109,7 @@ func scanCeremony(row scanner, kind store.CodeKind) (store.Code, error) {
 	var h []byte
 	var userID *string
 	var created, expires int64
-	if err := row.Scan(&h, &userID, &c.LoginID, &c.Email, &c.Data, &created, &expires); err != nil {
+	if err := row.Scan(&h, &c.Tenant, &userID, &c.LoginID, &c.Email, &c.Data, &created, &expires); err != nil {
 		return store.Code{}, err
 	}
 	if len(h) != len(c.Hash) {

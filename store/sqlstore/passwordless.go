@@ -27,7 +27,7 @@ import (
 // with the flow's address.
 func (s *Store) createPasswordless(ctx context.Context, c store.Code) error {
 	insert := func(q querier, email string, flow any) error {
-		n, err := affected(q.ExecContext(ctx, s.q.insertCode, c.Hash[:], string(c.Kind), nil, "", email, flow,
+		n, err := affected(q.ExecContext(ctx, s.q.insertCode, c.Hash[:], string(c.Kind), c.Tenant, nil, "", email, flow,
 			orNull(c.Data), ms(c.CreatedAt), ms(c.ExpiresAt)))
 		if err == nil && n == 0 {
 			err = store.ErrConflict
@@ -114,17 +114,17 @@ func (s *Store) lockAddressFlows(ctx context.Context, q querier, flow, code stor
 	found := false
 	for rows.Next() {
 		var hash []byte
-		var email string
+		var tenant, email string
 		var attempts int
 		var created, expires int64
 		var ce sql.NullInt64
-		if err := rows.Scan(&hash, &email, &attempts, &created, &expires, &ce); err != nil {
+		if err := rows.Scan(&hash, &tenant, &email, &attempts, &created, &expires, &ce); err != nil {
 			return f, nil, codeExpires, err
 		}
 		hashes = append(hashes, hash)
 		if bytes.Equal(hash, flow[:]) {
 			found = true
-			f = store.Code{Hash: flow, Kind: store.CodePasswordlessFlow, Email: email, Attempts: attempts,
+			f = store.Code{Hash: flow, Kind: store.CodePasswordlessFlow, Tenant: tenant, Email: email, Attempts: attempts,
 				CreatedAt: fromMS(created), ExpiresAt: fromMS(expires)}
 			codeExpires = ce
 		}

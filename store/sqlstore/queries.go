@@ -11,12 +11,16 @@ import (
 // loginsOf the tables they come from: the user's session epoch is read in
 // the same statement as the login, so the two are one snapshot.
 const (
-	loginColumns = `method, third_party, subject, auth_logins.id, user_id, email, email_verified, email_proven, material,
+	loginColumns = `auth_logins.tenant, method, third_party, subject, auth_logins.id, user_id, email, email_verified, email_proven, material,
 		password_hash, created_at, owned_email IS NOT NULL, session_epoch`
 	loginsOf = ` FROM auth_logins JOIN auth_users ON auth_users.id = auth_logins.user_id`
 
 	// ceremonyColumns are the columns scanCeremony reads, in its order.
-	ceremonyColumns = `hash, user_id, login_id, email, data, created_at, expires_at`
+	ceremonyColumns = `hash, tenant, user_id, login_id, email, data, created_at, expires_at`
+
+	// loginKeyIs matches the login key given as the arguments tenant,
+	// method, third party and subject.
+	loginKeyIs = `auth_logins.tenant = ? AND method = ? AND third_party = ? AND subject = ?`
 )
 
 // queries holds the statements of a dialect, with its placeholders.
@@ -77,6 +81,8 @@ type queries struct {
 
 	roles roleQueries // roles.go
 
+	tenants tenantQueries // tenant.go
+
 	userList userListQueries // userlist.go
 }
 
@@ -114,22 +120,22 @@ func newQueries(d Dialect) queries {
 
 		// Any unique key refuses the row: the login's key, its id, or
 		// the email it asks to own.
-		insertLogin: ignore(`INSERT INTO auth_logins (method, third_party, subject, id, user_id, email, email_verified, email_proven,
-			material, password_hash, created_at, owned_email) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, "method"),
-		login:      `SELECT ` + loginColumns + loginsOf + ` WHERE method = ? AND third_party = ? AND subject = ?`,
-		userLogins: `SELECT ` + loginColumns + loginsOf + ` WHERE user_id = ? AND method <> '` + store.MethodSecondFactors + `' ORDER BY created_at, method, third_party, subject`,
+		insertLogin: ignore(`INSERT INTO auth_logins (tenant, method, third_party, subject, id, user_id, email, email_verified,
+			email_proven, material, password_hash, created_at, owned_email) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, "method"),
+		login:      `SELECT ` + loginColumns + loginsOf + ` WHERE ` + loginKeyIs,
+		userLogins: `SELECT ` + loginColumns + loginsOf + ` WHERE user_id = ? AND method <> '` + store.MethodSecondFactors + `' ORDER BY created_at, method, third_party, subject, auth_logins.tenant`,
 		// The logins of the user of a login key, each with the user's
 		// time_joined besides its session epoch: one statement, one
 		// snapshot, for a sign-in.
 		userByLogin: `SELECT ` + loginColumns + `, time_joined` + loginsOf + ` WHERE user_id =
-			(SELECT user_id FROM auth_logins WHERE method = ? AND third_party = ? AND subject = ?)
-			AND method <> '` + store.MethodSecondFactors + `' ORDER BY created_at, method, third_party, subject`,
+			(SELECT user_id FROM auth_logins WHERE ` + loginKeyIs + `)
+			AND method <> '` + store.MethodSecondFactors + `' ORDER BY created_at, method, third_party, subject, auth_logins.tenant`,
 		passwordLogin: `SELECT ` + loginColumns + loginsOf + ` WHERE user_id = ? AND method = '` + store.MethodEmailPassword + `'`,
 		loginsByEmail: `SELECT ` + loginColumns + loginsOf + ` WHERE email = ?
-			ORDER BY created_at, user_id, method, third_party, subject`,
-		loginForUpdate: `SELECT ` + loginColumns + loginsOf + ` WHERE method = ? AND third_party = ? AND subject = ?` + forUpdate,
+			ORDER BY created_at, user_id, auth_logins.tenant, method, third_party, subject`,
+		loginForUpdate: `SELECT ` + loginColumns + loginsOf + ` WHERE ` + loginKeyIs + forUpdate,
 		updateLoginEmail: `UPDATE auth_logins SET email = ?, email_verified = ?, email_proven = ?, owned_email = ?
-			WHERE method = ? AND third_party = ? AND subject = ?`,
+			WHERE tenant = ? AND method = ? AND third_party = ? AND subject = ?`,
 		passwordLoginExists: `SELECT 1 FROM auth_logins WHERE user_id = ? AND method = '` + store.MethodEmailPassword + `'`,
 		updatePassword: `UPDATE auth_logins SET password_hash = ?
 			WHERE user_id = ? AND method = '` + store.MethodEmailPassword + `' AND password_hash = ?`,
@@ -140,7 +146,7 @@ func newQueries(d Dialect) queries {
 		loginByIDForUpdate: `SELECT ` + loginColumns + loginsOf + ` WHERE auth_logins.id = ?` + forUpdate,
 		loginUser:          `SELECT user_id FROM auth_logins WHERE id = ?`,
 		loginIDTaken:       `SELECT 1 FROM auth_logins WHERE id = ?`,
-		ownerOf:            `SELECT user_id FROM auth_logins WHERE owned_email = ?` + forUpdate,
+		ownerOf:            `SELECT user_id FROM auth_logins WHERE tenant = ? AND owned_email = ?` + forUpdate,
 		claimEmail:         `UPDATE auth_logins SET owned_email = email WHERE id = ?`,
 		setVerified:        `UPDATE auth_logins SET email_verified = ?, email_proven = ? WHERE id = ?`,
 		releaseEmail:       `UPDATE auth_logins SET owned_email = NULL WHERE id = ?`,
@@ -159,9 +165,9 @@ func newQueries(d Dialect) queries {
 		deleteUserCodes:          `DELETE FROM auth_codes WHERE user_id = ?`,
 		deleteUser:               `DELETE FROM auth_users WHERE id = ?`,
 		deleteLoginVerifications: `DELETE FROM auth_codes WHERE login_id = ? AND kind = '` + string(store.CodeVerification) + `'`,
-		insertCode: ignore(`INSERT INTO auth_codes (hash, kind, user_id, login_id, email, flow, data, created_at, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, "hash"),
-		code: `SELECT user_id, login_id, email, flow, attempts, data, created_at, expires_at FROM auth_codes
+		insertCode: ignore(`INSERT INTO auth_codes (hash, kind, tenant, user_id, login_id, email, flow, data, created_at, expires_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, "hash"),
+		code: `SELECT tenant, user_id, login_id, email, flow, attempts, data, created_at, expires_at FROM auth_codes
 			WHERE hash = ? AND kind = ? AND expires_at > ?`,
 		verificationUser: `SELECT user_id FROM auth_codes WHERE hash = ? AND kind = '` + string(store.CodeVerification) + `'`,
 		verificationForUpdate: `SELECT login_id, email, expires_at FROM auth_codes
@@ -174,7 +180,7 @@ func newQueries(d Dialect) queries {
 		// that neither deadlocks with another.
 		flowForUpdate: `SELECT email, expires_at FROM auth_codes
 			WHERE hash = ? AND kind = '` + string(store.CodePasswordlessFlow) + `'` + forUpdate,
-		addressFlowsForUpdate: `SELECT hash, email, attempts, created_at, expires_at,
+		addressFlowsForUpdate: `SELECT hash, tenant, email, attempts, created_at, expires_at,
 				(SELECT c.expires_at FROM auth_codes c
 					WHERE c.hash = ? AND c.kind = '` + string(store.CodePasswordless) + `' AND c.flow = ?)
 			FROM auth_codes WHERE kind = '` + string(store.CodePasswordlessFlow) + `' AND email =
@@ -212,7 +218,7 @@ func newQueries(d Dialect) queries {
 			WHERE hash = ? AND kind = ?` + forUpdate,
 		addressLoginsForUpdate: `SELECT ` + loginColumns + loginsOf + ` WHERE user_id = ? AND email = ?
 			ORDER BY created_at, method, third_party, subject` + forUpdate,
-		addressHeldByOther: `SELECT 1 FROM auth_logins WHERE email = ? AND user_id <> ? LIMIT 1`,
+		addressHeldByOther: `SELECT 1 FROM auth_logins WHERE tenant = ? AND email = ? AND user_id <> ? LIMIT 1`,
 		moveLogin: `UPDATE auth_logins SET method = ?, third_party = ?, subject = ?, email = ?,
 			email_verified = TRUE, email_proven = FALSE, owned_email = NULL WHERE id = ?`,
 		deleteUserKind: `DELETE FROM auth_codes WHERE user_id = ? AND kind = ?`,
@@ -232,8 +238,8 @@ func newQueries(d Dialect) queries {
 		// checks the epoch they committed; on MySQL, whose INSERT ...
 		// SELECT reads without locking at READ COMMITTED, the lock makes
 		// the read a current one. SQLite has the store's single writer.
-		insertSession: `INSERT INTO auth_sessions (handle, user_id, login_id, created_at, refreshed_at, expires_at, current_hash,
-			factors) SELECT ?, id, ?, ?, ?, ?, ?, ? FROM auth_users WHERE id = ? AND session_epoch = ?
+		insertSession: `INSERT INTO auth_sessions (handle, user_id, login_id, tenant, created_at, refreshed_at, expires_at,
+			current_hash, factors) SELECT ?, id, ?, ?, ?, ?, ?, ?, ? FROM auth_users WHERE id = ? AND session_epoch = ?
 			AND (banned_at IS NULL OR banned_until <= ?)` + forShare,
 		session: `SELECT ` + sessionColumns + `, end_reason FROM auth_sessions WHERE handle = ?`,
 		userSessions: `SELECT ` + sessionColumns + ` FROM auth_sessions WHERE user_id = ? AND expires_at > ? AND end_reason IS NULL
@@ -257,7 +263,7 @@ func newQueries(d Dialect) queries {
 				generation = generation + 1, superseded_at = ?, refreshed_at = ?, expires_at = ?,
 				refresh_allowance = ` + greatest + `(refresh_allowance, ?) + ?
 			WHERE handle = ? AND current_hash = ? AND end_reason IS NULL AND expires_at > ? AND refresh_allowance <= ?`,
-		rotatedSession: `SELECT user_id, login_id, created_at, factors FROM auth_sessions WHERE handle = ?`,
+		rotatedSession: `SELECT user_id, login_id, tenant, created_at, factors FROM auth_sessions WHERE handle = ?`,
 		// Locks are always taken in one order, user, then session, then
 		// tokens, so that transactions cannot deadlock on each other.
 		legacyToken: `SELECT session_handle, expires_at FROM auth_refresh_tokens WHERE hash = ?`,
@@ -340,7 +346,7 @@ func newQueries(d Dialect) queries {
 		// The rest of the row, which the update does not write; MySQL
 		// cannot return what it updates, and reads it after
 		// (rotatedSession).
-		q.rotateCurrent += " RETURNING user_id, login_id, created_at, factors"
+		q.rotateCurrent += " RETURNING user_id, login_id, tenant, created_at, factors"
 		// Arguments: those of rotateCurrent, then the tenant.
 		q.rotateCurrentRoles = q.rotateCurrent + ", " + sessionRolesJSON(d)
 	}
@@ -349,7 +355,7 @@ func newQueries(d Dialect) queries {
 		// tenant and each of its permissions, as userRoles reads them,
 		// or one row with NULLs if it holds none (arguments: tenant,
 		// handle).
-		q.rotatedSessionRoles = `SELECT s.user_id, s.login_id, s.created_at, s.factors, h.role, p.permission
+		q.rotatedSessionRoles = `SELECT s.user_id, s.login_id, s.tenant, s.created_at, s.factors, h.role, p.permission
 			FROM auth_sessions s
 			LEFT JOIN auth_user_roles h ON h.tenant = ? AND h.user_id = s.user_id
 			LEFT JOIN auth_role_permissions p ON p.role = h.role
@@ -369,6 +375,7 @@ func newQueries(d Dialect) queries {
 		q.rebind()
 	}
 	q.roles = newRoleQueries(d)
+	q.tenants = newTenantQueries(d)
 	return q
 }
 

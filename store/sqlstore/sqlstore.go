@@ -221,7 +221,7 @@ func (s *Store) insertUser(ctx context.Context, q querier, u store.User, first s
 	if err := s.insertLogin(ctx, q, first); err != nil {
 		return store.Login{}, err
 	}
-	return first, nil
+	return first, s.joinLoginTenant(ctx, q, first)
 }
 
 // insertLogin adds l. If a unique key refuses it, it returns
@@ -232,7 +232,7 @@ func (s *Store) insertLogin(ctx context.Context, q querier, l store.Login) error
 	if l.OwnsEmail && l.EmailProven && l.Email != "" {
 		owned = l.Email
 	}
-	n, err := affected(q.ExecContext(ctx, s.q.insertLogin, l.Method, l.ThirdParty, l.Subject, l.ID, l.UserID,
+	n, err := affected(q.ExecContext(ctx, s.q.insertLogin, l.Tenant, l.Method, l.ThirdParty, l.Subject, l.ID, l.UserID,
 		l.Email, l.EmailVerified || l.EmailProven, l.EmailProven, orNull(l.Material), l.PasswordHash, ms(l.CreatedAt), owned))
 	if err != nil {
 		return err
@@ -261,7 +261,7 @@ func (s *Store) insertLogin(ctx context.Context, q querier, l store.Login) error
 
 // loginKeyTaken reports whether l's key is on record.
 func (s *Store) loginKeyTaken(ctx context.Context, q querier, l store.Login) (bool, error) {
-	_, err := scanLogin(q.QueryRowContext(ctx, s.q.login, l.Method, l.ThirdParty, l.Subject))
+	_, err := scanLogin(q.QueryRowContext(ctx, s.q.login, keyArgs(l.LoginKey)...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -304,15 +304,20 @@ func scanUser(row scanner) (store.User, error) {
 func scanLogin(row interface{ Scan(...any) error }) (store.Login, error) {
 	var l store.Login
 	var created int64
-	err := row.Scan(&l.Method, &l.ThirdParty, &l.Subject, &l.ID, &l.UserID, &l.Email, &l.EmailVerified, &l.EmailProven,
+	err := row.Scan(&l.Tenant, &l.Method, &l.ThirdParty, &l.Subject, &l.ID, &l.UserID, &l.Email, &l.EmailVerified, &l.EmailProven,
 		&l.Material, &l.PasswordHash, &created, &l.OwnsEmail, &l.SessionEpoch)
 	l.CreatedAt = fromMS(created)
 	return l, err
 }
 
+// keyArgs are the arguments of loginKeyIs for k.
+func keyArgs(k store.LoginKey) []any {
+	return []any{k.Tenant, k.Method, k.ThirdParty, k.Subject}
+}
+
 // Login implements store.Store.
 func (s *Store) Login(ctx context.Context, k store.LoginKey) (store.Login, error) {
-	l, err := scanLogin(s.db.QueryRowContext(ctx, s.q.login, k.Method, k.ThirdParty, k.Subject))
+	l, err := scanLogin(s.db.QueryRowContext(ctx, s.q.login, keyArgs(k)...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Login{}, store.ErrNotFound
 	} else if err != nil {
@@ -331,7 +336,7 @@ func (s *Store) UserByLogin(ctx context.Context, k store.LoginKey) (store.User, 
 	if k.Method == store.MethodSecondFactors {
 		return store.User{}, nil, store.ErrNotFound
 	}
-	rows, err := s.db.QueryContext(ctx, s.q.userByLogin, k.Method, k.ThirdParty, k.Subject)
+	rows, err := s.db.QueryContext(ctx, s.q.userByLogin, keyArgs(k)...)
 	if err != nil {
 		return store.User{}, nil, unavailable(fmt.Errorf("sqlstore: reading a user's logins: %w", err))
 	}
@@ -341,7 +346,7 @@ func (s *Store) UserByLogin(ctx context.Context, k store.LoginKey) (store.User, 
 	for rows.Next() {
 		var l store.Login
 		var created, joined int64
-		err := rows.Scan(&l.Method, &l.ThirdParty, &l.Subject, &l.ID, &l.UserID, &l.Email, &l.EmailVerified, &l.EmailProven,
+		err := rows.Scan(&l.Tenant, &l.Method, &l.ThirdParty, &l.Subject, &l.ID, &l.UserID, &l.Email, &l.EmailVerified, &l.EmailProven,
 			&l.Material, &l.PasswordHash, &created, &l.OwnsEmail, &l.SessionEpoch, &joined)
 		if err != nil {
 			return store.User{}, nil, unavailable(fmt.Errorf("sqlstore: reading a user's logins: %w", err))
@@ -396,7 +401,7 @@ func (s *Store) SignInUp(ctx context.Context, l store.Login, newUser store.User)
 		var out store.Login
 		created := false
 		err := s.inTx(ctx, func(q querier) error {
-			old, err := scanLogin(q.QueryRowContext(ctx, s.q.loginForUpdate, l.Method, l.ThirdParty, l.Subject))
+			old, err := scanLogin(q.QueryRowContext(ctx, s.q.loginForUpdate, keyArgs(l.LoginKey)...))
 			if err == nil {
 				same := old.Email == l.Email
 				old.EmailVerified = l.EmailVerified || l.EmailProven || old.EmailVerified && same
@@ -408,8 +413,8 @@ func (s *Store) SignInUp(ctx context.Context, l store.Login, newUser store.User)
 				if old.OwnsEmail {
 					owned = old.Email
 				}
-				_, err = q.ExecContext(ctx, s.q.updateLoginEmail, old.Email, old.EmailVerified, old.EmailProven, owned,
-					l.Method, l.ThirdParty, l.Subject)
+				_, err = q.ExecContext(ctx, s.q.updateLoginEmail, append([]any{old.Email, old.EmailVerified, old.EmailProven, owned},
+					keyArgs(l.LoginKey)...)...)
 				return err
 			} else if !errors.Is(err, sql.ErrNoRows) {
 				return err
@@ -473,7 +478,7 @@ func (s *Store) CreateSession(ctx context.Context, sess store.Session, refresh s
 	// before they end every session, or the insert sees the new epoch.
 	var n int64
 	err := s.write(ctx, func(ctx context.Context, q querier) (err error) {
-		n, err = affected(q.ExecContext(ctx, s.q.insertSession, sess.Handle, loginID,
+		n, err = affected(q.ExecContext(ctx, s.q.insertSession, sess.Handle, loginID, sess.Tenant,
 			ms(sess.CreatedAt), ms(sess.RefreshedAt), ms(sess.ExpiresAt), refresh[:], orNull(sess.Factors), sess.UserID, epoch,
 			ms(sess.RefreshedAt)))
 		return err
@@ -499,14 +504,14 @@ func (s *Store) CreateSession(ctx context.Context, sess store.Session, refresh s
 	return store.ErrSessionsEnded
 }
 
-const sessionColumns = "handle, user_id, login_id, created_at, refreshed_at, expires_at, generation, factors"
+const sessionColumns = "handle, user_id, login_id, tenant, created_at, refreshed_at, expires_at, generation, factors"
 
 type scanner interface{ Scan(dest ...any) error }
 
 func scanSession(r scanner, extra ...any) (store.Session, error) {
 	var s store.Session
 	var created, refreshed, expires int64
-	dest := append([]any{&s.Handle, &s.UserID, &s.LoginID, &created, &refreshed, &expires, &s.Generation, &s.Factors}, extra...)
+	dest := append([]any{&s.Handle, &s.UserID, &s.LoginID, &s.Tenant, &created, &refreshed, &expires, &s.Generation, &s.Factors}, extra...)
 	if err := r.Scan(dest...); err != nil {
 		return store.Session{}, err
 	}
@@ -680,7 +685,7 @@ func (s *Store) rotateCurrent(ctx context.Context, r store.Rotation, args []any)
 		Generation: r.Generation + 1}
 	var created int64
 	if s.dialect != MySQL {
-		query, dest := s.q.rotateCurrent, []any{&sess.UserID, &sess.LoginID, &created, &sess.Factors}
+		query, dest := s.q.rotateCurrent, []any{&sess.UserID, &sess.LoginID, &sess.Tenant, &created, &sess.Factors}
 		var roles []byte
 		if r.RolesOf != "" {
 			query, args, dest = s.q.rotateCurrentRoles, append(args, r.RolesOf), append(dest, &roles)
@@ -719,7 +724,7 @@ func (s *Store) rotateCurrent(ctx context.Context, r store.Rotation, args []any)
 	if r.RolesOf != "" {
 		return s.rotatedWithRoles(ctx, r, sess)
 	}
-	err = s.db.QueryRowContext(ctx, s.q.rotatedSession, r.Handle).Scan(&sess.UserID, &sess.LoginID, &created, &sess.Factors)
+	err = s.db.QueryRowContext(ctx, s.q.rotatedSession, r.Handle).Scan(&sess.UserID, &sess.LoginID, &sess.Tenant, &created, &sess.Factors)
 	sess.CreatedAt = fromMS(created)
 	return store.Rotated{Session: sess}, err
 }
@@ -737,7 +742,7 @@ func (s *Store) rotatedWithRoles(ctx context.Context, r store.Rotation, sess sto
 	var created int64
 	for rows.Next() {
 		var role, permission sql.NullString
-		if err := rows.Scan(&sess.UserID, &sess.LoginID, &created, &sess.Factors, &role, &permission); err != nil {
+		if err := rows.Scan(&sess.UserID, &sess.LoginID, &sess.Tenant, &created, &sess.Factors, &role, &permission); err != nil {
 			return store.Rotated{}, err
 		}
 		found = true
@@ -884,7 +889,7 @@ func (s *Store) Code(ctx context.Context, kind store.CodeKind, hash store.TokenH
 	var userID sql.NullString
 	var flow []byte
 	var created, expires int64
-	err := s.db.QueryRowContext(ctx, s.q.code, hash[:], string(kind), ms(now)).Scan(&userID, &c.LoginID, &c.Email, &flow,
+	err := s.db.QueryRowContext(ctx, s.q.code, hash[:], string(kind), ms(now)).Scan(&c.Tenant, &userID, &c.LoginID, &c.Email, &flow,
 		&c.Attempts, &c.Data, &created, &expires)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Code{}, store.ErrNotFound
@@ -1025,6 +1030,7 @@ func (s *Store) DeleteExpired(ctx context.Context, now time.Time) error {
 		s.q.deleteExpiredCodes,
 		s.q.deleteExpiredKeys,
 		s.q.deleteExpiredLimits,
+		s.q.tenants.deleteExpiredInvitations,
 	} {
 		err := s.inTx(ctx, func(q querier) error {
 			_, err := q.ExecContext(ctx, query, ms(now))

@@ -1150,15 +1150,15 @@ func TestUpgradeToBans(t *testing.T) {
 }
 
 // TestUpgradeToAudit migrates a database at schema 16 twice and checks
-// that Migrations ends with the step and that the log takes and gives
-// back entries.
+// that Migrations lists the step and that the log takes and gives back
+// entries.
 func TestUpgradeToAudit(t *testing.T) {
 	for _, b := range sqltest.Backends {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := t.Context()
 			steps, err := sqlstore.Migrations(b.Dialect)
-			if err != nil || len(steps) == 0 || steps[len(steps)-1].Version != 17 || steps[len(steps)-1].Name != "0017_audit.sql" {
-				t.Fatalf("Migrations(%v): the last step must be 17, 0017_audit.sql; got %d steps, %v", b.Dialect, len(steps), err)
+			if err != nil || !slices.ContainsFunc(steps, func(m sqlstore.Migration) bool { return m.Version == 17 && m.Name == "0017_audit.sql" }) {
+				t.Fatalf("Migrations(%v): a step must be 17, 0017_audit.sql; got %d steps, %v", b.Dialect, len(steps), err)
 			}
 			st, _ := storeAt(t, b, 16)
 			for range 2 {
@@ -1173,5 +1173,121 @@ func TestUpgradeToAudit(t *testing.T) {
 				t.Errorf("ListAudit after the migration: %+v, %v", page, err)
 			}
 		})
+	}
+}
+
+// TestUpgradeToTenants builds a database at schema 17 with two users, a
+// login that owns its email, a session and codes as that release wrote
+// them, migrates twice, and checks that Migrations ends with the step,
+// that everything from before reads back as the public tenant's and is
+// found by the public tenant's keys only, and that the same address then
+// signs up, and owns its email, in another tenant, whose member the new
+// user becomes. The rebuilt table's foreign key holds on SQLite with
+// enforcement on too.
+func TestUpgradeToTenants(t *testing.T) {
+	for _, b := range append(slices.Clone(sqltest.Backends), sqliteForeignKeys) {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := t.Context()
+			steps, err := sqlstore.Migrations(b.Dialect)
+			if err != nil || len(steps) == 0 || steps[len(steps)-1].Version != 18 || steps[len(steps)-1].Name != "0018_tenants.sql" {
+				t.Fatalf("Migrations(%v): the last step must be 18, 0018_tenants.sql; got %d steps, %v", b.Dialect, len(steps), err)
+			}
+			st, old := storeAt(t, b, 17)
+			writeBeforeTenants(t, old)
+			for range 2 {
+				if err := st.Migrate(ctx); err != nil {
+					t.Fatalf("migrating: %v", err)
+				}
+			}
+			checkPublicAfterTenants(t, st)
+			checkTenantAfterTenants(t, st)
+		})
+	}
+}
+
+// The rows writeBeforeTenants writes.
+const (
+	tenantsEmail = "ada@example.com"
+	tenantsReset = "reset of u1"
+	tenantsFlow  = "flow of ada"
+)
+
+// writeBeforeTenants writes, as schema 17 had them, a user u1 with an
+// email and password login that owns its email and a session s1, a user
+// u2 with a provider's login, a reset code of u1 and a passwordless flow.
+func writeBeforeTenants(t *testing.T, old oldRows) {
+	t.Helper()
+	ms := joined.UnixMilli()
+	for _, id := range []string{"u1", "u2"} {
+		old.exec(t, `INSERT INTO auth_users (id, time_joined, session_epoch) VALUES (?, ?, 0)`, id, ms)
+	}
+	old.exec(t, `INSERT INTO auth_logins (method, third_party, subject, id, user_id, email, email_verified, email_proven,
+		password_hash, created_at, owned_email) VALUES (?, '', ?, 'u1', 'u1', ?, ?, ?, 'old-hash', ?, ?)`,
+		store.MethodEmailPassword, tenantsEmail, tenantsEmail, true, true, ms, tenantsEmail)
+	old.exec(t, `INSERT INTO auth_logins (method, third_party, subject, id, user_id, email, email_verified, email_proven,
+		password_hash, created_at) VALUES (?, 'google', 'g-1', 'u2', 'u2', ?, ?, ?, '', ?)`,
+		store.MethodThirdParty, tenantsEmail, true, true, ms)
+	created, expires := authtest.Start.Add(-time.Hour).UnixMilli(), authtest.Start.Add(24*time.Hour).UnixMilli()
+	current := sha256.Sum256([]byte("s1/r0"))
+	old.exec(t, `INSERT INTO auth_sessions (handle, user_id, login_id, created_at, refreshed_at, expires_at, current_hash,
+		generation, current_key) VALUES ('s1', 'u1', 'u1', ?, ?, ?, ?, 0, 'k')`, created, created, expires, current[:])
+	reset, flow := sha256.Sum256([]byte(tenantsReset)), sha256.Sum256([]byte(tenantsFlow))
+	old.exec(t, `INSERT INTO auth_codes (hash, kind, user_id, login_id, email, created_at, expires_at)
+		VALUES (?, ?, 'u1', '', '', ?, ?)`, reset[:], string(store.CodeReset), created, expires)
+	old.exec(t, `INSERT INTO auth_codes (hash, kind, user_id, login_id, email, created_at, expires_at)
+		VALUES (?, ?, NULL, '', ?, ?, ?)`, flow[:], string(store.CodePasswordlessFlow), tenantsEmail, created, expires)
+}
+
+// checkPublicAfterTenants checks that what writeBeforeTenants wrote is the
+// public tenant's, and found by its keys only.
+func checkPublicAfterTenants(t *testing.T, st *sqlstore.Store) {
+	t.Helper()
+	ctx, now := t.Context(), authtest.Start
+	key := store.EmailPasswordKey(tenantsEmail)
+	if l, err := st.Login(ctx, key); err != nil || l.Tenant != "" || !l.OwnsEmail || l.PasswordHash != "old-hash" {
+		t.Errorf("the login from before: %+v, %v; want it in the public tenant, owning its email", l, err)
+	}
+	if _, err := st.Login(ctx, key.In("acme")); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the login from before by its key in another tenant: %v, want ErrNotFound", err)
+	}
+	if u, logins, err := st.UserByLogin(ctx, store.LoginKey{Method: store.MethodThirdParty, ThirdParty: "google", Subject: "g-1"}); err != nil ||
+		u.ID != "u2" || len(logins) != 1 || logins[0].Tenant != "" {
+		t.Errorf("the provider's login from before: %+v, %+v, %v; want u2's, in the public tenant", u, logins, err)
+	}
+	if sess, err := st.Session(ctx, "s1", now); err != nil || sess.Tenant != "" || sess.UserID != "u1" {
+		t.Errorf("the session from before: %+v, %v; want u1's, in the public tenant", sess, err)
+	}
+	if c, err := st.Code(ctx, store.CodeReset, sha256.Sum256([]byte(tenantsReset)), now); err != nil || c.Tenant != "" || c.UserID != "u1" {
+		t.Errorf("the reset code from before: %+v, %v; want u1's, in the public tenant", c, err)
+	}
+	if c, err := st.Code(ctx, store.CodePasswordlessFlow, sha256.Sum256([]byte(tenantsFlow)), now); err != nil || c.Tenant != "" || c.Email != tenantsEmail {
+		t.Errorf("the passwordless flow from before: %+v, %v; want it, in the public tenant", c, err)
+	}
+	if n, err := st.CountUsers(ctx, store.UserQuery{Tenant: store.PublicTenant}); err != nil || n != 2 {
+		t.Errorf("counting the public tenant's users from before: %d, %v; want 2", n, err)
+	}
+}
+
+// checkTenantAfterTenants checks that the address of the login from
+// before signs up again in another tenant, owning it there too.
+func checkTenantAfterTenants(t *testing.T, st *sqlstore.Store) {
+	t.Helper()
+	ctx := t.Context()
+	if _, err := st.PutTenant(ctx, store.Tenant{ID: "acme", Config: []byte("{}"), UpdatedAt: joined}); err != nil {
+		t.Fatalf("creating a tenant after the migration: %v", err)
+	}
+	l := store.Login{LoginKey: store.EmailPasswordKey(tenantsEmail).In("acme"), Email: tenantsEmail, EmailVerified: true,
+		EmailProven: true, OwnsEmail: true, PasswordHash: "new-hash", CreatedAt: joined}
+	if err := st.CreateUser(ctx, store.User{ID: "u3", TimeJoined: joined}, l); err != nil {
+		t.Fatalf("the address of the login from before signing up in another tenant, owning it: %v", err)
+	}
+	if got, err := st.Login(ctx, l.LoginKey); err != nil || got.UserID != "u3" || got.Tenant != "acme" || !got.OwnsEmail {
+		t.Errorf("the new tenant's login: %+v, %v; want u3's, in acme, owning its email", got, err)
+	}
+	if m, err := st.Membership(ctx, "acme", "u3"); err != nil || m.UserID != "u3" {
+		t.Errorf("the membership of the new user: %+v, %v", m, err)
+	}
+	if logins, err := st.LoginsByEmail(ctx, tenantsEmail); err != nil || len(logins) != 3 {
+		t.Errorf("the logins of the address, in every tenant: %+v, %v; want 3", logins, err)
 	}
 }

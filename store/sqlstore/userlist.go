@@ -17,23 +17,27 @@ var _ store.UserLister = (*Store)(nil)
 // the pages, as an offset would. The filters are EXISTS subqueries on
 // auth_logins by user (its index auth_logins_user), checked for each user
 // the scan meets; emails and phone numbers are substrings, which no index
-// can serve, and the walk in order stops once a page is full.
+// can serve, and the walk in order stops once a page is full. A tenant's
+// members are an EXISTS on auth_tenant_members by its primary key; the
+// public tenant's users, on auth_logins by user.
 
 // Bits of the index of a statement in userListQueries.
 const (
 	byEmail = 1 << iota
 	byProvider
 	byPhone
+	byPublicTenant
+	byMembership
 	afterCursor
 	newestFirst
 )
 
 // userListQueries holds the statements of ListUsers, by the bits of what
-// a query asks (all 32 combinations), and those of CountUsers, by its
-// filters.
+// a query asks (all 128 combinations, of which those with both tenant
+// bits go unused), and those of CountUsers, by its filters.
 type userListQueries struct {
-	list  [32]string
-	count [8]string
+	list  [128]string
+	count [32]string
 }
 
 func newUserListQueries(d Dialect) userListQueries {
@@ -51,6 +55,15 @@ func newUserListQueries(d Dialect) userListQueries {
 		if bits&byPhone != 0 {
 			where = append(where, exists(`l.method = '`+store.MethodPasswordless+`' AND l.subject NOT LIKE '%@%'
 				AND l.subject LIKE ? ESCAPE '!'`))
+		}
+		if bits&byPublicTenant != 0 {
+			// A record of second factors is in the public tenant
+			// whatever the tenants of its user's logins.
+			where = append(where, exists(`l.tenant = '' AND l.method <> '`+store.MethodSecondFactors+`'`))
+		}
+		if bits&byMembership != 0 {
+			where = append(where, `EXISTS (SELECT 1 FROM auth_tenant_members m
+				WHERE m.tenant = ? AND m.user_id = auth_users.id)`)
 		}
 		return where
 	}
@@ -107,6 +120,13 @@ func filterArgs(q store.UserQuery) (int, []any) {
 	}
 	if q.Phone != "" {
 		bits, args = bits|byPhone, append(args, "%"+likeEscape(q.Phone)+"%")
+	}
+	switch q.Tenant {
+	case "":
+	case store.PublicTenant:
+		bits |= byPublicTenant
+	default:
+		bits, args = bits|byMembership, append(args, q.Tenant)
 	}
 	return bits, args
 }

@@ -86,6 +86,7 @@ func codeDiff(got, want store.Code) string {
 	var d diff
 	d.str("Hash", fmt.Sprintf("%x", got.Hash), fmt.Sprintf("%x", want.Hash))
 	d.str("Kind", string(got.Kind), string(want.Kind))
+	d.str("Tenant", got.Tenant, want.Tenant)
 	d.str("UserID", got.UserID, want.UserID)
 	d.str("LoginID", got.LoginID, want.LoginID)
 	d.str("Email", got.Email, want.Email)

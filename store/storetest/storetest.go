@@ -27,6 +27,11 @@
 // promise, such as the order of the handles ResetPassword and
 // RevokeUserSessions return. Failure messages name the rule of the contract
 // that was broken.
+//
+// For a store.TenantStore, Run runs the groups that write logins, codes
+// and sessions a second time, under "InTenant", with every login key, code
+// and session of them in a tenant other than the public one: the results
+// must be the same, and every record must come back in its tenant.
 package storetest
 
 import (
@@ -47,59 +52,68 @@ import (
 
 // Run runs the conformance suite against the stores that newStore makes.
 func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
-	groups := []struct {
-		name  string
-		tests []test
-	}{
-		{"Users", userTests},
-		{"Logins", loginTests},
-		{"Linking", linkingTests},
-		{"Sessions", sessionTests},
-		{"Rotation", rotationTests},
-		{"SigningKeys", signingKeyTests},
-		{"Codes", codeTests},
-		{"ResetTokens", resetTokenTests},
-		{"VerificationTokens", verificationTokenTests},
-		{"Passwordless", passwordlessTests},
-		{"Passkeys", passkeyTests},
-		{"EmailChange", emailChangeTests},
-		{"SecondFactors", factorTests},
-		{"UserManagement", userManagementTests},
-		{"DeleteExpired", deleteExpiredTests},
-		{"Concurrency", concurrencyTests},
-	}
+	groups := append(slices.Clone(inTenantGroups), group{"SigningKeys", signingKeyTests})
 	// Optional parts of the contract are checked when the store has them.
 	probe := newStore(t)
 	if _, ok := probe.(store.RateLimitStore); ok {
-		groups = append(groups, struct {
-			name  string
-			tests []test
-		}{"RateLimits", rateLimitTests})
+		groups = append(groups, group{"RateLimits", rateLimitTests})
 	}
 	if _, ok := probe.(store.RoleStore); ok {
-		groups = append(groups, struct {
-			name  string
-			tests []test
-		}{"Roles", roleTests})
+		groups = append(groups, group{"Roles", roleTests})
 	}
 	if _, ok := probe.(store.AuditLog); ok {
-		groups = append(groups, struct {
-			name  string
-			tests []test
-		}{"Audit", auditTests})
+		groups = append(groups, group{"Audit", auditTests})
 	}
 	if _, ok := probe.(store.Banner); ok {
-		groups = append(groups, struct {
-			name  string
-			tests []test
-		}{"Bans", banTests})
+		groups = append(groups, group{"Bans", banTests})
 	}
 	if _, ok := probe.(store.UserLister); ok {
-		groups = append(groups, struct {
-			name  string
-			tests []test
-		}{"UserList", userListTests})
+		groups = append(groups, group{"UserList", userListTests})
 	}
+	if _, ok := probe.(store.TenantStore); ok {
+		groups = append(groups, group{"Tenants", tenantTests})
+	}
+	runGroups(t, groups, newStore)
+	// A TenantStore passes the groups about logins, codes and sessions
+	// again with every one of them in a tenant other than the public one,
+	// with the same results.
+	if _, ok := probe.(store.TenantStore); ok {
+		t.Run("InTenant", func(t *testing.T) {
+			runGroups(t, inTenantGroups, func(t *testing.T) store.Store {
+				return newInTenant(t, newStore(t))
+			})
+		})
+	}
+}
+
+// group is a group of tests, run together.
+type group struct {
+	name  string
+	tests []test
+}
+
+// inTenantGroups are the groups that Run runs first, and again in a
+// tenant: every group whose tests write logins, codes or sessions.
+var inTenantGroups = []group{
+	{"Users", userTests},
+	{"Logins", loginTests},
+	{"Linking", linkingTests},
+	{"Sessions", sessionTests},
+	{"Rotation", rotationTests},
+	{"Codes", codeTests},
+	{"ResetTokens", resetTokenTests},
+	{"VerificationTokens", verificationTokenTests},
+	{"Passwordless", passwordlessTests},
+	{"Passkeys", passkeyTests},
+	{"EmailChange", emailChangeTests},
+	{"SecondFactors", factorTests},
+	{"UserManagement", userManagementTests},
+	{"DeleteExpired", deleteExpiredTests},
+	{"Concurrency", concurrencyTests},
+}
+
+// runGroups runs each group's tests in parallel, on stores of newStore.
+func runGroups(t *testing.T, groups []group, newStore func(t *testing.T) store.Store) {
 	for _, g := range groups {
 		// The group itself is not parallel: t.Run then waits for all of its
 		// parallel subtests, which is what lets Run promise that the suite
@@ -588,6 +602,7 @@ func userDiff(got, want store.User) string {
 
 func loginDiff(got, want store.Login) string {
 	var d diff
+	d.str("Tenant", got.Tenant, want.Tenant)
 	d.str("Method", got.Method, want.Method)
 	d.str("ThirdParty", got.ThirdParty, want.ThirdParty)
 	d.str("Subject", got.Subject, want.Subject)
@@ -608,6 +623,7 @@ func sessionDiff(got, want store.Session) string {
 	d.str("Handle", got.Handle, want.Handle)
 	d.str("UserID", got.UserID, want.UserID)
 	d.str("LoginID", got.LoginID, want.LoginID)
+	d.str("Tenant", got.Tenant, want.Tenant)
 	d.time("CreatedAt", got.CreatedAt, want.CreatedAt)
 	d.time("RefreshedAt", got.RefreshedAt, want.RefreshedAt)
 	d.time("ExpiresAt", got.ExpiresAt, want.ExpiresAt)
