@@ -74,6 +74,23 @@ func signedUp(b *testing.B, cfg auth.Config) (a *auth.Auth, access, refresh stri
 	return a, rec.Header().Get("st-access-token"), rec.Header().Get("st-refresh-token")
 }
 
+// signedUpIn signs a new user up in tenant, which it creates, and returns
+// their access token.
+func signedUpIn(b *testing.B, a *auth.Auth, tenant string) string {
+	b.Helper()
+	if err := a.PutTenant(b.Context(), auth.Tenant{ID: tenant}); err != nil {
+		b.Fatal(err)
+	}
+	req := httptest.NewRequest("POST", "/auth/"+tenant+"/signup", strings.NewReader(benchBody))
+	req.Header.Set("st-auth-mode", "header")
+	rec := httptest.NewRecorder()
+	a.ServeHTTP(rec, req)
+	if rec.Code != 200 || rec.Header().Get("st-access-token") == "" {
+		b.Fatalf("sign-up in %s: %d %s", tenant, rec.Code, rec.Body)
+	}
+	return rec.Header().Get("st-access-token")
+}
+
 func BenchmarkRequireSession(b *testing.B) {
 	mfa := auth.MFAConfig{Required: []string{auth.FactorTOTP}}
 	for _, c := range []struct {
@@ -99,6 +116,9 @@ func BenchmarkRequireSession(b *testing.B) {
 		{"HS256+Roles+RequirePermission", auth.Config{SigningAlgorithm: auth.HS256}, []auth.Rule{roles.RequirePermission("posts:write")}, true},
 		// And two claims of the application's own.
 		{"HS256+Roles+TokenClaims", auth.Config{SigningAlgorithm: auth.HS256, TokenClaims: benchTokenClaims}, nil, true},
+		// A session of the tenant acme, whose token's tId is acme: the
+		// check is the public tenant's plain HS256 one.
+		{"HS256+Tenant", auth.Config{SigningAlgorithm: auth.HS256, Tenants: auth.TenantsConfig{Enabled: true}}, nil, false},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			cfg := c.cfg
@@ -108,6 +128,9 @@ func BenchmarkRequireSession(b *testing.B) {
 				cfg.Roles = rr
 			}
 			a, access, refresh := signedUp(b, cfg)
+			if cfg.Tenants.Enabled {
+				access = signedUpIn(b, a, "acme")
+			}
 			if len(c.cfg.MFA.Required) > 0 {
 				access = benchTOTP(b, a, access)
 			}
@@ -402,9 +425,10 @@ func (p *instant) Exchange(_ context.Context, r provider.ExchangeRequest) (provi
 // BenchmarkSignInUp is /signinup with the provider's round trips stubbed:
 // the verifier's MAC, the code's replay check, the store's sign-in-or-up
 // and the session. "signin" is a returning user, "signup" a new one each
-// time.
+// time; "acme/..." the same on a tenant whose one provider is its own
+// (stubbed alike), on the tenant's path.
 func BenchmarkSignInUp(b *testing.B) {
-	for _, kind := range []string{"signin", "signup"} {
+	for _, kind := range []string{"signin", "signup", "acme/signin", "acme/signup"} {
 		b.Run(kind, func(b *testing.B) {
 			const app = "https://app.example.com"
 			a, err := auth.New(auth.Config{
@@ -412,14 +436,24 @@ func BenchmarkSignInUp(b *testing.B) {
 				AppURL:     app,
 				ThirdParty: thirdparty.Config{Providers: []provider.Provider{&instant{}}},
 				RateLimits: auth.RateLimits{ClientThirdPartySignIns: auth.Rate{Burst: 1 << 30, Every: time.Nanosecond}},
+				Tenants:    auth.TenantsConfig{Enabled: true},
 			})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer a.Close(context.Background())
+			base := "/auth"
+			if tenant, rest, ok := strings.Cut(kind, "/"); ok {
+				base, kind = "/auth/"+tenant, rest
+				err := a.PutTenant(b.Context(), auth.Tenant{ID: tenant, FirstFactors: []string{auth.FactorThirdParty},
+					Providers: []auth.TenantProvider{{ID: "instant"}}})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
 			redirect := app + "/auth/callback/instant"
 			w := &discard{h: http.Header{}}
-			req := httptest.NewRequest("GET", "/auth/authorisationurl?thirdPartyId=instant&redirectURIOnProviderDashboard="+url.QueryEscape(redirect), nil)
+			req := httptest.NewRequest("GET", base+"/authorisationurl?thirdPartyId=instant&redirectURIOnProviderDashboard="+url.QueryEscape(redirect), nil)
 			rec := httptest.NewRecorder()
 			a.ServeHTTP(rec, req)
 			var got struct{ PKCECodeVerifier string }
@@ -438,7 +472,7 @@ func BenchmarkSignInUp(b *testing.B) {
 				if kind == "signin" {
 					code = "returning-" + strconv.Itoa(i)
 				}
-				req := httptest.NewRequest("POST", "/auth/signinup", strings.NewReader(body(code)))
+				req := httptest.NewRequest("POST", base+"/signinup", strings.NewReader(body(code)))
 				req.Header.Set("st-auth-mode", "header")
 				w.reset()
 				a.ServeHTTP(w, req)

@@ -18,6 +18,13 @@ import (
 	"github.com/latchkit/auth/thirdparty"
 )
 
+// thirdPartyOn reports whether cfg asks for sign-in with providers: its
+// own, or a tenant's, which need AppURL, whose origin their redirect URIs
+// are checked against.
+func thirdPartyOn(cfg *Config) bool {
+	return len(cfg.ThirdParty.Providers) > 0 || (cfg.Tenants.Enabled && cfg.AppURL != "")
+}
+
 // buildRecipes makes the recipes in packages of their own that the Config
 // turns on, each with the kernel as its seam.
 func (a *Auth) buildRecipes() error {
@@ -32,7 +39,7 @@ func (a *Auth) buildRecipes() error {
 		emailpassword.Limits{ClientNewPasswords: kit.Rate(cfg.RateLimits.ClientNewPasswords)}); err != nil {
 		return err
 	}
-	if len(cfg.ThirdParty.Providers) > 0 || cfg.Tenants.Enabled {
+	if thirdPartyOn(cfg) {
 		if a.thirdParty, err = thirdparty.New(k, cfg.ThirdParty, setup, kit.Rate(cfg.RateLimits.ClientThirdPartySignIns)); err != nil {
 			return err
 		}

@@ -341,6 +341,9 @@ func (a *Auth) tenantProviders(t Tenant) ([]provider.Provider, error) {
 	if t.Providers == nil {
 		return a.cfg.ThirdParty.Providers, nil
 	}
+	if a.thirdParty == nil {
+		return nil, fmt.Errorf("auth: tenant %s: providers need Config.AppURL, which their redirect URIs are checked against", t.ID)
+	}
 	out := make([]provider.Provider, 0, len(t.Providers))
 	for _, tp := range t.Providers {
 		if slices.ContainsFunc(out, func(p provider.Provider) bool { return p.ID() == tp.ID }) {
