@@ -72,6 +72,10 @@
 //     /mfa/recovery-code/verify, and with TOTP among its factors POST
 //     /totp/device, GET /totp/device/list, POST /totp/device/remove, POST
 //     /totp/device/verify, POST /totp/verify;
+//   - organisations, with [Config.Tenants] (# Tenants): POST
+//     /tenant/invitations, POST /tenant/invitation/accept, GET
+//     /tenant/members, POST /tenant/members/remove, POST /tenant/switch,
+//     POST /tenant/discover and GET /user/tenants;
 //   - always: GET /loginmethods.
 //
 // A [store.User] is an identity; the ways it signs in are its logins
@@ -313,7 +317,10 @@
 // and their second factors ([Auth.SecondFactors], [Auth.RequireFactors],
 // [Auth.NewRecoveryCodes], [Auth.ResetSecondFactors]), and deletes them
 // ([Auth.DeleteUser]). It keeps tenants ([Auth.PutTenant], [Auth.Tenant],
-// [Auth.Tenants], [Auth.DeleteTenant]; see # Tenants).
+// [Auth.Tenants], [Auth.DeleteTenant]; see # Tenants), invites to them
+// and manages their members ([Auth.Invite], [Auth.Invitations],
+// [Auth.RevokeInvitations], [Auth.Members], [Auth.RemoveMember],
+// [Auth.UserTenants]).
 //
 // [Auth.VerifyToken] checks an access token that comes without an HTTP
 // request (gRPC metadata, a WebSocket's first message, a queued job), with
@@ -506,6 +513,16 @@
 //     are and was refused a session;
 //   - [EventSignInNotMember] (sign_in_not_member): a user who is no longer
 //     a member of a tenant proved who they are there and was refused;
+//   - [EventTenantChanged] (tenant_changed): [Auth.PutTenant] created a
+//     tenant or changed its rules; [Event.Tenant] names it, as it does
+//     for every event of a request to a tenant's path;
+//   - [EventTenantDeleted] (tenant_deleted): [Auth.DeleteTenant];
+//   - [EventMemberInvited] (member_invited): an invitation was mailed;
+//   - [EventMemberJoined] (member_joined): a user accepted one;
+//   - [EventMemberRemoved] (member_removed): [Auth.RemoveMember], over
+//     the Go API or HTTP; the user's sessions there ended;
+//   - [EventTenantSwitch] (tenant_switched): a session moved to another
+//     tenant of its user's;
 //   - [EventImpersonationStarted] (impersonation_started): an operator
 //     started a session as a user ([Auth.Impersonate]); every event of
 //     that session names the operator in [Event.Operator];

@@ -191,6 +191,7 @@ func TestDocsRoutes(t *testing.T) {
 		MFA:               auth.MFAConfig{Required: []string{auth.FactorTOTP, auth.FactorWebAuthn}},
 		BeforeDeleteUser:  func(context.Context, string) error { return nil },
 		EmailChange:       emailchange.Config{Enabled: true},
+		Tenants:           auth.TenantsConfig{Enabled: true},
 		// Browsers refuse WebAuthn on IP addresses, so passkeys need a
 		// host name; the requests below go to the handler directly.
 		AppURL: "https://app.example.com",

@@ -104,6 +104,15 @@ var fullEndpoints = []endpoint{
 	{"POST", "/totp/device/remove", "totp"},
 	{"POST", "/totp/device/verify", "totp"},
 	{"POST", "/totp/verify", "totp"},
+	// Organisations (the library's own routes), on the public tenant's
+	// path, where the tenant routes refuse every session as of another.
+	{"POST", "/tenant/invitations", ""},
+	{"POST", "/tenant/invitation/accept", ""},
+	{"GET", "/tenant/members", ""},
+	{"POST", "/tenant/members/remove", ""},
+	{"POST", "/tenant/switch", ""},
+	{"POST", "/tenant/discover", ""},
+	{"GET", "/user/tenants", ""},
 	// The dashboard's shell and API (package dashboard), which answer
 	// without rid.
 	{"GET", "/dashboard", ""},
@@ -334,6 +343,9 @@ func (idp *fakeIdP) withEverything(cfg auth.Config) auth.Config {
 		cfg.Dashboard = dashboard.New(dashboard.Config{APIKey: dashKey})
 	}
 	cfg.ThirdParty.Providers = append(cfg.ThirdParty.Providers, idp.providers...)
+	if _, keeps := cfg.Store.(store.TenantStore); cfg.Store == nil || keeps {
+		cfg.Tenants.Enabled = true
+	}
 	return cfg
 }
 
@@ -343,8 +355,9 @@ func (idp *fakeIdP) withEverything(cfg auth.Config) auth.Config {
 // tests look at.
 type fullStore struct {
 	*textColumnStore
-	store.RoleStore  // the memory store's, uncounted: no request writes roles
-	store.UserLister // the memory store's, for the dashboard's API
+	store.RoleStore   // the memory store's, uncounted: no request writes roles
+	store.UserLister  // the memory store's, for the dashboard's API
+	store.TenantStore // the memory store's, for tenants and organisations
 }
 
 func (s fullStore) SignInUp(ctx context.Context, l store.Login, newUser store.User) (store.Login, bool, error) {
@@ -410,7 +423,7 @@ func newFullFixture(tb testing.TB, cfg auth.Config) *fullFixture {
 	cfg = idp.withEverything(cfg)
 	mem := memstore.New()
 	st := &textColumnStore{Store: mem}
-	cfg.Store = fullStore{st, mem, mem}
+	cfg.Store = fullStore{st, mem, mem, mem}
 	s := authtest.NewServer(tb, cfg)
 	hc := *s.Client()
 	hc.Timeout = 20 * time.Second
@@ -717,8 +730,9 @@ func TestInputOversizeBodiesRefusedUnread(t *testing.T) {
 	for _, ep := range fullEndpoints {
 		dash := strings.HasPrefix(ep.path, "/dashboard/")
 		bodied := ep.method == "POST" || dash && ep.method == "PUT" // PUT /mfa/info reads none
-		if !bodied || ep.path == "/session/refresh" || ep.path == "/signout" || ep.path == "/mfa/recovery-codes" || ep.path == "/user/delete" {
-			continue // refresh, sign-out, new recovery codes and deleting the account read no body
+		if !bodied || ep.path == "/session/refresh" || ep.path == "/signout" || ep.path == "/mfa/recovery-codes" || ep.path == "/user/delete" ||
+			ep.path == "/tenant/switch" {
+			continue // refresh, sign-out, new recovery codes, deleting the account and switching tenants read no body
 		}
 		for _, length := range []int{100 << 10, 1 << 40} {
 			for _, key := range []bool{true, false} {

@@ -22,7 +22,7 @@ func TestHostileRoleClaims(t *testing.T) {
 	mem := memstore.New()
 	st := &textColumnStore{Store: mem}
 	rr := roles.New(roles.Config{})
-	s := authtest.NewServer(t, auth.Config{Store: fullStore{st, mem, mem}, Roles: rr})
+	s := authtest.NewServer(t, auth.Config{Store: fullStore{st, mem, mem, mem}, Roles: rr})
 	f := &inFixture{Server: s, store: st, mem: mem, hc: s.Client()}
 	if _, err := rr.CreateRole(t.Context(), "admin", "posts:write"); err != nil {
 		t.Fatal(err)

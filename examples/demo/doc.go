@@ -117,6 +117,15 @@
 //		where the dashboard app's build is loaded from
 //		(dashboard.Config.BundleURL): an http or https URL, or a path on
 //		the demo's origin.
+//	-tenants (DEMO_TENANTS; default false; needs -dev)
+//		a second tenant, acme, beside the public one (auth.Config.Tenants):
+//		its people sign in only with its own development provider, Acme
+//		SSO at <app-url>/dev/acme-oidc, and must complete TOTP; addresses
+//		at acme.example are discovered to it. Open
+//		<app-url>/?tenantId=acme; /api/me says the session's tenantId.
+//		With -admin, GET /api/admin/tenants lists the tenants with their
+//		members and invitations, and POST /api/admin/tenants/invite
+//		({tenant, email, role}) invites.
 //	-account-linking (DEMO_ACCOUNT_LINKING; default false)
 //		join a new login method that proves its email to the user who
 //		owns it (auth.Config.AccountLinking).
