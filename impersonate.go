@@ -225,8 +225,8 @@ func (a *Auth) StopImpersonating(w http.ResponseWriter, r *http.Request) error {
 // access-token lifetime on, but no later than the end of an
 // impersonation, with its operator; over reports an impersonation that
 // has ended.
-func (a *Auth) accessEnd(s store.Session, now time.Time) (exp time.Time, operator string, over bool) {
-	exp = now.Add(a.cfg.AccessTokenLifetime)
+func (a *Auth) accessEnd(ctx context.Context, s store.Session, now time.Time) (exp time.Time, operator string, over bool) {
+	exp = now.Add(a.accessLifetime(ctx, s.Tenant))
 	imp := impersonationOf(s.Factors)
 	if imp == nil {
 		return exp, "", false

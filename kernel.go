@@ -318,6 +318,10 @@ func (k kernel) FirstFactorAllowed(w http.ResponseWriter, r *http.Request, facto
 
 func (k kernel) Tenant(ctx context.Context) *kit.Tenant { return k.a.tenantOf(ctx) }
 
+func (k kernel) SessionTenant(ctx context.Context, s kit.Session) *kit.Tenant {
+	return k.a.sessionTenant(ctx, s.Tenant())
+}
+
 func (k kernel) FirstUse(ctx context.Context, key string, memory time.Duration) bool {
 	wait, err := k.a.cfg.Limiter.Take(ctx, key, Rate{Burst: 1, Every: memory}, k.a.cfg.Now())
 	if err != nil {

@@ -23,8 +23,8 @@ import (
 // Organisations on top of tenants: invitations by email to join a tenant
 // with a role, its members and their roles, a member's removal, and a
 // user's switching between the tenants they belong to. The routes are
-// the library's own (PROTOCOL.md, # Organisations); their rules are the
-// package doc's (# Tenants).
+// the library's own (PROTOCOL.md, "Tenants and organisations"); their
+// rules are the package doc's (# Tenants).
 
 // An Invitation asks the holder of an address to join a tenant.
 type Invitation struct {
@@ -568,7 +568,8 @@ func (a *Auth) tenantOfDomain(ctx context.Context, email string) (string, error)
 // several tenants changes organisation without signing in again, where
 // the tenant's rules allow it. They allow it if the user is a member
 // there (or, for the public tenant, has a login in it), and the way the
-// session signed in is one of the tenant's first factors; the new
+// session signed in is one of the tenant's first factors (a provider, one
+// of the tenant's providers); the new
 // session keeps the second factors completed, and must complete what the
 // tenant requires besides (MFA pending).
 func (a *Auth) handleSwitchTenant(w http.ResponseWriter, r *http.Request) {
@@ -626,6 +627,11 @@ func (a *Auth) switchRefused(ctx context.Context, t *kit.Tenant, userID string, 
 	}
 	first := a.tenantFirstFactors(t)
 	if !slices.Contains(first, kit.FactorOf(by, false)) && !slices.Contains(first, kit.FactorOf(by, true)) {
+		return "SIGN_IN_REQUIRED_ERROR"
+	}
+	// A provider's sign-in counts where the tenant has that provider: a
+	// tenant that signs in with its company's provider takes no other.
+	if by.Method == store.MethodThirdParty && t.Provider(by.ThirdParty) == nil {
 		return "SIGN_IN_REQUIRED_ERROR"
 	}
 	return ""

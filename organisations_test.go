@@ -155,3 +155,33 @@ func TestTenantsDiscover(t *testing.T) {
 		t.Error("PutTenant took the email domain @acme.example")
 	}
 }
+
+// TestTenantsSwitchKeepsTenantRules: a member moves only where the way
+// their session signed in is one of the tenant's: a provider the tenant
+// does not have, or a password where it takes none, needs a sign-in there.
+func TestTenantsSwitchKeepsTenantRules(t *testing.T) {
+	s, p := tenantServer(t, auth.Config{})
+	sso := authtest.NewProvider(t)
+	sso.ID = "globex-sso"
+	err := s.Auth.PutTenant(t.Context(), auth.Tenant{ID: "globex", FirstFactors: []string{auth.FactorThirdParty},
+		Providers: []auth.TenantProvider{{ID: sso.ID, Issuer: sso.URL, ClientID: sso.ClientID, ClientSecret: sso.ClientSecret}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := s.AuthConfig.Store.(store.TenantStore)
+	byProvider, byPassword := tenantClient(s, authtest.Header, ""), tenantClient(s, authtest.Header, "")
+	for c, res := range map[*authtest.Client]*authtest.Response{
+		byProvider: byProvider.SignInWithProvider(p), byPassword: byPassword.SignUp(s.NewEmail(), "correct horse battery 9"),
+	} {
+		uid := wantTenantSession(t, "a sign-in in public", res, "public")
+		if _, err := ts.AddMember(t.Context(), "globex", uid, s.Clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		res := c.Do(http.MethodPost, "/auth/globex/tenant/switch", nil)
+		wantReply(t, "a switch to globex", res.StatusCode, res.Body, http.StatusOK, `{"status":"SIGN_IN_REQUIRED_ERROR"}`)
+	}
+	// The same session into acme, which has the provider but of which
+	// the user is no member.
+	res := byProvider.Do(http.MethodPost, "/auth/acme/tenant/switch", nil)
+	wantReply(t, "a switch to acme, not a member", res.StatusCode, res.Body, http.StatusOK, `{"status":"NOT_A_MEMBER_ERROR"}`)
+}

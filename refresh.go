@@ -90,7 +90,7 @@ func (a *Auth) handleRefresh(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	exp, operator, over := a.accessEnd(s, now)
+	exp, operator, over := a.accessEnd(ctx, s, now)
 	if over {
 		a.endImpersonation(ctx, r, s, operator)
 		a.refuseRefresh(w, r, errSessionExpired)

@@ -315,7 +315,7 @@ func (a *Auth) startSession(ctx context.Context, s *store.Session, by store.Logi
 		return issued{}, err
 	}
 	claims := a.claimsAtSignIn(ctx, *s, by, now)
-	exp, _, _ := a.accessEnd(*s, now)
+	exp, _, _ := a.accessEnd(ctx, *s, now)
 	t, err := a.issueAccess(key, *s, now, exp, &claims)
 	if err != nil {
 		return issued{}, err

@@ -111,6 +111,13 @@ type Tenant struct {
 	// people ("acme.example"): POST /tenant/discover sends a sign-in page
 	// with such an address to the tenant. A domain belongs to one tenant.
 	EmailDomains []string
+	// PasswordMinLength is the fewest characters a new password of the
+	// tenant's has, beside Config.EmailPassword's policy; 0 for none.
+	PasswordMinLength int
+	// AccessTokenLifetime is how long the access tokens of the tenant's
+	// sessions work (how long one outlives its session's end without
+	// Config.CheckSessionInStore); 0 for Config.AccessTokenLifetime.
+	AccessTokenLifetime time.Duration
 }
 
 // A TenantProvider is a provider of a tenant's: one of
@@ -251,6 +258,8 @@ type storedTenant struct {
 	Required     []string         `json:"requiredSecondFactors,omitempty"`
 	Providers    []storedProvider `json:"providers,omitempty"`
 	EmailDomains []string         `json:"emailDomains,omitempty"`
+	MinLength    int              `json:"passwordMinLength,omitempty"`
+	AccessTTL    time.Duration    `json:"accessTokenLifetime,omitempty"`
 }
 
 type storedProvider struct {
@@ -269,7 +278,8 @@ func (a *Auth) encodeTenant(t Tenant) ([]byte, error) {
 	if err := a.checkTenant(t); err != nil {
 		return nil, err
 	}
-	st := storedTenant{FirstFactors: t.FirstFactors, Required: t.RequiredSecondFactors, EmailDomains: t.EmailDomains}
+	st := storedTenant{FirstFactors: t.FirstFactors, Required: t.RequiredSecondFactors, EmailDomains: t.EmailDomains,
+		MinLength: t.PasswordMinLength, AccessTTL: t.AccessTokenLifetime}
 	for _, p := range t.Providers {
 		sp := storedProvider{ID: p.ID, Name: p.Name, Issuer: p.Issuer, ClientID: p.ClientID, Scopes: p.Scopes}
 		if p.ClientSecret != "" {
@@ -294,7 +304,8 @@ func (a *Auth) decodeTenant(st store.Tenant) (Tenant, error) {
 	if err := json.Unmarshal(st.Config, &rec); err != nil {
 		return Tenant{}, fmt.Errorf("auth: the configuration of tenant %q is malformed: %w", st.ID, err)
 	}
-	t := Tenant{ID: st.ID, FirstFactors: rec.FirstFactors, RequiredSecondFactors: rec.Required, EmailDomains: rec.EmailDomains}
+	t := Tenant{ID: st.ID, FirstFactors: rec.FirstFactors, RequiredSecondFactors: rec.Required, EmailDomains: rec.EmailDomains,
+		PasswordMinLength: rec.MinLength, AccessTokenLifetime: rec.AccessTTL}
 	for _, sp := range rec.Providers {
 		secret := sp.Secret
 		if sp.Sealed {
@@ -326,6 +337,12 @@ func (a *Auth) checkTenant(t Tenant) error {
 		if !slices.Contains(a.cfg.MFA.Factors, f) {
 			return fmt.Errorf("auth: tenant %s: %q is not one of Config.MFA.Factors", t.ID, f)
 		}
+	}
+	if t.PasswordMinLength < 0 || t.PasswordMinLength > 256 {
+		return fmt.Errorf("auth: tenant %s: PasswordMinLength %d is not within 0 and 256", t.ID, t.PasswordMinLength)
+	}
+	if t.AccessTokenLifetime < 0 || t.AccessTokenLifetime >= a.cfg.RefreshTokenLifetime {
+		return fmt.Errorf("auth: tenant %s: AccessTokenLifetime must be positive, or 0, and shorter than Config.RefreshTokenLifetime", t.ID)
 	}
 	for _, d := range t.EmailDomains {
 		if d == "" || d != strings.ToLower(d) || strings.ContainsAny(d, "@/ ") || !strings.Contains(d, ".") {
@@ -477,7 +494,8 @@ func (a *Auth) buildTenant(st store.Tenant) (*kit.Tenant, error) {
 		return nil, err
 	}
 	return &kit.Tenant{ID: t.ID, FirstFactors: t.FirstFactors, RequiredSecondFactors: t.RequiredSecondFactors,
-		Providers: ps, EmailDomains: t.EmailDomains}, nil
+		Providers: ps, EmailDomains: t.EmailDomains, PasswordMinLength: t.PasswordMinLength,
+		AccessTokenLifetime: t.AccessTokenLifetime}, nil
 }
 
 // tenantInStore is the tenant id as the store keeps it: "" for the public
@@ -564,4 +582,26 @@ func (a *Auth) memberOrRefused(w http.ResponseWriter, r *http.Request, userID st
 		a.fail(w, r, err)
 	}
 	return false
+}
+
+// accessLifetime is how long the access tokens of a session in tenant (as
+// the store keeps it) work. A tenant whose rules cannot be read now gets
+// Config's.
+func (a *Auth) accessLifetime(ctx context.Context, tenant string) time.Duration {
+	if tenant != "" {
+		if t, err := a.tenant(ctx, tenant); err == nil && t.AccessTokenLifetime > 0 {
+			return t.AccessTokenLifetime
+		}
+	}
+	return a.cfg.AccessTokenLifetime
+}
+
+// sessionTenant is the tenant of a session, for the recipes: its rules, or
+// those of a tenant without any of its own where they cannot be read now.
+func (a *Auth) sessionTenant(ctx context.Context, id string) *kit.Tenant {
+	t, err := a.tenant(ctx, id)
+	if err != nil {
+		return &kit.Tenant{ID: id}
+	}
+	return t
 }

@@ -319,3 +319,40 @@ func TestTenantsConfig(t *testing.T) {
 		t.Errorf("a deleted tenant's loginmethods: %d %s, want 404", res.StatusCode, res.Body)
 	}
 }
+
+// TestTenantsSettings: a tenant's password policy and access-token
+// lifetime hold in it, and not in the public tenant.
+func TestTenantsSettings(t *testing.T) {
+	s, _ := tenantServer(t, auth.Config{})
+	err := s.Auth.PutTenant(t.Context(), auth.Tenant{ID: "acme", PasswordMinLength: 16, AccessTokenLifetime: 5 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := "correct horse 9" // 15 characters
+	res := tenantClient(s, authtest.Header, "acme").SignUp(s.NewEmail(), short)
+	wantReply(t, "a short password in acme", res.StatusCode, res.Body, http.StatusOK,
+		`{"status":"FIELD_ERROR","formFields":[{"id":"password","error":"Password must contain at least 16 characters"}]}`)
+	pub := tenantClient(s, authtest.Header, "")
+	wantTenantSession(t, "the same password in public", pub.SignUp(s.NewEmail(), short), "public")
+
+	acme := tenantClient(s, authtest.Header, "acme")
+	res = acme.SignUp(s.NewEmail(), short+"9")
+	wantTenantSession(t, "a long enough password in acme", res, "acme")
+	for what, c := range map[string]*authtest.Client{"acme": acme, "public": pub} {
+		ft := decodeFrontToken(t, c.FrontToken)
+		want := auth.DefaultAccessTokenLifetime
+		if what == "acme" {
+			want = 5 * time.Minute
+		}
+		if got := time.UnixMilli(ft.ATE).Sub(s.Clock.Now()); got != want {
+			t.Errorf("%s's access token lasts %v, want %v", what, got, want)
+		}
+	}
+	s.Clock.Advance(5*time.Minute + time.Second)
+	if res := acme.Refresh(); res.StatusCode != http.StatusOK {
+		t.Fatalf("acme's refresh: %d %s", res.StatusCode, res.Body)
+	}
+	if got := time.UnixMilli(decodeFrontToken(t, acme.FrontToken).ATE).Sub(s.Clock.Now()); got != 5*time.Minute {
+		t.Errorf("acme's refreshed access token lasts %v, want 5m", got)
+	}
+}

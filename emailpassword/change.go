@@ -67,7 +67,7 @@ func (p *Recipe) handleChangePassword(w http.ResponseWriter, r *http.Request) {
 	if has && old == "" {
 		errs = append(errs, fieldError{"oldPassword", wire.MsgFieldNotOptional})
 	}
-	if msg := p.checkNewPassword(pw); msg != "" {
+	if msg := p.checkNewPassword(p.k.SessionTenant(r.Context(), s), pw); msg != "" {
 		errs = append(errs, fieldError{"newPassword", msg})
 	}
 	switch {

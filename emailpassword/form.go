@@ -132,7 +132,7 @@ func (p *Recipe) decodeCredentials(w http.ResponseWriter, r *http.Request, newPa
 	if password == "" {
 		errs = append(errs, fieldError{"password", wire.MsgFieldNotOptional})
 	} else if newPassword {
-		if msg := p.checkNewPassword(password); msg != "" {
+		if msg := p.checkNewPassword(p.k.Tenant(r.Context()), password); msg != "" {
 			errs = append(errs, fieldError{"password", msg})
 		}
 	}

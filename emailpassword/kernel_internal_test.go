@@ -70,11 +70,14 @@ func (k *testKernel) Fail(w http.ResponseWriter, _ *http.Request, err error) {
 
 func (k *testKernel) FirstFactorAllowed(http.ResponseWriter, *http.Request, string) bool { return true }
 func (k *testKernel) Tenant(context.Context) *kit.Tenant                                 { return &kit.Tenant{ID: store.PublicTenant} }
-func (k *testKernel) FirstFactors(...string)                                             {}
-func (k *testKernel) Take(context.Context, ...kit.Limit) time.Duration                   { return 0 }
-func (k *testKernel) Client(r *http.Request) string                                      { return r.RemoteAddr }
-func (k *testKernel) Emit(context.Context, *http.Request, kit.Event)                     {}
-func (k *testKernel) EmailVerified(context.Context, store.Login)                         {}
+func (k *testKernel) SessionTenant(context.Context, kit.Session) *kit.Tenant {
+	return &kit.Tenant{ID: store.PublicTenant}
+}
+func (k *testKernel) FirstFactors(...string)                           {}
+func (k *testKernel) Take(context.Context, ...kit.Limit) time.Duration { return 0 }
+func (k *testKernel) Client(r *http.Request) string                    { return r.RemoteAddr }
+func (k *testKernel) Emit(context.Context, *http.Request, kit.Event)   {}
+func (k *testKernel) EmailVerified(context.Context, store.Login)       {}
 func (k *testKernel) TakeSignIn(*http.Request, string) (func(kit.AttemptOutcome), time.Duration) {
 	return func(kit.AttemptOutcome) {}, 0
 }

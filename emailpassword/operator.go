@@ -17,7 +17,7 @@ import (
 // changes). It ends no session: the caller does, as a reset does.
 // store.ErrNotFound if the user has no such login.
 func (p *Recipe) SetPassword(ctx context.Context, userID, pw string) (refused string, err error) {
-	if msg := p.checkNewPassword(pw); msg != "" {
+	if msg := p.checkNewPassword(p.k.Tenant(ctx), pw); msg != "" {
 		return msg, nil
 	}
 	if _, err := p.operatorLogin(ctx, userID); err != nil {
@@ -66,7 +66,7 @@ func (p *Recipe) CreateUser(ctx context.Context, email, pw string) (u store.User
 	if badEmail = wire.CheckEmail(email); badEmail != "" {
 		return u, l, badEmail, "", nil
 	}
-	if badPassword = p.checkNewPassword(pw); badPassword != "" {
+	if badPassword = p.checkNewPassword(p.k.Tenant(ctx), pw); badPassword != "" {
 		return u, l, "", badPassword, nil
 	}
 	// A cheap check first, so a taken email costs no hash; CreateUser

@@ -3,11 +3,13 @@ package emailpassword
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/password"
@@ -141,12 +143,14 @@ func utf16Len(s string) int {
 
 // checkNewPassword returns the field error for a password being set, or "".
 // The hard length cap holds whatever the policy allows: it bounds hashing.
-func (p *Recipe) checkNewPassword(pw string) string {
+func (p *Recipe) checkNewPassword(t *kit.Tenant, pw string) string {
 	switch {
 	case pw == "":
 		return wire.MsgFieldNotOptional
 	case len(pw) > maxPasswordLen:
 		return msgPasswordLong
+	case utf8.RuneCountInString(pw) < t.PasswordMinLength:
+		return fmt.Sprintf("Password must contain at least %d characters", t.PasswordMinLength)
 	}
 	if err := p.cfg.Policy(normalisePassword(pw)); err != nil {
 		return err.Error()

@@ -95,7 +95,7 @@ func (p *Recipe) handleResetPassword(w http.ResponseWriter, r *http.Request) {
 		p.k.Fail(w, r, err)
 		return
 	}
-	if msg := p.checkNewPassword(pw); msg != "" {
+	if msg := p.checkNewPassword(p.k.Tenant(r.Context()), pw); msg != "" {
 		writeFieldErrors(w, []fieldError{{"password", msg}})
 		return
 	}

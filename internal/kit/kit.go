@@ -232,6 +232,8 @@ type Kernel interface {
 	// tenant. Routes that act on a session act in the session's tenant
 	// instead (Session.Tenant).
 	Tenant(ctx context.Context) *Tenant
+	// SessionTenant is the tenant of the session s.
+	SessionTenant(ctx context.Context, s Session) *Tenant
 }
 
 // A Tenant is a tenant as the recipes see it (auth.Tenant).
@@ -246,6 +248,11 @@ type Tenant struct {
 	Providers []provider.Provider
 	// EmailDomains are the domains of its people's addresses.
 	EmailDomains []string
+	// PasswordMinLength is the fewest characters of a new password there,
+	// beside the deployment's policy; AccessTokenLifetime its sessions'
+	// access tokens' lifetime, 0 for the deployment's.
+	PasswordMinLength   int
+	AccessTokenLifetime time.Duration
 }
 
 // Key is k in the tenant.
