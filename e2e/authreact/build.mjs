@@ -1,5 +1,5 @@
-// Bundles app.jsx (or another entry: mfa.jsx, roles.jsx) with esbuild into
-// outdir/<entry>.js.
+// Bundles app.jsx (or another entry: mfa.jsx, roles.jsx, tenants.jsx) with
+// esbuild into outdir/<entry>.js.
 //
 //	node authreact/build.mjs [outdir] [entry]   (default authreact/dist, app)
 import path from "node:path";

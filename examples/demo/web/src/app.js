@@ -491,7 +491,9 @@ const PROVIDER_KEY = "latchkit-auth-demo.provider";
 // the first factors, passwordless ones included.
 let loginMethods;
 function loadLoginMethods() {
-  loginMethods ??= Multitenancy.getLoginMethods();
+  // The tenant of the page's ?tenantId=, which the SDK's other calls
+  // read themselves.
+  loginMethods ??= Promise.resolve(Multitenancy.getTenantId()).then((tenantId) => Multitenancy.getLoginMethods({ tenantId }));
   return loginMethods;
 }
 
