@@ -999,6 +999,9 @@ func newMux(a *auth.Auth, st store.Store, f features) *http.ServeMux {
 	// Verification links open this page too (emailverification.Config.URL's
 	// default); with verification off it says so.
 	mux.HandleFunc("GET /auth/verify-email", page)
+	// Invitations to a tenant (-tenants) open this page too
+	// (auth.TenantsConfig.InvitationURL's default).
+	mux.HandleFunc("GET /auth/invitation", page)
 	// The providers send the browser back here, to finish the sign-in
 	// (POST /auth/callback/apple, Apple's form post, still goes to the
 	// auth handler, which redirects here).

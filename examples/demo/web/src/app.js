@@ -96,6 +96,9 @@ const onRecoveryPage = window.location.pathname === "/auth/webauthn/recover";
 const onEmailChangePage = window.location.pathname === "/auth/change-email";
 const onEmailUndoPage = window.location.pathname === "/auth/undo-email-change";
 
+// And the page invitations to a tenant open (-tenants).
+const onInvitationPage = window.location.pathname === "/auth/invitation";
+
 // And the account page.
 const onAccountPage = window.location.pathname === "/account";
 
@@ -223,7 +226,7 @@ function say(text) {
 }
 
 function show(id) {
-  for (const s of ["loading", "signed-in", "signed-out", "reset", "verify-email", "pwl-link", "pk-recovery", "mfa", "account", "email-change", "admin"])
+  for (const s of ["loading", "signed-in", "signed-out", "reset", "verify-email", "pwl-link", "pk-recovery", "mfa", "account", "email-change", "admin", "invitation"])
     $(s).hidden = s !== id;
 }
 
@@ -478,6 +481,48 @@ async function startVerifyPage() {
     await verifyFromLink();
   } else {
     $("verify-email-confirm").hidden = false;
+  }
+}
+
+// ---- invitations ----
+
+// startInvitationPage shows an invitation to join a tenant: a signed-in
+// user accepts it with a click (a mail scanner that opens the link takes
+// nothing); a signed-out one is sent to sign in to the tenant first.
+async function startInvitationPage() {
+  show("invitation");
+  const token = params.get("token");
+  const tenant = params.get("tenantId");
+  if (!token || !tenant) {
+    say("This invitation link is incomplete. Ask for a new one.");
+    return;
+  }
+  $("invitation-tenant").textContent = tenant;
+  if (await Session.doesSessionExist()) {
+    $("invitation-accept").hidden = false;
+    return;
+  }
+  const signIn = $("invitation-signin");
+  // Back here once signed in: the sign-in page of the tenant, then this
+  // link again.
+  signIn.href = "/?tenantId=" + encodeURIComponent(tenant);
+  $("invitation-signed-out").hidden = false;
+}
+
+// acceptInvitation posts the link's token with the page's session.
+async function acceptInvitation() {
+  const tenant = params.get("tenantId");
+  const res = await mfaAPI("POST", "/" + encodeURIComponent(tenant) + "/tenant/invitation/accept", { token: params.get("token") });
+  $("invitation-accept").hidden = true;
+  switch (res.status) {
+    case "OK":
+      $("invitation-done").hidden = false;
+      break;
+    case "INVITATION_EMAIL_MISMATCH_ERROR":
+      say("This invitation is for another address: sign in with the address it was sent to.");
+      break;
+    default:
+      say("This invitation has expired, was used already or was withdrawn. Ask for a new one.");
   }
 }
 
@@ -2241,6 +2286,12 @@ async function start() {
     return;
   }
 
+  if (onInvitationPage) {
+    await loaded;
+    await startInvitationPage();
+    return;
+  }
+
   if (onEmailChangePage || onEmailUndoPage) {
     startEmailChangePage();
     return;
@@ -2351,6 +2402,11 @@ $("verify-check").addEventListener("click", () => {
 
 $("verify-email-confirm").addEventListener("click", () => {
   busy($("verify-email"), verifyFromLink);
+});
+
+$("invitation-accept").addEventListener("click", () => {
+  say("");
+  busy($("invitation"), acceptInvitation);
 });
 
 $("forgot-form").addEventListener("submit", (e) => {
