@@ -885,10 +885,12 @@ type features struct {
 	// /api/account): with any feature beyond email and password, so that
 	// the minimal server serves what it always has.
 	Account bool `json:"account,omitempty"`
+	// Tenants is true with -tenants: the admin page lists the tenants.
+	Tenants bool `json:"tenants,omitempty"`
 }
 
 func (o options) features() features {
-	f := features{EmailVerification: string(o.emailVerification), AccountLinking: o.accountLinking, Passwordless: string(o.passwordless), Passkeys: o.passkeys, MFA: o.mfa, Dev: o.dev, Roles: o.roles != nil}
+	f := features{EmailVerification: string(o.emailVerification), AccountLinking: o.accountLinking, Passwordless: string(o.passwordless), Passkeys: o.passkeys, MFA: o.mfa, Dev: o.dev, Roles: o.roles != nil, Tenants: o.tenants}
 	if f.EmailVerification == "" {
 		f.EmailVerification = "off"
 	}

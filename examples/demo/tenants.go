@@ -112,11 +112,11 @@ func (c *operatorConsole) tenants(w http.ResponseWriter, r *http.Request) {
 func (c *operatorConsole) invite(w http.ResponseWriter, r *http.Request) {
 	var req struct{ Tenant, Email, Role string }
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<10)).Decode(&req); err != nil {
-		writeAccountJSON(w, http.StatusBadRequest, map[string]string{"error": "want {tenant, email, role}"})
+		writeAccountJSON(w, http.StatusBadRequest, map[string]string{"message": "want {tenant, email, role}"})
 		return
 	}
 	if err := c.a.Invite(r.Context(), req.Tenant, req.Email, req.Role); err != nil {
-		writeAccountJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		writeAccountJSON(w, http.StatusBadRequest, map[string]string{"message": err.Error()})
 		return
 	}
 	writeAccountJSON(w, http.StatusOK, map[string]string{"status": "OK"})

@@ -2404,6 +2404,20 @@ $("verify-email-confirm").addEventListener("click", () => {
   busy($("verify-email"), verifyFromLink);
 });
 
+$("admin-invite-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  adminSay("");
+  busy(e.currentTarget, async () => {
+    try {
+      await adminCall("POST", "/api/admin/tenants/invite", { tenant: "acme", email: $("admin-invite-email").value.trim(), role: "" });
+      $("admin-invite-email").value = "";
+      await adminTenants();
+    } catch (err) {
+      adminSay(err.message);
+    }
+  });
+});
+
 $("invitation-accept").addEventListener("click", () => {
   say("");
   busy($("invitation"), acceptInvitation);
@@ -2650,7 +2664,29 @@ async function showAdmin() {
     return;
   }
   await adminUsers(false);
+  await adminTenants();
   await adminAudit("");
+}
+
+// adminTenants lists the tenants (-tenants) with their members and the
+// invitations not yet accepted.
+async function adminTenants() {
+  $("admin-tenants-box").hidden = features.tenants !== true;
+  if (!features.tenants) return;
+  const tenants = await adminCall("GET", "/api/admin/tenants");
+  const list = $("admin-tenants");
+  list.replaceChildren();
+  for (const t of tenants) {
+    const li = document.createElement("li");
+    const members = t.members.map((m) => m.email + (m.roles.length ? " (" + m.roles.join(", ") + ")" : ""));
+    const invited = t.invitations.map((i) => i.email);
+    li.textContent =
+      t.id +
+      ": " +
+      (members.length ? members.join(", ") : "no members") +
+      (invited.length ? "; invited: " + invited.join(", ") : "");
+    list.append(li);
+  }
 }
 
 // adminUsers lists the users matching the search, newest first, or the
