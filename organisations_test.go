@@ -154,6 +154,9 @@ func TestTenantsDiscover(t *testing.T) {
 	if err := s.Auth.PutTenant(t.Context(), auth.Tenant{ID: "acme", EmailDomains: []string{"@acme.example"}}); err == nil {
 		t.Error("PutTenant took the email domain @acme.example")
 	}
+	if err := s.Auth.PutTenant(t.Context(), auth.Tenant{ID: "globex", EmailDomains: []string{"acme.example"}}); err == nil {
+		t.Error("PutTenant gave globex acme's email domain")
+	}
 }
 
 // TestTenantsSwitchKeepsTenantRules: a member moves only where the way

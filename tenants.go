@@ -170,6 +170,9 @@ func (a *Auth) PutTenant(ctx context.Context, t Tenant) error {
 	if err != nil {
 		return err
 	}
+	if err := a.domainTaken(ctx, t); err != nil {
+		return err
+	}
 	now := a.cfg.Now()
 	if _, err := ts.PutTenant(ctx, store.Tenant{ID: t.ID, Config: rec, UpdatedAt: now}); err != nil {
 		return err
@@ -325,18 +328,8 @@ func (a *Auth) checkTenant(t Tenant) error {
 	if err := checkTenantID(t.ID); err != nil {
 		return err
 	}
-	for _, f := range t.FirstFactors {
-		if !slices.Contains(a.available, f) {
-			return fmt.Errorf("auth: tenant %s: %q is not a first factor the deployment offers (%s)", t.ID, f, strings.Join(a.available, ", "))
-		}
-	}
-	if len(t.RequiredSecondFactors) > 0 && !a.mfaOn() {
-		return fmt.Errorf("auth: tenant %s: RequiredSecondFactors need Config.MFA", t.ID)
-	}
-	for _, f := range t.RequiredSecondFactors {
-		if !slices.Contains(a.cfg.MFA.Factors, f) {
-			return fmt.Errorf("auth: tenant %s: %q is not one of Config.MFA.Factors", t.ID, f)
-		}
+	if err := a.checkTenantFactors(t); err != nil {
+		return err
 	}
 	if t.PasswordMinLength < 0 || t.PasswordMinLength > 256 {
 		return fmt.Errorf("auth: tenant %s: PasswordMinLength %d is not within 0 and 256", t.ID, t.PasswordMinLength)
@@ -351,6 +344,44 @@ func (a *Auth) checkTenant(t Tenant) error {
 	}
 	_, err := a.tenantProviders(t)
 	return err
+}
+
+// checkTenantFactors reports what is wrong with t's factors.
+func (a *Auth) checkTenantFactors(t Tenant) error {
+	for _, f := range t.FirstFactors {
+		if !slices.Contains(a.available, f) {
+			return fmt.Errorf("auth: tenant %s: %q is not a first factor the deployment offers (%s)", t.ID, f, strings.Join(a.available, ", "))
+		}
+	}
+	if len(t.RequiredSecondFactors) > 0 && !a.mfaOn() {
+		return fmt.Errorf("auth: tenant %s: RequiredSecondFactors need Config.MFA", t.ID)
+	}
+	for _, f := range t.RequiredSecondFactors {
+		if !slices.Contains(a.cfg.MFA.Factors, f) {
+			return fmt.Errorf("auth: tenant %s: %q is not one of Config.MFA.Factors", t.ID, f)
+		}
+	}
+	return nil
+}
+
+// domainTaken reports a domain of t's that another tenant has.
+func (a *Auth) domainTaken(ctx context.Context, t Tenant) error {
+	if len(t.EmailDomains) == 0 {
+		return nil
+	}
+	a.tenants.forget() // as the store has it now
+	byID, err := a.tenantSnapshot(ctx)
+	if err != nil {
+		return err
+	}
+	for id, other := range byID {
+		for _, d := range t.EmailDomains {
+			if id != t.ID && slices.Contains(other.EmailDomains, d) {
+				return fmt.Errorf("auth: tenant %s: the email domain %s is tenant %s's", t.ID, d, id)
+			}
+		}
+	}
+	return nil
 }
 
 // tenantProviders builds the providers of t.
