@@ -68,6 +68,9 @@ const (
 	DefaultMembersPermission  = "members:manage"
 )
 
+// errUnknownRole refuses an invitation with a role that does not exist.
+var errUnknownRole = errors.New("auth: Invite: no such role")
+
 // ErrNotMember reports a user who is not a member of a tenant.
 var ErrNotMember = errors.New("auth: not a member of the tenant")
 
@@ -111,8 +114,10 @@ func (a *Auth) newInvitation(ctx context.Context, tenant, email, role string) (s
 		if !ok {
 			return store.Invitation{}, "", errors.New("auth: an invitation with a role needs a Store that is a store.RoleStore")
 		}
-		if _, err := rs.RolePermissions(ctx, role); err != nil {
-			return store.Invitation{}, "", fmt.Errorf("auth: Invite: the role %q: %w", role, err)
+		if _, err := rs.RolePermissions(ctx, role); errors.Is(err, store.ErrNotFound) {
+			return store.Invitation{}, "", fmt.Errorf("%w: %q", errUnknownRole, role)
+		} else if err != nil {
+			return store.Invitation{}, "", err
 		}
 	}
 	if a.cfg.Email.Mailer == nil {
@@ -317,7 +322,7 @@ func (a *Auth) handleInvite(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := a.Invite(ctx, vt.session.TenantID, *req.Email, req.Role); err != nil {
-		if strings.Contains(err.Error(), "the role") {
+		if errors.Is(err, errUnknownRole) {
 			wire.Status(w, "UNKNOWN_ROLE_ERROR")
 			return
 		}

@@ -188,3 +188,21 @@ func TestTenantsSwitchKeepsTenantRules(t *testing.T) {
 	res := byProvider.Do(http.MethodPost, "/auth/acme/tenant/switch", nil)
 	wantReply(t, "a switch to acme, not a member", res.StatusCode, res.Body, http.StatusOK, `{"status":"NOT_A_MEMBER_ERROR"}`)
 }
+
+// TestTenantsInviteRefusals: what an invitation over HTTP refuses.
+func TestTenantsInviteRefusals(t *testing.T) {
+	s, ann, _ := orgServer(t, authtest.Header)
+	res := ann.Do(http.MethodPost, "/auth/acme/tenant/invitations", map[string]string{"email": "x@example.com", "role": "nosuch"})
+	wantReply(t, "an unknown role", res.StatusCode, res.Body, http.StatusOK, `{"status":"UNKNOWN_ROLE_ERROR"}`)
+	res = ann.Do(http.MethodPost, "/auth/acme/tenant/invitations", map[string]string{"email": "not an address"})
+	if res.StatusCode != http.StatusOK || res.Status != "GENERAL_ERROR" {
+		t.Errorf("a malformed address: %d %s, want GENERAL_ERROR", res.StatusCode, res.Body)
+	}
+	res = ann.Do(http.MethodPost, "/auth/tenant/invitations", map[string]string{"email": "x@example.com"})
+	if res.StatusCode != http.StatusForbidden {
+		t.Errorf("an invitation on the public tenant's path: %d %s, want 403", res.StatusCode, res.Body)
+	}
+	if got := len(s.Mailbox.Messages()); got != 0 {
+		t.Errorf("%d emails sent for refused invitations", got)
+	}
+}
