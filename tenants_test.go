@@ -356,3 +356,45 @@ func TestTenantsSettings(t *testing.T) {
 		t.Errorf("acme's refreshed access token lasts %v, want 5m", got)
 	}
 }
+
+// TestTenantsSignInPerRecipe: a password and a passkey sign in where they
+// were made, and nowhere else; a passkey's recovery link names its tenant.
+func TestTenantsSignInPerRecipe(t *testing.T) {
+	for _, m := range authtest.Modes {
+		t.Run(m.String(), func(t *testing.T) {
+			s, _ := tenantServer(t, auth.Config{})
+			email, pw := s.NewEmail(), "correct horse battery 9"
+			users := map[string]string{}
+			keys := map[string]*authtest.Authenticator{}
+			for _, tenant := range []string{"", "acme"} {
+				want := store.TenantID(tenant)
+				users[want] = wantTenantSession(t, "password sign-up in "+want, tenantClient(s, m, tenant).SignUp(email, pw), want)
+				keys[want] = s.NewAuthenticator()
+				res := tenantClient(s, m, tenant).SignUpWithPasskey(keys[want], "pk-"+email)
+				users["pk-"+want] = wantTenantSession(t, "passkey sign-up in "+want, res, want)
+			}
+			for _, tenant := range []string{"", "acme"} {
+				want := store.TenantID(tenant)
+				if got := wantTenantSession(t, "password sign-in in "+want, tenantClient(s, m, tenant).SignIn(email, pw), want); got != users[want] {
+					t.Errorf("the password signed in to %s as %s, want %s", want, got, users[want])
+				}
+				if got := wantTenantSession(t, "passkey sign-in in "+want, tenantClient(s, m, tenant).SignInWithPasskey(keys[want]), want); got != users["pk-"+want] {
+					t.Errorf("the passkey signed in to %s as %s, want %s", want, got, users["pk-"+want])
+				}
+			}
+			res := tenantClient(s, m, "acme").SignInWithPasskey(keys["public"])
+			if res.Status != "INVALID_CREDENTIALS_ERROR" || res.IssuedTokens() {
+				t.Errorf("the public tenant's passkey in acme: %d %s, want INVALID_CREDENTIALS_ERROR", res.StatusCode, res.Body)
+			}
+			n := len(s.Mailbox.Messages())
+			acme := tenantClient(s, m, "acme")
+			if res := acme.Do(http.MethodPost, "/auth/acme/user/webauthn/reset/token", map[string]string{"email": "pk-" + email}); res.Status != "OK" {
+				t.Fatalf("passkey recovery in acme: %d %s", res.StatusCode, res.Body)
+			}
+			link, _ := authtest.ResetLink(t, s.Mailbox.WaitFor(t, n+1, 5*time.Second)[n])
+			if !strings.Contains(link, "/webauthn/recover?token=") || !strings.HasSuffix(link, "&tenantId=acme") {
+				t.Errorf("acme's passkey recovery link %s does not name acme", link)
+			}
+		})
+	}
+}
