@@ -174,6 +174,9 @@ func (rc recipeClaim) checker(rules []Rule) claimCheck {
 		return nil
 	}
 	return func(ctx context.Context, vt *verifiedToken) ([]byte, error) {
+		if t := vt.session.TenantID; t != PublicTenant {
+			ctx = kit.WithSessionTenant(ctx, t)
+		}
 		return check(ctx, vt.session.UserID, vt.parsed[rc.index])
 	}
 }

@@ -1,6 +1,7 @@
 package auth_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -204,5 +205,45 @@ func TestTenantsInviteRefusals(t *testing.T) {
 	}
 	if got := len(s.Mailbox.Messages()); got != 0 {
 		t.Errorf("%d emails sent for refused invitations", got)
+	}
+}
+
+// TestTenantsRolesAreTheTenants: a role held in one tenant authorises
+// nothing in a session of another, read from the token or, with
+// CheckSessionInStore, from the store.
+func TestTenantsRolesAreTheTenants(t *testing.T) {
+	for _, inStore := range []bool{false, true} {
+		t.Run(fmt.Sprintf("CheckSessionInStore=%v", inStore), func(t *testing.T) {
+			rr := roles.New(roles.Config{})
+			s, _ := tenantServer(t, auth.Config{Roles: rr, CheckSessionInStore: inStore})
+			ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
+			s.Mux.Handle("/api/admin", s.Auth.RequireSession(ok, roles.Require("admin")))
+			if _, err := rr.CreateRole(t.Context(), "admin"); err != nil {
+				t.Fatal(err)
+			}
+			email, pw := s.NewEmail(), "correct horse battery 9"
+			pub, acme := tenantClient(s, authtest.Header, ""), tenantClient(s, authtest.Header, "acme")
+			pubID := wantTenantSession(t, "sign-up in public", pub.SignUp(email, pw), "public")
+			wantTenantSession(t, "sign-up in acme, another user", acme.SignUp(email, pw), "acme")
+			// The same user, in two tenants: a member of acme too.
+			if _, err := s.AuthConfig.Store.(store.TenantStore).AddMember(t.Context(), "acme", pubID, s.Clock.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := rr.Give(t.Context(), pubID, "admin"); err != nil { // in the public tenant
+				t.Fatal(err)
+			}
+			res := pub.Do(http.MethodPost, "/auth/acme/tenant/switch", nil) // password: one of acme's
+			if res.Status != "OK" {
+				t.Fatalf("the switch: %d %s", res.StatusCode, res.Body)
+			}
+			if res := pub.Get("/api/admin"); res.StatusCode != http.StatusForbidden {
+				t.Errorf("a public admin's session in acme: %d %s, want 403", res.StatusCode, res.Body)
+			}
+			other := tenantClient(s, authtest.Header, "")
+			wantTenantSession(t, "sign-in in public", other.SignIn(email, pw), "public")
+			if res := other.Get("/api/admin"); res.StatusCode != http.StatusOK {
+				t.Errorf("the admin's session in public: %d %s, want 200", res.StatusCode, res.Body)
+			}
+		})
 	}
 }

@@ -108,7 +108,8 @@ type Roles struct{ Roles, Permissions []string }
 // claim's value as Parse read it (nil where the token has none), or says
 // why not: a *ClaimError (several joined with errors.Join where several
 // rules refuse, each listed in the answer), or the store's error. fresh is the claim's
-// value as read while checking, for a new access token, or nil. A check
+// value as read while checking, for a new access token, or nil. The
+// session's tenant is SessionTenantOf(ctx). A check
 // answers nothing itself.
 type ClaimCheck func(ctx context.Context, userID string, value any) (fresh []byte, err error)
 

@@ -424,6 +424,23 @@ type Event struct {
 	Role          string // the role given, taken, created, changed or deleted
 }
 
+type sessionTenantKey struct{}
+
+// WithSessionTenant is ctx naming the tenant of the session a claim's
+// check (ClaimCheck) checks, other than the public one.
+func WithSessionTenant(ctx context.Context, tenant string) context.Context {
+	return context.WithValue(ctx, sessionTenantKey{}, tenant)
+}
+
+// SessionTenantOf is the tenant of the session a claim's check checks:
+// store.PublicTenant unless WithSessionTenant named another.
+func SessionTenantOf(ctx context.Context) string {
+	if t, ok := ctx.Value(sessionTenantKey{}).(string); ok {
+		return t
+	}
+	return store.PublicTenant
+}
+
 type operatorKey struct{}
 
 // WithOperator is ctx naming the operator who acts through the calls made
