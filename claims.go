@@ -175,7 +175,7 @@ func (rc recipeClaim) checker(rules []Rule) claimCheck {
 	}
 	return func(ctx context.Context, vt *verifiedToken) ([]byte, error) {
 		if t := vt.session.TenantID; t != PublicTenant {
-			ctx = kit.WithSessionTenant(ctx, t)
+			ctx = kit.WithTenantID(ctx, t)
 		}
 		return check(ctx, vt.session.UserID, vt.parsed[rc.index])
 	}

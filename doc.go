@@ -556,7 +556,10 @@
 // Logins are unique per tenant: the same email in two tenants is two
 // users, and account linking joins, and weighs, only logins of one
 // tenant. A session belongs to the tenant it signed in to, which its
-// access token names in tId ([Session.TenantID]); roles are read in it.
+// access token names in tId ([Session.TenantID]); its roles are those its
+// user holds in that tenant. Package roles' Go API acts in the public
+// tenant, in the tenant of a protected handler's session, or in the one
+// [InTenant] names.
 // Reset, verification and recovery links name the tenant in tenantId,
 // and so does a magic link; each of them, and a sign-in code, a passkey
 // ceremony or a provider's sign-in, works only in the tenant it was

@@ -239,6 +239,21 @@ func TestTenantsRolesAreTheTenants(t *testing.T) {
 			if res := pub.Get("/api/admin"); res.StatusCode != http.StatusForbidden {
 				t.Errorf("a public admin's session in acme: %d %s, want 403", res.StatusCode, res.Body)
 			}
+			// Given in acme (auth.InTenant), the role holds there from the
+			// session's next token.
+			if _, err := rr.Give(auth.InTenant(t.Context(), "acme"), pubID, "admin"); err != nil {
+				t.Fatal(err)
+			}
+			if roles, _, _ := rr.UserRoles(auth.InTenant(t.Context(), "acme"), pubID); len(roles) != 1 {
+				t.Errorf("the user's roles in acme: %v, want admin", roles)
+			}
+			s.Clock.Advance(auth.DefaultAccessTokenLifetime + time.Second)
+			if res := pub.Refresh(); res.StatusCode != http.StatusOK {
+				t.Fatalf("refresh: %d %s", res.StatusCode, res.Body)
+			}
+			if res := pub.Get("/api/admin"); res.StatusCode != http.StatusOK {
+				t.Errorf("the admin of acme's session in acme: %d %s, want 200", res.StatusCode, res.Body)
+			}
 			other := tenantClient(s, authtest.Header, "")
 			wantTenantSession(t, "sign-in in public", other.SignIn(email, pw), "public")
 			if res := other.Get("/api/admin"); res.StatusCode != http.StatusOK {

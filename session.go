@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/latchkit/auth/internal/kit"
 	"github.com/latchkit/auth/internal/refreshtoken"
 	"github.com/latchkit/auth/internal/wire"
 	"github.com/latchkit/auth/store"
@@ -219,7 +220,13 @@ func (a *Auth) sessionMiddleware(next http.Handler, required bool, checks []rout
 		}
 		switch {
 		case err == nil:
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, vt.session)))
+			ctx := context.WithValue(r.Context(), sessionKey{}, vt.session)
+			if t := vt.session.TenantID; t != PublicTenant {
+				// The Go API's per-tenant calls (package roles') act in
+				// the session's tenant.
+				ctx = kit.WithTenantID(ctx, t)
+			}
+			next.ServeHTTP(w, r.WithContext(ctx))
 		case !required && err == errNoToken:
 			next.ServeHTTP(w, r)
 		case err == errAnswered:

@@ -85,6 +85,14 @@ func (c *TenantsConfig) setDefaults(s store.Store, appURL, basePath string) erro
 	return nil
 }
 
+// InTenant returns a copy of ctx whose Go API calls act in tenant, where
+// they act in one: package roles' Give, Take, UserRoles, Permitted and
+// UsersWithRole. A protected handler's context acts in its session's
+// tenant already.
+func InTenant(ctx context.Context, tenant string) context.Context {
+	return kit.WithTenantID(ctx, tenant)
+}
+
 // A Tenant is a customer's space in the deployment, and its sign-in rules.
 // Its users are its own: the same email in two tenants is two users,
 // who are linked only within a tenant, and a session, code or link of one

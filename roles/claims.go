@@ -96,7 +96,7 @@ func (c roleClaim) AtRefresh(ctx context.Context, s store.Session, now time.Time
 
 func (c roleClaim) Check(args []any) kit.ClaimCheck {
 	return c.p.checkOf(args, func(ctx context.Context, userID string) ([]string, error) {
-		roles, _, err := c.p.st.UserRoles(ctx, kit.SessionTenantOf(ctx), userID)
+		roles, _, err := c.p.st.UserRoles(ctx, kit.TenantIDOf(ctx), userID)
 		return roles, err
 	})
 }
@@ -123,7 +123,7 @@ func (c permissionClaim) AtRefresh(ctx context.Context, s store.Session, now tim
 
 func (c permissionClaim) Check(args []any) kit.ClaimCheck {
 	return c.p.checkOf(args, func(ctx context.Context, userID string) ([]string, error) {
-		_, perms, err := c.p.st.UserRoles(ctx, kit.SessionTenantOf(ctx), userID)
+		_, perms, err := c.p.st.UserRoles(ctx, kit.TenantIDOf(ctx), userID)
 		return perms, err
 	})
 }

@@ -7,8 +7,10 @@
 //
 // Roles and their permissions belong to the application: a role is
 // known by its name, its permissions are plain strings, and there is no
-// hierarchy. Which user holds which role is recorded per tenant, "public"
-// until an application has tenants. Names and permissions are trimmed,
+// hierarchy. Which user holds which role is recorded per tenant: the
+// public one, unless the context of a call names another (auth.InTenant,
+// or a protected handler's, whose session is of another), and a
+// session's claims carry its tenant's. Names and permissions are trimmed,
 // and must be 1 to 255 bytes. Giving a role that does not exist is
 // refused ([ErrUnknownRole]); deleting a role takes it from every user.
 // The Store must implement store.RoleStore (memstore and sqlstore do).
@@ -303,7 +305,7 @@ func (p *Recipe) Give(ctx context.Context, userID, role string) (had bool, err e
 	if role, err = name("role", role); err != nil {
 		return false, err
 	}
-	if had, err = st.GiveRole(ctx, store.PublicTenant, userID, role); err != nil || had {
+	if had, err = st.GiveRole(ctx, kit.TenantIDOf(ctx), userID, role); err != nil || had {
 		return had, unknown(err)
 	}
 	p.emit(ctx, kit.EventRoleGiven, userID, role)
@@ -321,7 +323,7 @@ func (p *Recipe) Take(ctx context.Context, userID, role string) (had bool, err e
 	if role, err = name("role", role); err != nil {
 		return false, err
 	}
-	if had, err = st.TakeRole(ctx, store.PublicTenant, userID, role); err != nil || !had {
+	if had, err = st.TakeRole(ctx, kit.TenantIDOf(ctx), userID, role); err != nil || !had {
 		return had, unknown(err)
 	}
 	p.emit(ctx, kit.EventRoleTaken, userID, role)
@@ -335,7 +337,7 @@ func (p *Recipe) UserRoles(ctx context.Context, userID string) (roles, permissio
 	if err != nil {
 		return nil, nil, err
 	}
-	return st.UserRoles(ctx, store.PublicTenant, userID)
+	return st.UserRoles(ctx, kit.TenantIDOf(ctx), userID)
 }
 
 // Permitted reports whether the user userID holds permission through any
@@ -356,6 +358,6 @@ func (p *Recipe) UsersWithRole(ctx context.Context, role string) ([]string, erro
 	if role, err = name("role", role); err != nil {
 		return nil, err
 	}
-	users, err := st.UsersWithRole(ctx, store.PublicTenant, role)
+	users, err := st.UsersWithRole(ctx, kit.TenantIDOf(ctx), role)
 	return users, unknown(err)
 }

@@ -109,7 +109,7 @@ type Roles struct{ Roles, Permissions []string }
 // why not: a *ClaimError (several joined with errors.Join where several
 // rules refuse, each listed in the answer), or the store's error. fresh is the claim's
 // value as read while checking, for a new access token, or nil. The
-// session's tenant is SessionTenantOf(ctx). A check
+// session's tenant is TenantIDOf(ctx). A check
 // answers nothing itself.
 type ClaimCheck func(ctx context.Context, userID string, value any) (fresh []byte, err error)
 

@@ -424,18 +424,20 @@ type Event struct {
 	Role          string // the role given, taken, created, changed or deleted
 }
 
-type sessionTenantKey struct{}
+type tenantIDKey struct{}
 
-// WithSessionTenant is ctx naming the tenant of the session a claim's
-// check (ClaimCheck) checks, other than the public one.
-func WithSessionTenant(ctx context.Context, tenant string) context.Context {
-	return context.WithValue(ctx, sessionTenantKey{}, tenant)
+// WithTenantID is ctx naming the tenant that the calls made with it act
+// in, other than the public one: the tenant of the session a claim's check
+// (ClaimCheck) checks, of a protected handler's session, or the one an
+// application names (auth.InTenant).
+func WithTenantID(ctx context.Context, tenant string) context.Context {
+	return context.WithValue(ctx, tenantIDKey{}, tenant)
 }
 
-// SessionTenantOf is the tenant of the session a claim's check checks:
-// store.PublicTenant unless WithSessionTenant named another.
-func SessionTenantOf(ctx context.Context) string {
-	if t, ok := ctx.Value(sessionTenantKey{}).(string); ok {
+// TenantIDOf is the tenant the calls made with ctx act in:
+// store.PublicTenant unless WithTenantID named another.
+func TenantIDOf(ctx context.Context) string {
+	if t, ok := ctx.Value(tenantIDKey{}).(string); ok {
 		return t
 	}
 	return store.PublicTenant
