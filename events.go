@@ -133,6 +133,9 @@ func (a *Auth) emit(ctx context.Context, r *http.Request, e Event) {
 	if t := a.tenantOf(ctx); e.Tenant == "" && t != a.publicTenant && t != nil {
 		e.Tenant = t.ID
 	}
+	if t := kit.TenantIDOf(ctx); e.Tenant == "" && t != PublicTenant {
+		e.Tenant = t // a Go API call in a tenant (InTenant)
+	}
 	if r != nil {
 		e.RemoteAddr = r.RemoteAddr
 		e.UserAgent = cutUserAgent(r.UserAgent())
