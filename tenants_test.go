@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -396,5 +397,59 @@ func TestTenantsSignInPerRecipe(t *testing.T) {
 				t.Errorf("acme's passkey recovery link %s does not name acme", link)
 			}
 		})
+	}
+}
+
+// TestTenantsChangeReachesEveryInstance: a tenant's rules changed through
+// one instance hold on another sharing the store within
+// Config.Tenants.Refresh, and on the first at once; requests racing the
+// change see the old rules or the new, never anything else.
+func TestTenantsChangeReachesEveryInstance(t *testing.T) {
+	one, _ := tenantServer(t, auth.Config{})
+	two := authtest.NewServer(t, auth.Config{Store: one.AuthConfig.Store, Now: one.Clock.Now, AppURL: one.AuthConfig.AppURL,
+		Tenants: auth.TenantsConfig{Enabled: true}, Passwordless: one.AuthConfig.Passwordless, ThirdParty: one.AuthConfig.ThirdParty})
+	factors := func(s *authtest.Server) string {
+		res := send(t, s, http.MethodGet, "/auth/acme/loginmethods", "", nil)
+		var body struct{ FirstFactors []string }
+		json.Unmarshal(res.Body, &body)
+		return strings.Join(body.FirstFactors, ",")
+	}
+	before := factors(two)
+	if before == auth.FactorEmailPassword {
+		t.Fatalf("acme starts with %s alone: the change below would prove nothing", before)
+	}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if got := factors(one); got != before && got != auth.FactorEmailPassword {
+					t.Errorf("acme's first factors during the change: %q", got)
+					return
+				}
+			}
+		}()
+	}
+	if err := one.Auth.PutTenant(t.Context(), auth.Tenant{ID: "acme", FirstFactors: []string{auth.FactorEmailPassword}}); err != nil {
+		t.Fatal(err)
+	}
+	close(stop)
+	wg.Wait()
+	if got := factors(one); got != auth.FactorEmailPassword {
+		t.Errorf("the instance that changed acme: %q, want emailpassword at once", got)
+	}
+	if got := factors(two); got != before {
+		t.Errorf("another instance before Refresh: %q, want the rules it read, %q", got, before)
+	}
+	one.Clock.Advance(10 * time.Second)
+	if got := factors(two); got != auth.FactorEmailPassword {
+		t.Errorf("another instance after Refresh (10s): %q, want emailpassword", got)
 	}
 }
