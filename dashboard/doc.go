@@ -59,8 +59,11 @@
 //
 // # Routes
 //
-// Under the Auth's base path, and again under <base>/public/..., as the
-// app adds the tenant's segment even for the one tenant there is:
+// Under the Auth's base path, and again under <base>/<tenantId>/...: the
+// app adds the tenant's segment, even "public". The segment names the
+// tenant a route works in (the users it lists, the tenant it shows or
+// changes); a tenant that does not exist answers 404, as every route
+// under its segment does, before the API's check:
 //
 //   - GET /dashboard, GET /dashboard/, GET /dashboard/roles and
 //     GET /dashboard/tenants: the shell, with no key: the page that loads
@@ -75,12 +78,43 @@
 //     nothing is kept, nothing is sent anywhere;
 //   - GET /dashboard/api/users?limit=&timeJoinedOrder=&paginationToken=
 //     and search tags (email, phone, provider; the first of values joined
-//     with ";"): a page of users, newest first by default, with
-//     nextPaginationToken until the last page;
-//   - GET /dashboard/api/users/count: {"status":"OK","count":n};
+//     with ";"): a page of the path's tenant's users (every user while
+//     tenants are off), newest first by default, with nextPaginationToken
+//     until the last page;
+//   - GET /dashboard/api/users/count: {"status":"OK","count":n}, of the
+//     same users;
 //   - GET /dashboard/api/search/tags: the tags above;
-//   - GET /dashboard/api/tenants: the "public" tenant, with the factors
-//     that may start a session;
+//   - GET /dashboard/api/tenants: the "public" tenant, then every other
+//     by id (auth.Config.Tenants), each with the factors that may start a
+//     session: a tenant's own, or the deployment's;
+//   - POST /dashboard/api/tenant: creates the tenant tenantId, with the
+//     deployment's rules or the firstFactors given, as
+//     auth.Auth.PutTenant: {"status":"OK","createdNew":true},
+//     TENANT_ID_ALREADY_EXISTS_ERROR ("public" included),
+//     INVALID_TENANT_ID_ERROR with a message, or
+//     MULTITENANCY_NOT_ENABLED_IN_CORE_ERROR while tenants are off; a
+//     factor the deployment does not offer, or an empty list, is 400;
+//   - GET /dashboard/api/tenant: the path's tenant: its providers (id and
+//     name), first factors, requiredSecondaryFactors (null for none),
+//     coreConfig [] (its password and token rules are the Go API's to
+//     set) and userCount. The public tenant's are Config's;
+//   - DELETE /dashboard/api/tenant: deletes the path's tenant, as
+//     auth.Auth.DeleteTenant: its sessions end, its users stay;
+//     {"status":"OK","didExist":bool}, or
+//     CANNOT_DELETE_PUBLIC_TENANT_ERROR;
+//   - PUT /dashboard/api/tenant/first-factor and
+//     PUT /dashboard/api/tenant/required-secondary-factor: adds factorId
+//     to the path's tenant's first factors (starting from the
+//     deployment's) or required second factors, or with enable false
+//     takes it out; RECIPE_NOT_CONFIGURED_ON_BACKEND_SDK_ERROR with a
+//     message for a factor the deployment does not offer,
+//     MFA_NOT_INITIALIZED_ERROR for a second factor without
+//     auth.Config.MFA, and isMFARequirementsForAuthOverridden always
+//     false: the tenant's requirement adds to the application's. Taking
+//     out the last first factor is 400, and so is any change to the public
+//     tenant, whose rules are the application's configuration (auth.Config):
+//     the API cannot change them, and answers so rather than a status that
+//     would claim it had;
 //   - GET /dashboard/api/user?userId=: the user, with firstName and
 //     lastName "FEATURE_NOT_ENABLED" (this library keeps no user
 //     metadata), or NO_USER_FOUND_ERROR;
@@ -133,8 +167,11 @@
 // is, as every user's first login has. A user or login that does not
 // exist is {"status":"NO_USER_FOUND_ERROR"}, never a 5xx. Bad input is 400
 // {"message":...}. Business outcomes are 200 with a status, as the SDKs
-// answer them. The tenant-management routes are not served: there are no
-// tenants but "public".
+// answer them. Of the SDKs' tenant routes, a tenant's core settings
+// (/dashboard/api/tenant/core-config) and its providers'
+// configuration (/dashboard/api/thirdparty/config) are not served (404):
+// a tenant's providers and its password and token rules are set with
+// auth.Auth.PutTenant.
 //
 // # Events
 //
@@ -146,7 +183,10 @@
 // auth.EventSessionRevoked for each session it ends), and
 // auth.EventUserCreated; changes to roles auth.EventRoleGiven,
 // auth.EventRoleTaken, auth.EventRoleCreated, auth.EventRoleChanged and
-// auth.EventRoleDeleted, as package roles's Go API does. Each names the
+// auth.EventRoleDeleted, as package roles's Go API does; changes to
+// tenants auth.EventTenantChanged and auth.EventTenantDeleted, as
+// auth.Auth.PutTenant and auth.Auth.DeleteTenant report them, without
+// the request's address. Each names the
 // operator (auth.Event.Operator): the user of the session, or
 // [KeyOperator] for a request with the API key.
 package dashboard

@@ -24,23 +24,6 @@ func (h *api) searchTags(w http.ResponseWriter, r *http.Request) {
 	}{"OK", searchTags})
 }
 
-// tenants lists the one tenant there is, which the app asks for before
-// anything else.
-func (h *api) tenants(w http.ResponseWriter, r *http.Request) {
-	type tenant struct {
-		TenantID     string   `json:"tenantId"`
-		FirstFactors []string `json:"firstFactors"`
-	}
-	factors := h.op.FirstFactors()
-	if factors == nil {
-		factors = []string{}
-	}
-	wire.JSON(w, http.StatusOK, struct {
-		Status  string   `json:"status"`
-		Tenants []tenant `json:"tenants"`
-	}{"OK", []tenant{{store.PublicTenant, factors}}})
-}
-
 // userQuery reads the query of GET /users, or answers 400.
 func userQuery(w http.ResponseWriter, r *http.Request) (store.UserQuery, bool) {
 	query := r.URL.Query()
@@ -84,6 +67,7 @@ func (h *api) listUsers(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	q.Tenant = h.pathTenant(r)
 	page, err := h.users.ListUsers(ctx, q)
 	if errors.Is(err, store.ErrBadCursor) {
 		wire.Message(w, http.StatusBadRequest, "invalid paginationToken")
@@ -111,7 +95,7 @@ func (h *api) listUsers(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *api) countUsers(w http.ResponseWriter, r *http.Request) {
-	n, err := h.users.CountUsers(r.Context(), store.UserQuery{})
+	n, err := h.users.CountUsers(r.Context(), store.UserQuery{Tenant: h.pathTenant(r)})
 	if err != nil {
 		h.k.Fail(w, r, err)
 		return

@@ -2,6 +2,7 @@ package kit
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
@@ -58,4 +59,68 @@ type Operator interface {
 	// account linking it is refused (store.ErrConflict) where another
 	// user holds the address.
 	CreatePasswordlessUser(ctx context.Context, r *http.Request, contact string) (u store.User, l store.Login, created bool, err error)
+
+	Tenants
+}
+
+// A TenantView is a tenant as the operators' recipe reads and changes it
+// (auth.Tenant): what the dashboard app shows. Its other rules stay as
+// they are when the recipe writes it.
+type TenantView struct {
+	ID string
+	// FirstFactors are the tenant's own, nil for the deployment's.
+	FirstFactors []string
+	// RequiredSecondFactors are nil for none.
+	RequiredSecondFactors []string
+	// Providers name the tenant's providers.
+	Providers []TenantProviderView
+}
+
+// A TenantProviderView is a provider of a tenant's (auth.TenantProvider).
+type TenantProviderView struct{ ID, Name string }
+
+// The errors of the operators' tenant API.
+var (
+	// ErrTenantsOff: the deployment has no tenants but the public one.
+	ErrTenantsOff = errors.New("tenants are off")
+	// ErrUnknownTenant: no tenant has the id.
+	ErrUnknownTenant = errors.New("no such tenant")
+	// ErrTenantExists: a tenant has the id already.
+	ErrTenantExists = errors.New("the tenant exists")
+)
+
+// A TenantRefusal is a tenant configuration the kernel does not accept,
+// with its reason.
+type TenantRefusal struct {
+	// BadID is set when the id is what it refuses.
+	BadID  bool
+	Reason string
+}
+
+func (e *TenantRefusal) Error() string { return e.Reason }
+
+// Tenants is the part of Operator that manages tenants, as the Go API
+// (auth.Auth.PutTenant and the rest) does, with its events.
+type Tenants interface {
+	// TenantsOn reports whether auth.Config.Tenants is on.
+	TenantsOn() bool
+	// Tenants lists every tenant but the public one, by id;
+	// ErrTenantsOff.
+	Tenants(ctx context.Context) ([]TenantView, error)
+	// Tenant is the tenant id, the public one's from the configuration;
+	// ErrUnknownTenant.
+	Tenant(ctx context.Context, id string) (TenantView, error)
+	// CreateTenant creates the tenant v; ErrTenantExists,
+	// ErrTenantsOff, or a *TenantRefusal.
+	CreateTenant(ctx context.Context, v TenantView) error
+	// UpdateTenant replaces the first and required second factors of
+	// the tenant v.ID; ErrUnknownTenant, or a *TenantRefusal.
+	UpdateTenant(ctx context.Context, v TenantView) error
+	// DeleteTenant is auth.Auth.DeleteTenant; ErrUnknownTenant.
+	DeleteTenant(ctx context.Context, id string) error
+	// OfferedFactors are the first factors the deployment's recipes
+	// offer, which a tenant's may be chosen among.
+	OfferedFactors() []string
+	// SecondFactors are auth.Config.MFA.Factors: nil without MFA.
+	SecondFactors() []string
 }

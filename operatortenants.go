@@ -1,0 +1,114 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/latchkit/auth/internal/kit"
+)
+
+// The operators' tenant API (kit.Tenants) is the Go API's: PutTenant and
+// DeleteTenant, with their checks and events, never the store directly.
+
+func (o operator) TenantsOn() bool { return o.a.cfg.Tenants.Enabled }
+
+func (o operator) OfferedFactors() []string { return slices.Clone(o.a.available) }
+
+func (o operator) SecondFactors() []string { return slices.Clone(o.a.cfg.MFA.Factors) }
+
+func (o operator) Tenants(ctx context.Context) ([]kit.TenantView, error) {
+	all, err := o.a.Tenants(ctx)
+	if err != nil {
+		return nil, tenantErr(err)
+	}
+	out := make([]kit.TenantView, 0, len(all))
+	for _, t := range all {
+		out = append(out, tenantView(t))
+	}
+	return out, nil
+}
+
+// Tenant reads the public tenant from Config, whose rules it is.
+func (o operator) Tenant(ctx context.Context, id string) (kit.TenantView, error) {
+	if id == PublicTenant {
+		v := kit.TenantView{ID: id, FirstFactors: slices.Clone(o.a.firstFactors())}
+		if len(o.a.cfg.MFA.Required) > 0 {
+			v.RequiredSecondFactors = slices.Clone(o.a.cfg.MFA.Required)
+		}
+		for _, p := range o.a.cfg.ThirdParty.Providers {
+			v.Providers = append(v.Providers, kit.TenantProviderView{ID: p.ID(), Name: p.Name()})
+		}
+		return v, nil
+	}
+	t, err := o.a.Tenant(ctx, id)
+	if err != nil {
+		return kit.TenantView{}, tenantErr(err)
+	}
+	return tenantView(t), nil
+}
+
+// CreateTenant reads before it writes: PutTenant replaces a tenant that
+// exists, which a creation must not. Two operators creating one id at
+// once both succeed, the second's rules winning, as two PutTenant calls.
+func (o operator) CreateTenant(ctx context.Context, v kit.TenantView) error {
+	if !o.TenantsOn() {
+		return kit.ErrTenantsOff
+	}
+	if v.ID == PublicTenant {
+		return kit.ErrTenantExists
+	}
+	if err := checkTenantID(v.ID); err != nil {
+		return &kit.TenantRefusal{BadID: true, Reason: err.Error()}
+	}
+	_, err := o.a.Tenant(ctx, v.ID)
+	switch {
+	case err == nil:
+		return kit.ErrTenantExists
+	case !errors.Is(err, ErrUnknownTenant):
+		return tenantErr(err)
+	}
+	return o.put(ctx, Tenant{ID: v.ID, FirstFactors: v.FirstFactors, RequiredSecondFactors: v.RequiredSecondFactors})
+}
+
+// UpdateTenant keeps what the operators' API does not show: providers,
+// domains and the tenant's password and token rules.
+func (o operator) UpdateTenant(ctx context.Context, v kit.TenantView) error {
+	t, err := o.a.Tenant(ctx, v.ID)
+	if err != nil {
+		return tenantErr(err)
+	}
+	t.FirstFactors, t.RequiredSecondFactors = v.FirstFactors, v.RequiredSecondFactors
+	return o.put(ctx, t)
+}
+
+// put writes t, refusing what checkTenant refuses with its reason.
+func (o operator) put(ctx context.Context, t Tenant) error {
+	if err := o.a.checkTenant(t); err != nil {
+		return &kit.TenantRefusal{Reason: err.Error()}
+	}
+	return tenantErr(o.a.PutTenant(ctx, t))
+}
+
+func (o operator) DeleteTenant(ctx context.Context, id string) error {
+	return tenantErr(o.a.DeleteTenant(ctx, id))
+}
+
+// tenantErr is err as the operators' API names it.
+func tenantErr(err error) error {
+	switch {
+	case errors.Is(err, errTenantsOff):
+		return kit.ErrTenantsOff
+	case errors.Is(err, ErrUnknownTenant):
+		return kit.ErrUnknownTenant
+	}
+	return err
+}
+
+func tenantView(t Tenant) kit.TenantView {
+	v := kit.TenantView{ID: t.ID, FirstFactors: t.FirstFactors, RequiredSecondFactors: t.RequiredSecondFactors}
+	for _, p := range t.Providers {
+		v.Providers = append(v.Providers, kit.TenantProviderView{ID: p.ID, Name: p.Name})
+	}
+	return v
+}
