@@ -124,9 +124,9 @@ const (
 	EventEmailUnverified EventKind = "email_unverified" // an operator took an email's verification back (package dashboard)
 )
 
-// emit logs an event and passes it to the hook.
-func (a *Auth) emit(ctx context.Context, r *http.Request, e Event) {
-	e.Time = a.cfg.Now()
+// eventContext fills in what ctx says of e that its maker left out: the
+// operator, and the tenant of the request or of the Go API call.
+func (a *Auth) eventContext(ctx context.Context, e *Event) {
 	if e.Operator == "" {
 		e.Operator = kit.OperatorOf(ctx)
 	}
@@ -136,6 +136,12 @@ func (a *Auth) emit(ctx context.Context, r *http.Request, e Event) {
 	if t := kit.TenantIDOf(ctx); e.Tenant == "" && t != PublicTenant {
 		e.Tenant = t // a Go API call in a tenant (InTenant)
 	}
+}
+
+// emit logs an event and passes it to the hook.
+func (a *Auth) emit(ctx context.Context, r *http.Request, e Event) {
+	e.Time = a.cfg.Now()
+	a.eventContext(ctx, &e)
 	if r != nil {
 		e.RemoteAddr = r.RemoteAddr
 		e.UserAgent = cutUserAgent(r.UserAgent())
