@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/latchkit/auth"
@@ -272,4 +273,53 @@ func TestDashboardTenantSecondFactor(t *testing.T) {
 	if res := put(s, "public", auth.FactorTOTP, true); res.StatusCode != http.StatusBadRequest {
 		t.Errorf("the public tenant: %d %s, want 400", res.StatusCode, res.Body)
 	}
+}
+
+// TestDashboardTenantProviders: a tenant's own OpenID Connect client, set,
+// read back with its secret, used by the tenant's sign-in page, and
+// removed, taking the provider sign-in with it.
+func TestDashboardTenantProviders(t *testing.T) {
+	t.Parallel()
+	s, _ := dashTenantServer(t, false)
+	sso := authtest.NewProvider(t)
+	get := func() *authtest.Response {
+		return dashIn(t, s, "acme", "GET", "/thirdparty/config?thirdPartyId=acme-sso", nil)
+	}
+	res := get()
+	wantReply(t, "a provider not configured", res.StatusCode, res.Body, http.StatusOK,
+		`{"status":"OK","providerConfig":{"thirdPartyId":"acme-sso","clients":[{"clientId":"","clientSecret":""}],`+
+			`"isGetAuthorisationRedirectUrlOverridden":false,"isExchangeAuthCodeForOAuthTokensOverridden":false,"isGetUserInfoOverridden":false}}`)
+	put := map[string]any{"providerConfig": map[string]any{"thirdPartyId": "acme-sso", "name": "Acme SSO",
+		"oidcDiscoveryEndpoint": sso.URL + "/.well-known/openid-configuration",
+		"clients":               []map[string]any{{"clientId": sso.ClientID, "clientSecret": sso.ClientSecret}}}}
+	res = dashIn(t, s, "acme", "PUT", "/thirdparty/config", put)
+	wantReply(t, "a new provider", res.StatusCode, res.Body, http.StatusOK, `{"status":"OK","createdNew":true}`)
+	res = dashIn(t, s, "acme", "PUT", "/thirdparty/config", put)
+	wantReply(t, "the provider again", res.StatusCode, res.Body, http.StatusOK, `{"status":"OK","createdNew":false}`)
+	res = get()
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(res.Body), `"oidcDiscoveryEndpoint":"`+sso.URL+`/.well-known/openid-configuration"`) ||
+		!strings.Contains(string(res.Body), `"clientSecret":"`+sso.ClientSecret+`"`) {
+		t.Errorf("the provider read back: %d %s", res.StatusCode, res.Body)
+	}
+	if got, _ := s.Auth.Tenant(t.Context(), "acme"); len(got.Providers) != 1 || got.Providers[0].Issuer != sso.URL {
+		t.Errorf("acme's providers: %+v, want acme-sso alone", got.Providers)
+	}
+	lm := send(t, s, http.MethodGet, "/auth/acme/loginmethods", "", nil)
+	if !strings.Contains(string(lm.Body), `"providers":[{"id":"acme-sso","name":"Acme SSO"}]`) {
+		t.Errorf("acme's loginmethods: %s", lm.Body)
+	}
+	res = dashIn(t, s, "acme", "DELETE", "/thirdparty/config?thirdPartyId=acme-sso", nil)
+	wantReply(t, "the provider removed", res.StatusCode, res.Body, http.StatusOK, `{"status":"OK","didConfigExist":true}`)
+	res = dashIn(t, s, "acme", "DELETE", "/thirdparty/config?thirdPartyId=acme-sso", nil)
+	wantReply(t, "removed again", res.StatusCode, res.Body, http.StatusOK, `{"status":"OK","didConfigExist":false}`)
+	if got, _ := s.Auth.Tenant(t.Context(), "acme"); slices.Contains(got.FirstFactors, auth.FactorThirdParty) {
+		t.Errorf("acme's first factors after its last provider went: %v", got.FirstFactors)
+	}
+	for _, bad := range []any{map[string]any{}, map[string]any{"providerConfig": 1}, map[string]any{"providerConfig": map[string]any{"thirdPartyId": "x"}}} {
+		if res := dashIn(t, s, "acme", "PUT", "/thirdparty/config", bad); res.StatusCode != http.StatusBadRequest {
+			t.Errorf("PUT %v: %d %s, want 400", bad, res.StatusCode, res.Body)
+		}
+	}
+	wantDashMessage(t, dashIn(t, s, "public", "PUT", "/thirdparty/config", put), http.StatusBadRequest,
+		"the public tenant's rules are the application's configuration (auth.Config), which the dashboard cannot change")
 }

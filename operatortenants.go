@@ -108,7 +108,58 @@ func tenantErr(err error) error {
 func tenantView(t Tenant) kit.TenantView {
 	v := kit.TenantView{ID: t.ID, FirstFactors: t.FirstFactors, RequiredSecondFactors: t.RequiredSecondFactors}
 	for _, p := range t.Providers {
-		v.Providers = append(v.Providers, kit.TenantProviderView{ID: p.ID, Name: p.Name})
+		v.Providers = append(v.Providers, kit.TenantProviderView{ID: p.ID, Name: p.Name, Issuer: p.Issuer,
+			ClientID: p.ClientID, ClientSecret: p.ClientSecret, Scopes: p.Scopes})
 	}
 	return v
+}
+
+// PutTenantProvider gives the tenant its own list of providers, if it
+// used the deployment's until then: those, and p.
+func (o operator) PutTenantProvider(ctx context.Context, id string, p kit.TenantProviderView) (bool, error) {
+	t, err := o.a.Tenant(ctx, id)
+	if err != nil {
+		return false, tenantErr(err)
+	}
+	if t.Providers == nil {
+		for _, dp := range o.a.cfg.ThirdParty.Providers {
+			t.Providers = append(t.Providers, TenantProvider{ID: dp.ID(), Name: dp.Name()})
+		}
+	}
+	tp := TenantProvider{ID: p.ID, Name: p.Name, Issuer: p.Issuer, ClientID: p.ClientID, ClientSecret: p.ClientSecret, Scopes: p.Scopes}
+	i := slices.IndexFunc(t.Providers, func(have TenantProvider) bool { return have.ID == p.ID })
+	if i >= 0 {
+		t.Providers[i] = tp
+	} else {
+		t.Providers = append(t.Providers, tp)
+	}
+	return i < 0, o.put(ctx, t)
+}
+
+// DeleteTenantProvider removes a provider of the tenant's own list; its
+// last one gone, the tenant signs in with no provider: thirdparty leaves
+// its first factors.
+func (o operator) DeleteTenantProvider(ctx context.Context, id, pid string) (bool, error) {
+	t, err := o.a.Tenant(ctx, id)
+	if err != nil {
+		return false, tenantErr(err)
+	}
+	if t.Providers == nil {
+		for _, dp := range o.a.cfg.ThirdParty.Providers {
+			t.Providers = append(t.Providers, TenantProvider{ID: dp.ID(), Name: dp.Name()})
+		}
+	}
+	i := slices.IndexFunc(t.Providers, func(have TenantProvider) bool { return have.ID == pid })
+	if i < 0 {
+		return false, nil
+	}
+	t.Providers = slices.Delete(t.Providers, i, i+1)
+	if len(t.Providers) == 0 {
+		if t.FirstFactors == nil {
+			t.FirstFactors = slices.Clone(o.a.firstFactors())
+		}
+		t.FirstFactors = slices.DeleteFunc(t.FirstFactors, func(f string) bool { return f == FactorThirdParty })
+		t.Providers = nil
+	}
+	return true, o.put(ctx, t)
 }

@@ -133,7 +133,7 @@ func (a *Auth) handleLoginMethods(w http.ResponseWriter, r *http.Request) {
 	// method that is only a second factor is still on for the frontend.
 	on := func(fs ...string) bool {
 		if t.FirstFactors == nil {
-			return a.recipeOn(fs[0])
+			return a.recipeOn(t, fs[0])
 		}
 		return slices.ContainsFunc(factors, func(f string) bool { return slices.Contains(fs, f) })
 	}
@@ -155,13 +155,13 @@ func (a *Auth) handleLoginMethods(w http.ResponseWriter, r *http.Request) {
 
 }
 
-// recipeOn reports whether the recipe of factor is configured.
-func (a *Auth) recipeOn(factor string) bool {
+// recipeOn reports whether the recipe of factor is configured, for t.
+func (a *Auth) recipeOn(t *kit.Tenant, factor string) bool {
 	switch factor {
 	case FactorEmailPassword:
 		return true
 	case FactorThirdParty:
-		return len(a.publicTenant.Providers) > 0
+		return len(t.Providers) > 0
 	case FactorWebAuthn:
 		return a.cfg.Passkeys != nil
 	}

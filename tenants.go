@@ -267,7 +267,7 @@ func (a *Auth) tenantStore() (store.TenantStore, error) {
 type storedTenant struct {
 	FirstFactors []string         `json:"firstFactors,omitempty"`
 	Required     []string         `json:"requiredSecondFactors,omitempty"`
-	Providers    []storedProvider `json:"providers,omitempty"`
+	Providers    []storedProvider `json:"providers"` // null: the deployment's; []: none
 	EmailDomains []string         `json:"emailDomains,omitempty"`
 	MinLength    int              `json:"passwordMinLength,omitempty"`
 	AccessTTL    time.Duration    `json:"accessTokenLifetime,omitempty"`
@@ -356,6 +356,9 @@ func (a *Auth) checkTenant(t Tenant) error {
 
 // checkTenantFactors reports what is wrong with t's factors.
 func (a *Auth) checkTenantFactors(t Tenant) error {
+	if t.FirstFactors != nil && len(t.FirstFactors) == 0 {
+		return fmt.Errorf("auth: tenant %s: no first factor: nobody could sign in (nil FirstFactors are the deployment's)", t.ID)
+	}
 	for _, f := range t.FirstFactors {
 		if !slices.Contains(a.available, f) {
 			return fmt.Errorf("auth: tenant %s: %q is not a first factor the deployment offers (%s)", t.ID, f, strings.Join(a.available, ", "))

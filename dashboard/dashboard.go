@@ -150,6 +150,7 @@ func (h *api) apiRoutes() map[string]methods {
 		"/tenant":                            {http.MethodGet: h.getTenant, http.MethodPost: h.createTenant, http.MethodDelete: h.deleteTenant},
 		"/tenant/first-factor":               {http.MethodPut: h.putFirstFactor},
 		"/tenant/required-secondary-factor":  {http.MethodPut: h.putSecondFactor},
+		"/thirdparty/config":                 {http.MethodGet: h.getProviderConfig, http.MethodPut: h.putProviderConfig, http.MethodDelete: h.deleteProviderConfig},
 		"/user":                              {http.MethodGet: h.getUser, http.MethodPut: h.putUser, http.MethodDelete: h.deleteUser},
 		"/user/emailpassword":                {http.MethodPost: h.createPasswordUser},
 		"/user/passwordless":                 {http.MethodPost: h.createPasswordlessUser},

@@ -115,6 +115,17 @@
 //     tenant, whose rules are the application's configuration (auth.Config):
 //     the API cannot change them, and answers so rather than a status that
 //     would claim it had;
+//   - GET, PUT and DELETE /dashboard/api/thirdparty/config (the first and
+//     last with ?thirdPartyId=): a provider of the path's tenant, as the
+//     SDKs' ProviderConfig has it for an OpenID Connect client of the
+//     tenant's own (thirdPartyId, name, oidcDiscoveryEndpoint, one client:
+//     clientId, clientSecret, scope); GET answers one empty client for a
+//     provider the tenant has no client of (one of the deployment's shows
+//     no secret); PUT sets one ({"status":"OK","createdNew":bool}), the
+//     tenant keeping the deployment's providers it had; DELETE removes one
+//     ({"status":"OK","didConfigExist":bool}), and with the tenant's last
+//     provider, thirdparty from its first factors. The public tenant's are
+//     400, as above;
 //   - GET /dashboard/api/user?userId=: the user, with firstName and
 //     lastName "FEATURE_NOT_ENABLED" (this library keeps no user
 //     metadata), or NO_USER_FOUND_ERROR;
@@ -168,10 +179,9 @@
 // exist is {"status":"NO_USER_FOUND_ERROR"}, never a 5xx. Bad input is 400
 // {"message":...}. Business outcomes are 200 with a status, as the SDKs
 // answer them. Of the SDKs' tenant routes, a tenant's core settings
-// (/dashboard/api/tenant/core-config) and its providers'
-// configuration (/dashboard/api/thirdparty/config) are not served (404):
-// a tenant's providers and its password and token rules are set with
-// auth.Auth.PutTenant.
+// (/dashboard/api/tenant/core-config) are not served (404): a tenant's
+// password and token rules are set with auth.Auth.PutTenant, as are the
+// providers' settings beyond an OpenID Connect client's.
 //
 // # Events
 //

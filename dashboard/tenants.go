@@ -288,3 +288,108 @@ func (h *api) putSecondFactor(w http.ResponseWriter, r *http.Request) {
 		Overridden bool   `json:"isMFARequirementsForAuthOverridden"`
 	}{"OK", false})
 }
+
+// providerConfig is the part of the SDKs' ProviderConfig that a tenant's
+// own OpenID Connect client has: the rest (endpoints, claim maps,
+// provider-specific settings) comes from discovery.
+type providerConfig struct {
+	ThirdPartyID          string           `json:"thirdPartyId"`
+	Name                  string           `json:"name,omitempty"`
+	OIDCDiscoveryEndpoint string           `json:"oidcDiscoveryEndpoint,omitempty"`
+	Clients               []providerClient `json:"clients"`
+}
+
+type providerClient struct {
+	ClientID     string   `json:"clientId"`
+	ClientSecret string   `json:"clientSecret"`
+	Scope        []string `json:"scope,omitempty"`
+}
+
+// discoverySuffix is what a discovery endpoint adds to its issuer.
+const discoverySuffix = "/.well-known/openid-configuration"
+
+// getProviderConfig answers the configuration of a provider of the path's
+// tenant: one not configured yet has one empty client, as the SDKs'
+// backends answer it. A provider of the deployment's shows no secret:
+// its client is the application's configuration.
+func (h *api) getProviderConfig(w http.ResponseWriter, r *http.Request) {
+	id, ok := param(w, r, "thirdPartyId")
+	if !ok {
+		return
+	}
+	v, ok := h.changeableTenant(w, r)
+	if !ok {
+		return
+	}
+	pc := providerConfig{ThirdPartyID: id, Clients: []providerClient{{}}}
+	if i := slices.IndexFunc(v.Providers, func(p kit.TenantProviderView) bool { return p.ID == id }); i >= 0 {
+		p := v.Providers[i]
+		pc.Name = p.Name
+		if p.Issuer != "" {
+			pc.OIDCDiscoveryEndpoint = p.Issuer + discoverySuffix
+			pc.Clients = []providerClient{{ClientID: p.ClientID, ClientSecret: p.ClientSecret, Scope: p.Scopes}}
+		}
+	}
+	wire.JSON(w, http.StatusOK, struct {
+		Status         string           `json:"status"`
+		ProviderConfig answeredProvider `json:"providerConfig"`
+	}{"OK", answeredProvider{providerConfig: pc}})
+}
+
+// answeredProvider is a providerConfig as GET answers it: nothing of the
+// provider's calls is overridden, as the library has no such hooks.
+type answeredProvider struct {
+	providerConfig
+	AuthorisationRedirectOverridden bool `json:"isGetAuthorisationRedirectUrlOverridden"`
+	ExchangeOverridden              bool `json:"isExchangeAuthCodeForOAuthTokensOverridden"`
+	UserInfoOverridden              bool `json:"isGetUserInfoOverridden"`
+}
+
+// putProviderConfig sets the tenant's own OpenID Connect client for a
+// provider: its issuer (the discovery endpoint, with or without its
+// well-known suffix) and one client.
+func (h *api) putProviderConfig(w http.ResponseWriter, r *http.Request) {
+	b := h.body(w, r)
+	if b == nil {
+		return
+	}
+	var pc *providerConfig
+	if raw, ok := b["providerConfig"]; !ok || json.Unmarshal(raw, &pc) != nil || pc == nil ||
+		pc.ThirdPartyID == "" || len(pc.Clients) != 1 || pc.OIDCDiscoveryEndpoint == "" {
+		wire.Message(w, http.StatusBadRequest, "providerConfig needs a thirdPartyId, an oidcDiscoveryEndpoint and one client")
+		return
+	}
+	if _, ok := h.changeableTenant(w, r); !ok {
+		return
+	}
+	c := pc.Clients[0]
+	created, err := h.op.PutTenantProvider(r.Context(), h.k.Tenant(r.Context()).ID, kit.TenantProviderView{
+		ID: pc.ThirdPartyID, Name: pc.Name, Issuer: strings.TrimSuffix(pc.OIDCDiscoveryEndpoint, discoverySuffix),
+		ClientID: c.ClientID, ClientSecret: c.ClientSecret, Scopes: c.Scope})
+	if h.tenantRefused(w, r, err) {
+		return
+	}
+	wire.JSON(w, http.StatusOK, struct {
+		Status     string `json:"status"`
+		CreatedNew bool   `json:"createdNew"`
+	}{"OK", created})
+}
+
+// deleteProviderConfig removes a provider from the path's tenant.
+func (h *api) deleteProviderConfig(w http.ResponseWriter, r *http.Request) {
+	id, ok := param(w, r, "thirdPartyId")
+	if !ok {
+		return
+	}
+	if _, ok := h.changeableTenant(w, r); !ok {
+		return
+	}
+	existed, err := h.op.DeleteTenantProvider(r.Context(), h.k.Tenant(r.Context()).ID, id)
+	if h.tenantRefused(w, r, err) {
+		return
+	}
+	wire.JSON(w, http.StatusOK, struct {
+		Status         string `json:"status"`
+		DidConfigExist bool   `json:"didConfigExist"`
+	}{"OK", existed})
+}

@@ -76,8 +76,13 @@ type TenantView struct {
 	Providers []TenantProviderView
 }
 
-// A TenantProviderView is a provider of a tenant's (auth.TenantProvider).
-type TenantProviderView struct{ ID, Name string }
+// A TenantProviderView is a provider of a tenant's (auth.TenantProvider):
+// with an Issuer, the tenant's own OpenID Connect client; without, one of
+// the deployment's, named.
+type TenantProviderView struct {
+	ID, Name, Issuer, ClientID, ClientSecret string
+	Scopes                                   []string
+}
 
 // The errors of the operators' tenant API.
 var (
@@ -118,6 +123,13 @@ type Tenants interface {
 	UpdateTenant(ctx context.Context, v TenantView) error
 	// DeleteTenant is auth.Auth.DeleteTenant; ErrUnknownTenant.
 	DeleteTenant(ctx context.Context, id string) error
+	// PutTenantProvider adds p to the providers of the tenant id, or
+	// replaces the one with its ID, and reports whether it added it;
+	// ErrUnknownTenant, or a *TenantRefusal.
+	PutTenantProvider(ctx context.Context, id string, p TenantProviderView) (created bool, err error)
+	// DeleteTenantProvider removes the provider pid of the tenant id, and
+	// reports whether it had one; ErrUnknownTenant.
+	DeleteTenantProvider(ctx context.Context, id, pid string) (existed bool, err error)
 	// OfferedFactors are the first factors the deployment's recipes
 	// offer, which a tenant's may be chosen among.
 	OfferedFactors() []string
