@@ -118,10 +118,11 @@ func (a *Auth) UserByID(ctx context.Context, id string) (User, error) {
 }
 
 // UserByEmail returns the user who signs in with an email and a password
-// (the email compared after normalising it as sign-in does), or an error
-// matching ErrNotFound.
+// (the email compared after normalising it as sign-in does) in the tenant
+// of ctx (InTenant; the public one by default), or an error matching
+// ErrNotFound.
 func (a *Auth) UserByEmail(ctx context.Context, email string) (User, error) {
-	l, err := a.store.Login(ctx, store.EmailPasswordKey(address.Normalise(email)))
+	l, err := a.store.Login(ctx, store.EmailPasswordKey(address.Normalise(email)).In(kit.TenantIDOf(ctx)))
 	if err != nil {
 		return User{}, err
 	}
