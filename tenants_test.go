@@ -383,6 +383,12 @@ func TestTenantsSignInPerRecipe(t *testing.T) {
 					t.Errorf("the passkey signed in to %s as %s, want %s", want, got, users["pk-"+want])
 				}
 			}
+			if u, err := s.Auth.UserByEmail(auth.InTenant(t.Context(), "acme"), email); err != nil || u.ID != users["acme"] {
+				t.Errorf("UserByEmail in acme: %v %v, want %s", u.ID, err, users["acme"])
+			}
+			if u, err := s.Auth.UserByEmail(t.Context(), email); err != nil || u.ID != users["public"] {
+				t.Errorf("UserByEmail: %v %v, want the public tenant's %s", u.ID, err, users["public"])
+			}
 			res := tenantClient(s, m, "acme").SignInWithPasskey(keys["public"])
 			if res.Status != "INVALID_CREDENTIALS_ERROR" || res.IssuedTokens() {
 				t.Errorf("the public tenant's passkey in acme: %d %s, want INVALID_CREDENTIALS_ERROR", res.StatusCode, res.Body)
