@@ -115,8 +115,10 @@
 //     tenant, whose rules are the application's configuration (auth.Config):
 //     the API cannot change them, and answers so rather than a status that
 //     would claim it had;
-//   - GET, PUT and DELETE /dashboard/api/thirdparty/config (the first and
-//     last with ?thirdPartyId=): a provider of the path's tenant, as the
+//   - GET /dashboard/api/thirdparty/config?thirdPartyId=,
+//     PUT /dashboard/api/thirdparty/config and
+//     DELETE /dashboard/api/thirdparty/config?thirdPartyId=: a provider of
+//     the path's tenant, as the
 //     SDKs' ProviderConfig has it for an OpenID Connect client of the
 //     tenant's own (thirdPartyId, name, oidcDiscoveryEndpoint, one client:
 //     clientId, clientSecret, scope); GET answers one empty client for a
