@@ -118,9 +118,9 @@
 //   - GET /dashboard/api/thirdparty/config?thirdPartyId=,
 //     PUT /dashboard/api/thirdparty/config and
 //     DELETE /dashboard/api/thirdparty/config?thirdPartyId=: a provider of
-//     the path's tenant, as the
-//     SDKs' ProviderConfig has it for an OpenID Connect client of the
-//     tenant's own (thirdPartyId, name, oidcDiscoveryEndpoint, one client:
+//     the path's tenant, as the SDKs' ProviderConfig has it for an OpenID
+//     Connect client of the tenant's own (thirdPartyId, name,
+//     oidcDiscoveryEndpoint, one client:
 //     clientId, clientSecret, scope); GET answers one empty client for a
 //     provider the tenant has no client of (one of the deployment's shows
 //     no secret); PUT sets one ({"status":"OK","createdNew":bool}), the
