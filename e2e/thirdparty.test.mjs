@@ -144,7 +144,7 @@ for (const mode of ["cookie", "header"]) {
       await step("api/me", async () => {
         const me = await apiMe(page, demo.url);
         assert.equal(me.status, 200, me.body);
-        assert.deepEqual(JSON.parse(me.body), { email: EMAIL, userId });
+        assert.deepEqual(JSON.parse(me.body), { email: EMAIL, userId, tenantId: "public" });
       });
       await step(`${mode} tokens`, async () => {
         const names = (await context.cookies()).map((c) => c.name);
