@@ -11,8 +11,8 @@
 //
 // serves email and password sign-in alone; open http://127.0.0.1:8080.
 // It serves the auth routes under /auth,
-// GET /api/me, which answers {"userId": ..., "email": ...} for a signed-in
-// user, and a small web page at / built on supertokens-web-js: sign up,
+// GET /api/me, which answers {"userId": ..., "email": ..., "tenantId":
+// "public"} for a signed-in user, and a small web page at / built on supertokens-web-js: sign up,
 // sign in, who am I, sign out, forgot password, and the reset page at
 // /auth/reset-password that reset links open. /?mode=header uses header
 // mode instead of cookies; a reset link opens in the mode the page was
