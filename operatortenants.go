@@ -121,11 +121,7 @@ func (o operator) PutTenantProvider(ctx context.Context, id string, p kit.Tenant
 	if err != nil {
 		return false, tenantErr(err)
 	}
-	if t.Providers == nil {
-		for _, dp := range o.a.cfg.ThirdParty.Providers {
-			t.Providers = append(t.Providers, TenantProvider{ID: dp.ID(), Name: dp.Name()})
-		}
-	}
+	o.ownProviders(&t)
 	tp := TenantProvider{ID: p.ID, Name: p.Name, Issuer: p.Issuer, ClientID: p.ClientID, ClientSecret: p.ClientSecret, Scopes: p.Scopes}
 	i := slices.IndexFunc(t.Providers, func(have TenantProvider) bool { return have.ID == p.ID })
 	if i >= 0 {
@@ -144,11 +140,7 @@ func (o operator) DeleteTenantProvider(ctx context.Context, id, pid string) (boo
 	if err != nil {
 		return false, tenantErr(err)
 	}
-	if t.Providers == nil {
-		for _, dp := range o.a.cfg.ThirdParty.Providers {
-			t.Providers = append(t.Providers, TenantProvider{ID: dp.ID(), Name: dp.Name()})
-		}
-	}
+	o.ownProviders(&t)
 	i := slices.IndexFunc(t.Providers, func(have TenantProvider) bool { return have.ID == pid })
 	if i < 0 {
 		return false, nil
@@ -162,4 +154,17 @@ func (o operator) DeleteTenantProvider(ctx context.Context, id, pid string) (boo
 		t.Providers = nil
 	}
 	return true, o.put(ctx, t)
+}
+
+// ownProviders gives t a list of providers of its own, if it used the
+// deployment's until then: those, named, so that a change to the list
+// keeps what the tenant offered.
+func (o operator) ownProviders(t *Tenant) {
+	if t.Providers != nil {
+		return
+	}
+	t.Providers = []TenantProvider{}
+	for _, dp := range o.a.cfg.ThirdParty.Providers {
+		t.Providers = append(t.Providers, TenantProvider{ID: dp.ID(), Name: dp.Name()})
+	}
 }
